@@ -1,0 +1,50 @@
+#!/usr/bin/env node
+// Runs the test suite with node's test runner (TypeScript through tsx).
+// Suites whose behaviour depends on the Python minor (test/native, test/guest, test/worker)
+// run again for every other staged minor, so CI exercises 3.11 and 3.12 alike.
+import { spawnSync } from 'node:child_process'
+import { existsSync, readdirSync, statSync } from 'node:fs'
+import { join, relative } from 'node:path'
+
+const root = new URL('..', import.meta.url).pathname
+const args = process.argv.slice(2)
+const filters = args.filter((a) => !a.startsWith('--'))
+
+function walk(dir) {
+  const out = []
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name)
+    if (statSync(p).isDirectory()) out.push(...walk(p))
+    else if (name.endsWith('.test.ts')) out.push(relative(root, p))
+  }
+  return out.sort()
+}
+
+const all = walk(join(root, 'test')).filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
+const perMinor = all.filter((f) => /^test\/(native|guest|worker)\//.test(f))
+
+function run(files, env) {
+  if (files.length === 0) return 0
+  const r = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files],
+    { cwd: root, stdio: 'inherit', env: { ...process.env, ...env } },
+  )
+  return r.status ?? 1
+}
+
+function stagedMinors() {
+  const dir = join(root, 'cpython-dist')
+  if (!existsSync(dir)) return []
+  return readdirSync(dir).filter((n) => /^3\.\d+$/.test(n)).sort()
+}
+
+let status = run(all, {})
+const minors = stagedMinors()
+const primary = process.env.VIS_PYTHON_VERSION ?? minors[0]
+for (const minor of minors) {
+  if (minor === primary || process.env.VIS_TEST_ONE_MINOR) continue
+  console.log(`\n# again with Python ${minor}: ${perMinor.length} files`)
+  status = run(perMinor, { VIS_PYTHON_VERSION: minor }) || status
+}
+process.exit(status)
