@@ -1,0 +1,97 @@
+// vis_confine.node: seccomp for the worker, installed in-process with TSYNC.
+// Deliberately free of Python symbols so it loads before (or without) libpython.
+#include <dirent.h>
+#include <napi.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "seccomp_filter.h"
+
+namespace {
+
+bool OptionalBool(const Napi::Object& o, const char* key) {
+  Napi::Value v = o.Get(key);
+  return v.IsBoolean() && v.As<Napi::Boolean>().Value();
+}
+
+// installSeccomp({ processes, network }) -> undefined; throws with code "confine.seccomp".
+Napi::Value InstallSeccomp(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsObject()) {
+    Napi::TypeError::New(env, "installSeccomp expects { processes: boolean, network: boolean }")
+        .ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  Napi::Object o = info[0].As<Napi::Object>();
+  vis_seccomp_options opts{OptionalBool(o, "processes"), OptionalBool(o, "network")};
+  long failed_tid = 0;
+  int rc = vis_seccomp_install(&opts, &failed_tid);
+  if (rc != 0) {
+    std::string msg = "seccomp filter not installed: ";
+    msg += failed_tid ? "thread " + std::to_string(failed_tid) + " could not be synchronised" : strerror(-rc);
+    Napi::Error err = Napi::Error::New(env, msg);
+    err.Set("code", Napi::String::New(env, "confine.seccomp"));
+    err.ThrowAsJavaScriptException();
+  }
+  return env.Undefined();
+}
+
+// verifySeccomp() -> { ok, threads, unfiltered: number[] }: every thread must report "Seccomp: 2".
+Napi::Value VerifySeccomp(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Array unfiltered = Napi::Array::New(env);
+  uint32_t threads = 0, bad = 0;
+  DIR* dir = opendir("/proc/self/task");
+  if (dir == nullptr) {
+    Napi::Error::New(env, std::string("cannot list /proc/self/task: ") + strerror(errno))
+        .ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  while (dirent* e = readdir(dir)) {
+    if (e->d_name[0] == '.') continue;
+    std::string path = std::string("/proc/self/task/") + e->d_name + "/status";
+    FILE* f = fopen(path.c_str(), "re");
+    if (f == nullptr) continue;  // the thread exited while we listed
+    threads++;
+    int mode = -1;
+    char line[256];
+    while (fgets(line, sizeof line, f)) {
+      if (strncmp(line, "Seccomp:", 8) == 0) {
+        mode = atoi(line + 8);
+        break;
+      }
+    }
+    fclose(f);
+    if (mode != 2) unfiltered.Set(bad++, Napi::Number::New(env, atoi(e->d_name)));
+  }
+  closedir(dir);
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("ok", Napi::Boolean::New(env, bad == 0 && threads > 0));
+  out.Set("threads", Napi::Number::New(env, threads));
+  out.Set("unfiltered", unfiltered);
+  return out;
+}
+
+Napi::Value SeccompAvailable(const Napi::CallbackInfo& info) {
+  return Napi::Boolean::New(info.Env(), vis_seccomp_available() == 1);
+}
+
+// landlockAbi() -> number: the ABI version, or -errno (e.g. -38 ENOSYS, -95 EOPNOTSUPP).
+Napi::Value LandlockAbi(const Napi::CallbackInfo& info) {
+  return Napi::Number::New(info.Env(), static_cast<double>(vis_landlock_abi()));
+}
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("installSeccomp", Napi::Function::New(env, InstallSeccomp));
+  exports.Set("verifySeccomp", Napi::Function::New(env, VerifySeccomp));
+  exports.Set("seccompAvailable", Napi::Function::New(env, SeccompAvailable));
+  exports.Set("landlockAbi", Napi::Function::New(env, LandlockAbi));
+  return exports;
+}
+
+}  // namespace
+
+NODE_API_MODULE(vis_confine, Init)

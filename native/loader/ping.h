@@ -1,0 +1,4 @@
+#pragma once
+#include <napi.h>
+
+void RegisterPing(Napi::Env env, Napi::Object exports);

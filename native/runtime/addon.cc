@@ -1,0 +1,175 @@
+// N-API surface of the runtime addon. The JS thread only queues work, signals
+// interrupts and hands over host-call replies; every Py* call happens on the
+// interpreter thread (interp.cc). Events come back through one thread-safe function.
+#include <napi.h>
+#include <signal.h>
+
+#include "runtime.h"
+
+#ifndef VIS_PY_MINOR
+#error "VIS_PY_MINOR must name the Python minor this addon is compiled for"
+#endif
+
+namespace vis {
+
+namespace {
+
+Napi::ThreadSafeFunction* g_tsfn = nullptr;  // never freed: the interpreter thread may outlive the env
+bool g_started = false;
+
+void CallJs(Napi::Env env, Napi::Function fn, Event* ev) {
+  if (env == nullptr || fn == nullptr) {
+    delete ev;
+    return;
+  }
+  Napi::Value payload;
+  if (ev->kind == kOutput) {
+    Napi::Array chunks = Napi::Array::New(env, ev->chunks.size());
+    for (size_t i = 0; i < ev->chunks.size(); i++) {
+      Napi::Array c = Napi::Array::New(env, 2);
+      c.Set(0u, Napi::Number::New(env, ev->chunks[i].stream));
+      c.Set(1u, Napi::String::New(env, ev->chunks[i].text));
+      chunks.Set(static_cast<uint32_t>(i), c);
+    }
+    payload = chunks;
+  } else {
+    payload = Napi::String::New(env, ev->b);
+  }
+  std::initializer_list<napi_value> args = {Napi::Number::New(env, ev->kind),
+                                            Napi::Number::New(env, static_cast<double>(ev->job)),
+                                            Napi::Number::New(env, static_cast<double>(ev->call)),
+                                            Napi::String::New(env, ev->a), payload};
+  delete ev;
+  try {
+    fn.Call(args);
+  } catch (const Napi::Error& e) {
+    // A throwing listener surfaces as an uncaught JS exception, not std::terminate.
+    try {
+      e.ThrowAsJavaScriptException();
+    } catch (...) {
+      // the environment is shutting down: nobody is left to tell
+    }
+  }
+}
+
+std::vector<std::string> Strings(Napi::Value v) {
+  std::vector<std::string> out;
+  if (!v.IsArray()) return out;
+  Napi::Array a = v.As<Napi::Array>();
+  for (uint32_t i = 0; i < a.Length(); i++) out.push_back(a.Get(i).As<Napi::String>());
+  return out;
+}
+
+uint64_t Id(const Napi::Value& v) {
+  if (!v.IsNumber()) return 0;
+  double d = v.As<Napi::Number>().DoubleValue();
+  return d > 0 ? static_cast<uint64_t>(d) : 0;
+}
+
+// start({home, executable, readRoots, sysPath, argv, capture, audit}, onEvent)
+Napi::Value Start(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (g_started) throw Napi::Error::New(env, "the interpreter was already started in this process");
+  if (info.Length() < 2 || !info[0].IsObject() || !info[1].IsFunction())
+    throw Napi::TypeError::New(env, "start(options, onEvent)");
+  Napi::Object o = info[0].As<Napi::Object>();
+  StartOptions opts;
+  opts.home = o.Get("home").As<Napi::String>();
+  opts.executable = o.Get("executable").As<Napi::String>();
+  opts.readRoots = Strings(o.Get("readRoots"));
+  opts.sysPath = Strings(o.Get("sysPath"));
+  opts.argv = Strings(o.Get("argv"));
+  opts.capture = o.Get("capture").ToBoolean();
+  opts.audit = o.Get("audit").ToBoolean();
+  if (o.Get("interruptSignal").IsNumber()) opts.interruptSignal = o.Get("interruptSignal").As<Napi::Number>();
+  g_tsfn = new Napi::ThreadSafeFunction(
+      Napi::ThreadSafeFunction::New(env, info[1].As<Napi::Function>(), "vis-python", 0, 1));
+  g_started = true;
+  StartInterpreter(opts);
+  return env.Undefined();
+}
+
+// submit(kind, id, a, b, c)
+Napi::Value SubmitJob(const Napi::CallbackInfo& info) {
+  if (!g_started) throw Napi::Error::New(info.Env(), "the interpreter is not started");
+  auto* job = new Job{static_cast<JobKind>(info[0].As<Napi::Number>().Int32Value()), Id(info[1])};
+  job->a = info[2].As<Napi::String>();
+  job->b = info[3].As<Napi::String>();
+  job->c = info[4].As<Napi::String>();
+  Submit(job);
+  return info.Env().Undefined();
+}
+
+Napi::Value InterruptJob(const Napi::CallbackInfo& info) {
+  if (!g_started) return Napi::Boolean::New(info.Env(), false);
+  return Napi::Boolean::New(info.Env(), Interrupt(info.Length() > 0 ? Id(info[0]) : 0));
+}
+
+Napi::Value HostReplyJs(const Napi::CallbackInfo& info) {
+  std::string reply = info[1].As<Napi::String>();
+  return Napi::Boolean::New(info.Env(), HostReply(Id(info[0]), reply));
+}
+
+Napi::Value TakeOutput(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  std::string out, err;
+  if (!OutputTake(info.Length() > 0 ? Id(info[0]) : 0, &out, &err)) return env.Null();
+  Napi::Object r = Napi::Object::New(env);
+  r.Set("stdout", Napi::String::New(env, out));
+  r.Set("stderr", Napi::String::New(env, err));
+  return r;
+}
+
+Napi::Value InstallPolicy(const Napi::CallbackInfo& info) {
+  Napi::Object o = info[0].As<Napi::Object>();
+  Policy p;
+  p.readOnly = Strings(o.Get("readOnly"));
+  p.readWrite = Strings(o.Get("readWrite"));
+  p.network = o.Get("network").ToBoolean();
+  p.allowAll = !o.Get("allow").IsArray();
+  p.allow = Strings(o.Get("allow"));
+  p.processes = o.Get("processes").ToBoolean();
+  p.ctypes = o.Get("ctypes").ToBoolean();
+  AuditSetPolicy(p);
+  return info.Env().Undefined();
+}
+
+Napi::Value Ref(const Napi::CallbackInfo& info) {
+  if (g_tsfn != nullptr) g_tsfn->Ref(info.Env());
+  return info.Env().Undefined();
+}
+
+Napi::Value Unref(const Napi::CallbackInfo& info) {
+  if (g_tsfn != nullptr) g_tsfn->Unref(info.Env());
+  return info.Env().Undefined();
+}
+
+Napi::Value Minor(const Napi::CallbackInfo& info) { return Napi::String::New(info.Env(), VIS_PY_MINOR); }
+
+Napi::Value SignalNumber(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), SIGRTMIN + 3); }
+
+}  // namespace
+
+Napi::Object InitExports(Napi::Env env, Napi::Object exports) {
+  exports.Set("pythonMinor", Napi::Function::New(env, Minor));
+  exports.Set("interruptSignal", Napi::Function::New(env, SignalNumber));
+  exports.Set("start", Napi::Function::New(env, Start));
+  exports.Set("submit", Napi::Function::New(env, SubmitJob));
+  exports.Set("interrupt", Napi::Function::New(env, InterruptJob));
+  exports.Set("hostReply", Napi::Function::New(env, HostReplyJs));
+  exports.Set("takeOutput", Napi::Function::New(env, TakeOutput));
+  exports.Set("installPolicy", Napi::Function::New(env, InstallPolicy));
+  exports.Set("ref", Napi::Function::New(env, Ref));
+  exports.Set("unref", Napi::Function::New(env, Unref));
+  return exports;
+}
+
+void Post(Event* ev) {
+  if (g_tsfn == nullptr || g_tsfn->NonBlockingCall(ev, CallJs) != napi_ok) delete ev;
+}
+
+}  // namespace vis
+
+static Napi::Object InitRuntime(Napi::Env env, Napi::Object exports) { return vis::InitExports(env, exports); }
+
+NODE_API_MODULE(vis_runtime, InitRuntime)

@@ -1,0 +1,391 @@
+// The audit hook: early, readable refusals (the OS jail is the boundary). Until a
+// policy arrives it fails closed: reads only under the distribution, the guest
+// runtime and the sys.path entries the host named; no writes, sockets, processes,
+// ctypes or foreign native extensions.
+#include <fcntl.h>
+#include <limits.h>
+#include <netdb.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <set>
+
+#include "runtime.h"
+
+namespace vis {
+
+namespace {
+
+struct AuditState {
+  std::mutex mu;
+  std::vector<std::string> base_reads;
+  std::string dist;
+  bool has_policy = false;
+  Policy policy;
+  std::set<std::string> resolved_ips;  // addresses of allowed host names
+};
+AuditState* g_audit = new AuditState;
+
+enum Access { kRead, kWrite };
+
+bool Under(const std::string& path, const std::string& root) {
+  if (root == "/") return true;
+  return path.size() >= root.size() && path.compare(0, root.size(), root) == 0 &&
+         (path.size() == root.size() || path[root.size()] == '/');
+}
+
+bool UnderAny(const std::string& path, const std::vector<std::string>& roots) {
+  return std::any_of(roots.begin(), roots.end(), [&](const std::string& r) { return Under(path, r); });
+}
+
+// Absolute, symlink-free form of a path that may not exist yet. A missing final
+// component is resolved through its parent; a dangling symlink is followed; anything
+// unresolvable ("missing/..") yields false and is denied.
+bool Resolve(const std::string& in, std::string* out, int depth = 0) {
+  if (in.empty() || depth > 40) return false;
+  std::string p = in;
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  char buf[PATH_MAX];
+  if (realpath(p.c_str(), buf) != nullptr) {
+    *out = buf;
+    return true;
+  }
+  size_t slash = p.rfind('/');
+  if (slash == std::string::npos) return false;
+  std::string parent = slash == 0 ? "/" : p.substr(0, slash);
+  std::string base = p.substr(slash + 1);
+  if (base.empty() || base == "." || base == "..") return false;
+  std::string rp;
+  if (!Resolve(parent, &rp, depth + 1)) return false;
+  std::string candidate = (rp == "/" ? "" : rp) + "/" + base;
+  struct stat st;
+  if (lstat(candidate.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+    ssize_t n = readlink(candidate.c_str(), buf, sizeof(buf) - 1);
+    if (n < 0) return false;
+    std::string target(buf, static_cast<size_t>(n));
+    if (target.empty()) return false;
+    if (target[0] != '/') target = (rp == "/" ? "" : rp) + "/" + target;
+    return Resolve(target, out, depth + 1);
+  }
+  *out = candidate;
+  return true;
+}
+
+// The path argument as bytes; false (with no error) when it is not a path (fd, None).
+bool PathArg(PyObject* args, Py_ssize_t i, std::string* out) {
+  if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) <= i) return false;
+  PyObject* o = PyTuple_GET_ITEM(args, i);
+  if (o == Py_None || PyLong_Check(o)) return false;
+  PyObject* p = PyOS_FSPath(o);
+  if (p == nullptr) {
+    PyErr_Clear();
+    return false;
+  }
+  PyObject* b = PyUnicode_Check(p) ? PyUnicode_EncodeFSDefault(p) : (Py_INCREF(p), p);
+  Py_DECREF(p);
+  if (b == nullptr || !PyBytes_Check(b)) {
+    PyErr_Clear();
+    Py_XDECREF(b);
+    return false;
+  }
+  out->assign(PyBytes_AS_STRING(b), static_cast<size_t>(PyBytes_GET_SIZE(b)));
+  Py_DECREF(b);
+  return true;
+}
+
+// A relative path with a dir_fd is relative to that directory, not the cwd.
+std::string BaseDir(PyObject* args, Py_ssize_t dirfd_index) {
+  if (dirfd_index >= 0 && PyTuple_Check(args) && PyTuple_GET_SIZE(args) > dirfd_index) {
+    PyObject* fd = PyTuple_GET_ITEM(args, dirfd_index);
+    if (PyLong_Check(fd)) {
+      long v = PyLong_AsLong(fd);
+      PyErr_Clear();
+      if (v >= 0) {
+        char buf[PATH_MAX];
+        std::string link = "/proc/self/fd/" + std::to_string(v);
+        ssize_t n = readlink(link.c_str(), buf, sizeof(buf) - 1);
+        if (n > 0) return std::string(buf, static_cast<size_t>(n));
+        return "";
+      }
+    }
+  }
+  char cwd[PATH_MAX];
+  return getcwd(cwd, sizeof(cwd)) ? std::string(cwd) : std::string();
+}
+
+int Deny(const std::string& msg) {
+  PyErr_SetString(PyExc_PermissionError, ("vis: " + msg).c_str());
+  return -1;
+}
+
+const char* kNoPolicy = " (no sandbox policy is installed yet)";
+
+// Lock held by the caller.
+int CheckPath(Access access, const std::string& raw, const std::string& base, const char* event) {
+  std::string abs = raw.empty() || raw[0] == '/' ? raw : base + "/" + raw;
+  if (raw.empty()) abs = base;
+  std::string resolved;
+  const char* verb = access == kRead ? "reading" : "writing";
+  if (abs.empty() || abs[0] != '/' || !Resolve(abs, &resolved)) {
+    return Deny(std::string(verb) + " '" + raw + "' is not allowed: the path cannot be resolved (" + event + ")");
+  }
+  const Policy& p = g_audit->policy;
+  if (access == kRead) {
+    if (UnderAny(resolved, g_audit->base_reads)) return 0;
+    if (g_audit->has_policy && (UnderAny(resolved, p.readOnly) || UnderAny(resolved, p.readWrite))) return 0;
+  } else if (g_audit->has_policy && UnderAny(resolved, p.readWrite)) {
+    return 0;
+  }
+  std::string shown = resolved == raw ? "'" + raw + "'" : "'" + raw + "' (resolves to '" + resolved + "')";
+  std::string why = !g_audit->has_policy ? std::string(kNoPolicy)
+                    : access == kRead    ? ": it is outside the readable roots"
+                                         : ": it is outside the read-write roots";
+  return Deny(std::string(verb) + " " + shown + " is not allowed" + why + " [" + event + "]");
+}
+
+int CheckArgPath(PyObject* args, Py_ssize_t i, Access access, Py_ssize_t dirfd, const char* event) {
+  std::string raw;
+  if (!PathArg(args, i, &raw)) return 0;
+  return CheckPath(access, raw, BaseDir(args, raw.empty() || raw[0] == '/' ? -1 : dirfd), event);
+}
+
+bool ModeWrites(PyObject* args) {
+  if (PyTuple_GET_SIZE(args) > 1) {
+    PyObject* mode = PyTuple_GET_ITEM(args, 1);
+    if (PyUnicode_Check(mode)) {
+      const char* m = PyUnicode_AsUTF8(mode);
+      if (m == nullptr) {
+        PyErr_Clear();
+        return true;
+      }
+      if (strpbrk(m, "wax+") != nullptr) return true;
+    }
+  }
+  if (PyTuple_GET_SIZE(args) > 2) {
+    PyObject* flags = PyTuple_GET_ITEM(args, 2);
+    if (PyLong_Check(flags)) {
+      long f = PyLong_AsLong(flags);
+      PyErr_Clear();
+      if (f & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND)) return true;
+    }
+  }
+  return false;
+}
+
+// *granted is the port the matching entry allows (-1 for any).
+bool HostAllowed(const std::string& host, long port, long* granted) {
+  const Policy& p = g_audit->policy;
+  *granted = -1;
+  if (p.allowAll) return true;
+  std::string h = host;
+  std::transform(h.begin(), h.end(), h.begin(), ::tolower);
+  if (g_audit->resolved_ips.count(h) != 0) return true;
+  if (port >= 0 && g_audit->resolved_ips.count(h + ":" + std::to_string(port)) != 0) return true;
+  for (const auto& e : p.allow) {
+    std::string eh = e;
+    long eport = -1;
+    size_t colon = e.rfind(':');
+    if (colon != std::string::npos && e.find(':') == colon) {
+      eh = e.substr(0, colon);
+      eport = atol(e.c_str() + colon + 1);
+    }
+    if (eport >= 0 && port >= 0 && eport != port) continue;
+    bool match = eh == "*" || eh == h ||
+                 (eh.size() > 2 && eh[0] == '*' && eh[1] == '.' && h.size() > eh.size() - 1 &&
+                  h.compare(h.size() - (eh.size() - 1), eh.size() - 1, eh, 1, std::string::npos) == 0);
+    if (match) {
+      *granted = eport;
+      return true;
+    }
+  }
+  return false;
+}
+
+// Remember where an allowed name resolves, so the connect to that address passes.
+void LearnAddresses(const std::string& host, long port) {
+  struct addrinfo* res = nullptr;
+  int rc;
+  g_audit->mu.unlock();
+  Py_BEGIN_ALLOW_THREADS;
+  rc = getaddrinfo(host.c_str(), nullptr, nullptr, &res);
+  Py_END_ALLOW_THREADS;
+  g_audit->mu.lock();
+  if (rc != 0) return;
+  for (auto* ai = res; ai != nullptr; ai = ai->ai_next) {
+    char buf[NI_MAXHOST];
+    if (getnameinfo(ai->ai_addr, ai->ai_addrlen, buf, sizeof(buf), nullptr, 0, NI_NUMERICHOST) == 0)
+      g_audit->resolved_ips.insert(port >= 0 ? std::string(buf) + ":" + std::to_string(port) : std::string(buf));
+  }
+  freeaddrinfo(res);
+}
+
+int CheckHost(PyObject* host_obj, PyObject* port_obj, const char* event) {
+  std::string host;
+  if (host_obj != nullptr && PyUnicode_Check(host_obj)) {
+    Utf8(host_obj, &host);
+  } else if (host_obj != nullptr && PyBytes_Check(host_obj)) {
+    host.assign(PyBytes_AS_STRING(host_obj), static_cast<size_t>(PyBytes_GET_SIZE(host_obj)));
+  }
+  long port = -1;
+  if (port_obj != nullptr && PyLong_Check(port_obj)) {
+    port = PyLong_AsLong(port_obj);
+    PyErr_Clear();
+  } else if (port_obj != nullptr && PyUnicode_Check(port_obj)) {
+    port = atol(PyUnicode_AsUTF8(port_obj));
+    PyErr_Clear();
+  }
+  std::string where = host + (port >= 0 ? ":" + std::to_string(port) : "");
+  if (!g_audit->has_policy) return Deny("network access to '" + where + "' is not allowed" + kNoPolicy + " [" + event + "]");
+  if (!g_audit->policy.network) return Deny("network access is disabled by the sandbox policy ('" + where + "', " + event + ")");
+  long granted = -1;
+  if (host.empty() || HostAllowed(host, port, &granted)) {
+    if (!g_audit->policy.allowAll && strcmp(event, "socket.getaddrinfo") == 0 && !host.empty())
+      LearnAddresses(host, granted);
+    return 0;
+  }
+  return Deny("network access to '" + where + "' is not in the sandbox policy's allow list [" + event + "]");
+}
+
+// socket.connect/bind/sendto: (self, address). A str/bytes address is a unix socket path.
+int CheckAddress(PyObject* args, const char* event) {
+  if (PyTuple_GET_SIZE(args) < 2) return 0;
+  PyObject* addr = PyTuple_GET_ITEM(args, 1);
+  if (PyUnicode_Check(addr) || PyBytes_Check(addr)) {
+    std::string raw;
+    if (PyUnicode_Check(addr)) {
+      Utf8(addr, &raw);
+    } else {
+      raw.assign(PyBytes_AS_STRING(addr), static_cast<size_t>(PyBytes_GET_SIZE(addr)));
+    }
+    if (!raw.empty() && raw[0] != '\0') return CheckPath(kWrite, raw, BaseDir(args, -1), event);
+    return CheckHost(nullptr, nullptr, event);
+  }
+  if (PyTuple_Check(addr) && PyTuple_GET_SIZE(addr) >= 2)
+    return CheckHost(PyTuple_GET_ITEM(addr, 0), PyTuple_GET_ITEM(addr, 1), event);
+  return CheckHost(nullptr, nullptr, event);
+}
+
+int CheckFlag(bool allowed, const char* what, const char* event) {
+  if (!g_audit->has_policy) return Deny(std::string(what) + " is not allowed" + kNoPolicy + " [" + event + "]");
+  if (!allowed) return Deny(std::string(what) + " is disabled by the sandbox policy [" + event + "]");
+  return 0;
+}
+
+bool StartsWith(const char* s, const char* prefix) { return strncmp(s, prefix, strlen(prefix)) == 0; }
+
+bool OneOf(const char* e, std::initializer_list<const char*> names) {
+  for (const char* n : names)
+    if (strcmp(e, n) == 0) return true;
+  return false;
+}
+
+int Hook(const char* e, PyObject* args, void*) {
+  // The hot, harmless events first.
+  if (e[0] == 'c' && (strcmp(e, "compile") == 0 || strcmp(e, "code.__new__") == 0)) return 0;
+  if (strcmp(e, "exec") == 0 || strcmp(e, "object.__getattr__") == 0 || strcmp(e, "sys._getframe") == 0) return 0;
+  if (strcmp(e, "sys.addaudithook") == 0) {
+    // CPython treats RuntimeError here as "silently refuse the new hook".
+    PyErr_SetString(PyExc_RuntimeError, "vis: audit hooks cannot be added");
+    return -1;
+  }
+  if (!PyTuple_Check(args)) return 0;
+  std::lock_guard<std::mutex> lk(g_audit->mu);
+  const Policy& p = g_audit->policy;
+  if (strcmp(e, "open") == 0) return CheckArgPath(args, 0, ModeWrites(args) ? kWrite : kRead, -1, e);
+  if (strcmp(e, "import") == 0) {
+    // The second import event of an extension module carries its file.
+    std::string file;
+    if (!PathArg(args, 1, &file)) return 0;
+    std::string resolved;
+    bool inside = Resolve(file, &resolved) && Under(resolved, g_audit->dist);
+    if (inside) return 0;
+    if (g_audit->has_policy && p.ctypes) return CheckPath(kRead, file, BaseDir(args, -1), e);
+    return Deny("loading the native extension '" + file +
+                "' is not allowed: only extensions inside the Python distribution may load" +
+                (g_audit->has_policy ? std::string(" [import]") : std::string(kNoPolicy)));
+  }
+  if (OneOf(e, {"os.listdir", "os.scandir"})) {
+    std::string raw;
+    if (!PathArg(args, 0, &raw)) {
+      if (PyTuple_GET_SIZE(args) == 0 || PyTuple_GET_ITEM(args, 0) == Py_None) return CheckPath(kRead, ".", BaseDir(args, -1), e);
+      return 0;
+    }
+    return CheckPath(kRead, raw, BaseDir(args, -1), e);
+  }
+  if (OneOf(e, {"os.getxattr", "os.listxattr"})) return CheckArgPath(args, 0, kRead, -1, e);
+  if (OneOf(e, {"os.remove", "os.rmdir", "shutil.rmtree"})) return CheckArgPath(args, 0, kWrite, 1, e);
+  if (OneOf(e, {"os.mkdir", "os.mkfifo", "os.mknod"})) return CheckArgPath(args, 0, kWrite, 2, e);
+  if (OneOf(e, {"os.chmod", "os.lchmod"})) return CheckArgPath(args, 0, kWrite, 2, e);
+  if (OneOf(e, {"os.chown", "os.lchown"})) return CheckArgPath(args, 0, kWrite, 3, e);
+  if (OneOf(e, {"os.utime"})) return CheckArgPath(args, 0, kWrite, 3, e);
+  if (OneOf(e, {"os.chflags", "os.lchflags", "os.truncate", "os.setxattr", "os.removexattr", "tempfile.mkstemp",
+                "tempfile.mkdtemp"}))
+    return CheckArgPath(args, 0, kWrite, -1, e);
+  if (OneOf(e, {"os.rename", "os.link"})) {
+    if (CheckArgPath(args, 0, kWrite, 2, e) != 0) return -1;
+    return CheckArgPath(args, 1, kWrite, 3, e);
+  }
+  if (strcmp(e, "os.symlink") == 0) return CheckArgPath(args, 1, kWrite, 2, e);
+  if (OneOf(e, {"shutil.copyfile", "shutil.copymode", "shutil.copystat", "shutil.copytree"})) {
+    if (CheckArgPath(args, 0, kRead, -1, e) != 0) return -1;
+    return CheckArgPath(args, 1, kWrite, -1, e);
+  }
+  if (strcmp(e, "shutil.move") == 0) {
+    if (CheckArgPath(args, 0, kWrite, -1, e) != 0) return -1;
+    return CheckArgPath(args, 1, kWrite, -1, e);
+  }
+  if (StartsWith(e, "socket.")) {
+    if (strcmp(e, "socket.__new__") == 0) {
+      // AF_UNIX without bind/connect is a private pipe (asyncio's self-pipe needs one).
+      if (PyTuple_GET_SIZE(args) >= 2 && PyLong_Check(PyTuple_GET_ITEM(args, 1)) &&
+          PyLong_AsLong(PyTuple_GET_ITEM(args, 1)) == AF_UNIX)
+        return 0;
+      PyErr_Clear();
+      return CheckHost(nullptr, nullptr, e);
+    }
+    if (OneOf(e, {"socket.connect", "socket.bind", "socket.sendto", "socket.sendmsg"})) return CheckAddress(args, e);
+    if (OneOf(e, {"socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyname_ex", "socket.gethostbyaddr"}))
+      return CheckHost(PyTuple_GET_SIZE(args) > 0 ? PyTuple_GET_ITEM(args, 0) : nullptr,
+                       PyTuple_GET_SIZE(args) > 1 ? PyTuple_GET_ITEM(args, 1) : nullptr, e);
+    return CheckHost(nullptr, nullptr, e);
+  }
+  if (OneOf(e, {"http.client.connect", "ftplib.connect", "smtplib.connect", "poplib.connect", "nntplib.connect",
+                "imaplib.open", "telnetlib.Telnet.open"}))
+    return CheckHost(PyTuple_GET_SIZE(args) > 1 ? PyTuple_GET_ITEM(args, 1) : nullptr,
+                     PyTuple_GET_SIZE(args) > 2 ? PyTuple_GET_ITEM(args, 2) : nullptr, e);
+  if (OneOf(e, {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty",
+                "pty.spawn", "os.startfile", "os.kill", "os.killpg", "webbrowser.open"}))
+    return CheckFlag(g_audit->has_policy && p.processes, "starting or signalling processes", e);
+  if (StartsWith(e, "ctypes.")) return CheckFlag(g_audit->has_policy && p.ctypes, "ctypes", e);
+  return 0;
+}
+
+}  // namespace
+
+void AuditInstall(const std::vector<std::string>& readRoots, const std::string& distRoot) {
+  {
+    std::lock_guard<std::mutex> lk(g_audit->mu);
+    for (const auto& r : readRoots) {
+      std::string resolved;
+      g_audit->base_reads.push_back(Resolve(r, &resolved) ? resolved : r);
+    }
+    std::string d;
+    g_audit->dist = Resolve(distRoot, &d) ? d : distRoot;
+    g_audit->base_reads.push_back(g_audit->dist);
+  }
+  PySys_AddAuditHook(Hook, nullptr);
+}
+
+void AuditSetPolicy(const Policy& p) {
+  std::lock_guard<std::mutex> lk(g_audit->mu);
+  g_audit->policy = p;
+  g_audit->has_policy = true;
+  g_audit->resolved_ips.clear();
+}
+
+}  // namespace vis

@@ -1,0 +1,106 @@
+// Host calls: the guest asks JS for something by name and waits (GIL released) on a
+// condition variable that both the reply and an interrupt notify, since signals do
+// not wake futex waits.
+#include <condition_variable>
+#include <mutex>
+#include <unordered_map>
+
+#include "runtime.h"
+
+namespace vis {
+
+namespace {
+
+struct Call {
+  uint64_t job = 0;
+  bool done = false;
+  std::string reply;
+};
+
+std::mutex* h_mu = new std::mutex;
+std::condition_variable* h_cv = new std::condition_variable;
+std::unordered_map<uint64_t, Call>* h_calls = new std::unordered_map<uint64_t, Call>;
+std::atomic<uint64_t> h_next{0};
+
+void PostCancel(uint64_t job, uint64_t call) {
+  auto* ev = new Event{kHostCancel};
+  ev->job = job;
+  ev->call = call;
+  Post(ev);
+}
+
+}  // namespace
+
+uint64_t HostSend(const std::string& name, const std::string& args) {
+  uint64_t id = ++h_next;
+  uint64_t job = g_current_job.load();
+  {
+    std::lock_guard<std::mutex> lk(*h_mu);
+    (*h_calls)[id] = Call{job};
+  }
+  auto* ev = new Event{kHostCall};
+  ev->job = job;
+  ev->call = id;
+  ev->a = name;
+  ev->b = args;
+  Post(ev);
+  return id;
+}
+
+int HostWait(const std::vector<uint64_t>& ids, bool interruptible, uint64_t* which, std::string* reply) {
+  std::unique_lock<std::mutex> lk(*h_mu);
+  for (;;) {
+    for (uint64_t id : ids) {
+      auto it = h_calls->find(id);
+      if (it == h_calls->end()) return -1;
+      if (it->second.done) {
+        *which = id;
+        reply->swap(it->second.reply);
+        h_calls->erase(it);
+        return 0;
+      }
+    }
+    if (interruptible && InterruptPending()) {
+      for (uint64_t id : ids) {
+        auto it = h_calls->find(id);
+        if (it == h_calls->end()) continue;
+        PostCancel(it->second.job, id);
+        h_calls->erase(it);
+      }
+      return 1;
+    }
+    h_cv->wait(lk);
+  }
+}
+
+bool HostReply(uint64_t call, const std::string& reply) {
+  {
+    std::lock_guard<std::mutex> lk(*h_mu);
+    auto it = h_calls->find(call);
+    if (it == h_calls->end() || it->second.done) return false;
+    it->second.done = true;
+    it->second.reply = reply;
+  }
+  h_cv->notify_all();
+  return true;
+}
+
+// A job's calls die with it: JS gets a cancel (its AbortSignal fires), late replies drop.
+void HostCancelJob(uint64_t job) {
+  std::lock_guard<std::mutex> lk(*h_mu);
+  for (auto it = h_calls->begin(); it != h_calls->end();) {
+    if (it->second.job == job) {
+      if (!it->second.done) PostCancel(job, it->first);
+      it = h_calls->erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void HostWakeAll() {
+  { std::lock_guard<std::mutex> lk(*h_mu); }
+  h_cv->notify_all();
+}
+
+}  // namespace vis

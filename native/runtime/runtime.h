@@ -1,0 +1,113 @@
+// Shared declarations of the per-minor runtime addon. One embedded interpreter per
+// process: its state is process-global, heap-allocated where a destructor could
+// run during exit() while the interpreter thread still holds it.
+#pragma once
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <pthread.h>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace vis {
+
+// ---- events to JS (addon.cc) -------------------------------------------------
+enum EventKind : int { kReady = 1, kInitError = 2, kResult = 3, kOutput = 4, kHostCall = 5, kHostCancel = 6, kClosed = 7 };
+
+struct Chunk {
+  int stream;  // 1 stdout, 2 stderr
+  std::string text;
+};
+
+struct Event {
+  EventKind kind;
+  uint64_t job = 0;
+  uint64_t call = 0;
+  std::string a;
+  std::string b;
+  std::vector<Chunk> chunks;
+};
+
+// Queues ev for the JS thread (takes ownership); dropped once the function is closing.
+void Post(Event* ev);
+
+// ---- the interpreter thread (interp.cc) -------------------------------------
+enum JobKind : int { kExec = 1, kEval = 2, kCompile = 3, kCall = 4, kMain = 5, kFinalize = 6 };
+
+struct Job {
+  JobKind kind;
+  uint64_t id;
+  std::string a, b, c;
+};
+
+struct StartOptions {
+  std::string home;
+  std::string executable;
+  std::vector<std::string> readRoots;
+  std::vector<std::string> sysPath;
+  std::vector<std::string> argv;
+  bool capture = true;
+  bool audit = true;
+  int interruptSignal = 0;
+};
+
+void StartInterpreter(const StartOptions& opts);
+void Submit(Job* job);
+bool Interrupt(uint64_t job);
+// Re-sends a pending interrupt every ~20 ms; true while one is still in flight.
+bool InterruptTick();
+bool OnPythonThread();
+
+extern std::atomic<uint64_t> g_current_job;
+extern std::atomic<uint64_t> g_interrupt_job;
+extern std::atomic<uint64_t> g_landed_job;
+
+inline bool InterruptPending() {
+  uint64_t t = g_interrupt_job.load();
+  return t != 0 && t == g_current_job.load() && g_landed_job.load() != t;
+}
+
+// ---- captured output (output.cc) --------------------------------------------
+void OutputWrite(int stream, const char* data, size_t len);
+void OutputFlush();
+void OutputJobStart(uint64_t job);
+void OutputJobEnd();
+bool OutputTake(uint64_t job, std::string* out, std::string* err);
+void TickerStart();
+void TickerWake();
+
+// ---- host calls (hostcalls.cc) ----------------------------------------------
+uint64_t HostSend(const std::string& name, const std::string& args);
+// 0: *which/*reply set; 1: interrupted (those ids cancelled); -1: an id is unknown.
+int HostWait(const std::vector<uint64_t>& ids, bool interruptible, uint64_t* which, std::string* reply);
+bool HostReply(uint64_t call, const std::string& reply);
+void HostCancelJob(uint64_t job);
+void HostWakeAll();
+
+// ---- the _vis module (vis_module.cc) ----------------------------------------
+PyObject* PyInit__vis();
+PyObject* Namespace(const char* name);  // new reference
+bool InstallStreams();
+PyObject* SigintHandler();  // new reference to _vis._sigint
+
+// ---- the audit hook (audit.cc) ----------------------------------------------
+struct Policy {
+  std::vector<std::string> readOnly;
+  std::vector<std::string> readWrite;
+  bool network = false;
+  bool allowAll = true;  // network on with no allow list
+  std::vector<std::string> allow;
+  bool processes = false;
+  bool ctypes = false;
+};
+void AuditInstall(const std::vector<std::string>& readRoots, const std::string& distRoot);
+void AuditSetPolicy(const Policy& p);
+
+// ---- helpers ------------------------------------------------------------------
+void JsonQuote(std::string* out, const std::string& s);
+// UTF-8 of a str (lone surrogates replaced); false with a Python error set otherwise.
+bool Utf8(PyObject* s, std::string* out);
+
+}  // namespace vis

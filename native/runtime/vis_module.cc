@@ -1,0 +1,321 @@
+// The _vis builtin module: the guest's only door to the host (host calls and
+// captured output), plus the namespaces jobs run in.
+#include <cstring>
+
+#include "runtime.h"
+
+namespace vis {
+
+void JsonQuote(std::string* out, const std::string& s) {
+  static const char* hex = "0123456789abcdef";
+  out->push_back('"');
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': *out += "\\\""; break;
+      case '\\': *out += "\\\\"; break;
+      case '\n': *out += "\\n"; break;
+      case '\r': *out += "\\r"; break;
+      case '\t': *out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          *out += "\\u00";
+          out->push_back(hex[c >> 4]);
+          out->push_back(hex[c & 15]);
+        } else {
+          out->push_back(static_cast<char>(c));
+        }
+    }
+  }
+  out->push_back('"');
+}
+
+bool Utf8(PyObject* s, std::string* out) {
+  Py_ssize_t n;
+  const char* p = PyUnicode_AsUTF8AndSize(s, &n);
+  if (p != nullptr) {
+    out->assign(p, static_cast<size_t>(n));
+    return true;
+  }
+  PyErr_Clear();
+  PyObject* b = PyUnicode_AsEncodedString(s, "utf-8", "replace");
+  if (b == nullptr) return false;
+  out->assign(PyBytes_AS_STRING(b), static_cast<size_t>(PyBytes_GET_SIZE(b)));
+  Py_DECREF(b);
+  return true;
+}
+
+namespace {
+
+PyObject* g_namespaces = nullptr;  // name -> dict, for names that are not modules
+
+bool ParseIds(PyObject* seq, std::vector<uint64_t>* ids) {
+  PyObject* fast = PySequence_Fast(seq, "host_wait() takes a list of call ids");
+  if (fast == nullptr) return false;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+  for (Py_ssize_t i = 0; i < n; i++) {
+    unsigned long long v = PyLong_AsUnsignedLongLong(PySequence_Fast_GET_ITEM(fast, i));
+    if (PyErr_Occurred()) {
+      Py_DECREF(fast);
+      return false;
+    }
+    ids->push_back(v);
+  }
+  Py_DECREF(fast);
+  if (ids->empty()) {
+    PyErr_SetString(PyExc_ValueError, "host_wait() needs at least one call id");
+    return false;
+  }
+  return true;
+}
+
+PyObject* Wait(const std::vector<uint64_t>& ids) {
+  uint64_t which = 0;
+  std::string reply;
+  int rc;
+  bool interruptible = OnPythonThread();
+  Py_BEGIN_ALLOW_THREADS;
+  rc = HostWait(ids, interruptible, &which, &reply);
+  Py_END_ALLOW_THREADS;
+  if (rc == -1) {
+    PyErr_SetString(PyExc_ValueError, "host_wait(): unknown or already settled call id");
+    return nullptr;
+  }
+  if (rc == 1) {
+    g_landed_job.store(g_interrupt_job.load());
+    PyOS_InterruptOccurred();  // the signal may have tripped too; raise once
+    PyErr_SetNone(PyExc_KeyboardInterrupt);
+    return nullptr;
+  }
+  return Py_BuildValue("(Ks#)", static_cast<unsigned long long>(which), reply.data(),
+                       static_cast<Py_ssize_t>(reply.size()));
+}
+
+PyObject* vis_host_send(PyObject*, PyObject* args) {
+  PyObject *name, *payload;
+  if (!PyArg_ParseTuple(args, "UU:host_send", &name, &payload)) return nullptr;
+  std::string n, p;
+  if (!Utf8(name, &n) || !Utf8(payload, &p)) return nullptr;
+  return PyLong_FromUnsignedLongLong(HostSend(n, p));
+}
+
+PyObject* vis_host_wait(PyObject*, PyObject* arg) {
+  std::vector<uint64_t> ids;
+  if (!ParseIds(arg, &ids)) return nullptr;
+  return Wait(ids);
+}
+
+PyObject* vis_host_call(PyObject*, PyObject* args) {
+  PyObject *name, *payload;
+  if (!PyArg_ParseTuple(args, "UU:host_call", &name, &payload)) return nullptr;
+  std::string n, p;
+  if (!Utf8(name, &n) || !Utf8(payload, &p)) return nullptr;
+  PyObject* r = Wait({HostSend(n, p)});
+  if (r == nullptr) return nullptr;
+  PyObject* reply = PyTuple_GetItem(r, 1);
+  Py_XINCREF(reply);
+  Py_DECREF(r);
+  return reply;
+}
+
+PyObject* Write(int stream, PyObject* text) {
+  if (!PyUnicode_Check(text)) {
+    PyErr_Format(PyExc_TypeError, "write() argument must be str, not %.100s", Py_TYPE(text)->tp_name);
+    return nullptr;
+  }
+  std::string s;
+  if (!Utf8(text, &s)) return nullptr;
+  if (!s.empty()) OutputWrite(stream, s.data(), s.size());
+  return PyLong_FromSsize_t(PyUnicode_GetLength(text));
+}
+
+PyObject* vis_write(PyObject*, PyObject* args) {
+  int stream;
+  PyObject* text;
+  if (!PyArg_ParseTuple(args, "iO:write", &stream, &text)) return nullptr;
+  if (stream != 1 && stream != 2) {
+    PyErr_SetString(PyExc_ValueError, "write(): stream is 1 (stdout) or 2 (stderr)");
+    return nullptr;
+  }
+  return Write(stream, text);
+}
+
+PyObject* vis_namespace(PyObject*, PyObject* arg) {
+  if (!PyUnicode_Check(arg)) {
+    PyErr_SetString(PyExc_TypeError, "namespace(name: str)");
+    return nullptr;
+  }
+  return Namespace(PyUnicode_AsUTF8(arg));
+}
+
+PyObject* vis_current_job(PyObject*, PyObject*) { return PyLong_FromUnsignedLongLong(g_current_job.load()); }
+
+PyObject* vis_sigint(PyObject*, PyObject*) {
+  uint64_t t = g_interrupt_job.load();
+  if (t != 0) g_landed_job.store(t);
+  PyErr_SetNone(PyExc_KeyboardInterrupt);
+  return nullptr;
+}
+
+PyMethodDef kMethods[] = {
+    {"host_send", vis_host_send, METH_VARARGS, "host_send(name, args_json) -> call id"},
+    {"host_wait", vis_host_wait, METH_O, "host_wait(ids) -> (call id, reply json); GIL released"},
+    {"host_call", vis_host_call, METH_VARARGS, "host_call(name, args_json) -> reply json"},
+    {"write", vis_write, METH_VARARGS, "write(stream, text): 1 stdout, 2 stderr"},
+    {"namespace", vis_namespace, METH_O, "namespace(name) -> the dict jobs with that ns run in"},
+    {"current_job", vis_current_job, METH_NOARGS, "id of the running job, 0 when idle"},
+    {"_sigint", vis_sigint, METH_VARARGS, "SIGINT handler: raises KeyboardInterrupt"},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyModuleDef kModule = {PyModuleDef_HEAD_INIT, "_vis", "The guest's door to the host.", -1, kMethods};
+
+// ---- the captured sys.stdout / sys.stderr ----------------------------------
+
+struct StreamObject {
+  PyObject_HEAD int stream;
+};
+
+PyObject* stream_write(PyObject* self, PyObject* text) {
+  return Write(reinterpret_cast<StreamObject*>(self)->stream, text);
+}
+
+PyObject* stream_writelines(PyObject* self, PyObject* lines) {
+  PyObject* it = PyObject_GetIter(lines);
+  if (it == nullptr) return nullptr;
+  while (PyObject* line = PyIter_Next(it)) {
+    PyObject* r = stream_write(self, line);
+    Py_DECREF(line);
+    if (r == nullptr) {
+      Py_DECREF(it);
+      return nullptr;
+    }
+    Py_DECREF(r);
+  }
+  Py_DECREF(it);
+  if (PyErr_Occurred()) return nullptr;
+  Py_RETURN_NONE;
+}
+
+PyObject* stream_flush(PyObject*, PyObject*) {
+  OutputFlush();
+  Py_RETURN_NONE;
+}
+
+// Like a pipe-less text stream: pytest's faulthandler expects UnsupportedOperation here.
+PyObject* stream_fileno(PyObject*, PyObject*) {
+  PyObject* io = PyImport_ImportModule("io");
+  if (io == nullptr) return nullptr;
+  PyObject* exc = PyObject_GetAttrString(io, "UnsupportedOperation");
+  Py_DECREF(io);
+  if (exc == nullptr) return nullptr;
+  PyErr_SetString(exc, "fileno");
+  Py_DECREF(exc);
+  return nullptr;
+}
+
+PyObject* stream_false(PyObject*, PyObject*) { Py_RETURN_FALSE; }
+PyObject* stream_true(PyObject*, PyObject*) { Py_RETURN_TRUE; }
+
+PyObject* stream_get_name(PyObject* self, void*) {
+  return PyUnicode_FromString(reinterpret_cast<StreamObject*>(self)->stream == 1 ? "<stdout>" : "<stderr>");
+}
+PyObject* stream_get_encoding(PyObject*, void*) { return PyUnicode_FromString("utf-8"); }
+PyObject* stream_get_errors(PyObject*, void*) { return PyUnicode_FromString("replace"); }
+PyObject* stream_get_false(PyObject*, void*) { Py_RETURN_FALSE; }
+PyObject* stream_get_none(PyObject*, void*) { Py_RETURN_NONE; }
+PyObject* stream_get_mode(PyObject*, void*) { return PyUnicode_FromString("w"); }
+
+PyMethodDef kStreamMethods[] = {
+    {"write", stream_write, METH_O, nullptr},
+    {"writelines", stream_writelines, METH_O, nullptr},
+    {"flush", stream_flush, METH_NOARGS, nullptr},
+    {"fileno", stream_fileno, METH_NOARGS, nullptr},
+    {"isatty", stream_false, METH_NOARGS, nullptr},
+    {"readable", stream_false, METH_NOARGS, nullptr},
+    {"seekable", stream_false, METH_NOARGS, nullptr},
+    {"writable", stream_true, METH_NOARGS, nullptr},
+    {"close", stream_flush, METH_NOARGS, nullptr},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyGetSetDef kStreamGetSet[] = {{"name", stream_get_name, nullptr, nullptr, nullptr},
+                               {"encoding", stream_get_encoding, nullptr, nullptr, nullptr},
+                               {"errors", stream_get_errors, nullptr, nullptr, nullptr},
+                               {"closed", stream_get_false, nullptr, nullptr, nullptr},
+                               {"line_buffering", stream_get_false, nullptr, nullptr, nullptr},
+                               {"newlines", stream_get_none, nullptr, nullptr, nullptr},
+                               {"mode", stream_get_mode, nullptr, nullptr, nullptr},
+                               {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+PyType_Slot kStreamSlots[] = {{Py_tp_methods, kStreamMethods},
+                              {Py_tp_getset, kStreamGetSet},
+                              {Py_tp_doc, const_cast<char*>("Text stream captured by the host.")},
+                              {0, nullptr}};
+
+PyType_Spec kStreamSpec = {"_vis.Stream", sizeof(StreamObject), 0, Py_TPFLAGS_DEFAULT, kStreamSlots};
+
+PyObject* g_stream_type = nullptr;
+
+}  // namespace
+
+PyObject* PyInit__vis() {
+  PyObject* m = PyModule_Create(&kModule);
+  if (m == nullptr) return nullptr;
+  g_stream_type = PyType_FromSpec(&kStreamSpec);
+  if (g_stream_type == nullptr || PyModule_AddObjectRef(m, "Stream", g_stream_type) != 0) {
+    Py_DECREF(m);
+    return nullptr;
+  }
+  return m;
+}
+
+PyObject* Namespace(const char* name) {
+  PyObject* modules = PyImport_GetModuleDict();
+  PyObject* mod = PyDict_GetItemString(modules, name);  // borrowed
+  if (strcmp(name, "__main__") == 0 && mod == nullptr) mod = PyImport_AddModule("__main__");
+  if (mod != nullptr && PyModule_Check(mod)) {
+    PyObject* d = PyModule_GetDict(mod);
+    Py_XINCREF(d);
+    return d;
+  }
+  if (g_namespaces == nullptr && (g_namespaces = PyDict_New()) == nullptr) return nullptr;
+  PyObject* d = PyDict_GetItemString(g_namespaces, name);
+  if (d != nullptr) {
+    Py_INCREF(d);
+    return d;
+  }
+  d = PyDict_New();
+  PyObject* n = PyUnicode_FromString(name);
+  if (d == nullptr || n == nullptr || PyDict_SetItemString(d, "__name__", n) != 0 ||
+      PyDict_SetItemString(d, "__builtins__", PyEval_GetBuiltins()) != 0 ||
+      PyDict_SetItemString(g_namespaces, name, d) != 0) {
+    Py_XDECREF(n);
+    Py_XDECREF(d);
+    return nullptr;
+  }
+  Py_DECREF(n);
+  return d;
+}
+
+bool InstallStreams() {
+  PyObject* mod = PyImport_ImportModule("_vis");
+  if (mod == nullptr) return false;
+  Py_DECREF(mod);
+  for (int stream : {1, 2}) {
+    auto* s = PyObject_New(StreamObject, reinterpret_cast<PyTypeObject*>(g_stream_type));
+    if (s == nullptr) return false;
+    s->stream = stream;
+    int rc = PySys_SetObject(stream == 1 ? "stdout" : "stderr", reinterpret_cast<PyObject*>(s));
+    Py_DECREF(s);
+    if (rc != 0) return false;
+  }
+  return true;
+}
+
+PyObject* SigintHandler() {
+  PyObject* mod = PyImport_ImportModule("_vis");
+  if (mod == nullptr) return nullptr;
+  PyObject* fn = PyObject_GetAttrString(mod, "_sigint");
+  Py_DECREF(mod);
+  return fn;
+}
+
+}  // namespace vis

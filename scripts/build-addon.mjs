@@ -1,0 +1,86 @@
+#!/usr/bin/env node
+// Builds the native addons with cmake-js in ONE build: build/Release/vis_loader.node
+// and one build/Release/vis_py3XX.node per Python distribution, each compiled against
+// that distribution's headers (never linked to libpython).
+//   node scripts/build-addon.mjs                 every staged cpython-dist/<minor>/<platform>/python
+//   node scripts/build-addon.mjs ROOT [ROOT...]  these distribution roots (bin/ lib/ include/)
+// VIS_ADDON_PYTHONS (colon-separated roots) is read when no roots are given and nothing is staged.
+import { spawnSync } from 'node:child_process'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
+const require = createRequire(import.meta.url)
+
+function stagedRoots() {
+  const dist = join(root, 'cpython-dist')
+  if (!existsSync(dist)) return []
+  const out = []
+  for (const minor of readdirSync(dist).filter((n) => /^3\.\d+$/.test(n))) {
+    for (const platform of readdirSync(join(dist, minor))) {
+      if (!platform.startsWith(`${process.platform}-`)) continue
+      const py = join(dist, minor, platform, 'python')
+      if (existsSync(join(py, 'include'))) out.push(py)
+    }
+  }
+  return out
+}
+
+// The minor from the manifest when there is one, else from include/python3.X.
+function describe(distRoot) {
+  const manifest = join(distRoot, 'vis-dist.json')
+  let minor
+  if (existsSync(manifest)) minor = JSON.parse(readFileSync(manifest, 'utf8')).minor
+  const includes = existsSync(join(distRoot, 'include'))
+    ? readdirSync(join(distRoot, 'include')).filter((n) => /^python3\.\d+$/.test(n))
+    : []
+  minor ??= includes[0]?.slice('python'.length)
+  const include = join(distRoot, 'include', `python${minor}`)
+  if (!minor || !existsSync(join(include, 'Python.h'))) {
+    throw new Error(`${distRoot}: no include/python3.X/Python.h; is it a CPython distribution root?`)
+  }
+  return { root: distRoot, minor, include }
+}
+
+const args = process.argv.slice(2).filter((a) => !a.startsWith('-'))
+let roots = args.map((a) => resolve(a))
+if (roots.length === 0) roots = stagedRoots()
+if (roots.length === 0 && process.env.VIS_ADDON_PYTHONS) roots = process.env.VIS_ADDON_PYTHONS.split(':')
+if (roots.length === 0) {
+  console.error(
+    'build-addon: no CPython distribution staged under cpython-dist/. Stage one first ' +
+      '(`node bin/vis.js runtime stage --python 3.11`) or pass distribution roots as arguments.',
+  )
+  process.exit(1)
+}
+
+const byMinor = new Map()
+for (const r of roots) {
+  const d = describe(r)
+  if (!byMinor.has(d.minor)) byMinor.set(d.minor, d)
+}
+const targets = [...byMinor.values()].map((d) => `${d.minor}=${d.include}`).join(';')
+for (const d of byMinor.values())
+  console.log(`build-addon: vis_py${d.minor.replace('.', '')} <- ${d.include}`)
+
+const cmakeJs = join(dirname(require.resolve('cmake-js/package.json')), 'bin', 'cmake-js')
+const env = { ...process.env }
+delete env.LD_BIND_NOW
+const r = spawnSync(
+  process.execPath,
+  [
+    cmakeJs,
+    'build',
+    '--directory',
+    root,
+    '--out',
+    join(root, 'build'),
+    '--CDVIS_PYTHON_TARGETS=' + targets,
+    '--log-level',
+    'warn',
+  ],
+  { cwd: root, stdio: 'inherit', env },
+)
+process.exit(r.status ?? 1)

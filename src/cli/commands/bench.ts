@@ -1,0 +1,35 @@
+import { formatRoundtrip, measureRoundtrip } from '../../sessions/bench-roundtrip.js'
+import type { Command } from '../command.js'
+
+const usage = `Usage: vis bench [--json] [--iterations N] [--python 3.X]
+
+Measures session worker round trips on this machine and prints them beside a
+baseline measured in the same run (a bare Node-to-Node JSON-line ping-pong over a
+socketpair): exec of \`x = 1\`, a host tool call from Python, a 64 KiB string,
+taking a session from the warm pool, a cold session start, and an idle worker's
+memory. Figures are reported, not judged; the targets are shown for reference.
+
+  --json          print one JSON object instead of the table
+  --iterations N  round trips per measurement (default 2000)
+  --python 3.X    the Python minor to measure (default: the resolved one)`
+
+export const bench: Command = {
+  name: 'bench',
+  summary: 'Measure session worker round trips against a same-run baseline',
+  usage,
+  async run(argv) {
+    const opt = (name: string) => {
+      const i = argv.indexOf(name)
+      return i >= 0 ? argv[i + 1] : undefined
+    }
+    const n = opt('--iterations')
+    const iterations = n === undefined ? undefined : Number(n)
+    if (iterations !== undefined && !(Number.isInteger(iterations) && iterations >= 100)) {
+      console.error('vis bench: --iterations takes a whole number of at least 100')
+      return 2
+    }
+    const result = await measureRoundtrip({ iterations, python: opt('--python') })
+    console.log(argv.includes('--json') ? JSON.stringify(result) : formatRoundtrip(result))
+    return 0
+  },
+}

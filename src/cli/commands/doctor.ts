@@ -1,0 +1,40 @@
+import { parseArgs } from 'node:util'
+import { exitCodeFor, probe } from '../../confinement/probe.js'
+import type { Command } from '../command.js'
+
+const usage = `Usage: vis doctor [--json]
+
+Probe every confinement layer on this machine and say what is enforced:
+kernel, Landlock ABI, seccomp, user/mount/pid/net/ipc namespaces (entered
+through bubblewrap), cgroups (memory, pids, whether a child group can be
+created), bubblewrap, vis-launcher, vis_confine.node, staged distributions.
+
+  --json   print the full report as JSON (what the HTTP API serves)
+
+Exit status: 0 all info, 1 warnings, 2 errors (a sandbox would refuse to start).`
+
+const MARK = { info: 'ok  ', warn: 'WARN', error: 'FAIL' } as const
+
+export const doctor: Command = {
+  name: 'doctor',
+  summary: 'Report which confinement layers this machine enforces',
+  usage,
+  async run(argv) {
+    const { values } = parseArgs({ args: argv, options: { json: { type: 'boolean', default: false } } })
+    const report = probe({ fresh: true })
+    const code = exitCodeFor(report.checks)
+    if (values.json) {
+      process.stdout.write(`${JSON.stringify({ ...report, exitCode: code }, null, 2)}\n`)
+      return code
+    }
+    for (const c of report.checks) process.stdout.write(`${MARK[c.level]}  ${c.id.padEnd(14)} ${c.message}\n`)
+    const summary =
+      code === 0
+        ? 'all layers available'
+        : code === 1
+          ? 'warnings above'
+          : 'errors above: sandboxes will refuse to start'
+    process.stdout.write(`\n${summary}\n`)
+    return code
+  },
+}

@@ -1,0 +1,139 @@
+import { parseArgs } from 'node:util'
+import { closeRegistrationWorkers } from '../../extensions/registration.js'
+import { ExtensionRegistry } from '../../extensions/registry.js'
+import { runExtensionTests } from '../../extensions/tests.js'
+import { openStore } from '../../persistence/store.js'
+import type { Command } from '../command.js'
+
+const usage = `Usage: vis ext list|reload|test [NAME] [--project DIR] [--python 3.X] [--json]
+
+Trusted Python extensions: every *.py and <dir>/extension.py in ~/.vis/extensions
+(global) and <project>/.vis/extensions (project; wins on a name clash).
+
+  list          what loads, with its tools (as the model sees them), and every file
+                that failed to load with the reason
+  reload        load every file again and report; a running host reloads through
+                its API (ExtensionRegistry.reload), keeping a failed file's previous version
+  test [NAME]   run the extensions' own test_*.py / *_test.py with real pytest in a
+                trusted worker; the counts come from per-test records
+
+  --project DIR   the project whose .vis/extensions to include (default: the current directory)
+  --python 3.X    the staged Python minor to use
+  --json          print the report as JSON
+
+Exit status: list/reload 0, or 1 when a file failed to load; test 0 when nothing failed,
+1 when a test failed or errored (or NAME has no tests), 2 for a usage error.`
+
+async function listOrReload(
+  values: { project: string; python?: string; json: boolean },
+  verb: string,
+): Promise<number> {
+  const store = openStore()
+  try {
+    const reg = await ExtensionRegistry.open({ project: values.project, python: values.python, store })
+    const loaded = reg.list().map((e) => ({
+      name: e.manifest.name,
+      scope: e.scope,
+      path: e.path,
+      version: e.manifest.version,
+      alias: e.manifest.alias,
+      description: e.manifest.description,
+      tools: reg.toolsOf(e.manifest.name).map((t) => `${t.name}${t.signature}`),
+      hooks: e.manifest.op_hooks.map((h) => `${h.when} ${h.tool}`),
+    }))
+    const warnings = reg.warnings()
+    const shadowed = reg.shadowed().map((s) => s.path)
+    await reg.close()
+    if (values.json) {
+      process.stdout.write(`${JSON.stringify({ loaded, warnings, shadowed }, null, 2)}\n`)
+    } else {
+      if (verb === 'reload') process.stdout.write('reloaded\n')
+      if (loaded.length === 0 && warnings.length === 0)
+        process.stdout.write(`no extensions in ${reg.dirs.join(', ') || 'any extension directory'}\n`)
+      for (const e of loaded) {
+        process.stdout.write(`${e.name} ${e.version} (${e.scope}) ${e.path}\n`)
+        if (e.description) process.stdout.write(`  ${e.description}\n`)
+        for (const t of e.tools) process.stdout.write(`  tool  ${t}\n`)
+        for (const h of e.hooks) process.stdout.write(`  hook  ${h}\n`)
+      }
+      for (const s of shadowed) process.stdout.write(`shadowed by a project extension: ${s}\n`)
+      for (const w of warnings) process.stdout.write(`WARN  ${w.path}: ${w.reason}\n`)
+    }
+    return warnings.length > 0 ? 1 : 0
+  } finally {
+    store.close()
+    await closeRegistrationWorkers()
+  }
+}
+
+async function test(
+  name: string | undefined,
+  values: { project: string; python?: string; json: boolean },
+): Promise<number> {
+  const store = openStore()
+  try {
+    const reports = await runExtensionTests({ project: values.project, python: values.python, store, name })
+    if (values.json) process.stdout.write(`${JSON.stringify(reports, null, 2)}\n`)
+    else {
+      for (const r of reports) {
+        if (r.noTests) {
+          process.stdout.write(`${r.key}: no tests\n`)
+          continue
+        }
+        const c = r.counts
+        process.stdout.write(
+          `${r.key}: ${c.passed} passed, ${c.failed} failed, ${c.errors} errors, ${c.skipped} skipped\n`,
+        )
+        for (const rec of r.records) {
+          if (rec.outcome === 'failed' || rec.outcome === 'error' || rec.outcome === 'xpassed') {
+            process.stdout.write(
+              `  ${rec.outcome.toUpperCase()} ${rec.nodeid}: ${rec.message.split('\n')[0]}\n`,
+            )
+          }
+        }
+      }
+    }
+    const bad = reports.some((r) => !r.ok) || (name !== undefined && reports.every((r) => r.noTests))
+    return bad ? 1 : 0
+  } finally {
+    store.close()
+  }
+}
+
+export const ext: Command = {
+  name: 'ext',
+  summary: 'List, reload and test trusted Python extensions',
+  usage,
+  async run(argv) {
+    let parsed: ReturnType<typeof parse>
+    try {
+      parsed = parse(argv)
+    } catch (err) {
+      process.stderr.write(`vis ext: ${(err as Error).message}\n\n${usage}\n`)
+      return 2
+    }
+    const { values, positionals } = parsed
+    const [verb, name, ...extra] = positionals
+    const opts = {
+      project: values.project ?? process.cwd(),
+      python: values.python,
+      json: values.json ?? false,
+    }
+    if ((verb === 'list' || verb === 'reload') && name === undefined) return listOrReload(opts, verb)
+    if (verb === 'test' && extra.length === 0) return test(name, opts)
+    process.stderr.write(`${usage}\n`)
+    return 2
+  },
+}
+
+function parse(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      project: { type: 'string' },
+      python: { type: 'string' },
+      json: { type: 'boolean' },
+    },
+  })
+}

@@ -1,0 +1,149 @@
+import { parseArgs } from 'node:util'
+import { progressPrinter } from '../../distribution/progress.js'
+import {
+  cacheRoot,
+  distBaseUrl,
+  explainResolution,
+  fetchIntoCache,
+  selectMinor,
+} from '../../distribution/resolve.js'
+import { type StageResult, stageFromArchive, stageFromPython, stageMinor } from '../../distribution/stage.js'
+import { validateTree } from '../../distribution/validate.js'
+import { VisError } from '../../util/errors.js'
+import type { Command } from '../command.js'
+
+const usage = `Usage: vis runtime <status|fetch|stage> [options]
+
+Find, fetch and stage the CPython distribution the runtime embeds.
+
+  vis runtime status [--python 3.X] [--json]
+      Show the distribution that would be used, its version and source, and
+      why each earlier source (VIS_PYTHON_HOME, cpython-dist/ beside the
+      package, VIS_PYTHON_CHECKOUT, the per-user cache) did not answer.
+
+  vis runtime fetch [--python 3.X] [--force]
+      Download the release archive into the per-user cache
+      (VIS_HOME/python/runtime/<minor>/<platform>/python) from
+      VIS_PYTHON_DIST_URL, checking its sha256.
+
+  vis runtime stage [--python 3.X | --from-python PATH | --from-archive PATH|URL]
+                    [--with pytest] [--out DIR] [--force]
+      Build a slim, relocatable tree in cpython-dist/<minor>/<platform>/python
+      and its archive in cpython-dist/archives/. --python finds a local
+      shared-library CPython (pyenv's, then the system's); default 3.11.
+      --with pytest adds pytest from Debian's packages (apt-get download).
+
+Minor selection: --python, else VIS_PYTHON_VERSION, else the lowest staged minor.`
+
+async function status(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { python: { type: 'string' }, json: { type: 'boolean', default: false } },
+  })
+  const ex = await explainResolution({ minor: values.python })
+  if (values.json) {
+    console.log(JSON.stringify(ex, null, 2))
+    return ex.resolved ? 0 : 1
+  }
+  const r = ex.resolved
+  if (r) {
+    console.log(`Python ${r.version} (${r.platform}) from ${r.source}: ${r.root}`)
+    console.log(`  libpython   ${r.libpython}`)
+    console.log(`  executable  ${r.executable}`)
+    console.log(`  include     ${r.include}`)
+    console.log(`  layout      ${r.kind}`)
+    console.log(
+      `  manifest    source=${r.manifest.source}${r.manifest.sha256 ? ` sha256=${r.manifest.sha256}` : ''}`,
+    )
+    if (r.manifest.packages.length) console.log(`  packages    ${r.manifest.packages.join(', ')}`)
+  } else if (ex.error) {
+    console.log(`No usable CPython ${ex.minor}: ${ex.error.message} [${ex.error.code}]`)
+  } else {
+    console.log(`No CPython ${ex.minor} for ${ex.platform} on this machine yet.`)
+  }
+  if (ex.sources.length) {
+    console.log('Sources, in order:')
+    for (const s of ex.sources) {
+      console.log(`  ${s.source.padEnd(9)} ${s.answered ? 'answered' : 'no      '}  ${s.reason}`)
+    }
+  }
+  if (!r) {
+    console.log(
+      `Set VIS_PYTHON_HOME, run \`vis runtime stage --python ${ex.minor}\`, or \`vis runtime fetch --python ${ex.minor}\`.`,
+    )
+  }
+  return r ? 0 : 1
+}
+
+async function fetch(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { python: { type: 'string' }, force: { type: 'boolean', default: false } },
+  })
+  const minor = selectMinor({ minor: values.python })
+  const root = cacheRoot(minor)
+  if (!values.force) {
+    try {
+      const t = validateTree(root, { minor })
+      console.log(`Python ${t.version} is already in the cache: ${root}`)
+      return 0
+    } catch {
+      // Missing or broken: fetch it.
+    }
+  }
+  const tree = await fetchIntoCache(minor, distBaseUrl(), { onProgress: progressPrinter() })
+  console.log(`Python ${tree.version} is in the cache: ${tree.root}`)
+  return 0
+}
+
+async function stage(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      python: { type: 'string' },
+      'from-python': { type: 'string' },
+      'from-archive': { type: 'string' },
+      with: { type: 'string', multiple: true, default: [] },
+      out: { type: 'string' },
+      force: { type: 'boolean', default: false },
+    },
+  })
+  const unknownExtras = values.with.filter((w) => w !== 'pytest')
+  if (unknownExtras.length) {
+    throw new VisError('dist.stage', `--with ${unknownExtras.join(', ')}: only "pytest" can be added`, {})
+  }
+  const picked = [values.python, values['from-python'], values['from-archive']].filter((v) => v !== undefined)
+  if (picked.length > 1) {
+    throw new VisError('dist.stage', 'give only one of --python, --from-python, --from-archive', {})
+  }
+  const opts = {
+    out: values.out,
+    force: values.force,
+    withPytest: values.with.includes('pytest'),
+    onProgress: progressPrinter(),
+  }
+  let result: StageResult
+  if (values['from-archive']) {
+    if (opts.withPytest)
+      throw new VisError('dist.stage', '--with pytest applies to --python/--from-python only', {})
+    result = await stageFromArchive(values['from-archive'], opts)
+  } else if (values['from-python']) result = await stageFromPython(values['from-python'], opts)
+  else result = await stageMinor(values.python ?? '3.11', opts)
+  console.log(`${result.skipped ? 'Already staged' : 'Staged'}: Python ${result.version} at ${result.root}`)
+  if (result.archive) console.log(`Archive: ${result.archive} (sha256 ${result.sha256})`)
+  return 0
+}
+
+export const runtime: Command = {
+  name: 'runtime',
+  summary: 'Show, fetch or stage the CPython distribution',
+  usage,
+  async run(argv) {
+    const [sub, ...rest] = argv
+    if (sub === 'status') return status(rest)
+    if (sub === 'fetch') return fetch(rest)
+    if (sub === 'stage') return stage(rest)
+    console.error(sub ? `vis runtime: unknown subcommand "${sub}"\n\n${usage}` : usage)
+    return 2
+  },
+}

@@ -1,0 +1,162 @@
+import { parseArgs } from 'node:util'
+import { blockView, sessionView } from '../../engine/views.js'
+import { exportTranscript, openStore, renderMarkdown, type Store } from '../../persistence/index.js'
+import { VisError } from '../../util/errors.js'
+import type { Command } from '../command.js'
+
+const usage = `Usage: vis sessions list [--state open|closed|all] [--limit N] [--json]
+       vis sessions show <id> [--json]
+       vis sessions export <id> [--format md|json]
+
+Read the sessions stored under the vis home (VIS_HOME or ~/.vis). Works while
+\`vis serve\` runs: the database is shared safely.
+
+  list     newest first: id, state, blocks, created, title
+  show     one session and its blocks (status, duration, first line of code)
+  export   the whole transcript, as Markdown (default) or as the canonical JSON`
+
+const oneLine = (s: string, max = 60): string => {
+  const first = s.split('\n').find((l) => l.trim() !== '') ?? ''
+  return first.length > max ? `${first.slice(0, max - 1)}…` : first
+}
+
+function withStore<T>(fn: (store: Store) => T): T {
+  const store = openStore()
+  try {
+    return fn(store)
+  } finally {
+    store.close()
+  }
+}
+
+function requireId(id: string | undefined, sub: string): string {
+  if (!id) throw new VisError('cli.missing-argument', `vis sessions ${sub} needs a session id.\n\n${usage}`)
+  return id
+}
+
+function list(argv: string[]): number {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      state: { type: 'string', default: 'all' },
+      limit: { type: 'string', default: '50' },
+      json: { type: 'boolean', default: false },
+    },
+  })
+  const state = values.state
+  if (state !== 'open' && state !== 'closed' && state !== 'all') {
+    throw new VisError('cli.bad-option', `--state must be open, closed or all, not ${state}`)
+  }
+  const limit = Number(values.limit)
+  if (!Number.isInteger(limit) || limit < 1)
+    throw new VisError('cli.bad-option', '--limit must be a positive integer')
+  return withStore((store) => {
+    const rows = store.sessions.list({ state, limit })
+    if (values.json) {
+      const views = rows.map((s) => sessionView(s, 'dormant', false))
+      process.stdout.write(`${JSON.stringify({ sessions: views }, null, 2)}\n`)
+      return 0
+    }
+    if (rows.length === 0) {
+      process.stdout.write(`no sessions in ${store.path}\n`)
+      return 0
+    }
+    const counts = new Map(
+      (
+        store.db.prepare('SELECT session_id, count(*) AS n FROM blocks GROUP BY session_id').all() as {
+          session_id: string
+          n: number
+        }[]
+      ).map((r) => [r.session_id, r.n]),
+    )
+    const width = Math.max(2, ...rows.map((r) => r.id.length))
+    process.stdout.write(`${'ID'.padEnd(width)}  STATE   BLOCKS  CREATED                   TITLE\n`)
+    for (const s of rows) {
+      const st = s.closedAt === null ? 'open' : 'closed'
+      process.stdout.write(
+        `${s.id.padEnd(width)}  ${st.padEnd(6)}  ${String(counts.get(s.id) ?? 0).padStart(6)}  ${new Date(s.createdAt).toISOString().padEnd(24)}  ${s.title ?? ''}\n`,
+      )
+    }
+    return 0
+  })
+}
+
+function show(argv: string[]): number {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { json: { type: 'boolean', default: false } },
+  })
+  const id = requireId(positionals[0], 'show')
+  return withStore((store) => {
+    const s = store.sessions.get(id)
+    if (!s)
+      throw new VisError('session.not-found', `No session with id ${id} in ${store.path}.`, { sessionId: id })
+    const attachments = store.attachments.listBySession(id)
+    const blocks = store.blocks.listBySession(id).map((b) => blockView(b, attachments))
+    if (values.json) {
+      process.stdout.write(`${JSON.stringify({ ...sessionView(s, 'dormant', false), blocks }, null, 2)}\n`)
+      return 0
+    }
+    const out = [
+      `session  ${s.id}${s.title ? `  (${s.title})` : ''}`,
+      `state    ${s.closedAt === null ? 'open' : `closed ${new Date(s.closedAt).toISOString()}`}`,
+      `created  ${new Date(s.createdAt).toISOString()}`,
+      `policy   ${JSON.stringify(s.policy)}`,
+      `events   ${s.lastEventSeq}`,
+      `blocks   ${blocks.length}`,
+    ]
+    for (const b of blocks) {
+      const outcome = b.status === 'running' ? 'running' : b.error ? `error: ${b.error.code ?? ''}` : 'ok'
+      const ms = b.duration_ms === null ? '' : `${b.duration_ms} ms`
+      const att = b.attachments.length > 0 ? `  [${b.attachments.length} attachment(s)]` : ''
+      out.push(
+        `  #${String(b.position).padEnd(4)} ${outcome.padEnd(24)} ${ms.padStart(9)}  ${oneLine(b.code)}${att}`,
+      )
+    }
+    process.stdout.write(`${out.join('\n')}\n`)
+    return 0
+  })
+}
+
+function exportSession(argv: string[]): number {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { format: { type: 'string', default: 'md' } },
+  })
+  const id = requireId(positionals[0], 'export')
+  if (values.format !== 'md' && values.format !== 'json') {
+    throw new VisError('cli.bad-option', `--format must be md or json, not ${values.format}`)
+  }
+  return withStore((store) => {
+    if (!store.sessions.get(id)) {
+      throw new VisError('session.not-found', `No session with id ${id} in ${store.path}.`, { sessionId: id })
+    }
+    const t = exportTranscript(store, id)
+    process.stdout.write(values.format === 'json' ? `${JSON.stringify(t, null, 2)}\n` : renderMarkdown(t))
+    return 0
+  })
+}
+
+export const sessions: Command = {
+  name: 'sessions',
+  summary: 'List, show and export stored sessions',
+  usage,
+  async run(argv) {
+    const [sub, ...rest] = argv
+    switch (sub) {
+      case 'list':
+        return list(rest)
+      case 'show':
+        return show(rest)
+      case 'export':
+        return exportSession(rest)
+      default:
+        process.stderr.write(
+          `vis sessions: ${sub === undefined ? 'a subcommand is needed' : `unknown subcommand "${sub}"`}\n\n${usage}\n`,
+        )
+        return 2
+    }
+  },
+}

@@ -1,0 +1,50 @@
+import { connect, createServer, type Server } from 'node:net'
+import { VisError } from '../../util/errors.js'
+import { EGRESS_PORT, EGRESS_SOCKET } from '../environment.js'
+
+export type EgressForwarder = { port: number; close(): Promise<void> }
+
+// Runs inside the sandbox (in the worker's node, before seccomp and before any guest
+// code): a loopback TCP listener in the sandbox's own network namespace relaying each
+// connection to the host proxy's unix socket. HTTP(S)_PROXY point at it.
+export async function startEgressForwarder(
+  options: { port?: number; socketPath?: string } = {},
+): Promise<EgressForwarder> {
+  const port = options.port ?? EGRESS_PORT
+  const socketPath = options.socketPath ?? EGRESS_SOCKET
+  const server: Server = createServer((inbound) => {
+    const outbound = connect(socketPath)
+    inbound.pipe(outbound)
+    outbound.pipe(inbound)
+    const end = () => {
+      inbound.destroy()
+      outbound.destroy()
+    }
+    inbound.on('error', end)
+    outbound.on('error', end)
+    inbound.on('close', end)
+    outbound.on('close', end)
+  })
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err) =>
+      reject(
+        new VisError('confine.egress-forwarder', `cannot listen on 127.0.0.1:${port}: ${err.message}`, {}),
+      ),
+    )
+    server.listen(port, '127.0.0.1', () => resolve())
+  })
+  const bound = server.address()
+  return {
+    port: typeof bound === 'object' && bound ? bound.port : port,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  }
+}
+
+// For the worker: starts the forwarder when the sandbox was spawned with network on.
+export async function startEgressForwarderFromEnv(env = process.env): Promise<EgressForwarder | undefined> {
+  if (!env.VIS_EGRESS_SOCKET) return undefined
+  return startEgressForwarder({
+    socketPath: env.VIS_EGRESS_SOCKET,
+    port: Number(env.VIS_EGRESS_PORT ?? EGRESS_PORT),
+  })
+}

@@ -1,0 +1,19 @@
+export { type CgroupLayout, detectCgroups } from './cgroup.js'
+export {
+  type EgressForwarder,
+  startEgressForwarder,
+  startEgressForwarderFromEnv,
+} from './egress/forwarder.js'
+export { type EgressDecision, type EgressProxy, startEgressProxy } from './egress/proxy.js'
+export { EGRESS_PORT, EGRESS_SOCKET, sandboxEnvironment } from './environment.js'
+export { launcherPath, loadConfineAddon, type SeccompOptions, type SeccompReport } from './native.js'
+export { type ConfinementPolicy, type ConfinementPolicyInput, ConfinementPolicySchema } from './policy.js'
+export { type Check, exitCodeFor, type ProbeReport, probe } from './probe.js'
+export { installSeccomp, verifySeccomp } from './seccomp.js'
+export {
+  type ConfinedProcess,
+  type LayerStatus,
+  type SpawnConfinedOptions,
+  seccompOptionsFor,
+  spawnConfined,
+} from './spawn.js'

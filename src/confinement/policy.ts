@@ -1,0 +1,34 @@
+import { isAbsolute } from 'node:path'
+import { z } from 'zod'
+
+const AbsolutePath = z.string().refine((p) => isAbsolute(p), { message: 'must be an absolute path' })
+
+export const NetworkPolicySchema = z.object({
+  enabled: z.boolean().default(false),
+  // Host patterns: "example.com", "*.example.com", an IP literal, or a CIDR ("10.0.0.0/8").
+  // A private/loopback/link-local address is only reachable when an allow entry names it.
+  allow: z.array(z.string().min(1)).default([]),
+  deny: z.array(z.string().min(1)).default([]),
+})
+
+export const LimitsSchema = z.object({
+  memoryMb: z.number().int().min(64).default(1024),
+  processes: z.number().int().min(16).default(128),
+  openFiles: z.number().int().min(32).default(256),
+  diskMb: z.number().int().positive().optional(),
+  wallClockMs: z.number().int().positive().default(300_000),
+})
+
+// Fixed when the worker is spawned; a warm pool is keyed by it.
+export const ConfinementPolicySchema = z.object({
+  roots: z.array(AbsolutePath).default([]),
+  readOnly: z.array(AbsolutePath).default([]),
+  network: NetworkPolicySchema.default({}),
+  shell: z.boolean().default(false),
+  limits: LimitsSchema.default({}),
+})
+
+export type ConfinementPolicy = z.infer<typeof ConfinementPolicySchema>
+export type ConfinementPolicyInput = z.input<typeof ConfinementPolicySchema>
+export type NetworkPolicy = z.infer<typeof NetworkPolicySchema>
+export type Limits = z.infer<typeof LimitsSchema>

@@ -1,0 +1,124 @@
+import { existsSync } from 'node:fs'
+import { EGRESS_DIR, EGRESS_PORT } from './environment.js'
+import type { ConfinementPolicy } from './policy.js'
+
+// What a jailed node + CPython need to read besides the distribution and the
+// package (runtime-notes section 6). Optional entries are skipped when absent.
+const SYSTEM_READ_ONLY = ['/usr/lib/x86_64-linux-gnu', '/usr/lib64', '/etc/ld.so.cache', '/etc/localtime']
+const SYSTEM_OPTIONAL = ['/etc/ssl/openssl.cnf']
+const SHELL_READ_ONLY = ['/usr/bin', '/usr/local/bin', '/usr/share/zoneinfo']
+const NETWORK_READ_ONLY = ['/etc/ssl/certs', '/usr/share/ca-certificates']
+const DEVICES_READ_WRITE = ['/dev/null']
+const DEVICES_READ_ONLY = ['/dev/urandom', '/dev/random', '/dev/zero']
+
+export const SANDBOX_UID = 65534
+export const TMP_DEFAULT_MB = 64
+
+export type SandboxArgsInput = {
+  policy: ConfinementPolicy
+  command: string
+  launcher: string
+  landlockAbi: number // < 1: run the launcher with --no-landlock (opt-out only)
+  egressDir?: string // host directory holding the proxy's socket
+  cwd?: string
+  keepFds?: number // fds 0..keepFds-1 reach the command (the worker's socketpair is fd 3)
+}
+
+const depth = (p: string) => p.split('/').filter(Boolean).length
+
+// bubblewrap: namespaces, capabilities and the mount view. Only CAP_SYS_ADMIN and
+// CAP_SETPCAP survive into the sandbox's own user namespace, for vis-launcher to
+// remount the roots noexec and then drop every capability.
+export function bubblewrapArgs(input: SandboxArgsInput): string[] {
+  const { policy, command, launcher } = input
+  const args = [
+    '--unshare-user',
+    '--unshare-pid',
+    '--unshare-net',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--unshare-cgroup-try',
+    '--uid',
+    String(SANDBOX_UID),
+    '--gid',
+    String(SANDBOX_UID),
+    '--hostname',
+    'vis',
+    '--cap-drop',
+    'ALL',
+    '--cap-add',
+    'CAP_SYS_ADMIN',
+    '--cap-add',
+    'CAP_SETPCAP',
+    '--new-session',
+    '--die-with-parent',
+    '--symlink',
+    'usr/lib',
+    '/lib',
+    '--symlink',
+    'usr/lib64',
+    '/lib64',
+  ]
+  if (policy.shell) args.push('--symlink', 'usr/bin', '/bin', '--symlink', 'usr/sbin', '/sbin')
+
+  // /tmp first: a root or a read-only path below /tmp must land on top of the tmpfs
+  const tmpMb = policy.limits.diskMb ?? TMP_DEFAULT_MB
+  args.push('--size', String(tmpMb * 1024 * 1024), '--tmpfs', '/tmp')
+
+  const binds: { src: string; kind: 'ro' | 'rw' | 'ro-try' }[] = []
+  for (const p of SYSTEM_READ_ONLY) binds.push({ src: p, kind: 'ro-try' })
+  for (const p of SYSTEM_OPTIONAL) binds.push({ src: p, kind: 'ro-try' })
+  if (policy.shell) for (const p of SHELL_READ_ONLY) binds.push({ src: p, kind: 'ro-try' })
+  if (policy.network.enabled) for (const p of NETWORK_READ_ONLY) binds.push({ src: p, kind: 'ro-try' })
+  for (const p of policy.readOnly) binds.push({ src: p, kind: 'ro' })
+  binds.push({ src: command, kind: 'ro' }, { src: launcher, kind: 'ro' })
+  for (const p of policy.roots) binds.push({ src: p, kind: 'rw' })
+  // parents before children, so a root inside a read-only tree stays writable
+  binds.sort((a, b) => depth(a.src) - depth(b.src))
+  for (const b of binds) {
+    const flag = b.kind === 'rw' ? '--bind' : b.kind === 'ro' ? '--ro-bind' : '--ro-bind-try'
+    args.push(flag, b.src, b.src)
+  }
+
+  args.push('--proc', '/proc', '--tmpfs', '/dev')
+  for (const d of [...DEVICES_READ_WRITE, ...DEVICES_READ_ONLY]) args.push('--dev-bind', d, d)
+  args.push('--symlink', '/proc/self/fd', '/dev/fd')
+  if (input.egressDir) args.push('--ro-bind', input.egressDir, EGRESS_DIR)
+  args.push('--chdir', input.cwd ?? policy.roots[0] ?? '/tmp')
+  return args
+}
+
+// vis-launcher: noexec remount, capability drop, rlimits, no_new_privs, Landlock.
+export function launcherArgs(input: SandboxArgsInput, options: { inNamespace: boolean }): string[] {
+  const { policy, command } = input
+  const args: string[] = []
+  if (options.inNamespace) for (const r of [...policy.roots, '/tmp']) args.push('--noexec', r)
+  const ro = [
+    ...SYSTEM_READ_ONLY,
+    ...SYSTEM_OPTIONAL,
+    ...policy.readOnly,
+    command,
+    '/proc',
+    ...DEVICES_READ_ONLY,
+  ]
+  if (policy.shell) ro.push(...SHELL_READ_ONLY)
+  if (policy.network.enabled) ro.push(...NETWORK_READ_ONLY)
+  for (const p of ro) args.push('--ro', p)
+  for (const r of policy.roots) args.push('--rw', r)
+  if (options.inNamespace) args.push('--rw', '/tmp')
+  for (const d of DEVICES_READ_WRITE) args.push('--dev', d)
+  if (policy.network.enabled)
+    args.push('--connect-tcp', String(EGRESS_PORT), '--bind-tcp', String(EGRESS_PORT))
+  const { limits } = policy
+  args.push('--nofile', String(limits.openFiles), '--nproc', String(limits.processes))
+  if (limits.diskMb !== undefined) args.push('--fsize', String(limits.diskMb * 1024 * 1024))
+  args.push('--keep-fds', String(input.keepFds ?? 3))
+  if (input.landlockAbi < 1) args.push('--no-landlock')
+  else args.push('--min-abi', String(policy.network.enabled ? 4 : 1))
+  return args
+}
+
+// A bind source must exist; a command given by name would not be in the mount view.
+export function missingPaths(paths: string[]): string[] {
+  return paths.filter((p) => !existsSync(p))
+}

@@ -1,0 +1,219 @@
+import { type ChildProcess, type StdioOptions, spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { isAbsolute } from 'node:path'
+import { VisError } from '../util/errors.js'
+import { createSandboxCgroup, detectCgroups, type SandboxCgroup } from './cgroup.js'
+import { type EgressProxy, startEgressProxy } from './egress/proxy.js'
+import { sandboxEnvironment } from './environment.js'
+import { launcherPath } from './native.js'
+import { type ConfinementPolicy, type ConfinementPolicyInput, ConfinementPolicySchema } from './policy.js'
+import { probe } from './probe.js'
+import { bubblewrapArgs, launcherArgs, missingPaths } from './sandbox-args.js'
+
+export type SpawnConfinedOptions = {
+  env?: Record<string, string> // added to the allow-listed environment (LD_* and friends refused)
+  stdio?: StdioOptions
+  cwd?: string // inside the sandbox; defaults to the first root
+  sessionId?: string
+  // Start even when a layer is missing. Defaults to VIS_ALLOW_UNCONFINED=1.
+  allowUnconfined?: boolean
+}
+
+// Which layers this sandbox actually has; `unenforced` is what a session's
+// `access` info must show loudly.
+export type LayerStatus = {
+  namespaces: boolean
+  landlock: number // ABI applied, 0 when not applied
+  rlimits: boolean
+  memoryCgroup: boolean
+  pidsCgroup: boolean
+  seccomp: 'worker' // installed in-process by the worker's `confine`
+  unenforced: string[]
+}
+
+export type ConfinedProcess = {
+  child: ChildProcess
+  policy: ConfinementPolicy
+  layers: LayerStatus
+  egress?: EgressProxy
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+  // SIGKILL for the whole tree: bubblewrap's pid namespace dies with its init.
+  kill(): void
+}
+
+// The missing layers a policy needs, measured by probe().
+function missingLayers(policy: ConfinementPolicy): {
+  missing: string[]
+  warnings: string[]
+  landlockAbi: number
+} {
+  const report = probe()
+  const missing: string[] = []
+  const warnings: string[] = []
+  if (!report.bubblewrap) missing.push('bubblewrap (apt-get install bubblewrap)')
+  for (const [ns, ok] of Object.entries(report.namespaces)) if (!ok) missing.push(`${ns} namespace`)
+  if (!report.launcher) missing.push('vis-launcher (npm run build:addon)')
+  if (!report.addon) missing.push('vis_confine.node (npm run build:addon)')
+  if (!report.seccomp) missing.push('seccomp')
+  if (report.landlockAbi < 1) missing.push('Landlock')
+  else if (policy.network.enabled && report.landlockAbi < 4) missing.push('Landlock TCP rules (ABI 4)')
+  if (report.landlockAbi < 6) warnings.push('Landlock signal/abstract-socket scoping (ABI 6)')
+  if (!report.cgroups.memory?.canCreate)
+    warnings.push(`memory limit (${policy.limits.memoryMb} MB): no writable memory cgroup`)
+  if (!report.cgroups.pids?.canCreate) warnings.push('pids cgroup (RLIMIT_NPROC still applies)')
+  return { missing, warnings, landlockAbi: report.landlockAbi }
+}
+
+// Spawns `command args` confined by `policy`: bubblewrap (namespaces, capabilities,
+// mount view) -> vis-launcher (noexec remount, caps dropped, rlimits, no_new_privs,
+// Landlock) -> command. The caller (the worker) installs seccomp in-process with
+// installSeccomp(seccompOptionsFor(policy)) before running guest code. Throws a
+// VisError naming what is missing unless the opt-out is set.
+export async function spawnConfined(
+  policyInput: ConfinementPolicyInput,
+  command: string,
+  args: string[],
+  options: SpawnConfinedOptions = {},
+): Promise<ConfinedProcess> {
+  const policy = ConfinementPolicySchema.parse(policyInput)
+  const context = { sessionId: options.sessionId, op: 'spawn' }
+  if (!isAbsolute(command)) {
+    throw new VisError(
+      'confine.command',
+      `the sandboxed command must be an absolute path, got ${command}`,
+      context,
+    )
+  }
+  const absent = missingPaths([command, ...policy.roots, ...policy.readOnly])
+  if (absent.length > 0) {
+    throw new VisError(
+      'confine.path-missing',
+      `cannot confine: these paths do not exist: ${absent.join(', ')}`,
+      {
+        ...context,
+        path: absent[0],
+      },
+    )
+  }
+
+  const allowUnconfined = options.allowUnconfined ?? process.env.VIS_ALLOW_UNCONFINED === '1'
+  const { missing, warnings, landlockAbi } = missingLayers(policy)
+  if (missing.length > 0 && !allowUnconfined) {
+    throw new VisError(
+      'confine.unavailable',
+      `refusing to start a sandbox: missing ${missing.join('; ')}. Install what is missing or set VIS_ALLOW_UNCONFINED=1 to run without it`,
+      { ...context, missing },
+    )
+  }
+  const unenforced = [...missing, ...warnings]
+  if (missing.length > 0) {
+    process.stderr.write(
+      `vis: WARNING: sandbox started WITHOUT: ${missing.join('; ')} (VIS_ALLOW_UNCONFINED=1)\n`,
+    )
+  }
+
+  const report = probe()
+  const launcher = launcherPath()
+  const useNamespaces = report.bubblewrap !== null && missing.every((m) => !m.includes('namespace'))
+  const egress = policy.network.enabled && useNamespaces ? await startEgressProxy(policy.network) : undefined
+
+  // Everything past the caller's stdio is closed by vis-launcher: fds the host
+  // inherited without O_CLOEXEC must not reach the guest.
+  const keepFds = Array.isArray(options.stdio) ? Math.max(3, options.stdio.length) : 3
+  const input = {
+    policy,
+    command,
+    launcher: launcher ?? '',
+    landlockAbi,
+    egressDir: egress?.dir,
+    cwd: options.cwd,
+    keepFds,
+  }
+  let argv: string[]
+  if (launcher && useNamespaces && report.bubblewrap) {
+    argv = [
+      report.bubblewrap.path,
+      ...bubblewrapArgs(input),
+      '--',
+      launcher,
+      ...launcherArgs(input, { inNamespace: true }),
+      '--',
+      command,
+      ...args,
+    ]
+  } else if (launcher) {
+    argv = [launcher, ...launcherArgs(input, { inNamespace: false }), '--', command, ...args]
+  } else {
+    argv = [command, ...args]
+  }
+
+  // Join the cgroups from a shell that then execs the sandbox, so no process of
+  // the sandbox ever runs outside them.
+  const cgroup: SandboxCgroup = createSandboxCgroup(
+    detectCgroups(),
+    `vis-${process.pid}-${randomBytes(4).toString('hex')}`,
+    policy.limits,
+  )
+  if (cgroup.procsFiles.length > 0) {
+    const join = 'for f; do [ "$f" = -- ] && break; echo $$ > "$f" || exit 125; shift; done; shift; exec "$@"'
+    argv = ['/bin/sh', '-c', join, 'vis-cgroup-join', ...cgroup.procsFiles, '--', ...argv]
+  }
+
+  const env = sandboxEnvironment(policy, options.env)
+  const [file, ...rest] = argv as [string, ...string[]]
+  const child = spawn(file, rest, {
+    env,
+    stdio: options.stdio ?? ['ignore', 'inherit', 'inherit'],
+    cwd: useNamespaces ? '/' : (options.cwd ?? policy.roots[0] ?? '/'),
+    detached: false,
+  })
+
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }))
+    child.once('error', () => resolve({ code: null, signal: null }))
+  })
+  void exited.then(async () => {
+    for (const pid of cgroup.pidsInGroup()) {
+      try {
+        process.kill(pid, 'SIGKILL')
+      } catch {}
+    }
+    await egress?.close()
+    // the group empties a moment after its last process is reaped
+    for (let i = 0; i < 20 && cgroup.dirs.length > 0; i++) {
+      cgroup.dispose()
+      await new Promise((r) => setTimeout(r, 25))
+    }
+  })
+
+  return {
+    child,
+    policy,
+    egress,
+    exited,
+    layers: {
+      namespaces: useNamespaces,
+      landlock: launcher && landlockAbi >= 1 ? landlockAbi : 0,
+      rlimits: launcher !== undefined,
+      memoryCgroup: cgroup.memory,
+      pidsCgroup: cgroup.pids,
+      seccomp: 'worker',
+      unenforced,
+    },
+    kill() {
+      try {
+        child.kill('SIGKILL')
+      } catch {}
+      for (const pid of cgroup.pidsInGroup()) {
+        try {
+          process.kill(pid, 'SIGKILL')
+        } catch {}
+      }
+    },
+  }
+}
+
+// What the worker passes to installSeccomp on `confine`.
+export function seccompOptionsFor(policy: ConfinementPolicy): { processes: boolean; network: boolean } {
+  return { processes: policy.shell, network: policy.network.enabled }
+}

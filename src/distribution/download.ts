@@ -1,0 +1,99 @@
+import { createHash } from 'node:crypto'
+import { createWriteStream, rmSync } from 'node:fs'
+import { Transform } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import type * as Got from 'got'
+import { VisError } from '../util/errors.js'
+import { noProgress, type OnProgress } from './progress.js'
+
+export type DownloadOptions = {
+  onProgress?: OnProgress
+  // Extra attempts after the first for transient failures (not 4xx).
+  retries?: number
+  // Idle socket timeout; a stalled server fails instead of hanging.
+  idleTimeoutMs?: number
+}
+
+// got is loaded on first use: importing it costs ~20 MB and ~100 ms, and every session
+// worker imports this module (through the distribution resolver) without downloading.
+let gotModule: typeof Got | undefined
+async function loadGot(): Promise<typeof Got> {
+  gotModule ??= await import('got')
+  return gotModule
+}
+
+const TIMEOUTS = { lookup: 10_000, connect: 10_000, secureConnect: 10_000, response: 30_000 }
+
+function describe(err: unknown): string {
+  const { HTTPError, RequestError } = gotModule ?? {}
+  if (HTTPError && err instanceof HTTPError)
+    return `HTTP ${err.response.statusCode} ${err.response.statusMessage ?? ''}`.trim()
+  if (RequestError && err instanceof RequestError) return err.code ? `${err.code}: ${err.message}` : err.message
+  return err instanceof Error ? err.message : String(err)
+}
+
+function permanent(err: unknown): boolean {
+  const HTTPError = gotModule?.HTTPError
+  return !!HTTPError && err instanceof HTTPError && err.response.statusCode >= 400 && err.response.statusCode < 500
+}
+
+function defaultRetries(): number {
+  const n = Number(process.env.VIS_DOWNLOAD_RETRIES)
+  return Number.isInteger(n) && n >= 0 ? n : 2
+}
+
+async function withRetries<T>(url: string, retries: number, attempt: () => Promise<T>): Promise<T> {
+  for (let i = 0; ; i++) {
+    try {
+      return await attempt()
+    } catch (err) {
+      if (err instanceof VisError) throw err
+      if (i >= retries || permanent(err)) {
+        throw new VisError(
+          'dist.download',
+          `could not download ${url}: ${describe(err)}`,
+          { url },
+          { cause: err },
+        )
+      }
+      await new Promise((r) => setTimeout(r, 250 * (i + 1)))
+    }
+  }
+}
+
+export async function fetchText(url: string, opts: DownloadOptions = {}): Promise<string> {
+  const { default: got } = await loadGot()
+  return withRetries(url, opts.retries ?? defaultRetries(), () =>
+    got(url, { timeout: { ...TIMEOUTS, socket: opts.idleTimeoutMs ?? 30_000 }, retry: { limit: 0 } }).text(),
+  )
+}
+
+// Streams url into file, hashing as it goes; returns the sha256. A failed
+// attempt removes the partial file before the next one.
+export async function downloadFile(url: string, file: string, opts: DownloadOptions = {}): Promise<string> {
+  const onProgress = opts.onProgress ?? noProgress
+  const { default: got } = await loadGot()
+  return withRetries(url, opts.retries ?? defaultRetries(), async () => {
+    const hash = createHash('sha256')
+    const stream = got.stream(url, {
+      timeout: { ...TIMEOUTS, socket: opts.idleTimeoutMs ?? 30_000 },
+      retry: { limit: 0 },
+    })
+    stream.on('downloadProgress', (p: { transferred: number; total?: number }) => {
+      onProgress({ step: 'download', detail: url, done: p.transferred, total: p.total })
+    })
+    const tee = new Transform({
+      transform(chunk: Buffer, _enc, cb) {
+        hash.update(chunk)
+        cb(null, chunk)
+      },
+    })
+    try {
+      await pipeline(stream, tee, createWriteStream(file))
+    } catch (err) {
+      rmSync(file, { force: true })
+      throw err
+    }
+    return hash.digest('hex')
+  })
+}

@@ -1,0 +1,58 @@
+// Progress events from long steps. The CLI renders them (a bar on a TTY,
+// lines otherwise); library callers may ignore them.
+export type ProgressEvent = {
+  step: string
+  detail?: string
+  // Byte counts for transfers; absent for steps without a measurable size.
+  done?: number
+  total?: number
+}
+export type OnProgress = (event: ProgressEvent) => void
+
+export const noProgress: OnProgress = () => {}
+
+function mb(n: number): string {
+  return `${(n / 1024 / 1024).toFixed(1)} MB`
+}
+
+// Renders progress events on stderr: a redrawn bar for transfers on a TTY,
+// plain lines otherwise (a log, CI). Transfers print at most every 25% off a
+// TTY so logs stay short.
+export function progressPrinter(stream: NodeJS.WriteStream = process.stderr): OnProgress {
+  const tty = stream.isTTY === true
+  let barOpen = false
+  let lastQuarter = -1
+  let lastStep = ''
+  const closeBar = () => {
+    if (barOpen) stream.write('\n')
+    barOpen = false
+  }
+  return (e: ProgressEvent) => {
+    if (e.done === undefined) {
+      closeBar()
+      lastQuarter = -1
+      stream.write(`${e.step}: ${e.detail ?? ''}\n`)
+      lastStep = e.step
+      return
+    }
+    const fraction = e.total ? Math.min(1, e.done / e.total) : undefined
+    if (tty) {
+      const width = 30
+      const filled = fraction === undefined ? 0 : Math.round(fraction * width)
+      const pct = fraction === undefined ? '' : ` ${Math.floor(fraction * 100)}%`
+      const size = e.total ? `${mb(e.done)} / ${mb(e.total)}` : mb(e.done)
+      stream.write(`\r${e.step} [${'='.repeat(filled)}${' '.repeat(width - filled)}]${pct} ${size}`)
+      barOpen = true
+      return
+    }
+    if (e.step !== lastStep) {
+      stream.write(`${e.step}: ${e.detail ?? ''}\n`)
+      lastStep = e.step
+    }
+    const quarter = fraction === undefined ? -1 : Math.floor(fraction * 4)
+    if (quarter > lastQuarter) {
+      lastQuarter = quarter
+      stream.write(`${e.step}: ${mb(e.done)}${e.total ? ` of ${mb(e.total)}` : ''}\n`)
+    }
+  }
+}

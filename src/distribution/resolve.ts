@@ -1,0 +1,378 @@
+import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs'
+import { dirname, join, resolve as resolvePath } from 'node:path'
+import { z } from 'zod'
+import { isVisError, VisError } from '../util/errors.js'
+import { packageRoot, visHome } from '../util/home.js'
+import { unpackArchive } from './archive.js'
+import { cleanStaleSiblings, renameIntoPlace, siblingTemp } from './atomic.js'
+import { validateBuildTree } from './checkout.js'
+import { downloadFile, fetchText } from './download.js'
+import { stagedTreeRoot, treePaths } from './layout.js'
+import { type DistManifest, parseArchiveManifest } from './manifest.js'
+import { isSupportedMinor, platformTag, SUPPORTED_MINORS } from './platform.js'
+import { noProgress, type OnProgress, progressPrinter } from './progress.js'
+import { stagedMinors, writeManifest } from './stage.js'
+import { type ValidTree, validateTree } from './validate.js'
+
+// Where release archives are published: <base>/cpython-<minor>-<platform>.json
+// names the archive (same base) and its sha256.
+export const DEFAULT_DIST_URL = 'https://github.com/vis-runtime/cpython-dist/releases/latest/download'
+
+export const SOURCES = ['env', 'staged', 'checkout', 'cache', 'download'] as const
+export type DistSource = (typeof SOURCES)[number]
+
+export type ResolvedDistribution = {
+  root: string
+  version: string
+  minor: string
+  platform: string
+  source: DistSource
+  libpython: string
+  executable: string
+  include: string
+  // 'install': install_only layout, PyConfig.home = root.
+  // 'build-tree': a CPython checkout built in place, PyConfig.executable only.
+  kind: 'install' | 'build-tree'
+  includeDirs: string[]
+  stdlib: string
+  libDynload: string
+  manifest: DistManifest
+}
+
+export type ResolveOptions = {
+  minor?: string
+  allowDownload?: boolean
+  onProgress?: OnProgress
+  env?: NodeJS.ProcessEnv
+  // Overrides for where staged trees live (default <package>/cpython-dist).
+  stagedDir?: string
+  retries?: number
+}
+
+export type SourceReport = { source: DistSource; answered: boolean; reason: string; where?: string }
+
+export type Explanation = {
+  minor: string
+  platform: string
+  resolved?: ResolvedDistribution
+  error?: { code: string; message: string }
+  sources: SourceReport[]
+}
+
+const EnvSchema = z.object({
+  VIS_PYTHON_HOME: z.string().min(1).optional(),
+  VIS_PYTHON_VERSION: z
+    .string()
+    .regex(/^\d+\.\d+$/, 'VIS_PYTHON_VERSION must be a minor such as 3.11')
+    .optional(),
+  VIS_PYTHON_CHECKOUT: z.string().min(1).optional(),
+  VIS_PYTHON_STAGED_DIR: z.string().min(1).optional(),
+  VIS_PYTHON_DIST_URL: z.string().url().optional(),
+})
+type VisEnv = z.infer<typeof EnvSchema>
+
+function readEnv(env: NodeJS.ProcessEnv): VisEnv {
+  const picked = Object.fromEntries(
+    Object.keys(EnvSchema.shape).flatMap((k) => (env[k] ? [[k, env[k]]] : [])),
+  )
+  const parsed = EnvSchema.safeParse(picked)
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!
+    throw new VisError('dist.env', `${issue.path.join('.')}: ${issue.message}`, {})
+  }
+  return parsed.data
+}
+
+export function cacheRoot(minor: string, platform = platformTag()): string {
+  return join(visHome(), 'python', 'runtime', minor, platform, 'python')
+}
+
+export function stagedDir(opts: ResolveOptions = {}, env = readEnv(opts.env ?? process.env)): string {
+  return resolvePath(opts.stagedDir ?? env.VIS_PYTHON_STAGED_DIR ?? join(packageRoot, 'cpython-dist'))
+}
+
+export function distBaseUrl(env: NodeJS.ProcessEnv = process.env): string {
+  return (readEnv(env).VIS_PYTHON_DIST_URL ?? DEFAULT_DIST_URL).replace(/\/+$/, '')
+}
+
+// explicit option > VIS_PYTHON_VERSION > the lowest staged minor > 3.11.
+export function selectMinor(opts: ResolveOptions = {}): string {
+  const env = readEnv(opts.env ?? process.env)
+  const minor =
+    opts.minor ?? env.VIS_PYTHON_VERSION ?? stagedMinors(stagedDir(opts, env))[0] ?? SUPPORTED_MINORS[0]
+  if (!isSupportedMinor(minor)) {
+    throw new VisError(
+      'dist.version',
+      `Python ${minor} is not supported; use one of ${SUPPORTED_MINORS.join(', ')}`,
+      {
+        minor,
+      },
+    )
+  }
+  return minor
+}
+
+function fromInstall(tree: ValidTree, source: DistSource): ResolvedDistribution {
+  const p = treePaths(tree.root, tree.minor)
+  return {
+    ...tree,
+    source,
+    kind: 'install',
+    includeDirs: [tree.include],
+    stdlib: p.stdlib,
+    libDynload: p.libDynload,
+  }
+}
+
+// VIS_PYTHON_HOME may name the python/ directory itself or the directory
+// holding it (an unpacked archive).
+function envRoot(home: string): string {
+  const abs = resolvePath(home)
+  if (!existsSync(join(abs, 'lib')) && existsSync(join(abs, 'python', 'lib'))) return join(abs, 'python')
+  return abs
+}
+
+type Attempt = { report: SourceReport; dist?: ResolvedDistribution }
+
+// The sources that never touch the network, in order. Stops at the first
+// that answers. An explicit VIS_PYTHON_HOME or VIS_PYTHON_CHECKOUT that is
+// broken is an error, not a silent fall-through.
+function localAttempts(minor: string, explicitMinor: boolean, opts: ResolveOptions): Attempt[] {
+  const env = readEnv(opts.env ?? process.env)
+  const platform = platformTag()
+  const out: Attempt[] = []
+
+  if (!env.VIS_PYTHON_HOME) {
+    out.push({ report: { source: 'env', answered: false, reason: 'VIS_PYTHON_HOME is not set' } })
+  } else {
+    const root = envRoot(env.VIS_PYTHON_HOME)
+    const tree = validateTree(root, { source: `env:${root}` })
+    if (explicitMinor && tree.minor !== minor) {
+      out.push({
+        report: {
+          source: 'env',
+          answered: false,
+          where: root,
+          reason: `VIS_PYTHON_HOME holds Python ${tree.version}, but ${minor} was asked for`,
+        },
+      })
+    } else {
+      out.push({
+        report: {
+          source: 'env',
+          answered: true,
+          where: root,
+          reason: `VIS_PYTHON_HOME=${env.VIS_PYTHON_HOME}`,
+        },
+        dist: fromInstall(tree, 'env'),
+      })
+      return out
+    }
+  }
+
+  const staged = stagedTreeRoot(stagedDir(opts, env), minor, platform)
+  if (!existsSync(staged)) {
+    out.push({
+      report: { source: 'staged', answered: false, where: staged, reason: `nothing staged at ${staged}` },
+    })
+  } else {
+    try {
+      const tree = validateTree(staged, { minor })
+      out.push({
+        report: { source: 'staged', answered: true, where: staged, reason: `staged beside the package` },
+        dist: fromInstall(tree, 'staged'),
+      })
+      return out
+    } catch (err) {
+      out.push({
+        report: { source: 'staged', answered: false, where: staged, reason: (err as Error).message },
+      })
+    }
+  }
+
+  if (!env.VIS_PYTHON_CHECKOUT) {
+    out.push({ report: { source: 'checkout', answered: false, reason: 'VIS_PYTHON_CHECKOUT is not set' } })
+  } else {
+    const root = resolvePath(env.VIS_PYTHON_CHECKOUT)
+    const tree = validateBuildTree(root)
+    if (tree.minor !== minor) {
+      out.push({
+        report: {
+          source: 'checkout',
+          answered: false,
+          where: root,
+          reason: `VIS_PYTHON_CHECKOUT is Python ${tree.version}, but ${minor} was asked for`,
+        },
+      })
+    } else {
+      out.push({
+        report: { source: 'checkout', answered: true, where: root, reason: `VIS_PYTHON_CHECKOUT=${root}` },
+        dist: { ...tree, source: 'checkout', kind: 'build-tree' },
+      })
+      return out
+    }
+  }
+
+  const cached = cacheRoot(minor, platform)
+  if (!existsSync(cached)) {
+    out.push({
+      report: { source: 'cache', answered: false, where: cached, reason: `nothing cached at ${cached}` },
+    })
+  } else {
+    try {
+      const tree = validateTree(cached, { minor })
+      out.push({
+        report: { source: 'cache', answered: true, where: cached, reason: 'the per-user cache' },
+        dist: fromInstall(tree, 'cache'),
+      })
+      return out
+    } catch (err) {
+      out.push({
+        report: { source: 'cache', answered: false, where: cached, reason: (err as Error).message },
+      })
+    }
+  }
+  return out
+}
+
+function notFound(minor: string, reasons: SourceReport[], extra?: string, url?: string): VisError {
+  const lines = reasons.map((r) => `  ${r.source}: ${r.reason}`).join('\n')
+  return new VisError(
+    'dist.not-found',
+    `no CPython ${minor} distribution is available.\n${lines}${extra ? `\n  download: ${extra}` : ''}\n` +
+      `Set VIS_PYTHON_HOME to a distribution root, or stage one with \`vis runtime stage --python ${minor}\`` +
+      ` (or fetch it with \`vis runtime fetch --python ${minor}\` when online).`,
+    { minor, url },
+  )
+}
+
+export async function resolveDistribution(opts: ResolveOptions = {}): Promise<ResolvedDistribution> {
+  const explicitMinor =
+    opts.minor !== undefined || readEnv(opts.env ?? process.env).VIS_PYTHON_VERSION !== undefined
+  const minor = selectMinor(opts)
+  const attempts = localAttempts(minor, explicitMinor, opts)
+  const hit = attempts.find((a) => a.dist)
+  if (hit?.dist) return hit.dist
+  const reports = attempts.map((a) => a.report)
+  if (opts.allowDownload === false)
+    return Promise.reject(notFound(minor, reports, 'not allowed by the caller'))
+  const base = distBaseUrl(opts.env ?? process.env)
+  try {
+    // A person at a terminal sees the bar even if the caller passed nothing.
+    const onProgress = opts.onProgress ?? (process.stderr.isTTY ? progressPrinter() : undefined)
+    const tree = await fetchIntoCache(minor, base, { ...opts, onProgress })
+    return fromInstall(tree, 'download')
+  } catch (err) {
+    if (isVisError(err, 'dist.download')) throw notFound(minor, reports, err.message, err.context.url)
+    throw err
+  }
+}
+
+// Fetches <base>/cpython-<minor>-<platform>.json, then the archive it names;
+// checks the sha256, unpacks beside the cache path and renames into place.
+export async function fetchIntoCache(
+  minor: string,
+  base: string,
+  opts: ResolveOptions = {},
+): Promise<ValidTree> {
+  const onProgress = opts.onProgress ?? noProgress
+  const platform = platformTag()
+  const manifestUrl = `${base}/cpython-${minor}-${platform}.json`
+  onProgress({ step: 'manifest', detail: manifestUrl })
+  const manifest = parseArchiveManifest(await fetchText(manifestUrl, { retries: opts.retries }), manifestUrl)
+  if (manifest.minor !== minor || manifest.platform !== platform) {
+    throw new VisError(
+      'dist.manifest',
+      `${manifestUrl} describes ${manifest.version} for ${manifest.platform}, not ${minor} for ${platform}`,
+      { url: manifestUrl },
+    )
+  }
+  const archiveUrl = new URL(manifest.file, `${base}/`).toString()
+  const final = cacheRoot(minor, platform)
+  mkdirSync(dirname(final), { recursive: true })
+  cleanStaleSiblings(final)
+  const tmp = siblingTemp(final)
+  try {
+    const file = join(tmp, manifest.file)
+    const actual = await downloadFile(archiveUrl, file, { onProgress, retries: opts.retries })
+    if (actual !== manifest.sha256) {
+      throw new VisError(
+        'dist.checksum',
+        `checksum mismatch for ${archiveUrl}: expected sha256 ${manifest.sha256} (from ${manifestUrl}), got ${actual}`,
+        { url: archiveUrl, expected: manifest.sha256, actual },
+      )
+    }
+    onProgress({ step: 'unpack', detail: final })
+    const into = join(tmp, 'tree')
+    mkdirSync(into)
+    await unpackArchive(file, into, archiveUrl)
+    rmSync(file)
+    const treeRoot = join(into, 'python')
+    const tree = validateTree(treeRoot, { minor, source: `download:${archiveUrl}` })
+    if (tree.version !== manifest.version) {
+      throw new VisError(
+        'dist.archive',
+        `${archiveUrl} holds ${tree.version}, its manifest says ${manifest.version}`,
+        {
+          url: archiveUrl,
+        },
+      )
+    }
+    writeManifest(treeRoot, { ...tree.manifest, source: `download:${archiveUrl}`, sha256: actual })
+    moveBrokenAside(final)
+    if (renameIntoPlace(treeRoot, final) === 'exists') {
+      // Another process won the race; its tree is as good as ours.
+      onProgress({ step: 'install', detail: `another process installed ${final} first` })
+    }
+    return validateTree(final, { minor })
+  } finally {
+    rmSync(tmp, { recursive: true, force: true })
+  }
+}
+
+// A cache entry that fails validation (say, someone deleted files in it) must
+// not block a fresh install at the same path.
+function moveBrokenAside(final: string): void {
+  if (!existsSync(final)) return
+  try {
+    validateTree(final)
+    return
+  } catch {
+    const aside = siblingTemp(final, 'old')
+    rmSync(aside, { recursive: true })
+    renameSync(final, aside)
+    rmSync(aside, { recursive: true, force: true })
+  }
+}
+
+// Why each source did or did not answer, without downloading anything.
+export async function explainResolution(opts: ResolveOptions = {}): Promise<Explanation> {
+  const platform = platformTag()
+  let minor: string
+  try {
+    minor = selectMinor(opts)
+  } catch (err) {
+    const e = err as VisError
+    return { minor: opts.minor ?? '?', platform, sources: [], error: { code: e.code, message: e.message } }
+  }
+  const explicitMinor = opts.minor !== undefined || (opts.env ?? process.env).VIS_PYTHON_VERSION !== undefined
+  let attempts: Attempt[]
+  try {
+    attempts = localAttempts(minor, explicitMinor, opts)
+  } catch (err) {
+    const e = err as VisError
+    return { minor, platform, sources: [], error: { code: e.code ?? 'dist.error', message: e.message } }
+  }
+  const sources = attempts.map((a) => a.report)
+  const hit = attempts.find((a) => a.dist)
+  if (hit?.dist) return { minor, platform, resolved: hit.dist, sources }
+  const base = distBaseUrl(opts.env ?? process.env)
+  const url = `${base}/cpython-${minor}-${platform}.json`
+  sources.push({
+    source: 'download',
+    answered: false,
+    where: url,
+    reason: `not attempted by status; \`vis runtime fetch --python ${minor}\` would download from ${url}`,
+  })
+  return { minor, platform, sources }
+}

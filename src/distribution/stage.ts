@@ -1,0 +1,293 @@
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
+import { isAbsolute, join, relative, resolve } from 'node:path'
+import { VisError } from '../util/errors.js'
+import { packageRoot } from '../util/home.js'
+import { archiveFileFor, packTree, sha256File, unpackArchive, writeArchiveManifests } from './archive.js'
+import { cleanStaleSiblings, renameIntoPlace, replaceInPlace, siblingTemp } from './atomic.js'
+import { findLocalPython, type LocalPython, localPythonCandidates, probePython } from './discover.js'
+import { stagedTreeRoot, treePaths } from './layout.js'
+import type { DistManifest } from './manifest.js'
+import { isSupportedMinor, platformTag } from './platform.js'
+import { noProgress, type OnProgress } from './progress.js'
+import { installPytest } from './pytest.js'
+import { setRunpath } from './runpath.js'
+import { copyExtensionDir, copyStdlib, listFiles } from './slim.js'
+import { slimCheck } from './smoke.js'
+import { cleanPythonEnv, run } from './tools.js'
+import { validateTree } from './validate.js'
+
+export type StageOptions = {
+  // cpython-dist/ directory; defaults to the one beside the package.
+  out?: string
+  force?: boolean
+  withPytest?: boolean
+  // Also write the archive and its manifests (default true).
+  archive?: boolean
+  onProgress?: OnProgress
+}
+
+export type StageResult = {
+  root: string
+  version: string
+  minor: string
+  platform: string
+  archive?: string
+  sha256?: string
+  // True when an equivalent tree was already in place and nothing was done.
+  skipped: boolean
+}
+
+export const defaultDistDir = (): string => join(packageRoot, 'cpython-dist')
+
+// A staged tree equivalent to what was asked for is left alone unless forced.
+function alreadyStaged(finalRoot: string, version: string, withPytest: boolean): boolean {
+  try {
+    const t = validateTree(finalRoot)
+    const hasPytest = t.manifest.packages.some((p) => p.startsWith('pytest '))
+    return t.version === version && hasPytest === withPytest
+  } catch {
+    return false
+  }
+}
+
+export async function stageMinor(minor: string, opts: StageOptions = {}): Promise<StageResult> {
+  if (!isSupportedMinor(minor)) {
+    throw new VisError('dist.stage', `Python ${minor} is not supported (3.11, 3.12, 3.13 are)`, { minor })
+  }
+  const local = findLocalPython(minor)
+  if (!local) {
+    const tried = localPythonCandidates(minor)
+    throw new VisError(
+      'dist.stage',
+      `no local shared-library CPython ${minor} found (${tried.length ? `tried ${tried.join(', ')}` : 'none installed'}); ` +
+        'install one (e.g. pyenv with PYTHON_CONFIGURE_OPTS=--enable-shared) or use --from-archive',
+      { minor },
+    )
+  }
+  return stageLocal(local, opts)
+}
+
+export async function stageFromPython(python: string, opts: StageOptions = {}): Promise<StageResult> {
+  return stageLocal(probePython(python), opts)
+}
+
+async function stageLocal(py: LocalPython, opts: StageOptions): Promise<StageResult> {
+  const onProgress = opts.onProgress ?? noProgress
+  const out = resolve(opts.out ?? defaultDistDir())
+  const platform = platformTag()
+  const { minor, version } = py
+  const finalRoot = stagedTreeRoot(out, minor, platform)
+  const withPytest = opts.withPytest ?? false
+  if (!opts.force && alreadyStaged(finalRoot, version, withPytest)) {
+    onProgress({ step: 'stage', detail: `Python ${version} is already staged at ${finalRoot}` })
+    return { root: finalRoot, version, minor, platform, skipped: true }
+  }
+  cleanStaleSiblings(finalRoot)
+  const tmp = siblingTemp(finalRoot)
+  try {
+    onProgress({ step: 'stage', detail: `staging Python ${version} from ${py.prefix}` })
+    const packages = await buildTree(py, tmp, out, withPytest, onProgress)
+    const manifest: DistManifest = {
+      version,
+      minor,
+      platform,
+      source: `local:${py.prefix}`,
+      packages,
+      created: new Date().toISOString(),
+    }
+    writeManifest(tmp, manifest)
+    onProgress({ step: 'check', detail: 'running the staged interpreter' })
+    await slimCheck(tmp, minor, version)
+    validateTree(tmp, { minor })
+    const result: StageResult = { root: finalRoot, version, minor, platform, skipped: false }
+    if (opts.archive !== false) {
+      const archivesDir = join(out, 'archives')
+      mkdirSync(archivesDir, { recursive: true })
+      const file = archiveFileFor(archivesDir, version, platform)
+      onProgress({ step: 'archive', detail: `packing ${relative(process.cwd(), file) || file}` })
+      const { sha256, size } = await packTree(tmp, file)
+      writeArchiveManifests(archivesDir, {
+        version,
+        minor,
+        platform,
+        file: fileName(file),
+        sha256,
+        size,
+        packages,
+      })
+      // The tree records the archive it was packed into (the archive's own copy cannot).
+      writeManifest(tmp, { ...manifest, sha256 })
+      result.archive = file
+      result.sha256 = sha256
+    }
+    replaceInPlace(tmp, finalRoot)
+    onProgress({ step: 'stage', detail: `staged Python ${version} at ${finalRoot}` })
+    return result
+  } catch (err) {
+    rmSync(tmp, { recursive: true, force: true })
+    throw err
+  }
+}
+
+function fileName(p: string): string {
+  return p.slice(p.lastIndexOf('/') + 1)
+}
+
+export function writeManifest(root: string, manifest: DistManifest): void {
+  writeFileSync(join(root, 'vis-dist.json'), `${JSON.stringify(manifest, null, 2)}\n`)
+}
+
+async function buildTree(
+  py: LocalPython,
+  root: string,
+  out: string,
+  withPytest: boolean,
+  onProgress: OnProgress,
+): Promise<string[]> {
+  const { minor } = py
+  const p = treePaths(root, minor)
+  mkdirSync(p.bin, { recursive: true })
+  mkdirSync(p.lib, { recursive: true })
+
+  onProgress({ step: 'copy', detail: `stdlib from ${py.stdlib}` })
+  copyStdlib(py.stdlib, p.stdlib)
+  if (py.platstdlib !== py.stdlib && existsSync(py.platstdlib)) copyStdlib(py.platstdlib, p.stdlib)
+  // Debian keeps lib-dynload inside the stdlib; other layouts may not.
+  if (py.destshared && existsSync(py.destshared) && !isInside(py.destshared, py.stdlib)) {
+    copyExtensionDir(py.destshared, p.libDynload)
+  }
+  if (!existsSync(join(p.libDynload))) {
+    throw new VisError('dist.stage', `no lib-dynload found for ${py.executable}`, { path: py.stdlib })
+  }
+  mkdirSync(p.sitePackages, { recursive: true })
+  writeFileSync(
+    join(p.sitePackages, 'README.txt'),
+    'Packages here are installed by vis-runtime staging only; no .pth files.\n',
+  )
+
+  onProgress({ step: 'copy', detail: `libpython and headers` })
+  copyFileSync(py.libpython, p.libpython)
+  symlinkSync(`libpython${minor}.so.1.0`, join(p.lib, `libpython${minor}.so`))
+  const abi3 = join(py.libdir, 'libpython3.so')
+  if (existsSync(abi3)) copyFileSync(abi3, join(p.lib, 'libpython3.so'))
+  cpSync(py.include, p.include, { recursive: true, dereference: true })
+  // Debian's pyconfig.h is a multiarch wrapper; take the arch-specific one.
+  const platConfig = join(py.platinclude, 'pyconfig.h')
+  if (py.platinclude !== py.include && existsSync(platConfig))
+    copyFileSync(platConfig, join(p.include, 'pyconfig.h'))
+
+  copyFileSync(py.executable, p.executable)
+  symlinkSync(`python${minor}`, join(p.bin, 'python3'))
+  symlinkSync(`python${minor}`, join(p.bin, 'python'))
+
+  onProgress({ step: 'strip', detail: 'strip --strip-debug on shared objects' })
+  const objects = [p.executable, p.libpython, ...listFiles(p.libDynload, (n) => n.endsWith('.so'))]
+  await run('strip', ['--strip-debug', ...objects], { code: 'dist.stage' })
+  await setRunpath(p.executable, '$ORIGIN/../lib')
+
+  let packages: string[] = []
+  if (withPytest) packages = await installPytest(p.sitePackages, join(out, '.debs'), onProgress)
+
+  onProgress({ step: 'compile', detail: 'compiling .pyc files (unchecked-hash)' })
+  // Unchecked-hash .pyc files stay valid after the tree is copied or
+  // unpacked elsewhere (timestamps are not consulted).
+  await run(
+    p.executable,
+    ['-I', '-m', 'compileall', '-q', '-j', '0', '-o', '0', '--invalidation-mode', 'unchecked-hash', p.stdlib],
+    { env: cleanPythonEnv(), code: 'dist.stage' },
+  )
+  return packages
+}
+
+function isInside(child: string, parent: string): boolean {
+  const rel = relative(parent, child)
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))
+}
+
+// Stages from a python-build-standalone style archive (or one of ours):
+// unpacked beside its final place, checked, renamed in.
+export async function stageFromArchive(source: string, opts: StageOptions = {}): Promise<StageResult> {
+  const onProgress = opts.onProgress ?? noProgress
+  const out = resolve(opts.out ?? defaultDistDir())
+  mkdirSync(out, { recursive: true })
+  const work = join(out, 'staging')
+  cleanStaleSiblings(work)
+  const tmp = siblingTemp(work)
+  try {
+    let file = source
+    if (/^https?:\/\//.test(source)) {
+      const { downloadFile } = await import('./download.js')
+      file = join(tmp, 'archive.tar.gz')
+      await downloadFile(source, file, { onProgress })
+    } else {
+      file = resolve(source)
+      if (!existsSync(file)) throw new VisError('dist.stage', `no archive at ${file}`, { path: file })
+    }
+    const unpacked = join(tmp, 'tree')
+    mkdirSync(unpacked)
+    onProgress({ step: 'unpack', detail: source })
+    await unpackArchive(file, unpacked, source)
+    const treeRoot = join(unpacked, 'python')
+    const tree = validateTree(treeRoot, { source: `archive:${source}` })
+    const sha256 = await sha256File(file)
+    writeManifest(treeRoot, { ...tree.manifest, source: `archive:${source}`, sha256 })
+    const finalRoot = stagedTreeRoot(out, tree.minor, tree.platform)
+    if (existsSync(finalRoot) && !opts.force) {
+      throw new VisError('dist.stage', `${finalRoot} already exists; pass --force to replace it`, {
+        path: finalRoot,
+      })
+    }
+    mkdirSync(join(out, tree.minor, tree.platform), { recursive: true })
+    const result: StageResult = {
+      root: finalRoot,
+      version: tree.version,
+      minor: tree.minor,
+      platform: tree.platform,
+      skipped: false,
+      sha256,
+    }
+    if (opts.archive !== false) {
+      const archivesDir = join(out, 'archives')
+      mkdirSync(archivesDir, { recursive: true })
+      const dest = archiveFileFor(archivesDir, tree.version, tree.platform)
+      if (resolve(dest) !== file) copyFileSync(file, dest)
+      writeArchiveManifests(archivesDir, {
+        version: tree.version,
+        minor: tree.minor,
+        platform: tree.platform,
+        file: fileName(dest),
+        sha256,
+        size: statSync(dest).size,
+        packages: tree.manifest.packages,
+      })
+      result.archive = dest
+    }
+    if (opts.force) replaceInPlace(treeRoot, finalRoot)
+    else if (renameIntoPlace(treeRoot, finalRoot) === 'exists') {
+      throw new VisError('dist.stage', `${finalRoot} appeared while staging; pass --force to replace it`, {
+        path: finalRoot,
+      })
+    }
+    onProgress({ step: 'stage', detail: `staged Python ${tree.version} at ${finalRoot}` })
+    return result
+  } finally {
+    rmSync(tmp, { recursive: true, force: true })
+  }
+}
+
+export function stagedMinors(out = defaultDistDir()): string[] {
+  if (!existsSync(out)) return []
+  return readdirSync(out)
+    .filter((n) => /^\d+\.\d+$/.test(n))
+    .sort((a, b) => Number(a.split('.')[1]) - Number(b.split('.')[1]))
+}

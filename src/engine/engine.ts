@@ -1,0 +1,520 @@
+import { randomUUID } from 'node:crypto'
+import type { Attachment, Block, Durability, FinishBlockInput, Store } from '../persistence/index.js'
+import { openStore } from '../persistence/index.js'
+import type { SessionEvent as RuntimeEvent } from '../sessions/events.js'
+import { createRuntime, type Runtime } from '../sessions/runtime.js'
+import type { Session } from '../sessions/session.js'
+import { defaultTools } from '../tools/index.js'
+import { VisError } from '../util/errors.js'
+import { normalizePolicy } from '../worker/policy.js'
+import { type EventListener, EventLog } from './event-log.js'
+import { type EngineMetrics, engineMetrics } from './metrics.js'
+import { finishFromFailure, finishFromOutcome, type OutcomeLimits, outcomeLabel } from './outcome.js'
+import {
+  type AttachmentView,
+  type BlockView,
+  type CreateSessionBody,
+  CreateSessionBodySchema,
+  IdempotencyKeySchema,
+  type InterruptResult,
+  type ListSessionsQuery,
+  ListSessionsQuerySchema,
+  PolicySchema,
+  type RunBlockBody,
+  RunBlockBodySchema,
+  type SessionDetail,
+  type SessionView,
+} from './schemas.js'
+import { attachmentView, blockView, sessionView } from './views.js'
+
+export type EngineOptions = {
+  home?: string
+  python?: string
+  pool?: { size: number }
+  // Where the HTTP API listens, when one does; reported by health().
+  bindAddress?: string
+  interruptAckMs?: number
+  // Stored stdout per block is cut past this many characters.
+  maxOutputChars?: number
+  durability?: Durability
+  eventFlushMs?: number
+  // Bind the default host tools (files, git, shell per policy) into sessions with roots.
+  tools?: boolean
+}
+
+export type SubmittedBlock = {
+  // The block as stored when accepted: running, or, for a replayed idempotency key, whatever
+  // state the first submission's block is in.
+  block: BlockView
+  replayed: boolean
+  // Settles with the finished block.
+  done: Promise<BlockView>
+}
+
+// One per open session this process has touched. `session` is its runtime session once a
+// worker holds it; a session opened by an earlier host process has none until its next block.
+type Live = {
+  id: string
+  session?: Session
+  opening?: Promise<Session>
+  off?: () => void
+  // Blocks of one session run one at a time, in submission order.
+  tail: Promise<unknown>
+  queued: number
+  currentBlock?: string
+}
+
+const DEFAULT_MAX_OUTPUT_CHARS = 1024 * 1024
+
+// The one engine behind the library and the HTTP API: sessions with their workers (the
+// runtime) and their durable history (the store). Every rule lives here; the HTTP layer
+// only validates, calls and serialises.
+export class Engine {
+  readonly home: string
+  readonly bindAddress: string | undefined
+  readonly metrics: EngineMetrics
+  readonly abandonedAtStart: number
+  private readonly lives = new Map<string, Live>()
+  private readonly pending = new Map<string, Promise<BlockView>>()
+  private readonly log: EventLog
+  private readonly limits: OutcomeLimits
+  private readonly startedAt = Date.now()
+  private closing: Promise<void> | undefined
+
+  constructor(
+    readonly store: Store,
+    readonly runtime: Runtime,
+    private readonly options: EngineOptions,
+  ) {
+    this.home = store.home
+    this.bindAddress = options.bindAddress
+    this.limits = { maxOutputChars: options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS }
+    this.log = new EventLog(store, { flushMs: options.eventFlushMs })
+    this.metrics = engineMetrics({
+      sessionsOpen: () => (this.store.db.open ? this.store.sessions.count('open') : 0),
+      sessionsLive: () => [...this.lives.values()].filter((l) => l.session?.state === 'ready').length,
+      blocksRunning: () => this.pending.size,
+      poolSize: () => options.pool?.size ?? 1,
+      workerProcesses: () => this.runtime.workerPids().length,
+    })
+    this.abandonedAtStart = this.abandonLeftovers()
+  }
+
+  // Blocks still "running" in the store belong to a host process that died: no worker will
+  // ever finish them, so they are closed with an error and their watchers told.
+  private abandonLeftovers(): number {
+    const rows = this.store.db
+      .prepare("SELECT id, session_id FROM blocks WHERE status = 'running'")
+      .all() as {
+      id: string
+      session_id: string
+    }[]
+    if (rows.length === 0) return 0
+    this.store.blocks.abandonRunning()
+    for (const r of rows) {
+      const b = this.store.blocks.require(r.id)
+      this.log.append(r.session_id, 'block-finished', this.finishedEventData(b, []))
+    }
+    return rows.length
+  }
+
+  // ---- sessions ----
+
+  async createSession(body: CreateSessionBody = {}): Promise<SessionView> {
+    this.assertOpen()
+    const v = CreateSessionBodySchema.parse(body)
+    const id = v.id ?? `ses_${randomUUID().replaceAll('-', '')}`
+    if (this.store.sessions.get(id)) {
+      throw new VisError('session.exists', `A session with id ${id} already exists.`, { sessionId: id })
+    }
+    const policy = normalizePolicy({ roots: v.roots, network: v.network, shell: v.shell })
+    const live = this.liveFor(id)
+    // The worker first: a policy the jail refuses must not leave a session row behind.
+    const session = await this.startWorker(live, policy)
+    try {
+      this.store.sessions.create({ id, title: v.title ?? null, policy })
+    } catch (err) {
+      this.forget(live)
+      await session.dispose()
+      throw err
+    }
+    this.metrics.sessionsCreated.inc()
+    return this.sessionView(id)
+  }
+
+  listSessions(query: ListSessionsQuery = {}): SessionView[] {
+    const q = ListSessionsQuerySchema.parse(query)
+    return this.store.sessions.list(q).map((s) => this.viewOf(s))
+  }
+
+  getSession(id: string): SessionDetail {
+    return this.store.db.transaction(() => {
+      const view = this.sessionView(id)
+      const attachments = this.store.attachments.listBySession(id)
+      const blocks = this.store.blocks.listBySession(id).map((b) => blockView(b, attachments))
+      return { ...view, blocks }
+    })()
+  }
+
+  sessionView(id: string): SessionView {
+    return this.viewOf(this.requireSession(id))
+  }
+
+  // Closing keeps the history; the worker goes, a running block ends with an error.
+  async closeSession(id: string): Promise<SessionView> {
+    const row = this.requireSession(id)
+    if (row.closedAt !== null) return this.viewOf(row)
+    this.store.sessions.close(id)
+    const live = this.lives.get(id)
+    if (live) {
+      const session = live.session ?? (await live.opening?.catch(() => undefined))
+      await session?.dispose()
+      await live.tail
+      this.forget(live)
+    }
+    this.log.append(id, 'session-closed', { reason: 'closed by request' })
+    this.metrics.sessionsClosed.inc()
+    return this.sessionView(id)
+  }
+
+  // ---- blocks ----
+
+  async submitBlock(
+    sessionId: string,
+    body: RunBlockBody,
+    opts: { idempotencyKey?: string } = {},
+  ): Promise<SubmittedBlock> {
+    this.assertOpen()
+    const v = RunBlockBodySchema.parse(body)
+    const key =
+      opts.idempotencyKey === undefined ? undefined : IdempotencyKeySchema.parse(opts.idempotencyKey)
+    const row = this.requireSession(sessionId)
+    // A retry of an accepted submission gets that block back, whatever happened since.
+    const first = key === undefined ? undefined : this.store.idempotency.lookup(sessionId, key)
+    if (first !== undefined) return this.replayed(first)
+    if (row.closedAt !== null) {
+      throw new VisError('session.closed', `Session ${sessionId} is closed; create a new session.`, {
+        sessionId,
+      })
+    }
+    const live = this.liveFor(sessionId)
+    if (live.session && live.session.state !== 'ready') {
+      throw new VisError(
+        'worker.retired',
+        `Session ${sessionId}'s worker was retired (${live.session.retiredReason ?? live.session.state}); close it and create a new session.`,
+        { sessionId },
+      )
+    }
+    const started = this.store.transaction(() => {
+      const turnId = v.turn_id ?? null
+      if (turnId !== null) this.ensureTurn(sessionId, turnId)
+      return this.store.blocks.start({ sessionId, code: v.code, turnId, idempotencyKey: key })
+    })
+    if (started.replayed) return this.replayed(started.block.id)
+    const block = started.block
+    live.queued++
+    const run = live.tail.then(() => this.execute(live, block, v.timeout_ms))
+    live.tail = run.catch(() => undefined)
+    const done = run.finally(() => {
+      live.queued--
+      this.pending.delete(block.id)
+    })
+    this.pending.set(block.id, done)
+    return { block: blockView(block, []), replayed: false, done }
+  }
+
+  // Submits and waits for the outcome.
+  async runBlock(
+    sessionId: string,
+    body: RunBlockBody,
+    opts: { idempotencyKey?: string } = {},
+  ): Promise<{ block: BlockView; replayed: boolean }> {
+    const s = await this.submitBlock(sessionId, body, opts)
+    return { block: await s.done, replayed: s.replayed }
+  }
+
+  getBlock(id: string): BlockView {
+    const b = this.store.blocks.require(id)
+    return blockView(b, this.store.attachments.listByBlock(id))
+  }
+
+  async interrupt(sessionId: string): Promise<InterruptResult> {
+    this.requireSession(sessionId)
+    const live = this.lives.get(sessionId)
+    const blockId = live?.currentBlock ?? null
+    if (!live?.session || blockId === null) return { landed: false, retired: false, block_id: blockId }
+    const r = await live.session.interrupt()
+    return { landed: r.landed, retired: r.retired, block_id: blockId }
+  }
+
+  attachment(sessionId: string, attachmentId: string): { attachment: AttachmentView; data: Buffer } {
+    this.requireSession(sessionId)
+    const meta = this.store.attachments.get(attachmentId)
+    const owner = meta ? this.store.blocks.get(meta.blockId)?.sessionId : undefined
+    if (!meta || owner !== sessionId) {
+      throw new VisError('attachment.not-found', `No attachment ${attachmentId} in session ${sessionId}.`, {
+        sessionId,
+        attachmentId,
+      })
+    }
+    const { attachment, data } = this.store.attachments.read(attachmentId)
+    return { attachment: attachmentView(sessionId, attachment), data }
+  }
+
+  // ---- events ----
+
+  // Live events of one session, in seq order. Replay what came before with replayEvents()
+  // in the same tick to miss nothing.
+  subscribe(sessionId: string, fn: EventListener): () => void {
+    this.requireSession(sessionId)
+    return this.log.subscribe(sessionId, fn)
+  }
+
+  replayEvents(sessionId: string, afterSeq = 0, limit = 1000) {
+    this.requireSession(sessionId)
+    return this.log.replay(sessionId, afterSeq, limit)
+  }
+
+  // ---- service ----
+
+  health() {
+    return {
+      ok: this.closing === undefined,
+      home: this.home,
+      bind_address: this.bindAddress ?? null,
+      uptime_s: Math.round((Date.now() - this.startedAt) / 1000),
+      sessions_open: this.store.db.open ? this.store.sessions.count('open') : 0,
+      blocks_running: this.pending.size,
+    }
+  }
+
+  metricsText(): string {
+    return this.metrics.registry.render()
+  }
+
+  // Stops every worker; blocks still running finish with an error; the store is closed last.
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await this.runtime.close()
+      await Promise.allSettled([...this.pending.values()])
+      this.log.flushAll()
+      this.store.close()
+    })()
+    return this.closing
+  }
+
+  // ---- internals ----
+
+  private async execute(live: Live, block: Block, timeoutMs: number): Promise<BlockView> {
+    const t0 = performance.now()
+    let finish: FinishBlockInput
+    let snapshot: unknown
+    let session: Session | undefined
+    try {
+      session = await this.ensureWorker(live)
+      live.currentBlock = block.id
+      this.log.append(live.id, 'block-started', {
+        block_id: block.id,
+        position: block.position,
+        turn_id: block.turnId,
+        code: block.code,
+      })
+      const outcome = await session.runBlock(block.code, { timeoutMs })
+      finish = finishFromOutcome(outcome, performance.now() - t0, this.limits)
+      snapshot = session.lastSnapshot
+    } catch (err) {
+      const partial = session && live.currentBlock === block.id ? session.takePartialStdout() : ''
+      finish = finishFromFailure(err, partial, performance.now() - t0, this.limits)
+    } finally {
+      live.currentBlock = undefined
+    }
+    this.log.flush(live.id)
+    const stored = this.persistFinish(block, finish, snapshot)
+    const attachments = this.store.attachments.listByBlock(block.id)
+    this.log.append(live.id, 'block-finished', this.finishedEventData(stored, attachments))
+    this.metrics.blocks.inc({ outcome: outcomeLabel(finish) })
+    this.metrics.blockLatency.observe((stored.durationMs ?? 0) / 1000)
+    return blockView(stored, attachments)
+  }
+
+  // The outcome, its attachments and the session's defs snapshot commit together: after a
+  // crash the defs are never ahead of or behind the last finished block.
+  private persistFinish(block: Block, finish: FinishBlockInput, snapshot: unknown): Block {
+    const write = () =>
+      this.store.transaction(() => {
+        const b = this.store.blocks.finish(block.id, finish)
+        if (snapshot !== undefined && snapshot !== null) this.store.defs.put(block.sessionId, snapshot)
+        return b
+      })
+    try {
+      return write()
+    } catch (err) {
+      // An outcome the store refuses (a bad attachment, an oversized snapshot) must not leave the
+      // block running forever: keep the block, with the reason, and drop the rest.
+      if (snapshot !== undefined || finish.attachments?.length) {
+        return this.store.blocks.finish(block.id, {
+          ...finish,
+          attachments: [],
+          error: finish.error ?? { code: 'block.persist-failed', message: (err as Error).message },
+        })
+      }
+      throw err
+    }
+  }
+
+  private finishedEventData(b: Block, attachments: readonly Attachment[]) {
+    return {
+      block_id: b.id,
+      position: b.position,
+      duration_ms: b.durationMs,
+      timed_out: b.timedOut,
+      result: b.result,
+      error: b.error,
+      attachments: attachments.map((a) => a.id),
+    }
+  }
+
+  private async ensureWorker(live: Live): Promise<Session> {
+    if (live.session) {
+      if (live.session.state !== 'ready') {
+        throw new VisError(
+          'worker.retired',
+          `Session ${live.id}'s worker was retired (${live.session.retiredReason ?? live.session.state}); close it and create a new session.`,
+          { sessionId: live.id },
+        )
+      }
+      return live.session
+    }
+    if (!live.opening) {
+      live.opening = this.reopen(live).finally(() => {
+        live.opening = undefined
+      })
+    }
+    return live.opening
+  }
+
+  // A session this process has no worker for (it was opened by an earlier host process):
+  // a fresh worker with the same policy, then its definitions restored from the snapshot.
+  private async reopen(live: Live): Promise<Session> {
+    const row = this.requireSession(live.id)
+    const policy = normalizePolicy(PolicySchema.parse(row.policy))
+    const session = await this.startWorker(live, policy)
+    this.metrics.workerRestarts.inc()
+    const defs = this.store.defs.get(live.id)
+    if (defs !== undefined) {
+      let data: Record<string, unknown>
+      try {
+        const r = await session.callGuest('restore_defs', defs.snapshot)
+        data = typeof r === 'object' && r !== null ? (r as Record<string, unknown>) : { result: String(r) }
+      } catch (err) {
+        data = { error: (err as Error).message }
+      }
+      this.log.append(live.id, 'defs-restored', JSON.parse(JSON.stringify(data)))
+    }
+    return session
+  }
+
+  private async startWorker(live: Live, policy: ReturnType<typeof normalizePolicy>): Promise<Session> {
+    const session = await this.runtime.createSession({ ...policy, id: live.id })
+    try {
+      if (this.options.tools !== false && policy.roots.length > 0) {
+        const tools = await defaultTools({ sessionId: live.id, roots: policy.roots, shell: policy.shell })
+        await Promise.all(tools.map((t) => session.bindTool(t)))
+      }
+    } catch (err) {
+      await session.dispose()
+      throw err
+    }
+    live.session = session
+    live.off = session.subscribe((ev) => this.onRuntimeEvent(live, ev))
+    return session
+  }
+
+  private onRuntimeEvent(live: Live, ev: RuntimeEvent): void {
+    switch (ev.type) {
+      case 'output':
+        if (live.currentBlock) this.log.output(live.id, live.currentBlock, ev.stream, ev.data)
+        return
+      case 'interrupt':
+        this.log.append(live.id, 'interrupt', {
+          block_id: live.currentBlock ?? null,
+          landed: ev.landed,
+          retired: ev.retired,
+        })
+        return
+      case 'worker-retired':
+        this.metrics.workerRetirements.inc()
+        this.log.append(live.id, 'worker-retired', { pid: ev.pid, reason: ev.reason })
+        return
+      default:
+        // block-started / block-finished are emitted by execute() with the stored block ids.
+        return
+    }
+  }
+
+  private ensureTurn(sessionId: string, turnId: string): void {
+    const turn = this.store.turns.get(turnId)
+    if (!turn) {
+      this.store.turns.start({ id: turnId, sessionId })
+      return
+    }
+    if (turn.sessionId !== sessionId) {
+      throw new VisError('turn.conflict', `Turn ${turnId} belongs to another session.`, { sessionId, turnId })
+    }
+  }
+
+  private replayed(blockId: string): SubmittedBlock {
+    const block = this.getBlock(blockId)
+    const running = this.pending.get(blockId)
+    return { block, replayed: true, done: running ?? Promise.resolve(block) }
+  }
+
+  private liveFor(id: string): Live {
+    let live = this.lives.get(id)
+    if (!live) {
+      live = { id, tail: Promise.resolve(), queued: 0 }
+      this.lives.set(id, live)
+    }
+    return live
+  }
+
+  private forget(live: Live): void {
+    live.off?.()
+    if (this.lives.get(live.id) === live) this.lives.delete(live.id)
+  }
+
+  private viewOf(row: ReturnType<Store['sessions']['require']>): SessionView {
+    const live = this.lives.get(row.id)
+    const worker = live?.session ? (live.session.state === 'ready' ? 'live' : 'retired') : 'dormant'
+    return sessionView(row, worker, (live?.queued ?? 0) > 0)
+  }
+
+  private requireSession(id: string) {
+    const row = this.store.sessions.get(id)
+    if (!row) throw new VisError('session.not-found', `No session with id ${id}.`, { sessionId: id })
+    return row
+  }
+
+  private assertOpen(): void {
+    if (this.closing !== undefined) throw new VisError('engine.closed', 'The engine is shutting down.')
+  }
+}
+
+export async function createEngine(options: EngineOptions = {}): Promise<Engine> {
+  const store = openStore({ home: options.home, durability: options.durability })
+  let runtime: Runtime
+  try {
+    runtime = await createRuntime({
+      home: store.home,
+      python: options.python,
+      pool: options.pool,
+      interruptAckMs: options.interruptAckMs,
+      // The engine binds them itself: only sessions with roots get file tools.
+      defaultTools: false,
+    })
+  } catch (err) {
+    store.close()
+    throw err
+  }
+  return new Engine(store, runtime, options)
+}

@@ -1,0 +1,97 @@
+import { z } from 'zod'
+import type { AttachmentInput, FinishBlockInput } from '../persistence/index.js'
+import { type JsonValue, JsonValueSchema } from '../persistence/json.js'
+import type { BlockOutcome } from '../sessions/outcome.js'
+import { errorMessage, isVisError } from '../util/errors.js'
+
+// What the guest hands over for a file a block attached (vis-guest/vis_guest/attach.py).
+const GuestAttachmentSchema = z
+  .object({
+    name: z.string(),
+    media_type: z.string(),
+    data_b64: z.string(),
+  })
+  .passthrough()
+
+export type OutcomeLimits = {
+  // Stored stdout/stderr beyond this many characters is cut, with a note saying so.
+  maxOutputChars: number
+}
+
+export function capText(text: string, max: number): string {
+  if (text.length <= max) return text
+  return `${text.slice(0, max)}\n[vis: output truncated, ${text.length - max} more characters not kept]\n`
+}
+
+const asJson = (value: unknown): JsonValue | null => {
+  if (value === undefined) return null
+  const parsed = JsonValueSchema.safeParse(value)
+  return parsed.success ? parsed.data : String(value)
+}
+
+// The guest's error carries a `phase` (syntax, runtime, interrupted, timeout...); the stored
+// error gets a stable dotted code from it and keeps every field the guest sent.
+function blockError(error: NonNullable<BlockOutcome['error']>): FinishBlockInput['error'] {
+  const { phase, message, ...rest } = error
+  const extra: Record<string, JsonValue> = {}
+  for (const [k, v] of Object.entries(rest)) if (v !== undefined) extra[k] = asJson(v)
+  // The stored schema keeps extra keys (catchall) though its input type does not spell them out.
+  return { ...extra, code: `block.${phase}`, phase, message } as NonNullable<FinishBlockInput['error']>
+}
+
+function attachmentInputs(list: unknown[] | undefined): { inputs: AttachmentInput[]; notes: string[] } {
+  const inputs: AttachmentInput[] = []
+  const notes: string[] = []
+  for (const [i, raw] of (list ?? []).entries()) {
+    const a = GuestAttachmentSchema.safeParse(raw)
+    if (!a.success) {
+      notes.push(`attachment ${i} was malformed and not kept`)
+      continue
+    }
+    const mediaType = /^[\w.+-]+\/[\w.+-]+/.test(a.data.media_type)
+      ? a.data.media_type
+      : 'application/octet-stream'
+    inputs.push({ mediaType, name: a.data.name, data: Buffer.from(a.data.data_b64, 'base64') })
+  }
+  return { inputs, notes }
+}
+
+export function finishFromOutcome(outcome: BlockOutcome, durationMs: number, limits: OutcomeLimits) {
+  const { inputs, notes } = attachmentInputs(outcome.attachments)
+  let stdout = capText(outcome.stdout ?? '', limits.maxOutputChars)
+  if (notes.length > 0) stdout += `[vis: ${notes.join('; ')}]\n`
+  const finish: FinishBlockInput = {
+    stdout,
+    stderr: '',
+    result: asJson(outcome.result),
+    error: outcome.error ? blockError(outcome.error) : null,
+    durationMs: Math.max(0, Math.round(durationMs)),
+    timedOut: outcome.timedOut === true,
+    attachments: inputs,
+  }
+  return finish
+}
+
+// A block whose worker failed under it (crashed, retired, the session closed) still finishes:
+// with the output it printed so far and the reason.
+export function finishFromFailure(
+  err: unknown,
+  partialStdout: string,
+  durationMs: number,
+  limits: OutcomeLimits,
+) {
+  const finish: FinishBlockInput = {
+    stdout: capText(partialStdout, limits.maxOutputChars),
+    error: {
+      code: isVisError(err) ? err.code : 'block.failed',
+      message: errorMessage(err),
+    },
+    durationMs: Math.max(0, Math.round(durationMs)),
+    timedOut: false,
+  }
+  return finish
+}
+
+export function outcomeLabel(f: FinishBlockInput): 'ok' | 'error' | 'timeout' {
+  return f.timedOut ? 'timeout' : f.error ? 'error' : 'ok'
+}

@@ -1,0 +1,156 @@
+import { z } from 'zod'
+import { JsonValueSchema } from '../persistence/json.js'
+
+// The engine's public shapes. The library and the HTTP API take and return exactly these
+// (snake_case, as they travel as JSON); the OpenAPI document is generated from them.
+
+export const MAX_CODE_CHARS = 512 * 1024
+export const DEFAULT_TIMEOUT_MS = 60_000
+export const MAX_TIMEOUT_MS = 60 * 60 * 1000
+
+const Id = z.string().min(1).max(128)
+
+export const NetworkPolicySchema = z
+  .object({
+    enabled: z.boolean().default(false).describe('Whether the session may reach the network at all.'),
+    allow: z.array(z.string().min(1).max(255)).max(256).default([]).describe('Hosts or CIDRs allowed.'),
+    deny: z.array(z.string().min(1).max(255)).max(256).default([]).describe('Hosts or CIDRs denied.'),
+  })
+  .strict()
+
+export const PolicySchema = z
+  .object({
+    roots: z
+      .array(z.string().min(1).max(4096))
+      .max(64)
+      .default([])
+      .describe('Directories the session may read and write; the first is its workspace.'),
+    network: NetworkPolicySchema.default({}),
+    shell: z.boolean().default(false).describe('Whether the shell tool is bound.'),
+  })
+  .strict()
+export type Policy = z.output<typeof PolicySchema>
+
+export const CreateSessionBodySchema = z
+  .object({
+    id: Id.regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, "_", "." and "-" only').optional(),
+    title: z.string().max(1000).nullable().optional(),
+    roots: PolicySchema.shape.roots,
+    network: PolicySchema.shape.network,
+    shell: PolicySchema.shape.shell,
+  })
+  .strict()
+export type CreateSessionBody = z.input<typeof CreateSessionBodySchema>
+
+export const RunBlockBodySchema = z
+  .object({
+    code: z.string().max(MAX_CODE_CHARS).describe('Python source of one block.'),
+    timeout_ms: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_TIMEOUT_MS)
+      .default(DEFAULT_TIMEOUT_MS)
+      .describe('Interrupt the block after this long; the outcome then says timed_out.'),
+    turn_id: Id.nullable().optional().describe('The turn this block belongs to (created on first use).'),
+  })
+  .strict()
+export type RunBlockBody = z.input<typeof RunBlockBodySchema>
+
+export const ListSessionsQuerySchema = z
+  .object({
+    state: z.enum(['open', 'closed', 'all']).default('all'),
+    limit: z.coerce.number().int().min(1).max(1000).default(100),
+    offset: z.coerce.number().int().min(0).default(0),
+  })
+  .strict()
+export type ListSessionsQuery = z.input<typeof ListSessionsQuerySchema>
+
+export const IdempotencyKeySchema = z.string().min(1).max(255)
+
+const Iso = z.string().describe('ISO 8601 time, UTC')
+
+export const AttachmentViewSchema = z.object({
+  id: z.string(),
+  block_id: z.string(),
+  media_type: z.string(),
+  name: z.string().nullable(),
+  size: z.number().int(),
+  sha256: z.string(),
+  url: z.string().describe('Where the bytes are served, relative to the API root.'),
+})
+export type AttachmentView = z.infer<typeof AttachmentViewSchema>
+
+export const BlockErrorViewSchema = z
+  .object({ code: z.string().optional(), message: z.string() })
+  .catchall(JsonValueSchema)
+
+export const BlockViewSchema = z.object({
+  id: z.string(),
+  session_id: z.string(),
+  turn_id: z.string().nullable(),
+  position: z.number().int(),
+  status: z.enum(['running', 'done']),
+  code: z.string(),
+  stdout: z.string(),
+  stderr: z.string(),
+  result: JsonValueSchema.nullable(),
+  error: BlockErrorViewSchema.nullable(),
+  duration_ms: z.number().int().nullable(),
+  timed_out: z.boolean(),
+  created_at: Iso,
+  finished_at: Iso.nullable(),
+  attachments: z.array(AttachmentViewSchema),
+})
+export type BlockView = z.infer<typeof BlockViewSchema>
+
+export const WorkerStateSchema = z
+  .enum(['live', 'dormant', 'retired', 'closed'])
+  .describe(
+    'live: a worker holds its interpreter; dormant: none yet (reopened on the next block, defs restored); ' +
+      'retired: its worker was retired and it takes no more blocks; closed: the session was closed.',
+  )
+
+export const SessionViewSchema = z.object({
+  id: z.string(),
+  title: z.string().nullable(),
+  policy: JsonValueSchema,
+  state: z.enum(['open', 'closed']),
+  worker: WorkerStateSchema,
+  busy: z.boolean(),
+  created_at: Iso,
+  closed_at: Iso.nullable(),
+  last_event_id: z.number().int(),
+})
+export type SessionView = z.infer<typeof SessionViewSchema>
+
+export const SessionDetailSchema = SessionViewSchema.extend({ blocks: z.array(BlockViewSchema) })
+export type SessionDetail = z.infer<typeof SessionDetailSchema>
+
+export const SessionListSchema = z.object({ sessions: z.array(SessionViewSchema) })
+
+export const InterruptResultSchema = z.object({
+  landed: z.boolean().describe('A running block received the interrupt.'),
+  retired: z.boolean().describe('The interrupt could not land in time and the worker was retired.'),
+  block_id: z.string().nullable(),
+})
+export type InterruptResult = z.infer<typeof InterruptResultSchema>
+
+export const EventTypeSchema = z.enum([
+  'block-started',
+  'output',
+  'block-finished',
+  'interrupt',
+  'worker-retired',
+  'defs-restored',
+  'session-closed',
+])
+export type EventType = z.infer<typeof EventTypeSchema>
+
+export const EventViewSchema = z.object({
+  id: z.number().int().describe('Monotonic per session; the SSE id.'),
+  type: EventTypeSchema,
+  at: Iso,
+  data: JsonValueSchema,
+})
+export type EventView = z.infer<typeof EventViewSchema>

@@ -1,0 +1,51 @@
+import type { Attachment, Block, Session } from '../persistence/index.js'
+import type { AttachmentView, BlockView, SessionView } from './schemas.js'
+
+const iso = (ms: number): string => new Date(ms).toISOString()
+const isoOrNull = (ms: number | null): string | null => (ms === null ? null : iso(ms))
+
+export function attachmentView(sessionId: string, a: Attachment): AttachmentView {
+  return {
+    id: a.id,
+    block_id: a.blockId,
+    media_type: a.mediaType,
+    name: a.name,
+    size: a.size,
+    sha256: a.sha256,
+    url: `/v1/sessions/${encodeURIComponent(sessionId)}/attachments/${encodeURIComponent(a.id)}`,
+  }
+}
+
+export function blockView(b: Block, attachments: readonly Attachment[]): BlockView {
+  return {
+    id: b.id,
+    session_id: b.sessionId,
+    turn_id: b.turnId,
+    position: b.position,
+    status: b.status,
+    code: b.code,
+    stdout: b.stdout,
+    stderr: b.stderr,
+    result: b.result,
+    error: b.error,
+    duration_ms: b.durationMs,
+    timed_out: b.timedOut,
+    created_at: iso(b.createdAt),
+    finished_at: isoOrNull(b.finishedAt),
+    attachments: attachments.filter((a) => a.blockId === b.id).map((a) => attachmentView(b.sessionId, a)),
+  }
+}
+
+export function sessionView(s: Session, worker: SessionView['worker'], busy: boolean): SessionView {
+  return {
+    id: s.id,
+    title: s.title,
+    policy: s.policy,
+    state: s.closedAt === null ? 'open' : 'closed',
+    worker: s.closedAt === null ? worker : 'closed',
+    busy,
+    created_at: iso(s.createdAt),
+    closed_at: isoOrNull(s.closedAt),
+    last_event_id: s.lastEventSeq,
+  }
+}

@@ -1,0 +1,80 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { Hono } from 'hono'
+import { bodyLimit } from 'hono/body-limit'
+import type { Engine } from '../engine/engine.js'
+import { packageRoot } from '../util/home.js'
+import { bearerAuth } from './auth.js'
+import { envelope, errorResponse } from './errors.js'
+import { OPENAPI_PATH, openApiDocument } from './openapi.js'
+import { ROUTES, type RouteContext } from './routes.js'
+
+export type AppOptions = {
+  // Bearer token every request but /v1/health must carry; none on a loopback bind.
+  token?: string
+  // Request bodies larger than this are refused with 413.
+  maxBodyBytes?: number
+  heartbeatMs?: number
+  // An SSE client this many frames behind is disconnected (it reconnects with Last-Event-ID).
+  maxQueuedFrames?: number
+}
+
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+
+function packageVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as { version: string })
+      .version
+  } catch {
+    return '0.0.0'
+  }
+}
+
+const routeRegex = (path: string) => new RegExp(`^${path.replace(/:[A-Za-z_]\w*/g, '[^/]+')}/?$`)
+
+// The HTTP API over one engine: validation, auth, limits and serialisation, no rules of its own.
+export function createApp(engine: Engine, options: AppOptions = {}): Hono {
+  const ctx: RouteContext = {
+    engine,
+    sse: { heartbeatMs: options.heartbeatMs ?? 15_000, maxQueuedFrames: options.maxQueuedFrames ?? 10_000 },
+  }
+  const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
+  const app = new Hono()
+  app.use('*', bearerAuth(options.token))
+  app.use(
+    '*',
+    bodyLimit({
+      maxSize: maxBody,
+      onError: (c) =>
+        c.json(
+          envelope('http.body-too-large', `Request bodies are limited to ${maxBody} bytes.`, {
+            limit: maxBody,
+          }),
+          413,
+        ),
+    }),
+  )
+  for (const route of ROUTES) {
+    app.on(route.method.toUpperCase(), route.path, (c) => route.handler(c, ctx))
+  }
+  const doc = openApiDocument(ROUTES, packageVersion(), options.token !== undefined)
+  app.get(OPENAPI_PATH, (c) => c.json(doc))
+
+  const matchers = ROUTES.map((r) => ({ method: r.method.toUpperCase(), re: routeRegex(r.path) }))
+  app.notFound((c) => {
+    const allowed = matchers.filter((m) => m.re.test(c.req.path)).map((m) => m.method)
+    if (allowed.length > 0) {
+      c.header('Allow', allowed.join(', '))
+      return c.json(
+        envelope('http.method-not-allowed', `${c.req.method} is not allowed here.`, { allowed }),
+        405,
+      )
+    }
+    return c.json(
+      envelope('http.not-found', `No route ${c.req.method} ${c.req.path}.`, { path: c.req.path }),
+      404,
+    )
+  })
+  app.onError((err, c) => errorResponse(c, err))
+  return app
+}

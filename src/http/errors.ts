@@ -1,0 +1,75 @@
+import type { Context } from 'hono'
+import type { ContentfulStatusCode } from 'hono/utils/http-status'
+import { z } from 'zod'
+import { isVisError, VisError } from '../util/errors.js'
+
+// Every error the API returns has this one shape.
+export const ErrorEnvelopeSchema = z.object({
+  error: z.object({
+    code: z.string().describe('Stable, dotted, lower-case: session.not-found, http.invalid-body...'),
+    message: z.string().describe('What went wrong and what to do about it.'),
+    details: z.unknown().describe('Context: the session id, the invalid fields...'),
+  }),
+})
+export type ErrorEnvelope = z.infer<typeof ErrorEnvelopeSchema>
+
+// Status by code: exact codes first, then by suffix, so a new "*.not-found" is a 404 without
+// anyone listing it here.
+const EXACT: Record<string, ContentfulStatusCode> = {
+  'http.invalid-json': 400,
+  'http.invalid-body': 400,
+  'http.invalid-query': 400,
+  'http.invalid-header': 400,
+  'db.invalid-input': 400,
+  'http.unauthorized': 401,
+  'http.body-too-large': 413,
+  'http.unsupported-media-type': 415,
+  'session.closed': 409,
+  'session.exists': 409,
+  'session.busy': 409,
+  'worker.retired': 409,
+  'turn.conflict': 409,
+  'db.session-exists': 409,
+  'db.idempotency-conflict': 409,
+  'engine.closed': 503,
+  'runtime.closed': 503,
+}
+
+export function statusFor(code: string): ContentfulStatusCode {
+  const exact = EXACT[code]
+  if (exact !== undefined) return exact
+  if (code.endsWith('.not-found')) return 404
+  if (code.endsWith('.path-denied') || code.endsWith('.denied')) return 403
+  return 500
+}
+
+export function envelope(code: string, message: string, details: unknown = null): ErrorEnvelope {
+  return { error: { code, message, details } }
+}
+
+// Zod issues as details a client can act on: where, and what is wrong there.
+export function zodDetails(err: z.ZodError): { issues: { path: string; message: string }[] } {
+  return {
+    issues: err.issues.map((i) => ({
+      path: i.path.length > 0 ? i.path.join('.') : '(body)',
+      message: i.message,
+    })),
+  }
+}
+
+export function errorResponse(c: Context, err: unknown): Response {
+  if (err instanceof z.ZodError) {
+    return c.json(envelope('http.invalid-body', 'The request body is invalid.', zodDetails(err)), 400)
+  }
+  if (isVisError(err)) {
+    const status = statusFor(err.code)
+    return c.json(envelope(err.code, err.message, err.context), status)
+  }
+  // Anything else is our bug: say so without leaking internals beyond the message.
+  const message = err instanceof Error ? err.message : String(err)
+  return c.json(envelope('http.internal', `Internal error: ${message}`), 500)
+}
+
+export function httpError(code: string, message: string, details: Record<string, unknown> = {}): VisError {
+  return new VisError(code, message, details)
+}

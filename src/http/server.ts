@@ -1,0 +1,83 @@
+import type { Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { createAdaptorServer } from '@hono/node-server'
+import { createEngine, type Engine, type EngineOptions } from '../engine/engine.js'
+import { VisError } from '../util/errors.js'
+import { type AppOptions, createApp } from './app.js'
+import { requireTokenFor } from './auth.js'
+
+export const DEFAULT_HOST = '127.0.0.1'
+export const DEFAULT_PORT = 7878
+
+export type ServerOptions = Omit<EngineOptions, 'bindAddress'> &
+  AppOptions & {
+    host?: string
+    // 0 picks a free port.
+    port?: number
+    // Serve an engine the caller owns (and closes); otherwise one is created and closed here.
+    engine?: Engine
+  }
+
+export type VisServer = {
+  url: string
+  host: string
+  port: number
+  engine: Engine
+  close(): Promise<void>
+}
+
+const hostInUrl = (host: string) => (host.includes(':') ? `[${host}]` : host)
+
+// Starts the HTTP API. A non-loopback host without a token is refused before anything starts.
+export async function startServer(options: ServerOptions = {}): Promise<VisServer> {
+  const host = options.host ?? DEFAULT_HOST
+  const port = options.port ?? DEFAULT_PORT
+  const token = options.token ?? (process.env.VIS_TOKEN || undefined)
+  requireTokenFor(host, token)
+  const owned = options.engine === undefined
+  const engine =
+    options.engine ?? (await createEngine({ ...options, bindAddress: `${hostInUrl(host)}:${port}` }))
+  const app = createApp(engine, { ...options, token })
+  const server = createAdaptorServer({ fetch: app.fetch, hostname: host }) as Server
+  // A waiting block may take long: the request timeout is the block's own timeout, not Node's.
+  server.requestTimeout = 0
+  server.headersTimeout = 60_000
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(port, host, () => {
+        server.off('error', reject)
+        resolve()
+      })
+    })
+  } catch (err) {
+    if (owned) await engine.close()
+    const e = err as NodeJS.ErrnoException
+    throw new VisError('http.listen', `Cannot listen on ${host}:${port}: ${e.message}`, {
+      host,
+      port,
+      errno: e.code,
+    })
+  }
+  const bound = (server.address() as AddressInfo).port
+  let closing: Promise<void> | undefined
+  return {
+    url: `http://${hostInUrl(host)}:${bound}`,
+    host,
+    port: bound,
+    engine,
+    close() {
+      closing ??= (async () => {
+        const stopped = new Promise<void>((resolve) => server.close(() => resolve()))
+        // Event streams never end on their own; idle keep-alive sockets neither.
+        server.closeIdleConnections()
+        const sweep = setTimeout(() => server.closeAllConnections(), 200)
+        if (owned) await engine.close()
+        server.closeAllConnections()
+        await stopped
+        clearTimeout(sweep)
+      })()
+      return closing
+    },
+  }
+}

@@ -1,0 +1,104 @@
+import type { Engine } from '../engine/engine.js'
+import type { EventView } from '../engine/schemas.js'
+import { VisError } from '../util/errors.js'
+
+export type SseOptions = {
+  // A comment line this often keeps proxies from timing the stream out, and makes a write
+  // that finds a dead client (the socket closes, the stream is cancelled, we clean up).
+  heartbeatMs: number
+  // A client this many frames behind is dropped: it can reconnect with Last-Event-ID.
+  maxQueuedFrames: number
+}
+
+const encoder = new TextEncoder()
+
+const frame = (ev: EventView): string => `id: ${ev.id}\nevent: ${ev.type}\ndata: ${JSON.stringify(ev)}\n\n`
+
+// The replay point: Last-Event-ID (what an EventSource sends on reconnect) or ?after=.
+export function parseLastEventId(header: string | undefined, query: string | undefined): number {
+  const raw = header ?? query
+  if (raw === undefined || raw === '') return 0
+  if (!/^\d{1,15}$/.test(raw.trim())) {
+    throw new VisError('http.invalid-header', 'Last-Event-ID must be a non-negative integer event id.', {
+      lastEventId: raw,
+    })
+  }
+  return Number(raw.trim())
+}
+
+// One session's events as Server-Sent Events: first everything after `after` from the store,
+// then live ones, each exactly once, in id order. Replay and subscription happen in one tick,
+// and the log appends and notifies in one tick, so nothing falls between them.
+export function sessionEventStream(
+  engine: Engine,
+  sessionId: string,
+  after: number,
+  opts: SseOptions,
+): Response {
+  // Fails with session.not-found before any stream exists.
+  engine.sessionView(sessionId)
+  let cleanup = () => {}
+  const body = new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        let last = after
+        let ended = false
+        const end = () => {
+          if (ended) return
+          ended = true
+          cleanup()
+          try {
+            controller.close()
+          } catch {
+            // Already closed or cancelled.
+          }
+        }
+        const write = (text: string) => {
+          if (ended) return
+          if ((controller.desiredSize ?? 0) < -opts.maxQueuedFrames) {
+            end()
+            return
+          }
+          controller.enqueue(encoder.encode(text))
+        }
+        const send = (ev: EventView) => {
+          if (ev.id <= last) return
+          last = ev.id
+          write(frame(ev))
+          if (ev.type === 'session-closed') end()
+        }
+        const unsubscribe = engine.subscribe(sessionId, send)
+        const heartbeat = setInterval(() => write(': heartbeat\n\n'), opts.heartbeatMs)
+        heartbeat.unref()
+        cleanup = () => {
+          clearInterval(heartbeat)
+          unsubscribe()
+        }
+        // Tells EventSource how soon to reconnect, and flushes the headers at once.
+        write('retry: 1000\n\n')
+        for (let first = true; !ended; first = false) {
+          const page = engine.replayEvents(sessionId, last, 500)
+          if (first && page.gap && after > 0) {
+            write(`event: gap\ndata: ${JSON.stringify({ after, oldest: page.events[0]?.id ?? null })}\n\n`)
+          }
+          for (const ev of page.events) send(ev)
+          if (page.events.length < 500) break
+        }
+        if (engine.sessionView(sessionId).state === 'closed' && !ended) end()
+      },
+      cancel() {
+        // The client went away.
+        cleanup()
+      },
+    },
+    { highWaterMark: 1, size: () => 1 },
+  )
+  return new Response(body, {
+    headers: {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-cache, no-transform',
+      Connection: 'keep-alive',
+      'X-Accel-Buffering': 'no',
+    },
+  })
+}

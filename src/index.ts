@@ -1,0 +1,30 @@
+// vis-runtime's public surface: the runtime and its sessions, and the seed-named
+// host functions over Python contexts addressed by key.
+
+export { createEngine, Engine, type EngineOptions } from './engine/index.js'
+export { boundaryView, ctxToPythonStr, pyJsonLiteral, symToPyName } from './guest/index.js'
+export { createApp, startServer, type VisServer } from './http/index.js'
+export type { SessionEvent, SessionEventType, SessionListener } from './sessions/events.js'
+export { type BlockError, BlockOutcome } from './sessions/outcome.js'
+export { createRuntime, type Runtime, RuntimeOptions, SessionOptions } from './sessions/runtime.js'
+export {
+  bindAndBump,
+  closeSeedRuntime,
+  countTopLevelForms,
+  createPythonContext,
+  disposePythonContext,
+  forgetSessionDefs,
+  interruptGuest,
+  persistSessionDefs,
+  pythonWorkerPids,
+  restoreSessionDefs,
+  retirePythonContext,
+  runPythonBlock,
+  setPythonBinding,
+  takePartialBlockStdout,
+  useSeedRuntime,
+  validateNoBannedDefs,
+} from './sessions/seed.js'
+export type { BindOptions, RunBlockOptions, Session, SessionState } from './sessions/session.js'
+export type { BoundTool } from './sessions/tool-table.js'
+export { VisError } from './util/errors.js'

@@ -1,0 +1,16 @@
+export { BUILD_COMMAND } from './addon.js'
+export type { Frame, HostReply, Outcome, PythonError } from './outcome.js'
+export { HostReplySchema, OutcomeSchema } from './outcome.js'
+export type { Policy } from './policy.js'
+export { PolicySchema } from './policy.js'
+export type {
+  Distribution,
+  HostCallHandler,
+  JobOptions,
+  JobPromise,
+  LoadOptions,
+  OutputListener,
+  PythonRuntime,
+  Stream,
+} from './runtime.js'
+export { loadPython } from './runtime.js'

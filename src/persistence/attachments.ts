@@ -1,0 +1,180 @@
+import { z } from 'zod'
+import { VisError } from '../util/errors.js'
+import { type BlobStore, sha256Hex } from './blob-store.js'
+import { newId } from './ids.js'
+import { parseInput } from './json.js'
+import type { RepoContext } from './statements.js'
+
+// Attachment metadata; the bytes are fetched separately with read().
+const AttachmentRowSchema = z.object({
+  id: z.string(),
+  block_id: z.string(),
+  position: z.number().int(),
+  media_type: z.string(),
+  name: z.string().nullable(),
+  size: z.number().int(),
+  sha256: z.string(),
+  storage_uri: z.string().nullable(),
+  created_at: z.number().int(),
+})
+
+export const AttachmentSchema = AttachmentRowSchema.transform((r) => ({
+  id: r.id,
+  blockId: r.block_id,
+  position: r.position,
+  mediaType: r.media_type,
+  name: r.name,
+  size: r.size,
+  sha256: r.sha256,
+  storage: r.storage_uri === null ? ('inline' as const) : ('file' as const),
+  storageUri: r.storage_uri,
+  createdAt: r.created_at,
+}))
+export type Attachment = z.output<typeof AttachmentSchema>
+
+export const AttachmentInputSchema = z.object({
+  mediaType: z
+    .string()
+    .min(1)
+    .max(255)
+    .regex(/^[\w.+-]+\/[\w.+-]+/, 'must be a media type like image/png'),
+  name: z.string().max(1000).nullable().optional(),
+  data: z.custom<Uint8Array>((v) => v instanceof Uint8Array, 'must be bytes (a Uint8Array or Buffer)'),
+})
+export type AttachmentInput = z.input<typeof AttachmentInputSchema>
+
+const META_COLUMNS = 'id, block_id, position, media_type, name, size, sha256, storage_uri, created_at'
+
+// An attachment ready to insert: big non-image bytes already rest in the blob store.
+export type PreparedAttachment = {
+  mediaType: string
+  name: string | null
+  size: number
+  sha256: string
+  data: Buffer | null
+  storageUri: string | null
+}
+
+export class AttachmentsRepo {
+  constructor(
+    private readonly ctx: RepoContext,
+    readonly blobs: BlobStore,
+    // Images stay inline whatever their size: they are what a client shows first, in one query.
+    readonly inlineFloorBytes: number,
+  ) {}
+
+  // Writes the file-store part; must happen before (outside) the transaction that inserts the rows.
+  prepare(inputs: readonly AttachmentInput[]): PreparedAttachment[] {
+    return inputs.map((input, i) => {
+      const v = parseInput(AttachmentInputSchema, input, `attachments[${i}]`)
+      const bytes = Buffer.from(v.data.buffer, v.data.byteOffset, v.data.byteLength)
+      const toFile = !v.mediaType.startsWith('image/') && bytes.byteLength > this.inlineFloorBytes
+      if (toFile) {
+        const { uri, sha256 } = this.blobs.put(bytes)
+        return {
+          mediaType: v.mediaType,
+          name: v.name ?? null,
+          size: bytes.byteLength,
+          sha256,
+          data: null,
+          storageUri: uri,
+        }
+      }
+      return {
+        mediaType: v.mediaType,
+        name: v.name ?? null,
+        size: bytes.byteLength,
+        sha256: sha256Hex(bytes),
+        data: bytes,
+        storageUri: null,
+      }
+    })
+  }
+
+  // Inserts prepared attachments after the block's existing ones; call inside a transaction.
+  insertPrepared(blockId: string, prepared: readonly PreparedAttachment[]): string[] {
+    const base = this.ctx.sql
+      .pluck('SELECT coalesce(max(position), 0) FROM attachments WHERE block_id = ?')
+      .get(blockId) as number
+    const now = this.ctx.now()
+    return prepared.map((p, i) => {
+      const id = newId('att')
+      this.ctx.sql
+        .get(
+          `INSERT INTO attachments (id, block_id, position, media_type, name, size, sha256, data, storage_uri, created_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(id, blockId, base + i + 1, p.mediaType, p.name, p.size, p.sha256, p.data, p.storageUri, now)
+      return id
+    })
+  }
+
+  add(blockId: string, inputs: readonly AttachmentInput[]): Attachment[] {
+    const prepared = this.prepare(inputs)
+    const ids = this.ctx.db.transaction(() => {
+      if (this.ctx.sql.get('SELECT 1 FROM blocks WHERE id = ?').get(blockId) === undefined) {
+        throw new VisError('db.block-not-found', `No block with id ${blockId}.`, { blockId })
+      }
+      return this.insertPrepared(blockId, prepared)
+    })()
+    return ids.map((id) => this.get(id)!)
+  }
+
+  get(id: string): Attachment | undefined {
+    const row = this.ctx.sql.get(`SELECT ${META_COLUMNS} FROM attachments WHERE id = ?`).get(id)
+    return row === undefined ? undefined : AttachmentSchema.parse(row)
+  }
+
+  listByBlock(blockId: string): Attachment[] {
+    return this.ctx.sql
+      .get(`SELECT ${META_COLUMNS} FROM attachments WHERE block_id = ? ORDER BY position`)
+      .all(blockId)
+      .map((row) => AttachmentSchema.parse(row))
+  }
+
+  listBySession(sessionId: string): Attachment[] {
+    return this.ctx.sql
+      .get(
+        `SELECT ${META_COLUMNS.split(', ')
+          .map((c) => `a.${c}`)
+          .join(', ')}
+         FROM attachments a JOIN blocks b ON b.id = a.block_id
+         WHERE b.session_id = ? ORDER BY b.position, a.position`,
+      )
+      .all(sessionId)
+      .map((row) => AttachmentSchema.parse(row))
+  }
+
+  // The bytes, from the row or the file store, checked against the recorded size.
+  read(id: string): { attachment: Attachment; data: Buffer } {
+    const row = this.ctx.sql.get('SELECT data, storage_uri FROM attachments WHERE id = ?').get(id) as
+      | { data: Buffer | null; storage_uri: string | null }
+      | undefined
+    const attachment = this.get(id)
+    if (!row || !attachment) {
+      throw new VisError('db.attachment-not-found', `No attachment with id ${id}.`, { attachmentId: id })
+    }
+    const data = row.data ?? this.blobs.read(row.storage_uri!)
+    if (data.byteLength !== attachment.size) {
+      throw new VisError(
+        'db.blob-corrupt',
+        `Attachment ${id} has ${data.byteLength} bytes, expected ${attachment.size}.`,
+        {
+          attachmentId: id,
+        },
+      )
+    }
+    return { attachment, data }
+  }
+
+  // Removes store files no attachment row references (after session deletes, or writes whose
+  // transaction never committed). Returns how many files went.
+  collectGarbage(graceMs = 60 * 60 * 1000): number {
+    const referenced = new Set(
+      this.ctx.sql
+        .pluck('SELECT DISTINCT storage_uri FROM attachments WHERE storage_uri IS NOT NULL')
+        .all() as string[],
+    )
+    return this.blobs.sweep(referenced, graceMs, this.ctx.now())
+  }
+}

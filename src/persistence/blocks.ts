@@ -1,0 +1,239 @@
+import { z } from 'zod'
+import { VisError } from '../util/errors.js'
+import type { AttachmentInput, AttachmentsRepo } from './attachments.js'
+import { IdempotencyKeySchema, type IdempotencyRepo } from './idempotency.js'
+import { newId } from './ids.js'
+import { decodeJson, decodeNullableJson, encodeJson, JsonValueSchema, parseInput } from './json.js'
+import type { RepoContext } from './statements.js'
+
+export const BlockStatusSchema = z.enum(['running', 'done'])
+export type BlockStatus = z.infer<typeof BlockStatusSchema>
+
+// What the guest reports when a block fails; extra fields (traceback, key path...) are kept.
+export const BlockErrorSchema = z
+  .object({
+    code: z.string().optional(),
+    message: z.string(),
+    traceback: z.string().optional(),
+  })
+  .catchall(JsonValueSchema)
+export type BlockError = z.infer<typeof BlockErrorSchema>
+
+const BlockRowSchema = z.object({
+  id: z.string(),
+  session_id: z.string(),
+  turn_id: z.string().nullable(),
+  iteration_id: z.string().nullable(),
+  position: z.number().int(),
+  code: z.string(),
+  stdout: z.string(),
+  stderr: z.string(),
+  result: z.string().nullable(),
+  error: z.string().nullable(),
+  duration_ms: z.number().int().nullable(),
+  timed_out: z.union([z.literal(0), z.literal(1)]),
+  status: BlockStatusSchema,
+  created_at: z.number().int(),
+  finished_at: z.number().int().nullable(),
+})
+
+export const BlockSchema = BlockRowSchema.transform((r) => ({
+  id: r.id,
+  sessionId: r.session_id,
+  turnId: r.turn_id,
+  iterationId: r.iteration_id,
+  position: r.position,
+  code: r.code,
+  stdout: r.stdout,
+  stderr: r.stderr,
+  result: decodeNullableJson(r.result),
+  error: r.error === null ? null : BlockErrorSchema.parse(decodeJson(r.error)),
+  durationMs: r.duration_ms,
+  timedOut: r.timed_out === 1,
+  status: r.status,
+  createdAt: r.created_at,
+  finishedAt: r.finished_at,
+}))
+export type Block = z.output<typeof BlockSchema>
+
+export const StartBlockInputSchema = z.object({
+  id: z.string().min(1).max(200).optional(),
+  sessionId: z.string().min(1),
+  code: z.string(),
+  turnId: z.string().min(1).nullable().optional(),
+  iterationId: z.string().min(1).nullable().optional(),
+  idempotencyKey: IdempotencyKeySchema.optional(),
+})
+export type StartBlockInput = z.input<typeof StartBlockInputSchema>
+
+export const FinishBlockInputSchema = z.object({
+  stdout: z.string().default(''),
+  stderr: z.string().default(''),
+  result: JsonValueSchema.nullable().default(null),
+  error: BlockErrorSchema.nullable().default(null),
+  durationMs: z.number().int().min(0),
+  timedOut: z.boolean().default(false),
+})
+export type FinishBlockInput = z.input<typeof FinishBlockInputSchema> & {
+  attachments?: readonly AttachmentInput[]
+}
+
+export type StartedBlock = {
+  block: Block
+  // True when the idempotency key was seen before: this is the first submission's block, not a new one.
+  replayed: boolean
+}
+
+export class BlocksRepo {
+  constructor(
+    private readonly ctx: RepoContext,
+    private readonly attachments: AttachmentsRepo,
+    private readonly idempotency: IdempotencyRepo,
+  ) {}
+
+  // Records a block as running, at the next position in its session. With an idempotency key the
+  // lookup and the insert share one transaction, so two racing retries cannot both start a block.
+  start(input: StartBlockInput): StartedBlock {
+    const v = parseInput(StartBlockInputSchema, input, 'blocks.start')
+    const id = v.id ?? newId('blk')
+    const outcome = this.ctx.db.transaction((): StartedBlock | string => {
+      if (v.idempotencyKey !== undefined) {
+        const first = this.idempotency.lookup(v.sessionId, v.idempotencyKey)
+        if (first !== undefined) return { block: this.require(first), replayed: true }
+      }
+      this.checkParents(v.sessionId, v.turnId ?? null, v.iterationId ?? null)
+      const position = this.ctx.sql
+        .pluck('SELECT coalesce(max(position), 0) + 1 FROM blocks WHERE session_id = ?')
+        .get(v.sessionId) as number
+      try {
+        this.ctx.sql
+          .get(
+            `INSERT INTO blocks (id, session_id, turn_id, iteration_id, position, code, created_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?)`,
+          )
+          .run(id, v.sessionId, v.turnId ?? null, v.iterationId ?? null, position, v.code, this.ctx.now())
+      } catch (err) {
+        if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
+          throw new VisError('db.block-exists', `A block with id ${id} already exists.`, {
+            sessionId: v.sessionId,
+            blockId: id,
+          })
+        }
+        throw err
+      }
+      if (v.idempotencyKey !== undefined) this.idempotency.record(v.sessionId, v.idempotencyKey, id)
+      return id
+    })()
+    return typeof outcome === 'string' ? { block: this.require(outcome), replayed: false } : outcome
+  }
+
+  // Stores the outcome and its attachments in one transaction: a reader sees a running block or
+  // a finished one with everything, never a finished block missing its attachments.
+  finish(id: string, input: FinishBlockInput): Block {
+    const { attachments = [], ...rest } = input
+    const v = parseInput(FinishBlockInputSchema, rest, 'blocks.finish')
+    const prepared = this.attachments.prepare(attachments)
+    this.ctx.db.transaction(() => {
+      const r = this.ctx.sql
+        .get(
+          `UPDATE blocks SET stdout = ?, stderr = ?, result = ?, error = ?, duration_ms = ?, timed_out = ?,
+             status = 'done', finished_at = ?
+           WHERE id = ? AND status = 'running'`,
+        )
+        .run(
+          v.stdout,
+          v.stderr,
+          v.result === null ? null : encodeJson(v.result),
+          v.error === null ? null : encodeJson(v.error),
+          v.durationMs,
+          v.timedOut ? 1 : 0,
+          this.ctx.now(),
+          id,
+        )
+      if (r.changes === 0) {
+        const block = this.require(id)
+        throw new VisError('db.block-finished', `Block ${id} has already finished.`, {
+          sessionId: block.sessionId,
+          blockId: id,
+        })
+      }
+      this.attachments.insertPrepared(id, prepared)
+    })()
+    return this.require(id)
+  }
+
+  // After a host restart no worker is left to finish a running block: close each one with an
+  // error saying so, so nothing stays "running" forever. Returns how many were closed.
+  abandonRunning(sessionId?: string, message = 'The host stopped while this block was running.'): number {
+    const error = encodeJson({ code: 'block.abandoned', message })
+    const now = this.ctx.now()
+    const sql = `UPDATE blocks SET status = 'done', error = ?, finished_at = ?,
+                   duration_ms = max(0, ? - created_at)
+                 WHERE status = 'running'${sessionId === undefined ? '' : ' AND session_id = ?'}`
+    const args = sessionId === undefined ? [error, now, now] : [error, now, now, sessionId]
+    return this.ctx.sql.get(sql).run(...args).changes
+  }
+
+  get(id: string): Block | undefined {
+    const row = this.ctx.sql.get('SELECT * FROM blocks WHERE id = ?').get(id)
+    return row === undefined ? undefined : BlockSchema.parse(row)
+  }
+
+  require(id: string): Block {
+    const b = this.get(id)
+    if (!b) throw new VisError('db.block-not-found', `No block with id ${id}.`, { blockId: id })
+    return b
+  }
+
+  listBySession(sessionId: string, options: { afterPosition?: number; limit?: number } = {}): Block[] {
+    return this.ctx.sql
+      .get('SELECT * FROM blocks WHERE session_id = ? AND position > ? ORDER BY position LIMIT ?')
+      .all(sessionId, options.afterPosition ?? 0, options.limit ?? -1)
+      .map((row) => BlockSchema.parse(row))
+  }
+
+  listByTurn(turnId: string): Block[] {
+    return this.ctx.sql
+      .get('SELECT * FROM blocks WHERE turn_id = ? ORDER BY position')
+      .all(turnId)
+      .map((row) => BlockSchema.parse(row))
+  }
+
+  counts(): Record<BlockStatus, number> {
+    const rows = this.ctx.sql.get('SELECT status, count(*) AS n FROM blocks GROUP BY status').all() as {
+      status: BlockStatus
+      n: number
+    }[]
+    const out: Record<BlockStatus, number> = { running: 0, done: 0 }
+    for (const r of rows) out[r.status] = r.n
+    return out
+  }
+
+  private checkParents(sessionId: string, turnId: string | null, iterationId: string | null): void {
+    if (this.ctx.sql.get('SELECT 1 FROM sessions WHERE id = ?').get(sessionId) === undefined) {
+      throw new VisError('db.session-not-found', `No session with id ${sessionId}.`, { sessionId })
+    }
+    if (iterationId !== null && turnId === null) {
+      throw new VisError('db.invalid-input', 'blocks.start: an iterationId needs its turnId.', { sessionId })
+    }
+    if (turnId !== null) {
+      const owner = this.ctx.sql.pluck('SELECT session_id FROM turns WHERE id = ?').get(turnId)
+      if (owner !== sessionId) {
+        throw new VisError('db.turn-not-found', `No turn ${turnId} in session ${sessionId}.`, {
+          sessionId,
+          turnId,
+        })
+      }
+    }
+    if (iterationId !== null) {
+      const owner = this.ctx.sql.pluck('SELECT turn_id FROM iterations WHERE id = ?').get(iterationId)
+      if (owner !== turnId) {
+        throw new VisError('db.iteration-not-found', `No iteration ${iterationId} in turn ${turnId}.`, {
+          sessionId,
+          turnId,
+          iterationId,
+        })
+      }
+    }
+  }
+}

@@ -1,0 +1,98 @@
+import { z } from 'zod'
+import { VisError } from '../util/errors.js'
+import { decodeJson, encodeJson, JsonValueSchema, parseInput } from './json.js'
+import type { RepoContext } from './statements.js'
+
+const EventRowSchema = z.object({
+  session_id: z.string(),
+  seq: z.number().int(),
+  type: z.string(),
+  data: z.string(),
+  created_at: z.number().int(),
+})
+
+export const SessionEventSchema = EventRowSchema.transform((r) => ({
+  sessionId: r.session_id,
+  seq: r.seq,
+  type: r.type,
+  data: decodeJson(r.data),
+  createdAt: r.created_at,
+}))
+export type SessionEvent = z.output<typeof SessionEventSchema>
+
+export const EventInputSchema = z.object({
+  type: z.string().min(1).max(100),
+  data: JsonValueSchema.default(null),
+})
+export type EventInput = z.input<typeof EventInputSchema>
+
+export type Replay = {
+  events: SessionEvent[]
+  // Some events after `afterSeq` were pruned by retention: the client must resynchronise from state.
+  gap: boolean
+  // The session's newest seq, so a caller knows whether more remain past `limit`.
+  lastSeq: number
+}
+
+// The SSE log. seq is per session, starts at 1, never reused; each session keeps its newest
+// `retention` events so a reconnecting client can replay what it missed without the table growing.
+export class EventsRepo {
+  constructor(
+    private readonly ctx: RepoContext,
+    readonly retention: number,
+  ) {}
+
+  append(sessionId: string, event: EventInput): SessionEvent {
+    return this.appendMany(sessionId, [event])[0]!
+  }
+
+  // One transaction for a batch: a burst of output chunks costs one commit.
+  appendMany(sessionId: string, events: readonly EventInput[]): SessionEvent[] {
+    const parsed = events.map((e, i) => parseInput(EventInputSchema, e, `events.append[${i}]`))
+    if (parsed.length === 0) return []
+    return this.ctx.db.transaction(() => {
+      const last = this.ctx.sql
+        .pluck('UPDATE sessions SET event_seq = event_seq + ? WHERE id = ? RETURNING event_seq')
+        .get(parsed.length, sessionId) as number | undefined
+      if (last === undefined) {
+        throw new VisError('db.session-not-found', `No session with id ${sessionId}.`, { sessionId })
+      }
+      const now = this.ctx.now()
+      const insert = this.ctx.sql.get(
+        'INSERT INTO session_events (session_id, seq, type, data, created_at) VALUES (?, ?, ?, ?, ?)',
+      )
+      const first = last - parsed.length + 1
+      const out = parsed.map((e, i) => {
+        const data = encodeJson(e.data)
+        insert.run(sessionId, first + i, e.type, data, now)
+        return { sessionId, seq: first + i, type: e.type, data: decodeJson(data), createdAt: now }
+      })
+      this.ctx.sql
+        .get('DELETE FROM session_events WHERE session_id = ? AND seq <= ?')
+        .run(sessionId, last - this.retention)
+      return out
+    })()
+  }
+
+  // Events with seq > afterSeq, oldest first. afterSeq is the SSE Last-Event-ID (0 for all).
+  replay(sessionId: string, afterSeq = 0, limit = 1000): Replay {
+    return this.ctx.db.transaction(() => {
+      const lastSeq = this.lastSeq(sessionId)
+      const events = this.ctx.sql
+        .get('SELECT * FROM session_events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?')
+        .all(sessionId, afterSeq, limit)
+        .map((row) => SessionEventSchema.parse(row))
+      const oldest = events[0]?.seq ?? lastSeq + 1
+      return { events, gap: oldest > afterSeq + 1, lastSeq }
+    })()
+  }
+
+  lastSeq(sessionId: string): number {
+    const seq = this.ctx.sql.pluck('SELECT event_seq FROM sessions WHERE id = ?').get(sessionId) as
+      | number
+      | undefined
+    if (seq === undefined)
+      throw new VisError('db.session-not-found', `No session with id ${sessionId}.`, { sessionId })
+    return seq
+  }
+}

@@ -1,0 +1,38 @@
+// The persistence layer: one SQLite database (vis.db under the vis home) and typed repositories.
+export { type Attachment, type AttachmentInput, AttachmentSchema, AttachmentsRepo } from './attachments.js'
+export { BlobStore } from './blob-store.js'
+export {
+  type Block,
+  type BlockError,
+  BlockErrorSchema,
+  BlockSchema,
+  type BlockStatus,
+  BlocksRepo,
+  type FinishBlockInput,
+  type StartBlockInput,
+  type StartedBlock,
+} from './blocks.js'
+export { DB_FILE, type Durability, databasePath, openDatabase } from './database.js'
+export { DefsRepo, type DefsSnapshot } from './defs.js'
+export { type EventInput, EventsRepo, type Replay, type SessionEvent, SessionEventSchema } from './events.js'
+export { IdempotencyRepo } from './idempotency.js'
+export { type JsonValue, JsonValueSchema } from './json.js'
+export { ExtensionKvRepo, KV_MAX_VALUE_BYTES, type KvEntry } from './kv.js'
+export { fence, type MarkdownOptions, renderMarkdown } from './markdown.js'
+export { latestVersion, MIGRATIONS, type Migration, migrate, schemaVersion } from './migrations.js'
+export { type CreateSessionInput, type Session, SessionSchema, SessionsRepo } from './sessions.js'
+export {
+  DEFAULT_EVENT_RETENTION,
+  DEFAULT_INLINE_FLOOR_BYTES,
+  openStore,
+  Store,
+  type StoreOptions,
+} from './store.js'
+export {
+  exportTranscript,
+  type Transcript,
+  type TranscriptBlock,
+  TranscriptSchema,
+  type TranscriptTurn,
+} from './transcript.js'
+export { type Iteration, type Turn, TurnSchema, type TurnStatus, TurnsRepo } from './turns.js'

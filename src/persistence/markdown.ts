@@ -1,0 +1,122 @@
+import type { JsonValue } from './json.js'
+import type { Transcript, TranscriptBlock, TranscriptTurn } from './transcript.js'
+
+// A fence longer than any backtick run inside, so model output containing ``` cannot end it early.
+export function fence(content: string, lang = ''): string {
+  const longest = Math.max(0, ...[...content.matchAll(/`+/g)].map((m) => m[0].length))
+  const ticks = '`'.repeat(Math.max(3, longest + 1))
+  const body = content.endsWith('\n') ? content : `${content}\n`
+  return `${ticks}${lang}\n${body}${ticks}\n`
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, ' ').trim()
+}
+
+function renderJson(value: JsonValue): string {
+  return fence(JSON.stringify(value, null, 2), 'json')
+}
+
+function renderRequest(request: JsonValue | null): string {
+  if (request === null) return ''
+  if (typeof request === 'string') {
+    return `${request
+      .split('\n')
+      .map((l) => (l === '' ? '>' : `> ${l}`))
+      .join('\n')}\n\n`
+  }
+  return `${renderJson(request)}\n`
+}
+
+function renderTurn(turn: TranscriptTurn): string {
+  return `## Turn ${turn.position} (${turn.status})\n\n${renderRequest(turn.request)}`
+}
+
+function renderBlock(b: TranscriptBlock, formatCode: (code: string) => string): string {
+  const facts = [b.status === 'running' ? 'running' : b.error ? 'failed' : 'ok']
+  if (b.durationMs !== null) facts.push(`${b.durationMs} ms`)
+  if (b.timedOut) facts.push('timed out')
+  const parts = [
+    `#### Block ${b.position} (${facts.join(', ')})\n\n`,
+    fence(formatCode(b.code), 'python'),
+    '\n',
+  ]
+  if (b.stdout !== '') parts.push('Output:\n\n', fence(b.stdout, 'text'), '\n')
+  if (b.stderr !== '') parts.push('Standard error:\n\n', fence(b.stderr, 'text'), '\n')
+  if (b.result !== null) parts.push('Result:\n\n', renderJson(b.result), '\n')
+  if (b.error) {
+    const label = b.error.code ? `Error \`${b.error.code}\`` : 'Error'
+    // A one-line message reads best inline; a longer one keeps its lines in a fence.
+    if (b.error.message.includes('\n')) parts.push(`${label}:\n\n`, fence(b.error.message, 'text'), '\n')
+    else parts.push(`${label}: ${b.error.message}\n\n`)
+    if (b.error.traceback) parts.push(fence(b.error.traceback, 'text'), '\n')
+  }
+  if (b.attachments.length > 0) {
+    parts.push('Attachments:\n\n')
+    for (const a of b.attachments) {
+      parts.push(
+        `- ${a.name ? `\`${oneLine(a.name)}\`` : `attachment ${a.position}`} (${a.mediaType}, ${a.size} bytes)\n`,
+      )
+    }
+    parts.push('\n')
+  }
+  return parts.join('')
+}
+
+// People read transcripts in order of what happened: blocks by position, each turn's heading
+// where its work starts, and a turn that ran no block placed before the first block that came
+// after it (by time, or by belonging to a later turn).
+export type MarkdownOptions = {
+  // Display formatting for model-written code (ruff, issue 9). The transcript keeps the original.
+  formatCode?: (code: string) => string
+}
+
+export function renderMarkdown(t: Transcript, options: MarkdownOptions = {}): string {
+  const formatCode = options.formatCode ?? ((code: string) => code)
+  const out: string[] = []
+  out.push(`# ${t.session.title ? oneLine(t.session.title) : `Session ${t.session.id}`}\n\n`)
+  out.push(`- Session: \`${t.session.id}\`\n- Created: ${t.session.createdAt}\n`)
+  if (t.session.closedAt) out.push(`- Closed: ${t.session.closedAt}\n`)
+  out.push(`- Blocks: ${t.blocks.length}\n\n`)
+
+  const turns = new Map(t.turns.map((turn) => [turn.id, turn]))
+  const withBlocks = new Set(t.blocks.map((b) => b.turnId))
+  const idle = t.turns.filter((turn) => !withBlocks.has(turn.id)).sort((a, b) => a.position - b.position)
+  const started = new Set<string>()
+
+  let section: string | null | undefined // the turn whose blocks are being listed; undefined before any
+  let iteration: string | null = null
+  const emitIdleTurns = (before: TranscriptBlock | undefined): void => {
+    const turnPos = before?.turnId ? (turns.get(before.turnId)?.position ?? 0) : 0
+    while (idle.length > 0) {
+      const turn = idle[0]!
+      if (before && !(turn.createdAt < before.createdAt || turn.position < turnPos)) break
+      idle.shift()
+      out.push(renderTurn(turn))
+      section = turn.id
+    }
+  }
+
+  for (const b of [...t.blocks].sort((x, y) => x.position - y.position)) {
+    emitIdleTurns(b)
+    const turn = b.turnId === null ? undefined : turns.get(b.turnId)
+    if (b.turnId !== section) {
+      if (turn) {
+        out.push(started.has(turn.id) ? `## Turn ${turn.position} (continued)\n\n` : renderTurn(turn))
+        started.add(turn.id)
+      } else if (section !== undefined) {
+        out.push('## Outside a turn\n\n')
+      }
+      section = b.turnId
+      iteration = null
+    }
+    if (b.iterationId !== iteration && turn) {
+      const it = turn.iterations.find((i) => i.id === b.iterationId)
+      if (it) out.push(`### Iteration ${it.position}\n\n`)
+      iteration = b.iterationId
+    }
+    out.push(renderBlock(b, formatCode))
+  }
+  emitIdleTurns(undefined)
+  return `${out.join('').trimEnd()}\n`
+}

@@ -1,0 +1,178 @@
+import { VisError } from '../util/errors.js'
+import type { Db } from './statements.js'
+
+export type Migration = {
+  readonly version: number
+  readonly name: string
+  readonly sql: string
+}
+
+// Append only: a released migration is never edited, the next change is a new version.
+// Tables are STRICT so a wrong type is refused by SQLite itself, not just by our zod schemas.
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'session, turn, iteration, block, attachment, defs',
+    sql: `
+      CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        title TEXT,
+        policy TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(policy)),
+        created_at INTEGER NOT NULL,
+        closed_at INTEGER
+      ) STRICT;
+
+      CREATE TABLE turns (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        position INTEGER NOT NULL,
+        request TEXT CHECK (request IS NULL OR json_valid(request)),
+        status TEXT NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'done', 'failed', 'cancelled')),
+        created_at INTEGER NOT NULL,
+        finished_at INTEGER,
+        UNIQUE (session_id, position),
+        CHECK ((status = 'open') = (finished_at IS NULL))
+      ) STRICT;
+
+      CREATE TABLE iterations (
+        id TEXT PRIMARY KEY,
+        turn_id TEXT NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
+        position INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        UNIQUE (turn_id, position)
+      ) STRICT;
+
+      CREATE TABLE blocks (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        turn_id TEXT REFERENCES turns(id) ON DELETE CASCADE,
+        iteration_id TEXT REFERENCES iterations(id) ON DELETE CASCADE,
+        position INTEGER NOT NULL,
+        code TEXT NOT NULL,
+        stdout TEXT NOT NULL DEFAULT '',
+        stderr TEXT NOT NULL DEFAULT '',
+        result TEXT CHECK (result IS NULL OR json_valid(result)),
+        error TEXT CHECK (error IS NULL OR json_valid(error)),
+        duration_ms INTEGER CHECK (duration_ms IS NULL OR duration_ms >= 0),
+        timed_out INTEGER NOT NULL DEFAULT 0 CHECK (timed_out IN (0, 1)),
+        status TEXT NOT NULL DEFAULT 'running' CHECK (status IN ('running', 'done')),
+        created_at INTEGER NOT NULL,
+        finished_at INTEGER,
+        UNIQUE (session_id, position),
+        CHECK (iteration_id IS NULL OR turn_id IS NOT NULL),
+        CHECK ((status = 'running') = (finished_at IS NULL)),
+        CHECK (status = 'done' OR (duration_ms IS NULL AND result IS NULL AND error IS NULL))
+      ) STRICT;
+      CREATE INDEX blocks_by_turn ON blocks(turn_id);
+      CREATE INDEX blocks_by_iteration ON blocks(iteration_id);
+      CREATE INDEX blocks_running ON blocks(status) WHERE status = 'running';
+
+      CREATE TABLE attachments (
+        id TEXT PRIMARY KEY,
+        block_id TEXT NOT NULL REFERENCES blocks(id) ON DELETE CASCADE,
+        position INTEGER NOT NULL,
+        media_type TEXT NOT NULL,
+        name TEXT,
+        size INTEGER NOT NULL CHECK (size >= 0),
+        sha256 TEXT NOT NULL CHECK (length(sha256) = 64),
+        data BLOB,
+        storage_uri TEXT,
+        created_at INTEGER NOT NULL,
+        UNIQUE (block_id, position),
+        CHECK ((data IS NULL) <> (storage_uri IS NULL)),
+        CHECK (data IS NULL OR length(data) = size)
+      ) STRICT;
+      CREATE INDEX attachments_by_uri ON attachments(storage_uri) WHERE storage_uri IS NOT NULL;
+
+      CREATE TABLE session_defs (
+        session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+        snapshot TEXT NOT NULL CHECK (json_valid(snapshot)),
+        updated_at INTEGER NOT NULL
+      ) STRICT;
+    `,
+  },
+  {
+    version: 2,
+    name: 'events, idempotency keys, extension key-value store',
+    sql: `
+      -- The per-session counter lives on the session so pruning old events never lets a seq be reused.
+      ALTER TABLE sessions ADD COLUMN event_seq INTEGER NOT NULL DEFAULT 0;
+
+      CREATE TABLE session_events (
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL CHECK (seq > 0),
+        type TEXT NOT NULL,
+        data TEXT NOT NULL CHECK (json_valid(data)),
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (session_id, seq)
+      ) STRICT, WITHOUT ROWID;
+
+      CREATE TABLE idempotency_keys (
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        key TEXT NOT NULL,
+        block_id TEXT NOT NULL REFERENCES blocks(id) ON DELETE CASCADE,
+        created_at INTEGER NOT NULL,
+        UNIQUE (session_id, key)
+      ) STRICT;
+      CREATE INDEX idempotency_by_block ON idempotency_keys(block_id);
+
+      CREATE TABLE extension_kv (
+        extension TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL CHECK (json_valid(value)),
+        updated_at INTEGER NOT NULL,
+        PRIMARY KEY (extension, key)
+      ) STRICT;
+    `,
+  },
+]
+
+export function latestVersion(migrations: readonly Migration[] = MIGRATIONS): number {
+  return migrations.reduce((max, m) => Math.max(max, m.version), 0)
+}
+
+export function schemaVersion(db: Db): number {
+  return db.pragma('user_version', { simple: true }) as number
+}
+
+function refuseNewer(db: Db, version: number, known: number): void {
+  if (version > known) {
+    throw new VisError(
+      'db.schema-newer',
+      `The database ${db.name} has schema version ${version}, but this vis-runtime knows only up to ${known}. ` +
+        'Upgrade vis-runtime, or point VIS_HOME at another directory.',
+      { path: db.name, version, known },
+    )
+  }
+}
+
+// Brings the schema up to `target` (default: the newest known). All pending steps run in one
+// IMMEDIATE transaction, so a failure leaves the previous version whole and two processes
+// opening the same file at once cannot both migrate.
+export function migrate(db: Db, migrations: readonly Migration[] = MIGRATIONS, target?: number): number {
+  const known = latestVersion(migrations)
+  const goal = target ?? known
+  refuseNewer(db, schemaVersion(db), known)
+  const run = db.transaction(() => {
+    const current = schemaVersion(db)
+    refuseNewer(db, current, known)
+    const pending = migrations
+      .filter((m) => m.version > current && m.version <= goal)
+      .sort((a, b) => a.version - b.version)
+    for (const m of pending) {
+      try {
+        db.exec(m.sql)
+      } catch (err) {
+        throw new VisError(
+          'db.migration-failed',
+          `Migration ${m.version} (${m.name}) failed on ${db.name}: ${(err as Error).message}. The database was left at version ${current}.`,
+          { path: db.name, version: m.version },
+          { cause: err },
+        )
+      }
+      db.pragma(`user_version = ${m.version}`)
+    }
+    return schemaVersion(db)
+  })
+  return run.immediate()
+}

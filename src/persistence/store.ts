@@ -1,0 +1,93 @@
+import { visHome } from '../util/home.js'
+import { AttachmentsRepo } from './attachments.js'
+import { BlobStore } from './blob-store.js'
+import { BlocksRepo } from './blocks.js'
+import { type Durability, databasePath, openDatabase } from './database.js'
+import { DefsRepo } from './defs.js'
+import { EventsRepo } from './events.js'
+import { IdempotencyRepo } from './idempotency.js'
+import { ExtensionKvRepo } from './kv.js'
+import type { Migration } from './migrations.js'
+import { SessionsRepo } from './sessions.js'
+import { type Db, type RepoContext, Statements } from './statements.js'
+import { TurnsRepo } from './turns.js'
+
+export type StoreOptions = {
+  // The vis home; defaults to visHome() (VIS_HOME or ~/.vis). The database is <home>/vis.db.
+  home?: string
+  durability?: Durability
+  busyTimeoutMs?: number
+  // Non-image attachments larger than this go to the file store instead of a BLOB.
+  inlineFloorBytes?: number
+  // Events kept per session for SSE replay.
+  eventRetention?: number
+  // For tests of the migration machinery.
+  migrations?: readonly Migration[]
+  // The clock stamped on rows (ms since the epoch); tests pass a deterministic one.
+  now?: () => number
+}
+
+export const DEFAULT_INLINE_FLOOR_BYTES = 64 * 1024
+export const DEFAULT_EVENT_RETENTION = 10_000
+
+// One open database and the repositories over it. Open one per process and share it:
+// better-sqlite3 is synchronous, so one connection serialises this process's writes.
+export class Store {
+  readonly home: string
+  readonly path: string
+  readonly db: Db
+  readonly blobs: BlobStore
+  readonly sessions: SessionsRepo
+  readonly defs: DefsRepo
+  readonly turns: TurnsRepo
+  readonly blocks: BlocksRepo
+  readonly attachments: AttachmentsRepo
+  readonly events: EventsRepo
+  readonly idempotency: IdempotencyRepo
+  readonly kv: ExtensionKvRepo
+
+  constructor(options: StoreOptions = {}) {
+    this.home = visHome(options.home)
+    this.path = databasePath(this.home)
+    this.db = openDatabase(this.path, options)
+    const ctx: RepoContext = { db: this.db, sql: new Statements(this.db), now: options.now ?? Date.now }
+    this.blobs = new BlobStore(this.home)
+    this.sessions = new SessionsRepo(ctx)
+    this.defs = new DefsRepo(ctx)
+    this.turns = new TurnsRepo(ctx)
+    this.attachments = new AttachmentsRepo(
+      ctx,
+      this.blobs,
+      options.inlineFloorBytes ?? DEFAULT_INLINE_FLOOR_BYTES,
+    )
+    this.idempotency = new IdempotencyRepo(ctx)
+    this.blocks = new BlocksRepo(ctx, this.attachments, this.idempotency)
+    this.events = new EventsRepo(ctx, options.eventRetention ?? DEFAULT_EVENT_RETENTION)
+    this.kv = new ExtensionKvRepo(ctx)
+  }
+
+  // Runs fn in one write transaction (nested calls become savepoints).
+  transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn).immediate()
+  }
+
+  // SQLite's own consistency check: ['ok'] or the problems it found.
+  integrityCheck(): string[] {
+    return (this.db.pragma('integrity_check') as { integrity_check: string }[]).map((r) => r.integrity_check)
+  }
+
+  close(): void {
+    if (!this.db.open) return
+    try {
+      // Folds the WAL back into vis.db so a closed home is one self-contained file. If a reader in
+      // another process blocks it, nothing is lost: the WAL stays and is replayed on the next open.
+      this.db.pragma('wal_checkpoint(TRUNCATE)')
+    } finally {
+      this.db.close()
+    }
+  }
+}
+
+export function openStore(options: StoreOptions = {}): Store {
+  return new Store(options)
+}

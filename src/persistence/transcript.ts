@@ -1,0 +1,144 @@
+import { z } from 'zod'
+import { BlockErrorSchema, BlockStatusSchema } from './blocks.js'
+import { JsonValueSchema } from './json.js'
+import type { Store } from './store.js'
+import { TurnStatusSchema } from './turns.js'
+
+// The one canonical shape of an exported session. The Markdown transcript is rendered from it,
+// `vis sessions export` prints it, and it parses back with this schema unchanged. Times are
+// ISO 8601 (UTC); attachment bytes are left out, their checksum and size identify them.
+const Iso = z.string().datetime()
+
+export const TranscriptAttachmentSchema = z
+  .object({
+    id: z.string(),
+    position: z.number().int(),
+    mediaType: z.string(),
+    name: z.string().nullable(),
+    size: z.number().int().min(0),
+    sha256: z.string().length(64),
+    storage: z.enum(['inline', 'file']),
+  })
+  .strict()
+
+export const TranscriptBlockSchema = z
+  .object({
+    id: z.string(),
+    position: z.number().int(),
+    turnId: z.string().nullable(),
+    iterationId: z.string().nullable(),
+    status: BlockStatusSchema,
+    code: z.string(),
+    stdout: z.string(),
+    stderr: z.string(),
+    result: JsonValueSchema.nullable(),
+    error: BlockErrorSchema.nullable(),
+    durationMs: z.number().int().nullable(),
+    timedOut: z.boolean(),
+    createdAt: Iso,
+    finishedAt: Iso.nullable(),
+    attachments: z.array(TranscriptAttachmentSchema),
+  })
+  .strict()
+
+export const TranscriptIterationSchema = z
+  .object({ id: z.string(), position: z.number().int(), createdAt: Iso })
+  .strict()
+
+export const TranscriptTurnSchema = z
+  .object({
+    id: z.string(),
+    position: z.number().int(),
+    request: JsonValueSchema.nullable(),
+    status: TurnStatusSchema,
+    createdAt: Iso,
+    finishedAt: Iso.nullable(),
+    iterations: z.array(TranscriptIterationSchema),
+  })
+  .strict()
+
+export const TranscriptSchema = z
+  .object({
+    format: z.literal('vis-transcript'),
+    version: z.literal(1),
+    session: z
+      .object({
+        id: z.string(),
+        title: z.string().nullable(),
+        policy: JsonValueSchema,
+        createdAt: Iso,
+        closedAt: Iso.nullable(),
+      })
+      .strict(),
+    turns: z.array(TranscriptTurnSchema),
+    blocks: z.array(TranscriptBlockSchema),
+  })
+  .strict()
+
+export type Transcript = z.infer<typeof TranscriptSchema>
+export type TranscriptBlock = z.infer<typeof TranscriptBlockSchema>
+export type TranscriptTurn = z.infer<typeof TranscriptTurnSchema>
+
+const iso = (ms: number): string => new Date(ms).toISOString()
+const isoOrNull = (ms: number | null): string | null => (ms === null ? null : iso(ms))
+
+// Reads the whole session in one read transaction, so the export is a consistent snapshot
+// even while blocks are being written.
+export function exportTranscript(store: Store, sessionId: string): Transcript {
+  return store.db.transaction(() => {
+    const session = store.sessions.require(sessionId)
+    const iterations = store.turns.listIterationsBySession(sessionId)
+    const attachments = store.attachments.listBySession(sessionId)
+    const transcript: Transcript = {
+      format: 'vis-transcript',
+      version: 1,
+      session: {
+        id: session.id,
+        title: session.title,
+        policy: session.policy,
+        createdAt: iso(session.createdAt),
+        closedAt: isoOrNull(session.closedAt),
+      },
+      turns: store.turns.listBySession(sessionId).map((t) => ({
+        id: t.id,
+        position: t.position,
+        request: t.request,
+        status: t.status,
+        createdAt: iso(t.createdAt),
+        finishedAt: isoOrNull(t.finishedAt),
+        iterations: iterations
+          .filter((i) => i.turnId === t.id)
+          .map((i) => ({ id: i.id, position: i.position, createdAt: iso(i.createdAt) })),
+      })),
+      blocks: store.blocks.listBySession(sessionId).map((b) => ({
+        id: b.id,
+        position: b.position,
+        turnId: b.turnId,
+        iterationId: b.iterationId,
+        status: b.status,
+        code: b.code,
+        stdout: b.stdout,
+        stderr: b.stderr,
+        result: b.result,
+        error: b.error,
+        durationMs: b.durationMs,
+        timedOut: b.timedOut,
+        createdAt: iso(b.createdAt),
+        finishedAt: isoOrNull(b.finishedAt),
+        attachments: attachments
+          .filter((a) => a.blockId === b.id)
+          .map((a) => ({
+            id: a.id,
+            position: a.position,
+            mediaType: a.mediaType,
+            name: a.name,
+            size: a.size,
+            sha256: a.sha256,
+            storage: a.storage,
+          })),
+      })),
+    }
+    // Parsing our own output keeps the export and the schema from drifting apart.
+    return TranscriptSchema.parse(transcript)
+  })()
+}

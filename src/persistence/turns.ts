@@ -1,0 +1,155 @@
+import { z } from 'zod'
+import { VisError } from '../util/errors.js'
+import { newId } from './ids.js'
+import { decodeNullableJson, encodeJson, JsonValueSchema, parseInput } from './json.js'
+import type { RepoContext } from './statements.js'
+
+export const TurnStatusSchema = z.enum(['open', 'done', 'failed', 'cancelled'])
+export type TurnStatus = z.infer<typeof TurnStatusSchema>
+
+const TurnRowSchema = z.object({
+  id: z.string(),
+  session_id: z.string(),
+  position: z.number().int(),
+  request: z.string().nullable(),
+  status: TurnStatusSchema,
+  created_at: z.number().int(),
+  finished_at: z.number().int().nullable(),
+})
+
+export const TurnSchema = TurnRowSchema.transform((r) => ({
+  id: r.id,
+  sessionId: r.session_id,
+  position: r.position,
+  request: decodeNullableJson(r.request),
+  status: r.status,
+  createdAt: r.created_at,
+  finishedAt: r.finished_at,
+}))
+export type Turn = z.output<typeof TurnSchema>
+
+const IterationRowSchema = z.object({
+  id: z.string(),
+  turn_id: z.string(),
+  position: z.number().int(),
+  created_at: z.number().int(),
+})
+
+export const IterationSchema = IterationRowSchema.transform((r) => ({
+  id: r.id,
+  turnId: r.turn_id,
+  position: r.position,
+  createdAt: r.created_at,
+}))
+export type Iteration = z.output<typeof IterationSchema>
+
+export const StartTurnInputSchema = z.object({
+  id: z.string().min(1).max(200).optional(),
+  sessionId: z.string().min(1),
+  // The request that grouped the work: the user's text, or whatever JSON the host keeps for it.
+  request: JsonValueSchema.nullable().optional(),
+})
+export type StartTurnInput = z.input<typeof StartTurnInputSchema>
+
+export class TurnsRepo {
+  constructor(private readonly ctx: RepoContext) {}
+
+  start(input: StartTurnInput): Turn {
+    const v = parseInput(StartTurnInputSchema, input, 'turns.start')
+    const id = v.id ?? newId('turn')
+    this.ctx.db.transaction(() => {
+      this.requireSession(v.sessionId)
+      const position = this.ctx.sql
+        .pluck('SELECT coalesce(max(position), 0) + 1 FROM turns WHERE session_id = ?')
+        .get(v.sessionId) as number
+      this.ctx.sql
+        .get('INSERT INTO turns (id, session_id, position, request, created_at) VALUES (?, ?, ?, ?, ?)')
+        .run(id, v.sessionId, position, v.request == null ? null : encodeJson(v.request), this.ctx.now())
+    })()
+    return this.require(id)
+  }
+
+  finish(id: string, status: Exclude<TurnStatus, 'open'> = 'done'): Turn {
+    parseInput(TurnStatusSchema.exclude(['open']), status, 'turns.finish')
+    const r = this.ctx.sql
+      .get("UPDATE turns SET status = ?, finished_at = ? WHERE id = ? AND status = 'open'")
+      .run(status, this.ctx.now(), id)
+    const turn = this.require(id)
+    if (r.changes === 0 && turn.status !== status) {
+      throw new VisError('db.turn-finished', `Turn ${id} is already ${turn.status}.`, {
+        sessionId: turn.sessionId,
+        turnId: id,
+      })
+    }
+    return turn
+  }
+
+  get(id: string): Turn | undefined {
+    const row = this.ctx.sql.get('SELECT * FROM turns WHERE id = ?').get(id)
+    return row === undefined ? undefined : TurnSchema.parse(row)
+  }
+
+  require(id: string): Turn {
+    const t = this.get(id)
+    if (!t) throw new VisError('db.turn-not-found', `No turn with id ${id}.`, { turnId: id })
+    return t
+  }
+
+  listBySession(sessionId: string): Turn[] {
+    return this.ctx.sql
+      .get('SELECT * FROM turns WHERE session_id = ? ORDER BY position')
+      .all(sessionId)
+      .map((row) => TurnSchema.parse(row))
+  }
+
+  addIteration(turnId: string, id: string = newId('iter')): Iteration {
+    this.ctx.db.transaction(() => {
+      const turn = this.require(turnId)
+      if (turn.status !== 'open') {
+        throw new VisError(
+          'db.turn-finished',
+          `Turn ${turnId} is ${turn.status}; it takes no new iterations.`,
+          {
+            sessionId: turn.sessionId,
+            turnId,
+          },
+        )
+      }
+      const position = this.ctx.sql
+        .pluck('SELECT coalesce(max(position), 0) + 1 FROM iterations WHERE turn_id = ?')
+        .get(turnId) as number
+      this.ctx.sql
+        .get('INSERT INTO iterations (id, turn_id, position, created_at) VALUES (?, ?, ?, ?)')
+        .run(id, turnId, position, this.ctx.now())
+    })()
+    return this.getIteration(id)!
+  }
+
+  getIteration(id: string): Iteration | undefined {
+    const row = this.ctx.sql.get('SELECT * FROM iterations WHERE id = ?').get(id)
+    return row === undefined ? undefined : IterationSchema.parse(row)
+  }
+
+  listIterations(turnId: string): Iteration[] {
+    return this.ctx.sql
+      .get('SELECT * FROM iterations WHERE turn_id = ? ORDER BY position')
+      .all(turnId)
+      .map((row) => IterationSchema.parse(row))
+  }
+
+  listIterationsBySession(sessionId: string): Iteration[] {
+    return this.ctx.sql
+      .get(
+        `SELECT i.* FROM iterations i JOIN turns t ON t.id = i.turn_id
+         WHERE t.session_id = ? ORDER BY t.position, i.position`,
+      )
+      .all(sessionId)
+      .map((row) => IterationSchema.parse(row))
+  }
+
+  private requireSession(sessionId: string): void {
+    if (this.ctx.sql.get('SELECT 1 FROM sessions WHERE id = ?').get(sessionId) === undefined) {
+      throw new VisError('db.session-not-found', `No session with id ${sessionId}.`, { sessionId })
+    }
+  }
+}

@@ -1,0 +1,7 @@
+export {
+  DeclaredEntry,
+  DeclaredLayout,
+  LayoutWarning,
+  readDeclaredLayout,
+} from './declared.js'
+export { discoverProjectLayout, type ProjectLayout, type ProjectLayoutOptions } from './layout.js'

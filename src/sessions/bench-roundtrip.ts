@@ -1,0 +1,226 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import type { Socket } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { encodeFrame } from '../protocol/framing.js'
+import { packageRoot } from '../util/home.js'
+import { treeRssMb } from '../worker/proctree.js'
+import { createRuntime } from './runtime.js'
+
+// The round-trip benchmark behind `node bench/roundtrip.js` and `vis bench`. Every ratio
+// divides by a baseline measured in the same run: a bare Node child answering JSON lines
+// over the same kind of socketpair, so machine noise cancels out.
+
+export type RoundtripResult = {
+  python: string | null
+  iterations: number
+  floor_p50_us: number
+  floor_p99_us: number
+  exec_p50_us: number
+  exec_p99_us: number
+  exec_ratio: number
+  hostcall_p50_us: number
+  hostcall_p99_us: number
+  hostcall_ratio: number
+  floor64k_p50_us: number
+  payload64k_p50_us: number
+  payload64k_ratio: number
+  pool_acquire_p50_ms: number
+  cold_create_p50_ms: number
+  idle_session_rss_mb: number
+}
+
+export type RoundtripOptions = { iterations?: number; python?: string; home?: string }
+
+function quantile(xs: number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? Number.NaN
+}
+const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d
+
+// A minimal JSON-line client for the floor peer (no zod, no channel: the baseline).
+async function measureFloor(n: number, payload: unknown): Promise<number[]> {
+  const here = import.meta.url
+  const ts = here.endsWith('.ts')
+  const entry = fileURLToPath(new URL(`../worker/floor-peer.${ts ? 'ts' : 'js'}`, here))
+  const home = mkdtempSync(join(tmpdir(), 'vis-floor-'))
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...(ts ? ['--import', import.meta.resolve('tsx')] : []), entry],
+    {
+      cwd: packageRoot,
+      env: { ...process.env, NODE_OPTIONS: '' },
+      stdio: ['ignore', 'inherit', 'inherit', 'pipe'],
+    },
+  )
+  const sock = child.stdio[3] as Socket
+  sock.setEncoding('utf8')
+  let buf = ''
+  let waiter: ((line: string) => void) | undefined
+  sock.on('data', (chunk: string) => {
+    buf += chunk
+    const nl = buf.indexOf('\n')
+    if (nl >= 0 && waiter) {
+      const line = buf.slice(0, nl)
+      buf = buf.slice(nl + 1)
+      const w = waiter
+      waiter = undefined
+      w(line)
+    }
+  })
+  const times: number[] = []
+  try {
+    for (let i = 1; i <= n + 50; i++) {
+      const t0 = performance.now()
+      const line = await new Promise<string>((resolve) => {
+        waiter = resolve
+        sock.write(encodeFrame({ id: i, op: 'ping', value: payload }))
+      })
+      JSON.parse(line)
+      if (i > 50) times.push((performance.now() - t0) * 1000)
+    }
+  } finally {
+    child.kill('SIGKILL')
+    rmSync(home, { recursive: true, force: true })
+  }
+  return times
+}
+
+// Times each host call from Python (a fixed benchmark program; nothing is interpolated).
+const HOSTCALL_LOOP = [
+  'import _vis, time',
+  'def _vis_bench_hostcalls(n):',
+  '    out = []',
+  '    for _ in range(n):',
+  '        t = time.perf_counter_ns()',
+  '        _vis.host_call("ping", "[]")',
+  '        out.append(time.perf_counter_ns() - t)',
+  '    return out',
+].join('\n')
+
+export async function measureRoundtrip(opts: RoundtripOptions = {}): Promise<RoundtripResult> {
+  const n = opts.iterations ?? 2000
+  const home = opts.home ?? mkdtempSync(join(tmpdir(), 'vis-bench-'))
+  const root = mkdtempSync(join(tmpdir(), 'vis-bench-root-'))
+  const big = 'x'.repeat(64 * 1024)
+
+  const floor = await measureFloor(n, null)
+  const floor64k = await measureFloor(Math.max(50, Math.floor(n / 10)), big)
+
+  const rt = await createRuntime({ home, python: opts.python, pool: { size: 1 } })
+  try {
+    // Cold: a runtime without a pool starts a worker per session.
+    const coldRt = await createRuntime({ home, python: opts.python, pool: { size: 0 } })
+    const cold: number[] = []
+    for (let i = 0; i < 5; i++) {
+      const t0 = performance.now()
+      const s = await coldRt.createSession({ roots: [root] })
+      cold.push(performance.now() - t0)
+      await s.dispose()
+    }
+    await coldRt.close()
+
+    // Warm: the pool has a worker for this policy ready before each session is created.
+    await (await rt.createSession({ roots: [root] })).dispose()
+    const acquire: number[] = []
+    for (let i = 0; i < 10; i++) {
+      await rt.poolSettled()
+      const t0 = performance.now()
+      const s = await rt.createSession({ roots: [root] })
+      acquire.push(performance.now() - t0)
+      await s.dispose()
+    }
+    await rt.poolSettled()
+
+    const s = await rt.createSession({ roots: [root] })
+    const exec: number[] = []
+    for (let i = 0; i < n + 50; i++) {
+      const t0 = performance.now()
+      await s.exec('x = 1')
+      if (i >= 50) exec.push((performance.now() - t0) * 1000)
+    }
+
+    const payload: number[] = []
+    const m = Math.max(50, Math.floor(n / 10))
+    for (let i = 0; i < m + 10; i++) {
+      const t0 = performance.now()
+      const back = await s.callModule('builtins', 'str', [big])
+      if (i >= 10) payload.push((performance.now() - t0) * 1000)
+      if (i === 0 && back !== big) throw new Error('the 64 KiB payload did not come back intact')
+    }
+
+    // Host calls are timed inside Python, from the call to its reply, so they measure the
+    // tool round trip and nothing else.
+    await s.bind('ping', () => 1, { doc: 'benchmark ping', signature: '()' })
+    await s.exec(HOSTCALL_LOOP)
+    const hostNs = (await s.callModule('__main__', '_vis_bench_hostcalls', [n + 50])) as number[]
+    const hostcall = hostNs.slice(50).map((ns) => ns / 1000)
+
+    const idleRss = treeRssMb(s.pid)
+    await s.dispose()
+
+    const f50 = quantile(floor, 0.5)
+    const f64 = quantile(floor64k, 0.5)
+    return {
+      python: opts.python ?? process.env.VIS_PYTHON_VERSION ?? null,
+      iterations: n,
+      floor_p50_us: round(f50),
+      floor_p99_us: round(quantile(floor, 0.99)),
+      exec_p50_us: round(quantile(exec, 0.5)),
+      exec_p99_us: round(quantile(exec, 0.99)),
+      exec_ratio: round(quantile(exec, 0.5) / f50, 2),
+      hostcall_p50_us: round(quantile(hostcall, 0.5)),
+      hostcall_p99_us: round(quantile(hostcall, 0.99)),
+      hostcall_ratio: round(quantile(hostcall, 0.5) / f50, 2),
+      floor64k_p50_us: round(f64),
+      payload64k_p50_us: round(quantile(payload, 0.5)),
+      payload64k_ratio: round(quantile(payload, 0.5) / f64, 2),
+      pool_acquire_p50_ms: round(quantile(acquire, 0.5), 2),
+      cold_create_p50_ms: round(quantile(cold, 0.5), 1),
+      idle_session_rss_mb: round(idleRss, 1),
+    }
+  } finally {
+    await rt.close()
+    rmSync(root, { recursive: true, force: true })
+    if (!opts.home) rmSync(home, { recursive: true, force: true })
+  }
+}
+
+const TARGETS: Partial<Record<keyof RoundtripResult, [string, number]>> = {
+  exec_ratio: ['≤', 1.2],
+  hostcall_ratio: ['≤', 1.2],
+  payload64k_ratio: ['≤', 1.0],
+  pool_acquire_p50_ms: ['≤', 5],
+  cold_create_p50_ms: ['≤', 150],
+  idle_session_rss_mb: ['≤', 60],
+}
+
+// A readable table of one result, with the issue's targets beside the figures.
+export function formatRoundtrip(r: RoundtripResult): string {
+  const rows: Array<[string, string, string]> = [
+    ['floor: Node↔Node JSON line, p50 / p99', `${r.floor_p50_us} / ${r.floor_p99_us} µs`, ''],
+    ['exec `x = 1`, p50 / p99', `${r.exec_p50_us} / ${r.exec_p99_us} µs`, ''],
+    ['exec ratio to floor', `${r.exec_ratio}×`, 'exec_ratio'],
+    ['host call from Python, p50 / p99', `${r.hostcall_p50_us} / ${r.hostcall_p99_us} µs`, ''],
+    ['host call ratio to floor', `${r.hostcall_ratio}×`, 'hostcall_ratio'],
+    ['64 KiB string: floor / worker, p50', `${r.floor64k_p50_us} / ${r.payload64k_p50_us} µs`, ''],
+    ['64 KiB ratio to floor', `${r.payload64k_ratio}×`, 'payload64k_ratio'],
+    ['session from the warm pool, p50', `${r.pool_acquire_p50_ms} ms`, 'pool_acquire_p50_ms'],
+    ['session with a cold worker, p50', `${r.cold_create_p50_ms} ms`, 'cold_create_p50_ms'],
+    ['idle session worker RSS', `${r.idle_session_rss_mb} MB`, 'idle_session_rss_mb'],
+  ]
+  const w0 = Math.max(...rows.map((x) => x[0].length))
+  const w1 = Math.max(...rows.map((x) => x[1].length))
+  const lines = rows.map(([label, value, key]) => {
+    const t = key ? TARGETS[key as keyof RoundtripResult] : undefined
+    const v = key ? (r[key as keyof RoundtripResult] as number) : Number.NaN
+    const mark = t ? `target ${t[0]} ${t[1]}  ${v <= t[1] ? 'met' : 'missed'}` : ''
+    return `  ${label.padEnd(w0)}  ${value.padStart(w1)}  ${mark}`
+  })
+  return [
+    `vis bench: session worker round trips (Python ${r.python ?? 'default'}, ${r.iterations} iterations)`,
+    ...lines,
+  ].join('\n')
+}

@@ -1,0 +1,37 @@
+import type { BlockOutcome } from './outcome.js'
+
+// What a session reports while it works; the HTTP layer streams these to clients.
+export type SessionEvent =
+  | { type: 'block-started'; sessionId: string; block: number; code: string }
+  | { type: 'output'; sessionId: string; block: number; stream: 'stdout' | 'stderr'; data: string }
+  | { type: 'block-finished'; sessionId: string; block: number; outcome: BlockOutcome; ms: number }
+  | { type: 'interrupt'; sessionId: string; landed: boolean; retired: boolean }
+  | { type: 'worker-retired'; sessionId: string; pid: number; reason: string }
+
+export type SessionEventType = SessionEvent['type']
+export type SessionListener = (ev: SessionEvent) => void
+
+export class SessionEvents {
+  private readonly listeners = new Set<SessionListener>()
+
+  subscribe(fn: SessionListener): () => void {
+    this.listeners.add(fn)
+    return () => this.listeners.delete(fn)
+  }
+
+  on<T extends SessionEventType>(type: T, fn: (ev: Extract<SessionEvent, { type: T }>) => void): () => void {
+    return this.subscribe((ev) => {
+      if (ev.type === type) fn(ev as Extract<SessionEvent, { type: T }>)
+    })
+  }
+
+  emit(ev: SessionEvent): void {
+    for (const fn of this.listeners) {
+      try {
+        fn(ev)
+      } catch {
+        // A listener's failure is its own; the session keeps working.
+      }
+    }
+  }
+}

@@ -1,0 +1,117 @@
+import { randomUUID } from 'node:crypto'
+import { z } from 'zod'
+import { guestRuntimeConfig } from '../guest/index.js'
+import { defaultTools } from '../tools/index.js'
+import type { Tool } from '../tools/types.js'
+import { VisError } from '../util/errors.js'
+import { visHome } from '../util/home.js'
+import { normalizePolicy, WorkerPolicy } from '../worker/policy.js'
+import { WarmPool } from '../worker/pool.js'
+import { Session } from './session.js'
+
+export const RuntimeOptions = z
+  .object({
+    home: z.string().optional(),
+    python: z
+      .string()
+      .regex(/^3\.\d+$/, 'a Python minor such as "3.11"')
+      .optional(),
+    pool: z.object({ size: z.number().int().min(0).max(64) }).optional(),
+    interruptAckMs: z.number().int().positive().optional(),
+    // false starts workers without the OS jail (the audit hook still applies): for
+    // development on machines without the jail's layers, never for untrusted code.
+    confine: z.boolean().optional(),
+    maxConcurrentHostCalls: z.number().int().positive().optional(),
+    // The file tools (and git, and shell when a session turns it on) in every session.
+    defaultTools: z.boolean().default(true),
+    // More tools bound into every new session.
+    tools: z.array(z.custom<Tool>((t) => typeof t === 'object' && t !== null && 'run' in t)).optional(),
+  })
+  .strict()
+export type RuntimeOptions = z.input<typeof RuntimeOptions>
+
+export const SessionOptions = WorkerPolicy.extend({ id: z.string().min(1).max(128).optional() })
+export type SessionOptions = z.input<typeof SessionOptions>
+
+export type Runtime = {
+  readonly home: string
+  createSession(opts?: SessionOptions): Promise<Session>
+  session(id: string): Session | undefined
+  sessions(): Session[]
+  // Every live worker process: sessions' and the warm pool's.
+  workerPids(): number[]
+  // Waits until the pool has finished starting workers.
+  poolSettled(): Promise<void>
+  close(): Promise<void>
+}
+
+export async function createRuntime(input: RuntimeOptions = {}): Promise<Runtime> {
+  const opts = RuntimeOptions.parse(input)
+  const home = visHome(opts.home)
+  const pool = new WarmPool({
+    home,
+    python: opts.python,
+    size: opts.pool?.size ?? 1,
+    interruptAckMs: opts.interruptAckMs,
+    confine: opts.confine,
+    runtimeConfig: guestRuntimeConfig(),
+  })
+  const live = new Map<string, Session>()
+  let closed = false
+
+  async function createSession(sopts: SessionOptions = {}): Promise<Session> {
+    if (closed) throw new VisError('runtime.closed', 'the runtime is closed; create a new one')
+    const parsed = SessionOptions.parse(sopts)
+    const { id: wantedId, ...policyInput } = parsed
+    const id = wantedId ?? `s-${randomUUID().slice(0, 8)}`
+    if (live.has(id))
+      throw new VisError('session.exists', `a session with id ${id} is already open`, { sessionId: id })
+    const policy = normalizePolicy(policyInput)
+    const { worker } = await pool.acquire(policy)
+    if (closed) {
+      await worker.close()
+      throw new VisError('runtime.closed', 'the runtime closed while the session was starting')
+    }
+    const session = new Session({
+      id,
+      worker,
+      roots: policy.roots,
+      maxConcurrentHostCalls: opts.maxConcurrentHostCalls,
+      onDispose: (s) => {
+        if (live.get(s.id) === s) live.delete(s.id)
+      },
+    })
+    live.set(id, session)
+    try {
+      const tools = [
+        ...(opts.defaultTools
+          ? await defaultTools({ sessionId: id, roots: policy.roots, shell: policy.shell })
+          : []),
+        ...(opts.tools ?? []),
+      ]
+      await Promise.all(tools.map((t) => session.bindTool(t)))
+    } catch (err) {
+      await session.dispose()
+      throw err
+    }
+    return session
+  }
+
+  return {
+    home,
+    createSession,
+    session: (id) => live.get(id),
+    sessions: () => [...live.values()],
+    workerPids: () => [
+      ...[...live.values()].filter((s) => s.state !== 'disposed').map((s) => s.pid),
+      ...pool.pids(),
+    ],
+    poolSettled: () => pool.settled(),
+    async close() {
+      if (closed) return
+      closed = true
+      await Promise.allSettled([...live.values()].map((s) => s.dispose()))
+      await pool.close()
+    },
+  }
+}

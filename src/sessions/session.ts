@@ -1,0 +1,361 @@
+import type { z } from 'zod'
+import type { OutputNotification } from '../protocol/messages.js'
+import { SessionResources } from '../tools/resources.js'
+import type { Tool } from '../tools/types.js'
+import { VisError } from '../util/errors.js'
+import { processTree } from '../worker/proctree.js'
+import type { Worker } from '../worker/worker.js'
+import { assertCrossable } from './crossing.js'
+import { type SessionEvent, SessionEvents, type SessionEventType } from './events.js'
+import { asTimeout, BlockOutcome } from './outcome.js'
+import { type BoundTool, ToolTable } from './tool-table.js'
+
+export const GUEST_API = 'vis_guest.api'
+
+export type BindOptions = { doc?: string; signature?: string; args?: z.ZodTypeAny }
+export type RunBlockOptions = {
+  // Interrupt the block after this long; the outcome then says `timedOut`.
+  timeoutMs?: number
+  // false: refuse at once when another block is running instead of queueing.
+  wait?: boolean
+  // The host's current context, rebound as `session` in the guest before the block.
+  context?: Record<string, unknown>
+}
+export type SessionState = 'ready' | 'retired' | 'disposed'
+
+export type SessionInit = {
+  id: string
+  worker: Worker
+  roots: string[]
+  maxConcurrentHostCalls?: number
+  onDispose?: (s: Session) => void
+}
+
+// One sandbox: a worker process with one interpreter whose globals persist across
+// blocks, the host tools bound into it, and the events it emits.
+export class Session {
+  readonly id: string
+  readonly roots: string[]
+  readonly resources = new SessionResources()
+  readonly events = new SessionEvents()
+  state: SessionState = 'ready'
+  retiredReason: string | undefined
+  private readonly worker: Worker
+  private readonly tools: ToolTable
+  private tail: Promise<unknown> = Promise.resolve()
+  private queued = 0
+  private blockSeq = 0
+  private current: { job: number; block: number } | undefined
+  private partial = ''
+  private installs: Promise<void>[] = []
+  private readonly namespaces = new Map<
+    string,
+    Map<string, { name: string; doc: string; signature: string }>
+  >()
+  private readonly unhook: Array<() => void> = []
+  private readonly onDispose?: (s: Session) => void
+  generation = 0
+  // The guest's snapshot of the session's own definitions after the last block.
+  lastSnapshot: unknown
+
+  constructor(init: SessionInit) {
+    this.id = init.id
+    this.worker = init.worker
+    this.roots = init.roots
+    this.onDispose = init.onDispose
+    this.tools = new ToolTable(init.id, init.maxConcurrentHostCalls)
+    this.worker.setHostHandler((call) =>
+      this.tools.dispatch(call, { sessionId: this.id, roots: this.roots, resources: this.resources }),
+    )
+    this.unhook.push(
+      this.worker.on('output', (ev) => this.onOutput(ev)),
+      this.worker.on('retired', ({ reason }) => this.markRetired(reason)),
+      this.worker.on('exit', ({ state, code, signal }) => {
+        if (state === 'ready' || state === 'starting') {
+          this.markRetired(
+            signal ? `the worker was killed by ${signal}` : `the worker exited with code ${code}`,
+          )
+        }
+      }),
+    )
+  }
+
+  get pid(): number {
+    return this.worker.pid
+  }
+
+  // The worker's processes, its root (pid) first; jailed, the helper is the last.
+  processTree(): number[] {
+    return processTree(this.worker.pid)
+  }
+
+  get logPath(): string {
+    return this.worker.logPath
+  }
+
+  get busy(): boolean {
+    return this.queued > 0
+  }
+
+  subscribe(fn: (ev: SessionEvent) => void): () => void {
+    return this.events.subscribe(fn)
+  }
+
+  on<T extends SessionEventType>(type: T, fn: (ev: Extract<SessionEvent, { type: T }>) => void): () => void {
+    return this.events.on(type, fn)
+  }
+
+  // Binds a host function as a tool the guest calls by `name`. The function receives
+  // the positional arguments, then the tool context (abort signal, roots, resources).
+  // Awaiting is optional: the next block waits for the install and reports its failure.
+  bind(name: string, fn: (...args: any[]) => unknown, opts: BindOptions = {}): Promise<void> {
+    return this.bindTool({
+      name,
+      doc: opts.doc ?? '',
+      signature: opts.signature ?? '(*args)',
+      args: opts.args,
+      run: (args, ctx) => fn(...args, ctx),
+    })
+  }
+
+  bindTool(tool: BoundTool | Tool): Promise<void> {
+    this.assertUsable('bind')
+    const bound: BoundTool = tool
+    if (!/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$/.test(bound.name)) {
+      throw new VisError(
+        'tool.bad-name',
+        `tool name ${JSON.stringify(bound.name)} is not a Python identifier`,
+        {
+          sessionId: this.id,
+        },
+      )
+    }
+    this.tools.set(bound)
+    return this.track(this.installTool({ name: bound.name, doc: bound.doc, signature: bound.signature }))
+  }
+
+  unbind(name: string): Promise<void> {
+    this.assertUsable('unbind')
+    this.tools.delete(name)
+    return this.track(this.callGuest('remove_tool', name))
+  }
+
+  // Host data that crosses as JSON; a value that cannot is refused with its key path.
+  setData(name: string, value: unknown): Promise<void> {
+    this.assertUsable('setData')
+    assertCrossable(value, `binding ${name}`)
+    return this.track(this.installTool({ name, value: value ?? null, kind: 'data' }))
+  }
+
+  // The seed's setPythonBinding: a function becomes a host tool; `ns.method` publishes one
+  // method through the capability namespace `ns`; anything else crosses as JSON data.
+  setBinding(name: string, value: unknown, opts: BindOptions = {}): Promise<void> {
+    if (typeof value !== 'function') return this.setData(name, value)
+    const fn = value as (...args: any[]) => unknown
+    const dot = name.indexOf('.')
+    if (dot < 0) return this.bind(name, fn, opts)
+    this.assertUsable('bind')
+    const ns = name.slice(0, dot)
+    const method = name.slice(dot + 1)
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(ns) || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(method)) {
+      throw new VisError('tool.bad-name', `binding ${JSON.stringify(name)} is not namespace.method`, {
+        sessionId: this.id,
+      })
+    }
+    const signature = opts.signature ?? '(*args)'
+    this.tools.set({
+      name,
+      doc: opts.doc ?? '',
+      signature,
+      args: opts.args,
+      run: (args, ctx) => fn(...args, ctx),
+    })
+    const methods =
+      this.namespaces.get(ns) ?? new Map<string, { name: string; doc: string; signature: string }>()
+    methods.set(method, { name: method, doc: opts.doc ?? '', signature })
+    this.namespaces.set(ns, methods)
+    // The guest replaces the whole namespace object, so every method is sent again.
+    return this.track(this.installTool({ name: ns, kind: 'namespace', methods: [...methods.values()] }))
+  }
+
+  toolNames(): string[] {
+    return this.tools.names()
+  }
+
+  // The next block waits for installs sent before it. The returned promise is marked
+  // handled, so a caller that does not await it never causes an unhandled rejection.
+  private track(p: Promise<unknown>): Promise<void> {
+    const done = p.then(() => undefined)
+    this.installs.push(done)
+    done.catch(() => undefined)
+    return done
+  }
+
+  private installTool(spec: Record<string, unknown>): Promise<unknown> {
+    return this.worker.call('install-tool', { spec })
+  }
+
+  // Calls one function of the guest runtime's API with one JSON argument.
+  callGuest(fn: string, arg?: unknown): Promise<unknown> {
+    return this.worker.call('run', { module: GUEST_API, fn, args: arg === undefined ? [] : [arg] })
+  }
+
+  // Low-level ops for benchmarks and diagnostics: they bypass the block queue.
+  async exec(code: string): Promise<unknown> {
+    this.assertUsable('exec')
+    return this.worker.call('exec', { code })
+  }
+
+  async eval(expr: string): Promise<unknown> {
+    this.assertUsable('eval')
+    return this.worker.call('eval', { expr })
+  }
+
+  // Calls module.fn(*args) in the interpreter; arguments and result cross as JSON.
+  async callModule(module: string, fn: string, args: unknown[]): Promise<unknown> {
+    this.assertUsable('callModule')
+    return this.worker.call('run', { module, fn, args })
+  }
+
+  // Runs one block; blocks of one session run one at a time, in call order.
+  async runBlock(code: string, opts: RunBlockOptions = {}): Promise<BlockOutcome> {
+    this.assertUsable('runBlock')
+    if (opts.wait === false && this.queued > 0) {
+      throw new VisError(
+        'session.busy',
+        'another block is running in this session; wait for it or interrupt it',
+        {
+          sessionId: this.id,
+        },
+      )
+    }
+    this.queued++
+    const run = this.tail.then(() => this.runBlockNow(code, opts))
+    this.tail = run.catch(() => undefined)
+    try {
+      return await run
+    } finally {
+      this.queued--
+    }
+  }
+
+  private async runBlockNow(code: string, opts: RunBlockOptions): Promise<BlockOutcome> {
+    this.assertUsable('runBlock')
+    if (this.installs.length > 0) {
+      const pending = this.installs
+      this.installs = []
+      await Promise.all(pending)
+    }
+    const block = ++this.blockSeq
+    const t0 = performance.now()
+    this.partial = ''
+    this.events.emit({ type: 'block-started', sessionId: this.id, block, code })
+    const request: Record<string, unknown> = { code }
+    if (opts.context) {
+      assertCrossable(opts.context, 'the session context')
+      request.session = opts.context
+    }
+    const started = this.worker.start('run-block', { request })
+    this.current = { job: started.id, block }
+    let timedOut = false
+    const timer =
+      opts.timeoutMs !== undefined
+        ? setTimeout(() => {
+            timedOut = true
+            void this.interrupt().catch(() => undefined)
+          }, opts.timeoutMs)
+        : undefined
+    try {
+      let outcome: BlockOutcome
+      try {
+        const { snapshot, ...rest } = BlockOutcome.parse(await started.reply)
+        // The definitions snapshot is for persistence, not for the caller.
+        if (snapshot !== undefined) this.lastSnapshot = snapshot
+        outcome = rest
+        if (timedOut && outcome.error?.phase === 'interrupted') outcome = asTimeout(outcome, opts.timeoutMs!)
+      } catch (err) {
+        if (!(timedOut && this.state === 'retired')) throw err
+        const note =
+          'it did not stop when interrupted, so its worker was retired and this session must be rebuilt'
+        outcome = asTimeout(this.partial ? { stdout: this.partial } : {}, opts.timeoutMs!, note)
+      }
+      this.events.emit({
+        type: 'block-finished',
+        sessionId: this.id,
+        block,
+        outcome,
+        ms: performance.now() - t0,
+      })
+      return outcome
+    } finally {
+      clearTimeout(timer)
+      this.current = undefined
+      this.partial = ''
+    }
+  }
+
+  // Output the running block has printed since the last take (or its start).
+  takePartialStdout(): string {
+    const s = this.partial
+    this.partial = ''
+    return s
+  }
+
+  // Interrupts the running block and fails the host calls it has in flight; answers
+  // whether the interrupt landed. Idle, it is a no-op.
+  async interrupt(): Promise<{ landed: boolean; retired: boolean }> {
+    if (this.state !== 'ready') return { landed: false, retired: this.state === 'retired' }
+    const job = this.current?.job
+    if (job === undefined) return { landed: false, retired: false }
+    const r = await this.worker.interrupt(job)
+    this.events.emit({ type: 'interrupt', sessionId: this.id, ...r })
+    return r
+  }
+
+  // Ends the session: its worker process tree and its resources. Idempotent.
+  async dispose(): Promise<void> {
+    if (this.state === 'disposed') return
+    this.state = 'disposed'
+    for (const off of this.unhook) off()
+    await Promise.allSettled([this.worker.close(), this.resources.dispose()])
+    this.onDispose?.(this)
+  }
+
+  // Kills the worker now; the session stays retired until disposed.
+  retire(reason: string): void {
+    if (this.state === 'ready') this.worker.retire(reason)
+  }
+
+  private markRetired(reason: string): void {
+    if (this.state !== 'ready') return
+    this.state = 'retired'
+    this.retiredReason = reason
+    this.events.emit({ type: 'worker-retired', sessionId: this.id, pid: this.worker.pid, reason })
+  }
+
+  private assertUsable(op: string): void {
+    if (this.state === 'retired') {
+      throw new VisError(
+        'worker.retired',
+        `session ${this.id} was retired (${this.retiredReason}); dispose it and create a new session`,
+        { sessionId: this.id, op },
+      )
+    }
+    if (this.state === 'disposed') {
+      throw new VisError('session.disposed', `session ${this.id} is disposed`, { sessionId: this.id, op })
+    }
+  }
+
+  private onOutput(ev: OutputNotification): void {
+    const cur = this.current
+    if (!cur || ev.job !== cur.job) return
+    if (ev.stream === 'stdout') this.partial += ev.data
+    this.events.emit({
+      type: 'output',
+      sessionId: this.id,
+      block: cur.block,
+      stream: ev.stream,
+      data: ev.data,
+    })
+  }
+}

@@ -1,0 +1,132 @@
+import type { z } from 'zod'
+import type { ToolContext } from '../tools/types.js'
+import { VisError } from '../util/errors.js'
+import type { HostCall } from '../worker/worker.js'
+import { assertCrossable } from './crossing.js'
+
+export type BoundTool = {
+  name: string
+  doc: string
+  signature: string
+  // Optional schema for the positional argument array; checked before the tool runs.
+  args?: z.ZodTypeAny
+  run: (args: unknown[], ctx: ToolContext) => unknown | Promise<unknown>
+}
+
+export const DEFAULT_MAX_CONCURRENT_HOST_CALLS = 16
+
+// A session's host tools. Lookups go through a Map, so a guest-chosen name can never
+// reach Object.prototype; calls beyond the concurrency limit wait their turn (or their
+// abort).
+export class ToolTable {
+  private readonly tools = new Map<string, BoundTool>()
+  private active = 0
+  private readonly waiting: Array<() => void> = []
+
+  constructor(
+    private readonly sessionId: string,
+    private readonly limit: number = DEFAULT_MAX_CONCURRENT_HOST_CALLS,
+  ) {}
+
+  set(tool: BoundTool): void {
+    this.tools.set(tool.name, tool)
+  }
+
+  delete(name: string): boolean {
+    return this.tools.delete(name)
+  }
+
+  has(name: string): boolean {
+    return this.tools.has(name)
+  }
+
+  get(name: string): BoundTool | undefined {
+    return this.tools.get(name)
+  }
+
+  names(): string[] {
+    return [...this.tools.keys()]
+  }
+
+  get activeCalls(): number {
+    return this.active
+  }
+
+  async dispatch(call: HostCall, base: Omit<ToolContext, 'signal'>): Promise<unknown> {
+    const tool = this.tools.get(call.name)
+    if (!tool) {
+      throw new VisError(
+        'tool.unbound',
+        `this session never bound a tool named ${JSON.stringify(call.name)}; bound: ${this.names().join(', ') || '(none)'}`,
+        { sessionId: this.sessionId, tool: call.name },
+      )
+    }
+    let args = call.args
+    if (tool.args) {
+      const r = tool.args.safeParse(args)
+      if (!r.success) {
+        const why = r.error.issues.map((i) => `${i.path.join('.') || 'args'}: ${i.message}`).join('; ')
+        throw new VisError('tool.bad-args', `${tool.name}${tool.signature}: ${why}`, {
+          sessionId: this.sessionId,
+          tool: tool.name,
+        })
+      }
+      args = r.data as unknown[]
+    }
+    await this.acquire(call.signal)
+    try {
+      const running = Promise.resolve().then(() => tool.run(args, { ...base, signal: call.signal }))
+      // A tool that ignores its signal must not hold the guest: the call fails on abort
+      // and whatever the tool returns later is dropped.
+      const value = await raceAbort(running, call.signal)
+      assertCrossable(value, `the result of ${tool.name}`)
+      return value ?? null
+    } finally {
+      this.release()
+    }
+  }
+
+  private acquire(signal: AbortSignal): Promise<void> {
+    if (this.active < this.limit) {
+      this.active++
+      return Promise.resolve()
+    }
+    return new Promise((resolve, reject) => {
+      const go = () => {
+        signal.removeEventListener('abort', onAbort)
+        this.active++
+        resolve()
+      }
+      const onAbort = () => {
+        const i = this.waiting.indexOf(go)
+        if (i >= 0) this.waiting.splice(i, 1)
+        reject(signal.reason)
+      }
+      signal.addEventListener('abort', onAbort, { once: true })
+      this.waiting.push(go)
+    })
+  }
+
+  private release(): void {
+    this.active--
+    this.waiting.shift()?.()
+  }
+}
+
+function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason)
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason)
+    signal.addEventListener('abort', onAbort, { once: true })
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort)
+        resolve(v)
+      },
+      (e) => {
+        signal.removeEventListener('abort', onAbort)
+        reject(e)
+      },
+    )
+  })
+}

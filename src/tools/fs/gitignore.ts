@@ -1,0 +1,86 @@
+import { constants as C } from 'node:fs'
+import { type FileHandle, open, readFile, stat } from 'node:fs/promises'
+import { dirname, join, relative, sep } from 'node:path'
+import ignore, { type Ignore } from 'ignore'
+import { at, isWithin } from './paths.js'
+
+interface Frame {
+  base: string
+  ig: Ignore
+}
+
+// The .gitignore rules in force at one directory, git's way: rules apply
+// relative to the directory of their file, deeper files win over shallower
+// ones, and they only count inside a repository (like ripgrep's default).
+export class IgnoreStack {
+  private constructor(private readonly frames: readonly Frame[]) {}
+
+  static none(): IgnoreStack {
+    return new IgnoreStack([])
+  }
+
+  // Rules for a directory: .git/info/exclude and every .gitignore from the
+  // repository root down to dir, not looking above `limit` (the root it is in).
+  static async at(dir: string, limit: string): Promise<IgnoreStack | undefined> {
+    const chain: string[] = []
+    let d = dir
+    let repo: string | undefined
+    for (;;) {
+      chain.unshift(d)
+      if (await exists(join(d, '.git'))) {
+        repo = d
+        break
+      }
+      const up = dirname(d)
+      if (up === d || !isWithin(up, limit)) break
+      d = up
+    }
+    if (!repo) return undefined
+    const frames: Frame[] = []
+    const exclude = await readFile(join(repo, '.git', 'info', 'exclude'), 'utf8').catch(() => '')
+    if (exclude) frames.push({ base: repo, ig: ignore().add(exclude) })
+    for (const c of chain) {
+      const text = await readFile(join(c, '.gitignore'), 'utf8').catch(() => '')
+      if (text) frames.push({ base: c, ig: ignore().add(text) })
+    }
+    return new IgnoreStack(frames)
+  }
+
+  // The rules for a subdirectory whose own .gitignore is read through its handle.
+  async descend(dirAbs: string, dir: FileHandle): Promise<IgnoreStack> {
+    const text = await readGitignore(dir)
+    return text ? new IgnoreStack([...this.frames, { base: dirAbs, ig: ignore().add(text) }]) : this
+  }
+
+  ignored(abs: string, isDir: boolean): boolean {
+    for (let i = this.frames.length - 1; i >= 0; i--) {
+      const f = this.frames[i]!
+      const rel = relative(f.base, abs).split(sep).join('/')
+      if (!rel || rel.startsWith('..')) continue
+      const r = f.ig.test(isDir ? `${rel}/` : rel)
+      if (r.ignored) return true
+      if (r.unignored) return false
+    }
+    return false
+  }
+}
+
+async function exists(p: string): Promise<boolean> {
+  return stat(p).then(
+    () => true,
+    () => false,
+  )
+}
+
+async function readGitignore(dir: FileHandle): Promise<string> {
+  let fh: FileHandle | undefined
+  try {
+    fh = await open(at(dir, '.gitignore'), C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK)
+    if (!(await fh.stat()).isFile()) return ''
+    return await fh.readFile('utf8')
+  } catch {
+    return ''
+  } finally {
+    await fh?.close()
+  }
+}

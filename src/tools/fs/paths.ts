@@ -1,0 +1,169 @@
+import { constants as C } from 'node:fs'
+import { type FileHandle, lstat, open, readlink, realpath } from 'node:fs/promises'
+import { basename, dirname, isAbsolute, resolve, sep } from 'node:path'
+import { VisError } from '../../util/errors.js'
+
+// Linux open(2) flag that node does not export: a handle naming a file
+// without opening it for I/O (no blocking on FIFOs, no read permission needed).
+export const O_PATH = 0o10000000
+const MAX_LINK_HOPS = 8
+
+export function isWithin(path: string, root: string): boolean {
+  if (root === sep) return path.startsWith(sep)
+  return path === root || path.startsWith(root + sep)
+}
+
+// `/proc/self/fd/<n>/<name>` behaves like openat(n, name): the lookup starts
+// at the directory that handle names, whatever its path says now.
+export function at(dir: FileHandle, name = ''): string {
+  return name ? `/proc/self/fd/${dir.fd}/${name}` : `/proc/self/fd/${dir.fd}`
+}
+
+export interface ParentRef {
+  dir: FileHandle
+  name: string
+  // Real path of the entry (parent's real path joined with the name).
+  real: string
+}
+
+// The session's path boundary. Every path is first normalised and checked
+// lexically against the roots; then what is actually opened is checked again
+// by reading the kernel's name for the open handle, so a symlink swapped in
+// between the check and the open cannot lead outside. Callers act only on
+// the verified handle (or on names looked up relative to it).
+export class PathGuard {
+  private realRootsP: Promise<string[]> | undefined
+
+  constructor(
+    readonly roots: readonly string[],
+    readonly sessionId = '',
+  ) {
+    if (roots.length === 0) throw new VisError('tool.no-roots', 'the session has no roots to work in', {})
+  }
+
+  get workspace(): string {
+    return this.roots[0]!
+  }
+
+  realRoots(): Promise<string[]> {
+    this.realRootsP ??= Promise.all(this.roots.map((r) => realpath(r).catch(() => resolve(r))))
+    return this.realRootsP
+  }
+
+  // The innermost real root containing a verified real path.
+  async rootOf(real: string): Promise<string> {
+    const inside = (await this.realRoots()).filter((r) => isWithin(real, r))
+    return inside.sort((x, y) => y.length - x.length)[0] ?? real
+  }
+
+  deny(path: string, op: string, why: string): VisError {
+    return new VisError(
+      'tool.path-denied',
+      `${op}: '${path}' ${why}; allowed roots: ${this.roots.join(', ')} (relative paths start at ${this.workspace})`,
+      { sessionId: this.sessionId, op, path },
+    )
+  }
+
+  // Shows a path to the model: relative to the workspace when inside it.
+  async display(real: string): Promise<string> {
+    const ws = (await this.realRoots())[0]!
+    if (real === ws) return '.'
+    if (isWithin(real, ws)) return real.slice(ws === sep ? 1 : ws.length + 1)
+    return real
+  }
+
+  async lexical(path: string, op: string): Promise<string> {
+    if (typeof path !== 'string' || path === '' || path.includes('\0')) {
+      throw new VisError('tool.bad-args', `${op}: a path must be a non-empty string`, {
+        op,
+        path: String(path),
+      })
+    }
+    const abs = resolve(this.workspace, path)
+    const candidates = [...this.roots, ...(await this.realRoots())]
+    if (!candidates.some((r) => isWithin(abs, resolve(r)))) {
+      throw this.deny(
+        path,
+        op,
+        isAbsolute(path) ? 'is outside the allowed roots' : 'escapes the allowed roots',
+      )
+    }
+    return abs
+  }
+
+  async verify(fh: FileHandle, path: string, op: string): Promise<string> {
+    const real = await readlink(at(fh))
+    const roots = await this.realRoots()
+    if (!roots.some((r) => isWithin(real, r))) {
+      await fh.close()
+      throw this.deny(path, op, 'resolves (through a symlink) outside the allowed roots')
+    }
+    return real
+  }
+
+  // Opens a path, following symlinks, and proves the result is inside a root.
+  async open(
+    path: string,
+    op: string,
+    flags: number = C.O_RDONLY,
+  ): Promise<{ fh: FileHandle; real: string }> {
+    const abs = await this.lexical(path, op)
+    let fh: FileHandle
+    try {
+      fh = await open(abs, flags | C.O_NOCTTY | C.O_NONBLOCK)
+    } catch (err) {
+      throw this.fsError(err, path, op)
+    }
+    return { fh, real: await this.verify(fh, path, op) }
+  }
+
+  // The verified parent directory of a path plus the final name, for
+  // operations on the entry itself (create, rename, unlink). With follow,
+  // a final component that is a symlink is replaced by its (checked) target.
+  async parent(path: string, op: string, follow = false): Promise<ParentRef> {
+    let abs = await this.lexical(path, op)
+    for (let hop = 0; ; hop++) {
+      const name = basename(abs)
+      if ((await this.realRoots()).includes(abs) || this.roots.includes(abs) || !name) {
+        throw this.deny(path, op, 'is a root itself, which this operation cannot act on')
+      }
+      const { fh: dir, real } = await this.open(dirname(abs), op, O_PATH | C.O_DIRECTORY)
+      const ref = { dir, name, real: real === sep ? sep + name : real + sep + name }
+      if (!follow) return ref
+      const st = await lstat(at(dir, name)).catch(() => undefined)
+      if (!st?.isSymbolicLink()) return ref
+      const target = await readlink(at(dir, name)).catch((err) => {
+        throw this.fsError(err, path, op)
+      })
+      await dir.close()
+      if (hop >= MAX_LINK_HOPS)
+        throw new VisError('tool.path-loop', `${op}: too many symlinks in '${path}'`, { op, path })
+      abs = resolve(real, target)
+      const candidates = [...this.roots, ...(await this.realRoots())]
+      if (!candidates.some((r) => isWithin(abs, resolve(r)))) {
+        throw this.deny(path, op, 'is a symlink that leads outside the allowed roots')
+      }
+    }
+  }
+
+  fsError(err: unknown, path: string, op: string): VisError {
+    const code = (err as NodeJS.ErrnoException)?.code
+    const ctx = { sessionId: this.sessionId, op, path }
+    if (code === 'ENOENT') return new VisError('tool.not-found', `${op}: '${path}' does not exist`, ctx)
+    if (code === 'ENOTDIR')
+      return new VisError('tool.not-found', `${op}: a parent of '${path}' is not a directory`, ctx)
+    if (code === 'ELOOP')
+      return new VisError(
+        'tool.path-loop',
+        `${op}: '${path}' is a symlink loop or a symlink where none may be`,
+        ctx,
+      )
+    if (code === 'EACCES' || code === 'EPERM')
+      return new VisError('tool.permission', `${op}: permission denied for '${path}'`, ctx)
+    if (code === 'EISDIR') return new VisError('tool.is-directory', `${op}: '${path}' is a directory`, ctx)
+    if (code === 'EEXIST') return new VisError('tool.exists', `${op}: '${path}' already exists`, ctx)
+    if (code === 'ENOTEMPTY')
+      return new VisError('tool.not-empty', `${op}: directory '${path}' is not empty`, ctx)
+    return new VisError('tool.io', `${op}: ${(err as Error)?.message ?? String(err)}`, ctx, { cause: err })
+  }
+}

@@ -1,0 +1,83 @@
+import type { FileHandle } from 'node:fs/promises'
+import { readdir } from 'node:fs/promises'
+import { VisError } from '../../util/errors.js'
+import type { Json } from '../types.js'
+import { SNIFF_BYTES, sniffBinary } from './binary.js'
+import { at, type PathGuard } from './paths.js'
+
+export const MAX_TEXT_BYTES = 32 * 1024 * 1024
+
+export type Opened =
+  | { kind: 'file'; fh: FileHandle; real: string; size: number }
+  | { kind: 'directory'; fh: FileHandle; real: string }
+
+export async function openForRead(guard: PathGuard, path: string, op: string): Promise<Opened> {
+  const { fh, real } = await guard.open(path, op)
+  const st = await fh.stat()
+  if (st.isDirectory()) return { kind: 'directory', fh, real }
+  if (!st.isFile()) {
+    await fh.close()
+    throw new VisError('tool.not-a-file', `${op}: '${path}' is not a regular file`, { op, path })
+  }
+  return { kind: 'file', fh, real, size: st.size }
+}
+
+// Reads a whole text file from a verified handle; refuses binary content.
+export async function readTextFrom(fh: FileHandle, size: number, path: string, op: string): Promise<string> {
+  if (size > MAX_TEXT_BYTES) {
+    throw new VisError(
+      'tool.too-large',
+      `${op}: '${path}' is ${size} bytes, more than the ${MAX_TEXT_BYTES}-byte limit; use grep to find the part you need`,
+      { op, path, size },
+    )
+  }
+  const buf = await fh.readFile()
+  const type = sniffBinary(buf.subarray(0, SNIFF_BYTES))
+  if (type) {
+    throw new VisError(
+      'tool.binary',
+      `${op}: '${path}' is ${type} (${buf.length} bytes), not text; it is not shown`,
+      {
+        op,
+        path,
+        size: buf.length,
+        type,
+      },
+    )
+  }
+  return buf.toString('utf8')
+}
+
+export async function readText(
+  guard: PathGuard,
+  path: string,
+  op: string,
+): Promise<{ text: string; real: string }> {
+  const o = await openForRead(guard, path, op)
+  try {
+    if (o.kind === 'directory') {
+      throw new VisError('tool.is-directory', `${op}: '${path}' is a directory`, { op, path })
+    }
+    return { text: await readTextFrom(o.fh, o.size, path, op), real: o.real }
+  } finally {
+    await o.fh.close()
+  }
+}
+
+export function entryType(d: {
+  isDirectory(): boolean
+  isSymbolicLink(): boolean
+  isFile(): boolean
+}): string {
+  if (d.isDirectory()) return 'directory'
+  if (d.isSymbolicLink()) return 'symlink'
+  if (d.isFile()) return 'file'
+  return 'other'
+}
+
+// A shallow listing of a verified directory handle.
+export async function listDirectory(dir: FileHandle): Promise<{ [key: string]: Json }[]> {
+  const names = await readdir(at(dir), { withFileTypes: true })
+  names.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  return names.map((d) => ({ name: d.name, type: entryType(d) }))
+}

@@ -1,0 +1,259 @@
+import { spawn } from 'node:child_process'
+import { accessSync, constants as C } from 'node:fs'
+import type { FileHandle } from 'node:fs/promises'
+import { delimiter, join, sep } from 'node:path'
+import { createInterface } from 'node:readline'
+import { VisError } from '../../util/errors.js'
+import { splitLines } from './lines.js'
+import type { PathGuard } from './paths.js'
+import { listFiles } from './walk.js'
+
+// The searched files are chosen the same way by both engines: hidden files
+// skipped, .gitignore honoured inside a repository (no .ignore/.rgignore, no
+// global excludes), symlinks not followed, files over 1 MiB and files with a
+// NUL byte skipped, fixed-string terms, case folded only when asked.
+export const MAX_SEARCH_FILE_BYTES = 1024 * 1024
+
+export interface SearchTarget {
+  // Verified real path, and the open handle that pins it for the search.
+  abs: string
+  fh: FileHandle
+  dir: boolean
+}
+
+export interface SearchSpec {
+  terms: string[]
+  ignoreCase: boolean
+  targets: SearchTarget[]
+  context: number
+  maxHits: number
+}
+
+export interface FileHits {
+  abs: string
+  // 1-based numbers of matching lines.
+  matches: number[]
+  // Text of every matching or context line that was reported.
+  lines: Map<number, string>
+}
+
+export interface SearchEngine {
+  readonly name: 'ripgrep' | 'builtin'
+  search(spec: SearchSpec, signal: AbortSignal): Promise<{ files: FileHits[]; capped: boolean }>
+  files(spec: SearchSpec, signal: AbortSignal): Promise<string[]>
+}
+
+// Compares paths component by component, i.e. each directory's entries in name order.
+export function comparePaths(a: string, b: string): number {
+  const x = a.split(sep)
+  const y = b.split(sep)
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    if (x[i] !== y[i]) return x[i]! < y[i]! ? -1 : 1
+  }
+  return x.length - y.length
+}
+
+export function lineMatches(line: string, terms: string[], ignoreCase: boolean): boolean {
+  const hay = ignoreCase ? line.toLowerCase() : line
+  return terms.some((t) => hay.includes(ignoreCase ? t.toLowerCase() : t))
+}
+
+// --- the in-process engine -------------------------------------------------
+
+export class BuiltinEngine implements SearchEngine {
+  readonly name = 'builtin' as const
+
+  constructor(private readonly guard: PathGuard) {}
+
+  async files(spec: SearchSpec): Promise<string[]> {
+    const out: string[] = []
+    for (const t of spec.targets) {
+      if (!t.dir) out.push(t.abs)
+      else {
+        // Like ripgrep, ignore files in every parent directory count.
+        out.push(...(await listFiles(t.fh, t.abs, { hidden: false, gitignore: true, limit: sep }, 200_000)))
+      }
+    }
+    return out
+  }
+
+  async search(spec: SearchSpec, signal: AbortSignal): Promise<{ files: FileHits[]; capped: boolean }> {
+    const files: FileHits[] = []
+    let hits = 0
+    for (const abs of await this.files(spec)) {
+      if (signal.aborted) throw new VisError('tool.aborted', 'grep: the call was cancelled', { op: 'grep' })
+      const text = await this.readSearchable(abs)
+      if (text === undefined) continue
+      const lines = splitLines(text).lines.map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l))
+      const matches: number[] = []
+      lines.forEach((l, i) => {
+        if (lineMatches(l, spec.terms, spec.ignoreCase)) matches.push(i + 1)
+      })
+      if (matches.length === 0) continue
+      const shown = new Map<number, string>()
+      for (const m of matches) {
+        for (let k = Math.max(1, m - spec.context); k <= Math.min(lines.length, m + spec.context); k++) {
+          shown.set(k, lines[k - 1]!)
+        }
+      }
+      // Stop exactly at the cap, as the ripgrep engine does.
+      const keep = matches.slice(0, spec.maxHits - hits)
+      files.push({ abs, matches: keep, lines: shown })
+      hits += keep.length
+      if (hits >= spec.maxHits) return { files, capped: true }
+    }
+    return { files, capped: false }
+  }
+
+  private async readSearchable(abs: string): Promise<string | undefined> {
+    let fh: FileHandle | undefined
+    try {
+      fh = (await this.guard.open(abs, 'grep', C.O_RDONLY | C.O_NOFOLLOW)).fh
+      const st = await fh.stat()
+      if (!st.isFile() || st.size > MAX_SEARCH_FILE_BYTES) return undefined
+      const buf = await fh.readFile()
+      if (buf.includes(0)) return undefined
+      return buf.toString('utf8')
+    } catch {
+      return undefined
+    } finally {
+      await fh?.close()
+    }
+  }
+}
+
+// --- ripgrep ---------------------------------------------------------------
+
+let rgPath: string | null | undefined
+
+// Finds `rg` on PATH once per process.
+export function findRipgrep(): string | undefined {
+  if (rgPath === undefined) {
+    rgPath = null
+    for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+      const p = join(dir, 'rg')
+      try {
+        accessSync(p, C.X_OK)
+        rgPath = p
+        break
+      } catch {}
+    }
+  }
+  return rgPath ?? undefined
+}
+
+const RG_COMMON = ['--no-config', '--no-ignore-dot', '--no-ignore-global', '--no-messages']
+
+type RgText = { text?: string; bytes?: string }
+
+function rgText(t: RgText | undefined): string {
+  if (!t) return ''
+  if (t.text !== undefined) return t.text
+  return Buffer.from(t.bytes ?? '', 'base64').toString('utf8')
+}
+
+export class RipgrepEngine implements SearchEngine {
+  readonly name = 'ripgrep' as const
+
+  constructor(private readonly rg: string) {}
+
+  // ripgrep reaches each target through this process's handle for it
+  // (/proc/<pid>/fd/<n>), so it searches exactly what was verified; its
+  // output paths are mapped back to the real ones.
+  private targetArgs(spec: SearchSpec): { args: string[]; unmap: (p: string) => string } {
+    const byProc = new Map<string, string>()
+    const args = spec.targets.map((t) => {
+      const p = `/proc/${process.pid}/fd/${t.fh.fd}`
+      byProc.set(p, t.abs)
+      return p
+    })
+    const unmap = (p: string): string => {
+      const m = /^(\/proc\/\d+\/fd\/\d+)(\/.*)?$/.exec(p)
+      const base = m ? byProc.get(m[1]!) : undefined
+      return base === undefined ? p : base + (m![2] ?? '')
+    }
+    return { args, unmap }
+  }
+
+  private run(args: string[], signal: AbortSignal, onLine: (line: string) => boolean): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const child = spawn(this.rg, args, { stdio: ['ignore', 'pipe', 'ignore'], signal })
+      let stopped = false
+      const rl = createInterface({ input: child.stdout })
+      rl.on('line', (line) => {
+        if (stopped) return
+        if (!onLine(line)) {
+          stopped = true
+          child.kill('SIGKILL')
+        }
+      })
+      child.on('error', (err) => {
+        if (signal.aborted)
+          reject(new VisError('tool.aborted', 'grep: the call was cancelled', { op: 'grep' }))
+        else reject(new VisError('tool.io', `grep: ripgrep failed: ${err.message}`, { op: 'grep' }))
+      })
+      child.on('close', () => rl.close())
+      rl.on('close', () => resolve())
+    })
+  }
+
+  async files(spec: SearchSpec, signal: AbortSignal): Promise<string[]> {
+    const { args, unmap } = this.targetArgs(spec)
+    const out: string[] = []
+    await this.run(['--files', ...RG_COMMON, '--', ...args], signal, (line) => {
+      out.push(unmap(line))
+      return out.length < 200_000
+    })
+    return out
+  }
+
+  async search(spec: SearchSpec, signal: AbortSignal): Promise<{ files: FileHits[]; capped: boolean }> {
+    const { args, unmap } = this.targetArgs(spec)
+    const argv = [
+      '--json',
+      ...RG_COMMON,
+      '--fixed-strings',
+      spec.ignoreCase ? '--ignore-case' : '--case-sensitive',
+      '--max-filesize',
+      String(MAX_SEARCH_FILE_BYTES),
+      '--context',
+      String(spec.context),
+      ...spec.terms.flatMap((t) => ['-e', t]),
+      '--',
+      ...args,
+    ]
+    const byPath = new Map<string, FileHits>()
+    let hits = 0
+    let capped = false
+    await this.run(argv, signal, (line) => {
+      let msg: { type?: string; data?: { path?: RgText; lines?: RgText; line_number?: number } }
+      try {
+        msg = JSON.parse(line)
+      } catch {
+        return true
+      }
+      if (msg.type !== 'match' && msg.type !== 'context') return true
+      const d = msg.data!
+      const abs = unmap(rgText(d.path))
+      let f = byPath.get(abs)
+      if (!f) {
+        f = { abs, matches: [], lines: new Map() }
+        byPath.set(abs, f)
+      }
+      let text = rgText(d.lines)
+      if (text.endsWith('\n')) text = text.slice(0, -1)
+      if (text.endsWith('\r')) text = text.slice(0, -1)
+      const n = d.line_number ?? 0
+      f.lines.set(n, text)
+      if (msg.type === 'match') {
+        f.matches.push(n)
+        hits++
+      }
+      if (hits >= spec.maxHits) capped = true
+      return !capped
+    })
+    const files = [...byPath.values()]
+    // A file cut off mid-way by the cap may end with context after the last match only.
+    return { files, capped }
+  }
+}

@@ -1,0 +1,57 @@
+import { z } from 'zod'
+import { parseArgs, splitArgs } from '../args.js'
+import type { PathGuard } from '../fs/paths.js'
+import { runBounded } from '../proc/run.js'
+import type { Tool } from '../types.js'
+
+const SIGNATURE = '(*args, timeout_secs=120)'
+
+const Args = z
+  .object({
+    args: z.array(z.string()).min(1, 'give at least one git argument, e.g. git("status")'),
+    timeout_secs: z.number().positive().max(3600).default(120),
+  })
+  .strict()
+
+// The user's own git, in the workspace root, with nothing interactive.
+export function gitEnv(): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_PAGER: 'cat',
+    PAGER: 'cat',
+    GIT_EDITOR: 'true',
+    GIT_ASKPASS: '',
+    SSH_ASKPASS: '',
+  }
+}
+
+export function gitTool(guard: PathGuard): Tool {
+  return {
+    name: 'git',
+    doc: 'Run git with these arguments in the workspace root, e.g. git("log", "--oneline", "-5"). Returns {cmd, args, stdout, stderr, exit, duration_ms, timed_out}; a non-zero exit is reported, not raised. Long output keeps its start and end.',
+    signature: SIGNATURE,
+    async run(args, ctx) {
+      const { positional, kwargs } = splitArgs(args)
+      const flat = positional.length === 1 && Array.isArray(positional[0]) ? positional[0] : positional
+      const a = parseArgs('git', SIGNATURE, Args, { ...kwargs, args: flat })
+      const cwd = (await guard.realRoots())[0]!
+      const r = await runBounded('git', a.args, {
+        cwd,
+        env: gitEnv(),
+        timeoutMs: a.timeout_secs * 1000,
+        signal: ctx.signal,
+        spawn: ctx.spawn,
+      })
+      return {
+        cmd: 'git',
+        args: a.args,
+        stdout: r.stdout,
+        stderr: r.stderr,
+        exit: r.exit,
+        duration_ms: r.duration_ms,
+        timed_out: r.timed_out,
+      }
+    },
+  }
+}

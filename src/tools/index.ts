@@ -1,0 +1,47 @@
+import { stat } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
+import type { GrepEngineChoice } from './fs/grep.js'
+import { fileTools } from './fs/index.js'
+import { PathGuard } from './fs/paths.js'
+import { gitTool } from './git/git.js'
+import { shellTool } from './shell/shell.js'
+import type { Tool } from './types.js'
+
+export { PathGuard } from './fs/paths.js'
+export { SessionResources } from './resources.js'
+export type { Json, Resource, ResourceRegistry, SpawnHook, Tool, ToolContext } from './types.js'
+
+export interface ToolSetOptions {
+  sessionId?: string
+  // Absolute directories the tools may touch; the first is the workspace.
+  roots: string[]
+  // The session's shell toggle (off by default).
+  shell?: boolean
+  grepEngine?: GrepEngineChoice
+}
+
+// Whether a directory is inside a git work tree: a `.git` (directory or
+// file, for worktrees and submodules) here or in a parent. Found without
+// running git, so a repository's config cannot run anything.
+export async function insideGitRepo(dir: string): Promise<boolean> {
+  for (let d = dir; ; d = dirname(d)) {
+    if (
+      await stat(join(d, '.git')).then(
+        () => true,
+        () => false,
+      )
+    )
+      return true
+    if (dirname(d) === d) return false
+  }
+}
+
+// The tools a session gets by default: the file tools always, git when the
+// workspace is in a repository, shell when the session's toggle is on.
+export async function defaultTools(opts: ToolSetOptions): Promise<Tool[]> {
+  const guard = new PathGuard(opts.roots, opts.sessionId)
+  const tools = fileTools(guard, { grepEngine: opts.grepEngine })
+  if (await insideGitRepo((await guard.realRoots())[0]!)) tools.push(gitTool(guard))
+  if (opts.shell) tools.push(shellTool(guard))
+  return tools
+}

@@ -1,0 +1,18 @@
+import type { Policy } from '../native/index.js'
+import { guestDir } from '../util/home.js'
+import type { WorkerPolicy } from './policy.js'
+
+// The in-interpreter audit policy derived from the worker's spawn policy: the
+// distribution and the guest runtime readable, the roots (and the worker's outbox)
+// read-write. Processes and
+// ctypes stay off: Python never spawns (the shell tool runs on the host side).
+export function toNativePolicy(p: WorkerPolicy, distRoot: string, writable: string[] = []): Policy {
+  const allow = p.network.allow.length > 0 ? { allow: p.network.allow } : {}
+  return {
+    readOnly: [distRoot, guestDir],
+    readWrite: [...p.roots, ...writable],
+    network: { enabled: p.network.enabled, ...allow },
+    processes: false,
+    ctypes: false,
+  }
+}

@@ -1,0 +1,61 @@
+import { readdirSync, readFileSync } from 'node:fs'
+
+// A jailed worker is a small tree (bubblewrap, its pid-namespace init, the helper), so
+// memory and liveness questions are asked of the whole tree, found through /proc.
+export function processTree(root: number): number[] {
+  const out: number[] = []
+  const queue = [root]
+  while (queue.length > 0) {
+    const pid = queue.shift()!
+    out.push(pid)
+    let tasks: string[]
+    try {
+      tasks = readdirSync(`/proc/${pid}/task`)
+    } catch {
+      continue
+    }
+    for (const tid of tasks) {
+      try {
+        const kids = readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim()
+        if (kids) queue.push(...kids.split(/\s+/).map(Number))
+      } catch {
+        // the task ended while we looked
+      }
+    }
+  }
+  return out
+}
+
+export function rssKb(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+    return m ? Number(m[1]) : 0
+  } catch {
+    return 0
+  }
+}
+
+export function treeRssMb(root: number): number {
+  return processTree(root).reduce((sum, pid) => sum + rssKb(pid), 0) / 1024
+}
+
+// Whether a process still runs: a zombie (dead, waiting for a parent to reap it) does not.
+export function isRunning(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)
+    return state !== 'Z' && state !== 'X'
+  } catch {
+    return false
+  }
+}
+
+// Waits (bounded) until none of these processes runs.
+export async function waitGone(pids: number[], timeoutMs = 2000): Promise<boolean> {
+  const until = Date.now() + timeoutMs
+  for (;;) {
+    if (!pids.some(isRunning)) return true
+    if (Date.now() > until) return false
+    await new Promise((r) => setTimeout(r, 5))
+  }
+}

@@ -1,0 +1,61 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { type LayerStatus, spawnConfined } from '../confinement/spawn.js'
+import { packageRoot } from '../util/home.js'
+import type { WorkerPolicy } from './policy.js'
+
+export type SpawnRequest = {
+  policy: WorkerPolicy
+  command: string
+  args: string[]
+  env: Record<string, string>
+  // fd the child's stdout and stderr are written to (the worker's log file).
+  logFd: number
+  // Directories the worker must read besides the package (the Python distribution).
+  readOnly?: string[]
+  // false: a plain process with no OS jail (only for peers that run no guest code).
+  confine?: boolean
+  sessionId?: string
+}
+
+export type SpawnedProcess = {
+  child: ChildProcess
+  // Kills the whole process tree.
+  kill(): void
+  // The jail's layers, when confined.
+  layers?: LayerStatus
+}
+
+// The one place a worker process is created. fd 3 is a 'pipe', which libuv creates as a
+// unix socketpair: the child inherits its end and nothing else can open it. Confined,
+// the worker runs under bubblewrap + vis-launcher (namespaces, Landlock, rlimits,
+// cgroups) with the package and the distribution read-only and the roots read-write.
+export async function spawnWorkerProcess(req: SpawnRequest): Promise<SpawnedProcess> {
+  const stdio: ['ignore', number, number, 'pipe'] = ['ignore', req.logFd, req.logFd, 'pipe']
+  if (req.confine === false) {
+    // Its own process group, so the tree can be killed at once.
+    const child = spawn(req.command, req.args, { cwd: packageRoot, env: req.env, stdio, detached: true })
+    return {
+      child,
+      kill() {
+        try {
+          if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL')
+        } catch {
+          child.kill('SIGKILL')
+        }
+      },
+    }
+  }
+  const readOnly = [...new Set([packageRoot, ...(req.readOnly ?? [])])]
+  const confined = await spawnConfined(
+    {
+      roots: req.policy.roots,
+      readOnly,
+      network: req.policy.network,
+      shell: req.policy.shell,
+    },
+    req.command,
+    req.args,
+    { env: req.env, stdio, sessionId: req.sessionId },
+  )
+  return { child: confined.child, kill: () => confined.kill(), layers: confined.layers }
+}

@@ -1,0 +1,104 @@
+import assert from 'node:assert/strict'
+import { rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { after, before, describe, test } from 'node:test'
+import { cliEnv, closedPort, type Fixtures, fixtures, MINOR, PLATFORM, runCli, tempDir } from './helpers.js'
+
+let f: Fixtures
+let home: string
+let empty: string
+const scratch: string[] = []
+before(async () => {
+  f = await fixtures()
+  home = tempDir('vis-dist-home-')
+  empty = tempDir()
+  scratch.push(home, empty)
+})
+after(() => {
+  for (const d of scratch) rmSync(d, { recursive: true, force: true })
+})
+
+describe('the vis CLI', () => {
+  test('help lists every command; <cmd> --help and help <cmd> print its usage', async () => {
+    const env = cliEnv({ VIS_HOME: home })
+    const top = await runCli(['help'], env)
+    assert.equal(top.status, 0)
+    assert.match(top.stdout, /Usage: vis <command>/)
+    assert.match(top.stdout, /^ {2}runtime +Show, fetch or stage the CPython distribution$/m)
+    const a = await runCli(['runtime', '--help'], env)
+    const b = await runCli(['help', 'runtime'], env)
+    assert.equal(a.status, 0)
+    assert.equal(a.stdout, b.stdout)
+    assert.match(
+      a.stdout,
+      /vis runtime stage \[--python 3\.X \| --from-python PATH \| --from-archive PATH\|URL\]/,
+    )
+  })
+
+  test('an unknown command or option is a usage error (exit 2)', async () => {
+    const env = cliEnv({ VIS_HOME: home })
+    const r = await runCli(['frobnicate'], env)
+    assert.equal(r.status, 2)
+    assert.match(r.stderr, /unknown command "frobnicate"/)
+    const o = await runCli(['runtime', 'status', '--bogus'], env)
+    assert.equal(o.status, 2)
+    assert.match(o.stderr, /Unknown option '--bogus'/)
+  })
+
+  test('runtime status shows the resolved distribution and why earlier sources did not answer', async () => {
+    const r = await runCli(['runtime', 'status'], cliEnv({ VIS_HOME: home, VIS_PYTHON_STAGED_DIR: f.out }))
+    assert.equal(r.status, 0, r.stderr)
+    const lines = r.stdout.split('\n')
+    assert.equal(lines[0], `Python ${f.staged.version} (${PLATFORM}) from staged: ${f.staged.root}`)
+    assert.ok(lines.includes(`  libpython   ${join(f.staged.root, 'lib', `libpython${MINOR}.so.1.0`)}`))
+    assert.match(r.stdout, /^ {2}env +no +VIS_PYTHON_HOME is not set$/m)
+    assert.match(r.stdout, /^ {2}staged +answered +staged beside the package$/m)
+    assert.match(r.stdout, /packages +.*pytest 7\./)
+  })
+
+  test('runtime status with nothing available exits 1 and says what to do', async () => {
+    const offline = `http://127.0.0.1:${await closedPort()}`
+    const r = await runCli(
+      ['runtime', 'status', '--json'],
+      cliEnv({ VIS_HOME: home, VIS_PYTHON_STAGED_DIR: empty, VIS_PYTHON_DIST_URL: offline }),
+    )
+    assert.equal(r.status, 1)
+    const ex = JSON.parse(r.stdout) as { minor: string; sources: { source: string; reason: string }[] }
+    assert.equal(ex.minor, MINOR)
+    assert.deepEqual(
+      ex.sources.map((s) => s.source),
+      ['env', 'staged', 'checkout', 'cache', 'download'],
+    )
+    const text = await runCli(
+      ['runtime', 'status'],
+      cliEnv({ VIS_HOME: home, VIS_PYTHON_STAGED_DIR: empty, VIS_PYTHON_DIST_URL: offline }),
+    )
+    assert.match(text.stdout, /No CPython 3\.11 for linux-x86_64-gnu on this machine yet\./)
+    assert.match(text.stdout, /Set VIS_PYTHON_HOME, run `vis runtime stage --python 3\.11`/)
+  })
+
+  test('runtime stage refuses contradictory or unknown options with a clear error', async () => {
+    const env = cliEnv({ VIS_HOME: home })
+    const both = await runCli(
+      ['runtime', 'stage', '--python', '3.12', '--from-python', '/usr/bin/python3'],
+      env,
+    )
+    assert.equal(both.status, 1)
+    assert.match(both.stderr, /give only one of --python, --from-python, --from-archive \[dist\.stage\]/)
+    const extra = await runCli(['runtime', 'stage', '--with', 'numpy'], env)
+    assert.equal(extra.status, 1)
+    assert.match(extra.stderr, /only "pytest" can be added/)
+  })
+
+  test('runtime stage --from-archive stages the archive into --out', async () => {
+    const out = tempDir()
+    scratch.push(out)
+    const r = await runCli(
+      ['runtime', 'stage', '--from-archive', join(f.release, f.small.file), '--out', out],
+      cliEnv({ VIS_HOME: home }),
+    )
+    assert.equal(r.status, 0, r.stderr)
+    assert.match(r.stdout, new RegExp(`Staged: Python ${f.staged.version.replace(/\./g, '\\.')} at ${out}/`))
+    assert.match(r.stderr, /^unpack: /m)
+  })
+})

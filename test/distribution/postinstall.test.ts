@@ -1,0 +1,79 @@
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { appendFileSync, cpSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { after, before, test } from 'node:test'
+import { repoRoot, tempDir } from './helpers.js'
+
+// A fresh clone in miniature: package.json, the distribution code and the
+// runtime command, no dist/, no cpython-dist/, no addon build script.
+let pkg: string
+before(() => {
+  pkg = tempDir('vis-dist-pkg-')
+  for (const p of [
+    'package.json',
+    'tsconfig.json',
+    'bin',
+    'src/util',
+    'src/distribution',
+    'scripts/postinstall.mjs',
+  ]) {
+    cpSync(join(repoRoot, p), join(pkg, p), { recursive: true })
+  }
+  for (const p of ['src/cli/main.ts', 'src/cli/command.ts', 'src/cli/commands/runtime.ts']) {
+    cpSync(join(repoRoot, p), join(pkg, p))
+  }
+  writeFileSync(
+    join(pkg, 'src/cli/commands/index.ts'),
+    "import type { Command } from '../command.js'\nimport { runtime } from './runtime.js'\n\nexport const commands: Command[] = [runtime]\n",
+  )
+  symlinkSync(join(repoRoot, 'node_modules'), join(pkg, 'node_modules'))
+})
+after(() => rmSync(pkg, { recursive: true, force: true }))
+
+function run(args: string[]): Promise<{ status: number; out: string }> {
+  return new Promise((resolve) => {
+    const env = { ...process.env, VIS_HOME: join(pkg, 'home') }
+    for (const k of Object.keys(env)) if (k.startsWith('VIS_PYTHON_')) delete env[k]
+    const child = spawn(process.execPath, args, { cwd: pkg, env })
+    let out = ''
+    child.stdout.on('data', (d) => {
+      out += d
+    })
+    child.stderr.on('data', (d) => {
+      out += d
+    })
+    child.on('close', (code) => resolve({ status: code ?? -1, out }))
+  })
+}
+
+test('postinstall builds dist/, stages 3.11 beside the package, then has nothing left to do', async () => {
+  const first = await run(['scripts/postinstall.mjs'])
+  assert.equal(first.status, 0, first.out)
+  assert.match(first.out, /postinstall: build: .*tsc -p tsconfig\.json/)
+  assert.match(first.out, /postinstall: staging CPython 3\.11\.\d+ from /)
+  assert.match(first.out, /build-addon\.mjs is not there yet; no addon to build/)
+  assert.ok(existsSync(join(pkg, 'dist', 'cli', 'main.js')))
+  assert.ok(existsSync(join(pkg, 'cpython-dist', '3.11', 'linux-x86_64-gnu', 'python', 'vis-dist.json')))
+
+  // The installed bin resolves the tree it staged.
+  const status = await run(['bin/vis.js', 'runtime', 'status'])
+  assert.equal(status.status, 0, status.out)
+  assert.ok(status.out.startsWith('Python 3.11.'), status.out)
+  assert.ok(status.out.includes(`from staged: ${join(pkg, 'cpython-dist', '3.11')}`), status.out)
+
+  const second = await run(['scripts/postinstall.mjs'])
+  assert.equal(second.status, 0, second.out)
+  assert.match(second.out, /dist\/ is up to date with src\//)
+  assert.match(second.out, /CPython 3\.11 is already staged/)
+})
+
+test('a step that fails fails the install, saying which', async () => {
+  mkdirSync(join(pkg, 'src', 'broken'), { recursive: true })
+  writeFileSync(join(pkg, 'src', 'broken', 'bad.ts'), 'export const x: number = "not a number"\n')
+  const r = await run(['scripts/postinstall.mjs'])
+  assert.equal(r.status, 1, r.out)
+  assert.match(r.out, /postinstall: build failed: exit code 2/)
+  rmSync(join(pkg, 'src', 'broken'), { recursive: true })
+  appendFileSync(join(pkg, 'src', 'distribution', 'layout.ts'), '\n')
+})

@@ -1,0 +1,309 @@
+// Loading, clashing, failing and reloading trusted extensions, with real trusted workers.
+import assert from 'node:assert/strict'
+import { rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { after, test } from 'node:test'
+import { closeRegistrationWorkers } from '../../src/extensions/registration.js'
+import { ExtensionRegistry } from '../../src/extensions/registry.js'
+import { openStore } from '../../src/persistence/store.js'
+import type { Tool, ToolContext } from '../../src/tools/types.js'
+import { extension, python, tempLayout, write } from './helpers.js'
+
+const { base, home, project, global, local } = tempLayout('ext-registry')
+const open: ExtensionRegistry[] = []
+after(async () => {
+  await Promise.all(open.map((r) => r.close()))
+  await closeRegistrationWorkers()
+  rmSync(base, { recursive: true, force: true })
+})
+
+async function registry(opts: { store?: ReturnType<typeof openStore> } = {}): Promise<ExtensionRegistry> {
+  const r = await ExtensionRegistry.open({ home, project, python, ...opts })
+  open.push(r)
+  return r
+}
+
+function ctx(sessionId: string): ToolContext {
+  return { sessionId, roots: [], signal: new AbortController().signal, resources: undefined as never }
+}
+
+function tool(r: ExtensionRegistry, name: string): Tool {
+  const t = r.tools().find((x) => x.name === name)
+  assert.ok(
+    t,
+    `tool ${name} is offered; offered: ${r
+      .tools()
+      .map((x) => x.name)
+      .join(', ')}`,
+  )
+  return t
+}
+
+// The good files every test starts from.
+write(
+  join(global, 'greeter.py'),
+  extension(
+    'greeter',
+    `import helperlib\n\ndef greet(name: str, punct: str = "!") -> str:\n    """Greets someone."""\n    return helperlib.hello(name) + punct\n`,
+    ', version="1.0", description="says hello", tools=[greet], ctx={"greeting": "hi"}',
+  ),
+)
+write(join(global, 'helperlib', '__init__.py'), 'def hello(n):\n    return "hello " + n\n')
+write(
+  join(local, 'packed', 'extension.py'),
+  extension(
+    'packed',
+    `from . import util\nimport packed.util as again\n\ndef value():\n    """The helper's value."""\n    return [util.VALUE, again.VALUE]\n`,
+    ', alias="pk", tools=[value], ctx=lambda: {"live": True}',
+  ),
+)
+write(join(local, 'packed', 'util.py'), 'VALUE = 42\n')
+
+test('files and packages load; tools appear as <alias>_<name> with their Python signatures', async () => {
+  const r = await registry()
+  assert.deepEqual(r.warnings(), [])
+  assert.deepEqual(
+    r.list().map((e) => [e.manifest.name, e.scope, e.kind]),
+    [
+      ['greeter', 'global', 'file'],
+      ['packed', 'project', 'package'],
+    ],
+  )
+  const greet = tool(r, 'greeter_greet')
+  assert.equal(greet.signature, "(name, punct='!')")
+  assert.equal(greet.doc, 'Greets someone.')
+  assert.equal(await greet.run(['bob'], ctx('s1')), 'hello bob!')
+  assert.equal(
+    await greet.run(['bob', { punct: '?' }], ctx('s1')),
+    'hello bob?',
+    'keywords fold into a trailing dict',
+  )
+  assert.deepEqual(await tool(r, 'pk_value').run([], ctx('s1')), [42, 42])
+  assert.deepEqual(await r.sessionContext('s1'), { greeter: { greeting: 'hi' }, pk: { live: true } })
+  await assert.rejects(
+    greet.run([1, 2, 3], ctx('s1')),
+    (e: any) => e.code === 'ext.tool-failed' && /too many/.test(e.message),
+  )
+})
+
+test('tools run in a per-session trusted worker, not in the host or the registration worker', async () => {
+  const r = await registry()
+  const a = await r.sessionWorkerPid('a')
+  const b = await r.sessionWorkerPid('b')
+  assert.notEqual(a, b)
+  assert.notEqual(a, process.pid)
+  await r.endSession('a')
+  assert.throws(() => process.kill(a, 0), 'the ended session worker is gone')
+})
+
+test('a project extension wins a clash with a global one, by file name and by registered name', async () => {
+  write(
+    join(global, 'dup.py'),
+    extension('dup', 'def who():\n    """Which one."""\n    return "global"\n', ', tools=[who]'),
+  )
+  write(
+    join(local, 'dup.py'),
+    extension('dup', 'def who():\n    """Which one."""\n    return "project"\n', ', tools=[who]'),
+  )
+  write(
+    join(global, 'first.py'),
+    extension('same', 'def x():\n    """x."""\n    return "global"\n', ', alias="sg", tools=[x]'),
+  )
+  write(
+    join(local, 'second.py'),
+    extension('same', 'def x():\n    """x."""\n    return "project"\n', ', alias="sp", tools=[x]'),
+  )
+  try {
+    const r = await registry()
+    assert.equal(await tool(r, 'dup_who').run([], ctx('s')), 'project')
+    assert.deepEqual(
+      r.shadowed().map((s) => s.path),
+      [join(global, 'dup.py')],
+    )
+    assert.equal(await tool(r, 'sp_x').run([], ctx('s')), 'project')
+    assert.equal(
+      r.tools().some((t) => t.name === 'sg_x'),
+      false,
+    )
+    const w = r.warnings()
+    assert.equal(w.length, 1)
+    assert.equal(w[0]!.path, join(global, 'first.py'))
+    assert.match(w[0]!.reason, /name "same" is also used by project extension/)
+  } finally {
+    for (const f of [
+      join(global, 'dup.py'),
+      join(local, 'dup.py'),
+      join(global, 'first.py'),
+      join(local, 'second.py'),
+    ])
+      rmSync(f)
+  }
+})
+
+test('every way a file can fail becomes a warning with the reason; the rest load', async () => {
+  const bad: Record<string, [string, RegExp]> = {
+    importerr: [
+      'import vis\nimport no_such_module_here\n',
+      /ModuleNotFoundError: No module named 'no_such_module_here' \(importerr\.py, line 2\)/,
+    ],
+    syntax: ['import vis\ndef broken(:\n', /SyntaxError.*\(syntax\.py, line 2\)/],
+    raises: [
+      'import vis\nraise RuntimeError("boom at import")\n',
+      /RuntimeError: boom at import \(raises\.py, line 2\)/,
+    ],
+    unregistered: ['import vis\nx = 1\n', /never calls vis\.register/],
+    nodoc: [extension('nodoc', 'def f():\n    return 1\n', ', tools=[f]'), /'f' has no docstring/],
+    badalias: [extension('badalias', '', ', alias="not an identifier"'), /alias must be a Python identifier/],
+    badtools: [extension('badtools', '', ', tools="nope"'), /tools must be a list of functions/],
+    badctx: [extension('badctx', '', ', ctx={"k": object()}'), /ctx\['k'\]: a object cannot cross as JSON/],
+    twice: [
+      `import vis\nvis.register(vis.Extension(name="t1"))\nvis.register(vis.Extension(name="t2"))\n`,
+      /registers 2 extensions/,
+    ],
+  }
+  for (const [key, [text]] of Object.entries(bad)) write(join(global, `${key}.py`), text)
+  try {
+    const r = await registry()
+    const reasons = new Map(r.warnings().map((w) => [w.key, w.reason]))
+    for (const [key, [, re]] of Object.entries(bad)) assert.match(reasons.get(key) ?? '(no warning)', re, key)
+    assert.equal(r.warnings().length, Object.keys(bad).length)
+    assert.equal(
+      await tool(r, 'greeter_greet').run(['ann'], ctx('s')),
+      'hello ann!',
+      'the good ones still work',
+    )
+  } finally {
+    for (const key of Object.keys(bad)) rmSync(join(global, `${key}.py`))
+  }
+})
+
+test('reload picks up an edit; a broken edit keeps the previous good version, in old and new sessions', async () => {
+  const path = join(global, 'edited.py')
+  const version = (v: string) =>
+    extension(
+      'edited',
+      `def which():\n    """Which version."""\n    return ${JSON.stringify(v)}\n`,
+      ', tools=[which]',
+    )
+  write(path, version('v1'))
+  try {
+    const r = await registry()
+    assert.equal(await tool(r, 'edited_which').run([], ctx('old')), 'v1')
+    write(path, version('v2'))
+    await r.reload()
+    assert.deepEqual(r.warnings(), [])
+    assert.equal(
+      await tool(r, 'edited_which').run([], ctx('old')),
+      'v2',
+      'a live session worker sees the new version',
+    )
+    write(path, 'import vis\ndef broken(:\n')
+    await r.reload()
+    const w = r.warnings()
+    assert.equal(w.length, 1)
+    assert.equal(w[0]!.keptPrevious, true)
+    assert.match(w[0]!.reason, /SyntaxError.*keeps working/)
+    assert.equal(await tool(r, 'edited_which').run([], ctx('old')), 'v2')
+    assert.equal(
+      await tool(r, 'edited_which').run([], ctx('new')),
+      'v2',
+      'a new session realises the good version',
+    )
+    rmSync(path)
+    await r.reload()
+    assert.equal(
+      r.tools().some((t) => t.name === 'edited_which'),
+      false,
+      'a deleted file is unloaded',
+    )
+  } finally {
+    rmSync(path, { force: true })
+  }
+})
+
+test('op hooks run before and after a host tool and may refuse it with a message', async () => {
+  const path = join(global, 'guard.py')
+  write(
+    path,
+    extension(
+      'guard',
+      `seen = []\n\ndef check(args):\n    if "secret" in str(args[0]):\n        return "secret files are off limits"\n\ndef audit(args, result):\n    if result == "forbidden":\n        raise vis.Refuse("that result is withheld")\n`,
+      ', op_hooks=[vis.before("write_note", check), vis.after("write_note", audit)]',
+    ),
+  )
+  try {
+    const r = await registry()
+    let runs = 0
+    const host: Tool = {
+      name: 'write_note',
+      doc: 'Writes a note.',
+      signature: '(path)',
+      run: async (args) => {
+        runs++
+        return args[0] === 'bad.txt' ? 'forbidden' : `wrote ${args[0]}`
+      },
+    }
+    const wrapped = r.withHooks(host)
+    assert.equal(await wrapped.run(['a.txt'], ctx('h')), 'wrote a.txt')
+    await assert.rejects(wrapped.run(['secret.txt'], ctx('h')), (e: any) => {
+      assert.equal(e.code, 'ext.refused')
+      assert.match(e.message, /write_note was refused by extension guard: secret files are off limits/)
+      return true
+    })
+    assert.equal(runs, 1, 'a refused call never reaches the host tool')
+    await assert.rejects(wrapped.run(['bad.txt'], ctx('h')), /that result is withheld/)
+  } finally {
+    rmSync(path)
+  }
+})
+
+test('state is durable per extension and survives a restart', async () => {
+  const path = join(global, 'counter.py')
+  write(
+    path,
+    extension(
+      'counter',
+      'def bump():\n    """Counts."""\n    n = vis.state.get("n", 0) + 1\n    vis.state.set("n", n)\n    return [n, sorted(vis.state.keys())]\n',
+      ', tools=[bump]',
+    ),
+  )
+  try {
+    let store = openStore({ home })
+    let r = await registry({ store })
+    assert.deepEqual(await tool(r, 'counter_bump').run([], ctx('k')), [1, ['n']])
+    assert.deepEqual(await tool(r, 'counter_bump').run([], ctx('k')), [2, ['n']])
+    await r.close()
+    store.close()
+    store = openStore({ home })
+    r = await registry({ store })
+    assert.deepEqual(await tool(r, 'counter_bump').run([], ctx('k2')), [3, ['n']])
+    assert.equal(store.kv.get('counter', 'n'), 3)
+    await r.close()
+    store.close()
+  } finally {
+    rmSync(path)
+  }
+})
+
+test('calls into one extension are serialised per session', async () => {
+  const path = join(global, 'slow.py')
+  const log = join(base, 'slow.log')
+  write(
+    path,
+    extension(
+      'slow',
+      `import time\n\ndef step(tag):\n    """Logs entry and exit."""\n    with open(${JSON.stringify(log)}, "a") as f:\n        f.write("in " + tag + "\\n")\n    time.sleep(0.05)\n    with open(${JSON.stringify(log)}, "a") as f:\n        f.write("out " + tag + "\\n")\n    return tag\n`,
+      ', tools=[step]',
+    ),
+  )
+  try {
+    const r = await registry()
+    const step = tool(r, 'slow_step')
+    const got = await Promise.all(['a', 'b', 'c'].map((t) => step.run([t], ctx('ser'))))
+    assert.deepEqual(got, ['a', 'b', 'c'])
+    const { readFileSync } = await import('node:fs')
+    assert.equal(readFileSync(log, 'utf8'), 'in a\nout a\nin b\nout b\nin c\nout c\n')
+  } finally {
+    rmSync(path)
+  }
+})

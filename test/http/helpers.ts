@@ -1,0 +1,118 @@
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+export const python = process.env.VIS_PYTHON_VERSION
+
+// Each test file gets its own vis home and workspace root.
+export function tempHome(prefix: string): { home: string; root: string } {
+  const home = mkdtempSync(join(tmpdir(), `vis-${prefix}-home-`))
+  const root = mkdtempSync(join(tmpdir(), `vis-${prefix}-root-`))
+  process.env.VIS_HOME = home
+  return { home, root }
+}
+
+export type Json = any
+
+// A tiny JSON client: the status, the headers and the parsed body of every call.
+export function client(base: string, defaults: Record<string, string> = {}) {
+  return async function call(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<{ status: number; headers: Headers; body: Json; text: string }> {
+    const init: RequestInit = { method, headers: { ...defaults, ...headers } }
+    if (body !== undefined) {
+      init.body = typeof body === 'string' ? body : JSON.stringify(body)
+      ;(init.headers as Record<string, string>)['content-type'] ??= 'application/json'
+    }
+    const res = await fetch(base + path, init)
+    const text = await res.text()
+    let parsed: Json = text
+    try {
+      parsed = JSON.parse(text)
+    } catch {
+      // Not JSON (metrics, attachments): keep the text.
+    }
+    return { status: res.status, headers: res.headers, body: parsed, text }
+  }
+}
+
+export type SseEvent = { id?: number; event: string; data: Json }
+
+// Reads a Server-Sent Events stream into a list as frames arrive.
+export async function openEvents(url: string, headers: Record<string, string> = {}) {
+  const ac = new AbortController()
+  const res = await fetch(url, { headers, signal: ac.signal })
+  const events: SseEvent[] = []
+  const comments: string[] = []
+  let ended = false
+  let wake: (() => void) | undefined
+  const reading = (async () => {
+    if (!res.body) return
+    const decoder = new TextDecoder()
+    let buf = ''
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      buf += decoder.decode(chunk, { stream: true })
+      for (let i = buf.indexOf('\n\n'); i >= 0; i = buf.indexOf('\n\n')) {
+        const block = buf.slice(0, i)
+        buf = buf.slice(i + 2)
+        const ev: SseEvent = { event: 'message', data: null }
+        let data: string | undefined
+        for (const line of block.split('\n')) {
+          if (line.startsWith(':')) comments.push(line.slice(1).trim())
+          else if (line.startsWith('id: ')) ev.id = Number(line.slice(4))
+          else if (line.startsWith('event: ')) ev.event = line.slice(7)
+          else if (line.startsWith('data: ')) data = (data === undefined ? '' : `${data}\n`) + line.slice(6)
+        }
+        if (data !== undefined) {
+          ev.data = JSON.parse(data)
+          events.push(ev)
+        }
+      }
+      wake?.()
+    }
+  })()
+    .catch(() => undefined)
+    .finally(() => {
+      ended = true
+      wake?.()
+    })
+  return {
+    status: res.status,
+    headers: res.headers,
+    events,
+    comments,
+    get ended() {
+      return ended
+    },
+    async waitFor(pred: (evs: SseEvent[]) => boolean, ms = 20_000, what = 'events'): Promise<void> {
+      const until = Date.now() + ms
+      while (!pred(events)) {
+        if (ended) throw new Error(`the stream ended before ${what}; got ${JSON.stringify(events.map((e) => e.event))}`)
+        const left = until - Date.now()
+        if (left <= 0) throw new Error(`timed out waiting for ${what}; got ${JSON.stringify(events.map((e) => e.event))}`)
+        await new Promise<void>((r) => {
+          wake = r
+          setTimeout(r, Math.min(left, 200))
+        })
+      }
+    },
+    async close(): Promise<void> {
+      ac.abort()
+      await reading
+    },
+  }
+}
+
+export const finishedFor = (blockId: string) => (evs: SseEvent[]) =>
+  evs.some((e) => e.event === 'block-finished' && e.data.data.block_id === blockId)
+
+export async function waitFor(cond: () => boolean | Promise<boolean>, ms = 20_000, what = 'condition') {
+  const until = Date.now() + ms
+  while (!(await cond())) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 25))
+  }
+}

@@ -1,0 +1,138 @@
+// `vis python` against the distribution's own python3 binary: same stdout, stderr and
+// exit status for argv, stdin, environment, exceptions and exits.
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { before, describe, test } from 'node:test'
+import { type ResolvedDistribution, resolveDistribution } from '../../src/distribution/resolve.js'
+import { fixtures, type RunResult, run, runTs, tempHome } from './helpers.js'
+
+tempHome()
+const dir = mkdtempSync(join(tmpdir(), 'vis-cli-'))
+let dist: ResolvedDistribution
+
+before(async () => {
+  dist = await resolveDistribution()
+  writeFileSync(join(dir, 'helper_mod.py'), 'VALUE = "from sibling"\n')
+  writeFileSync(
+    join(dir, 'main.py'),
+    'import sys, json, helper_mod\nprint(json.dumps([sys.argv, __name__, __file__, helper_mod.VALUE]))\n',
+  )
+  writeFileSync(
+    join(dir, 'boom.py'),
+    'def inner(d):\n    return d["missing"]\n\ndef outer():\n    inner({})\n\nouter()\n',
+  )
+  writeFileSync(join(dir, 'syntax.py'), 'x = 1\nif x\n    pass\n')
+  writeFileSync(
+    join(dir, 'echo.py'),
+    'import sys\ndata = sys.stdin.read()\nprint(len(data), data.upper(), end="")\n',
+  )
+  writeFileSync(
+    join(dir, 'exits.py'),
+    'import atexit, sys\natexit.register(lambda: print("atexit ran"))\nprint("before")\nsys.exit(int(sys.argv[1]))\n',
+  )
+})
+
+type Case = { args: string[]; input?: string; env?: Record<string, string> }
+
+const cases: Record<string, Case> = {
+  'argv with -c': { args: ['-c', 'import sys, json; print(json.dumps(sys.argv))', 'a', 'b c', '-x'] },
+  'a script: argv, __name__, __file__, sys.path[0]': { args: ['main.py', 'one', '--two'] },
+  'program from stdin': { args: ['-', 'arg'], input: 'import sys\nprint(sys.argv)\n' },
+  'stdin data': { args: ['echo.py'], input: 'hello\nwörld\n' },
+  environment: {
+    args: ['-c', 'import os, json; print(json.dumps(dict(os.environ), sort_keys=True))'],
+    env: { VIS_CLI_TEST: 'spaced value', LANG: 'C.UTF-8' },
+  },
+  'SystemExit(3)': { args: ['-c', 'raise SystemExit(3)'] },
+  'sys.exit("message")': { args: ['-c', 'import sys; print("out"); sys.exit("bye")'] },
+  'sys.exit() and atexit': { args: ['exits.py', '0'] },
+  'exit status 42 after atexit': { args: ['exits.py', '42'] },
+  'uncaught exception in nested frames': { args: ['boom.py'] },
+  'syntax error': { args: ['syntax.py'] },
+  'exception with -c': { args: ['-c', 'print("partial")\n1/0'] },
+}
+
+function baseEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: process.env.HOME ?? '/root',
+    VIS_HOME: process.env.VIS_HOME,
+    ...(process.env.VIS_PYTHON_VERSION ? { VIS_PYTHON_VERSION: process.env.VIS_PYTHON_VERSION } : {}),
+    ...extra,
+  }
+}
+
+// Most cases run the command module directly (a quicker start); one goes through main().
+function visPython(c: Case, viaMain = false): Promise<RunResult> {
+  const [script, args] = viaMain ? ['vis.ts', ['python', ...c.args]] : ['python-cmd.ts', c.args]
+  return runTs(join(fixtures, script as string), args as string[], {
+    cwd: dir,
+    env: baseEnv(c.env),
+    input: c.input,
+  })
+}
+
+function python3(c: Case): Promise<RunResult> {
+  return run(dist.executable, c.args, { cwd: dir, env: baseEnv(c.env), input: c.input })
+}
+
+// Each case is two processes; three cases at a time keeps a 2-core runner busy, not swamped.
+describe('vis python matches python3', { concurrency: 3 }, () => {
+  for (const [name, c] of Object.entries(cases)) {
+    test(name, async () => {
+      const [ours, theirs] = await Promise.all([visPython(c), python3(c)])
+      assert.equal(ours.stderr, theirs.stderr)
+      assert.equal(ours.stdout, theirs.stdout)
+      assert.equal(ours.code, theirs.code)
+    })
+  }
+})
+
+test('`vis python` through the CLI runs the same Python as the reference, -h included', async () => {
+  const c = { args: ['-c', 'import sys; print(sys.version, sys.argv)', '-h'] }
+  const [ours, theirs] = await Promise.all([visPython(c, true), python3(c)])
+  assert.equal(ours.stdout, theirs.stdout)
+  assert.ok(ours.stdout.startsWith(dist.version))
+})
+
+test('a missing script is a usage error (status 2), like python3', async () => {
+  const c = { args: ['nope.py'] }
+  const [ours, theirs] = await Promise.all([visPython(c), python3(c)])
+  assert.equal(theirs.code, 2)
+  assert.equal(ours.code, 2)
+  assert.match(ours.stderr, /can't open file 'nope\.py': \[Errno 2\] No such file or directory/)
+})
+
+test('Ctrl-C raises KeyboardInterrupt with a traceback and exits 130', async () => {
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      import.meta.resolve('tsx'),
+      join(fixtures, 'python-cmd.ts'),
+      '-c',
+      'import time\nprint("ready", flush=True)\ntime.sleep(100)',
+    ],
+    { cwd: dir, env: baseEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
+  )
+  let stdout = ''
+  let stderr = ''
+  child.stdout.setEncoding('utf8').on('data', (d) => {
+    stdout += d
+    if (stdout.includes('ready')) child.kill('SIGINT')
+  })
+  child.stderr.setEncoding('utf8').on('data', (d) => {
+    stderr += d
+  })
+  const timer = setTimeout(() => child.kill('SIGKILL'), 20000)
+  const code = await new Promise<number | null>((r) => child.on('close', r))
+  clearTimeout(timer)
+  assert.equal(code, 130, stderr)
+  assert.match(
+    stderr,
+    /Traceback \(most recent call last\):\n {2}File "<string>", line 3, in <module>\n[\s\S]*KeyboardInterrupt\n$/,
+  )
+})

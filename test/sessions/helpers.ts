@@ -1,0 +1,25 @@
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { isRunning } from '../../src/worker/proctree.js'
+
+// Each test file gets its own vis home and workspace root.
+export function tempHome(prefix: string): { home: string; root: string } {
+  const home = mkdtempSync(join(tmpdir(), `vis-${prefix}-home-`))
+  const root = mkdtempSync(join(tmpdir(), `vis-${prefix}-root-`))
+  process.env.VIS_HOME = home
+  return { home, root }
+}
+
+// A zombie waiting to be reaped no longer runs anything: it counts as gone.
+export const isAlive = isRunning
+
+export async function waitFor(cond: () => boolean, ms = 5000, what = 'condition'): Promise<void> {
+  const until = Date.now() + ms
+  while (!cond()) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 10))
+  }
+}
+
+export const python = process.env.VIS_PYTHON_VERSION

@@ -1,0 +1,114 @@
+"""The worker's entry points: each takes JSON arguments and returns JSON data.
+
+The worker calls `fn(*json.loads(args_json))` and json.dumps what comes back."""
+
+import ast
+import builtins
+import os
+import sys
+
+from . import attach, autoimport, banned, block, deferred, helpers, schedule, snapshot, surface, tools
+from .state import RT, SYSTEM_VAR_NAMES
+
+
+def install_runtime(config: dict) -> dict:
+    """Config: {policy: {roots, network, shell}, process_surface: {shell_on, shell_off} | str,
+    tool_hints: {files?, network?, serve?}, outbox: dir, stdout_cap: bytes}.
+
+    Calling it again merges the given keys into the config (the first call installs)."""
+    rt = RT
+    rt.config.update(config or {})
+    if not rt.installed:
+        rt.stdout, rt.stderr = sys.stdout, sys.stderr
+        surface.install(rt)
+        autoimport.install(rt)
+        hooks = {
+            "__vis_settle__": deferred.settle,
+            "__vis_await__": deferred.awaitable,
+            "__vis_asettle__": deferred.asettle,
+            "__vis_last__": block.last,
+            "__vis_unshadow__": block.unshadow,
+            "gather": schedule.gather,
+        }
+        doc, apropos, defs = helpers.make_helpers(rt)
+        vis_attach, vis_attach_bytes = attach.make_helpers(rt)
+        hooks.update(doc=doc, apropos=apropos, defs=defs, vis_attach=vis_attach, vis_attach_bytes=vis_attach_bytes)
+        for name, value in hooks.items():
+            rt.set_builtin(name, value)
+        # Every other builtin as it is now: what each block starts from.
+        for name, value in builtins.__dict__.items():
+            rt.builtins.setdefault(name, value)
+        rt.installed = True
+    outbox = rt.config.get("outbox")
+    if outbox:
+        os.makedirs(outbox, exist_ok=True)
+        os.environ["VIS_OUTBOX"] = outbox
+        rt.set_builtin("VIS_OUTBOX", outbox)
+    rt.outbox_seen = attach.scan(rt)
+    rt.restore()
+    return {"python": sys.version.split()[0], "tools": sorted(rt.tools)}
+
+
+def install_tool(spec: dict) -> dict:
+    rt = RT
+    name = spec["name"]
+    obj = tools.build(spec)
+    rt.tools[name] = obj
+    rt.specs[name] = spec
+    rt.removed.discard(name)
+    rt.registry.pop(name, None)
+    rt.globals.pop(name, None)
+    rt.set_builtin(name, obj)
+    return {"name": name, "signature": tools.signature_text(obj) if callable(obj) else None}
+
+
+def remove_tool(name: str) -> dict:
+    rt = RT
+    present = name in rt.tools
+    rt.tools.pop(name, None)
+    rt.specs.pop(name, None)
+    rt.drop_builtin(name)
+    if present:
+        rt.removed.add(name)
+    return {"removed": present}
+
+
+def run_block(request: dict) -> dict:
+    """Request: {code, ctx | session: dict, stdout_cap?}."""
+    if not RT.installed:
+        install_runtime({})
+    return block.run(request)
+
+
+def snapshot_defs() -> dict:
+    return snapshot.take(RT)
+
+
+def restore_defs(snap) -> dict:
+    return block.restore_defs(snap)
+
+
+def count_top_level_forms(code: str) -> int:
+    """Statement count by this interpreter's parser; unparseable code raises its SyntaxError."""
+    return len(ast.parse(code, "<block>", "exec").body)
+
+
+def validate_no_banned_defs(code: str) -> dict | None:
+    try:
+        tree = ast.parse(code, "<block>", "exec")
+    except SyntaxError:
+        return None  # run_block reports it as a syntax error with its position
+    return banned.check(tree)
+
+
+def live_vars() -> list:
+    """Exactly what the model's blocks created, without the runtime's own names."""
+    return [
+        name
+        for name in RT.globals
+        if name not in SYSTEM_VAR_NAMES and not (name.startswith("__") and name.endswith("__"))
+    ]
+
+
+def system_var_names() -> list:
+    return list(SYSTEM_VAR_NAMES)

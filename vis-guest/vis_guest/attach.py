@@ -1,0 +1,149 @@
+"""Attachments: files a block hands to the host, by vis_attach*, or by closing them in the
+per-session outbox directory (VIS_OUTBOX)."""
+
+import base64
+import builtins
+import errno
+import fcntl
+import mimetypes
+import os
+
+MAX_BYTES = 32 << 20
+
+_MAGIC = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+    (b"%PDF-", "application/pdf"),
+    (b"PK\x03\x04", "application/zip"),
+    (b"\x1f\x8b", "application/gzip"),
+    (b"BM", "image/bmp"),
+    (b"OggS", "audio/ogg"),
+    (b"fLaC", "audio/flac"),
+    (b"ID3", "audio/mpeg"),
+    (b"\x00\x00\x01\x00", "image/x-icon"),
+)
+
+
+def sniff(head: bytes, name: str) -> str:
+    """Magic bytes first, then the file name's extension, then text vs binary."""
+    for magic, media in _MAGIC:
+        if head.startswith(magic):
+            return media
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "image/webp"
+    if head[:4] == b"RIFF" and head[8:12] == b"WAVE":
+        return "audio/wav"
+    if head[4:8] == b"ftyp":
+        return "video/mp4"
+    lead = head.lstrip()[:256].lower()
+    if lead.startswith(b"<svg") or (lead.startswith(b"<?xml") and b"<svg" in head[:1024].lower()):
+        return "image/svg+xml"
+    guessed, _ = mimetypes.guess_type(name)
+    if guessed:
+        return guessed
+    try:
+        head.decode("utf-8")
+        return "text/plain"
+    except UnicodeDecodeError:
+        return "application/octet-stream"
+
+
+def _record(rt, name: str, data: bytes) -> dict:
+    if len(data) > MAX_BYTES:
+        raise ValueError(f"{name} is {len(data)} bytes; attachments are limited to {MAX_BYTES} bytes")
+    rec = {
+        "name": name,
+        "media_type": sniff(data[:2048], name),
+        "size": len(data),
+        "data_b64": base64.b64encode(data).decode("ascii"),
+    }
+    rt.attachments.append(rec)
+    return rec
+
+
+def make_helpers(rt):
+    def vis_attach(path, name=None):
+        """Hand a produced file to the host (read through the sandbox's own open())."""
+        p = os.fspath(path)
+        with builtins.open(p, "rb") as f:  # the confined open: a denial reads as one
+            data = f.read(MAX_BYTES + 1)
+        _record(rt, name or os.path.basename(p), data)
+
+    def vis_attach_bytes(data, name):
+        """Hand bytes (or text, as UTF-8) to the host as a file called `name`."""
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        _record(rt, str(name), bytes(data))
+
+    return vis_attach, vis_attach_bytes
+
+
+def outbox_dir(rt) -> str | None:
+    return rt.config.get("outbox")
+
+
+def scan(rt) -> dict:
+    root = outbox_dir(rt)
+    seen: dict = {}
+    if not root or not os.path.isdir(root):
+        return seen
+    for dirpath, _dirs, files in os.walk(root):
+        for f in files:
+            p = os.path.join(dirpath, f)
+            try:
+                st = os.stat(p)
+            except OSError:
+                continue
+            seen[p] = (st.st_mtime_ns, st.st_size)
+    return seen
+
+
+def _open_for_writing(path: str) -> bool:
+    """Whether some descriptor still has the file open for writing.
+
+    A read lease is refused (EAGAIN) exactly then; the jail does not let us list
+    /proc/self/fd, and leases need nothing outside the outbox."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
+        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
+        return False
+    except OSError as e:
+        return e.errno in (errno.EAGAIN, errno.EBUSY)
+    finally:
+        os.close(fd)
+
+
+def collect(rt) -> list:
+    """Files new or changed in the outbox since the last look, once they are closed.
+
+    A file still open at the end of a block is reported after a later block, once closed."""
+    seen = getattr(rt, "outbox_seen", {})
+    after = scan(rt)
+    changed = [p for p, st in after.items() if seen.get(p) != st]
+    if not changed:
+        rt.outbox_seen = after
+        return []
+    root = outbox_dir(rt)
+    out = []
+    for p in sorted(changed):
+        if _open_for_writing(p):
+            if p in seen:
+                after[p] = seen[p]
+            else:
+                del after[p]
+            continue
+        try:
+            with builtins.open(p, "rb") as f:
+                head = f.read(2048)
+        except OSError:
+            continue
+        rel = os.path.relpath(p, root)
+        out.append({"name": rel, "media_type": sniff(head, rel), "size": after[p][1], "path": p})
+    rt.outbox_seen = after
+    return out

@@ -1,0 +1,207 @@
+"""Running one block: parse, refuse what must not run, rewrite, drive, report."""
+
+import ast
+import inspect
+import linecache
+import sys
+
+from . import attach, banned, errors, rewrite, schedule, snapshot
+from .capture import DEFAULT_CAP, Capture, Tee
+from .deferred import settle
+from .state import RT
+
+_MISSING = object()
+
+EMPTY_MESSAGE = (
+    "nothing to execute: the block has no statements (only comments, whitespace or imports of "
+    "gather). Write the code to run, and print() what you want to see."
+)
+
+
+class Refused(Exception):
+    def __init__(self, err: dict):
+        super().__init__(err.get("message"))
+        self.err = err
+
+
+def _is_empty(tree: ast.Module) -> bool:
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module == "asyncio":
+            if all(a.name == "gather" for a in node.names):
+                continue
+        return False
+    return True
+
+
+def _located(err: dict, source: str, line: int | None, col: int | None) -> dict:
+    lines = source.splitlines()
+    if line and 0 < line <= len(lines):
+        err["line"] = line
+        if col:
+            err["column"] = col
+        err["excerpt"] = errors.excerpt(lines, line, col, None)
+    return err
+
+
+def _tool_named_defs(tree: ast.Module, source: str) -> None:
+    for node in rewrite.module_level(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name in RT.tools:
+            word = "class" if isinstance(node, ast.ClassDef) else "def"
+            n = node.name
+            err = {
+                "phase": "syntax",
+                "message": f"`{word} {n}` would replace the tool {n}; name yours {n}_mine instead "
+                f"(the tool {n} stays available).",
+                "flags": ["tool-name"],
+            }
+            raise Refused(_located(err, source, node.lineno, node.col_offset + 1))
+
+
+def prepare(source: str, filename: str, *, capture_last: bool, check: bool):
+    """Parse + refuse + rewrite + compile; raises Refused with a ready error."""
+    try:
+        tree = ast.parse(source, filename, "exec")
+    except SyntaxError as e:
+        raise Refused(_error(e, True, filename, source)) from None
+    if check:
+        if _is_empty(tree):
+            raise Refused({"phase": "empty-block", "message": EMPTY_MESSAGE})
+        bad = banned.check(tree) if banned.may_contain(source) else None
+        if bad:
+            err = {"phase": "syntax", "message": bad["message"], "flags": ["banned"]}
+            raise Refused(_located(err, source, bad["line"], bad["column"]))
+        _tool_named_defs(tree, source)
+    found = snapshot.candidates(tree, source)
+    try:
+        tree, changed = rewrite.rewrite(tree, capture_last, source)
+        code = rewrite.compile_block(tree, filename, None if changed else source)
+    except SyntaxError as e:
+        raise Refused(_error(e, True, filename, source)) from None
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    return code, found
+
+
+def _error(exc: BaseException, syntax: bool, filename: str, source: str) -> dict:
+    cfg = RT.config
+    return errors.build(
+        exc,
+        syntax=syntax,
+        filename=filename,
+        source=source,
+        removed=RT.removed,
+        policy=cfg.get("policy") or {},
+        tool_hints=cfg.get("tool_hints") or {},
+    )
+
+
+def execute(code) -> None:
+    value = eval(code, RT.globals)  # noqa: S307 - this IS the sandboxed block
+    if code.co_flags & inspect.CO_COROUTINE:
+        schedule.drive(value)
+
+
+def _plain(value, depth=0):
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if value == value and value not in (float("inf"), float("-inf")) else repr(value)
+    if depth < 50 and isinstance(value, (list, tuple)):
+        return [_plain(v, depth + 1) for v in value]
+    if depth < 50 and isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {k: _plain(v, depth + 1) for k, v in value.items()}
+    return repr(value)
+
+
+def run(request: dict) -> dict:
+    rt = RT
+    source = request.get("code") or ""
+    cap = request.get("stdout_cap") or rt.config.get("stdout_cap") or DEFAULT_CAP
+    rt.restore()
+    ctx = request.get("ctx", request.get("session"))
+    rt.globals["session"] = dict(ctx or {})
+    rt.last_value = None
+    rt.attachments = []
+    rt.block_no += 1
+    filename = f"<vis-block-{rt.block_no}>"
+    capture = Capture(int(cap))
+    err = None
+    try:
+        code, found = prepare(source, filename, capture_last=True, check=True)
+    except Refused as r:
+        err = r.err
+    else:
+        before = {name: rt.globals.get(name, _MISSING) for name, _, _ in found}
+        sys.stdout = Tee(rt.stdout, capture)
+        sys.stderr = Tee(rt.stderr, capture)
+        try:
+            execute(code)
+        except BaseException as e:  # noqa: BLE001 - SystemExit/KeyboardInterrupt end the block, not the worker
+            err = _error(e, False, filename, source)
+            e = None
+        finally:
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except Exception:  # noqa: BLE001
+                    pass
+            rt.restore()
+        snapshot.record(rt, found, before)
+    outcome: dict = {}
+    text = capture.text()
+    errors.loop_breaker(rt, err)
+    if err is not None:
+        outcome["error"] = err
+        if text:
+            outcome["stdout"] = text
+    elif text:
+        outcome["stdout"] = text
+    elif rt.last_value is not None:
+        outcome["result"] = _plain(rt.last_value)
+    files = rt.attachments + attach.collect(rt)
+    rt.attachments = []
+    rt.last_value = None
+    if files:
+        outcome["attachments"] = files
+    outcome["snapshot"] = snapshot.take(rt)
+    return outcome
+
+
+def last(value):
+    value = settle(value)
+    RT.last_value = value
+    return value
+
+
+def unshadow() -> None:
+    for name in RT.tools:
+        RT.globals.pop(name, None)
+
+
+def restore_defs(snap) -> dict:
+    """Rebuild definitions from a snapshot, each on its own: what loads, stays."""
+    rt = RT
+    rt.restore()
+    try:
+        items = snapshot.parse(snap)
+    except (ValueError, SyntaxError) as e:
+        return {"restored": [], "skipped": [], "failed": [], "error": f"unusable snapshot, nothing restored: {e}"}
+    restored, skipped, failed = [], [], []
+    for name, kind, source, _tree in items:
+        if name in rt.tools:
+            skipped.append(name)
+            continue
+        rt.block_no += 1
+        filename = f"<vis-block-{rt.block_no}>"
+        try:
+            code, found = prepare(source, filename, capture_last=False, check=False)
+            before = {n: rt.globals.get(n, _MISSING) for n, _, _ in found}
+            execute(code)
+            snapshot.record(rt, found, before)
+            restored.append(name)
+        except Refused as r:
+            failed.append({"name": name, "error": r.err.get("message")})
+        except Exception as e:  # noqa: BLE001 - one bad definition must not stop the rest
+            failed.append({"name": name, "error": f"{type(e).__name__}: {e}"})
+        finally:
+            rt.restore()
+    return {"restored": restored, "skipped": skipped, "failed": failed}

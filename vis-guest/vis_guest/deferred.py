@@ -1,0 +1,165 @@
+"""A bound tool returns a DeferredCall; settling it runs the tool on the host, once."""
+
+import sys
+
+from . import wire
+
+_PENDING, _DONE, _FAILED = 0, 1, 2
+
+# Opcodes that mean "the program reads this attribute" as opposed to a hasattr/getattr probe,
+# which reaches __getattr__ from a CALL instruction.
+_ATTR_OPS = None
+
+
+def _attr_ops() -> set:
+    global _ATTR_OPS
+    if _ATTR_OPS is None:
+        import dis
+
+        _ATTR_OPS = {dis.opmap[n] for n in ("LOAD_ATTR", "LOAD_METHOD") if n in dis.opmap}
+    return _ATTR_OPS
+
+
+def _running_loop():
+    aio = sys.modules.get("asyncio")
+    return aio is not None and aio._get_running_loop() is not None
+
+
+def _short(args: list) -> str:
+    text = ", ".join(repr(a) for a in args)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+class DeferredCall:
+    __slots__ = ("_tool", "_args", "_state", "_value")
+
+    def __init__(self, tool: str, args: list):
+        self._tool = tool
+        self._args = args
+        self._state = _PENDING
+        self._value = None
+
+    # -- settling --------------------------------------------------------------------------
+    def _complete(self, reply_json: str) -> None:
+        try:
+            self._value = wire.decode_reply(self._tool, reply_json)
+            self._state = _DONE
+        except Exception as e:  # noqa: BLE001 - a failed tool is stored and re-raised where awaited
+            self._value = e
+            self._state = _FAILED
+
+    def _outcome(self):
+        if self._state == _FAILED:
+            raise self._value
+        return self._value
+
+    def _settle(self):
+        if self._state == _PENDING:
+            try:
+                self._value = wire.call(self._tool, self._args)
+                self._state = _DONE
+            except wire.ToolError as e:
+                self._value = e
+                self._state = _FAILED
+        return self._outcome()
+
+    def __await__(self):
+        if self._state == _PENDING:
+            if _running_loop():
+                # Inside asyncio.run(): asyncio's loop cannot handle our yields, so settle here.
+                return self._settle()
+            # Our scheduler (block driver or gather) sees the yield, sends the call and resumes us.
+            yield self
+        return self._outcome()
+
+    # -- touching the call as data settles it ------------------------------------------------
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        caller = sys._getframe(1)
+        code = caller.f_code.co_code
+        if caller.f_lasti < 0 or code[caller.f_lasti] not in _attr_ops():
+            # hasattr()/getattr() probes never run a tool.
+            raise AttributeError(name)
+        return getattr(self._settle(), name)
+
+    def __str__(self):
+        return str(self._settle())
+
+    def __format__(self, spec):
+        return format(self._settle(), spec)
+
+    def __repr__(self):
+        if self._state == _PENDING:
+            return (
+                f"<deferred call {self._tool}({_short(self._args)}): NEVER AWAITED, it did not run; "
+                f"write `await {self._tool}(...)` or call it as a statement>"
+            )
+        return repr(self._value) if self._state == _DONE else f"<{self._tool} failed: {self._value}>"
+
+    def __getitem__(self, key):
+        return self._settle()[key]
+
+    def __len__(self):
+        return len(self._settle())
+
+    def __contains__(self, item):
+        return item in self._settle()
+
+    def __iter__(self):
+        return iter(self._settle())
+
+    def __bool__(self):
+        return bool(self._settle())
+
+    def __eq__(self, other):
+        return self._settle() == other
+
+    def __ne__(self, other):
+        return self._settle() != other
+
+    __hash__ = None
+
+    def __add__(self, other):
+        return self._settle() + other
+
+    def __radd__(self, other):
+        return other + self._settle()
+
+    def __int__(self):
+        return int(self._settle())
+
+    def __float__(self):
+        return float(self._settle())
+
+
+def settle(value):
+    """Statement positions and sync `return`: run a deferred call in place."""
+    if isinstance(value, DeferredCall):
+        return value._settle()
+    return value
+
+
+class _Ready:
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __await__(self):
+        return self.value
+        yield  # pragma: no cover - makes this a generator
+
+
+def awaitable(value):
+    """`await x`: a plain value is returned as-is (and a settled call never re-runs)."""
+    import inspect
+
+    if isinstance(value, DeferredCall) or inspect.isawaitable(value):
+        return value
+    return _Ready(value)
+
+
+def asettle(value):
+    """`return x` inside async def: a deferred call is awaited so gather can still batch it."""
+    return value if isinstance(value, DeferredCall) else _Ready(value)

@@ -1,0 +1,228 @@
+"""Turn a failure into an error a model can act on: phase, the user's line and column,
+a numbered excerpt with a caret, and hints (each with a flag)."""
+
+import errno
+import re
+import unicodedata
+
+from . import wire
+from .schedule import GatherError
+
+_CONFUSABLE = {
+    "\u2014": "-",
+    "\u2013": "-",
+    "\u2212": "-",
+    "\u2018": "'",
+    "\u2019": "'",
+    "\u201c": '"',
+    "\u201d": '"',
+    "\u00a0": " ",
+    "\u2026": "...",
+    "\u00d7": "*",
+}
+_PROSE = re.compile(r"^(```|[A-Z][A-Za-z']*(\s+[A-Za-z',;:()\-]+){2,}[.:!?]?\s*$)")
+_UNBALANCED = ("was never closed", "unmatched", "does not match", "unterminated", "EOF while scanning")
+_DENIED = {errno.EACCES, errno.EPERM, errno.EROFS}
+
+
+class ProcessRefused(PermissionError):
+    """Processes are never spawned from Python: carries the host's canonical text."""
+
+
+def _char_col(line: str, byte_col: int) -> int:
+    return len(line.encode("utf-8")[:byte_col].decode("utf-8", "ignore"))
+
+
+def excerpt(lines: list, line: int, col: int | None, end_col: int | None) -> str:
+    lo, hi = max(1, line - 2), min(len(lines), line + 2)
+    width = len(str(hi))
+    out = []
+    for n in range(lo, hi + 1):
+        out.append(f"{n:>{width}} | {lines[n - 1]}")
+        if n == line and col:
+            span = max(1, (end_col or col + 1) - col)
+            out.append(f"{'':>{width}} | {' ' * (col - 1)}{'^' * span}")
+    return "\n".join(out)
+
+
+def _user_position(exc: BaseException, filename: str, lines: list):
+    """(line, col, end_col) of the deepest traceback frame in the user's block."""
+    found = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            found = tb
+        tb = tb.tb_next
+    if found is None:
+        return None
+    line, col, end_col = found.tb_lineno, None, None
+    try:
+        pos = list(found.tb_frame.f_code.co_positions())[found.tb_lasti // 2]
+        if pos[0] == line and pos[2] is not None and 0 < line <= len(lines):
+            text = lines[line - 1]
+            col = _char_col(text, pos[2]) + 1
+            end = pos[3] if pos[1] == line and pos[3] is not None else len(text.encode("utf-8"))
+            end_col = _char_col(text, end) + 1
+    except (IndexError, ValueError):
+        pass
+    return line, col, end_col
+
+
+def _phase(exc: BaseException) -> str:
+    if isinstance(exc, wire.ToolError):
+        return "host"
+    if isinstance(exc, GatherError) and any(isinstance(e, wire.ToolError) for e in exc.exceptions):
+        return "host"
+    return "runtime"
+
+
+def _message(exc: BaseException, removed: set) -> str:
+    if isinstance(exc, wire.ToolError):
+        return f"tool {exc.tool} failed: {exc.host_message}"
+    if isinstance(exc, GatherError):
+        return str(exc)
+    if isinstance(exc, ProcessRefused):
+        return str(exc)
+    if isinstance(exc, NameError) and getattr(exc, "name", None) in removed:
+        n = exc.name
+        return (
+            f"NameError: name '{n}' is not defined: the tool {n} was removed from this session; "
+            f"find what replaces it with apropos('{n}')"
+        )
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+_QUOTED_PATH = re.compile(r"'(/[^']*)'")
+
+
+def _denial_hint(exc: BaseException, policy: dict, hints: dict) -> str | None:
+    if isinstance(exc, ProcessRefused):
+        return None
+    if not isinstance(exc, OSError) or not (isinstance(exc, PermissionError) or exc.errno in _DENIED):
+        return None
+    text = str(exc)
+    what = getattr(exc, "filename", None)
+    if what is None:
+        # The audit hook's refusal names the path in its message rather than in .filename.
+        found = _QUOTED_PATH.search(text)
+        what = found.group(1) if found else None
+    if what is None and any(w in text.lower() for w in ("socket", "connect", "network", "getaddrinfo")):
+        net = policy.get("network")
+        enabled = net.get("enabled") if isinstance(net, dict) else bool(net)
+        allow = net.get("allow") if isinstance(net, dict) else None
+        state = f"limited to {', '.join(allow)}" if enabled and allow else ("on" if enabled else "off")
+        tool = hints.get("network") or "a host tool (apropos('http'))"
+        return f"sandbox: network access is {state} for this session; use {tool} instead"
+    roots = policy.get("roots") or []
+    shown = f"access to {what}" if what else "this operation"
+    tool = hints.get("files") or "a host file tool (apropos('file'))"
+    where = ", ".join(str(r) for r in roots) if roots else "none"
+    return f"sandbox: {shown} was denied: it is outside the approved roots ({where}); use {tool} instead"
+
+
+def _syntax_hints(exc: SyntaxError, lines: list, hints: list, flags: list) -> None:
+    msg = exc.msg or ""
+    # Non-ASCII punctuation in code position (em dash, curly quotes) pasted from prose.
+    for n, text in enumerate(lines, 1):
+        for ch in text:
+            if ch in _CONFUSABLE and (n == exc.lineno or "invalid character" in msg):
+                name = unicodedata.name(ch, "character")
+                hints.append(
+                    f"line {n} has {ch!r} (U+{ord(ch):04X} {name}) in code; use ASCII {_CONFUSABLE[ch]!r}"
+                )
+                flags.append("non-ascii")
+                break
+        if "non-ascii" in flags:
+            break
+    first = next((t.strip() for t in lines if t.strip()), "")
+    if first and _PROSE.match(first):
+        try:
+            compile(first, "<probe>", "exec")
+        except SyntaxError:
+            hints.append(
+                "the reply starts with prose instead of code: send only Python, with explanations as # comments"
+            )
+            flags.append("prose")
+    if any(s in msg for s in _UNBALANCED):
+        hints.append(f"unbalanced quote or bracket at line {exc.lineno}, column {exc.offset}: {msg}")
+        flags.append("unbalanced")
+    if isinstance(exc, IndentationError):
+        hints.append(
+            f"indentation error at line {exc.lineno}: top-level code starts at column 1; indent blocks by 4 spaces"
+        )
+        flags.append("indentation")
+
+
+def build(
+    exc: BaseException,
+    *,
+    syntax: bool,
+    filename: str,
+    source: str,
+    removed: set,
+    policy: dict,
+    tool_hints: dict | None = None,
+) -> dict:
+    lines = source.splitlines()
+    hints: list = []
+    flags: list = []
+    err: dict = {}
+    if syntax and isinstance(exc, SyntaxError):
+        err["phase"] = "syntax"
+        err["message"] = f"{type(exc).__name__}: {exc.msg}"
+        line, col = exc.lineno, exc.offset
+        end = getattr(exc, "end_offset", None) if getattr(exc, "end_lineno", None) == line else None
+        if end is not None and col is not None and end <= col:
+            end = None
+        pos = (line, col, end) if line else None
+        _syntax_hints(exc, lines, hints, flags)
+    else:
+        err["phase"] = "interrupted" if isinstance(exc, KeyboardInterrupt) else _phase(exc)
+        if isinstance(exc, KeyboardInterrupt):
+            err["message"] = "KeyboardInterrupt: the block was interrupted"
+        else:
+            err["message"] = _message(exc, removed)
+        pos = _user_position(exc, filename, lines)
+        if isinstance(exc, NameError) and not isinstance(exc, UnboundLocalError):
+            name = getattr(exc, "name", None) or ""
+            hints.append(f"'{name}' is not defined here; search tools and helpers with apropos('{name}')")
+            flags.append("undefined-name")
+        if isinstance(exc, ProcessRefused):
+            flags.append("sandbox")
+        denial = _denial_hint(exc, policy, tool_hints or {})
+        if denial:
+            hints.append(denial)
+            flags.append("sandbox")
+    if pos and pos[0] and 0 < pos[0] <= len(lines):
+        err["line"] = pos[0]
+        if pos[1]:
+            err["column"] = pos[1]
+        err["excerpt"] = excerpt(lines, pos[0], pos[1], pos[2])
+    if hints:
+        err["hints"] = hints
+        err["message"] += "".join(f"\nhint: {h}" for h in hints)
+    if flags:
+        err["flags"] = flags
+    return err
+
+
+LOOP_NOTICE = (
+    "LOOP: this exact failure happened 3 times in a row. Stop repeating the same code: read the "
+    "error, inspect your state (print, doc, apropos, defs) and change approach.\n"
+)
+
+
+def loop_breaker(rt, err: dict | None) -> None:
+    """Prefix the third identical failure in a row; success or a different failure resets."""
+    if err is None:
+        rt.failure_key, rt.failure_count = None, 0
+        return
+    key = (err.get("phase"), err.get("message"), err.get("line"), err.get("column"))
+    if key == rt.failure_key:
+        rt.failure_count += 1
+    else:
+        rt.failure_key, rt.failure_count = key, 1
+    if rt.failure_count >= 3:
+        err["message"] = LOOP_NOTICE + err["message"]
+        err.setdefault("flags", []).append("loop")

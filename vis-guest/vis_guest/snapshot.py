@@ -1,0 +1,141 @@
+"""Snapshots of the session's own definitions: functions, classes, imports and small literal
+constants, as source, so a fresh process can rebuild them through the block rewrite."""
+
+import ast
+import inspect
+import textwrap
+import types
+
+from . import rewrite
+
+VERSION = 1
+MAX_CONST_REPR = 2000  # a constant bigger than this is data, not a definition
+MAX_TOTAL = 256 * 1024
+_CONST_TYPES = (int, float, str, bool, type(None), bytes, list, tuple, dict, set, frozenset)
+
+
+def _source(node: ast.AST, source: str) -> str | None:
+    first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+    lines = source.splitlines()
+    end = node.end_lineno or node.lineno
+    seg = lines[first - 1 : end]
+    if not seg:
+        return None
+    return textwrap.dedent("\n".join(seg))
+
+
+def candidates(tree: ast.Module, source: str) -> list:
+    """(name, kind, source) for every module-level def/class/import in a block."""
+    out = []
+    for node in rewrite.module_level(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            kind = "class" if isinstance(node, ast.ClassDef) else "function"
+            src = _source(node, source)
+            if src:
+                out.append((node.name, kind, src))
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                bound = alias.asname or alias.name.split(".")[0]
+                text = f"import {alias.name}" + (f" as {alias.asname}" if alias.asname else "")
+                out.append((bound, "import", text))
+        elif isinstance(node, ast.ImportFrom) and node.module != "__future__":
+            for alias in node.names:
+                if alias.name == "*":
+                    continue
+                one = ast.ImportFrom(module=node.module, names=[alias], level=node.level)
+                out.append((alias.asname or alias.name, "import", ast.unparse(one)))
+    return out
+
+
+def record(rt, found: list, before: dict) -> None:
+    """Keep the definitions the block actually (re)bound."""
+    g = rt.globals
+    for name, kind, src in found:
+        if name not in g or name in rt.tools:
+            continue
+        value = g[name]
+        if kind != "import" and (value is before.get(name, _MISSING)):
+            continue
+        if kind == "function" and not inspect.isfunction(value):
+            continue
+        if kind == "class" and not inspect.isclass(value):
+            continue
+        rt.registry.pop(name, None)  # re-definition moves to the end: later defs may use earlier ones
+        rt.registry[name] = {"kind": kind, "source": src}
+
+
+_MISSING = object()
+
+
+def _literal(value) -> str | None:
+    if not isinstance(value, _CONST_TYPES) or isinstance(value, type):
+        return None
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001
+        return None
+    if len(text) > MAX_CONST_REPR:
+        return None
+    if isinstance(value, (bool, int, str, type(None))):
+        return text
+    if isinstance(value, float) and value == value and abs(value) != float("inf"):
+        return text  # repr of these is always a literal that reads back equal
+    try:
+        if ast.literal_eval(text) != value:
+            return None
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    return text
+
+
+def take(rt) -> dict:
+    from .state import SYSTEM_VAR_NAMES
+
+    g = rt.globals
+    items = []
+    for name in list(rt.registry):
+        entry = rt.registry[name]
+        if name not in g or name in rt.tools:
+            del rt.registry[name]
+            continue
+        value = g[name]
+        if entry["kind"] == "function" and not inspect.isfunction(value):
+            del rt.registry[name]
+            continue
+        if entry["kind"] == "class" and not inspect.isclass(value):
+            del rt.registry[name]
+            continue
+        items.append({"name": name, "kind": entry["kind"], "source": entry["source"]})
+    consts = []
+    for name, value in list(g.items()):
+        if name in rt.registry or name in rt.tools or name in SYSTEM_VAR_NAMES or name.startswith("__"):
+            continue
+        if isinstance(value, (types.ModuleType, types.FunctionType)):
+            continue
+        text = _literal(value)
+        if text is not None:
+            consts.append({"name": name, "kind": "const", "source": f"{name} = {text}"})
+    imports = [i for i in items if i["kind"] == "import"]
+    rest = [i for i in items if i["kind"] != "import"]
+    ordered = imports + consts + rest
+    total = 0
+    kept = []
+    for item in ordered:
+        total += len(item["source"])
+        if total > MAX_TOTAL and item["kind"] == "const":
+            continue
+        kept.append(item)
+    return {"version": VERSION, "items": kept}
+
+
+def parse(snapshot) -> list:
+    """Validated items; raises ValueError when any part of the snapshot is unusable."""
+    if not isinstance(snapshot, dict) or not isinstance(snapshot.get("items"), list):
+        raise ValueError("a snapshot is {version, items: [...]}")
+    out = []
+    for item in snapshot["items"]:
+        if not isinstance(item, dict) or not all(isinstance(item.get(k), str) for k in ("name", "source")):
+            raise ValueError("every snapshot item needs a name and a source")
+        tree = ast.parse(item["source"], "<snapshot>", "exec")
+        out.append((item["name"], item.get("kind", "function"), item["source"], tree))
+    return out

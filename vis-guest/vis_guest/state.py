@@ -1,0 +1,72 @@
+"""The one runtime state of this interpreter: config, tools, the session namespace."""
+
+import builtins
+import sys
+import types
+
+# Names the runtime itself owns in the session globals; hidden from the model's view.
+SYSTEM_VAR_NAMES = (
+    "session",
+    "__name__",
+    "__doc__",
+    "__builtins__",
+    "__annotations__",
+    "__loader__",
+    "__spec__",
+    "__package__",
+    "__file__",
+    "__cached__",
+)
+
+# Runtime helpers the model may clobber; restored before every block.
+HELPER_NAMES = ("doc", "apropos", "defs", "gather", "vis_attach", "vis_attach_bytes", "print")
+
+
+class Runtime:
+    def __init__(self):
+        self.config: dict = {}
+        self.tools: dict = {}  # name -> bound object (Tool, Namespace or data)
+        self.specs: dict = {}  # name -> spec from the host
+        self.removed: set = set()
+        self.module = types.ModuleType("__main__")
+        self.globals = self.module.__dict__
+        self.builtins: dict = {}  # the builtins every block starts from
+        self.stdout = sys.stdout
+        self.stderr = sys.stderr
+        self.block_no = 0
+        self.last_value = None
+        self.failure_key = None
+        self.failure_count = 0
+        self.registry: dict = {}  # name -> {kind, source} for snapshots and defs()
+        self.attachments: list = []
+        self.installed = False
+
+    def set_builtin(self, name: str, value) -> None:
+        self.builtins[name] = value
+        builtins.__dict__[name] = value
+
+    def drop_builtin(self, name: str) -> None:
+        self.builtins.pop(name, None)
+        builtins.__dict__.pop(name, None)
+
+    def restore(self) -> None:
+        """Undo whatever the last block did to builtins and runtime names."""
+        bd = builtins.__dict__
+        # The common case (nothing touched) is one C-level comparison of the two dicts' items.
+        if not bd.items() >= self.builtins.items():
+            for k, v in self.builtins.items():
+                if bd.get(k) is not v:
+                    bd[k] = v
+        g = self.globals
+        for name in HELPER_NAMES:
+            g.pop(name, None)
+        for name in self.tools:
+            g.pop(name, None)
+        g["__name__"] = "__main__"
+        g["__builtins__"] = builtins
+        sys.modules["__main__"] = self.module
+        sys.stdout = self.stdout
+        sys.stderr = self.stderr
+
+
+RT = Runtime()
