@@ -30,7 +30,9 @@ async function timeLoop(n, once) {
   return out
 }
 
+const t0 = performance.now()
 const rt = await loadPython()
+const startMs = performance.now() - t0
 const loader = loadLoader()
 
 // The ping's thread-safe function is unref'd; this keeps the loop alive meanwhile.
@@ -57,8 +59,23 @@ await rt.exec(
 const hc = await rt.eval(`_vis_bench(${N + WARMUP})`)
 rows.push(['host call from Python', stats(hc.ok ? hc.value.slice(WARMUP) : [0])])
 
+// Interrupt of a busy loop: from interrupt() to the KeyboardInterrupt outcome in JS.
+const landings = []
+rt.onOutput(() => {})
+for (let i = 0; i < 60; i++) {
+  const p = rt.exec('import sys\nsys.stdout.write("go")\nsys.stdout.flush()\nwhile True:\n    pass')
+  await new Promise((r) => setTimeout(r, 3))
+  const t = process.hrtime.bigint()
+  rt.interrupt(p.job)
+  await p
+  landings.push(Number(process.hrtime.bigint() - t))
+}
+rows.push(['interrupt busy loop', stats(landings.slice(10))])
+
 const base = rows[0][1].p50
-console.log(`native round trips, Python ${rt.version}, n=${N} (after ${WARMUP} warm-up), µs`)
+console.log(
+  `native round trips, Python ${rt.version}, n=${N} (after ${WARMUP} warm-up), µs; loadPython() ${startMs.toFixed(1)} ms`,
+)
 console.log(`${'what'.padEnd(24)} ${'p50'.padStart(8)} ${'p99'.padStart(8)} ${'p50 / ping'.padStart(11)}`)
 for (const [name, s] of rows) {
   console.log(

@@ -2,8 +2,20 @@
 // host functions over Python contexts addressed by key.
 
 export { createEngine, Engine, type EngineOptions } from './engine/index.js'
+export {
+  closeRegistrationWorkers,
+  ExtensionRegistry,
+  type ExtensionTestReport,
+  type ExtensionWarning,
+  extensionChecks,
+  type LoadedExtension,
+  type RegistryOptions,
+  runExtensionTests,
+} from './extensions/index.js'
+export { type FormatResult, formatPythonForDisplay, PythonFormatter } from './format/index.js'
 export { boundaryView, ctxToPythonStr, pyJsonLiteral, symToPyName } from './guest/index.js'
 export { createApp, startServer, type VisServer } from './http/index.js'
+export { discoverProjectLayout, type ProjectLayout, type ProjectLayoutOptions } from './project/index.js'
 export type { SessionEvent, SessionEventType, SessionListener } from './sessions/events.js'
 export { type BlockError, BlockOutcome } from './sessions/outcome.js'
 export { createRuntime, type Runtime, RuntimeOptions, SessionOptions } from './sessions/runtime.js'

@@ -75,6 +75,7 @@ Napi::Value Start(const Napi::CallbackInfo& info) {
   Napi::Object o = info[0].As<Napi::Object>();
   StartOptions opts;
   opts.home = o.Get("home").As<Napi::String>();
+  opts.distRoot = o.Get("distRoot").As<Napi::String>();
   opts.executable = o.Get("executable").As<Napi::String>();
   opts.readRoots = Strings(o.Get("readRoots"));
   opts.sysPath = Strings(o.Get("sysPath"));
@@ -134,6 +135,22 @@ Napi::Value InstallPolicy(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
+// wireStart(fd, workOps, module, fn): see wire.cc. Lines it does not handle arrive as
+// kWireMessage events; the socket closing as kWireClosed.
+Napi::Value WireStartJs(const Napi::CallbackInfo& info) {
+  if (!g_started) throw Napi::Error::New(info.Env(), "the interpreter is not started");
+  int fd = info[0].As<Napi::Number>().Int32Value();
+  std::string module = info[2].As<Napi::String>();
+  std::string fn = info[3].As<Napi::String>();
+  if (!WireStart(fd, Strings(info[1]), module, fn)) throw Napi::Error::New(info.Env(), "wire mode is already on");
+  return info.Env().Undefined();
+}
+
+Napi::Value WireWriteJs(const Napi::CallbackInfo& info) {
+  std::string line = info[0].As<Napi::String>();
+  return Napi::Boolean::New(info.Env(), WireWrite(line));
+}
+
 Napi::Value Ref(const Napi::CallbackInfo& info) {
   if (g_tsfn != nullptr) g_tsfn->Ref(info.Env());
   return info.Env().Undefined();
@@ -159,6 +176,8 @@ Napi::Object InitExports(Napi::Env env, Napi::Object exports) {
   exports.Set("hostReply", Napi::Function::New(env, HostReplyJs));
   exports.Set("takeOutput", Napi::Function::New(env, TakeOutput));
   exports.Set("installPolicy", Napi::Function::New(env, InstallPolicy));
+  exports.Set("wireStart", Napi::Function::New(env, WireStartJs));
+  exports.Set("wireWrite", Napi::Function::New(env, WireWriteJs));
   exports.Set("ref", Napi::Function::New(env, Ref));
   exports.Set("unref", Napi::Function::New(env, Unref));
   return exports;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <memory>
 #include <cstring>
 #include <mutex>
 #include <set>
@@ -21,19 +22,30 @@ namespace vis {
 
 namespace {
 
-struct AuditState {
-  std::mutex mu;
+// Immutable once published: a hook reads a snapshot and holds no lock while it runs
+// Python-level code (__fspath__), which could re-enter the hook or switch threads.
+struct AuditConfig {
   std::vector<std::string> base_reads;
   std::string dist;
   bool has_policy = false;
   Policy policy;
-  std::set<std::string> resolved_ips;  // addresses of allowed host names
 };
-AuditState* g_audit = new AuditState;
+std::shared_ptr<const AuditConfig>* g_config = new std::shared_ptr<const AuditConfig>;
+thread_local const AuditConfig* t_cfg = nullptr;  // the snapshot of the running hook
+
+// Addresses of allowed host names, learned at getaddrinfo; only touched under ips_mu.
+std::mutex* g_ips_mu = new std::mutex;
+std::set<std::string>* g_ips = new std::set<std::string>;
+
+bool KnownAddress(const std::string& key) {
+  std::lock_guard<std::mutex> lk(*g_ips_mu);
+  return g_ips->count(key) != 0;
+}
 
 enum Access { kRead, kWrite };
 
 bool Under(const std::string& path, const std::string& root) {
+  if (root.empty()) return false;
   if (root == "/") return true;
   return path.size() >= root.size() && path.compare(0, root.size(), root) == 0 &&
          (path.size() == root.size() || path[root.size()] == '/');
@@ -134,15 +146,15 @@ int CheckPath(Access access, const std::string& raw, const std::string& base, co
   if (abs.empty() || abs[0] != '/' || !Resolve(abs, &resolved)) {
     return Deny(std::string(verb) + " '" + raw + "' is not allowed: the path cannot be resolved (" + event + ")");
   }
-  const Policy& p = g_audit->policy;
+  const Policy& p = t_cfg->policy;
   if (access == kRead) {
-    if (UnderAny(resolved, g_audit->base_reads)) return 0;
-    if (g_audit->has_policy && (UnderAny(resolved, p.readOnly) || UnderAny(resolved, p.readWrite))) return 0;
-  } else if (g_audit->has_policy && UnderAny(resolved, p.readWrite)) {
+    if (UnderAny(resolved, t_cfg->base_reads)) return 0;
+    if (t_cfg->has_policy && (UnderAny(resolved, p.readOnly) || UnderAny(resolved, p.readWrite))) return 0;
+  } else if (t_cfg->has_policy && UnderAny(resolved, p.readWrite)) {
     return 0;
   }
   std::string shown = resolved == raw ? "'" + raw + "'" : "'" + raw + "' (resolves to '" + resolved + "')";
-  std::string why = !g_audit->has_policy ? std::string(kNoPolicy)
+  std::string why = !t_cfg->has_policy ? std::string(kNoPolicy)
                     : access == kRead    ? ": it is outside the readable roots"
                                          : ": it is outside the read-write roots";
   return Deny(std::string(verb) + " " + shown + " is not allowed" + why + " [" + event + "]");
@@ -179,13 +191,13 @@ bool ModeWrites(PyObject* args) {
 
 // *granted is the port the matching entry allows (-1 for any).
 bool HostAllowed(const std::string& host, long port, long* granted) {
-  const Policy& p = g_audit->policy;
+  const Policy& p = t_cfg->policy;
   *granted = -1;
   if (p.allowAll) return true;
   std::string h = host;
   std::transform(h.begin(), h.end(), h.begin(), ::tolower);
-  if (g_audit->resolved_ips.count(h) != 0) return true;
-  if (port >= 0 && g_audit->resolved_ips.count(h + ":" + std::to_string(port)) != 0) return true;
+  if (KnownAddress(h)) return true;
+  if (port >= 0 && KnownAddress(h + ":" + std::to_string(port))) return true;
   for (const auto& e : p.allow) {
     std::string eh = e;
     long eport = -1;
@@ -210,16 +222,15 @@ bool HostAllowed(const std::string& host, long port, long* granted) {
 void LearnAddresses(const std::string& host, long port) {
   struct addrinfo* res = nullptr;
   int rc;
-  g_audit->mu.unlock();
   Py_BEGIN_ALLOW_THREADS;
   rc = getaddrinfo(host.c_str(), nullptr, nullptr, &res);
   Py_END_ALLOW_THREADS;
-  g_audit->mu.lock();
   if (rc != 0) return;
+  std::lock_guard<std::mutex> lk(*g_ips_mu);
   for (auto* ai = res; ai != nullptr; ai = ai->ai_next) {
     char buf[NI_MAXHOST];
     if (getnameinfo(ai->ai_addr, ai->ai_addrlen, buf, sizeof(buf), nullptr, 0, NI_NUMERICHOST) == 0)
-      g_audit->resolved_ips.insert(port >= 0 ? std::string(buf) + ":" + std::to_string(port) : std::string(buf));
+      g_ips->insert(port >= 0 ? std::string(buf) + ":" + std::to_string(port) : std::string(buf));
   }
   freeaddrinfo(res);
 }
@@ -240,11 +251,11 @@ int CheckHost(PyObject* host_obj, PyObject* port_obj, const char* event) {
     PyErr_Clear();
   }
   std::string where = host + (port >= 0 ? ":" + std::to_string(port) : "");
-  if (!g_audit->has_policy) return Deny("network access to '" + where + "' is not allowed" + kNoPolicy + " [" + event + "]");
-  if (!g_audit->policy.network) return Deny("network access is disabled by the sandbox policy ('" + where + "', " + event + ")");
+  if (!t_cfg->has_policy) return Deny("network access to '" + where + "' is not allowed" + kNoPolicy + " [" + event + "]");
+  if (!t_cfg->policy.network) return Deny("network access is disabled by the sandbox policy ('" + where + "', " + event + ")");
   long granted = -1;
   if (host.empty() || HostAllowed(host, port, &granted)) {
-    if (!g_audit->policy.allowAll && strcmp(event, "socket.getaddrinfo") == 0 && !host.empty())
+    if (!t_cfg->policy.allowAll && strcmp(event, "socket.getaddrinfo") == 0 && !host.empty())
       LearnAddresses(host, granted);
     return 0;
   }
@@ -271,7 +282,7 @@ int CheckAddress(PyObject* args, const char* event) {
 }
 
 int CheckFlag(bool allowed, const char* what, const char* event) {
-  if (!g_audit->has_policy) return Deny(std::string(what) + " is not allowed" + kNoPolicy + " [" + event + "]");
+  if (!t_cfg->has_policy) return Deny(std::string(what) + " is not allowed" + kNoPolicy + " [" + event + "]");
   if (!allowed) return Deny(std::string(what) + " is disabled by the sandbox policy [" + event + "]");
   return 0;
 }
@@ -284,7 +295,19 @@ bool OneOf(const char* e, std::initializer_list<const char*> names) {
   return false;
 }
 
+int HookChecked(const char* e, PyObject* args);
+
 int Hook(const char* e, PyObject* args, void*) {
+  std::shared_ptr<const AuditConfig> cfg = std::atomic_load(g_config);
+  if (!cfg) return 0;
+  const AuditConfig* saved = t_cfg;  // hooks can nest through __fspath__
+  t_cfg = cfg.get();
+  int rc = HookChecked(e, args);
+  t_cfg = saved;
+  return rc;
+}
+
+int HookChecked(const char* e, PyObject* args) {
   // The hot, harmless events first.
   if (e[0] == 'c' && (strcmp(e, "compile") == 0 || strcmp(e, "code.__new__") == 0)) return 0;
   if (strcmp(e, "exec") == 0 || strcmp(e, "object.__getattr__") == 0 || strcmp(e, "sys._getframe") == 0) return 0;
@@ -294,20 +317,19 @@ int Hook(const char* e, PyObject* args, void*) {
     return -1;
   }
   if (!PyTuple_Check(args)) return 0;
-  std::lock_guard<std::mutex> lk(g_audit->mu);
-  const Policy& p = g_audit->policy;
+  const Policy& p = t_cfg->policy;
   if (strcmp(e, "open") == 0) return CheckArgPath(args, 0, ModeWrites(args) ? kWrite : kRead, -1, e);
   if (strcmp(e, "import") == 0) {
     // The second import event of an extension module carries its file.
     std::string file;
     if (!PathArg(args, 1, &file)) return 0;
     std::string resolved;
-    bool inside = Resolve(file, &resolved) && Under(resolved, g_audit->dist);
+    bool inside = Resolve(file, &resolved) && Under(resolved, t_cfg->dist);
     if (inside) return 0;
-    if (g_audit->has_policy && p.ctypes) return CheckPath(kRead, file, BaseDir(args, -1), e);
+    if (t_cfg->has_policy && p.ctypes) return CheckPath(kRead, file, BaseDir(args, -1), e);
     return Deny("loading the native extension '" + file +
                 "' is not allowed: only extensions inside the Python distribution may load" +
-                (g_audit->has_policy ? std::string(" [import]") : std::string(kNoPolicy)));
+                (t_cfg->has_policy ? std::string(" [import]") : std::string(kNoPolicy)));
   }
   if (OneOf(e, {"os.listdir", "os.scandir"})) {
     std::string raw;
@@ -360,32 +382,36 @@ int Hook(const char* e, PyObject* args, void*) {
                      PyTuple_GET_SIZE(args) > 2 ? PyTuple_GET_ITEM(args, 2) : nullptr, e);
   if (OneOf(e, {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty",
                 "pty.spawn", "os.startfile", "os.kill", "os.killpg", "webbrowser.open"}))
-    return CheckFlag(g_audit->has_policy && p.processes, "starting or signalling processes", e);
-  if (StartsWith(e, "ctypes.")) return CheckFlag(g_audit->has_policy && p.ctypes, "ctypes", e);
+    return CheckFlag(t_cfg->has_policy && p.processes, "starting or signalling processes", e);
+  if (StartsWith(e, "ctypes.")) return CheckFlag(t_cfg->has_policy && p.ctypes, "ctypes", e);
   return 0;
 }
 
 }  // namespace
 
 void AuditInstall(const std::vector<std::string>& readRoots, const std::string& distRoot) {
-  {
-    std::lock_guard<std::mutex> lk(g_audit->mu);
-    for (const auto& r : readRoots) {
-      std::string resolved;
-      g_audit->base_reads.push_back(Resolve(r, &resolved) ? resolved : r);
-    }
-    std::string d;
-    g_audit->dist = Resolve(distRoot, &d) ? d : distRoot;
-    g_audit->base_reads.push_back(g_audit->dist);
+  auto cfg = std::make_shared<AuditConfig>();
+  for (const auto& r : readRoots) {
+    std::string resolved;
+    cfg->base_reads.push_back(Resolve(r, &resolved) ? resolved : r);
   }
+  std::string d;
+  cfg->dist = Resolve(distRoot, &d) ? d : distRoot;
+  cfg->base_reads.push_back(cfg->dist);
+  std::atomic_store(g_config, std::shared_ptr<const AuditConfig>(cfg));
   PySys_AddAuditHook(Hook, nullptr);
 }
 
 void AuditSetPolicy(const Policy& p) {
-  std::lock_guard<std::mutex> lk(g_audit->mu);
-  g_audit->policy = p;
-  g_audit->has_policy = true;
-  g_audit->resolved_ips.clear();
+  std::shared_ptr<const AuditConfig> old = std::atomic_load(g_config);
+  auto cfg = std::make_shared<AuditConfig>(old ? *old : AuditConfig{});
+  cfg->policy = p;
+  cfg->has_policy = true;
+  {
+    std::lock_guard<std::mutex> lk(*g_ips_mu);
+    g_ips->clear();
+  }
+  std::atomic_store(g_config, std::shared_ptr<const AuditConfig>(cfg));
 }
 
 }  // namespace vis

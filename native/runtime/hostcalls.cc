@@ -38,6 +38,17 @@ uint64_t HostSend(const std::string& name, const std::string& args) {
     std::lock_guard<std::mutex> lk(*h_mu);
     (*h_calls)[id] = Call{job};
   }
+  if (IsWireJob(job)) {
+    if (!WireJsonValue(args)) {
+      HostReply(id, "{\"ok\":false,\"error\":{\"code\":\"host.bad-args\",\"message\":\"args_json is not JSON\"}}");
+      return id;
+    }
+    std::string line = "{\"id\":" + std::to_string(id) + ",\"op\":\"host\",\"name\":";
+    JsonQuote(&line, name);
+    line += ",\"args\":" + args + "}";
+    WireWrite(line);
+    return id;
+  }
   auto* ev = new Event{kHostCall};
   ev->job = job;
   ev->call = id;

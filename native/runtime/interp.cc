@@ -85,7 +85,7 @@ bool InstallSigint() {
 }
 
 bool Initialise(const StartOptions& o, std::string* err) {
-  if (o.audit) AuditInstall(o.readRoots, o.home);
+  if (o.audit) AuditInstall(o.readRoots, o.distRoot);
   if (PyImport_AppendInittab("_vis", PyInit__vis) != 0) {
     *err = "PyImport_AppendInittab(_vis) failed";
     return false;
@@ -109,7 +109,8 @@ bool Initialise(const StartOptions& o, std::string* err) {
   config.parse_argv = 0;
   // Core phase first, so extension-module dlopen flags are set before site imports any.
   config._init_main = 0;
-  PyStatus st = PyConfig_SetBytesString(&config, &config.home, o.home.c_str());
+  // No home for a built checkout: getpath finds its stdlib from the executable.
+  PyStatus st = o.home.empty() ? PyStatus_Ok() : PyConfig_SetBytesString(&config, &config.home, o.home.c_str());
   if (!PyStatus_Exception(st)) st = PyConfig_SetBytesString(&config, &config.executable, o.executable.c_str());
   if (!PyStatus_Exception(st)) st = PyConfig_SetBytesString(&config, &config.program_name, o.executable.c_str());
   if (!PyStatus_Exception(st)) {
@@ -436,6 +437,7 @@ std::string RunJob(Job* job) {
       break;
     }
     case kFinalize:
+    case kWire:
       break;
   }
   // The job's own code is done: from here an interrupt must not land, and a stale one
@@ -535,9 +537,23 @@ void ThreadMain(StartOptions opts) {
       return;
     }
     g_landed_job.store(0);
+    if (job->kind == kWire) WireBegin(job->id);
     g_current_job.store(job->id);
     PyOS_InterruptOccurred();  // drop a stale interrupt that tripped between jobs
     OutputJobStart(job->id);
+    if (job->kind == kWire) {
+      std::string reply = WireRun(job);
+      g_current_job.store(0);
+      PyOS_InterruptOccurred();
+      if (!g_capture) FlushStdio();
+      OutputJobEnd();  // the job's output reaches the socket before its reply
+      WireEnd();
+      HostCancelJob(job->id);
+      delete job;
+      ts = PyEval_SaveThread();
+      if (!reply.empty()) WireWrite(reply);
+      continue;
+    }
     std::string outcome = RunJob(job);
     if (!g_capture) FlushStdio();
     OutputJobEnd();

@@ -18,6 +18,9 @@ constexpr size_t kFlushBytes = 16 * 1024;
 constexpr auto kNewlineGap = std::chrono::milliseconds(10);
 constexpr auto kPartialAge = std::chrono::milliseconds(25);
 constexpr auto kTick = std::chrono::milliseconds(10);
+// takeOutput() keeps at most this much of a job's undrained output (the newest part),
+// so a job nobody drains cannot grow the process without bound.
+constexpr size_t kTakeKeep = 8 * 1024 * 1024;
 
 struct OutputState {
   std::mutex mu;
@@ -37,10 +40,15 @@ bool tick_flag = false;
 void FlushLocked(Clock::time_point now) {
   g_out->last_flush = now;
   if (g_out->pending.empty()) return;
+  g_out->pending_bytes = 0;
+  if (IsWireJob(g_out->job)) {
+    WireOutput(g_out->job, g_out->pending);
+    g_out->pending.clear();
+    return;
+  }
   auto* ev = new Event{kOutput};
   ev->job = g_out->job;
   ev->chunks.swap(g_out->pending);
-  g_out->pending_bytes = 0;
   Post(ev);  // under the lock: events reach the queue in write order
 }
 
@@ -96,7 +104,11 @@ void OutputWrite(int stream, const char* data, size_t len) {
       g_out->pending.push_back(Chunk{stream, std::string(data, len)});
     }
     g_out->pending_bytes += len;
-    if (g_out->job != 0) (stream == 1 ? g_out->taken_out : g_out->taken_err).append(data, len);
+    if (g_out->job != 0) {
+      std::string& taken = stream == 1 ? g_out->taken_out : g_out->taken_err;
+      taken.append(data, len);
+      if (taken.size() > 2 * kTakeKeep) taken.erase(0, taken.size() - kTakeKeep);
+    }
     bool newline = memchr(data, '\n', len) != nullptr;
     if (g_out->pending_bytes >= kFlushBytes || (newline && now - g_out->last_flush >= kNewlineGap)) {
       FlushLocked(now);

@@ -14,7 +14,17 @@
 namespace vis {
 
 // ---- events to JS (addon.cc) -------------------------------------------------
-enum EventKind : int { kReady = 1, kInitError = 2, kResult = 3, kOutput = 4, kHostCall = 5, kHostCancel = 6, kClosed = 7 };
+enum EventKind : int {
+  kReady = 1,
+  kInitError = 2,
+  kResult = 3,
+  kOutput = 4,
+  kHostCall = 5,
+  kHostCancel = 6,
+  kClosed = 7,
+  kWireMessage = 8,
+  kWireClosed = 9,
+};
 
 struct Chunk {
   int stream;  // 1 stdout, 2 stderr
@@ -34,7 +44,7 @@ struct Event {
 void Post(Event* ev);
 
 // ---- the interpreter thread (interp.cc) -------------------------------------
-enum JobKind : int { kExec = 1, kEval = 2, kCompile = 3, kCall = 4, kMain = 5, kFinalize = 6 };
+enum JobKind : int { kExec = 1, kEval = 2, kCompile = 3, kCall = 4, kMain = 5, kFinalize = 6, kWire = 7 };
 
 struct Job {
   JobKind kind;
@@ -43,7 +53,8 @@ struct Job {
 };
 
 struct StartOptions {
-  std::string home;
+  std::string home;  // empty for a built checkout
+  std::string distRoot;
   std::string executable;
   std::vector<std::string> readRoots;
   std::vector<std::string> sysPath;
@@ -104,6 +115,17 @@ struct Policy {
 };
 void AuditInstall(const std::vector<std::string>& readRoots, const std::string& distRoot);
 void AuditSetPolicy(const Policy& p);
+
+// ---- wire mode (wire.cc) ------------------------------------------------------
+bool WireStart(int fd, const std::vector<std::string>& ops, const std::string& module, const std::string& fn);
+bool WireWrite(const std::string& line);
+bool IsWireJob(uint64_t job);
+bool WireJsonValue(const std::string& s);
+void WireOutput(uint64_t job, const std::vector<Chunk>& chunks);
+void WireBegin(uint64_t job);
+void WireEnd();
+// Calls the guest's handler with the request line; returns the reply line ("" for none).
+std::string WireRun(Job* job);
 
 // ---- helpers ------------------------------------------------------------------
 void JsonQuote(std::string* out, const std::string& s);

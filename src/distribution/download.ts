@@ -28,13 +28,16 @@ function describe(err: unknown): string {
   const { HTTPError, RequestError } = gotModule ?? {}
   if (HTTPError && err instanceof HTTPError)
     return `HTTP ${err.response.statusCode} ${err.response.statusMessage ?? ''}`.trim()
-  if (RequestError && err instanceof RequestError) return err.code ? `${err.code}: ${err.message}` : err.message
+  if (RequestError && err instanceof RequestError)
+    return err.code ? `${err.code}: ${err.message}` : err.message
   return err instanceof Error ? err.message : String(err)
 }
 
 function permanent(err: unknown): boolean {
   const HTTPError = gotModule?.HTTPError
-  return !!HTTPError && err instanceof HTTPError && err.response.statusCode >= 400 && err.response.statusCode < 500
+  return (
+    !!HTTPError && err instanceof HTTPError && err.response.statusCode >= 400 && err.response.statusCode < 500
+  )
 }
 
 function defaultRetries(): number {

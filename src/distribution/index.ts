@@ -2,24 +2,24 @@
 export { packTree, sha256File, unpackArchive } from './archive.js'
 export { type BuildTree, validateBuildTree } from './checkout.js'
 export { findLocalPython, type LocalPython, localPythonCandidates, probePython } from './discover.js'
-export { archiveName, stagedTreeRoot, treePaths } from './layout.js'
+export { type FetchOptions, fetchIntoCache } from './fetch.js'
+export { archiveName, cacheRoot, defaultDistDir, stagedMinors, stagedTreeRoot, treePaths } from './layout.js'
 export {
   type ArchiveManifest,
   ArchiveManifestSchema,
   type DistManifest,
   DistManifestSchema,
   readDistManifest,
+  writeManifest,
 } from './manifest.js'
 export { isSupportedMinor, minorOf, platformTag, SUPPORTED_MINORS } from './platform.js'
 export { noProgress, type OnProgress, type ProgressEvent, progressPrinter } from './progress.js'
 export {
-  cacheRoot,
   DEFAULT_DIST_URL,
   type DistSource,
   distBaseUrl,
   type Explanation,
   explainResolution,
-  fetchIntoCache,
   type ResolvedDistribution,
   type ResolveOptions,
   resolveDistribution,
@@ -28,13 +28,6 @@ export {
   selectMinor,
   stagedDir,
 } from './resolve.js'
-export {
-  defaultDistDir,
-  type StageOptions,
-  type StageResult,
-  stagedMinors,
-  stageFromArchive,
-  stageFromPython,
-  stageMinor,
-} from './stage.js'
+export { type StageOptions, type StageResult, stageFromPython, stageMinor } from './stage.js'
+export { stageFromArchive } from './stage-archive.js'
 export { type ValidTree, validateTree } from './validate.js'

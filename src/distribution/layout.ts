@@ -1,4 +1,7 @@
+import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
+import { packageRoot, visHome } from '../util/home.js'
+import { platformTag } from './platform.js'
 
 // Paths inside a distribution root (the `python/` directory of the
 // python-build-standalone install_only layout).
@@ -34,4 +37,19 @@ export function archiveName(version: string, platform: string): string {
 // only knows the minor find the newest archive for it.
 export function archiveManifestName(versionOrMinor: string, platform: string): string {
   return `cpython-${versionOrMinor}-${platform}.json`
+}
+
+export const defaultDistDir = (): string => join(packageRoot, 'cpython-dist')
+
+// The minors staged under a cpython-dist/ directory, lowest first.
+export function stagedMinors(out = defaultDistDir()): string[] {
+  if (!existsSync(out)) return []
+  return readdirSync(out)
+    .filter((n) => /^\d+\.\d+$/.test(n))
+    .sort((a, b) => Number(a.split('.')[1]) - Number(b.split('.')[1]))
+}
+
+// The per-user cache: VIS_HOME (default ~/.vis) / python/runtime/<minor>/<platform>/python.
+export function cacheRoot(minor: string, platform = platformTag()): string {
+  return join(visHome(), 'python', 'runtime', minor, platform, 'python')
 }

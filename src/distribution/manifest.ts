@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { z } from 'zod'
 import { VisError } from '../util/errors.js'
 
@@ -76,4 +77,8 @@ export function parseArchiveManifest(text: string, where: string): ArchiveManife
     })
   }
   return parsed.data
+}
+
+export function writeManifest(root: string, manifest: DistManifest): void {
+  writeFileSync(join(root, 'vis-dist.json'), `${JSON.stringify(manifest, null, 2)}\n`)
 }

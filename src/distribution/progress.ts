@@ -23,9 +23,11 @@ export function progressPrinter(stream: NodeJS.WriteStream = process.stderr): On
   let barOpen = false
   let lastQuarter = -1
   let lastStep = ''
+  let lastTick = -1
   const closeBar = () => {
     if (barOpen) stream.write('\n')
     barOpen = false
+    lastTick = -1
   }
   return (e: ProgressEvent) => {
     if (e.done === undefined) {
@@ -37,6 +39,10 @@ export function progressPrinter(stream: NodeJS.WriteStream = process.stderr): On
     }
     const fraction = e.total ? Math.min(1, e.done / e.total) : undefined
     if (tty) {
+      // Redraw when the shown figure changes, not on every chunk.
+      const tick = fraction === undefined ? Math.floor(e.done / (256 * 1024)) : Math.floor(fraction * 100)
+      if (barOpen && tick === lastTick) return
+      lastTick = tick
       const width = 30
       const filled = fraction === undefined ? 0 : Math.round(fraction * width)
       const pct = fraction === undefined ? '' : ` ${Math.floor(fraction * 100)}%`

@@ -1,17 +1,14 @@
-import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs'
-import { dirname, join, resolve as resolvePath } from 'node:path'
+import { existsSync } from 'node:fs'
+import { join, resolve as resolvePath } from 'node:path'
 import { z } from 'zod'
 import { isVisError, VisError } from '../util/errors.js'
-import { packageRoot, visHome } from '../util/home.js'
-import { unpackArchive } from './archive.js'
-import { cleanStaleSiblings, renameIntoPlace, siblingTemp } from './atomic.js'
+import { packageRoot } from '../util/home.js'
 import { validateBuildTree } from './checkout.js'
-import { downloadFile, fetchText } from './download.js'
-import { stagedTreeRoot, treePaths } from './layout.js'
-import { type DistManifest, parseArchiveManifest } from './manifest.js'
+import { fetchIntoCache } from './fetch.js'
+import { cacheRoot, stagedMinors, stagedTreeRoot, treePaths } from './layout.js'
+import type { DistManifest } from './manifest.js'
 import { isSupportedMinor, platformTag, SUPPORTED_MINORS } from './platform.js'
-import { noProgress, type OnProgress, progressPrinter } from './progress.js'
-import { stagedMinors, writeManifest } from './stage.js'
+import { type OnProgress, progressPrinter } from './progress.js'
 import { type ValidTree, validateTree } from './validate.js'
 
 // Where release archives are published: <base>/cpython-<minor>-<platform>.json
@@ -83,10 +80,6 @@ function readEnv(env: NodeJS.ProcessEnv): VisEnv {
   return parsed.data
 }
 
-export function cacheRoot(minor: string, platform = platformTag()): string {
-  return join(visHome(), 'python', 'runtime', minor, platform, 'python')
-}
-
 export function stagedDir(opts: ResolveOptions = {}, env = readEnv(opts.env ?? process.env)): string {
   return resolvePath(opts.stagedDir ?? env.VIS_PYTHON_STAGED_DIR ?? join(packageRoot, 'cpython-dist'))
 }
@@ -110,6 +103,11 @@ export function selectMinor(opts: ResolveOptions = {}): string {
     )
   }
   return minor
+}
+
+// Asked for by the caller or the environment, rather than defaulted.
+function minorIsExplicit(opts: ResolveOptions): boolean {
+  return opts.minor !== undefined || readEnv(opts.env ?? process.env).VIS_PYTHON_VERSION !== undefined
 }
 
 function fromInstall(tree: ValidTree, source: DistSource): ResolvedDistribution {
@@ -247,15 +245,13 @@ function notFound(minor: string, reasons: SourceReport[], extra?: string, url?: 
 }
 
 export async function resolveDistribution(opts: ResolveOptions = {}): Promise<ResolvedDistribution> {
-  const explicitMinor =
-    opts.minor !== undefined || readEnv(opts.env ?? process.env).VIS_PYTHON_VERSION !== undefined
+  const explicitMinor = minorIsExplicit(opts)
   const minor = selectMinor(opts)
   const attempts = localAttempts(minor, explicitMinor, opts)
   const hit = attempts.find((a) => a.dist)
   if (hit?.dist) return hit.dist
   const reports = attempts.map((a) => a.report)
-  if (opts.allowDownload === false)
-    return Promise.reject(notFound(minor, reports, 'not allowed by the caller'))
+  if (opts.allowDownload === false) throw notFound(minor, reports, 'not allowed by the caller')
   const base = distBaseUrl(opts.env ?? process.env)
   try {
     // A person at a terminal sees the bar even if the caller passed nothing.
@@ -265,83 +261,6 @@ export async function resolveDistribution(opts: ResolveOptions = {}): Promise<Re
   } catch (err) {
     if (isVisError(err, 'dist.download')) throw notFound(minor, reports, err.message, err.context.url)
     throw err
-  }
-}
-
-// Fetches <base>/cpython-<minor>-<platform>.json, then the archive it names;
-// checks the sha256, unpacks beside the cache path and renames into place.
-export async function fetchIntoCache(
-  minor: string,
-  base: string,
-  opts: ResolveOptions = {},
-): Promise<ValidTree> {
-  const onProgress = opts.onProgress ?? noProgress
-  const platform = platformTag()
-  const manifestUrl = `${base}/cpython-${minor}-${platform}.json`
-  onProgress({ step: 'manifest', detail: manifestUrl })
-  const manifest = parseArchiveManifest(await fetchText(manifestUrl, { retries: opts.retries }), manifestUrl)
-  if (manifest.minor !== minor || manifest.platform !== platform) {
-    throw new VisError(
-      'dist.manifest',
-      `${manifestUrl} describes ${manifest.version} for ${manifest.platform}, not ${minor} for ${platform}`,
-      { url: manifestUrl },
-    )
-  }
-  const archiveUrl = new URL(manifest.file, `${base}/`).toString()
-  const final = cacheRoot(minor, platform)
-  mkdirSync(dirname(final), { recursive: true })
-  cleanStaleSiblings(final)
-  const tmp = siblingTemp(final)
-  try {
-    const file = join(tmp, manifest.file)
-    const actual = await downloadFile(archiveUrl, file, { onProgress, retries: opts.retries })
-    if (actual !== manifest.sha256) {
-      throw new VisError(
-        'dist.checksum',
-        `checksum mismatch for ${archiveUrl}: expected sha256 ${manifest.sha256} (from ${manifestUrl}), got ${actual}`,
-        { url: archiveUrl, expected: manifest.sha256, actual },
-      )
-    }
-    onProgress({ step: 'unpack', detail: final })
-    const into = join(tmp, 'tree')
-    mkdirSync(into)
-    await unpackArchive(file, into, archiveUrl)
-    rmSync(file)
-    const treeRoot = join(into, 'python')
-    const tree = validateTree(treeRoot, { minor, source: `download:${archiveUrl}` })
-    if (tree.version !== manifest.version) {
-      throw new VisError(
-        'dist.archive',
-        `${archiveUrl} holds ${tree.version}, its manifest says ${manifest.version}`,
-        {
-          url: archiveUrl,
-        },
-      )
-    }
-    writeManifest(treeRoot, { ...tree.manifest, source: `download:${archiveUrl}`, sha256: actual })
-    moveBrokenAside(final)
-    if (renameIntoPlace(treeRoot, final) === 'exists') {
-      // Another process won the race; its tree is as good as ours.
-      onProgress({ step: 'install', detail: `another process installed ${final} first` })
-    }
-    return validateTree(final, { minor })
-  } finally {
-    rmSync(tmp, { recursive: true, force: true })
-  }
-}
-
-// A cache entry that fails validation (say, someone deleted files in it) must
-// not block a fresh install at the same path.
-function moveBrokenAside(final: string): void {
-  if (!existsSync(final)) return
-  try {
-    validateTree(final)
-    return
-  } catch {
-    const aside = siblingTemp(final, 'old')
-    rmSync(aside, { recursive: true })
-    renameSync(final, aside)
-    rmSync(aside, { recursive: true, force: true })
   }
 }
 
@@ -355,7 +274,7 @@ export async function explainResolution(opts: ResolveOptions = {}): Promise<Expl
     const e = err as VisError
     return { minor: opts.minor ?? '?', platform, sources: [], error: { code: e.code, message: e.message } }
   }
-  const explicitMinor = opts.minor !== undefined || (opts.env ?? process.env).VIS_PYTHON_VERSION !== undefined
+  const explicitMinor = minorIsExplicit(opts)
   let attempts: Attempt[]
   try {
     attempts = localAttempts(minor, explicitMinor, opts)

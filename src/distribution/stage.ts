@@ -1,22 +1,11 @@
-import {
-  copyFileSync,
-  cpSync,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  rmSync,
-  statSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs'
-import { isAbsolute, join, relative, resolve } from 'node:path'
+import { copyFileSync, cpSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { basename, isAbsolute, join, relative, resolve } from 'node:path'
 import { VisError } from '../util/errors.js'
-import { packageRoot } from '../util/home.js'
-import { archiveFileFor, packTree, sha256File, unpackArchive, writeArchiveManifests } from './archive.js'
-import { cleanStaleSiblings, renameIntoPlace, replaceInPlace, siblingTemp } from './atomic.js'
+import { archiveFileFor, packTree, writeArchiveManifests } from './archive.js'
+import { cleanStaleSiblings, replaceInPlace, siblingTemp } from './atomic.js'
 import { findLocalPython, type LocalPython, localPythonCandidates, probePython } from './discover.js'
-import { stagedTreeRoot, treePaths } from './layout.js'
-import type { DistManifest } from './manifest.js'
+import { defaultDistDir, stagedTreeRoot, treePaths } from './layout.js'
+import { type DistManifest, writeManifest } from './manifest.js'
 import { isSupportedMinor, platformTag } from './platform.js'
 import { noProgress, type OnProgress } from './progress.js'
 import { installPytest } from './pytest.js'
@@ -46,8 +35,6 @@ export type StageResult = {
   // True when an equivalent tree was already in place and nothing was done.
   skipped: boolean
 }
-
-export const defaultDistDir = (): string => join(packageRoot, 'cpython-dist')
 
 // A staged tree equivalent to what was asked for is left alone unless forced.
 function alreadyStaged(finalRoot: string, version: string, withPytest: boolean): boolean {
@@ -120,7 +107,7 @@ async function stageLocal(py: LocalPython, opts: StageOptions): Promise<StageRes
         version,
         minor,
         platform,
-        file: fileName(file),
+        file: basename(file),
         sha256,
         size,
         packages,
@@ -137,14 +124,6 @@ async function stageLocal(py: LocalPython, opts: StageOptions): Promise<StageRes
     rmSync(tmp, { recursive: true, force: true })
     throw err
   }
-}
-
-function fileName(p: string): string {
-  return p.slice(p.lastIndexOf('/') + 1)
-}
-
-export function writeManifest(root: string, manifest: DistManifest): void {
-  writeFileSync(join(root, 'vis-dist.json'), `${JSON.stringify(manifest, null, 2)}\n`)
 }
 
 async function buildTree(
@@ -166,7 +145,7 @@ async function buildTree(
   if (py.destshared && existsSync(py.destshared) && !isInside(py.destshared, py.stdlib)) {
     copyExtensionDir(py.destshared, p.libDynload)
   }
-  if (!existsSync(join(p.libDynload))) {
+  if (!existsSync(p.libDynload)) {
     throw new VisError('dist.stage', `no lib-dynload found for ${py.executable}`, { path: py.stdlib })
   }
   mkdirSync(p.sitePackages, { recursive: true })
@@ -212,82 +191,4 @@ async function buildTree(
 function isInside(child: string, parent: string): boolean {
   const rel = relative(parent, child)
   return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))
-}
-
-// Stages from a python-build-standalone style archive (or one of ours):
-// unpacked beside its final place, checked, renamed in.
-export async function stageFromArchive(source: string, opts: StageOptions = {}): Promise<StageResult> {
-  const onProgress = opts.onProgress ?? noProgress
-  const out = resolve(opts.out ?? defaultDistDir())
-  mkdirSync(out, { recursive: true })
-  const work = join(out, 'staging')
-  cleanStaleSiblings(work)
-  const tmp = siblingTemp(work)
-  try {
-    let file = source
-    if (/^https?:\/\//.test(source)) {
-      const { downloadFile } = await import('./download.js')
-      file = join(tmp, 'archive.tar.gz')
-      await downloadFile(source, file, { onProgress })
-    } else {
-      file = resolve(source)
-      if (!existsSync(file)) throw new VisError('dist.stage', `no archive at ${file}`, { path: file })
-    }
-    const unpacked = join(tmp, 'tree')
-    mkdirSync(unpacked)
-    onProgress({ step: 'unpack', detail: source })
-    await unpackArchive(file, unpacked, source)
-    const treeRoot = join(unpacked, 'python')
-    const tree = validateTree(treeRoot, { source: `archive:${source}` })
-    const sha256 = await sha256File(file)
-    writeManifest(treeRoot, { ...tree.manifest, source: `archive:${source}`, sha256 })
-    const finalRoot = stagedTreeRoot(out, tree.minor, tree.platform)
-    if (existsSync(finalRoot) && !opts.force) {
-      throw new VisError('dist.stage', `${finalRoot} already exists; pass --force to replace it`, {
-        path: finalRoot,
-      })
-    }
-    mkdirSync(join(out, tree.minor, tree.platform), { recursive: true })
-    const result: StageResult = {
-      root: finalRoot,
-      version: tree.version,
-      minor: tree.minor,
-      platform: tree.platform,
-      skipped: false,
-      sha256,
-    }
-    if (opts.archive !== false) {
-      const archivesDir = join(out, 'archives')
-      mkdirSync(archivesDir, { recursive: true })
-      const dest = archiveFileFor(archivesDir, tree.version, tree.platform)
-      if (resolve(dest) !== file) copyFileSync(file, dest)
-      writeArchiveManifests(archivesDir, {
-        version: tree.version,
-        minor: tree.minor,
-        platform: tree.platform,
-        file: fileName(dest),
-        sha256,
-        size: statSync(dest).size,
-        packages: tree.manifest.packages,
-      })
-      result.archive = dest
-    }
-    if (opts.force) replaceInPlace(treeRoot, finalRoot)
-    else if (renameIntoPlace(treeRoot, finalRoot) === 'exists') {
-      throw new VisError('dist.stage', `${finalRoot} appeared while staging; pass --force to replace it`, {
-        path: finalRoot,
-      })
-    }
-    onProgress({ step: 'stage', detail: `staged Python ${tree.version} at ${finalRoot}` })
-    return result
-  } finally {
-    rmSync(tmp, { recursive: true, force: true })
-  }
-}
-
-export function stagedMinors(out = defaultDistDir()): string[] {
-  if (!existsSync(out)) return []
-  return readdirSync(out)
-    .filter((n) => /^\d+\.\d+$/.test(n))
-    .sort((a, b) => Number(a.split('.')[1]) - Number(b.split('.')[1]))
 }

@@ -6,8 +6,10 @@ import { createRuntime, type Runtime } from '../sessions/runtime.js'
 import type { Session } from '../sessions/session.js'
 import { defaultTools } from '../tools/index.js'
 import { VisError } from '../util/errors.js'
+import { visHome } from '../util/home.js'
 import { normalizePolicy } from '../worker/policy.js'
 import { type EventListener, EventLog } from './event-log.js'
+import { lockHome } from './home-lock.js'
 import { type EngineMetrics, engineMetrics } from './metrics.js'
 import { finishFromFailure, finishFromOutcome, type OutcomeLimits, outcomeLabel } from './outcome.js'
 import {
@@ -62,6 +64,8 @@ type Live = {
   tail: Promise<unknown>
   queued: number
   currentBlock?: string
+  // What the current block printed, kept here because a failed block's outcome has none.
+  printed: string
 }
 
 const DEFAULT_MAX_OUTPUT_CHARS = 1024 * 1024
@@ -85,6 +89,7 @@ export class Engine {
     readonly store: Store,
     readonly runtime: Runtime,
     private readonly options: EngineOptions,
+    private readonly unlock: () => void = () => {},
   ) {
     this.home = store.home
     this.bindAddress = options.bindAddress
@@ -110,7 +115,7 @@ export class Engine {
       session_id: string
     }[]
     if (rows.length === 0) return 0
-    this.store.blocks.abandonRunning()
+    this.store.transaction(() => this.store.blocks.abandonRunning())
     for (const r of rows) {
       const b = this.store.blocks.require(r.id)
       this.log.append(r.session_id, 'block-finished', this.finishedEventData(b, []))
@@ -270,6 +275,11 @@ export class Engine {
     return this.log.subscribe(sessionId, fn)
   }
 
+  // Live listeners of a session's events (open SSE streams among them).
+  subscriberCount(sessionId: string): number {
+    return this.log.listenerCount(sessionId)
+  }
+
   replayEvents(sessionId: string, afterSeq = 0, limit = 1000) {
     this.requireSession(sessionId)
     return this.log.replay(sessionId, afterSeq, limit)
@@ -299,6 +309,7 @@ export class Engine {
       await Promise.allSettled([...this.pending.values()])
       this.log.flushAll()
       this.store.close()
+      this.unlock()
     })()
     return this.closing
   }
@@ -313,6 +324,7 @@ export class Engine {
     try {
       session = await this.ensureWorker(live)
       live.currentBlock = block.id
+      live.printed = ''
       this.log.append(live.id, 'block-started', {
         block_id: block.id,
         position: block.position,
@@ -323,10 +335,11 @@ export class Engine {
       finish = finishFromOutcome(outcome, performance.now() - t0, this.limits)
       snapshot = session.lastSnapshot
     } catch (err) {
-      const partial = session && live.currentBlock === block.id ? session.takePartialStdout() : ''
+      const partial = live.currentBlock === block.id ? live.printed : ''
       finish = finishFromFailure(err, partial, performance.now() - t0, this.limits)
     } finally {
       live.currentBlock = undefined
+      live.printed = ''
     }
     this.log.flush(live.id)
     const stored = this.persistFinish(block, finish, snapshot)
@@ -433,7 +446,10 @@ export class Engine {
   private onRuntimeEvent(live: Live, ev: RuntimeEvent): void {
     switch (ev.type) {
       case 'output':
-        if (live.currentBlock) this.log.output(live.id, live.currentBlock, ev.stream, ev.data)
+        if (!live.currentBlock) return
+        if (ev.stream === 'stdout' && live.printed.length < this.limits.maxOutputChars)
+          live.printed += ev.data
+        this.log.output(live.id, live.currentBlock, ev.stream, ev.data)
         return
       case 'interrupt':
         this.log.append(live.id, 'interrupt', {
@@ -472,7 +488,7 @@ export class Engine {
   private liveFor(id: string): Live {
     let live = this.lives.get(id)
     if (!live) {
-      live = { id, tail: Promise.resolve(), queued: 0 }
+      live = { id, tail: Promise.resolve(), queued: 0, printed: '' }
       this.lives.set(id, live)
     }
     return live
@@ -501,7 +517,14 @@ export class Engine {
 }
 
 export async function createEngine(options: EngineOptions = {}): Promise<Engine> {
-  const store = openStore({ home: options.home, durability: options.durability })
+  const unlock = lockHome(visHome(options.home))
+  let store: Store
+  try {
+    store = openStore({ home: options.home, durability: options.durability })
+  } catch (err) {
+    unlock()
+    throw err
+  }
   let runtime: Runtime
   try {
     runtime = await createRuntime({
@@ -514,7 +537,15 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     })
   } catch (err) {
     store.close()
+    unlock()
     throw err
   }
-  return new Engine(store, runtime, options)
+  try {
+    return new Engine(store, runtime, options, unlock)
+  } catch (err) {
+    await runtime.close()
+    store.close()
+    unlock()
+    throw err
+  }
 }

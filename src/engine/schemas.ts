@@ -21,7 +21,13 @@ export const NetworkPolicySchema = z
 export const PolicySchema = z
   .object({
     roots: z
-      .array(z.string().min(1).max(4096))
+      .array(
+        z
+          .string()
+          .min(1)
+          .max(4096)
+          .regex(/^\//, 'must be an absolute path: the server resolves nothing against its own directory'),
+      )
       .max(64)
       .default([])
       .describe('Directories the session may read and write; the first is its workspace.'),

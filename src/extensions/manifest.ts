@@ -24,7 +24,7 @@ export const LoadResult = z.union([
   z.object({ ok: z.literal(true), manifest: ExtensionManifest, sha: z.string(), source: z.string() }),
   z.object({ ok: z.literal(false), error: z.string() }),
 ])
-export const LoadResults = z.array(LoadResult)
+export type LoadResult = z.infer<typeof LoadResult>
 
 export const HookAnswer = z.object({ refused: z.string().nullable() })
 export type HookAnswer = z.infer<typeof HookAnswer>

@@ -1,14 +1,33 @@
+import { realpathSync } from 'node:fs'
+import { dirname, join, resolve, sep } from 'node:path'
 import type { Store } from '../persistence/store.js'
 import type { Json, Tool, ToolContext } from '../tools/types.js'
 import { VisError } from '../util/errors.js'
 import { visHome } from '../util/home.js'
-import { type Discovery, discoverExtensions, type ExtensionSource } from './discover.js'
-import { type ExtensionManifest, HookAnswer, LoadResults } from './manifest.js'
+import { type Discovery, discoverExtensions, type ExtensionSource, extensionDirs } from './discover.js'
+import { type ExtensionManifest, HookAnswer, LoadResult } from './manifest.js'
 import { registrationWorker } from './registration.js'
 import { type RealiseSpec, SessionWorkers } from './session-workers.js'
-import { pythonReason } from './trusted-worker.js'
+import { pythonReason, type TrustedWorker } from './trusted-worker.js'
 
 const MODULE = 'vis_ext.extensions'
+
+// The real path of p, or of its nearest existing parent joined with the rest.
+function realish(p: string): string {
+  const abs = resolve(p)
+  try {
+    return realpathSync(abs)
+  } catch {
+    const parent = dirname(abs)
+    return parent === abs
+      ? abs
+      : join(realish(parent), abs.slice(parent.length + (parent.endsWith(sep) ? 0 : 1)))
+  }
+}
+// Importing an extension file is work, but a file that never finishes must not stall startup.
+export const DEFAULT_LOAD_TIMEOUT_MS = 30_000
+
+type RealiseSpecBase = Omit<RealiseSpec, 'source' | 'sha'>
 
 export type LoadedExtension = ExtensionSource & {
   manifest: ExtensionManifest
@@ -32,10 +51,11 @@ export type RegistryOptions = {
   python?: string
   // Where vis.state lives; without it extensions have no durable state.
   store?: Store
+  loadTimeoutMs?: number
 }
 
 // Minimal view of a session the registry binds into (src/sessions' Session fits).
-export type BindableSession = { id: string; bindTool(tool: Tool): Promise<void> }
+export type BindableSession = { id: string; roots: string[]; bindTool(tool: Tool): Promise<void> }
 
 // The host's view of the user's Python extensions: what loaded, what did not and why, and
 // their tools in the same Tool shape as the built-in ones. Tools run in each session's own
@@ -49,11 +69,13 @@ export class ExtensionRegistry {
   private discovery: Discovery = { dirs: [], sources: [], shadowed: [] }
   private readonly sessions: SessionWorkers
   private reloading: Promise<void> | undefined
+  private readonly loadTimeoutMs: number
 
   private constructor(opts: RegistryOptions) {
     this.home = visHome(opts.home)
     this.project = opts.project
     this.python = opts.python
+    this.loadTimeoutMs = opts.loadTimeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS
     this.sessions = new SessionWorkers({
       home: this.home,
       python: opts.python,
@@ -78,7 +100,6 @@ export class ExtensionRegistry {
 
   private async loadAll(): Promise<void> {
     const discovery = discoverExtensions({ home: this.home, project: this.project })
-    const worker = await registrationWorker(this.home, this.python)
     const specs = discovery.sources.map((s) => ({
       key: s.key,
       scope: s.scope,
@@ -86,7 +107,7 @@ export class ExtensionRegistry {
       path: s.path,
       dir: s.dir,
     }))
-    const results = LoadResults.parse(await worker.call(MODULE, 'load_all', [discovery.dirs, specs]))
+    const results = await this.loadEach(discovery.dirs, specs)
     const next = new Map<string, LoadedExtension>()
     const problems: ExtensionWarning[] = []
     const names = new Map<string, string>()
@@ -114,28 +135,27 @@ export class ExtensionRegistry {
       }
       if (!ext) return
       // Sources are ordered global then project: a later clash is decided for the project.
-      const byName = names.get(ext.manifest.name)
-      const byAlias = aliases.get(ext.manifest.alias)
-      for (const [clash, kind] of [
-        [byName, 'name'],
-        [byAlias, 'alias'],
-      ] as const) {
-        if (clash === undefined) continue
-        const other = next.get(clash)!
-        if (src.scope === 'project' && other.scope === 'global') {
-          next.delete(clash)
-          problems.push({
-            key: other.key,
-            path: other.path,
-            scope: other.scope,
-            reason: `${kind} ${JSON.stringify(kind === 'name' ? other.manifest.name : other.manifest.alias)} is also used by project extension ${src.path}, which wins`,
-          })
-        } else {
-          warn(
-            `${kind} ${JSON.stringify(kind === 'name' ? ext.manifest.name : ext.manifest.alias)} is already used by ${other.path}`,
-          )
-          return
-        }
+      const m = ext.manifest
+      const clashes = [
+        ...new Set([names.get(m.name), aliases.get(m.alias)].filter((k): k is string => k !== undefined)),
+      ].map((k) => next.get(k)!)
+      const what = (o: LoadedExtension) =>
+        o.manifest.name === m.name ? `name ${JSON.stringify(m.name)}` : `alias ${JSON.stringify(m.alias)}`
+      const kept = clashes.find((o) => !(src.scope === 'project' && o.scope === 'global'))
+      if (kept) {
+        warn(`${what(kept)} is already used by ${kept.path}`)
+        return
+      }
+      for (const o of clashes) {
+        next.delete(o.key)
+        names.delete(o.manifest.name)
+        aliases.delete(o.manifest.alias)
+        problems.push({
+          key: o.key,
+          path: o.path,
+          scope: o.scope,
+          reason: `${what(o)} is also used by project extension ${src.path}, which wins`,
+        })
       }
       next.set(ext.key, ext)
       names.set(ext.manifest.name, ext.key)
@@ -144,6 +164,31 @@ export class ExtensionRegistry {
     this.discovery = discovery
     this.loaded = next
     this.problems = problems
+  }
+
+  // One file at a time, each within a bound: a file that never finishes importing is retired
+  // with its worker and reported, and the rest load in a fresh one.
+  private async loadEach(dirs: string[], specs: RealiseSpecBase[]): Promise<LoadResult[]> {
+    const out: LoadResult[] = []
+    let worker: TrustedWorker | undefined
+    for (const spec of specs) {
+      if (!worker?.alive) {
+        worker = await registrationWorker(this.home, this.python)
+        await worker.call(MODULE, 'prepare', [dirs])
+      }
+      const ac = new AbortController()
+      const timer = setTimeout(() => ac.abort(), this.loadTimeoutMs)
+      try {
+        out.push(LoadResult.parse(await worker.call(MODULE, 'load_one', [spec], ac.signal)))
+      } catch (err) {
+        if (!ac.signal.aborted) throw err
+        worker.retire(`${spec.path} did not finish loading`)
+        out.push({ ok: false, error: `loading did not finish within ${this.loadTimeoutMs} ms` })
+      } finally {
+        clearTimeout(timer)
+      }
+    }
+    return out
   }
 
   list(): LoadedExtension[] {
@@ -185,20 +230,29 @@ export class ExtensionRegistry {
   }
 
   // Runs vis_ext.extensions.<fn>(key, ...) in the session's worker at the current version.
-  private async inSession(sessionId: string, key: string, fn: string, args: unknown[]): Promise<unknown> {
+  private async inSession(
+    sessionId: string,
+    key: string,
+    fn: string,
+    args: unknown[],
+    signal?: AbortSignal,
+  ): Promise<unknown> {
     const sw = this.sessions.for(sessionId)
     return sw.serial(key, async (w) => {
       const ext = this.loaded.get(key)
       if (!ext) throw new VisError('ext.gone', `extension ${key} is no longer loaded`, { sessionId })
       await sw.ensure(w, this.discovery.dirs, this.spec(ext))
-      return w.call(MODULE, fn, [key, ...args])
+      return w.call(MODULE, fn, [key, ...args], signal)
     })
   }
 
   private callable(ext: LoadedExtension, kind: 'tool' | 'slash', name: string) {
-    return async (args: unknown[], ctx: Pick<ToolContext, 'sessionId'>): Promise<Json> => {
+    return async (
+      args: unknown[],
+      ctx: Pick<ToolContext, 'sessionId'> & { signal?: AbortSignal },
+    ): Promise<Json> => {
       try {
-        return (await this.inSession(ctx.sessionId, ext.key, 'call', [kind, name, args])) as Json
+        return (await this.inSession(ctx.sessionId, ext.key, 'call', [kind, name, args], ctx.signal)) as Json
       } catch (err) {
         if (err instanceof VisError && err.code !== 'python.exception') throw err
         throw new VisError('ext.tool-failed', `${ext.manifest.alias}_${name}: ${pythonReason(err)}`, {
@@ -235,9 +289,9 @@ export class ExtensionRegistry {
   // reload changes them for tools bound earlier.
   withHooks(tool: Tool): Tool {
     const run = async (args: unknown[], ctx: ToolContext): Promise<Json> => {
-      await this.runHooks('before', tool.name, args, null, ctx.sessionId)
+      await this.runHooks('before', tool.name, args, null, ctx)
       const result = await tool.run(args, ctx)
-      await this.runHooks('after', tool.name, args, result, ctx.sessionId)
+      await this.runHooks('after', tool.name, args, result, ctx)
       return result
     }
     return { ...tool, run }
@@ -248,14 +302,17 @@ export class ExtensionRegistry {
     toolName: string,
     args: unknown[],
     result: Json,
-    sessionId: string,
+    ctx: Pick<ToolContext, 'sessionId' | 'signal'>,
   ): Promise<void> {
+    const { sessionId } = ctx
     for (const ext of this.list()) {
       for (const h of ext.manifest.op_hooks) {
         if (h.when !== when || h.tool !== toolName) continue
         let answer: HookAnswer
         try {
-          answer = HookAnswer.parse(await this.inSession(sessionId, ext.key, 'hook', [h.index, args, result]))
+          answer = HookAnswer.parse(
+            await this.inSession(sessionId, ext.key, 'hook', [h.index, args, result], ctx.signal),
+          )
         } catch (err) {
           throw new VisError(
             'ext.hook-failed',
@@ -282,9 +339,28 @@ export class ExtensionRegistry {
     }
   }
 
+  // Extension directories (existing or not) a sandbox with these roots could reach: code
+  // written there would run unconfined at the next reload.
+  exposedDirs(roots: string[]): string[] {
+    const d = extensionDirs({ home: this.home, project: this.project })
+    const dirs = [d.global, ...(d.project ? [d.project] : [])].map(realish)
+    const inside = (a: string, b: string) => a === b || a.startsWith(b.endsWith(sep) ? b : b + sep)
+    return dirs.filter((dir) => roots.map(realish).some((r) => inside(dir, r) || inside(r, dir)))
+  }
+
   // Binds every extension tool, and the given host tools wrapped with op hooks, into a
-  // session. A host tool's name wins over an extension tool of the same name.
+  // session. A host tool's name wins over an extension tool of the same name. Refused when
+  // the session's roots include an extension directory.
   async bindInto(session: BindableSession, hostTools: Tool[] = []): Promise<void> {
+    const exposed = this.exposedDirs(session.roots)
+    if (exposed.length > 0) {
+      throw new VisError(
+        'ext.dirs-exposed',
+        `session ${session.id} can reach ${exposed.join(', ')}; code the sandbox writes there would run ` +
+          'unconfined as an extension. Give the session roots that exclude the extension directories.',
+        { sessionId: session.id, path: exposed[0] },
+      )
+    }
     const taken = new Set(hostTools.map((t) => t.name))
     const ext = this.tools().filter((t) => !taken.has(t.name))
     await Promise.all([
@@ -321,7 +397,7 @@ export class ExtensionRegistry {
     args: unknown[] = [],
   ): Promise<Json> {
     const ext = this.get(extension)
-    if (!ext || !ext.manifest.slash_commands.some((c) => c.name === command)) {
+    if (!ext?.manifest.slash_commands.some((c) => c.name === command)) {
       throw new VisError('ext.no-command', `no slash command ${command} in extension ${extension}`, {
         sessionId,
       })

@@ -76,9 +76,23 @@ export class TrustedWorker {
     return this.worker.alive
   }
 
-  // module.fn(*args) in the trusted interpreter; arguments and result are JSON.
-  call(module: string, fn: string, args: unknown[]): Promise<unknown> {
-    return this.worker.call('run', { module, fn, args })
+  // module.fn(*args) in the trusted interpreter; arguments and result are JSON. An abort
+  // interrupts the Python call; a call that cannot be interrupted retires the worker.
+  async call(module: string, fn: string, args: unknown[], signal?: AbortSignal): Promise<unknown> {
+    signal?.throwIfAborted()
+    const started = this.worker.start('run', { module, fn, args })
+    const onAbort = () => void this.worker.interrupt(started.id).catch(() => undefined)
+    signal?.addEventListener('abort', onAbort, { once: true })
+    try {
+      return await started.reply
+    } finally {
+      signal?.removeEventListener('abort', onAbort)
+    }
+  }
+
+  // Kills the worker now: for Python that will not return.
+  retire(reason: string): void {
+    this.worker.retire(reason)
   }
 
   close(): Promise<void> {

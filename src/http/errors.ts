@@ -21,6 +21,7 @@ const EXACT: Record<string, ContentfulStatusCode> = {
   'http.invalid-query': 400,
   'http.invalid-header': 400,
   'db.invalid-input': 400,
+  'confine.path-missing': 400,
   'http.unauthorized': 401,
   'http.body-too-large': 413,
   'http.unsupported-media-type': 415,

@@ -1,6 +1,6 @@
 import type { Context } from 'hono'
 import { z } from 'zod'
-import { ProbeReportSchema, probe } from '../confinement/probe.js'
+import { exitCodeFor, ProbeReportSchema, probe } from '../confinement/probe.js'
 import type { Engine } from '../engine/engine.js'
 import { PROMETHEUS_CONTENT_TYPE } from '../engine/metrics.js'
 import {
@@ -257,9 +257,16 @@ export const ROUTES: RouteSpec[] = [
     path: '/v1/doctor',
     operationId: 'doctor',
     summary: 'Which confinement layers this machine enforces (what `vis doctor --json` prints).',
-    responses: { 200: { description: 'The probe report.', schema: ProbeReportSchema } },
+    responses: {
+      200: {
+        description:
+          'The probe report; exitCode is what `vis doctor` would exit with (0 info, 1 warn, 2 error).',
+        schema: ProbeReportSchema.extend({ exitCode: z.number().int() }),
+      },
+    },
     handler(c) {
-      return c.json(probe())
+      const report = probe()
+      return c.json({ ...report, exitCode: exitCodeFor(report.checks) })
     },
   },
   {

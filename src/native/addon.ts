@@ -19,6 +19,7 @@ export type RuntimeAddon = {
   start(
     opts: {
       home: string
+      distRoot: string
       executable: string
       readRoots: string[]
       sysPath: string[]
@@ -40,6 +41,8 @@ export type RuntimeAddon = {
     processes: boolean
     ctypes: boolean
   }): void
+  wireStart(fd: number, workOps: string[], module: string, fn: string): void
+  wireWrite(line: string): boolean
   ref(): void
   unref(): void
 }

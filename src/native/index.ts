@@ -12,5 +12,6 @@ export type {
   OutputListener,
   PythonRuntime,
   Stream,
+  WireOptions,
 } from './runtime.js'
 export { loadPython } from './runtime.js'

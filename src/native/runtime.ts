@@ -37,6 +37,20 @@ export type Stream = 'stdout' | 'stderr'
 export type OutputListener = (job: number, stream: Stream, text: string) => void
 export type HostCallHandler = (name: string, argsJson: string, signal: AbortSignal) => Promise<string>
 
+// Wire mode (the worker child's hot path): C++ reads the socket on `fd`. Requests whose
+// op is in workOps run on the interpreter thread as `handler.fn(line)` from module
+// `handler.module`, returning the reply line (or None), written straight back; `interrupt` requests are answered in C++; output
+// of those jobs goes out as {"op":"output",...} notifications and their host calls as
+// {"id","op":"host","name","args"} requests (replies are matched in C++). Every other
+// line reaches onMessage; answer through wireWrite().
+export type WireOptions = {
+  fd: number
+  workOps: string[]
+  handler: { module: string; fn: string }
+  onMessage: (line: string) => void
+  onClose?: (why: string) => void
+}
+
 enum Ev {
   Ready = 1,
   InitError = 2,
@@ -45,6 +59,8 @@ enum Ev {
   HostCall = 5,
   HostCancel = 6,
   Closed = 7,
+  WireMessage = 8,
+  WireClosed = 9,
 }
 enum Kind {
   Exec = 1,
@@ -72,6 +88,7 @@ export class PythonRuntime {
   private readonly audit: boolean
   private closing: Promise<number> | undefined
   private onClosed: ((code: number) => void) | undefined
+  private wire: WireOptions | undefined
 
   /** @internal use loadPython() */
   constructor(addon: RuntimeAddon, dist: Distribution, version: string, audit: boolean) {
@@ -163,6 +180,20 @@ export class PythonRuntime {
     this.policy = next
   }
 
+  startWire(opts: WireOptions): void {
+    if (this.wire) throw new VisError('native.wire', 'wire mode is already on', {})
+    this.wire = opts
+    // The parent's request ids name wire jobs; keep in-process job ids out of their way.
+    this.nextJob = Math.max(this.nextJob, 2 ** 40)
+    this.hold() // the socket keeps the process alive until it closes
+    this.addon.wireStart(opts.fd, opts.workOps, opts.handler.module, opts.handler.fn)
+  }
+
+  // Writes one line (a reply, a notification) to the wire socket, serialized with C++'s writes.
+  wireWrite(line: string): boolean {
+    return this.addon.wireWrite(line)
+  }
+
   get runningJobs(): number {
     return this.jobs.size
   }
@@ -239,6 +270,13 @@ export class PythonRuntime {
       case Ev.Closed:
         this.release()
         this.onClosed?.(Number(a))
+        return
+      case Ev.WireMessage:
+        this.wire?.onMessage(a)
+        return
+      case Ev.WireClosed:
+        this.release()
+        this.wire?.onClose?.(a)
         return
     }
   }
@@ -321,6 +359,7 @@ async function start(opts: LoadOptions): Promise<PythonRuntime> {
     addon.start(
       {
         home: dist.kind === 'build-tree' ? '' : dist.root,
+        distRoot: dist.root,
         executable: dist.executable,
         readRoots: [dist.root, ...sysPath.filter((p) => p !== '')],
         sysPath,

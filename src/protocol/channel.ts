@@ -41,6 +41,9 @@ export type ChannelStats = {
 
 type Pending = { op: string; resolve: (v: unknown) => void; reject: (e: Error) => void }
 
+// Where a channel's lines go out; incoming text is handed to receive()/receiveLine().
+export type LineSink = { write(text: string): void; end(): void }
+
 // One end of the JSON-line wire. It numbers its own requests, matches replies by id,
 // answers the peer's requests, and never lets a bad line take the process down: every
 // problem is counted, logged, and (when the line named a request) answered with an error.
@@ -60,17 +63,34 @@ export class Channel {
   private readonly maxDepth: number
   private closed = false
 
+  private readonly onFrameBound = (ev: FrameEvent) => this.onFrame(ev)
+
   constructor(
-    private readonly socket: Duplex,
+    private readonly socket: LineSink,
     private readonly opts: ChannelOptions,
   ) {
     this.decoder = new LineDecoder(opts.maxFrameChars ?? DEFAULT_MAX_FRAME_CHARS)
     this.maxDepth = opts.maxDepth ?? DEFAULT_MAX_DEPTH
+  }
+
+  // A channel reading and writing a stream socket itself.
+  static overSocket(socket: Duplex, opts: ChannelOptions): Channel {
+    const ch = new Channel(socket, opts)
     socket.setEncoding('utf8')
-    const onFrame = (ev: FrameEvent) => this.onFrame(ev)
-    socket.on('data', (chunk: string) => this.decoder.push(chunk, onFrame))
-    socket.on('error', (err) => this.shutdown(err))
-    socket.on('close', () => this.shutdown())
+    socket.on('data', (chunk: string) => ch.receive(chunk))
+    socket.on('error', (err) => ch.shutdown(err))
+    socket.on('close', () => ch.shutdown())
+    return ch
+  }
+
+  // Raw incoming text, split into frames here.
+  receive(chunk: string): void {
+    this.decoder.push(chunk, this.onFrameBound)
+  }
+
+  // One whole incoming line (the addon's wire reader has already split them).
+  receiveLine(line: string): void {
+    this.decoder.push(`${line}\n`, this.onFrameBound)
   }
 
   get isClosed(): boolean {
@@ -123,7 +143,7 @@ export class Channel {
     this.shutdown()
   }
 
-  private shutdown(err?: Error): void {
+  shutdown(err?: Error): void {
     if (this.closed) return
     this.closed = true
     this.opts.onClose?.(err)

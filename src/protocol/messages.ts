@@ -70,8 +70,12 @@ export type OutputNotification = z.infer<typeof OutputNotification>
 export const CHILD_REQUEST_SCHEMAS: Record<string, z.ZodTypeAny> = { host: HostCallRequest }
 export const CHILD_NOTIFICATION_SCHEMAS: Record<string, z.ZodTypeAny> = { output: OutputNotification }
 
-// Values of the parent-op replies the host relies on.
-export const InterruptAck = z.object({ landed: z.boolean() }).passthrough()
+// Values of the parent-op replies the host relies on. The addon answers an interrupt with
+// a bare boolean; a JavaScript child with an object.
+export const InterruptAck = z.union([
+  z.boolean().transform((landed) => ({ landed })),
+  z.object({ landed: z.boolean() }).passthrough(),
+])
 export type InterruptAck = z.infer<typeof InterruptAck>
 
 // Parent → child requests, as the child validates them.

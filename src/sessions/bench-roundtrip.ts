@@ -6,7 +6,8 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { encodeFrame } from '../protocol/framing.js'
 import { packageRoot } from '../util/home.js'
-import { treeRssMb } from '../worker/proctree.js'
+import { treePrivateMb, treeRssMb } from '../worker/proctree.js'
+import { pythonHome } from '../worker/python-home.js'
 import { createRuntime } from './runtime.js'
 
 // The round-trip benchmark behind `node bench/roundtrip.js` and `vis bench`. Every ratio
@@ -14,7 +15,7 @@ import { createRuntime } from './runtime.js'
 // over the same kind of socketpair, so machine noise cancels out.
 
 export type RoundtripResult = {
-  python: string | null
+  python: string
   iterations: number
   floor_p50_us: number
   floor_p99_us: number
@@ -30,6 +31,8 @@ export type RoundtripResult = {
   pool_acquire_p50_ms: number
   cold_create_p50_ms: number
   idle_session_rss_mb: number
+  // Private pages only: the binary and shared libraries mapped by every worker excluded.
+  idle_session_private_mb: number
 }
 
 export type RoundtripOptions = { iterations?: number; python?: string; home?: string }
@@ -135,6 +138,11 @@ export async function measureRoundtrip(opts: RoundtripOptions = {}): Promise<Rou
     await rt.poolSettled()
 
     const s = await rt.createSession({ roots: [root] })
+    // Idle: after one block, before the loops below grow any heap.
+    await s.runBlock('n = 1')
+    await new Promise((r) => setTimeout(r, 200))
+    const idleRss = treeRssMb(s.pid)
+    const idlePrivate = treePrivateMb(s.pid)
     const exec: number[] = []
     for (let i = 0; i < n + 50; i++) {
       const t0 = performance.now()
@@ -154,17 +162,17 @@ export async function measureRoundtrip(opts: RoundtripOptions = {}): Promise<Rou
     // Host calls are timed inside Python, from the call to its reply, so they measure the
     // tool round trip and nothing else.
     await s.bind('ping', () => 1, { doc: 'benchmark ping', signature: '()' })
-    await s.exec(HOSTCALL_LOOP)
+    const loop = (await s.exec(HOSTCALL_LOOP)) as { ok: boolean; error?: unknown }
+    if (!loop.ok) throw new Error(`the host-call loop did not compile: ${JSON.stringify(loop.error)}`)
     const hostNs = (await s.callModule('__main__', '_vis_bench_hostcalls', [n + 50])) as number[]
     const hostcall = hostNs.slice(50).map((ns) => ns / 1000)
 
-    const idleRss = treeRssMb(s.pid)
     await s.dispose()
 
     const f50 = quantile(floor, 0.5)
     const f64 = quantile(floor64k, 0.5)
     return {
-      python: opts.python ?? process.env.VIS_PYTHON_VERSION ?? null,
+      python: (await pythonHome(opts.python)).minor,
       iterations: n,
       floor_p50_us: round(f50),
       floor_p99_us: round(quantile(floor, 0.99)),
@@ -180,6 +188,7 @@ export async function measureRoundtrip(opts: RoundtripOptions = {}): Promise<Rou
       pool_acquire_p50_ms: round(quantile(acquire, 0.5), 2),
       cold_create_p50_ms: round(quantile(cold, 0.5), 1),
       idle_session_rss_mb: round(idleRss, 1),
+      idle_session_private_mb: round(idlePrivate, 1),
     }
   } finally {
     await rt.close()
@@ -209,7 +218,8 @@ export function formatRoundtrip(r: RoundtripResult): string {
     ['64 KiB ratio to floor', `${r.payload64k_ratio}×`, 'payload64k_ratio'],
     ['session from the warm pool, p50', `${r.pool_acquire_p50_ms} ms`, 'pool_acquire_p50_ms'],
     ['session with a cold worker, p50', `${r.cold_create_p50_ms} ms`, 'cold_create_p50_ms'],
-    ['idle session worker RSS', `${r.idle_session_rss_mb} MB`, 'idle_session_rss_mb'],
+    ['idle session worker RSS (tree)', `${r.idle_session_rss_mb} MB`, 'idle_session_rss_mb'],
+    ['idle session private memory', `${r.idle_session_private_mb} MB`, ''],
   ]
   const w0 = Math.max(...rows.map((x) => x[0].length))
   const w1 = Math.max(...rows.map((x) => x[1].length))
@@ -220,7 +230,7 @@ export function formatRoundtrip(r: RoundtripResult): string {
     return `  ${label.padEnd(w0)}  ${value.padStart(w1)}  ${mark}`
   })
   return [
-    `vis bench: session worker round trips (Python ${r.python ?? 'default'}, ${r.iterations} iterations)`,
+    `vis bench: session worker round trips (Python ${r.python}, ${r.iterations} iterations)`,
     ...lines,
   ].join('\n')
 }

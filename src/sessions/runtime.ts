@@ -7,6 +7,7 @@ import { VisError } from '../util/errors.js'
 import { visHome } from '../util/home.js'
 import { normalizePolicy, WorkerPolicy } from '../worker/policy.js'
 import { WarmPool } from '../worker/pool.js'
+import type { Worker } from '../worker/worker.js'
 import { Session } from './session.js'
 
 export const RuntimeOptions = z
@@ -55,6 +56,20 @@ export async function createRuntime(input: RuntimeOptions = {}): Promise<Runtime
     interruptAckMs: opts.interruptAckMs,
     confine: opts.confine,
     runtimeConfig: guestRuntimeConfig(),
+    // The default tools' specs depend only on the spawn policy: install them while the
+    // worker waits in the pool, so taking it costs no round trips.
+    prepare: opts.defaultTools
+      ? async (worker) => {
+          const tools = await defaultTools({ roots: worker.policy.roots, shell: worker.policy.shell })
+          await Promise.all(
+            tools.map(async (t) => {
+              const spec = { name: t.name, doc: t.doc, signature: t.signature }
+              await worker.call('install-tool', { spec })
+              worker.preinstalled.set(t.name, JSON.stringify(spec))
+            }),
+          )
+        }
+      : undefined,
   })
   const live = new Map<string, Session>()
   let closed = false
@@ -67,7 +82,19 @@ export async function createRuntime(input: RuntimeOptions = {}): Promise<Runtime
     if (live.has(id))
       throw new VisError('session.exists', `a session with id ${id} is already open`, { sessionId: id })
     const policy = normalizePolicy(policyInput)
-    const { worker } = await pool.acquire(policy)
+    const toolsFor = opts.defaultTools
+      ? defaultTools({ sessionId: id, roots: policy.roots, shell: policy.shell })
+      : Promise.resolve([])
+    toolsFor.catch(() => undefined)
+    let worker: Worker
+    try {
+      worker = (await pool.acquire(policy)).worker
+    } finally {
+      // Refilled after this session's setup, never competing with it.
+      setImmediate(() => {
+        if (!closed) pool.prewarm(policy)
+      })
+    }
     if (closed) {
       await worker.close()
       throw new VisError('runtime.closed', 'the runtime closed while the session was starting')
@@ -83,13 +110,12 @@ export async function createRuntime(input: RuntimeOptions = {}): Promise<Runtime
     })
     live.set(id, session)
     try {
-      const tools = [
-        ...(opts.defaultTools
-          ? await defaultTools({ sessionId: id, roots: policy.roots, shell: policy.shell })
-          : []),
-        ...(opts.tools ?? []),
-      ]
+      const tools = [...(await toolsFor), ...(opts.tools ?? [])]
       await Promise.all(tools.map((t) => session.bindTool(t)))
+      // A preinstalled tool this session does not have (the workspace stopped being a git
+      // repository since) must not linger in the guest.
+      await Promise.all([...worker.preinstalled.keys()].map((name) => session.unbind(name)))
+      worker.preinstalled.clear()
     } catch (err) {
       await session.dispose()
       throw err
@@ -106,7 +132,11 @@ export async function createRuntime(input: RuntimeOptions = {}): Promise<Runtime
       ...[...live.values()].filter((s) => s.state !== 'disposed').map((s) => s.pid),
       ...pool.pids(),
     ],
-    poolSettled: () => pool.settled(),
+    async poolSettled() {
+      // Refills are scheduled with setImmediate after each session's setup.
+      await new Promise((r) => setImmediate(r))
+      await pool.settled()
+    },
     async close() {
       if (closed) return
       closed = true

@@ -131,7 +131,12 @@ export class Session {
       )
     }
     this.tools.set(bound)
-    return this.track(this.installTool({ name: bound.name, doc: bound.doc, signature: bound.signature }))
+    const spec = { name: bound.name, doc: bound.doc, signature: bound.signature }
+    // A warm worker may already carry this exact spec (the default tools).
+    const pre = this.worker.preinstalled.get(bound.name)
+    this.worker.preinstalled.delete(bound.name)
+    if (pre === JSON.stringify(spec)) return Promise.resolve()
+    return this.track(this.installTool(spec))
   }
 
   unbind(name: string): Promise<void> {

@@ -7,8 +7,11 @@ import { gitTool } from './git/git.js'
 import { shellTool } from './shell/shell.js'
 import type { Tool } from './types.js'
 
+export { fileTools } from './fs/index.js'
 export { PathGuard } from './fs/paths.js'
+export { gitTool } from './git/git.js'
 export { SessionResources } from './resources.js'
+export { shellTool } from './shell/shell.js'
 export type { Json, Resource, ResourceRegistry, SpawnHook, Tool, ToolContext } from './types.js'
 
 export interface ToolSetOptions {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { packageRoot } from '../util/home.js'
@@ -38,6 +38,13 @@ async function bundleChild(source: string): Promise<string> {
     const tmp = `${file}.${process.pid}.tmp`
     writeFileSync(tmp, text)
     renameSync(tmp, file)
+    // Older bundles go once no test run that started before an hour ago can still use them.
+    for (const name of readdirSync(dir)) {
+      const p = join(dir, name)
+      if (p !== file && name.startsWith('child-') && Date.now() - statSync(p).mtimeMs > 3_600_000) {
+        rmSync(p, { force: true })
+      }
+    }
   }
   return file
 }

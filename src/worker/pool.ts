@@ -7,6 +7,8 @@ export type PoolOptions = Omit<WorkerOptions, 'policy'> & {
   size: number
   // How many distinct policies are kept warm; the least recently used one is dropped.
   maxKeys?: number
+  // Runs on every new worker before it is handed out (installs the default tools).
+  prepare?: (worker: Worker) => Promise<void>
 }
 
 type Slot = { policy: WorkerPolicy; idle: Worker[]; starting: number; lastUsed: number; failures: number }
@@ -20,15 +22,14 @@ export class WarmPool {
 
   constructor(private readonly opts: PoolOptions) {}
 
-  // Takes a warm worker for this policy, or starts one cold. Either way the pool then
-  // refills its slot for the next caller.
+  // Takes a warm worker for this policy, or starts one cold. The slot is refilled once
+  // the caller is done with its own setup (prewarm), so refill work never delays it.
   async acquire(policy: WorkerPolicy): Promise<{ worker: Worker; warm: boolean }> {
     const key = policyKey(policy, this.opts.python)
     const slot = this.slot(key, policy)
     slot.lastUsed = Date.now()
     let worker = slot.idle.shift()
     while (worker && !worker.alive) worker = slot.idle.shift()
-    this.refill(key)
     if (worker) return { worker, warm: true }
     return { worker: await this.startWorker(policy), warm: false }
   }
@@ -113,8 +114,15 @@ export class WarmPool {
     }
   }
 
-  private startWorker(policy: WorkerPolicy): Promise<Worker> {
-    const { size: _s, maxKeys: _k, ...rest } = this.opts
-    return Worker.start({ ...rest, policy, runtimeConfig: { ...rest.runtimeConfig, policy } })
+  private async startWorker(policy: WorkerPolicy): Promise<Worker> {
+    const { size: _s, maxKeys: _k, prepare, ...rest } = this.opts
+    const worker = await Worker.start({ ...rest, policy, runtimeConfig: { ...rest.runtimeConfig, policy } })
+    try {
+      await prepare?.(worker)
+    } catch (err) {
+      await worker.close()
+      throw err
+    }
+    return worker
   }
 }

@@ -59,3 +59,19 @@ export async function waitGone(pids: number[], timeoutMs = 2000): Promise<boolea
     await new Promise((r) => setTimeout(r, 5))
   }
 }
+
+// Memory only this process holds (private pages): what one more worker really costs,
+// with the node binary and libraries shared among workers and the host left out.
+export function privateKb(pid: number): number {
+  try {
+    const text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8')
+    const field = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+) kB`).exec(text)?.[1] ?? 0)
+    return field('Private_Clean') + field('Private_Dirty')
+  } catch {
+    return 0
+  }
+}
+
+export function treePrivateMb(root: number): number {
+  return processTree(root).reduce((sum, pid) => sum + privateKb(pid), 0) / 1024
+}

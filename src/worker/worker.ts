@@ -73,6 +73,9 @@ export class Worker {
   readonly pid: number
   readonly logPath: string
   readonly policy: WorkerPolicy
+  // Tool specs installed before the worker had a session (JSON text by name): a session
+  // binding the same spec skips the round trip.
+  readonly preinstalled = new Map<string, string>()
   // Files the guest closes here are attached to the block outcome.
   readonly outbox = `/tmp/vis-outbox-${randomBytes(6).toString('hex')}`
   state: WorkerState = 'starting'
@@ -105,7 +108,7 @@ export class Worker {
     this.logPath = logPath
     this.policy = opts.policy
     const socket = child.stdio[3] as Socket
-    this.channel = new Channel(socket, {
+    this.channel = Channel.overSocket(socket, {
       name: `host<-worker ${this.pid}`,
       log: (line) => appendLog(this.logPath, `[host] ${line}`),
       maxFrameChars: opts.maxFrameChars,

@@ -3,9 +3,10 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, rmSync, statSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { after, before, beforeEach, describe, test } from 'node:test'
-import { treePaths } from '../../src/distribution/layout.js'
+import { fetchIntoCache } from '../../src/distribution/fetch.js'
+import { cacheRoot, treePaths } from '../../src/distribution/layout.js'
 import { readDistManifest } from '../../src/distribution/manifest.js'
-import { cacheRoot, fetchIntoCache, resolveDistribution } from '../../src/distribution/resolve.js'
+import { resolveDistribution } from '../../src/distribution/resolve.js'
 import { cleanPythonEnv } from '../../src/distribution/tools.js'
 import {
   cliEnv,
@@ -203,6 +204,17 @@ describe('download from several processes', () => {
     const m = readDistManifest(join(root, 'vis-dist.json'))
     assert.equal(m.sha256, f.small.sha256)
     assert.ok(existsSync(join(root, 'lib', 'python3.11', 'os.py')))
+
+    // Present: fetch does nothing; --force downloads and replaces it.
+    const hits = server.hits.length
+    const again = await runCli(['runtime', 'fetch', '--python', MINOR], env)
+    assert.equal(again.status, 0, again.stderr)
+    assert.match(again.stdout, /is already in the cache/)
+    assert.equal(server.hits.length, hits)
+    const forced = await runCli(['runtime', 'fetch', '--python', MINOR, '--force'], env)
+    assert.equal(forced.status, 0, forced.stderr)
+    assert.equal(server.hits.length, hits + 2)
+    assert.deepEqual(cacheEntries(), ['python'])
   })
 
   async function killWhen(ready: (partial: string) => boolean, mode: string): Promise<string> {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { appendFileSync, cpSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { repoRoot, tempDir } from './helpers.js'
@@ -33,7 +33,7 @@ after(() => rmSync(pkg, { recursive: true, force: true }))
 
 function run(args: string[]): Promise<{ status: number; out: string }> {
   return new Promise((resolve) => {
-    const env = { ...process.env, VIS_HOME: join(pkg, 'home') }
+    const env: NodeJS.ProcessEnv = { ...process.env, VIS_HOME: join(pkg, 'home') }
     for (const k of Object.keys(env)) if (k.startsWith('VIS_PYTHON_')) delete env[k]
     const child = spawn(process.execPath, args, { cwd: pkg, env })
     let out = ''
@@ -68,12 +68,11 @@ test('postinstall builds dist/, stages 3.11 beside the package, then has nothing
   assert.match(second.out, /CPython 3\.11 is already staged/)
 })
 
-test('a step that fails fails the install, saying which', async () => {
-  mkdirSync(join(pkg, 'src', 'broken'), { recursive: true })
-  writeFileSync(join(pkg, 'src', 'broken', 'bad.ts'), 'export const x: number = "not a number"\n')
+test('the addon step runs scripts/build-addon.mjs, and its failure fails the install', async () => {
+  writeFileSync(join(pkg, 'scripts', 'build-addon.mjs'), "console.log('addon build ran')\nprocess.exit(3)\n")
   const r = await run(['scripts/postinstall.mjs'])
   assert.equal(r.status, 1, r.out)
-  assert.match(r.out, /postinstall: build failed: exit code 2/)
-  rmSync(join(pkg, 'src', 'broken'), { recursive: true })
-  appendFileSync(join(pkg, 'src', 'distribution', 'layout.ts'), '\n')
+  assert.match(r.out, /addon build ran/)
+  assert.match(r.out, /postinstall: addon failed: exit code 3/)
+  assert.match(r.out, /run `npm install` \(or `node scripts\/postinstall\.mjs`\) again/)
 })

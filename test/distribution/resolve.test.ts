@@ -4,12 +4,9 @@ import { cpSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from
 import { dirname, join } from 'node:path'
 import { after, before, beforeEach, describe, test } from 'node:test'
 import { unpackArchive } from '../../src/distribution/archive.js'
-import {
-  cacheRoot,
-  explainResolution,
-  resolveDistribution,
-  selectMinor,
-} from '../../src/distribution/resolve.js'
+import { findLocalPython } from '../../src/distribution/discover.js'
+import { cacheRoot } from '../../src/distribution/layout.js'
+import { explainResolution, resolveDistribution, selectMinor } from '../../src/distribution/resolve.js'
 import { cleanPythonEnv } from '../../src/distribution/tools.js'
 import { closedPort, type Fixtures, fixtures, MINOR, PLATFORM, tempDir } from './helpers.js'
 
@@ -75,13 +72,14 @@ describe('resolution sources, in order', () => {
   })
 
   test('VIS_PYTHON_HOME may be a plain pyenv prefix: the version comes from its headers', async () => {
-    const pyenv = '/root/.pyenv/versions/3.12.1'
-    assert.ok(existsSync(pyenv), 'this machine should have pyenv 3.12.1')
-    const d = await resolveDistribution({ env: { VIS_PYTHON_HOME: pyenv, ...noLocal() } })
+    const other = findLocalPython('3.12') ?? findLocalPython('3.13')
+    assert.ok(other, 'this machine should have a shared-library CPython 3.12 or 3.13')
+    const d = await resolveDistribution({ env: { VIS_PYTHON_HOME: other.prefix, ...noLocal() } })
     assert.equal(d.source, 'env')
-    assert.equal(d.version, '3.12.1')
-    assert.equal(d.minor, '3.12')
-    assert.equal(d.libpython, join(pyenv, 'lib', 'libpython3.12.so.1.0'))
+    assert.equal(d.version, other.version)
+    assert.equal(d.minor, other.minor)
+    assert.equal(d.root, other.prefix)
+    assert.equal(d.libpython, join(other.prefix, 'lib', `libpython${other.minor}.so.1.0`))
   })
 
   test('a broken VIS_PYTHON_HOME is an error, not a silent fall-through', async () => {
@@ -99,16 +97,16 @@ describe('resolution sources, in order', () => {
   })
 
   test('VIS_PYTHON_HOME holding another minor than the one asked for yields to the next source', async () => {
-    const d = await resolveDistribution({
-      minor: MINOR,
-      env: { VIS_PYTHON_HOME: '/root/.pyenv/versions/3.12.1', VIS_PYTHON_STAGED_DIR: f.out },
-    })
+    const other = findLocalPython('3.12') ?? findLocalPython('3.13')
+    assert.ok(other)
+    const env = { VIS_PYTHON_HOME: other.prefix, VIS_PYTHON_STAGED_DIR: f.out }
+    const d = await resolveDistribution({ minor: MINOR, env })
     assert.equal(d.source, 'staged')
-    const ex = await explainResolution({
-      minor: MINOR,
-      env: { VIS_PYTHON_HOME: '/root/.pyenv/versions/3.12.1', VIS_PYTHON_STAGED_DIR: f.out },
-    })
-    assert.match(ex.sources[0]!.reason, /holds Python 3\.12\.1, but 3\.11 was asked for/)
+    const ex = await explainResolution({ minor: MINOR, env })
+    assert.equal(
+      ex.sources[0]!.reason,
+      `VIS_PYTHON_HOME holds Python ${other.version}, but 3.11 was asked for`,
+    )
   })
 
   test('the staged tree beside the package answers before the checkout and the cache', async () => {

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
+import { extensionChecks } from '../../src/extensions/doctor.js'
 import { closeRegistrationWorkers } from '../../src/extensions/registration.js'
 import { ExtensionRegistry } from '../../src/extensions/registry.js'
 import { openStore } from '../../src/persistence/store.js'
@@ -44,8 +45,8 @@ write(
   join(global, 'greeter.py'),
   extension(
     'greeter',
-    `import helperlib\n\ndef greet(name: str, punct: str = "!") -> str:\n    """Greets someone."""\n    return helperlib.hello(name) + punct\n`,
-    ', version="1.0", description="says hello", tools=[greet], ctx={"greeting": "hi"}',
+    `import helperlib\n\ndef greet(name: str, punct: str = "!") -> str:\n    """Greets someone."""\n    return helperlib.hello(name) + punct\n\ndef wave(text=""):\n    """/wave: waves back."""\n    return "waves " + text\n`,
+    ', version="1.0", description="says hello", tools=[greet], ctx={"greeting": "hi"}, prompt="Greet politely.", activation=["*.txt"], slash_commands=[wave]',
   ),
 )
 write(join(global, 'helperlib', '__init__.py'), 'def hello(n):\n    return "hello " + n\n')
@@ -80,6 +81,19 @@ test('files and packages load; tools appear as <alias>_<name> with their Python 
   )
   assert.deepEqual(await tool(r, 'pk_value').run([], ctx('s1')), [42, 42])
   assert.deepEqual(await r.sessionContext('s1'), { greeter: { greeting: 'hi' }, pk: { live: true } })
+  const m = r.get('greeter')!.manifest
+  assert.deepEqual(
+    [m.version, m.description, m.prompt, m.activation],
+    ['1.0', 'says hello', 'Greet politely.', ['*.txt']],
+  )
+  assert.deepEqual(m.slash_commands, [{ name: 'wave', doc: '/wave: waves back.', signature: "(text='')" }])
+  assert.equal(await r.runSlashCommand('s1', 'greeter', 'wave', ['hi']), 'waves hi')
+  await assert.rejects(r.runSlashCommand('s1', 'greeter', 'nope'), /no slash command nope/)
+  assert.equal(
+    r.tools().some((t) => t.name === 'greeter_wave'),
+    false,
+    'slash commands are not model tools',
+  )
   await assert.rejects(
     greet.run([1, 2, 3], ctx('s1')),
     (e: any) => e.code === 'ext.tool-failed' && /too many/.test(e.message),
@@ -113,8 +127,30 @@ test('a project extension wins a clash with a global one, by file name and by re
     join(local, 'second.py'),
     extension('same', 'def x():\n    """x."""\n    return "project"\n', ', alias="sp", tools=[x]'),
   )
+  // Same name and the same (derived) alias.
+  write(
+    join(global, 'g3.py'),
+    extension('twin', 'def x():\n    """x."""\n    return "global"\n', ', tools=[x]'),
+  )
+  write(
+    join(local, 'p3.py'),
+    extension('twin', 'def x():\n    """x."""\n    return "project"\n', ', tools=[x]'),
+  )
+  // Two global files wanting one alias: the first keeps it.
+  write(
+    join(global, 'h1.py'),
+    extension('h1', 'def x():\n    """x."""\n    return "h1"\n', ', alias="hh", tools=[x]'),
+  )
+  write(
+    join(global, 'h2.py'),
+    extension('h2', 'def x():\n    """x."""\n    return "h2"\n', ', alias="hh", tools=[x]'),
+  )
+  const files = ['dup.py', 'first.py', 'g3.py', 'h1.py', 'h2.py'].map((f) => join(global, f))
+  files.push(...['dup.py', 'second.py', 'p3.py'].map((f) => join(local, f)))
   try {
     const r = await registry()
+    assert.equal(await tool(r, 'twin_x').run([], ctx('s')), 'project')
+    assert.equal(await tool(r, 'hh_x').run([], ctx('s')), 'h1')
     assert.equal(await tool(r, 'dup_who').run([], ctx('s')), 'project')
     assert.deepEqual(
       r.shadowed().map((s) => s.path),
@@ -125,18 +161,16 @@ test('a project extension wins a clash with a global one, by file name and by re
       r.tools().some((t) => t.name === 'sg_x'),
       false,
     )
-    const w = r.warnings()
-    assert.equal(w.length, 1)
-    assert.equal(w[0]!.path, join(global, 'first.py'))
-    assert.match(w[0]!.reason, /name "same" is also used by project extension/)
+    const w = new Map(r.warnings().map((x) => [x.path, x.reason]))
+    assert.equal(w.size, 3)
+    assert.match(
+      w.get(join(global, 'first.py'))!,
+      /name "same" is also used by project extension .*second\.py, which wins/,
+    )
+    assert.match(w.get(join(global, 'g3.py'))!, /name "twin" is also used by project extension .*p3\.py/)
+    assert.match(w.get(join(global, 'h2.py'))!, /alias "hh" is already used by .*h1\.py/)
   } finally {
-    for (const f of [
-      join(global, 'dup.py'),
-      join(local, 'dup.py'),
-      join(global, 'first.py'),
-      join(local, 'second.py'),
-    ])
-      rmSync(f)
+    for (const f of files) rmSync(f)
   }
 })
 
@@ -167,6 +201,9 @@ test('every way a file can fail becomes a warning with the reason; the rest load
     const reasons = new Map(r.warnings().map((w) => [w.key, w.reason]))
     for (const [key, [, re]] of Object.entries(bad)) assert.match(reasons.get(key) ?? '(no warning)', re, key)
     assert.equal(r.warnings().length, Object.keys(bad).length)
+    const checks = await extensionChecks({ registry: r })
+    assert.equal(checks.length, Object.keys(bad).length, 'vis doctor gets one warning per failed file')
+    assert.ok(checks.every((c) => c.level === 'warn' && c.message.startsWith(global)))
     assert.equal(
       await tool(r, 'greeter_greet').run(['ann'], ctx('s')),
       'hello ann!',
@@ -305,5 +342,61 @@ test('calls into one extension are serialised per session', async () => {
     assert.equal(readFileSync(log, 'utf8'), 'in a\nout a\nin b\nout b\nin c\nout c\n')
   } finally {
     rmSync(path)
+  }
+})
+
+test('a file that never finishes importing is reported and the rest still load', async () => {
+  const path = join(global, 'spin.py')
+  write(path, 'import vis\nwhile True:\n    pass\n')
+  try {
+    const r = await ExtensionRegistry.open({ home, project, python, loadTimeoutMs: 1500 })
+    open.push(r)
+    assert.deepEqual(
+      r.warnings().map((w) => [w.key, w.reason]),
+      [['spin', 'loading did not finish within 1500 ms']],
+    )
+    assert.equal(await tool(r, 'greeter_greet').run(['zed'], ctx('sp')), 'hello zed!')
+  } finally {
+    rmSync(path)
+  }
+})
+
+test('an aborted tool call is interrupted in the trusted worker; the next call runs', {
+  timeout: 60_000,
+}, async () => {
+  const path = join(global, 'sleepy.py')
+  write(
+    path,
+    extension(
+      'sleepy',
+      'import time\n\ndef nap(s):\n    """Sleeps."""\n    time.sleep(s)\n    return s\n',
+      ', tools=[nap]',
+    ),
+  )
+  try {
+    const r = await registry()
+    const nap = tool(r, 'sleepy_nap')
+    assert.equal(await nap.run([0], ctx('ab')), 0, 'the session worker is up and the extension realised')
+    const ac = new AbortController()
+    const pending = nap.run([3600], { ...ctx('ab'), signal: ac.signal })
+    setTimeout(() => ac.abort(), 300)
+    await assert.rejects(pending, /KeyboardInterrupt/)
+    assert.equal(await nap.run([0], ctx('ab')), 0)
+  } finally {
+    rmSync(path)
+  }
+})
+
+test("a reload after editing only a package's helper reaches live sessions", async () => {
+  const util = join(local, 'packed', 'util.py')
+  const r = await registry()
+  const value = () => tool(r, 'pk_value').run([], ctx('live'))
+  assert.deepEqual(await value(), [42, 42])
+  write(util, 'VALUE = 43\n')
+  try {
+    await r.reload()
+    assert.deepEqual(await value(), [43, 43])
+  } finally {
+    write(util, 'VALUE = 42\n')
   }
 })

@@ -31,7 +31,7 @@ write(
   extension(
     'guard',
     `def no_secrets(args):\n    if "secret" in str(args[0]):\n        raise vis.Refuse("notes about secrets are not allowed")\n`,
-    ', op_hooks=[vis.before("note", no_secrets)]',
+    ', op_hooks=[vis.before("note", no_secrets)], ctx=lambda: {"mode": "strict", "pid": __import__("os").getpid()}',
   ),
 )
 
@@ -103,4 +103,27 @@ test('extension state survives a restart of the whole host side', async () => {
   const again = await start()
   const r = await again.runBlock('print(await tally_bump())')
   assert.equal(r.stdout, '4\n')
+})
+
+test("the extensions' ctx slices reach the block as the session dict", async () => {
+  const s = rt!.sessions()[0]!
+  const context = await reg!.sessionContext(s.id)
+  assert.equal((context.guard as { mode: string }).mode, 'strict')
+  const r = await s.runBlock('print(session["guard"]["mode"], session["guard"]["pid"])', { context })
+  assert.equal(r.stdout, `strict ${await reg!.sessionWorkerPid(s.id)}\n`)
+})
+
+test('a session whose roots include an extension directory is refused', async () => {
+  const exposed = await rt!.createSession({ roots: [project] })
+  try {
+    await assert.rejects(reg!.bindInto(exposed), (e: { code?: string; message: string }) => {
+      assert.equal(e.code, 'ext.dirs-exposed')
+      assert.ok(e.message.includes(local))
+      return true
+    })
+    assert.deepEqual(reg!.exposedDirs([home]), [global])
+    assert.deepEqual(reg!.exposedDirs([root]), [])
+  } finally {
+    await exposed.dispose()
+  }
 })

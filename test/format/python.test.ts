@@ -27,7 +27,13 @@ test('huge code is returned verbatim without being formatted', () => {
   const f = new PythonFormatter({
     engine: () => {
       const e = ruffEngine()!
-      return { version: e.version, format: (c) => (calls++, e.format(c)) }
+      return {
+        version: e.version,
+        format: (c) => {
+          calls++
+          return e.format(c)
+        },
+      }
     },
   })
   const huge = 'x=1\n'.repeat(MAX_FORMAT_CHARS / 4 + 1)
@@ -46,7 +52,13 @@ test('results are memoised by content in a bounded LRU', () => {
   let calls = 0
   const f = new PythonFormatter({
     cacheEntries: 2,
-    engine: () => ({ version: 't', format: (c) => (calls++, `${c.trim()}  # formatted\n`) }),
+    engine: () => ({
+      version: 't',
+      format: (c) => {
+        calls++
+        return `${c.trim()}  # formatted\n`
+      },
+    }),
   })
   assert.equal(f.format('a').code, 'a  # formatted\n')
   assert.equal(f.format('a').code, 'a  # formatted\n')

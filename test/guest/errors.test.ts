@@ -60,6 +60,11 @@ describe('hints and flags', () => {
     assert.ok(quotes?.flags?.includes('non-ascii'))
     assert.match(quotes?.message ?? '', /U\+201C/)
   })
+  test('non-ASCII text inside a string literal is not flagged', async () => {
+    const out = await g.runBlock('s = "a — b"; t = = 1')
+    assert.equal(out.error?.phase, 'syntax')
+    assert.ok(!out.error.flags?.includes('non-ascii'))
+  })
   test('a reply that starts with prose is flagged', async () => {
     const out = await g.runBlock("Here is the code to list the files:\nprint(os.listdir('.'))")
     assert.ok(out.error?.flags?.includes('prose'))

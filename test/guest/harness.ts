@@ -90,7 +90,7 @@ async function startSessionGuest(opts: GuestOptions): Promise<Guest> {
   // A Python exception from the guest API rejects; `type` names its class, as in driver mode.
   const callGuest = <T>(fn: string, ...args: unknown[]) =>
     (session.callGuest(fn, ...args) as Promise<T>).catch((e: Error) => {
-      throw Object.assign(e, { type: /raised (\w+):/.exec(e.message)?.[1] })
+      throw Object.assign(e, { type: /(?:^|raised )([A-Za-z_]\w*):/.exec(e.message)?.[1] })
     })
   await callGuest('install_runtime', { ...guestRuntimeConfig({ outbox }), ...opts.config })
   const bind = async (name: string, fn: ToolFn, doc = '', signature = '(*args)') => {
@@ -111,7 +111,12 @@ async function startSessionGuest(opts: GuestOptions): Promise<Guest> {
     runBlock: async (code, o = {}) => {
       if (o.stdoutCap !== undefined) await callGuest('install_runtime', { stdout_cap: o.stdoutCap })
       try {
-        return (await session.runBlock(code, { context: o.ctx ?? {}, timeoutMs: o.timeoutMs })) as Outcome
+        const out = (await session.runBlock(code, {
+          context: o.ctx ?? {},
+          timeoutMs: o.timeoutMs,
+        })) as Outcome
+        // The session keeps the defs snapshot for persistence rather than returning it.
+        return { ...out, snapshot: session.lastSnapshot as Outcome['snapshot'] }
       } finally {
         if (o.stdoutCap !== undefined) await callGuest('install_runtime', { stdout_cap: 1 << 20 })
       }

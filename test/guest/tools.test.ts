@@ -33,6 +33,12 @@ before(async () => {
         },
       },
       patch: { fn: () => 'patched', doc: 'Apply a patch.' },
+      hang: {
+        fn: async () => {
+          await sleep(1500)
+          return 'late'
+        },
+      },
     },
   })
 })
@@ -197,6 +203,37 @@ describe('gather', () => {
       'import asyncio\nasync def main():\n    a = await slow("x")\n    b = await gather(slow("y"), slow("z"))\n    await asyncio.sleep(0.001)\n    return [a, b]\nprint(asyncio.run(main()))',
     )
     assert.equal(out.stdout, "['x', ['y', 'z']]\n")
+  })
+})
+
+describe('asyncio at block level', () => {
+  test('asyncio.gather at top level batches like gather', async () => {
+    peak = 0
+    const out = await g.runBlock('import asyncio\nawait asyncio.gather(slow("p"), slow("q"))')
+    assert.deepEqual(out.result, ['p', 'q'])
+    assert.equal(peak, 2)
+  })
+  test('await asyncio.sleep(delay) works at top level', async () => {
+    const out = await g.runBlock(
+      'import asyncio\nt = time.monotonic()\nawait asyncio.sleep(0.05)\ntime.monotonic() - t >= 0.05',
+    )
+    assert.equal(out.result, true)
+  })
+  test('awaiting an asyncio future with no loop fails loudly instead of hanging', async () => {
+    const out = await g.runBlock('import asyncio\nfut = asyncio.new_event_loop().create_future()\nawait fut')
+    assert.equal(out.error?.line, 3)
+    assert.match(out.error?.message ?? '', /without an event loop: use gather\(\)/)
+  })
+  test('an interrupt during a tool call leaves the next block its own results', async () => {
+    const before = calls('hang').length
+    const run = g.runBlock('print("waiting", flush=True)\nawait hang()')
+    while (calls('hang').length === before) await sleep(10)
+    g.interrupt()
+    const out = await run
+    assert.equal(out.error?.phase, 'interrupted')
+    assert.equal(out.stdout, 'waiting\n')
+    const next = await g.runBlock('[await grep("after"), await slow("s")]')
+    assert.deepEqual(next.result, [{ query: 'after', hits: ['after-1', 'after-2'] }, 's'])
   })
 })
 

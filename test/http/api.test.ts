@@ -4,7 +4,7 @@ import { request } from 'node:http'
 import { after, before, describe, test } from 'node:test'
 import { ROUTES } from '../../src/http/routes.js'
 import { startServer, type VisServer } from '../../src/http/server.js'
-import { client, finishedFor, openEvents, python, tempHome } from './helpers.js'
+import { client, finishedFor, openEvents, python, tempHome, waitFor } from './helpers.js'
 
 const { home, root } = tempHome('http-api')
 
@@ -30,7 +30,14 @@ describe('the HTTP API', () => {
   let server: VisServer
   let call: ReturnType<typeof client>
   before(async () => {
-    server = await startServer({ home, python, port: 0, pool: { size: 1 }, interruptAckMs: 2000, heartbeatMs: 100 })
+    server = await startServer({
+      home,
+      python,
+      port: 0,
+      pool: { size: 1 },
+      interruptAckMs: 2000,
+      heartbeatMs: 100,
+    })
     call = client(server.url)
   })
   after(async () => {
@@ -108,7 +115,10 @@ describe('the HTTP API', () => {
     const sub = await call(
       'POST',
       `/v1/sessions/${id}/blocks`,
-      { code: 'import time\nfor i in range(5):\n    print("tick", i, flush=True)\n    time.sleep(0.12)', timeout_ms: 20_000 },
+      {
+        code: 'import time\nfor i in range(5):\n    print("tick", i, flush=True)\n    time.sleep(0.12)',
+        timeout_ms: 20_000,
+      },
       { prefer: 'respond-async' },
     )
     assert.equal(sub.status, 202)
@@ -120,10 +130,7 @@ describe('the HTTP API', () => {
     const outputs = sse.events.filter((e) => e.event === 'output')
     // Slow prints arrive as separate events, before the block finishes, in order.
     assert.ok(outputs.length >= 3, `expected streamed chunks, got ${outputs.length}`)
-    assert.equal(
-      outputs.map((e) => e.data.data.data).join(''),
-      'tick 0\ntick 1\ntick 2\ntick 3\ntick 4\n',
-    )
+    assert.equal(outputs.map((e) => e.data.data.data).join(''), 'tick 0\ntick 1\ntick 2\ntick 3\ntick 4\n')
     const ids = sse.events.map((e) => e.id!)
     assert.deepEqual(
       ids,
@@ -131,7 +138,10 @@ describe('the HTTP API', () => {
       'ids are consecutive',
     )
     await sse.waitFor(() => sse.comments.includes('heartbeat'), 5000, 'a heartbeat')
+    assert.equal(server.engine.subscriberCount(id), 1)
     await sse.close()
+    // A client that went away is noticed and its subscription dropped.
+    await waitFor(() => server.engine.subscriberCount(id) === 0, 5000, 'the dead client to be dropped')
     await call('DELETE', `/v1/sessions/${id}`)
   })
 
@@ -145,10 +155,15 @@ describe('the HTTP API', () => {
     await first.close()
 
     // Missed while disconnected.
-    const b2 = await call('POST', `/v1/sessions/${id}/blocks`, { code: 'print("two")\nprint("three")', timeout_ms: 20_000 })
+    const b2 = await call('POST', `/v1/sessions/${id}/blocks`, {
+      code: 'print("two")\nprint("three")',
+      timeout_ms: 20_000,
+    })
     const b3 = await call('POST', `/v1/sessions/${id}/blocks`, { code: 'x = 3', timeout_ms: 20_000 })
 
-    const again = await openEvents(`${server.url}/v1/sessions/${id}/events`, { 'Last-Event-ID': String(lastSeen) })
+    const again = await openEvents(`${server.url}/v1/sessions/${id}/events`, {
+      'Last-Event-ID': String(lastSeen),
+    })
     await again.waitFor(finishedFor(b3.body.id))
     const everything = await openEvents(`${server.url}/v1/sessions/${id}/events`)
     await everything.waitFor(finishedFor(b3.body.id))
@@ -197,7 +212,10 @@ describe('the HTTP API', () => {
     const sub = await call(
       'POST',
       `/v1/sessions/${id}/blocks`,
-      { code: 'import time\nprint("looping", flush=True)\nwhile True:\n    time.sleep(0.02)', timeout_ms: 120_000 },
+      {
+        code: 'import time\nprint("looping", flush=True)\nwhile True:\n    time.sleep(0.02)',
+        timeout_ms: 120_000,
+      },
       { Prefer: 'respond-async' },
     )
     assert.equal(sub.status, 202)
@@ -233,10 +251,19 @@ describe('the HTTP API', () => {
       ['POST', '/v1/sessions', '{not json', {}, 400, 'http.invalid-json'],
       ['POST', '/v1/sessions', { roots: 'not-a-list' }, {}, 400, 'http.invalid-body'],
       ['POST', '/v1/sessions', { surprise: true }, {}, 400, 'http.invalid-body'],
+      ['POST', '/v1/sessions', { roots: ['relative/dir'] }, {}, 400, 'http.invalid-body'],
+      ['POST', '/v1/sessions', { roots: [`${root}/missing`] }, {}, 400, 'confine.path-missing'],
       ['POST', `/v1/sessions/${id}/blocks`, { code: 5 }, {}, 400, 'http.invalid-body'],
       ['POST', `/v1/sessions/${id}/blocks`, { code: '1', timeout_ms: -1 }, {}, 400, 'http.invalid-body'],
       ['POST', `/v1/sessions/${id}/blocks`, {}, {}, 400, 'http.invalid-body'],
-      ['POST', `/v1/sessions/${id}/blocks`, { code: '1' }, { 'Idempotency-Key': 'x'.repeat(300) }, 400, 'http.invalid-header'],
+      [
+        'POST',
+        `/v1/sessions/${id}/blocks`,
+        { code: '1' },
+        { 'Idempotency-Key': 'x'.repeat(300) },
+        400,
+        'http.invalid-header',
+      ],
       ['POST', '/v1/sessions/missing/blocks', { code: '1' }, {}, 404, 'session.not-found'],
       ['GET', '/v1/sessions?limit=0', undefined, {}, 400, 'http.invalid-query'],
       ['GET', '/v1/nowhere', undefined, {}, 404, 'http.not-found'],
@@ -250,7 +277,10 @@ describe('the HTTP API', () => {
       assert.ok('details' in r.body.error)
     }
     // An oversized body is refused from its Content-Length, before it is read.
-    const big = await rawPost(`${server.url}/v1/sessions/${id}/blocks`, JSON.stringify({ code: 'x'.repeat(1_100_000) }))
+    const big = await rawPost(
+      `${server.url}/v1/sessions/${id}/blocks`,
+      JSON.stringify({ code: 'x'.repeat(1_100_000) }),
+    )
     assert.equal(big.status, 413)
     assert.equal(JSON.parse(big.body).error.code, 'http.body-too-large')
     const r = await call('POST', '/v1/sessions', { roots: 'not-a-list' })
@@ -267,7 +297,9 @@ describe('the HTTP API', () => {
     for (const [path, ops] of Object.entries(doc.paths as Record<string, Record<string, unknown>>)) {
       for (const method of Object.keys(ops)) documented.add(`${method.toUpperCase()} ${path}`)
     }
-    const mounted = new Set(ROUTES.map((r) => `${r.method.toUpperCase()} ${r.path.replace(/:(\w+)/g, '{$1}')}`))
+    const mounted = new Set(
+      ROUTES.map((r) => `${r.method.toUpperCase()} ${r.path.replace(/:(\w+)/g, '{$1}')}`),
+    )
     mounted.add('GET /v1/openapi.json')
     assert.deepEqual([...documented].sort(), [...mounted].sort())
     const issue = [
@@ -286,7 +318,10 @@ describe('the HTTP API', () => {
     for (const route of issue) assert.ok(documented.has(route), `${route} is documented`)
     const runBlock = doc.paths['/v1/sessions/{id}/blocks'].post
     assert.deepEqual(runBlock.requestBody.content['application/json'].schema.required, ['code'])
-    assert.equal(runBlock.requestBody.content['application/json'].schema.properties.timeout_ms.type, 'integer')
+    assert.equal(
+      runBlock.requestBody.content['application/json'].schema.properties.timeout_ms.type,
+      'integer',
+    )
     assert.ok(runBlock.responses['202'])
     // Every documented route without path parameters is really mounted (no 404 from the router).
     for (const route of issue.filter((r) => r.startsWith('GET') && !r.includes('{'))) {

@@ -2,6 +2,7 @@
 // every acknowledged block is there, the database is whole, and the sessions' defs come back.
 import assert from 'node:assert/strict'
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
 import { openStore } from '../../src/persistence/index.js'
@@ -9,7 +10,12 @@ import { client, finishedFor, openEvents, python, tempHome, waitFor } from './he
 
 const { home, root } = tempHome('http-crash')
 const vis = join(import.meta.dirname, 'fixtures', 'vis.ts')
-const env = { ...process.env, VIS_HOME: home, VIS_TOKEN: '', ...(python ? { VIS_PYTHON_VERSION: python } : {}) }
+const env = {
+  ...process.env,
+  VIS_HOME: home,
+  VIS_TOKEN: '',
+  ...(python ? { VIS_PYTHON_VERSION: python } : {}),
+}
 const children: ChildProcess[] = []
 
 after(() => {
@@ -36,9 +42,19 @@ async function serve(): Promise<{ child: ChildProcess; url: string; banner: stri
   return { child, url, banner: out }
 }
 
+const isAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
 const exited = (child: ChildProcess) =>
   new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) resolve({ code: child.exitCode, signal: child.signalCode })
+    if (child.exitCode !== null || child.signalCode !== null)
+      resolve({ code: child.exitCode, signal: child.signalCode })
     else child.once('exit', (code, signal) => resolve({ code, signal }))
   })
 
@@ -61,7 +77,10 @@ test('SIGKILL while blocks run loses nothing acknowledged; defs come back after 
     return r
   }
   assert.equal((await run(a, 'def inc(x):\n    return x + 1\nBASE = 40')).body.error, null)
-  assert.equal((await run(b, 'class Point:\n    def __init__(self, x):\n        self.x = x\nimport json')).body.error, null)
+  assert.equal(
+    (await run(b, 'class Point:\n    def __init__(self, x):\n        self.x = x\nimport json')).body.error,
+    null,
+  )
   assert.equal((await run(a, 'inc(BASE)')).body.result, 41)
 
   // Blocks in flight at the kill: one running in each session, one queued behind it in A.
@@ -76,6 +95,14 @@ test('SIGKILL while blocks run loses nothing acknowledged; defs come back after 
 
   first.child.kill('SIGKILL')
   assert.equal((await exited(first.child)).signal, 'SIGKILL')
+
+  // Its workers do not outlive it (their logs are named by pid).
+  const pids = readdirSync(join(home, 'logs'))
+    .map((f) => /^worker-(\d+)\.log$/.exec(f)?.[1])
+    .filter((p): p is string => p !== undefined)
+    .map(Number)
+  assert.ok(pids.length >= 2, `worker logs: ${pids}`)
+  await waitFor(() => pids.every((p) => !isAlive(p)), 15_000, "the dead host's workers to exit")
 
   // The database is whole and every acknowledged block has its row.
   const store = openStore({ home })
@@ -97,7 +124,10 @@ test('SIGKILL while blocks run loses nothing acknowledged; defs come back after 
   call = client(second.url)
   const listed = (await call('GET', '/v1/sessions')).body.sessions as { id: string; worker: string }[]
   assert.deepEqual(listed.map((s) => s.id).sort(), [a, b].sort())
-  assert.ok(listed.every((s) => s.worker === 'dormant'), 'no worker until the next block')
+  assert.ok(
+    listed.every((s) => s.worker === 'dormant'),
+    'no worker until the next block',
+  )
 
   const blocksA = (await call('GET', `/v1/sessions/${a}`)).body.blocks
   assert.deepEqual(
@@ -107,7 +137,11 @@ test('SIGKILL while blocks run loses nothing acknowledged; defs come back after 
   assert.equal(blocksA[1].result, 41, 'a finished block keeps its outcome')
   for (const x of [...blocksA.slice(2), ...(await call('GET', `/v1/sessions/${b}`)).body.blocks.slice(1)]) {
     assert.equal(x.status, 'done')
-    assert.equal(x.error.code, 'block.abandoned', 'blocks the dead host was running are closed, not left running')
+    assert.equal(
+      x.error.code,
+      'block.abandoned',
+      'blocks the dead host was running are closed, not left running',
+    )
   }
 
   // The next block in a reopened session runs after its definitions are restored.

@@ -90,9 +90,13 @@ export async function openEvents(url: string, headers: Record<string, string> = 
     async waitFor(pred: (evs: SseEvent[]) => boolean, ms = 20_000, what = 'events'): Promise<void> {
       const until = Date.now() + ms
       while (!pred(events)) {
-        if (ended) throw new Error(`the stream ended before ${what}; got ${JSON.stringify(events.map((e) => e.event))}`)
+        if (ended)
+          throw new Error(
+            `the stream ended before ${what}; got ${JSON.stringify(events.map((e) => e.event))}`,
+          )
         const left = until - Date.now()
-        if (left <= 0) throw new Error(`timed out waiting for ${what}; got ${JSON.stringify(events.map((e) => e.event))}`)
+        if (left <= 0)
+          throw new Error(`timed out waiting for ${what}; got ${JSON.stringify(events.map((e) => e.event))}`)
         await new Promise<void>((r) => {
           wake = r
           setTimeout(r, Math.min(left, 200))

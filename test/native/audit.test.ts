@@ -72,6 +72,25 @@ test('a native extension from outside the distribution cannot load', async () =>
   denied(o, /native extension .* only extensions inside the Python distribution/)
 })
 
+test('the hook survives re-entry through __fspath__ and many threads at once', async () => {
+  const o = await rt.exec(
+    [
+      'import os, threading',
+      'class P:',
+      '    def __fspath__(self):',
+      '        open(os.__file__).close()  # a nested audit event inside the hook',
+      '        return os.__file__',
+      'def worker():',
+      '    for _ in range(200):',
+      '        open(P()).close()',
+      'ts = [threading.Thread(target=worker) for _ in range(4)]',
+      'for t in ts: t.start()',
+      'for t in ts: t.join()',
+    ].join('\n'),
+  )
+  allowed(o)
+})
+
 test('guest code cannot add its own audit hook', async () => {
   allowed(
     await rt.exec(

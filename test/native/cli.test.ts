@@ -122,7 +122,8 @@ test('Ctrl-C raises KeyboardInterrupt with a traceback and exits 130', async () 
   let stderr = ''
   child.stdout.setEncoding('utf8').on('data', (d) => {
     stdout += d
-    if (stdout.includes('ready')) child.kill('SIGINT')
+    // A little later, so it usually lands in the sleep (line 3), not in print's return.
+    if (stdout.includes('ready')) setTimeout(() => child.kill('SIGINT'), 50)
   })
   child.stderr.setEncoding('utf8').on('data', (d) => {
     stderr += d
@@ -133,6 +134,6 @@ test('Ctrl-C raises KeyboardInterrupt with a traceback and exits 130', async () 
   assert.equal(code, 130, stderr)
   assert.match(
     stderr,
-    /Traceback \(most recent call last\):\n {2}File "<string>", line 3, in <module>\n[\s\S]*KeyboardInterrupt\n$/,
+    /Traceback \(most recent call last\):\n {2}File "<string>", line [23], in <module>\n[\s\S]*KeyboardInterrupt\n$/,
   )
 })

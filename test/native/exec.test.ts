@@ -286,3 +286,12 @@ describe('host calls', () => {
     assert.equal(after.ok && after.value, 2)
   })
 })
+
+describe('close', () => {
+  test('close() finalizes: atexit handlers run and later jobs are refused', async () => {
+    await rt.exec('import atexit\natexit.register(print, "atexit ran")')
+    assert.equal(await rt.close(), 0)
+    assert.ok(output.some((o) => o.text === 'atexit ran\n'))
+    await assert.rejects(rt.exec('1'), { code: 'native.closed' })
+  })
+})

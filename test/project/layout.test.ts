@@ -75,11 +75,15 @@ test('pytest pythonpath and testpaths from pyproject.toml', async () => {
 })
 
 test('setup.cfg package_dir, pytest.ini and tox.ini [pytest]', async () => {
-  const cfg = project({ 'setup.cfg': `[options]\npackage_dir =\n    =src\n    pkg = lib/pkg\n` }, [
-    'src',
-    'lib/pkg',
-  ])
-  assert.deepEqual((await discoverProjectLayout(cfg)).importRoots, [join(cfg, 'src'), join(cfg, 'lib')])
+  const cfg = project(
+    {
+      'setup.cfg': `[options]\npackage_dir =\n    =src\n    pkg = lib/pkg\n[tool:pytest]\ntestpaths = checks\n`,
+    },
+    ['src', 'lib/pkg', 'checks'],
+  )
+  const lc = await discoverProjectLayout(cfg)
+  assert.deepEqual(lc.importRoots, [join(cfg, 'src'), join(cfg, 'lib')])
+  assert.deepEqual(lc.testPaths, [join(cfg, 'checks')])
 
   const ini = project({ 'pytest.ini': `[pytest]\npythonpath = src\ntestpaths = tests\n` }, ['src', 'tests'])
   const li = await discoverProjectLayout(ini)

@@ -1,5 +1,7 @@
 // Sessions over real worker processes with a real embedded CPython.
 import assert from 'node:assert/strict'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import type { SessionEvent } from '../../src/sessions/events.js'
 import { createRuntime, type Runtime } from '../../src/sessions/runtime.js'
@@ -26,6 +28,18 @@ describe('a session runs blocks in its own worker', () => {
     assert.equal(r.stdout, '42 <hi>\n')
     await s.dispose()
     for (const pid of tree) assert.equal(isAlive(pid), false, `process ${pid} is gone`)
+  })
+
+  test('the default file tools are bound into every session', async () => {
+    writeFileSync(join(root, 'note.txt'), 'from the host\n')
+    const s = await rt.createSession({ roots: [root] })
+    assert.ok(s.toolNames().includes('cat') && s.toolNames().includes('ls'))
+    assert.equal(s.toolNames().includes('shell'), false, 'shell is off unless the session turns it on')
+    const r = await s.runBlock(
+      `print("from the host" in str(cat(${JSON.stringify(join(root, 'note.txt'))})))`,
+    )
+    assert.equal(r.stdout, 'True\n')
+    await s.dispose()
   })
 
   test('a tool failure reaches the guest as an exception with the host message', async () => {

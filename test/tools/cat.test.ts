@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { test } from 'node:test'
@@ -25,7 +26,7 @@ test('cat prefixes every line with a content-addressed anchor', async () => {
   assert.equal(r.truncated, false)
   assert.equal(r.path, 'a.txt')
   // The same text on another line number keeps its hash.
-  assert.equal(lineHash('line 1'), rows[0].split('|')[0].split(':')[1])
+  assert.equal(lineHash('line 1'), rows[0]!.split('|')[0]!.split(':')[1])
 })
 
 test('cat(path, n), cat(path, offset, n) and tail page through a file', async () => {
@@ -87,6 +88,12 @@ test('cat refuses binary files with their size and type', async () => {
   const e2 = await rejection(call(cat, ctx, 'blob.dat'))
   assert.equal(e2.code, 'tool.binary')
   assert.equal(e2.context.size, 4)
+})
+
+test('cat refuses a FIFO or device without blocking on it', async () => {
+  const { ws, cat, ctx } = await setup()
+  execFileSync('mkfifo', [join(ws, 'pipe')])
+  assert.equal((await rejection(call(cat, ctx, 'pipe'))).code, 'tool.not-a-file')
 })
 
 test('cat reports missing files and bad arguments with stable codes', async () => {

@@ -149,3 +149,22 @@ test('the in-process fallback gives the same results as ripgrep', async () => {
     assert.deepEqual(b, a, JSON.stringify(q))
   }
 })
+
+test('outside a repository both engines ignore .gitignore files alike', async () => {
+  const ws = await tempDir()
+  await files(ws, {
+    '.gitignore': 'a.txt\n',
+    'a.txt': 'term\n',
+    'sub/.gitignore': 'b.txt\n',
+    'sub/b.txt': 'term\n',
+  })
+  const ctx = context([ws])
+  const a = await call(grepTool(guardFor([ws]), 'ripgrep'), ctx, 'term')
+  const b = await call(grepTool(guardFor([ws]), 'builtin'), ctx, 'term')
+  assert.deepEqual(
+    a.hits.map((h: any) => h.path),
+    ['a.txt', 'sub/b.txt'],
+  )
+  assert.deepEqual(b.hits, a.hits)
+  assert.deepEqual(b.name_matches, a.name_matches)
+})

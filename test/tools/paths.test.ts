@@ -84,7 +84,7 @@ test('a symlink swapped in during calls never lets a read or write escape', asyn
   let reads = 0
   let denials = 0
   try {
-    for (let i = 0; i < 300; i++) {
+    for (let i = 0; i < 150; i++) {
       try {
         const r = await call(tools.cat!, ctx, 'd/secret.txt')
         assert.doesNotMatch(r.content, /SECRET/)
@@ -96,6 +96,7 @@ test('a symlink swapped in during calls never lets a read or write escape', asyn
       await call(tools.write!, ctx, `d/w${i}.txt`, 'x').catch((err: any) => {
         assert.equal(err.code, 'tool.path-denied')
       })
+      if (i % 5) continue
       const g = await call(tools.grep!, ctx, 'SECRET', { paths: 'd' }).catch((err: any) => {
         assert.equal(err.code, 'tool.path-denied')
         return { total: 0 }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { test } from 'node:test'
+import { after, test } from 'node:test'
 import { isAlive } from '../../src/tools/proc/tree.js'
 import { shellTool } from '../../src/tools/shell/shell.js'
 import { call, context, guardFor, rejection, tempDir } from './helpers.js'
@@ -20,14 +20,26 @@ const KEYS = [
   'truncated',
 ].sort()
 
+// A login shell reads the user's profile; a bare home keeps these tests
+// independent of this machine's (slow, lock-taking) shell start-up files.
+process.env.HOME = await tempDir('vis-tools-home-')
+
+const contexts: ReturnType<typeof context>[] = []
+// Whatever a failed test left running is killed, so the runner can exit.
+after(async () => {
+  for (const c of contexts) await c.resources.dispose()
+})
+
 async function setup() {
   const ws = await tempDir()
-  return { ws, shell: shellTool(guardFor([ws])), ctx: context([ws]) }
+  const ctx = context([ws])
+  contexts.push(ctx)
+  return { ws, shell: shellTool(guardFor([ws])), ctx }
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-async function until<T>(f: () => Promise<T>, ok: (v: T) => boolean, ms = 5000): Promise<T> {
+async function until<T>(f: () => Promise<T>, ok: (v: T) => boolean, ms = 20000): Promise<T> {
   const end = Date.now() + ms
   for (;;) {
     const v = await f()
@@ -186,6 +198,25 @@ test('disposal kills every process tree the session started, daemons included', 
   const r = await pending
   assert.doesNotMatch(r.stdout, /never/)
   assert.equal((await rejection(call(shell, ctx, 'true', { id: 'late' }))).code, 'tool.session-closed')
+})
+
+test('cancelling the call kills the running command', async () => {
+  const { ws, shell, ctx } = await setup()
+  const pending = call(shell, ctx, 'echo $$ > me.pid; sleep 30')
+  const fs = await import('node:fs')
+  const pid = await until(
+    async () => Number(fs.existsSync(`${ws}/me.pid`) && fs.readFileSync(`${ws}/me.pid`, 'utf8').trim()),
+    (p) => p > 0,
+  )
+  ctx.abort.abort()
+  assert.equal((await rejection(pending)).code, 'tool.aborted')
+  assert.equal(
+    await until(
+      async () => isAlive(pid),
+      (a) => !a,
+    ),
+    false,
+  )
 })
 
 test('shell argument errors', async () => {

@@ -60,6 +60,21 @@ def _where(exc, spec):
     return found
 
 
+def _version(spec, source):
+    """Names what will run: the registering file and, for a package, every module in it,
+    so a live session realises the package again when only a helper changed."""
+    h = hashlib.sha256(source.encode())
+    if spec["kind"] == "package":
+        for base, dirs, files in os.walk(spec["dir"]):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
+            for name in sorted(files):
+                path = os.path.join(base, name)
+                if name.endswith(".py") and path != spec["path"]:
+                    with open(path, "rb") as f:
+                        h.update(path.encode() + b"\0" + f.read() + b"\0")
+    return h.hexdigest()
+
+
 def _module_for(spec):
     """A fresh module object to execute the extension's source in."""
     key = spec["key"]
@@ -93,7 +108,7 @@ def _realise(spec):
     if source is None:
         with open(spec["path"], encoding="utf-8") as f:
             source = f.read()
-    sha = hashlib.sha256(source.encode()).hexdigest()
+    sha = _version(spec, source)
     have = _loaded.get(key)
     if have and have["sha"] == sha:
         return have
@@ -122,21 +137,22 @@ def _answer(entry):
     return {"ok": True, "manifest": entry["manifest"], "sha": entry["sha"], "source": entry["source"]}
 
 
-def load_all(dirs, specs):
-    """Loads every discovered file afresh (the registration worker); one result per spec."""
+def prepare(dirs):
+    """Starts a full load in the registration worker: edited helpers are read afresh."""
     for d in dirs:
         _purge(d)
     _use_dirs(dirs)
-    out = []
-    for spec in specs:
-        _loaded.pop(spec["key"], None)
-        try:
-            out.append(_answer(_realise(spec)))
-        except LoadError as e:
-            out.append({"ok": False, "error": str(e)})
-        except (Exception, SystemExit) as e:
-            out.append({"ok": False, "error": f"{type(e).__name__}: {e}{_where(e, spec)}"})
-    return out
+    _loaded.clear()
+
+
+def load_one(spec):
+    """Loads one discovered file: its sealed manifest, or why it did not load."""
+    try:
+        return _answer(_realise(spec))
+    except LoadError as e:
+        return {"ok": False, "error": str(e)}
+    except (Exception, SystemExit) as e:
+        return {"ok": False, "error": f"{type(e).__name__}: {e}{_where(e, spec)}"}
 
 
 def realise(dirs, spec, project=None):

@@ -7,7 +7,7 @@ import builtins
 import os
 import sys
 
-from . import attach, autoimport, banned, block, deferred, helpers, schedule, snapshot, surface, tools
+from . import aio, attach, autoimport, banned, block, deferred, helpers, schedule, snapshot, surface, tools
 from .state import RT, SYSTEM_VAR_NAMES
 
 
@@ -21,6 +21,7 @@ def install_runtime(config: dict) -> dict:
     if not rt.installed:
         rt.stdout, rt.stderr = sys.stdout, sys.stderr
         surface.install(rt)
+        aio.install()
         autoimport.install(rt)
         hooks = {
             "__vis_settle__": deferred.settle,

@@ -85,11 +85,18 @@ def outbox_dir(rt) -> str | None:
 
 
 def scan(rt) -> dict:
+    """{file: (mtime_ns, size)} under the outbox; remembers each directory's mtime."""
     root = outbox_dir(rt)
     seen: dict = {}
+    dirs: dict = {}
     if not root or not os.path.isdir(root):
+        rt.outbox_dirs = dirs
         return seen
     for dirpath, _dirs, files in os.walk(root):
+        try:
+            dirs[dirpath] = os.stat(dirpath).st_mtime_ns
+        except OSError:
+            continue
         for f in files:
             p = os.path.join(dirpath, f)
             try:
@@ -97,6 +104,31 @@ def scan(rt) -> dict:
             except OSError:
                 continue
             seen[p] = (st.st_mtime_ns, st.st_size)
+    rt.outbox_dirs = dirs
+    return seen
+
+
+def _quick_scan(rt) -> dict | None:
+    """When no outbox directory changed its entries, only the known files need a stat.
+
+    stat() raises no audit event, where listing a directory does: this keeps the per-block
+    cost of the outbox to a few syscalls."""
+    dirs = getattr(rt, "outbox_dirs", None)
+    if not dirs:
+        return None
+    for d, mtime in dirs.items():
+        try:
+            if os.stat(d).st_mtime_ns != mtime:
+                return None
+        except OSError:
+            return None
+    seen = {}
+    for p in getattr(rt, "outbox_seen", {}):
+        try:
+            st = os.stat(p)
+        except OSError:
+            return None
+        seen[p] = (st.st_mtime_ns, st.st_size)
     return seen
 
 
@@ -124,7 +156,9 @@ def collect(rt) -> list:
 
     A file still open at the end of a block is reported after a later block, once closed."""
     seen = getattr(rt, "outbox_seen", {})
-    after = scan(rt)
+    after = _quick_scan(rt)
+    if after is None:
+        after = scan(rt)
     changed = [p for p, st in after.items() if seen.get(p) != st]
     if not changed:
         rt.outbox_seen = after
@@ -133,10 +167,7 @@ def collect(rt) -> list:
     out = []
     for p in sorted(changed):
         if _open_for_writing(p):
-            if p in seen:
-                after[p] = seen[p]
-            else:
-                del after[p]
+            after[p] = seen.get(p)  # stays "changed" (and known) until it is closed
             continue
         try:
             with builtins.open(p, "rb") as f:

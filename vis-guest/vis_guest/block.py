@@ -73,8 +73,7 @@ def prepare(source: str, filename: str, *, capture_last: bool, check: bool):
         _tool_named_defs(tree, source)
     found = snapshot.candidates(tree, source)
     try:
-        tree, changed = rewrite.rewrite(tree, capture_last, source)
-        code = rewrite.compile_block(tree, filename, None if changed else source)
+        code = rewrite.compile_block(*rewrite.rewrite(tree, capture_last, source), filename, source)
     except SyntaxError as e:
         raise Refused(_error(e, True, filename, source)) from None
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)

@@ -118,7 +118,8 @@ class DeferredCall:
     def __ne__(self, other):
         return self._settle() != other
 
-    __hash__ = None
+    # Identity hash: asyncio.gather() keys its arguments in a dict; equality compares values.
+    __hash__ = object.__hash__
 
     def __add__(self, other):
         return self._settle() + other

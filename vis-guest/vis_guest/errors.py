@@ -60,8 +60,11 @@ def _user_position(exc: BaseException, filename: str, lines: list):
         pos = list(found.tb_frame.f_code.co_positions())[found.tb_lasti // 2]
         if pos[0] == line and pos[2] is not None and 0 < line <= len(lines):
             text = lines[line - 1]
-            col = _char_col(text, pos[2]) + 1
-            end = pos[3] if pos[1] == line and pos[3] is not None else len(text.encode("utf-8"))
+            start = pos[2]
+            end = pos[3] if pos[1] == line and pos[3] is not None else None
+            if end is None or end <= start:
+                end = len(text.encode("utf-8"))
+            col = _char_col(text, start) + 1
             end_col = _char_col(text, end) + 1
     except (IndexError, ValueError):
         pass
@@ -123,18 +126,19 @@ def _denial_hint(exc: BaseException, policy: dict, hints: dict) -> str | None:
 
 def _syntax_hints(exc: SyntaxError, lines: list, hints: list, flags: list) -> None:
     msg = exc.msg or ""
-    # Non-ASCII punctuation in code position (em dash, curly quotes) pasted from prose.
-    for n, text in enumerate(lines, 1):
-        for ch in text:
-            if ch in _CONFUSABLE and (n == exc.lineno or "invalid character" in msg):
-                name = unicodedata.name(ch, "character")
-                hints.append(
-                    f"line {n} has {ch!r} (U+{ord(ch):04X} {name}) in code; use ASCII {_CONFUSABLE[ch]!r}"
-                )
-                flags.append("non-ascii")
-                break
-        if "non-ascii" in flags:
-            break
+    # Non-ASCII punctuation in code position (em dash, curly quotes) pasted from prose; the
+    # parser names it, and characters inside string literals never get here.
+    if "invalid character" in msg or "invalid non-printable character" in msg:
+        n = exc.lineno or 0
+        text = lines[n - 1] if 0 < n <= len(lines) else ""
+        ch = next((c for c in text[(exc.offset or 1) - 1 :] if ord(c) > 127), None) or next(
+            (c for c in text if ord(c) > 127), None
+        )
+        if ch:
+            name = unicodedata.name(ch, "character")
+            fix = f"use ASCII {_CONFUSABLE[ch]!r}" if ch in _CONFUSABLE else "remove it or use an ASCII equivalent"
+            hints.append(f"line {n} has {ch!r} (U+{ord(ch):04X} {name}) in code; {fix}")
+            flags.append("non-ascii")
     first = next((t.strip() for t in lines if t.strip()), "")
     if first and _PROSE.match(first):
         try:

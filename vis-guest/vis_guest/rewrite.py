@@ -18,7 +18,21 @@ def _at(node, like):
     return ast.copy_location(node, like)
 
 
-def _wrap(fn: str, value: ast.expr) -> ast.Call:
+class Edits:
+    """Counts the wraps: a block with none compiles from its text (cheaper for tiny blocks)."""
+
+    def __init__(self):
+        self.count = 0
+
+    def __bool__(self):
+        return self.count > 0
+
+    def add(self) -> None:
+        self.count += 1
+
+
+def _wrap(fn: str, value: ast.expr, edits: Edits) -> ast.Call:
+    edits.add()
     return _at(ast.Call(func=_at(ast.Name(id=fn, ctx=ast.Load()), value), args=[value], keywords=[]), value)
 
 
@@ -29,9 +43,9 @@ class _Settler:
     """Walks statement lists only (statements cannot hide inside expressions), which keeps
     the rewrite cheap; `await` operands are found by a separate walk when the text has one."""
 
-    def __init__(self, last: ast.stmt | None):
+    def __init__(self, last: ast.stmt | None, edits: Edits):
         self.last = last
-        self.changed = False
+        self.edits = edits
 
     def stmts(self, body: list, scope: str) -> list:
         out = []
@@ -44,15 +58,14 @@ class _Settler:
             return [self.expr_stmt(node, scope)]
         if isinstance(node, ast.Return):
             if node.value is not None:
-                self.changed = True
                 if scope == "async":
-                    node.value = _at(ast.Await(value=_wrap(ASETTLE, node.value)), node.value)
+                    node.value = _at(ast.Await(value=_wrap(ASETTLE, node.value, self.edits)), node.value)
                 else:
-                    node.value = _wrap(SETTLE, node.value)
+                    node.value = _wrap(SETTLE, node.value, self.edits)
             return [node]
         if isinstance(node, ast.ImportFrom) and scope == "module" and any(a.name == "*" for a in node.names):
             # `from m import *` must never overwrite a tool: drop what it shadowed right away.
-            self.changed = True
+            self.edits.add()
             call = _at(ast.Call(func=_at(ast.Name(id=UNSHADOW, ctx=ast.Load()), node), args=[], keywords=[]), node)
             return [node, _at(ast.Expr(value=call), node)]
         inner = scope
@@ -72,36 +85,33 @@ class _Settler:
 
     def expr_stmt(self, node: ast.Expr, scope: str) -> ast.Expr:
         if node is self.last:
-            node.value = _wrap(LAST, node.value)
-            self.changed = True
+            node.value = _wrap(LAST, node.value, self.edits)
         elif scope != "async" and not isinstance(node.value, (ast.Constant, ast.Await, ast.Yield, ast.YieldFrom)):
             # Statements inside `async def` stay deferred so gather() can batch them.
-            node.value = _wrap(SETTLE, node.value)
-            self.changed = True
+            node.value = _wrap(SETTLE, node.value, self.edits)
         return node
 
 
-def _wrap_awaits(tree: ast.AST) -> bool:
-    found = False
+def _wrap_awaits(tree: ast.AST, edits: Edits) -> None:
     for node in ast.walk(tree):
         if isinstance(node, ast.Await):
-            node.value = _wrap(AWAIT, node.value)
-            found = True
-    return found
+            node.value = _wrap(AWAIT, node.value, edits)
 
 
 def rewrite(tree: ast.Module, capture_last: bool, source: str | None = None) -> tuple:
-    """Returns (tree, changed); an unchanged block can compile from its text, which is
-    several times cheaper than compiling an AST object."""
-    changed = (source is None or "await" in source) and _wrap_awaits(tree)  # before the statement pass
+    """(tree, edits); `source` lets a block without `await` skip the expression walk."""
+    edits = Edits()
+    if source is None or "await" in source:
+        _wrap_awaits(tree, edits)  # before the statement pass, which adds awaits of its own
     last = tree.body[-1] if capture_last and tree.body and isinstance(tree.body[-1], ast.Expr) else None
-    settler = _Settler(last)
-    tree.body = settler.stmts(tree.body, "module")
-    return tree, bool(changed or settler.changed)
+    tree.body = _Settler(last, edits).stmts(tree.body, "module")
+    return tree, edits
 
 
-def compile_block(tree: ast.Module, filename: str, source: str | None = None):
-    return compile(source if source is not None else tree, filename, "exec", flags=FLAGS, dont_inherit=True)
+def compile_block(tree: ast.Module, edits: Edits, filename: str, source: str):
+    """A block the rewrite left alone compiles from its text: several times cheaper than
+    converting an AST object back for tiny blocks, and the same code."""
+    return compile(tree if edits else source, filename, "exec", flags=FLAGS, dont_inherit=True)
 
 
 def module_level(tree: ast.Module):

@@ -11,6 +11,12 @@ from . import wire
 from .deferred import DeferredCall, _running_loop
 
 
+NO_LOOP = (
+    "this awaits an asyncio future, but a block runs without an event loop: use gather() for "
+    "concurrency, or put the asyncio code in `async def main()` and call asyncio.run(main())"
+)
+
+
 class GatherError(Exception):
     """Several awaitables of one gather() failed; `.exceptions` holds them by index."""
 
@@ -37,14 +43,14 @@ def run_all(aws: list) -> list:
         if it is None:
             out[i] = (True, aw)  # a plain value is its own result
         else:
-            ready.append(i)
+            ready.append((i, None))
     inflight: dict = {}  # call id -> DeferredCall
     waiters: dict = {}  # id(DeferredCall) -> [child index]
     while ready or inflight:
         while ready:
-            i = ready.popleft()
+            i, throw = ready.popleft()
             try:
-                got = steps[i].send(None)
+                got = steps[i].send(None) if throw is None else steps[i].throw(throw)
             except StopIteration as stop:
                 out[i] = (True, stop.value)
                 continue
@@ -59,13 +65,16 @@ def run_all(aws: list) -> list:
                     waiters[key] = []
                     inflight[wire.send(got._tool, got._args)] = got
                 waiters[key].append(i)
+            elif got is None or isinstance(got, DeferredCall):
+                ready.append((i, None))  # a bare yield (asyncio.sleep(0)) just passes the turn
             else:
-                ready.append(i)  # a bare yield (asyncio.sleep(0)) just passes the turn
+                # An asyncio future with no loop to complete it: fail loudly instead of spinning.
+                ready.append((i, RuntimeError(NO_LOOP)))
         if inflight:
             call_id, reply = wire.wait(list(inflight))
             call = inflight.pop(call_id)
             call._complete(reply)
-            ready.extend(waiters.pop(id(call)))
+            ready.extend((i, None) for i in waiters.pop(id(call)))
     return out
 
 

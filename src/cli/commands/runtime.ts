@@ -1,13 +1,10 @@
 import { parseArgs } from 'node:util'
+import { fetchIntoCache } from '../../distribution/fetch.js'
+import { cacheRoot } from '../../distribution/layout.js'
 import { progressPrinter } from '../../distribution/progress.js'
-import {
-  cacheRoot,
-  distBaseUrl,
-  explainResolution,
-  fetchIntoCache,
-  selectMinor,
-} from '../../distribution/resolve.js'
-import { type StageResult, stageFromArchive, stageFromPython, stageMinor } from '../../distribution/stage.js'
+import { distBaseUrl, explainResolution, selectMinor } from '../../distribution/resolve.js'
+import { type StageResult, stageFromPython, stageMinor } from '../../distribution/stage.js'
+import { stageFromArchive } from '../../distribution/stage-archive.js'
 import { validateTree } from '../../distribution/validate.js'
 import { VisError } from '../../util/errors.js'
 import type { Command } from '../command.js'
@@ -33,7 +30,19 @@ Find, fetch and stage the CPython distribution the runtime embeds.
       shared-library CPython (pyenv's, then the system's); default 3.11.
       --with pytest adds pytest from Debian's packages (apt-get download).
 
-Minor selection: --python, else VIS_PYTHON_VERSION, else the lowest staged minor.`
+Minor selection: --python, else VIS_PYTHON_VERSION, else the lowest staged minor.
+
+Environment:
+  VIS_PYTHON_HOME       a distribution root (install_only layout, or a plain
+                        shared-library prefix such as pyenv's); answers first
+  VIS_PYTHON_STAGED_DIR where staged trees are looked for (default: cpython-dist/
+                        beside the package)
+  VIS_PYTHON_CHECKOUT   a CPython source tree built in place with
+                        \`./configure --enable-shared && make\`
+  VIS_PYTHON_DIST_URL   release base URL; serves cpython-<minor>-<platform>.json
+                        naming the archive and its sha256
+  VIS_HOME              per-user state (default ~/.vis); the cache is
+                        VIS_HOME/python/runtime/<minor>/<platform>/python`
 
 async function status(argv: string[]): Promise<number> {
   const { values } = parseArgs({
@@ -91,7 +100,10 @@ async function fetch(argv: string[]): Promise<number> {
       // Missing or broken: fetch it.
     }
   }
-  const tree = await fetchIntoCache(minor, distBaseUrl(), { onProgress: progressPrinter() })
+  const tree = await fetchIntoCache(minor, distBaseUrl(), {
+    onProgress: progressPrinter(),
+    replace: values.force,
+  })
   console.log(`Python ${tree.version} is in the cache: ${tree.root}`)
   return 0
 }

@@ -13,10 +13,14 @@ interface Frame {
 // relative to the directory of their file, deeper files win over shallower
 // ones, and they only count inside a repository (like ripgrep's default).
 export class IgnoreStack {
-  private constructor(private readonly frames: readonly Frame[]) {}
+  private constructor(
+    private readonly frames: readonly Frame[],
+    // False outside a repository, where no .gitignore counts at any depth.
+    private readonly active: boolean,
+  ) {}
 
   static none(): IgnoreStack {
-    return new IgnoreStack([])
+    return new IgnoreStack([], false)
   }
 
   // Rules for a directory: .git/info/exclude and every .gitignore from the
@@ -43,13 +47,14 @@ export class IgnoreStack {
       const text = await readFile(join(c, '.gitignore'), 'utf8').catch(() => '')
       if (text) frames.push({ base: c, ig: ignore().add(text) })
     }
-    return new IgnoreStack(frames)
+    return new IgnoreStack(frames, true)
   }
 
   // The rules for a subdirectory whose own .gitignore is read through its handle.
   async descend(dirAbs: string, dir: FileHandle): Promise<IgnoreStack> {
+    if (!this.active) return this
     const text = await readGitignore(dir)
-    return text ? new IgnoreStack([...this.frames, { base: dirAbs, ig: ignore().add(text) }]) : this
+    return text ? new IgnoreStack([...this.frames, { base: dirAbs, ig: ignore().add(text) }], true) : this
   }
 
   ignored(abs: string, isDir: boolean): boolean {

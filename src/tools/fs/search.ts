@@ -142,7 +142,8 @@ export function findRipgrep(): string | undefined {
   return rgPath ?? undefined
 }
 
-const RG_COMMON = ['--no-config', '--no-ignore-dot', '--no-ignore-global', '--no-messages']
+// --sort path makes the walk deterministic, so a capped search keeps the same hits as the fallback.
+const RG_COMMON = ['--no-config', '--no-ignore-dot', '--no-ignore-global', '--no-messages', '--sort', 'path']
 
 type RgText = { text?: string; bytes?: string }
 

@@ -2,7 +2,7 @@ import { spawn as nodeSpawn } from 'node:child_process'
 import { VisError } from '../../util/errors.js'
 import type { SpawnHook } from '../types.js'
 import { HeadTail } from './bounded.js'
-import { killTree, newTreeToken, TREE_MARK } from './tree.js'
+import { killTree, newTreeToken, TREE_MARK, terminateTree } from './tree.js'
 
 export const STREAM_HEAD = 16 * 1024
 export const STREAM_TAIL = 16 * 1024
@@ -62,7 +62,7 @@ export function runBounded(command: string, args: readonly string[], o: RunOptio
     if (pid !== undefined) o.onStart?.(kill)
     const timer = setTimeout(() => {
       timedOut = true
-      kill()
+      if (pid !== undefined) void terminateTree(pid, token)
     }, o.timeoutMs)
     const onAbort = () => {
       aborted = true

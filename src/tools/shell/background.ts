@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn as nodeSpawn } from 'node:child_process'
 import { Ring } from '../proc/bounded.js'
-import { isAlive, killTree, newTreeToken, TREE_MARK } from '../proc/tree.js'
+import { isAlive, killTree, newTreeToken, TREE_MARK, terminateTree } from '../proc/tree.js'
 import type { Json, Resource, SpawnHook } from '../types.js'
 import { shellEnv } from './env.js'
 
@@ -110,7 +110,7 @@ export class BackgroundShell implements Resource {
   async stop(): Promise<void> {
     const pid = this.pid
     if (pid === undefined) return
-    killTree(pid, this.token)
+    await terminateTree(pid, this.token)
     await Promise.race([this.exited, new Promise((r) => setTimeout(r, STOP_GRACE_MS))])
     // Anything that escaped the first sweep (forked mid-kill) goes now.
     killTree(pid, this.token)

@@ -1,0 +1,81 @@
+import { copyFileSync, existsSync, mkdirSync, rmSync, statSync } from 'node:fs'
+import { basename, join, resolve } from 'node:path'
+import { VisError } from '../util/errors.js'
+import { archiveFileFor, sha256File, unpackArchive, writeArchiveManifests } from './archive.js'
+import { cleanStaleSiblings, renameIntoPlace, replaceInPlace, siblingTemp } from './atomic.js'
+import { downloadFile } from './download.js'
+import { defaultDistDir, stagedTreeRoot } from './layout.js'
+import { writeManifest } from './manifest.js'
+import { noProgress } from './progress.js'
+import type { StageOptions, StageResult } from './stage.js'
+import { validateTree } from './validate.js'
+
+// Stages from a python-build-standalone style archive (or one of ours):
+// unpacked beside its final place, checked, renamed in.
+export async function stageFromArchive(source: string, opts: StageOptions = {}): Promise<StageResult> {
+  const onProgress = opts.onProgress ?? noProgress
+  const out = resolve(opts.out ?? defaultDistDir())
+  mkdirSync(out, { recursive: true })
+  const work = join(out, 'staging')
+  cleanStaleSiblings(work)
+  const tmp = siblingTemp(work)
+  try {
+    let file = source
+    if (/^https?:\/\//.test(source)) {
+      file = join(tmp, 'archive.tar.gz')
+      await downloadFile(source, file, { onProgress })
+    } else {
+      file = resolve(source)
+      if (!existsSync(file)) throw new VisError('dist.stage', `no archive at ${file}`, { path: file })
+    }
+    const unpacked = join(tmp, 'tree')
+    mkdirSync(unpacked)
+    onProgress({ step: 'unpack', detail: source })
+    await unpackArchive(file, unpacked, source)
+    const treeRoot = join(unpacked, 'python')
+    const tree = validateTree(treeRoot, { source: `archive:${source}` })
+    const sha256 = await sha256File(file)
+    writeManifest(treeRoot, { ...tree.manifest, source: `archive:${source}`, sha256 })
+    const finalRoot = stagedTreeRoot(out, tree.minor, tree.platform)
+    if (existsSync(finalRoot) && !opts.force) {
+      throw new VisError('dist.stage', `${finalRoot} already exists; pass --force to replace it`, {
+        path: finalRoot,
+      })
+    }
+    mkdirSync(join(out, tree.minor, tree.platform), { recursive: true })
+    const result: StageResult = {
+      root: finalRoot,
+      version: tree.version,
+      minor: tree.minor,
+      platform: tree.platform,
+      skipped: false,
+      sha256,
+    }
+    if (opts.archive !== false) {
+      const archivesDir = join(out, 'archives')
+      mkdirSync(archivesDir, { recursive: true })
+      const dest = archiveFileFor(archivesDir, tree.version, tree.platform)
+      if (resolve(dest) !== file) copyFileSync(file, dest)
+      writeArchiveManifests(archivesDir, {
+        version: tree.version,
+        minor: tree.minor,
+        platform: tree.platform,
+        file: basename(dest),
+        sha256,
+        size: statSync(dest).size,
+        packages: tree.manifest.packages,
+      })
+      result.archive = dest
+    }
+    if (opts.force) replaceInPlace(treeRoot, finalRoot)
+    else if (renameIntoPlace(treeRoot, finalRoot) === 'exists') {
+      throw new VisError('dist.stage', `${finalRoot} appeared while staging; pass --force to replace it`, {
+        path: finalRoot,
+      })
+    }
+    onProgress({ step: 'stage', detail: `staged Python ${tree.version} at ${finalRoot}` })
+    return result
+  } finally {
+    rmSync(tmp, { recursive: true, force: true })
+  }
+}

@@ -1,0 +1,34 @@
+"""asyncio at block level, where no event loop runs (so that asyncio.run() stays usable).
+
+Two asyncio calls models write at top level are routed to the block's own scheduler when no
+loop is running: asyncio.sleep(delay) sleeps in place, and asyncio.gather(...) becomes the
+runtime's gather (same concurrency for tool calls; failures aggregate). Under a running
+loop (inside asyncio.run) both are asyncio's own."""
+
+import asyncio
+import asyncio.tasks
+import time
+
+from .deferred import _running_loop
+from .schedule import gather as vis_gather
+
+
+def install() -> None:
+    loop_sleep = asyncio.sleep
+    loop_gather = asyncio.gather
+
+    async def sleep(delay, result=None):
+        if _running_loop() or delay <= 0:
+            return await loop_sleep(delay, result)
+        time.sleep(delay)  # interruptible, like any blocking call in a block
+        return result
+
+    def gather(*aws, return_exceptions=False):
+        if _running_loop():
+            return loop_gather(*aws, return_exceptions=return_exceptions)
+        return vis_gather(*aws, return_exceptions=return_exceptions)
+
+    sleep.__doc__ = loop_sleep.__doc__
+    gather.__doc__ = loop_gather.__doc__
+    asyncio.sleep = asyncio.tasks.sleep = sleep
+    asyncio.gather = asyncio.tasks.gather = gather

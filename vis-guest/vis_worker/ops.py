@@ -1,0 +1,86 @@
+"""Work ops of the worker wire, served on the interpreter thread.
+
+In wire mode the addon's reader thread hands each work request line straight to
+`handle`, and writes the reply line it returns to the socket: no trip through the
+worker's JavaScript. Every reply carries the request's id; a failure is a reply with
+ok false, never an exception out of here (the addon would have to invent one)."""
+
+import importlib
+import json
+import sys
+import traceback
+
+
+def _main() -> dict:
+    # Looked up per call: the guest runtime may install its own __main__.
+    return sys.modules["__main__"].__dict__
+
+
+def _error(exc: BaseException) -> dict:
+    err = {"type": type(exc).__name__, "message": str(exc)}
+    tb = traceback.extract_tb(exc.__traceback__)
+    frames = [f for f in tb if f.filename == "<block>"]
+    if isinstance(exc, SyntaxError) and exc.filename == "<block>":
+        err["line"] = exc.lineno
+        if exc.offset:
+            err["column"] = exc.offset
+    elif frames:
+        err["line"] = frames[-1].lineno
+    return err
+
+
+def _exec(msg: dict):
+    try:
+        exec(compile(msg["code"], "<block>", "exec"), _main())
+    except BaseException as e:  # noqa: BLE001 - an interrupt is an outcome, not a crash
+        return {"ok": False, "error": _error(e)}
+    return {"ok": True, "value": None}
+
+
+def _eval(msg: dict):
+    try:
+        value = eval(compile(msg["expr"], "<block>", "eval"), _main())
+    except BaseException as e:  # noqa: BLE001
+        return {"ok": False, "error": _error(e)}
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return {"ok": True, "value": repr(value), "repr": True}
+    return {"ok": True, "value": value}
+
+
+def _run(msg: dict):
+    fn = getattr(importlib.import_module(msg["module"]), msg["fn"])
+    return fn(*msg["args"])
+
+
+def _guest(name: str, key: str):
+    def op(msg: dict):
+        from vis_guest import api
+
+        return getattr(api, name)(msg[key])
+
+    return op
+
+
+OPS = {
+    "exec": _exec,
+    "eval": _eval,
+    "run": _run,
+    "run-block": _guest("run_block", "request"),
+    "install-tool": _guest("install_tool", "spec"),
+    "install-runtime": _guest("install_runtime", "config"),
+}
+
+
+def handle(line: str) -> str:
+    rid = None
+    try:
+        msg = json.loads(line)
+        rid = msg["id"]
+        value = OPS[msg["op"]](msg)
+        return json.dumps({"id": rid, "ok": True, "value": value}, ensure_ascii=False, allow_nan=False)
+    except BaseException as e:  # noqa: BLE001 - KeyboardInterrupt in `run` too
+        code = "python.interrupted" if isinstance(e, KeyboardInterrupt) else "python.exception"
+        message = f"{type(e).__name__}: {e}"
+        return json.dumps({"id": rid, "ok": False, "error": {"code": code, "message": message}}, ensure_ascii=False)
