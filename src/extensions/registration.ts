@@ -27,3 +27,13 @@ export async function closeRegistrationWorkers(): Promise<void> {
   shared.clear()
   await Promise.all(all.map((p) => p.then((w) => w.close()).catch(() => undefined)))
 }
+
+let tail: Promise<unknown> = Promise.resolve()
+
+// One full load at a time: a load prepares the shared worker's sys.path and module cache for
+// its own directories, which another registry's load must not change halfway.
+export function exclusive<T>(fn: () => Promise<T>): Promise<T> {
+  const run = tail.then(fn)
+  tail = run.catch(() => undefined)
+  return run
+}

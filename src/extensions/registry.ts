@@ -6,7 +6,7 @@ import { VisError } from '../util/errors.js'
 import { visHome } from '../util/home.js'
 import { type Discovery, discoverExtensions, type ExtensionSource, extensionDirs } from './discover.js'
 import { type ExtensionManifest, HookAnswer, LoadResult } from './manifest.js'
-import { registrationWorker } from './registration.js'
+import { exclusive, registrationWorker } from './registration.js'
 import { type RealiseSpec, SessionWorkers } from './session-workers.js'
 import { pythonReason, type TrustedWorker } from './trusted-worker.js'
 
@@ -107,7 +107,7 @@ export class ExtensionRegistry {
       path: s.path,
       dir: s.dir,
     }))
-    const results = await this.loadEach(discovery.dirs, specs)
+    const results = await exclusive(() => this.loadEach(discovery.dirs, specs))
     const next = new Map<string, LoadedExtension>()
     const problems: ExtensionWarning[] = []
     const names = new Map<string, string>()

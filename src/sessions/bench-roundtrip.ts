@@ -43,12 +43,13 @@ function quantile(xs: number[], q: number): number {
 }
 const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d
 
+type FloorPeer = { ping(n: number, payload: unknown): Promise<number[]>; close(): void }
+
 // A minimal JSON-line client for the floor peer (no zod, no channel: the baseline).
-async function measureFloor(n: number, payload: unknown): Promise<number[]> {
+function startFloorPeer(): FloorPeer {
   const here = import.meta.url
   const ts = here.endsWith('.ts')
   const entry = fileURLToPath(new URL(`../worker/floor-peer.${ts ? 'ts' : 'js'}`, here))
-  const home = mkdtempSync(join(tmpdir(), 'vis-floor-'))
   const child: ChildProcess = spawn(
     process.execPath,
     [...(ts ? ['--import', import.meta.resolve('tsx')] : []), entry],
@@ -73,22 +74,23 @@ async function measureFloor(n: number, payload: unknown): Promise<number[]> {
       w(line)
     }
   })
-  const times: number[] = []
-  try {
-    for (let i = 1; i <= n + 50; i++) {
-      const t0 = performance.now()
-      const line = await new Promise<string>((resolve) => {
-        waiter = resolve
-        sock.write(encodeFrame({ id: i, op: 'ping', value: payload }))
-      })
-      JSON.parse(line)
-      if (i > 50) times.push((performance.now() - t0) * 1000)
-    }
-  } finally {
-    child.kill('SIGKILL')
-    rmSync(home, { recursive: true, force: true })
+  let id = 0
+  return {
+    async ping(n, payload) {
+      const times: number[] = []
+      for (let i = 0; i < n; i++) {
+        const t0 = performance.now()
+        const line = await new Promise<string>((resolve) => {
+          waiter = resolve
+          sock.write(encodeFrame({ id: ++id, op: 'ping', value: payload }))
+        })
+        JSON.parse(line)
+        times.push((performance.now() - t0) * 1000)
+      }
+      return times
+    },
+    close: () => child.kill('SIGKILL'),
   }
-  return times
 }
 
 // Times each host call from Python (a fixed benchmark program; nothing is interpolated).
@@ -109,10 +111,8 @@ export async function measureRoundtrip(opts: RoundtripOptions = {}): Promise<Rou
   const root = mkdtempSync(join(tmpdir(), 'vis-bench-root-'))
   const big = 'x'.repeat(64 * 1024)
 
-  const floor = await measureFloor(n, null)
-  const floor64k = await measureFloor(Math.max(50, Math.floor(n / 10)), big)
-
   const rt = await createRuntime({ home, python: opts.python, pool: { size: 1 } })
+  let peer: FloorPeer | undefined
   try {
     // Cold: a runtime without a pool starts a worker per session.
     const coldRt = await createRuntime({ home, python: opts.python, pool: { size: 0 } })
@@ -143,29 +143,44 @@ export async function measureRoundtrip(opts: RoundtripOptions = {}): Promise<Rou
     await new Promise((r) => setTimeout(r, 200))
     const idleRss = treeRssMb(s.pid)
     const idlePrivate = treePrivateMb(s.pid)
-    const exec: number[] = []
-    for (let i = 0; i < n + 50; i++) {
-      const t0 = performance.now()
-      await s.exec('x = 1')
-      if (i >= 50) exec.push((performance.now() - t0) * 1000)
-    }
-
-    const payload: number[] = []
-    const m = Math.max(50, Math.floor(n / 10))
-    for (let i = 0; i < m + 10; i++) {
-      const t0 = performance.now()
-      const back = await s.callModule('builtins', 'str', [big])
-      if (i >= 10) payload.push((performance.now() - t0) * 1000)
-      if (i === 0 && back !== big) throw new Error('the 64 KiB payload did not come back intact')
-    }
-
-    // Host calls are timed inside Python, from the call to its reply, so they measure the
-    // tool round trip and nothing else.
     await s.bind('ping', () => 1, { doc: 'benchmark ping', signature: '()' })
     const loop = (await s.exec(HOSTCALL_LOOP)) as { ok: boolean; error?: unknown }
     if (!loop.ok) throw new Error(`the host-call loop did not compile: ${JSON.stringify(loop.error)}`)
-    const hostNs = (await s.callModule('__main__', '_vis_bench_hostcalls', [n + 50])) as number[]
-    const hostcall = hostNs.slice(50).map((ns) => ns / 1000)
+    if ((await s.callModule('builtins', 'str', [big])) !== big) {
+      throw new Error('the 64 KiB payload did not come back intact')
+    }
+
+    // The baseline and the worker are measured in alternating batches, so both see the
+    // same machine: on 2 vCPUs a round trip costs ~2x more when the two ends land on
+    // different vCPUs, and which one happens drifts during a run.
+    const floor: number[] = []
+    const floor64k: number[] = []
+    const exec: number[] = []
+    const payload: number[] = []
+    const hostcall: number[] = []
+    const rounds = 10
+    const batch = Math.max(10, Math.floor(n / rounds))
+    const bigBatch = Math.max(5, Math.floor(batch / 10))
+    peer = startFloorPeer()
+    await peer.ping(50, null) // warm-up, both ends
+    for (let i = 0; i < 50; i++) await s.exec('x = 1')
+    for (let r = 0; r < rounds; r++) {
+      floor.push(...(await peer.ping(batch, null)))
+      for (let i = 0; i < batch; i++) {
+        const t0 = performance.now()
+        await s.exec('x = 1')
+        exec.push((performance.now() - t0) * 1000)
+      }
+      // Host calls are timed inside Python, from the call to its reply.
+      const ns = (await s.callModule('__main__', '_vis_bench_hostcalls', [batch])) as number[]
+      hostcall.push(...ns.map((x) => x / 1000))
+      floor64k.push(...(await peer.ping(bigBatch, big)))
+      for (let i = 0; i < bigBatch; i++) {
+        const t0 = performance.now()
+        await s.callModule('builtins', 'str', [big])
+        payload.push((performance.now() - t0) * 1000)
+      }
+    }
 
     await s.dispose()
 
@@ -191,6 +206,7 @@ export async function measureRoundtrip(opts: RoundtripOptions = {}): Promise<Rou
       idle_session_private_mb: round(idlePrivate, 1),
     }
   } finally {
+    peer?.close()
     await rt.close()
     rmSync(root, { recursive: true, force: true })
     if (!opts.home) rmSync(home, { recursive: true, force: true })

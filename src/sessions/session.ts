@@ -46,7 +46,9 @@ export class Session {
   private queued = 0
   private blockSeq = 0
   private current: { job: number; block: number } | undefined
-  private partial = ''
+  // The running block's stdout so far, and how much of it takePartialStdout has handed out.
+  private blockOut = ''
+  private taken = 0
   private installs: Promise<void>[] = []
   private readonly namespaces = new Map<
     string,
@@ -253,7 +255,8 @@ export class Session {
     }
     const block = ++this.blockSeq
     const t0 = performance.now()
-    this.partial = ''
+    this.blockOut = ''
+    this.taken = 0
     this.events.emit({ type: 'block-started', sessionId: this.id, block, code })
     const request: Record<string, unknown> = { code }
     if (opts.context) {
@@ -282,7 +285,7 @@ export class Session {
         if (!(timedOut && this.state === 'retired')) throw err
         const note =
           'it did not stop when interrupted, so its worker was retired and this session must be rebuilt'
-        outcome = asTimeout(this.partial ? { stdout: this.partial } : {}, opts.timeoutMs!, note)
+        outcome = asTimeout(this.blockOut ? { stdout: this.blockOut } : {}, opts.timeoutMs!, note)
       }
       this.events.emit({
         type: 'block-finished',
@@ -295,14 +298,15 @@ export class Session {
     } finally {
       clearTimeout(timer)
       this.current = undefined
-      this.partial = ''
+      this.blockOut = ''
+      this.taken = 0
     }
   }
 
   // Output the running block has printed since the last take (or its start).
   takePartialStdout(): string {
-    const s = this.partial
-    this.partial = ''
+    const s = this.blockOut.slice(this.taken)
+    this.taken = this.blockOut.length
     return s
   }
 
@@ -354,7 +358,7 @@ export class Session {
   private onOutput(ev: OutputNotification): void {
     const cur = this.current
     if (!cur || ev.job !== cur.job) return
-    if (ev.stream === 'stdout') this.partial += ev.data
+    if (ev.stream === 'stdout') this.blockOut += ev.data
     this.events.emit({
       type: 'output',
       sessionId: this.id,

@@ -12,6 +12,8 @@ export type SpawnRequest = {
   logFd: number
   // Directories the worker must read besides the package (the Python distribution).
   readOnly?: string[]
+  // Directories the worker may write besides the policy's roots (its outbox).
+  writable?: string[]
   // false: a plain process with no OS jail (only for peers that run no guest code).
   confine?: boolean
   sessionId?: string
@@ -48,7 +50,8 @@ export async function spawnWorkerProcess(req: SpawnRequest): Promise<SpawnedProc
   const readOnly = [...new Set([packageRoot, ...(req.readOnly ?? [])])]
   const confined = await spawnConfined(
     {
-      roots: req.policy.roots,
+      // The workspace root stays first: it is the sandbox's home and working directory.
+      roots: [...req.policy.roots, ...(req.writable ?? [])],
       readOnly,
       network: req.policy.network,
       shell: req.policy.shell,

@@ -1,7 +1,8 @@
 import type { ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { closeSync, rmSync } from 'node:fs'
+import { closeSync, mkdirSync, rmSync } from 'node:fs'
 import type { Socket } from 'node:net'
+import { join } from 'node:path'
 import { Channel, type ChannelStats } from '../protocol/channel.js'
 import {
   CHILD_NOTIFICATION_SCHEMAS,
@@ -76,8 +77,10 @@ export class Worker {
   // Tool specs installed before the worker had a session (JSON text by name): a session
   // binding the same spec skips the round trip.
   readonly preinstalled = new Map<string, string>()
-  // Files the guest closes here are attached to the block outcome.
-  readonly outbox = `/tmp/vis-outbox-${randomBytes(6).toString('hex')}`
+  // Files the guest closes here are attached to the block outcome. It is a host
+  // directory bound read-write into the jail at the same path, so the host can read
+  // the attachments the outcome names.
+  readonly outbox: string
   state: WorkerState = 'starting'
   private readonly channel: Channel
   private readonly hostCalls = new Map<number, AbortController>()
@@ -100,8 +103,10 @@ export class Worker {
   private constructor(
     private readonly spawned: SpawnedProcess,
     logPath: string,
+    outbox: string,
     private readonly opts: WorkerOptions,
   ) {
+    this.outbox = outbox
     const child = spawned.child
     this.child = child
     this.pid = child.pid!
@@ -146,6 +151,8 @@ export class Worker {
       env.VIS_PYTHON_VERSION = home.minor
       readOnly.push(home.root)
     }
+    const outbox = join(opts.home, 'outbox', `worker-${randomBytes(6).toString('hex')}`)
+    mkdirSync(outbox, { recursive: true, mode: 0o700 })
     const log = openWorkerLog(opts.home)
     let spawned: SpawnedProcess
     try {
@@ -156,10 +163,12 @@ export class Worker {
         env: confine ? env : { ...hostEnv(), ...env, VIS_HOME: opts.home },
         logFd: log.fd,
         readOnly,
+        writable: [outbox],
         confine,
       })
     } catch (err) {
       rmSync(log.path, { force: true })
+      rmSync(outbox, { recursive: true, force: true })
       throw err
     } finally {
       closeSync(log.fd)
@@ -169,14 +178,13 @@ export class Worker {
       const err = await new Promise<Error>((resolve) => child.once('error', resolve))
       throw new VisError('worker.spawn', `could not start a worker process: ${err.message}`, { path: entry })
     }
-    const worker = new Worker(spawned, log.adopt(child.pid), opts)
+    const worker = new Worker(spawned, log.adopt(child.pid), outbox, opts)
     try {
       if (opts.trusted) {
         worker.state = 'ready'
         return worker
       }
       // The audit policy (and, jailed, seccomp) goes in before the guest runtime loads.
-      // The outbox is private to the worker: in the jail, /tmp is its own tmpfs.
       await worker.call('confine', { policy: opts.policy, seccomp: confine, writable: [worker.outbox] })
       await worker.call('install-runtime', { config: { ...opts.runtimeConfig, outbox: worker.outbox } })
     } catch (err) {
@@ -366,8 +374,7 @@ export class Worker {
   }
 
   private onExit(code: number | null, signal: NodeJS.Signals | null): void {
-    // Jailed, the outbox lived on the sandbox's own tmpfs; otherwise it is the host's /tmp.
-    if (this.opts.confine === false) rmSync(this.outbox, { recursive: true, force: true })
+    rmSync(this.outbox, { recursive: true, force: true })
     const prior = this.state
     if (prior === 'starting' || prior === 'ready') {
       this.state = 'exited'

@@ -400,3 +400,26 @@ test("a reload after editing only a package's helper reaches live sessions", asy
     write(util, 'VALUE = 42\n')
   }
 })
+
+test('registries of two projects loading at once each import their own helpers', async () => {
+  const projects = ['pa', 'pb'].map((p) => join(base, p))
+  for (const p of projects) {
+    const dir = join(p, '.vis', 'extensions')
+    write(
+      join(dir, 'mine.py'),
+      extension(
+        'mine',
+        'import sidecar\n\ndef which():\n    """Which."""\n    return sidecar.NAME\n',
+        ', tools=[which], description=sidecar.NAME',
+      ),
+    )
+    write(join(dir, 'sidecar', '__init__.py'), `NAME = ${JSON.stringify(p)}\n`)
+  }
+  const regs = await Promise.all(projects.map((p) => ExtensionRegistry.open({ home, project: p, python })))
+  open.push(...regs)
+  for (const [i, r] of regs.entries()) {
+    assert.deepEqual(r.warnings(), [])
+    assert.equal(r.get('mine')?.manifest.description, projects[i], 'registration saw its own helper')
+    assert.equal(await tool(r, 'mine_which').run([], ctx(`two-${i}`)), projects[i])
+  }
+})

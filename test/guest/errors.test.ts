@@ -38,6 +38,15 @@ describe('position and excerpt', () => {
     assert.match(errorOf(out).message, /^JSONDecodeError/)
     assert.doesNotMatch(errorOf(out).excerpt ?? '', /vis_guest|__vis/)
   })
+  test('a failure inside a function from an earlier block says where in it', async () => {
+    await g.runBlock('def helper(d):\n    "Divide."\n    return 10 / d')
+    const out = await g.runBlock('x = 2\nhelper(0)')
+    assert.equal(out.error?.line, 2)
+    assert.match(
+      out.error?.message ?? '',
+      /raised in helper\(\) \(defined in an earlier block\), line 3 of it: return 10 \/ d/,
+    )
+  })
   test('columns count characters, not bytes', async () => {
     const out = await g.runBlock('s = "ééé"; t = s + 1')
     assert.equal(out.error?.column, 16)
@@ -105,6 +114,19 @@ describe('hints and flags', () => {
         `access to /sys/kernel/notes was denied: it is outside the approved roots \\(${g.home}\\); use write_file\\(path, text\\) instead`,
       ),
     )
+  })
+  test('a network denial says the network is off and names the tool to use', async () => {
+    for (const code of [
+      'import socket\nsocket.create_connection(("93.184.216.34", 80), timeout=2)',
+      'import urllib.request\nurllib.request.urlopen("http://example.com", timeout=2)',
+    ]) {
+      const out = await g.runBlock(code)
+      assert.ok(out.error?.flags?.includes('sandbox'), code)
+      assert.match(
+        out.error?.message ?? '',
+        /network access is off for this session; use .*apropos\('http'\).* instead/,
+      )
+    }
   })
   test('a tool failure has phase host and its line', async () => {
     const out = await g.runBlock('x = 1\nfail()')

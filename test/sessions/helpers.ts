@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { isRunning } from '../../src/worker/proctree.js'
@@ -8,6 +8,9 @@ export function tempHome(prefix: string): { home: string; root: string } {
   const home = mkdtempSync(join(tmpdir(), `vis-${prefix}-home-`))
   const root = mkdtempSync(join(tmpdir(), `vis-${prefix}-root-`))
   process.env.VIS_HOME = home
+  process.on('exit', () => {
+    for (const dir of [home, root]) rmSync(dir, { recursive: true, force: true })
+  })
   return { home, root }
 }
 

@@ -18,6 +18,7 @@ import {
   setPythonBinding,
   takePartialBlockStdout,
   useSeedRuntime,
+  validateNoBannedDefs,
 } from '../../src/sessions/seed.js'
 import { isVisError } from '../../src/util/errors.js'
 import { isAlive, python, tempHome } from './helpers.js'
@@ -54,10 +55,12 @@ test('bindings: functions become tools, dotted names join a namespace, data cros
   await disposePythonContext('bind')
 })
 
-test('countTopLevelForms uses the session parser and throws on unparseable code', async () => {
+test('countTopLevelForms and validateNoBannedDefs answer from the session interpreter', async () => {
   await createPythonContext('forms', { roots: [root] })
   assert.equal(await countTopLevelForms('forms', 'a = 1\nif a:\n    b = 2\nprint(a)\n'), 3)
   await assert.rejects(countTopLevelForms('forms', 'def (:'), /SyntaxError|invalid syntax/)
+  assert.equal(await validateNoBannedDefs('forms', 'x = 1'), null)
+  assert.match(JSON.stringify(await validateNoBannedDefs('forms', 'import _vis')), /_vis/)
   await disposePythonContext('forms')
 })
 

@@ -1,6 +1,6 @@
 // Sessions over real worker processes with a real embedded CPython.
 import assert from 'node:assert/strict'
-import { writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import type { SessionEvent } from '../../src/sessions/events.js'
@@ -39,6 +39,17 @@ describe('a session runs blocks in its own worker', () => {
       `print("from the host" in str(cat(${JSON.stringify(join(root, 'note.txt'))})))`,
     )
     assert.equal(r.stdout, 'True\n')
+    await s.dispose()
+  })
+
+  test('a file closed in the outbox comes back as an attachment the host can read', async () => {
+    const s = await rt.createSession({ roots: [root] })
+    const r = await s.runBlock(
+      'import os\nwith open(os.path.join(os.environ["VIS_OUTBOX"], "report.txt"), "w") as f:\n    f.write("made in the sandbox")',
+    )
+    const att = r.attachments?.[0] as { name: string; path: string }
+    assert.equal(att.name, 'report.txt')
+    assert.equal(readFileSync(att.path, 'utf8'), 'made in the sandbox')
     await s.dispose()
   })
 
@@ -138,6 +149,20 @@ describe('a session runs blocks in its own worker', () => {
     assert.equal(s.state, 'retired')
     assert.equal(retired.length, 1)
     await assert.rejects(s.runBlock('1'), (e) => isVisError(e, 'worker.retired'))
+    await s.dispose()
+  })
+
+  test('a timeout that cannot stop the block retires the worker and still answers as a timeout', async () => {
+    const s = await rt.createSession({ roots: [root] })
+    const run = s.runBlock('print("working", flush=True)\nimport time\ntime.sleep(30)', { timeoutMs: 300 })
+    await waitFor(() => s.takePartialStdout() !== '', 5000, 'the block to print')
+    process.kill(s.processTree().at(-1)!, 'SIGSTOP')
+    const r = await run
+    assert.equal(r.timedOut, true)
+    assert.equal(r.error?.phase, 'timeout')
+    assert.match(r.error?.message ?? '', /retired/)
+    assert.equal(r.stdout, 'working\n', 'what it printed before it stopped')
+    assert.equal(s.state, 'retired')
     await s.dispose()
   })
 

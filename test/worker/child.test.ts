@@ -1,6 +1,6 @@
 // The real helper process (Python in wire mode, jailed) spoken to through the host's Worker.
 import assert from 'node:assert/strict'
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
@@ -12,6 +12,9 @@ import { Worker } from '../../src/worker/worker.js'
 const home = mkdtempSync(join(tmpdir(), 'vis-child-home-'))
 const root = mkdtempSync(join(tmpdir(), 'vis-child-root-'))
 process.env.VIS_HOME = home
+process.on('exit', () => {
+  for (const dir of [home, root]) rmSync(dir, { recursive: true, force: true })
+})
 let w: Worker
 
 before(async () => {

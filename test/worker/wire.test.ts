@@ -1,6 +1,6 @@
 // The host end of the wire against a real child process that misbehaves on request.
 import assert from 'node:assert/strict'
-import { mkdtempSync, readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
@@ -12,6 +12,7 @@ import { Worker } from '../../src/worker/worker.js'
 const peer = fileURLToPath(new URL('./fixtures/wire-peer.mjs', import.meta.url))
 const home = mkdtempSync(join(tmpdir(), 'vis-wire-'))
 process.env.VIS_HOME = home
+process.on('exit', () => rmSync(home, { recursive: true, force: true }))
 
 function start(extra: Partial<Parameters<typeof Worker.start>[0]> = {}): Promise<Worker> {
   return Worker.start({

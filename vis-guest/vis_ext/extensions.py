@@ -40,12 +40,17 @@ def _purge(root, keep_prefix="_vis_ext_"):
             del sys.modules[name]
 
 
+_path_dirs = []
+
+
 def _use_dirs(dirs):
-    """Extension directories on sys.path (project first), so packages beside a file import."""
-    for d in reversed(dirs):
-        if d in sys.path:
+    """Extension directories on sys.path (project first), so packages beside a file import.
+    Directories of an earlier load (another project) leave the path."""
+    for d in _path_dirs + list(dirs):
+        while d in sys.path:
             sys.path.remove(d)
-        sys.path.insert(0, d)
+    _path_dirs[:] = list(dirs)
+    sys.path[0:0] = _path_dirs
 
 
 def _where(exc, spec):
@@ -139,7 +144,9 @@ def _answer(entry):
 
 def prepare(dirs):
     """Starts a full load in the registration worker: edited helpers are read afresh."""
-    for d in dirs:
+    # Also the directories of the previous load: another project's helpers must not be
+    # found in the module cache under the same name.
+    for d in set(_path_dirs) | set(dirs):
         _purge(d)
     _use_dirs(dirs)
     _loaded.clear()

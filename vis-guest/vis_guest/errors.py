@@ -71,6 +71,24 @@ def _user_position(exc: BaseException, filename: str, lines: list):
     return line, col, end_col
 
 
+def _earlier_block_frame(exc: BaseException, filename: str) -> str | None:
+    """Where it really failed when that is in a function an earlier block defined."""
+    deepest = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.startswith("<vis-block-"):
+            deepest = tb
+        tb = tb.tb_next
+    if deepest is None or deepest.tb_frame.f_code.co_filename == filename:
+        return None
+    import linecache
+
+    code = deepest.tb_frame.f_code
+    text = linecache.getline(code.co_filename, deepest.tb_lineno).strip()
+    first = code.co_firstlineno
+    return f"raised in {code.co_name}() (defined in an earlier block), line {deepest.tb_lineno - first + 1} of it: {text}"
+
+
 def _phase(exc: BaseException) -> str:
     if isinstance(exc, wire.ToolError):
         return "host"
@@ -99,9 +117,24 @@ def _message(exc: BaseException, removed: set) -> str:
 _QUOTED_PATH = re.compile(r"'(/[^']*)'")
 
 
+def _denied(exc: BaseException) -> BaseException:
+    """The refusal inside a wrapper (urllib's URLError keeps it as .reason)."""
+    for _ in range(4):
+        if isinstance(exc, OSError) and (isinstance(exc, PermissionError) or exc.errno in _DENIED):
+            return exc
+        inner = getattr(exc, "reason", None)
+        if not isinstance(inner, BaseException):
+            inner = exc.__cause__ or exc.__context__
+        if inner is None:
+            break
+        exc = inner
+    return exc
+
+
 def _denial_hint(exc: BaseException, policy: dict, hints: dict) -> str | None:
     if isinstance(exc, ProcessRefused):
         return None
+    exc = _denied(exc)
     if not isinstance(exc, OSError) or not (isinstance(exc, PermissionError) or exc.errno in _DENIED):
         return None
     text = str(exc)
@@ -188,6 +221,9 @@ def build(
         else:
             err["message"] = _message(exc, removed)
         pos = _user_position(exc, filename, lines)
+        where = _earlier_block_frame(exc, filename)
+        if where:
+            err["message"] += f"\n({where})"
         if isinstance(exc, NameError) and not isinstance(exc, UnboundLocalError):
             name = getattr(exc, "name", None) or ""
             hints.append(f"'{name}' is not defined here; search tools and helpers with apropos('{name}')")
