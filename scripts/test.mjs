@@ -36,7 +36,9 @@ function run(files, env) {
 function stagedMinors() {
   const dir = join(root, 'cpython-dist')
   if (!existsSync(dir)) return []
-  return readdirSync(dir).filter((n) => /^3\.\d+$/.test(n)).sort()
+  return readdirSync(dir)
+    .filter((n) => /^3\.\d+$/.test(n))
+    .sort()
 }
 
 let status = run(all, {})

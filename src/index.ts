@@ -13,7 +13,14 @@ export {
   runExtensionTests,
 } from './extensions/index.js'
 export { type FormatResult, formatPythonForDisplay, PythonFormatter } from './format/index.js'
-export { boundaryView, ctxToPythonStr, pyJsonLiteral, symToPyName } from './guest/index.js'
+export {
+  boundaryView,
+  ctxToPythonStr,
+  isSystemVarName,
+  pyJsonLiteral,
+  SYSTEM_VAR_NAMES,
+  symToPyName,
+} from './guest/index.js'
 export { createApp, startServer, type VisServer } from './http/index.js'
 export { discoverProjectLayout, type ProjectLayout, type ProjectLayoutOptions } from './project/index.js'
 export type { SessionEvent, SessionEventType, SessionListener } from './sessions/events.js'
@@ -21,6 +28,7 @@ export { type BlockError, BlockOutcome } from './sessions/outcome.js'
 export { createRuntime, type Runtime, RuntimeOptions, SessionOptions } from './sessions/runtime.js'
 export {
   bindAndBump,
+  bindCtx,
   closeSeedRuntime,
   countTopLevelForms,
   createPythonContext,

@@ -108,7 +108,9 @@ Napi::Value InterruptJob(const Napi::CallbackInfo& info) {
 
 Napi::Value HostReplyJs(const Napi::CallbackInfo& info) {
   std::string reply = info[1].As<Napi::String>();
-  return Napi::Boolean::New(info.Env(), HostReply(Id(info[0]), reply));
+  bool ok = HostReply(Id(info[0]), reply);
+  if (ok) WireWake();  // an interpreter thread reading the wire does not see the condvar
+  return Napi::Boolean::New(info.Env(), ok);
 }
 
 Napi::Value TakeOutput(const Napi::CallbackInfo& info) {

@@ -29,6 +29,35 @@ void PostCancel(uint64_t job, uint64_t call) {
   Post(ev);
 }
 
+// Under h_mu: true (with *rc) when the wait is over: 0 a reply, 1 interrupted, -1 unknown id.
+bool CheckLocked(const std::vector<uint64_t>& ids, bool interruptible, uint64_t* which, std::string* reply, int* rc) {
+  for (uint64_t id : ids) {
+    auto it = h_calls->find(id);
+    if (it == h_calls->end()) {
+      *rc = -1;
+      return true;
+    }
+    if (it->second.done) {
+      *which = id;
+      reply->swap(it->second.reply);
+      h_calls->erase(it);
+      *rc = 0;
+      return true;
+    }
+  }
+  if (interruptible && InterruptPending()) {
+    for (uint64_t id : ids) {
+      auto it = h_calls->find(id);
+      if (it == h_calls->end()) continue;
+      PostCancel(it->second.job, id);
+      h_calls->erase(it);
+    }
+    *rc = 1;
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 uint64_t HostSend(const std::string& name, const std::string& args) {
@@ -58,30 +87,28 @@ uint64_t HostSend(const std::string& name, const std::string& args) {
   return id;
 }
 
+// On the interpreter thread in wire mode the wait reads the socket itself (the reply
+// then wakes this thread directly instead of the reader thread first); any other
+// thread sleeps on the condition variable.
 int HostWait(const std::vector<uint64_t>& ids, bool interruptible, uint64_t* which, std::string* reply) {
-  std::unique_lock<std::mutex> lk(*h_mu);
+  const bool reads = interruptible && WireOn();
+  // The token first, then the check: a reply the reader thread dispatched before this
+  // point is seen below, and none can be dispatched behind our back after it.
+  if (reads) WireTakeToken();
+  int rc;
   for (;;) {
-    for (uint64_t id : ids) {
-      auto it = h_calls->find(id);
-      if (it == h_calls->end()) return -1;
-      if (it->second.done) {
-        *which = id;
-        reply->swap(it->second.reply);
-        h_calls->erase(it);
-        return 0;
+    {
+      std::unique_lock<std::mutex> lk(*h_mu);
+      if (CheckLocked(ids, interruptible, which, reply, &rc)) break;
+      if (!reads) {
+        h_cv->wait(lk);
+        continue;
       }
     }
-    if (interruptible && InterruptPending()) {
-      for (uint64_t id : ids) {
-        auto it = h_calls->find(id);
-        if (it == h_calls->end()) continue;
-        PostCancel(it->second.job, id);
-        h_calls->erase(it);
-      }
-      return 1;
-    }
-    h_cv->wait(lk);
+    WireIdle(false);
   }
+  if (reads) WireGiveToken();  // Python runs again
+  return rc;
 }
 
 bool HostReply(uint64_t call, const std::string& reply) {
@@ -112,6 +139,7 @@ void HostCancelJob(uint64_t job) {
 void HostWakeAll() {
   { std::lock_guard<std::mutex> lk(*h_mu); }
   h_cv->notify_all();
+  WireWake();
 }
 
 }  // namespace vis

@@ -516,12 +516,19 @@ void ThreadMain(StartOptions opts) {
   // Let guest threads run while we wait for work.
   PyThreadState* ts = PyEval_SaveThread();
   for (;;) {
-    Job* job;
+    Job* job = nullptr;
     {
       std::unique_lock<std::mutex> lk(*q_mu);
-      q_cv->wait(lk, [] { return !q_jobs->empty(); });
-      job = q_jobs->front();
-      q_jobs->pop_front();
+      q_cv->wait(lk, [] { return !q_jobs->empty() || WireOn(); });
+      if (!q_jobs->empty()) {
+        job = q_jobs->front();
+        q_jobs->pop_front();
+      }
+    }
+    if (job == nullptr) {
+      // Wire mode: rather than sleep on the queue, read the socket (see wire.cc).
+      WireIdle(true);
+      continue;
     }
     PyEval_RestoreThread(ts);
     if (job->kind == kFinalize) {
@@ -542,18 +549,21 @@ void ThreadMain(StartOptions opts) {
     PyOS_InterruptOccurred();  // drop a stale interrupt that tripped between jobs
     OutputJobStart(job->id);
     if (job->kind == kWire) {
+      WireGiveToken();
       std::string reply = WireRun(job);
       g_current_job.store(0);
       PyOS_InterruptOccurred();
       if (!g_capture) FlushStdio();
       OutputJobEnd();  // the job's output reaches the socket before its reply
+      // The reply goes out first: the host waits on it, the bookkeeping below need not.
+      if (!reply.empty()) WireWrite(reply);
       WireEnd();
       HostCancelJob(job->id);
       delete job;
       ts = PyEval_SaveThread();
-      if (!reply.empty()) WireWrite(reply);
       continue;
     }
+    WireGiveToken();
     std::string outcome = RunJob(job);
     if (!g_capture) FlushStdio();
     OutputJobEnd();
@@ -586,12 +596,27 @@ void StartInterpreter(const StartOptions& opts) {
   t.detach();
 }
 
-void Submit(Job* job) {
+void Enqueue(Job* job) {
   {
     std::lock_guard<std::mutex> lk(*q_mu);
     q_jobs->push_back(job);
   }
-  q_cv->notify_one();
+  q_cv->notify_one();  // no syscall unless the thread sleeps on the queue (wire off)
+}
+
+void Submit(Job* job) {
+  Enqueue(job);
+  WireWake();
+}
+
+bool QueueEmpty() {
+  std::lock_guard<std::mutex> lk(*q_mu);
+  return q_jobs->empty();
+}
+
+void WakeQueue() {
+  { std::lock_guard<std::mutex> lk(*q_mu); }
+  q_cv->notify_all();
 }
 
 bool Interrupt(uint64_t job) {
@@ -600,6 +625,7 @@ bool Interrupt(uint64_t job) {
   g_interrupt_job.store(cur);
   Kick();
   HostWakeAll();
+  StdinWakeAll();
   TickerWake();
   return true;
 }

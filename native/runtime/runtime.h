@@ -65,7 +65,14 @@ struct StartOptions {
 };
 
 void StartInterpreter(const StartOptions& opts);
+// Queues a job and wakes the interpreter thread wherever it sleeps.
 void Submit(Job* job);
+// Queues a job from the thread reading the wire (the interpreter thread checks its queue
+// before it reads again, so no wake-up is needed).
+void Enqueue(Job* job);
+bool QueueEmpty();
+// Wakes the interpreter thread out of its queue wait (wire mode just turned on).
+void WakeQueue();
 bool Interrupt(uint64_t job);
 // Re-sends a pending interrupt every ~20 ms; true while one is still in flight.
 bool InterruptTick();
@@ -118,6 +125,15 @@ void AuditSetPolicy(const Policy& p);
 
 // ---- wire mode (wire.cc) ------------------------------------------------------
 bool WireStart(int fd, const std::vector<std::string>& ops, const std::string& module, const std::string& fn);
+bool WireOn();
+// Wakes the interpreter thread out of WireIdle (any thread; async-signal-unsafe).
+void WireWake();
+// Interpreter thread, GIL released: read the socket until something happens.
+void WireIdle(bool checkQueue);
+// Interpreter thread, before executing bytecode: the reader thread takes over reading.
+void WireGiveToken();
+// Interpreter thread: from now on only it reads (waits out a read in progress).
+void WireTakeToken();
 bool WireWrite(const std::string& line);
 bool IsWireJob(uint64_t job);
 bool WireJsonValue(const std::string& s);
@@ -126,6 +142,16 @@ void WireBegin(uint64_t job);
 void WireEnd();
 // Calls the guest's handler with the request line; returns the reply line ("" for none).
 std::string WireRun(Job* job);
+
+// ---- the running block's stdin (stdin.cc) -------------------------------------
+// 0 queued; 1 the job has finished; 2 over the buffer cap (*buffered: bytes waiting).
+int StdinFeed(uint64_t job, std::string&& line, size_t* buffered);
+// Blocks (GIL released) for the next `stdin` request line of the running job.
+// 0: *line set; 1: interrupted; 2: nothing can arrive (no wire job is running).
+int StdinWait(std::string* line);
+void StdinJobStart(uint64_t job);
+void StdinJobEnd(uint64_t job);
+void StdinWakeAll();
 
 // ---- helpers ------------------------------------------------------------------
 void JsonQuote(std::string* out, const std::string& s);

@@ -149,6 +149,24 @@ PyObject* vis_namespace(PyObject*, PyObject* arg) {
 
 PyObject* vis_current_job(PyObject*, PyObject*) { return PyLong_FromUnsignedLongLong(g_current_job.load()); }
 
+// The next `stdin` request line the host sent for the running block (the guest decodes
+// it), or None when no block can receive input. An interrupt raises KeyboardInterrupt.
+PyObject* vis_stdin_read(PyObject*, PyObject*) {
+  std::string line;
+  int rc;
+  Py_BEGIN_ALLOW_THREADS;
+  rc = StdinWait(&line);
+  Py_END_ALLOW_THREADS;
+  if (rc == 1) {
+    g_landed_job.store(g_interrupt_job.load());
+    PyOS_InterruptOccurred();
+    PyErr_SetNone(PyExc_KeyboardInterrupt);
+    return nullptr;
+  }
+  if (rc == 2) Py_RETURN_NONE;
+  return PyUnicode_DecodeUTF8(line.data(), static_cast<Py_ssize_t>(line.size()), "replace");
+}
+
 PyObject* vis_sigint(PyObject*, PyObject*) {
   uint64_t t = g_interrupt_job.load();
   if (t != 0) g_landed_job.store(t);
@@ -163,6 +181,7 @@ PyMethodDef kMethods[] = {
     {"write", vis_write, METH_VARARGS, "write(stream, text): 1 stdout, 2 stderr"},
     {"namespace", vis_namespace, METH_O, "namespace(name) -> the dict jobs with that ns run in"},
     {"current_job", vis_current_job, METH_NOARGS, "id of the running job, 0 when idle"},
+    {"stdin_read", vis_stdin_read, METH_NOARGS, "stdin_read() -> next stdin request line, None: no more"},
     {"_sigint", vis_sigint, METH_VARARGS, "SIGINT handler: raises KeyboardInterrupt"},
     {nullptr, nullptr, 0, nullptr}};
 

@@ -101,6 +101,8 @@ export type SandboxCgroup = {
   procsFiles: string[]
   dirs: string[] // emptied as dispose() removes them
   pidsInGroup(): number[]
+  // Processes the kernel's OOM killer has killed in the group (0 without a memory group).
+  oomKills(): number
   dispose(): void
 }
 
@@ -141,6 +143,7 @@ export function createSandboxCgroup(
 ): SandboxCgroup {
   const dirs: string[] = []
   const made = { memory: false, pids: false }
+  let memoryDir: { dir: string; version: 'v1' | 'v2' } | undefined
   for (const c of [layout.memory, layout.pids]) {
     if (!c) continue
     reapStale(c.parent)
@@ -164,6 +167,7 @@ export function createSandboxCgroup(
       }
       dirs.push(dir)
       made[c.name] = true
+      if (c.name === 'memory') memoryDir = { dir, version: c.version }
     } catch {
       try {
         rmdirSync(dir)
@@ -180,6 +184,13 @@ export function createSandboxCgroup(
         for (const p of readOr(join(d, 'cgroup.procs'), '').split('\n')) if (p) pids.add(Number(p))
       }
       return [...pids]
+    },
+    oomKills() {
+      if (!memoryDir) return 0
+      // v1: "oom_kill N" in memory.oom_control; v2: "oom_kill N" in memory.events.
+      const file = memoryDir.version === 'v1' ? 'memory.oom_control' : 'memory.events'
+      const m = /^oom_kill (\d+)$/m.exec(readOr(join(memoryDir.dir, file), ''))
+      return m ? Number(m[1]) : 0
     },
     dispose() {
       for (const d of [...dirs]) {

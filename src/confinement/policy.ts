@@ -15,14 +15,25 @@ export const LimitsSchema = z.object({
   memoryMb: z.number().int().min(64).default(1024),
   processes: z.number().int().min(16).default(128),
   openFiles: z.number().int().min(32).default(256),
-  diskMb: z.number().int().positive().optional(),
+  // Per file written (RLIMIT_FSIZE, the worker's log included) and the /tmp tmpfs. Always
+  // set: without it a guest could fill the host's disk through its own log file.
+  diskMb: z.number().int().positive().default(1024),
+  // Per block, enforced by the host: past it the worker tree is SIGKILLed.
   wallClockMs: z.number().int().positive().default(300_000),
+  // Captured output per block, enforced by the host whatever the guest runtime does.
+  outputBytes: z
+    .number()
+    .int()
+    .min(1024)
+    .default(1 << 20),
 })
 
 // Fixed when the worker is spawned; a warm pool is keyed by it.
 export const ConfinementPolicySchema = z.object({
   roots: z.array(AbsolutePath).default([]),
   readOnly: z.array(AbsolutePath).default([]),
+  // Directories inside the roots masked by an empty read-only tmpfs (extension directories).
+  hidden: z.array(AbsolutePath).default([]),
   network: NetworkPolicySchema.default({}),
   shell: z.boolean().default(false),
   limits: LimitsSchema.default({}),

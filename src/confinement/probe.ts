@@ -6,6 +6,7 @@ import { z } from 'zod'
 import { packageRoot } from '../util/home.js'
 import { canCreateChild, detectCgroups } from './cgroup.js'
 import { findNative, launcherPath, loadConfineAddon } from './native.js'
+import { LimitsSchema } from './policy.js'
 
 export const CheckSchema = z.object({
   id: z.string(),
@@ -216,6 +217,14 @@ export function probe(options: { fresh?: boolean } = {}): ProbeReport {
     add('distribution', 'warn', 'no staged CPython distribution found under cpython-dist/')
   for (const d of distributions)
     add('distribution', 'info', `CPython ${d.version} (${d.platform}) at ${d.root}`)
+
+  // The default limits every session gets unless its policy sets its own.
+  const l = LimitsSchema.parse({})
+  add(
+    'limits',
+    'info',
+    `session defaults: memory ${l.memoryMb} MB (memory cgroup), ${l.processes} processes+threads, ${l.openFiles} open files, ${l.diskMb} MB per file and /tmp, wall clock ${l.wallClockMs / 1000} s per block (SIGKILL), output ${l.outputBytes} bytes per block`,
+  )
 
   if (process.env.VIS_ALLOW_UNCONFINED === '1') {
     add('opt-out', 'warn', 'VIS_ALLOW_UNCONFINED=1: sandboxes start even when a layer above is missing')

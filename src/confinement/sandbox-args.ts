@@ -22,15 +22,47 @@ export type SandboxArgsInput = {
   egressDir?: string // host directory holding the proxy's socket
   cwd?: string
   keepFds?: number // fds 0..keepFds-1 reach the command (the worker's socketpair is fd 3)
+  pty?: boolean // a private devpts instance, for tools that allocate pseudo-terminals
 }
 
 const depth = (p: string) => p.split('/').filter(Boolean).length
+const inside = (p: string, dir: string) => p === dir || p.startsWith(dir === '/' ? '/' : `${dir}/`)
+
+// A hidden directory is masked by an empty read-only tmpfs, and every directory between its
+// root and it is bound onto itself. A mount point cannot be renamed or removed, so the sandbox
+// cannot move the mask aside (rename <root>/.vis) and plant a fresh directory at the path the
+// host reads extensions from. Hidden paths outside every root are unreachable already.
+export function hiddenMounts(policy: Pick<ConfinementPolicy, 'roots' | 'hidden'>): {
+  pins: string[]
+  masks: string[]
+} {
+  const pins = new Set<string>()
+  const masks: string[] = []
+  for (const h of policy.hidden) {
+    const root = policy.roots.filter((r) => inside(h, r) && r !== h).sort((a, b) => depth(b) - depth(a))[0]
+    if (root === undefined) continue
+    masks.push(h)
+    const parts = h.slice(root.length).split('/').filter(Boolean)
+    let d = root
+    for (const part of parts.slice(0, -1)) {
+      d = d === '/' ? `/${part}` : `${d}/${part}`
+      pins.add(d)
+    }
+  }
+  return { pins: [...pins], masks }
+}
 
 // bubblewrap: namespaces, capabilities and the mount view. Only CAP_SYS_ADMIN and
 // CAP_SETPCAP survive into the sandbox's own user namespace, for vis-launcher to
 // remount the roots noexec and then drop every capability.
 export function bubblewrapArgs(input: SandboxArgsInput): string[] {
   const { policy, command, launcher } = input
+  // With --dev (pty) bubblewrap maps uid 0 first to mount devpts, and any other sandbox
+  // uid makes it nest a second user namespace that does not own the mount namespace, so
+  // vis-launcher could not remount the roots noexec. The uid inside is only a name: the
+  // kernel's uid is the host user's either way, and vis-launcher still drops every
+  // capability (bounding set included) before anything runs.
+  const uid = input.pty ? '0' : String(SANDBOX_UID)
   const args = [
     '--unshare-user',
     '--unshare-pid',
@@ -39,9 +71,9 @@ export function bubblewrapArgs(input: SandboxArgsInput): string[] {
     '--unshare-uts',
     '--unshare-cgroup-try',
     '--uid',
-    String(SANDBOX_UID),
+    uid,
     '--gid',
-    String(SANDBOX_UID),
+    uid,
     '--hostname',
     'vis',
     '--cap-drop',
@@ -65,7 +97,7 @@ export function bubblewrapArgs(input: SandboxArgsInput): string[] {
   const tmpMb = policy.limits.diskMb ?? TMP_DEFAULT_MB
   args.push('--size', String(tmpMb * 1024 * 1024), '--tmpfs', '/tmp')
 
-  const binds: { src: string; kind: 'ro' | 'rw' | 'ro-try' }[] = []
+  const binds: { src: string; kind: 'ro' | 'rw' | 'ro-try' | 'mask' }[] = []
   for (const p of SYSTEM_READ_ONLY) binds.push({ src: p, kind: 'ro-try' })
   for (const p of SYSTEM_OPTIONAL) binds.push({ src: p, kind: 'ro-try' })
   if (policy.shell) for (const p of SHELL_READ_ONLY) binds.push({ src: p, kind: 'ro-try' })
@@ -73,16 +105,30 @@ export function bubblewrapArgs(input: SandboxArgsInput): string[] {
   for (const p of policy.readOnly) binds.push({ src: p, kind: 'ro' })
   binds.push({ src: command, kind: 'ro' }, { src: launcher, kind: 'ro' })
   for (const p of policy.roots) binds.push({ src: p, kind: 'rw' })
-  // parents before children, so a root inside a read-only tree stays writable
+  const hidden = hiddenMounts(policy)
+  for (const p of hidden.pins) binds.push({ src: p, kind: 'rw' })
+  for (const p of hidden.masks) binds.push({ src: p, kind: 'mask' })
+  // parents before children, so a root inside a read-only tree stays writable and a mask
+  // lands on top of the root that contains it
   binds.sort((a, b) => depth(a.src) - depth(b.src))
   for (const b of binds) {
+    if (b.kind === 'mask') {
+      args.push('--tmpfs', b.src, '--remount-ro', b.src)
+      continue
+    }
     const flag = b.kind === 'rw' ? '--bind' : b.kind === 'ro' ? '--ro-bind' : '--ro-bind-try'
     args.push(flag, b.src, b.src)
   }
 
-  args.push('--proc', '/proc', '--tmpfs', '/dev')
-  for (const d of [...DEVICES_READ_WRITE, ...DEVICES_READ_ONLY]) args.push('--dev-bind', d, d)
-  args.push('--symlink', '/proc/self/fd', '/dev/fd')
+  if (input.pty) {
+    // bubblewrap's minimal /dev with a NEW devpts instance: the sandbox sees only the
+    // pseudo-terminals it made itself, never the host's. It also provides /dev/fd.
+    args.push('--proc', '/proc', '--dev', '/dev')
+  } else {
+    args.push('--proc', '/proc', '--tmpfs', '/dev')
+    for (const d of [...DEVICES_READ_WRITE, ...DEVICES_READ_ONLY]) args.push('--dev-bind', d, d)
+    args.push('--symlink', '/proc/self/fd', '/dev/fd')
+  }
   if (input.egressDir) args.push('--ro-bind', input.egressDir, EGRESS_DIR)
   args.push('--chdir', input.cwd ?? policy.roots[0] ?? '/tmp')
   return args
@@ -92,7 +138,9 @@ export function bubblewrapArgs(input: SandboxArgsInput): string[] {
 export function launcherArgs(input: SandboxArgsInput, options: { inNamespace: boolean }): string[] {
   const { policy, command } = input
   const args: string[] = []
-  if (options.inNamespace) for (const r of [...policy.roots, '/tmp']) args.push('--noexec', r)
+  // The pins under a hidden directory are mounts of their own: noexec like their root.
+  const pins = hiddenMounts(policy).pins
+  if (options.inNamespace) for (const r of [...policy.roots, ...pins, '/tmp']) args.push('--noexec', r)
   const ro = [
     ...SYSTEM_READ_ONLY,
     ...SYSTEM_OPTIONAL,
@@ -107,6 +155,7 @@ export function launcherArgs(input: SandboxArgsInput, options: { inNamespace: bo
   for (const r of policy.roots) args.push('--rw', r)
   if (options.inNamespace) args.push('--rw', '/tmp')
   for (const d of DEVICES_READ_WRITE) args.push('--dev', d)
+  if (input.pty) args.push('--dev', '/dev/pts')
   if (policy.network.enabled)
     args.push('--connect-tcp', String(EGRESS_PORT), '--bind-tcp', String(EGRESS_PORT))
   const { limits } = policy

@@ -17,6 +17,8 @@ export type SpawnConfinedOptions = {
   sessionId?: string
   // Start even when a layer is missing. Defaults to VIS_ALLOW_UNCONFINED=1.
   allowUnconfined?: boolean
+  // Give the sandbox its own devpts instance (a tool that runs `script`).
+  pty?: boolean
 }
 
 // Which layers this sandbox actually has; `unenforced` is what a session's
@@ -37,6 +39,9 @@ export type ConfinedProcess = {
   layers: LayerStatus
   egress?: EgressProxy
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+  // Whether the memory limit's OOM killer has struck in this sandbox. Read it from the
+  // child's 'exit' listeners: the group is removed right after.
+  outOfMemory(): boolean
   // SIGKILL for the whole tree: bubblewrap's pid namespace dies with its init.
   kill(): void
 }
@@ -128,6 +133,7 @@ export async function spawnConfined(
     egressDir: egress?.dir,
     cwd: options.cwd,
     keepFds,
+    pty: options.pty,
   }
   let argv: string[]
   if (launcher && useNamespaces && report.bubblewrap) {
@@ -191,6 +197,7 @@ export async function spawnConfined(
     policy,
     egress,
     exited,
+    outOfMemory: () => cgroup.oomKills() > 0,
     layers: {
       namespaces: useNamespaces,
       landlock: launcher && landlockAbi >= 1 ? landlockAbi : 0,

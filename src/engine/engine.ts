@@ -1,10 +1,15 @@
 import { randomUUID } from 'node:crypto'
+import { resolve } from 'node:path'
+import type { Check } from '../confinement/probe.js'
+import { closeRegistrationWorkers, ExtensionRegistry, warningChecks } from '../extensions/index.js'
+import { formatPythonForDisplay } from '../format/index.js'
 import type { Attachment, Block, Durability, FinishBlockInput, Store } from '../persistence/index.js'
 import { openStore } from '../persistence/index.js'
 import type { SessionEvent as RuntimeEvent } from '../sessions/events.js'
 import { createRuntime, type Runtime } from '../sessions/runtime.js'
 import type { Session } from '../sessions/session.js'
 import { defaultTools } from '../tools/index.js'
+import type { Tool } from '../tools/types.js'
 import { VisError } from '../util/errors.js'
 import { visHome } from '../util/home.js'
 import { normalizePolicy } from '../worker/policy.js'
@@ -17,6 +22,7 @@ import {
   type BlockView,
   type CreateSessionBody,
   CreateSessionBodySchema,
+  type ExtensionList,
   IdempotencyKeySchema,
   type InterruptResult,
   type ListSessionsQuery,
@@ -25,9 +31,12 @@ import {
   type RunBlockBody,
   RunBlockBodySchema,
   type SessionDetail,
+  type SessionDetailQuery,
+  SessionDetailQuerySchema,
   type SessionView,
 } from './schemas.js'
-import { attachmentView, blockView, sessionView } from './views.js'
+import { sandboxSysPath } from './sys-path.js'
+import { attachmentView, blockView, extensionList, sessionView } from './views.js'
 
 export type EngineOptions = {
   home?: string
@@ -42,6 +51,13 @@ export type EngineOptions = {
   eventFlushMs?: number
   // Bind the default host tools (files, git, shell per policy) into sessions with roots.
   tools?: boolean
+  // The project: its .vis/extensions load beside the home's, and its declared layout seeds
+  // the sandbox's sys.path. `vis serve` passes its working directory; the library, none.
+  project?: string
+  // Load trusted Python extensions (default true; none exist unless their directories have files).
+  extensions?: boolean
+  // The configured `python.source_paths`, relative to the project: first on sys.path.
+  sourcePaths?: string[]
 }
 
 export type SubmittedBlock = {
@@ -66,6 +82,11 @@ type Live = {
   currentBlock?: string
   // What the current block printed, kept here because a failed block's outcome has none.
   printed: string
+  // The host tools bound into its worker, and the extension tools (by name) bound beside them.
+  hostTools: Tool[]
+  extTools: string[]
+  // An extension context was sent before: later blocks send one even when it became empty.
+  hadContext: boolean
 }
 
 const DEFAULT_MAX_OUTPUT_CHARS = 1024 * 1024
@@ -90,6 +111,8 @@ export class Engine {
     readonly runtime: Runtime,
     private readonly options: EngineOptions,
     private readonly unlock: () => void = () => {},
+    // The trusted Python extensions; one registry per engine.
+    readonly extensions?: ExtensionRegistry,
   ) {
     this.home = store.home
     this.bindAddress = options.bindAddress
@@ -135,12 +158,19 @@ export class Engine {
     const policy = normalizePolicy({ roots: v.roots, network: v.network, shell: v.shell })
     const live = this.liveFor(id)
     // The worker first: a policy the jail refuses must not leave a session row behind.
-    const session = await this.startWorker(live, policy)
+    let session: Session
+    try {
+      session = await this.startWorker(live, policy)
+    } catch (err) {
+      this.forget(live)
+      throw err
+    }
     try {
       this.store.sessions.create({ id, title: v.title ?? null, policy })
     } catch (err) {
       this.forget(live)
       await session.dispose()
+      await this.extensions?.endSession(id)
       throw err
     }
     this.metrics.sessionsCreated.inc()
@@ -152,13 +182,20 @@ export class Engine {
     return this.store.sessions.list(q).map((s) => this.viewOf(s))
   }
 
-  getSession(id: string): SessionDetail {
-    return this.store.db.transaction(() => {
+  // With format 'display' each block also carries its code formatted for people; the stored
+  // code is never changed.
+  getSession(id: string, query: SessionDetailQuery = {}): SessionDetail {
+    const q = SessionDetailQuerySchema.parse(query)
+    const detail = this.store.db.transaction(() => {
       const view = this.sessionView(id)
       const attachments = this.store.attachments.listBySession(id)
       const blocks = this.store.blocks.listBySession(id).map((b) => blockView(b, attachments))
       return { ...view, blocks }
     })()
+    if (q.format === 'display') {
+      for (const b of detail.blocks) b.code_display = formatPythonForDisplay(b.code)
+    }
+    return detail
   }
 
   sessionView(id: string): SessionView {
@@ -177,6 +214,7 @@ export class Engine {
       await live.tail
       this.forget(live)
     }
+    await this.extensions?.endSession(id)
     this.log.append(id, 'session-closed', { reason: 'closed by request' })
     this.metrics.sessionsClosed.inc()
     return this.sessionView(id)
@@ -302,10 +340,51 @@ export class Engine {
     return this.metrics.registry.render()
   }
 
+  // ---- extensions ----
+
+  listExtensions(): ExtensionList {
+    return extensionList(this.extensions)
+  }
+
+  // Loads every extension file again (a file that fails keeps its previous version), then
+  // brings live sessions up to date: new tools are bound, tools that went away are unbound.
+  // The installs are issued at once and each session's next block waits for them; a block
+  // running now is not waited for.
+  async reloadExtensions(): Promise<ExtensionList> {
+    this.assertOpen()
+    const reg = this.extensions
+    if (reg) {
+      await reg.reload()
+      for (const live of this.lives.values()) {
+        const s = live.session
+        if (s?.state !== 'ready') continue
+        const host = new Set(live.hostTools.map((t) => t.name))
+        const next = reg
+          .tools()
+          .map((t) => t.name)
+          .filter((n) => !host.has(n))
+        const gone = live.extTools.filter((n) => !next.includes(n))
+        live.extTools = next
+        for (const n of gone) s.unbind(n).catch(() => undefined)
+        reg.bindInto(s, live.hostTools).catch(() => undefined)
+      }
+    }
+    return this.listExtensions()
+  }
+
+  // The extensions' doctor checks: one warning per file that failed to load.
+  extensionChecks(): Check[] {
+    const reg = this.extensions
+    if (!reg) return [{ id: 'extensions', level: 'info', message: 'extensions are turned off' }]
+    return warningChecks(reg.list().length, reg.warnings())
+  }
+
   // Stops every worker; blocks still running finish with an error; the store is closed last.
   close(): Promise<void> {
     this.closing ??= (async () => {
       await this.runtime.close()
+      await this.extensions?.close()
+      await closeRegistrationWorkers()
       await Promise.allSettled([...this.pending.values()])
       this.log.flushAll()
       this.store.close()
@@ -331,7 +410,8 @@ export class Engine {
         turn_id: block.turnId,
         code: block.code,
       })
-      const outcome = await session.runBlock(block.code, { timeoutMs })
+      const context = await this.blockContext(live)
+      const outcome = await session.runBlock(block.code, { timeoutMs, ...(context ? { context } : {}) })
       finish = finishFromOutcome(outcome, performance.now() - t0, this.limits)
       snapshot = session.lastSnapshot
     } catch (err) {
@@ -373,6 +453,16 @@ export class Engine {
       }
       throw err
     }
+  }
+
+  // The extensions' ctx slices, as the block's `session` dict. A failing ctx function fails
+  // the block with its reason: the model must not run on a silently missing context.
+  private async blockContext(live: Live): Promise<Record<string, unknown> | undefined> {
+    if (!this.extensions) return undefined
+    const context = await this.extensions.sessionContext(live.id)
+    if (Object.keys(context).length === 0 && !live.hadContext) return undefined
+    live.hadContext = true
+    return context
   }
 
   private finishedEventData(b: Block, attachments: readonly Attachment[]) {
@@ -428,14 +518,33 @@ export class Engine {
   }
 
   private async startWorker(live: Live, policy: ReturnType<typeof normalizePolicy>): Promise<Session> {
-    const session = await this.runtime.createSession({ ...policy, id: live.id })
+    // Extension directories inside the roots are masked by the jail (refused when they cannot be).
+    const hidden = this.extensions?.maskFor(policy.roots, live.id) ?? []
+    const sysPath = sandboxSysPath({
+      roots: policy.roots,
+      project: this.options.project,
+      sourcePaths: this.options.sourcePaths,
+      python: this.options.python,
+    })
+    sysPath.catch(() => undefined)
+    const session = await this.runtime.createSession({
+      ...policy,
+      ...(hidden.length > 0 ? { hidden } : {}),
+      id: live.id,
+    })
     try {
-      if (this.options.tools !== false && policy.roots.length > 0) {
-        const tools = await defaultTools({ sessionId: live.id, roots: policy.roots, shell: policy.shell })
-        await Promise.all(tools.map((t) => session.bindTool(t)))
-      }
+      const host =
+        this.options.tools !== false && policy.roots.length > 0
+          ? await defaultTools({ sessionId: live.id, roots: policy.roots, shell: policy.shell, hidden })
+          : []
+      live.hostTools = host
+      if (this.extensions) live.extTools = await this.extensions.bindInto(session, host)
+      else await Promise.all(host.map((t) => session.bindTool(t)))
+      const paths = await sysPath
+      if (paths.length > 0) await session.callGuest('install_runtime', { sys_path: paths })
     } catch (err) {
       await session.dispose()
+      await this.extensions?.endSession(live.id)
       throw err
     }
     live.session = session
@@ -488,7 +597,15 @@ export class Engine {
   private liveFor(id: string): Live {
     let live = this.lives.get(id)
     if (!live) {
-      live = { id, tail: Promise.resolve(), queued: 0, printed: '' }
+      live = {
+        id,
+        tail: Promise.resolve(),
+        queued: 0,
+        printed: '',
+        hostTools: [],
+        extTools: [],
+        hadContext: false,
+      }
       this.lives.set(id, live)
     }
     return live
@@ -540,9 +657,20 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     unlock()
     throw err
   }
+  let extensions: ExtensionRegistry | undefined
   try {
-    return new Engine(store, runtime, options, unlock)
+    if (options.extensions !== false) {
+      extensions = await ExtensionRegistry.open({
+        home: store.home,
+        project: options.project === undefined ? undefined : resolve(options.project),
+        python: options.python,
+        store,
+      })
+    }
+    return new Engine(store, runtime, options, unlock, extensions)
   } catch (err) {
+    await extensions?.close()
+    await closeRegistrationWorkers()
     await runtime.close()
     store.close()
     unlock()

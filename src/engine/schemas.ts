@@ -107,6 +107,13 @@ export const BlockViewSchema = z.object({
   created_at: Iso,
   finished_at: Iso.nullable(),
   attachments: z.array(AttachmentViewSchema),
+  code_display: z
+    .string()
+    .optional()
+    .describe(
+      'With ?format=display only: the code formatted for people (ruff); `code` stays as written. ' +
+        'Verbatim when the code does not parse, is huge, or the formatter is unavailable.',
+    ),
 })
 export type BlockView = z.infer<typeof BlockViewSchema>
 
@@ -132,6 +139,16 @@ export type SessionView = z.infer<typeof SessionViewSchema>
 
 export const SessionDetailSchema = SessionViewSchema.extend({ blocks: z.array(BlockViewSchema) })
 export type SessionDetail = z.infer<typeof SessionDetailSchema>
+
+export const SessionDetailQuerySchema = z
+  .object({
+    format: z
+      .enum(['raw', 'display'])
+      .optional()
+      .describe('display: each block also carries `code_display`, its code formatted for people.'),
+  })
+  .strict()
+export type SessionDetailQuery = z.infer<typeof SessionDetailQuerySchema>
 
 export const SessionListSchema = z.object({ sessions: z.array(SessionViewSchema) })
 
@@ -160,3 +177,32 @@ export const EventViewSchema = z.object({
   data: JsonValueSchema,
 })
 export type EventView = z.infer<typeof EventViewSchema>
+
+export const ExtensionViewSchema = z.object({
+  name: z.string(),
+  key: z.string(),
+  scope: z.enum(['global', 'project']),
+  path: z.string(),
+  version: z.string(),
+  alias: z.string(),
+  description: z.string(),
+  tools: z.array(z.string()).describe('As the model sees them: `<alias>_<name>(signature)`.'),
+  hooks: z.array(z.string()).describe('`before <tool>` / `after <tool>`.'),
+})
+export type ExtensionView = z.infer<typeof ExtensionViewSchema>
+
+export const ExtensionWarningViewSchema = z.object({
+  key: z.string(),
+  path: z.string(),
+  scope: z.enum(['global', 'project']),
+  reason: z.string(),
+  kept_previous: z.boolean().describe('A reload failed and the version loaded before keeps working.'),
+})
+
+export const ExtensionListSchema = z.object({
+  extensions: z.array(ExtensionViewSchema),
+  warnings: z.array(ExtensionWarningViewSchema),
+  shadowed: z.array(z.string()).describe('Global extension files hidden by a project one of the same name.'),
+  dirs: z.array(z.string()).describe('Extension directories that exist, project first.'),
+})
+export type ExtensionList = z.infer<typeof ExtensionListSchema>

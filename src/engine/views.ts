@@ -1,5 +1,6 @@
+import type { ExtensionRegistry } from '../extensions/index.js'
 import type { Attachment, Block, Session } from '../persistence/index.js'
-import type { AttachmentView, BlockView, SessionView } from './schemas.js'
+import type { AttachmentView, BlockView, ExtensionList, SessionView } from './schemas.js'
 
 const iso = (ms: number): string => new Date(ms).toISOString()
 const isoOrNull = (ms: number | null): string | null => (ms === null ? null : iso(ms))
@@ -47,5 +48,31 @@ export function sessionView(s: Session, worker: SessionView['worker'], busy: boo
     created_at: iso(s.createdAt),
     closed_at: isoOrNull(s.closedAt),
     last_event_id: s.lastEventSeq,
+  }
+}
+
+export function extensionList(reg: ExtensionRegistry | undefined): ExtensionList {
+  if (!reg) return { extensions: [], warnings: [], shadowed: [], dirs: [] }
+  return {
+    extensions: reg.list().map((e) => ({
+      name: e.manifest.name,
+      key: e.key,
+      scope: e.scope,
+      path: e.path,
+      version: e.manifest.version,
+      alias: e.manifest.alias,
+      description: e.manifest.description,
+      tools: reg.toolsOf(e.manifest.name).map((t) => `${t.name}${t.signature}`),
+      hooks: e.manifest.op_hooks.map((h) => `${h.when} ${h.tool}`),
+    })),
+    warnings: reg.warnings().map((w) => ({
+      key: w.key,
+      path: w.path,
+      scope: w.scope,
+      reason: w.reason,
+      kept_previous: w.keptPrevious ?? false,
+    })),
+    shadowed: reg.shadowed().map((s) => s.path),
+    dirs: reg.dirs,
   }
 }

@@ -1,5 +1,5 @@
-import { realpathSync } from 'node:fs'
-import { dirname, join, resolve, sep } from 'node:path'
+import { mkdirSync, realpathSync } from 'node:fs'
+import { dirname, join, relative, resolve, sep } from 'node:path'
 import type { Store } from '../persistence/store.js'
 import type { Json, Tool, ToolContext } from '../tools/types.js'
 import { VisError } from '../util/errors.js'
@@ -24,6 +24,8 @@ function realish(p: string): string {
       : join(realish(parent), abs.slice(parent.length + (parent.endsWith(sep) ? 0 : 1)))
   }
 }
+const within = (a: string, b: string) => a === b || a.startsWith(b.endsWith(sep) ? b : b + sep)
+
 // Importing an extension file is work, but a file that never finishes must not stall startup.
 export const DEFAULT_LOAD_TIMEOUT_MS = 30_000
 
@@ -55,7 +57,13 @@ export type RegistryOptions = {
 }
 
 // Minimal view of a session the registry binds into (src/sessions' Session fits).
-export type BindableSession = { id: string; roots: string[]; bindTool(tool: Tool): Promise<void> }
+export type BindableSession = {
+  id: string
+  roots: string[]
+  // Directories its jail masks (WorkerPolicy.hidden).
+  hidden?: string[]
+  bindTool(tool: Tool): Promise<void>
+}
 
 // The host's view of the user's Python extensions: what loaded, what did not and why, and
 // their tools in the same Tool shape as the built-in ones. Tools run in each session's own
@@ -342,23 +350,67 @@ export class ExtensionRegistry {
   // Extension directories (existing or not) a sandbox with these roots could reach: code
   // written there would run unconfined at the next reload.
   exposedDirs(roots: string[]): string[] {
+    const dirs = this.extensionDirPaths().map(realish)
+    return dirs.filter((dir) => roots.map(realish).some((r) => within(dir, r) || within(r, dir)))
+  }
+
+  private extensionDirPaths(): string[] {
     const d = extensionDirs({ home: this.home, project: this.project })
-    const dirs = [d.global, ...(d.project ? [d.project] : [])].map(realish)
-    const inside = (a: string, b: string) => a === b || a.startsWith(b.endsWith(sep) ? b : b + sep)
-    return dirs.filter((dir) => roots.map(realish).some((r) => inside(dir, r) || inside(r, dir)))
+    return [d.global, ...(d.project ? [d.project] : [])].map((p) => resolve(p))
+  }
+
+  // The directories the jail must mask for a sandbox with these roots (WorkerPolicy.hidden):
+  // every extension directory inside a root, as the sandbox sees it (under the root's own
+  // path). Missing ones are created first, so the mask exists before a block could create
+  // the directory itself. Refused when a root lies inside an extension directory (it cannot
+  // be masked without hiding the root) or reaches one through a symlink the sandbox could
+  // replace.
+  maskFor(roots: string[], sessionId?: string): string[] {
+    return this.masks(roots, sessionId, true)
+  }
+
+  private masks(roots: string[], sessionId: string | undefined, create: boolean): string[] {
+    const hidden: string[] = []
+    const refuse = (path: string, why: string) => {
+      throw new VisError(
+        'ext.dirs-exposed',
+        `${why}; code the sandbox writes there would run unconfined as an extension. ` +
+          'Give the session roots that do not lie inside the extension directories.',
+        { sessionId, path },
+      )
+    }
+    for (const lexDir of this.extensionDirPaths()) {
+      for (const lexRoot of roots.map((r) => resolve(r))) {
+        const realRoot = realish(lexRoot)
+        if (within(realRoot, realish(lexDir)) || within(lexRoot, lexDir)) {
+          refuse(lexRoot, `root ${lexRoot} lies inside the extension directory ${lexDir}`)
+        }
+        const lexInside = within(lexDir, lexRoot)
+        if (!lexInside && !within(realish(lexDir), realRoot)) continue
+        if (create) mkdirSync(lexDir, { recursive: true })
+        const realDir = realish(lexDir)
+        if (!within(realDir, realRoot)) {
+          refuse(lexDir, `extension directory ${lexDir} is reached through a symlink inside root ${lexRoot}`)
+        }
+        hidden.push(join(lexRoot, relative(realRoot, realDir)))
+      }
+    }
+    return [...new Set(hidden)]
   }
 
   // Binds every extension tool, and the given host tools wrapped with op hooks, into a
-  // session. A host tool's name wins over an extension tool of the same name. Refused when
-  // the session's roots include an extension directory.
-  async bindInto(session: BindableSession, hostTools: Tool[] = []): Promise<void> {
-    const exposed = this.exposedDirs(session.roots)
-    if (exposed.length > 0) {
+  // session. A host tool's name wins over an extension tool of the same name. Refused unless
+  // the session's jail masks every extension directory inside its roots (spawn it with
+  // `hidden: registry.maskFor(roots)`), and for roots that cannot be masked.
+  async bindInto(session: BindableSession, hostTools: Tool[] = []): Promise<string[]> {
+    const have = new Set(session.hidden ?? [])
+    const unmasked = this.masks(session.roots, session.id, false).filter((h) => !have.has(h))
+    if (unmasked.length > 0) {
       throw new VisError(
         'ext.dirs-exposed',
-        `session ${session.id} can reach ${exposed.join(', ')}; code the sandbox writes there would run ` +
-          'unconfined as an extension. Give the session roots that exclude the extension directories.',
-        { sessionId: session.id, path: exposed[0] },
+        `session ${session.id} can reach ${unmasked.join(', ')} unmasked; code the sandbox writes there ` +
+          'would run unconfined as an extension. Start it with hidden: registry.maskFor(roots).',
+        { sessionId: session.id, path: unmasked[0] },
       )
     }
     const taken = new Set(hostTools.map((t) => t.name))
@@ -367,6 +419,7 @@ export class ExtensionRegistry {
       ...hostTools.map((t) => session.bindTool(this.withHooks(t))),
       ...ext.map((t) => session.bindTool(t)),
     ])
+    return ext.map((t) => t.name)
   }
 
   // What the extensions contribute to the session dict: { <alias>: slice }.

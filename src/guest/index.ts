@@ -9,3 +9,4 @@ export {
   PROCESS_SURFACE,
 } from './runtime-config.js'
 export { symToPyName } from './sym-to-py-name.js'
+export { isSystemVarName, SYSTEM_VAR_NAMES } from './system-vars.js'

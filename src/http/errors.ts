@@ -22,6 +22,8 @@ const EXACT: Record<string, ContentfulStatusCode> = {
   'http.invalid-header': 400,
   'db.invalid-input': 400,
   'confine.path-missing': 400,
+  // A root inside an extension directory: the policy asked for cannot be jailed safely.
+  'ext.dirs-exposed': 400,
   'http.unauthorized': 401,
   'http.body-too-large': 413,
   'http.unsupported-media-type': 415,

@@ -7,10 +7,12 @@ import {
   BlockViewSchema,
   CreateSessionBodySchema,
   EventViewSchema,
+  ExtensionListSchema,
   IdempotencyKeySchema,
   InterruptResultSchema,
   ListSessionsQuerySchema,
   RunBlockBodySchema,
+  SessionDetailQuerySchema,
   SessionDetailSchema,
   SessionListSchema,
   SessionViewSchema,
@@ -133,10 +135,17 @@ export const ROUTES: RouteSpec[] = [
     method: 'get',
     path: '/v1/sessions/:id',
     operationId: 'getSession',
-    summary: 'A session with its blocks.',
-    responses: { 200: { description: 'The session.', schema: SessionDetailSchema }, 404: NOT_FOUND },
+    summary:
+      'A session with its blocks. `?format=display` adds `code_display` to each block: its code ' +
+      'formatted for people (the stored `code` is always what was submitted).',
+    query: SessionDetailQuerySchema,
+    responses: {
+      200: { description: 'The session.', schema: SessionDetailSchema },
+      400: INVALID,
+      404: NOT_FOUND,
+    },
     handler(c, { engine }) {
-      return c.json(engine.getSession(c.req.param('id')!))
+      return c.json(engine.getSession(c.req.param('id')!, readQuery(c, SessionDetailQuerySchema)))
     },
   },
   {
@@ -256,7 +265,9 @@ export const ROUTES: RouteSpec[] = [
     method: 'get',
     path: '/v1/doctor',
     operationId: 'doctor',
-    summary: 'Which confinement layers this machine enforces (what `vis doctor --json` prints).',
+    summary:
+      'Which confinement layers this machine enforces, and which extension files failed to load ' +
+      '(what `vis doctor --json` prints).',
     responses: {
       200: {
         description:
@@ -264,9 +275,37 @@ export const ROUTES: RouteSpec[] = [
         schema: ProbeReportSchema.extend({ exitCode: z.number().int() }),
       },
     },
-    handler(c) {
+    handler(c, { engine }) {
       const report = probe()
-      return c.json({ ...report, exitCode: exitCodeFor(report.checks) })
+      const checks = [...report.checks, ...engine.extensionChecks()]
+      return c.json({ ...report, checks, exitCode: exitCodeFor(checks) })
+    },
+  },
+  {
+    method: 'get',
+    path: '/v1/extensions',
+    operationId: 'listExtensions',
+    summary:
+      'The trusted Python extensions that loaded (with their tools as the model sees them), and every ' +
+      'file that failed to load with the reason.',
+    responses: { 200: { description: 'The extensions.', schema: ExtensionListSchema } },
+    handler(c, { engine }) {
+      return c.json(engine.listExtensions())
+    },
+  },
+  {
+    method: 'post',
+    path: '/v1/extensions/reload',
+    operationId: 'reloadExtensions',
+    summary:
+      'Load every extension file again; a file that fails keeps its previous good version. Live ' +
+      'sessions get new tools bound and removed ones unbound.',
+    responses: {
+      200: { description: 'The extensions after the reload.', schema: ExtensionListSchema },
+      503: err('The engine is shutting down.'),
+    },
+    async handler(c, { engine }) {
+      return c.json(await engine.reloadExtensions())
     },
   },
   {

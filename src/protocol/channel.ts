@@ -27,6 +27,10 @@ export type ChannelOptions = {
   notifications?: Record<string, z.ZodTypeAny>
   onNotification?: (op: string, msg: any) => void
   onClose?: (err?: Error) => void
+  // A frame no honest peer sends (not JSON, not an object, no valid envelope, over the
+  // frame cap, a reply to a request never made). The host retires a worker that does it:
+  // only guest code writing on the socket itself gets there.
+  onViolation?: (what: string) => void
 }
 
 export type ChannelStats = {
@@ -149,6 +153,10 @@ export class Channel {
     this.opts.onClose?.(err)
   }
 
+  private violation(what: string): void {
+    this.opts.onViolation?.(what)
+  }
+
   private log(line: string): void {
     this.opts.log(`[${this.opts.name}] ${line}`)
   }
@@ -156,6 +164,7 @@ export class Channel {
   private onFrame(ev: FrameEvent): void {
     if (ev.kind === 'oversized') {
       this.stats.oversized++
+      this.violation('a frame over the size cap')
       this.log(`dropped an oversized frame of ${ev.chars} characters`)
       const id = replyIdFromHead(ev.head)
       if (id !== undefined) {
@@ -177,11 +186,13 @@ export class Channel {
       msg = JSON.parse(ev.line)
     } catch {
       this.stats.malformed++
+      this.violation('a malformed frame')
       this.log(`dropped a malformed line: ${ev.line.slice(0, 120)}`)
       return
     }
     if (msg === null || typeof msg !== 'object' || Array.isArray(msg)) {
       this.stats.malformed++
+      this.violation('a malformed frame')
       this.log(`dropped a line that is not a JSON object: ${ev.line.slice(0, 120)}`)
       return
     }
@@ -203,6 +214,7 @@ export class Channel {
     else if ('op' in obj) this.onNotification(obj)
     else {
       this.stats.malformed++
+      this.violation('a malformed frame')
       this.log(`dropped a message with neither id nor op: ${ev.line.slice(0, 120)}`)
     }
   }
@@ -217,6 +229,7 @@ export class Channel {
     const env = RequestEnvelope.safeParse(obj)
     if (!env.success) {
       this.stats.malformed++
+      this.violation('a malformed frame')
       this.log(`dropped a request with a bad envelope: ${JSON.stringify(obj).slice(0, 120)}`)
       return
     }
@@ -271,9 +284,12 @@ export class Channel {
   }
 
   private onReply(obj: Record<string, unknown>): void {
-    const parsed = Reply.safeParse(obj)
+    // The hot path: `{id, ok: true, value}` exactly is what OkReply accepts, checked
+    // without zod; every other reply goes through the schema.
+    const parsed = isPlainOkReply(obj) ? { success: true as const, data: obj } : Reply.safeParse(obj)
     if (!parsed.success) {
       this.stats.malformed++
+      this.violation('a malformed frame')
       this.log(`dropped a malformed reply: ${JSON.stringify(obj).slice(0, 120)}`)
       const id = typeof obj.id === 'number' ? obj.id : undefined
       if (id !== undefined)
@@ -288,6 +304,7 @@ export class Channel {
         this.log(`dropped a late reply to request ${r.id} (finished or cancelled)`)
       } else {
         this.stats.strayReplies++
+        this.violation('a reply to a request never made')
         this.log(`dropped a reply to request ${r.id}, which was never made`)
       }
       return
@@ -317,6 +334,15 @@ export class Channel {
     }
     this.opts.onNotification?.(op, parsed.data as NotificationEnvelope)
   }
+}
+
+function isPlainOkReply(obj: Record<string, unknown>): obj is { id: number; ok: true; value: unknown } {
+  if (obj.ok !== true || !('value' in obj)) return false
+  const id = obj.id
+  if (typeof id !== 'number' || !Number.isSafeInteger(id) || id <= 0) return false
+  let keys = 0
+  for (const _ in obj) keys++
+  return keys === 3
 }
 
 export function toWireError(err: unknown): WireError {

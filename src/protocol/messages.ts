@@ -93,7 +93,19 @@ export const PARENT_REQUEST_SCHEMAS: Record<string, z.ZodTypeAny> = {
     policy: z.record(z.unknown()),
     seccomp: z.boolean(),
     writable: z.array(z.string().startsWith('/')).default([]),
+    audit: z.enum(['enforce', 'permissive']).default('enforce'),
   }),
   interrupt: req('interrupt', { job: MessageId.optional() }),
+  // Input for the running block's sys.stdin (`job` names it); `eof` ends its input.
+  stdin: req('stdin', { job: MessageId.optional(), data: z.string(), eof: z.boolean().optional() }),
+  // Tightens the session's network for the rest of its life; loosening is refused.
+  network: req('network', { enabled: z.boolean(), allow: z.array(z.string().min(1)).optional() }),
   close: req('close', {}),
 }
+
+export const StdinAck = z.object({ buffered: z.number().int().min(0) }).strict()
+export type StdinAck = z.infer<typeof StdinAck>
+export const NetworkAck = z
+  .object({ enabled: z.boolean(), allow: z.array(z.string()), seccomp: z.boolean() })
+  .strict()
+export type NetworkAck = z.infer<typeof NetworkAck>

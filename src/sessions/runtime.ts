@@ -7,8 +7,10 @@ import { VisError } from '../util/errors.js'
 import { visHome } from '../util/home.js'
 import { normalizePolicy, WorkerPolicy } from '../worker/policy.js'
 import { WarmPool } from '../worker/pool.js'
+import { pythonHome } from '../worker/python-home.js'
 import type { Worker } from '../worker/worker.js'
 import { Session } from './session.js'
+import { jailedSpawn } from './tool-jail.js'
 
 export const RuntimeOptions = z
   .object({
@@ -22,6 +24,9 @@ export const RuntimeOptions = z
     // false starts workers without the OS jail (the audit hook still applies): for
     // development on machines without the jail's layers, never for untrusted code.
     confine: z.boolean().optional(),
+    // 'permissive': the audit hook grants everything it can, leaving the kernel layers
+    // alone in the way. Only for the attack suite's proof that no promise rests on the hook.
+    auditPolicy: z.enum(['enforce', 'permissive']).optional(),
     maxConcurrentHostCalls: z.number().int().positive().optional(),
     // The file tools (and git, and shell when a session turns it on) in every session.
     defaultTools: z.boolean().default(true),
@@ -55,6 +60,7 @@ export async function createRuntime(input: RuntimeOptions = {}): Promise<Runtime
     size: opts.pool?.size ?? 1,
     interruptAckMs: opts.interruptAckMs,
     confine: opts.confine,
+    auditPolicy: opts.auditPolicy,
     runtimeConfig: guestRuntimeConfig(),
     // The default tools' specs depend only on the spawn policy: install them while the
     // worker waits in the pool, so taking it costs no round trips.
@@ -103,6 +109,12 @@ export async function createRuntime(input: RuntimeOptions = {}): Promise<Runtime
       id,
       worker,
       roots: policy.roots,
+      // Processes the tools start (shell, git) run in a jail built from this session's
+      // policy, unless the runtime runs without the OS jail at all.
+      spawn:
+        opts.confine === false
+          ? undefined
+          : jailedSpawn({ sessionId: id, policy, pythonRoot: (await pythonHome(opts.python)).root }),
       maxConcurrentHostCalls: opts.maxConcurrentHostCalls,
       onDispose: (s) => {
         if (live.get(s.id) === s) live.delete(s.id)

@@ -115,6 +115,12 @@ export async function bindAndBump(
   return e.generation
 }
 
+// Binds the host's current context into the key's session: `session` in the guest is
+// this dict now and before every later block that does not pass its own context.
+export async function bindCtx(key: string, ctx: Record<string, unknown>): Promise<void> {
+  await usable(key).bindContext(ctx)
+}
+
 export async function countTopLevelForms(key: string, code: string): Promise<number> {
   return z
     .number()

@@ -1,13 +1,15 @@
 import type { z } from 'zod'
-import type { OutputNotification } from '../protocol/messages.js'
+import { type Limits, LimitsSchema } from '../confinement/policy.js'
+import { NetworkAck, type OutputNotification, StdinAck } from '../protocol/messages.js'
 import { SessionResources } from '../tools/resources.js'
-import type { Tool } from '../tools/types.js'
+import type { SpawnHook, Tool } from '../tools/types.js'
 import { VisError } from '../util/errors.js'
 import { processTree } from '../worker/proctree.js'
 import type { Worker } from '../worker/worker.js'
 import { assertCrossable } from './crossing.js'
 import { type SessionEvent, SessionEvents, type SessionEventType } from './events.js'
 import { asTimeout, BlockOutcome } from './outcome.js'
+import { OutputBudget } from './output-cap.js'
 import { type BoundTool, ToolTable } from './tool-table.js'
 
 export const GUEST_API = 'vis_guest.api'
@@ -18,8 +20,11 @@ export type RunBlockOptions = {
   timeoutMs?: number
   // false: refuse at once when another block is running instead of queueing.
   wait?: boolean
-  // The host's current context, rebound as `session` in the guest before the block.
+  // The host's current context, rebound as `session` in the guest before the block
+  // (default: the one bound with bindContext).
   context?: Record<string, unknown>
+  // The block's whole sys.stdin (end of input after it); writeStdin feeds it piecewise.
+  stdin?: string
 }
 export type SessionState = 'ready' | 'retired' | 'disposed'
 
@@ -29,6 +34,8 @@ export type SessionInit = {
   roots: string[]
   maxConcurrentHostCalls?: number
   onDispose?: (s: Session) => void
+  // How the session's tools start processes (its jail); unset, they run on the host.
+  spawn?: SpawnHook
 }
 
 // One sandbox: a worker process with one interpreter whose globals persist across
@@ -49,12 +56,17 @@ export class Session {
   // The running block's stdout so far, and how much of it takePartialStdout has handed out.
   private blockOut = ''
   private taken = 0
+  // The host's own cap on what a block may print: the guest runtime caps too, but
+  // guest code can bypass it, and the worker must never grow the host's memory.
+  private budget: OutputBudget
+  readonly limits: Limits
   private installs: Promise<void>[] = []
   private readonly namespaces = new Map<
     string,
     Map<string, { name: string; doc: string; signature: string }>
   >()
   private readonly unhook: Array<() => void> = []
+  private context: Record<string, unknown> | undefined
   private readonly onDispose?: (s: Session) => void
   generation = 0
   // The guest's snapshot of the session's own definitions after the last block.
@@ -65,17 +77,29 @@ export class Session {
     this.worker = init.worker
     this.roots = init.roots
     this.onDispose = init.onDispose
+    this.limits = LimitsSchema.parse(init.worker.policy.limits ?? {})
+    this.budget = new OutputBudget(this.limits.outputBytes)
     this.tools = new ToolTable(init.id, init.maxConcurrentHostCalls)
     this.worker.setHostHandler((call) =>
-      this.tools.dispatch(call, { sessionId: this.id, roots: this.roots, resources: this.resources }),
+      this.tools.dispatch(call, {
+        sessionId: this.id,
+        roots: this.roots,
+        resources: this.resources,
+        spawn: init.spawn,
+      }),
     )
     this.unhook.push(
       this.worker.on('output', (ev) => this.onOutput(ev)),
       this.worker.on('retired', ({ reason }) => this.markRetired(reason)),
-      this.worker.on('exit', ({ state, code, signal }) => {
+      // Only guest code writing on the socket itself sends such frames: the worker has
+      // shown it runs hostile native-level code, and its wire can no longer be trusted.
+      this.worker.on('violation', ({ what }) =>
+        this.worker.retire(`it sent ${what} on its wire (protocol violation)`),
+      ),
+      this.worker.on('exit', ({ state, code, signal, reason }) => {
         if (state === 'ready' || state === 'starting') {
           this.markRetired(
-            signal ? `the worker was killed by ${signal}` : `the worker exited with code ${code}`,
+            reason ?? (signal ? `the worker was killed by ${signal}` : `the worker exited with code ${code}`),
           )
         }
       }),
@@ -84,6 +108,11 @@ export class Session {
 
   get pid(): number {
     return this.worker.pid
+  }
+
+  // Directories inside the roots its jail masks (the extension directories).
+  get hidden(): string[] {
+    return this.worker.policy.hidden ?? []
   }
 
   // The worker's processes, its root (pid) first; jailed, the helper is the last.
@@ -218,6 +247,35 @@ export class Session {
     return this.worker.call('eval', { expr })
   }
 
+  // Binds the host's current context: `session` in the guest is this dict now and
+  // before every later block that does not pass its own.
+  async bindContext(ctx: Record<string, unknown>): Promise<void> {
+    this.assertUsable('bindContext')
+    assertCrossable(ctx, 'the session context')
+    this.context = ctx
+    await this.callGuest('bind_ctx', ctx)
+  }
+
+  // Input for the running block's sys.stdin; `eof` ends it (reads then return '').
+  async writeStdin(data: string, opts: { eof?: boolean } = {}): Promise<StdinAck> {
+    this.assertUsable('stdin')
+    const job = this.current?.job
+    if (job === undefined) {
+      throw new VisError('session.no-block', 'no block is running in this session to read this input', {
+        sessionId: this.id,
+        op: 'stdin',
+      })
+    }
+    return StdinAck.parse(await this.worker.call('stdin', { job, data, ...(opts.eof ? { eof: true } : {}) }))
+  }
+
+  // Tightens the session's network for the rest of its life ({ enabled: false }, or a
+  // narrower allow list); anything looser is refused with worker.network-loosen.
+  async setNetwork(net: { enabled: boolean; allow?: string[] }): Promise<NetworkAck> {
+    this.assertUsable('network')
+    return NetworkAck.parse(await this.worker.call('network', net))
+  }
+
   // Calls module.fn(*args) in the interpreter; arguments and result cross as JSON.
   async callModule(module: string, fn: string, args: unknown[]): Promise<unknown> {
     this.assertUsable('callModule')
@@ -257,15 +315,31 @@ export class Session {
     const t0 = performance.now()
     this.blockOut = ''
     this.taken = 0
+    this.budget = new OutputBudget(this.limits.outputBytes)
     this.events.emit({ type: 'block-started', sessionId: this.id, block, code })
+    // The guest runtime truncates at the same cap, with its own marker; the host's
+    // OutputBudget holds the line when guest code goes around it.
     const request: Record<string, unknown> = { code }
-    if (opts.context) {
-      assertCrossable(opts.context, 'the session context')
-      request.session = opts.context
+    if (this.worker.policy.limits?.outputBytes !== undefined) request.stdout_cap = this.limits.outputBytes
+    const context = opts.context ?? this.context
+    if (context) {
+      assertCrossable(context, 'the session context')
+      request.session = context
     }
     const started = this.worker.start('run-block', { request })
     this.current = { job: started.id, block }
+    if (opts.stdin !== undefined) {
+      // Refused only when the block ended first; the block's outcome says what happened.
+      this.worker.call('stdin', { job: started.id, data: opts.stdin, eof: true }).catch(() => undefined)
+    }
     let timedOut = false
+    // The hard wall clock: no interrupt, the worker tree is SIGKILLed (a guest can
+    // ignore or swallow interrupts; it cannot ignore SIGKILL).
+    let wallHit = false
+    const wall = setTimeout(() => {
+      wallHit = true
+      this.worker.retire(`the block ran past the wall clock limit of ${this.limits.wallClockMs} ms`)
+    }, this.limits.wallClockMs)
     const timer =
       opts.timeoutMs !== undefined
         ? setTimeout(() => {
@@ -276,16 +350,32 @@ export class Session {
     try {
       let outcome: BlockOutcome
       try {
-        const { snapshot, ...rest } = BlockOutcome.parse(await started.reply)
+        const parsed = BlockOutcome.safeParse(await started.reply)
+        if (!parsed.success) {
+          // Only guest code forging frames on the socket gets here.
+          this.worker.retire('it answered a block with something that is not a block outcome')
+          throw new VisError(
+            'worker.protocol',
+            `session ${this.id}: the worker answered the block with a malformed outcome; it was retired`,
+            { sessionId: this.id, op: 'run-block' },
+          )
+        }
+        const { snapshot, ...rest } = parsed.data
         // The definitions snapshot is for persistence, not for the caller.
         if (snapshot !== undefined) this.lastSnapshot = snapshot
-        outcome = rest
+        outcome = this.budget.capOutcome(rest)
         if (timedOut && outcome.error?.phase === 'interrupted') outcome = asTimeout(outcome, opts.timeoutMs!)
       } catch (err) {
-        if (!(timedOut && this.state === 'retired')) throw err
-        const note =
-          'it did not stop when interrupted, so its worker was retired and this session must be rebuilt'
-        outcome = asTimeout(this.blockOut ? { stdout: this.blockOut } : {}, opts.timeoutMs!, note)
+        if (!((timedOut || wallHit) && this.state === 'retired')) throw err
+        const partial = this.budget.capOutcome(this.blockOut ? { stdout: this.blockOut } : {})
+        if (wallHit) {
+          const message = `the block ran past the wall clock limit of ${this.limits.wallClockMs} ms; its worker was killed and this session must be rebuilt`
+          outcome = { ...partial, error: { phase: 'timeout', message }, timedOut: true }
+        } else {
+          const note =
+            'it did not stop when interrupted, so its worker was retired and this session must be rebuilt'
+          outcome = asTimeout(partial, opts.timeoutMs!, note)
+        }
       }
       this.events.emit({
         type: 'block-finished',
@@ -297,6 +387,7 @@ export class Session {
       return outcome
     } finally {
       clearTimeout(timer)
+      clearTimeout(wall)
       this.current = undefined
       this.blockOut = ''
       this.taken = 0
@@ -358,13 +449,15 @@ export class Session {
   private onOutput(ev: OutputNotification): void {
     const cur = this.current
     if (!cur || ev.job !== cur.job) return
-    if (ev.stream === 'stdout') this.blockOut += ev.data
-    this.events.emit({
-      type: 'output',
-      sessionId: this.id,
-      block: cur.block,
-      stream: ev.stream,
-      data: ev.data,
-    })
+    const { data, flood } = this.budget.take(ev.data)
+    if (flood) {
+      this.worker.retire(
+        `the block printed over ${this.budget.floodChars} characters past the output cap of ${this.limits.outputBytes}`,
+      )
+      return
+    }
+    if (!data) return
+    if (ev.stream === 'stdout') this.blockOut += data
+    this.events.emit({ type: 'output', sessionId: this.id, block: cur.block, stream: ev.stream, data })
   }
 }

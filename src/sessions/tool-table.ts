@@ -14,6 +14,9 @@ export type BoundTool = {
 }
 
 export const DEFAULT_MAX_CONCURRENT_HOST_CALLS = 16
+// Calls waiting for a slot; past it a call is refused at once, so a guest flooding the
+// wire with calls cannot grow the host's memory without bound.
+export const MAX_QUEUED_HOST_CALLS = 1024
 
 // A session's host tools. Lookups go through a Map, so a guest-chosen name can never
 // reach Object.prototype; calls beyond the concurrency limit wait their turn (or their
@@ -90,6 +93,15 @@ export class ToolTable {
     if (this.active < this.limit) {
       this.active++
       return Promise.resolve()
+    }
+    if (this.waiting.length >= MAX_QUEUED_HOST_CALLS) {
+      return Promise.reject(
+        new VisError(
+          'tool.too-many-calls',
+          `${this.active} tool calls are running and ${this.waiting.length} are waiting in this session; await some before starting more`,
+          { sessionId: this.sessionId },
+        ),
+      )
     }
     return new Promise((resolve, reject) => {
       const go = () => {

@@ -20,6 +20,8 @@ export interface ToolSetOptions {
   roots: string[]
   // The session's shell toggle (off by default).
   shell?: boolean
+  // Directories inside the roots the tools refuse (the extension directories its jail masks).
+  hidden?: string[]
   grepEngine?: GrepEngineChoice
 }
 
@@ -42,7 +44,7 @@ export async function insideGitRepo(dir: string): Promise<boolean> {
 // The tools a session gets by default: the file tools always, git when the
 // workspace is in a repository, shell when the session's toggle is on.
 export async function defaultTools(opts: ToolSetOptions): Promise<Tool[]> {
-  const guard = new PathGuard(opts.roots, opts.sessionId)
+  const guard = new PathGuard(opts.roots, opts.sessionId, opts.hidden)
   const tools = fileTools(guard, { grepEngine: opts.grepEngine })
   if (await insideGitRepo((await guard.realRoots())[0]!)) tools.push(gitTool(guard))
   if (opts.shell) tools.push(shellTool(guard))

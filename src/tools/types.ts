@@ -1,13 +1,39 @@
-import type { ChildProcess, SpawnOptions } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 
 // What crosses the wire: plain JSON with string keys.
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
 
-// Runs a process for a tool. The default is node's spawn; a session that is
-// confined supplies one that starts the process inside its jail. Tools always
-// ask for `detached: true` so each started tree has its own session and
-// process group that can be killed as a whole.
-export type SpawnHook = (command: string, args: readonly string[], options: SpawnOptions) => ChildProcess
+// How a tool wants its process started. `env` holds only the tool's own
+// variables: the spawner supplies the base environment (the host's safe
+// pass-through, or the jail's), so a jailed process never sees host values.
+export interface ToolSpawnOptions {
+  cwd: string
+  env: Record<string, string>
+  // 'pipe' when the tool types into the process (background shells).
+  stdin: 'pipe' | 'ignore'
+  // The process allocates a pseudo-terminal (`script`): a jail must give it
+  // a private devpts instance.
+  pty?: boolean
+}
+
+// A started process tree. stdout and stderr are always pipes.
+export interface ToolProcess {
+  child: ChildProcess
+  // SIGKILL for everything the process started, daemons that left its
+  // session included.
+  kill(): void
+  // Whether it runs inside the session's jail.
+  jailed: boolean
+}
+
+// Runs a process for a tool. The default runs it on the host in its own
+// session and process group; a confined session supplies one that starts it
+// inside a jail built from the session's policy, so children inherit it.
+export type SpawnHook = (
+  command: string,
+  args: readonly string[],
+  options: ToolSpawnOptions,
+) => Promise<ToolProcess>
 
 // Something long-lived a session owns (a background shell...). It is listed
 // in the session's context and stopped by id or when the session is disposed.

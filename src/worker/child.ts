@@ -12,8 +12,8 @@ import { loadPython, type PythonRuntime } from '../native/index.js'
 import { Channel, type ChannelOptions } from '../protocol/channel.js'
 import { PARENT_REQUEST_SCHEMAS, RequestEnvelope } from '../protocol/messages.js'
 import { errorMessage, VisError } from '../util/errors.js'
-import { toNativePolicy } from './native-policy.js'
-import { WorkerPolicy } from './policy.js'
+import { permissiveNativePolicy, toNativePolicy } from './native-policy.js'
+import { networkLoosening, WorkerPolicy } from './policy.js'
 
 // Served by the interpreter thread, in arrival order.
 const WORK_OPS = ['exec', 'eval', 'run', 'run-block', 'install-tool', 'install-runtime']
@@ -27,13 +27,18 @@ function log(line: string): void {
 // must listen before seccomp closes the door on new sockets.
 const forwarding = startEgressForwarderFromEnv().catch((err: unknown) => {
   log(`egress forwarder failed: ${errorMessage(err)}`)
+  return undefined
 })
+
+// What `confine` installed; `network` may only tighten it.
+let confined: { policy: WorkerPolicy; seccomp: boolean; writable: string[]; permissive: boolean } | undefined
 
 const channelOptions = (serve: ChannelOptions['onRequest']): ChannelOptions => ({
   name: `worker ${process.pid}`,
   log,
   requests: {
     confine: PARENT_REQUEST_SCHEMAS.confine!,
+    network: PARENT_REQUEST_SCHEMAS.network!,
     close: PARENT_REQUEST_SCHEMAS.close!,
   },
   onRequest: serve,
@@ -44,16 +49,58 @@ const ConfineRequest = z.object({
   policy: z.unknown(),
   seccomp: z.boolean(),
   writable: z.array(z.string()),
+  // 'permissive': the attack suite's kernel-only proof (WorkerOptions.auditPolicy).
+  audit: z.enum(['enforce', 'permissive']).default('enforce'),
 })
 
 async function confine(py: PythonRuntime, input: unknown) {
   const msg = ConfineRequest.parse(input)
   await forwarding
   const policy = WorkerPolicy.parse(msg.policy)
-  py.installPolicy(toNativePolicy(policy, py.distribution.root, msg.writable))
+  py.installPolicy(
+    msg.audit === 'permissive'
+      ? permissiveNativePolicy()
+      : toNativePolicy(policy, py.distribution.root, msg.writable),
+  )
   // seccomp covers every thread (TSYNC); a worker that cannot verify it refuses work.
   if (msg.seccomp) installSeccomp({ processes: policy.shell, network: policy.network.enabled })
+  confined = { policy, seccomp: msg.seccomp, writable: msg.writable, permissive: msg.audit === 'permissive' }
   return { audit: true, seccomp: msg.seccomp }
+}
+
+const NetworkRequest = z.object({ enabled: z.boolean(), allow: z.array(z.string()).optional() })
+
+// Tightens the network for the rest of the session: the audit policy always; turned off,
+// also the OS side (the egress relay closes with its open connections, and a stacked
+// seccomp filter refuses new inet sockets). Loosening is refused: that needs a new worker.
+async function network(py: PythonRuntime, input: unknown) {
+  const msg = NetworkRequest.parse(input)
+  if (!confined) throw new VisError('worker.not-confined', 'the worker has no policy yet to tighten')
+  const cur = confined.policy.network
+  const why = networkLoosening(cur, msg)
+  if (why) {
+    throw new VisError(
+      'worker.network-loosen',
+      `the session's network can only be tightened: ${why}; create a new session for more access`,
+      { op: 'network' },
+    )
+  }
+  const next: WorkerPolicy = {
+    ...confined.policy,
+    network: { enabled: msg.enabled, allow: msg.enabled ? (msg.allow ?? cur.allow) : [], deny: cur.deny },
+  }
+  // A permissive audit hook (the attack suite's kernel-only proof) stays permissive.
+  if (!confined.permissive) py.installPolicy(toNativePolicy(next, py.distribution.root, confined.writable))
+  let seccomp = false
+  if (!msg.enabled && cur.enabled) {
+    await (await forwarding)?.close()
+    if (confined.seccomp) {
+      installSeccomp({ processes: next.shell, network: false })
+      seccomp = true
+    }
+  }
+  confined.policy = next
+  return { enabled: next.network.enabled, allow: next.network.allow, seccomp }
 }
 
 function serveWire(py: PythonRuntime): void {
@@ -64,6 +111,7 @@ function serveWire(py: PythonRuntime): void {
     },
     channelOptions((op, msg) => {
       if (op === 'confine') return confine(py, msg)
+      if (op === 'network') return network(py, msg)
       // close: reply first, then finalize Python (atexit, flushing) and leave.
       setImmediate(() => {
         void py

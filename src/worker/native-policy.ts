@@ -2,6 +2,11 @@ import type { Policy } from '../native/index.js'
 import { guestDir } from '../util/home.js'
 import type { WorkerPolicy } from './policy.js'
 
+// Everything the hook can grant: the kernel layers are then the only thing in the way.
+export function permissiveNativePolicy(): Policy {
+  return { readOnly: ['/'], readWrite: ['/'], network: { enabled: true }, processes: true, ctypes: true }
+}
+
 // The in-interpreter audit policy derived from the worker's spawn policy: the
 // distribution and the guest runtime readable, the roots (and the worker's outbox)
 // read-write. Processes and

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path'
 import { z } from 'zod'
+import { LimitsSchema } from '../confinement/policy.js'
 
 // Everything that must be fixed when a worker is spawned: the OS jail is built from it,
 // so two sessions may share a warm worker only if their policies are equal.
@@ -16,6 +17,12 @@ export const WorkerPolicy = z
     roots: z.array(z.string().min(1)).default([]),
     network: NetworkPolicy.default({}),
     shell: z.boolean().default(false),
+    // Resource limits of the jail (memory, processes, files, disk, wall clock, output);
+    // unset fields take the confinement defaults published in SECURITY.md.
+    limits: LimitsSchema.partial().strict().optional(),
+    // Directories inside the roots the sandbox must neither read nor write (the extension
+    // directories: code written there would run unconfined). The jail masks each one.
+    hidden: z.array(z.string().min(1)).optional(),
   })
   .strict()
 export type WorkerPolicy = z.infer<typeof WorkerPolicy>
@@ -31,10 +38,36 @@ export function normalizePolicy(input: WorkerPolicyInput): WorkerPolicy {
       deny: [...new Set(p.network.deny)].sort(),
     },
     shell: p.shell,
+    ...(p.limits ? { limits: p.limits } : {}),
+    ...(p.hidden?.length ? { hidden: [...new Set(p.hidden.map((h) => resolve(h)))].sort() } : {}),
   }
 }
 
 // A stable key for the pool: equal policies (after normalisation) give equal keys.
 export function policyKey(policy: WorkerPolicy, python: string | undefined): string {
-  return JSON.stringify([python ?? '', policy.roots, policy.network, policy.shell])
+  const limits = LimitsSchema.parse(policy.limits ?? {})
+  return JSON.stringify([
+    python ?? '',
+    policy.roots,
+    policy.network,
+    policy.shell,
+    limits,
+    policy.hidden ?? [],
+  ])
+}
+
+// Why changing a session's network from `cur` to `next` would loosen it (undefined when
+// it only tightens). `next.allow` unset keeps the current list; an empty list means any.
+export function networkLoosening(
+  cur: WorkerPolicy['network'],
+  next: { enabled: boolean; allow?: string[] },
+): string | undefined {
+  if (!next.enabled) return undefined
+  if (!cur.enabled) return 'network is off in this session'
+  if (next.allow === undefined || cur.allow.length === 0 || cur.allow.includes('*')) return undefined
+  if (next.allow.length === 0) return `network is limited to ${cur.allow.join(', ')}`
+  const extra = next.allow.find((a) => !cur.allow.includes(a))
+  return extra === undefined
+    ? undefined
+    : `${extra} is not in the session's allow list (${cur.allow.join(', ')})`
 }

@@ -25,6 +25,8 @@ export type SpawnedProcess = {
   kill(): void
   // The jail's layers, when confined.
   layers?: LayerStatus
+  // Whether the sandbox's memory limit killed something (read it when the child exits).
+  outOfMemory?: () => boolean
 }
 
 // The one place a worker process is created. fd 3 is a 'pipe', which libuv creates as a
@@ -55,10 +57,17 @@ export async function spawnWorkerProcess(req: SpawnRequest): Promise<SpawnedProc
       readOnly,
       network: req.policy.network,
       shell: req.policy.shell,
+      limits: req.policy.limits,
+      hidden: req.policy.hidden,
     },
     req.command,
     req.args,
     { env: req.env, stdio, sessionId: req.sessionId },
   )
-  return { child: confined.child, kill: () => confined.kill(), layers: confined.layers }
+  return {
+    child: confined.child,
+    kill: () => confined.kill(),
+    layers: confined.layers,
+    outOfMemory: () => confined.outOfMemory(),
+  }
 }

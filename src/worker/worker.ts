@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { closeSync, mkdirSync, rmSync } from 'node:fs'
 import type { Socket } from 'node:net'
 import { join } from 'node:path'
+import { LimitsSchema } from '../confinement/policy.js'
 import { Channel, type ChannelStats } from '../protocol/channel.js'
 import {
   CHILD_NOTIFICATION_SCHEMAS,
@@ -39,6 +40,10 @@ export type WorkerOptions = {
   confine?: boolean
   // A trusted extension worker: no jail, no audit hook, no sandbox guest runtime.
   trusted?: boolean
+  // 'permissive' installs an audit policy that refuses nothing the hook can grant, so
+  // the attack suite can show the kernel layers holding by themselves in a real worker.
+  // Never for untrusted code outside that proof.
+  auditPolicy?: 'enforce' | 'permissive'
 }
 
 export type HostCall = { callId: number; name: string; args: unknown[]; signal: AbortSignal }
@@ -48,8 +53,10 @@ export type WorkerState = 'starting' | 'ready' | 'retired' | 'exited' | 'closed'
 
 export type WorkerEvents = {
   output: (ev: OutputNotification) => void
-  exit: (ev: { code: number | null; signal: string | null; state: WorkerState }) => void
+  exit: (ev: { code: number | null; signal: string | null; state: WorkerState; reason?: string }) => void
   retired: (ev: { reason: string }) => void
+  // A frame no honest child sends (see ChannelOptions.onViolation).
+  violation: (ev: { what: string }) => void
 }
 
 // An unconfined child inherits the host's environment, minus what breaks it: eager
@@ -89,6 +96,7 @@ export class Worker {
     output: new Set(),
     exit: new Set(),
     retired: new Set(),
+    violation: new Set(),
   }
   private readonly exited: Promise<void>
   private inFlight = 0
@@ -123,6 +131,11 @@ export class Worker {
       notifications: CHILD_NOTIFICATION_SCHEMAS,
       onNotification: (_op, msg: OutputNotification) => {
         for (const fn of this.listeners.output) fn(msg)
+      },
+      // The addon never writes such a frame: guest code wrote on the socket itself. The
+      // worker only reports it; a session retires the worker (SECURITY.md).
+      onViolation: (what) => {
+        for (const fn of this.listeners.violation) fn({ what })
       },
     })
     this.exited = new Promise((resolve) => {
@@ -185,7 +198,12 @@ export class Worker {
         return worker
       }
       // The audit policy (and, jailed, seccomp) goes in before the guest runtime loads.
-      await worker.call('confine', { policy: opts.policy, seccomp: confine, writable: [worker.outbox] })
+      await worker.call('confine', {
+        policy: opts.policy,
+        seccomp: confine,
+        writable: [worker.outbox],
+        ...(opts.auditPolicy === 'permissive' ? { audit: 'permissive' } : {}),
+      })
       await worker.call('install-runtime', { config: { ...opts.runtimeConfig, outbox: worker.outbox } })
     } catch (err) {
       worker.kill()
@@ -376,9 +394,16 @@ export class Worker {
   private onExit(code: number | null, signal: NodeJS.Signals | null): void {
     rmSync(this.outbox, { recursive: true, force: true })
     const prior = this.state
+    let reason: string | undefined
     if (prior === 'starting' || prior === 'ready') {
       this.state = 'exited'
-      const how = signal ? `was killed by ${signal}` : `exited with code ${code}`
+      // The OOM killer's SIGKILL reads as "code 137" through bubblewrap: name the cause.
+      const oom = this.spawned.outOfMemory?.() === true
+      const how = oom
+        ? `was killed by the memory limit (${LimitsSchema.parse(this.policy.limits ?? {}).memoryMb} MB): out of memory`
+        : signal
+          ? `was killed by ${signal}`
+          : `exited with code ${code}`
       const tail = this.logTail(2048).trimEnd()
       const err = new VisError(
         'worker.died',
@@ -386,11 +411,12 @@ export class Worker {
         { pid: this.pid, path: this.logPath, code, signal, logTail: tail },
       )
       appendLog(this.logPath, `[host] worker ${this.pid} ${how}`)
+      reason = `the worker ${how}`
       this.channel.failAll(err)
       this.abortHostCalls(err)
     } else if (prior === 'closed') {
       this.state = 'exited'
     }
-    for (const fn of this.listeners.exit) fn({ code, signal, state: prior })
+    for (const fn of this.listeners.exit) fn({ code, signal, state: prior, reason })
   }
 }

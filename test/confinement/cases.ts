@@ -11,6 +11,13 @@ export type AttackCase = {
   killOk?: boolean // being killed (OOM, limits) also counts as contained
   allow?: string[] // network allow list for this case
   shell?: boolean // spawn with the shell on: children must inherit every kernel layer
+  // Where the case runs: both paths (default), only through sessions (the host's caps and
+  // wall clock), or only under the direct jail.
+  runs?: 'both' | 'session' | 'jail'
+  // The expectation through a session when it differs: the guest's own Python never
+  // creates processes there (the shell tool does, on the host's side), so a control
+  // that spawns is refused in a session.
+  sessionExpect?: Expectation
 }
 
 const c = (id: string, category: string, source: string, extra: Partial<AttackCase> = {}): AttackCase => ({
@@ -403,7 +410,7 @@ export const cases: AttackCase[] = [
   control(
     'control.shell-subprocess',
     `import subprocess\nr = subprocess.run(['/usr/bin/echo', 'hi'], capture_output=True, check=True)\nok(r.stdout)`,
-    { shell: true },
+    { shell: true, sessionExpect: 'contained' },
   ),
   control(
     'control.threads',
@@ -427,7 +434,7 @@ export const cases: AttackCase[] = [
   ),
   control(
     'control.stdlib-imports',
-    `import json, ssl, hashlib, zlib, decimal, sqlite3, lzma, bz2, uuid, datetime, re, csv, ctypes, asyncio, concurrent.futures\nok(hashlib.sha256(b'x').hexdigest()[:8])`,
+    `import json, ssl, hashlib, zlib, decimal, sqlite3, lzma, bz2, uuid, datetime, re, csv, asyncio, concurrent.futures\nok(hashlib.sha256(b'x').hexdigest()[:8])`,
   ),
   control(
     'control.file-io-root',

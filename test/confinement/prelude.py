@@ -1,8 +1,58 @@
-# Runs before every attack case, as the worker's `confine` will: installs the
-# seccomp filter (when the runner asks for that layer), then offers attempt().
-import ctypes
+# Runs before every attack case. Under the direct jail (harness.ts) it is the head of
+# the case's script and installs the seccomp filter as the worker's `confine` would;
+# through a session (sessions.test.ts) it runs once as the session's first block, with
+# the case's environment handed over as host data (VIS_CASE), and the worker has already
+# installed seccomp and the audit policy itself.
 import os
 import sys
+
+try:
+    _env = VIS_CASE["env"]  # noqa: F821 - bound by the session runner
+except NameError:
+    _env = None
+if _env:
+    os.environ.update(_env)
+
+
+class _Refused:
+    """Stands in for ctypes when the session's audit policy refuses it: every use raises
+    the refusal, so an attack built on ctypes reads as contained by that refusal."""
+
+    def __init__(self, err):
+        self._err = err
+
+    def __getattr__(self, name):
+        raise self._err
+
+    def __call__(self, *args, **kwargs):
+        raise self._err
+
+
+
+def _unshim():
+    """Undo the guest runtime's Python-level refusals as a hostile guest would: they are
+    ergonomics, not security, so every case must meet the kernel (or the audit hook)
+    through the real process APIs. A no-op under the direct jail (there are no shims)."""
+    import posix
+
+    for name in dir(os):
+        fn = getattr(os, name)
+        if "_refuser" in getattr(fn, "__qualname__", "") and hasattr(posix, name):
+            setattr(os, name, getattr(posix, name))
+    sub = sys.modules.get("subprocess")
+    if sub is not None and "_refuser" in getattr(sub.run, "__qualname__", ""):
+        del sys.modules["subprocess"]
+        import subprocess  # noqa: F401 - a fresh module with the real Popen
+
+
+_unshim()
+
+try:
+    import ctypes
+except ImportError as _e:
+    ctypes = _Refused(_e)
+except PermissionError as _e:
+    ctypes = _Refused(_e)
 
 
 def _install_seccomp():
@@ -26,7 +76,10 @@ ROOT = os.environ.get("VIS_TEST_ROOT", os.getcwd())
 OUTSIDE = os.environ.get("VIS_TEST_OUTSIDE", "/nonexistent")
 DIST = os.environ.get("VIS_TEST_DIST", sys.prefix)
 HOST_PORT = int(os.environ.get("VIS_TEST_HOST_PORT", "9"))
-libc = ctypes.CDLL(None, use_errno=True)
+try:
+    libc = ctypes.CDLL(None, use_errno=True)
+except PermissionError as _e:
+    libc = _Refused(_e)
 
 
 def attempt(fn):

@@ -1,6 +1,6 @@
 // A sandbox session calling extension tools from a block, through the host.
 import assert from 'node:assert/strict'
-import { mkdirSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
 import { closeRegistrationWorkers } from '../../src/extensions/registration.js'
@@ -113,17 +113,85 @@ test("the extensions' ctx slices reach the block as the session dict", async () 
   assert.equal(r.stdout, `strict ${await reg!.sessionWorkerPid(s.id)}\n`)
 })
 
-test('a session whose roots include an extension directory is refused', async () => {
-  const exposed = await rt!.createSession({ roots: [project] })
+test('extension directories inside a root are masked in the jail: not writable, not readable, not movable', async () => {
+  const hidden = reg!.maskFor([project])
+  assert.deepEqual(hidden, [local])
+  const exposed = await rt!.createSession({ roots: [project], hidden })
   try {
-    await assert.rejects(reg!.bindInto(exposed), (e: { code?: string; message: string }) => {
+    await reg!.bindInto(exposed)
+    const r = await exposed.runBlock(
+      [
+        'import os',
+        `d = ${JSON.stringify(local)}`,
+        'print("listing", sorted(os.listdir(d)))',
+        'for attempt in ("write", "rename", "rmdir"):',
+        '    try:',
+        '        if attempt == "write":',
+        '            open(os.path.join(d, "evil.py"), "w").write("import vis")',
+        '        elif attempt == "rename":',
+        `            os.rename(${JSON.stringify(join(project, '.vis'))}, ${JSON.stringify(join(project, 'moved'))})`,
+        '        else:',
+        '            os.rmdir(d)',
+        '        print(attempt, "succeeded")',
+        '    except OSError as e:',
+        '        print(attempt, "failed", type(e).__name__)',
+        `open(${JSON.stringify(join(project, 'notes.txt'))}, "w").write("the rest of the root stays writable")`,
+      ].join('\n'),
+    )
+    assert.equal(r.error, undefined, JSON.stringify(r.error))
+    assert.match(r.stdout ?? '', /^listing \[\]\nwrite failed \w+\nrename failed \w+\nrmdir failed \w+\n$/)
+    // The host still sees the real directory, with nothing planted in it.
+    assert.ok(existsSync(join(local, 'guard', 'extension.py')))
+    assert.ok(!existsSync(join(local, 'evil.py')))
+    assert.ok(!existsSync(join(project, 'moved')))
+    assert.equal(readFileSync(join(project, 'notes.txt'), 'utf8'), 'the rest of the root stays writable')
+  } finally {
+    await exposed.dispose()
+  }
+})
+
+test('a missing extension directory inside a root is created so the mask exists before a block could make it', async () => {
+  const other = join(base, 'other-project')
+  mkdirSync(other)
+  const r2 = await ExtensionRegistry.open({ home, project: other, python })
+  try {
+    const hidden = r2.maskFor([base])
+    assert.deepEqual(hidden.sort(), [global, join(other, '.vis', 'extensions')].sort())
+    assert.ok(existsSync(join(other, '.vis', 'extensions')))
+  } finally {
+    await r2.close()
+  }
+})
+
+test('a session spawned without the masks gets no extension tools', async () => {
+  const bare = await rt!.createSession({ roots: [project] })
+  try {
+    await assert.rejects(reg!.bindInto(bare), (e: { code?: string; message: string }) => {
       assert.equal(e.code, 'ext.dirs-exposed')
       assert.ok(e.message.includes(local))
       return true
     })
-    assert.deepEqual(reg!.exposedDirs([home]), [global])
-    assert.deepEqual(reg!.exposedDirs([root]), [])
   } finally {
-    await exposed.dispose()
+    await bare.dispose()
   }
+})
+
+test('a root inside an extension directory cannot be masked and is refused', async () => {
+  const inner = join(local, 'guard')
+  assert.throws(
+    () => reg!.maskFor([inner]),
+    (e: { code?: string }) => e.code === 'ext.dirs-exposed',
+  )
+  const s = await rt!.createSession({ roots: [inner] })
+  try {
+    await assert.rejects(reg!.bindInto(s), (e: { code?: string; message: string }) => {
+      assert.equal(e.code, 'ext.dirs-exposed')
+      assert.ok(e.message.includes(inner))
+      return true
+    })
+  } finally {
+    await s.dispose()
+  }
+  assert.deepEqual(reg!.exposedDirs([home]), [global])
+  assert.deepEqual(reg!.exposedDirs([root]), [])
 })

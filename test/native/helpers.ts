@@ -52,6 +52,11 @@ export function run(
       clearTimeout(timer)
       resolve({ code, signal, stdout, stderr })
     })
+    // A program that exits before reading its stdin (a syntax error) closes the pipe
+    // first; that EPIPE is the program's business, not a test failure.
+    child.stdin.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE') reject(err)
+    })
     child.stdin.end(opts.input ?? '')
   })
 }

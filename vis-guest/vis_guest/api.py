@@ -7,13 +7,14 @@ import builtins
 import os
 import sys
 
-from . import aio, attach, autoimport, banned, block, deferred, helpers, schedule, snapshot, surface, tools
+from . import aio, attach, autoimport, banned, block, deferred, helpers, paths, schedule, snapshot, surface, tools
 from .state import RT, SYSTEM_VAR_NAMES
 
 
 def install_runtime(config: dict) -> dict:
     """Config: {policy: {roots, network, shell}, process_surface: {shell_on, shell_off} | str,
-    tool_hints: {files?, network?, serve?}, outbox: dir, stdout_cap: bytes}.
+    tool_hints: {files?, network?, serve?}, outbox: dir, stdout_cap: bytes,
+    sys_path: [dir, ...] (the project's import roots, put first on sys.path)}.
 
     Calling it again merges the given keys into the config (the first call installs)."""
     rt = RT
@@ -45,6 +46,8 @@ def install_runtime(config: dict) -> dict:
         os.makedirs(outbox, exist_ok=True)
         os.environ["VIS_OUTBOX"] = outbox
         rt.set_builtin("VIS_OUTBOX", outbox)
+    if "sys_path" in (config or {}):
+        paths.apply(rt.config.get("sys_path"))
     rt.outbox_seen = attach.scan(rt)
     rt.restore()
     return {"python": sys.version.split()[0], "tools": sorted(rt.tools)}
@@ -113,3 +116,11 @@ def live_vars() -> list:
 
 def system_var_names() -> list:
     return list(SYSTEM_VAR_NAMES)
+
+
+def bind_ctx(ctx: dict) -> dict:
+    """Rebinds `session` to the host's current context now (blocks rebind it too)."""
+    if not isinstance(ctx, dict):
+        raise TypeError("bind_ctx: the context is a dict")
+    RT.globals["session"] = dict(ctx)
+    return {"keys": list(ctx)}

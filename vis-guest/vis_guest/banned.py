@@ -1,13 +1,14 @@
 """References refused before a block runs because they tamper with the runtime itself.
 
 The set is small and documented; `exec`/`eval` are NOT in it (they run as module code):
-  - importing `_vis` (the host door) or `vis_guest` (this runtime);
+  - importing `_vis` (the host door), `vis_guest` (this runtime) or `vis_worker` (the
+    worker's wire handler and the block's stdin);
   - any name or attribute starting with `__vis` (the runtime's settling hooks);
   - `sys.addaudithook` (the sandbox's audit hook is the host's, not the block's)."""
 
 import ast
 
-_MODULES = ("_vis", "vis_guest")
+_MODULES = ("_vis", "vis_guest", "vis_worker")
 
 
 def _module_banned(name: str | None) -> bool:
@@ -16,7 +17,7 @@ def _module_banned(name: str | None) -> bool:
 
 def may_contain(source: str) -> bool:
     """A text pre-check so the common block skips the AST walk."""
-    return "_vis" in source or "vis_guest" in source or "addaudithook" in source
+    return "_vis" in source or "vis_guest" in source or "vis_worker" in source or "addaudithook" in source
 
 
 def check(tree: ast.Module) -> dict | None:

@@ -1,15 +1,19 @@
 import { parseArgs } from 'node:util'
 import { exitCodeFor, probe } from '../../confinement/probe.js'
+import { extensionChecks } from '../../extensions/index.js'
 import type { Command } from '../command.js'
 
-const usage = `Usage: vis doctor [--json]
+const usage = `Usage: vis doctor [--json] [--project DIR]
 
 Probe every confinement layer on this machine and say what is enforced:
 kernel, Landlock ABI, seccomp, user/mount/pid/net/ipc namespaces (entered
 through bubblewrap), cgroups (memory, pids, whether a child group can be
-created), bubblewrap, vis-launcher, vis_confine.node, staged distributions.
+created), bubblewrap, vis-launcher, vis_confine.node, staged distributions; then load
+the trusted extensions (~/.vis/extensions and DIR/.vis/extensions) and warn for each
+file that fails to load.
 
-  --json   print the full report as JSON (what the HTTP API serves)
+  --json          print the full report as JSON (what the HTTP API serves)
+  --project DIR   the project whose .vis/extensions to load (default: the current directory)
 
 Exit status: 0 all info, 1 warnings, 2 errors (a sandbox would refuse to start).`
 
@@ -20,8 +24,15 @@ export const doctor: Command = {
   summary: 'Report which confinement layers this machine enforces',
   usage,
   async run(argv) {
-    const { values } = parseArgs({ args: argv, options: { json: { type: 'boolean', default: false } } })
-    const report = probe({ fresh: true })
+    const { values } = parseArgs({
+      args: argv,
+      options: { json: { type: 'boolean', default: false }, project: { type: 'string' } },
+    })
+    const probed = probe({ fresh: true })
+    const report = {
+      ...probed,
+      checks: [...probed.checks, ...(await extensionChecks({ project: values.project ?? process.cwd() }))],
+    }
     const code = exitCodeFor(report.checks)
     if (values.json) {
       process.stdout.write(`${JSON.stringify({ ...report, exitCode: code }, null, 2)}\n`)

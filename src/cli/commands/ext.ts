@@ -13,7 +13,7 @@ Trusted Python extensions: every *.py and <dir>/extension.py in ~/.vis/extension
   list          what loads, with its tools (as the model sees them), and every file
                 that failed to load with the reason
   reload        load every file again and report; a running host reloads through
-                its API (ExtensionRegistry.reload), keeping a failed file's previous version
+                its API (POST /v1/extensions/reload), keeping a failed file's previous version
   test [NAME]   run the extensions' own test_*.py / *_test.py with real pytest in a
                 trusted worker; the counts come from per-test records
 

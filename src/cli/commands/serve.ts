@@ -3,7 +3,7 @@ import { DEFAULT_HOST, DEFAULT_PORT, startServer } from '../../http/server.js'
 import { VisError } from '../../util/errors.js'
 import type { Command } from '../command.js'
 
-const usage = `Usage: vis serve [--host ${DEFAULT_HOST}] [--port ${DEFAULT_PORT}] [--pool N] [--python 3.X]
+const usage = `Usage: vis serve [--host ${DEFAULT_HOST}] [--port ${DEFAULT_PORT}] [--pool N] [--python 3.X] [--project DIR]
 
 Serve the HTTP API: sessions, blocks, live events (SSE), attachments, doctor, metrics.
 State lives in SQLite under the vis home (VIS_HOME or ~/.vis); sessions survive a restart.
@@ -13,6 +13,9 @@ State lives in SQLite under the vis home (VIS_HOME or ~/.vis); sessions survive 
   --port     port (default ${DEFAULT_PORT}; 0 picks a free one)
   --pool     warm workers kept per policy (default 1)
   --python   the Python minor to run, e.g. 3.12 (default: the resolved one)
+  --project  the project (default: the current directory): its .vis/extensions load beside
+             ~/.vis/extensions, and its declared import roots (pyproject.toml, setup.cfg...)
+             start the sys.path of sessions whose roots contain them
 
 The OpenAPI document is served at /v1/openapi.json. SIGINT or SIGTERM stops cleanly.`
 
@@ -28,6 +31,7 @@ export const serve: Command = {
         port: { type: 'string', default: String(DEFAULT_PORT) },
         pool: { type: 'string' },
         python: { type: 'string' },
+        project: { type: 'string' },
       },
     })
     const port = Number(values.port)
@@ -42,6 +46,7 @@ export const serve: Command = {
       host: values.host,
       port,
       python: values.python,
+      project: values.project ?? process.cwd(),
       pool: pool === undefined ? undefined : { size: pool },
     })
     const auth = process.env.VIS_TOKEN ? ' -H "Authorization: Bearer $VIS_TOKEN"' : ''

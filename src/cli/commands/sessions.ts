@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util'
 import { blockView, sessionView } from '../../engine/views.js'
+import { formatPythonForDisplay } from '../../format/index.js'
 import { exportTranscript, openStore, renderMarkdown, type Store } from '../../persistence/index.js'
 import { VisError } from '../../util/errors.js'
 import type { Command } from '../command.js'
@@ -134,7 +135,12 @@ function exportSession(argv: string[]): number {
       throw new VisError('session.not-found', `No session with id ${id} in ${store.path}.`, { sessionId: id })
     }
     const t = exportTranscript(store, id)
-    process.stdout.write(values.format === 'json' ? `${JSON.stringify(t, null, 2)}\n` : renderMarkdown(t))
+    // Markdown is for people: code is shown formatted (ruff); the JSON keeps it as written.
+    process.stdout.write(
+      values.format === 'json'
+        ? `${JSON.stringify(t, null, 2)}\n`
+        : renderMarkdown(t, { formatCode: formatPythonForDisplay }),
+    )
     return 0
   })
 }

@@ -12,8 +12,12 @@ export async function startEgressForwarder(
 ): Promise<EgressForwarder> {
   const port = options.port ?? EGRESS_PORT
   const socketPath = options.socketPath ?? EGRESS_SOCKET
+  // Open relays, so closing the forwarder (network turned off) also cuts them.
+  const live = new Set<{ destroy(): void }>()
   const server: Server = createServer((inbound) => {
     const outbound = connect(socketPath)
+    live.add(inbound)
+    inbound.once('close', () => live.delete(inbound))
     inbound.pipe(outbound)
     outbound.pipe(inbound)
     const end = () => {
@@ -36,7 +40,11 @@ export async function startEgressForwarder(
   const bound = server.address()
   return {
     port: typeof bound === 'object' && bound ? bound.port : port,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        for (const s of live) s.destroy()
+      }),
   }
 }
 

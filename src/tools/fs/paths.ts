@@ -37,6 +37,9 @@ export class PathGuard {
   constructor(
     readonly roots: readonly string[],
     readonly sessionId = '',
+    // Directories inside the roots the tools must not touch (the extension directories the
+    // session's jail masks): host tools run unjailed, so the guard refuses them here too.
+    readonly hidden: readonly string[] = [],
   ) {
     if (roots.length === 0) throw new VisError('tool.no-roots', 'the session has no roots to work in', {})
   }
@@ -48,6 +51,12 @@ export class PathGuard {
   realRoots(): Promise<string[]> {
     this.realRootsP ??= Promise.all(this.roots.map((r) => realpath(r).catch(() => resolve(r))))
     return this.realRootsP
+  }
+
+  private realHiddenP: Promise<string[]> | undefined
+  realHidden(): Promise<string[]> {
+    this.realHiddenP ??= Promise.all(this.hidden.map((h) => realpath(h).catch(() => resolve(h))))
+    return this.realHiddenP
   }
 
   // The innermost real root containing a verified real path.
@@ -98,6 +107,10 @@ export class PathGuard {
       await fh.close()
       throw this.deny(path, op, 'resolves (through a symlink) outside the allowed roots')
     }
+    if ((await this.realHidden()).some((h) => isWithin(real, h))) {
+      await fh.close()
+      throw this.deny(path, op, 'is inside an extension directory, which sessions cannot reach')
+    }
     return real
   }
 
@@ -129,6 +142,12 @@ export class PathGuard {
       }
       const { fh: dir, real } = await this.open(dirname(abs), op, O_PATH | C.O_DIRECTORY)
       const ref = { dir, name, real: real === sep ? sep + name : real + sep + name }
+      // Renaming or removing a directory above an extension directory would let a fresh one
+      // be planted at the path the host loads extensions from.
+      if ((await this.realHidden()).some((h) => isWithin(h, ref.real))) {
+        await dir.close()
+        throw this.deny(path, op, 'is or contains an extension directory, which sessions cannot change')
+      }
       if (!follow) return ref
       const st = await lstat(at(dir, name)).catch(() => undefined)
       if (!st?.isSymbolicLink()) return ref

@@ -13,10 +13,10 @@ const Args = z
   })
   .strict()
 
-// The user's own git, in the workspace root, with nothing interactive.
-export function gitEnv(): NodeJS.ProcessEnv {
+// Nothing interactive: no prompts, pagers or editors. The base environment
+// (host pass-through, or the jail's) comes from the session's spawner.
+export function gitVars(): Record<string, string> {
   return {
-    ...process.env,
     GIT_TERMINAL_PROMPT: '0',
     GIT_PAGER: 'cat',
     PAGER: 'cat',
@@ -38,7 +38,7 @@ export function gitTool(guard: PathGuard): Tool {
       const cwd = (await guard.realRoots())[0]!
       const r = await runBounded('git', a.args, {
         cwd,
-        env: gitEnv(),
+        env: gitVars(),
         timeoutMs: a.timeout_secs * 1000,
         signal: ctx.signal,
         spawn: ctx.spawn,

@@ -1,8 +1,7 @@
-import { spawn as nodeSpawn } from 'node:child_process'
 import { VisError } from '../../util/errors.js'
-import type { SpawnHook } from '../types.js'
+import type { SpawnHook, ToolProcess } from '../types.js'
 import { HeadTail } from './bounded.js'
-import { killTree, newTreeToken, TREE_MARK, terminateTree } from './tree.js'
+import { hostSpawn, terminate } from './spawn.js'
 
 export const STREAM_HEAD = 16 * 1024
 export const STREAM_TAIL = 16 * 1024
@@ -11,7 +10,8 @@ const DRAIN_MS = 200
 
 export interface RunOptions {
   cwd: string
-  env: NodeJS.ProcessEnv
+  // The tool's own variables; the spawner adds the base environment.
+  env: Record<string, string>
   timeoutMs: number
   signal: AbortSignal
   spawn?: SpawnHook
@@ -31,41 +31,48 @@ export interface RunResult {
   truncated: boolean
 }
 
-// Runs a command to completion in its own session, bounding both streams at
-// read time. On timeout, cancellation or exit, whatever the command left
-// running (background jobs, daemons) is killed with it.
-export function runBounded(command: string, args: readonly string[], o: RunOptions): Promise<RunResult> {
+const aborted = (command: string) => new VisError('tool.aborted', `${command}: the call was cancelled`, {})
+
+// Runs a command to completion in its own process tree (a jail when the
+// session has one), bounding both streams at read time. On timeout,
+// cancellation or exit, whatever the command left running (background jobs,
+// daemons) is killed with it.
+export async function runBounded(
+  command: string,
+  args: readonly string[],
+  o: RunOptions,
+): Promise<RunResult> {
   const started = performance.now()
+  if (o.signal.aborted) throw aborted(command)
+  let proc: ToolProcess
+  try {
+    proc = await (o.spawn ?? hostSpawn)(command, args, { cwd: o.cwd, env: o.env, stdin: 'ignore' })
+  } catch (e) {
+    if (e instanceof VisError) throw e
+    throw new VisError('tool.spawn', `could not start ${command}: ${(e as Error).message}`, {})
+  }
+  // Cancelled while the jail was being built: nothing of it may survive.
+  if (o.signal.aborted) {
+    proc.kill()
+    throw aborted(command)
+  }
+  const { child } = proc
   const out = new HeadTail(o.head ?? STREAM_HEAD, o.tail ?? STREAM_TAIL)
   const err = new HeadTail(o.head ?? STREAM_HEAD, o.tail ?? STREAM_TAIL)
   return new Promise((resolve, reject) => {
-    if (o.signal.aborted) {
-      reject(new VisError('tool.aborted', `${command}: the call was cancelled`, {}))
-      return
-    }
-    const token = newTreeToken()
-    const child = (o.spawn ?? nodeSpawn)(command, args, {
-      cwd: o.cwd,
-      env: { ...o.env, [TREE_MARK]: token },
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
     let timedOut = false
-    let aborted = false
+    let wasAborted = false
     let finished = false
     let exit: number | null = null
     let sig: string | null = null
-    const pid = child.pid
-    const kill = () => {
-      if (pid !== undefined) killTree(pid, token)
-    }
-    if (pid !== undefined) o.onStart?.(kill)
+    const kill = () => proc.kill()
+    if (child.pid !== undefined) o.onStart?.(kill)
     const timer = setTimeout(() => {
       timedOut = true
-      if (pid !== undefined) void terminateTree(pid, token)
+      void terminate(proc)
     }, o.timeoutMs)
     const onAbort = () => {
-      aborted = true
+      wasAborted = true
       kill()
     }
     o.signal.addEventListener('abort', onAbort, { once: true })
@@ -81,14 +88,15 @@ export function runBounded(command: string, args: readonly string[], o: RunOptio
       kill()
       child.stdout?.destroy()
       child.stderr?.destroy()
-      if (aborted) {
-        reject(new VisError('tool.aborted', `${command}: the call was cancelled`, {}))
+      if (wasAborted) {
+        reject(aborted(command))
         return
       }
       resolve({
         stdout: out.text(),
         stderr: err.text(),
-        exit,
+        // Killed on timeout, a command has no exit status of its own, jailed or not.
+        exit: timedOut ? null : exit,
         signal: sig,
         duration_ms: Math.round(performance.now() - started),
         timed_out: timedOut,
@@ -99,6 +107,7 @@ export function runBounded(command: string, args: readonly string[], o: RunOptio
       clearTimeout(timer)
       o.signal.removeEventListener('abort', onAbort)
       finished = true
+      kill()
       reject(new VisError('tool.spawn', `could not start ${command}: ${e.message}`, {}))
     })
     child.on('exit', (code, signal) => {

@@ -95,17 +95,3 @@ export function isAlive(pid: number): boolean {
     return false
   }
 }
-
-// Asks the whole tree to end (SIGTERM, so servers can clean up), waits up to
-// `graceMs`, then kills whatever is left.
-export async function terminateTree(root: number, token?: string, graceMs = 500): Promise<void> {
-  const first = processTree(root, token)
-  for (const pid of first) {
-    try {
-      process.kill(pid, 'SIGTERM')
-    } catch {}
-  }
-  const end = Date.now() + graceMs
-  while (Date.now() < end && first.some(isAlive)) await new Promise((r) => setTimeout(r, 20))
-  killTree(root, token)
-}

@@ -1,11 +1,14 @@
-import { type ChildProcess, spawn as nodeSpawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { Ring } from '../proc/bounded.js'
-import { isAlive, killTree, newTreeToken, TREE_MARK, terminateTree } from '../proc/tree.js'
-import type { Json, Resource, SpawnHook } from '../types.js'
-import { shellEnv } from './env.js'
+import { hostSpawn, terminate } from '../proc/spawn.js'
+import { isAlive } from '../proc/tree.js'
+import type { Json, Resource, SpawnHook, ToolProcess } from '../types.js'
+import { shellVars } from './env.js'
 
 export const RING_BYTES = 256 * 1024
 const STOP_GRACE_MS = 2000
+// How long a stopped shell's processes get to clean up after SIGTERM.
+const STOP_TERM_MS = 1000
 
 // util-linux `script` gives the command a real pseudo-terminal (so programs
 // line-buffer and show prompts as for a person) and relays our stdin to it.
@@ -21,25 +24,31 @@ export class BackgroundShell implements Resource {
   readonly exited: Promise<void>
   private readonly child: ChildProcess
   private waiters: (() => void)[] = []
-  private readonly token = newTreeToken()
 
-  constructor(
+  // Starts `cmd` under a pseudo-terminal through the session's spawner (its
+  // jail, when it has one).
+  static async start(
+    id: string,
+    cmd: string,
+    cwd: string,
+    spawn: SpawnHook = hostSpawn,
+  ): Promise<BackgroundShell> {
+    const proc = await spawn('script', ['-q', '-f', '-e', '-E', 'never', '-c', PTY_COMMAND, '/dev/null'], {
+      cwd,
+      env: shellVars({ VIS_SHELL_CMD: cmd, SHELL: '/bin/bash', TERM: 'xterm-256color' }),
+      stdin: 'pipe',
+      pty: true,
+    })
+    return new BackgroundShell(id, cmd, cwd, proc)
+  }
+
+  private constructor(
     readonly id: string,
     readonly cmd: string,
     readonly cwd: string,
-    spawn: SpawnHook = nodeSpawn,
+    private readonly proc: ToolProcess,
   ) {
-    this.child = spawn('script', ['-q', '-f', '-e', '-E', 'never', '-c', PTY_COMMAND, '/dev/null'], {
-      cwd,
-      env: shellEnv({
-        VIS_SHELL_CMD: cmd,
-        SHELL: '/bin/bash',
-        TERM: 'xterm-256color',
-        [TREE_MARK]: this.token,
-      }),
-      detached: true,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    })
+    this.child = proc.child
     const take = (d: Buffer) => {
       this.ring.push(d)
       this.wake()
@@ -108,12 +117,11 @@ export class BackgroundShell implements Resource {
   }
 
   async stop(): Promise<void> {
-    const pid = this.pid
-    if (pid === undefined) return
-    await terminateTree(pid, this.token)
+    if (this.pid === undefined) return
+    await terminate(this.proc, STOP_TERM_MS, ['script'])
     await Promise.race([this.exited, new Promise((r) => setTimeout(r, STOP_GRACE_MS))])
     // Anything that escaped the first sweep (forked mid-kill) goes now.
-    killTree(pid, this.token)
+    this.proc.kill()
     this.child.stdin?.destroy()
   }
 

@@ -6,7 +6,7 @@ import { O_PATH, type PathGuard } from '../fs/paths.js'
 import { runBounded } from '../proc/run.js'
 import type { Tool, ToolContext } from '../types.js'
 import { BackgroundShell } from './background.js'
-import { shellEnv } from './env.js'
+import { shellVars } from './env.js'
 
 const SIGNATURE =
   "(cmd=None, /, *, op='run', id=None, timeout_secs=120, cwd=None, input=None, since=None, tail_bytes=16384, wait_secs=0.5)"
@@ -86,7 +86,7 @@ export type ShellResult = {
   cursor: number | null
 }
 
-export const shellDoc = `Run bash (a login shell) in the workspace. shell(cmd) waits for it (timeout_secs, default 120) and returns its output; huge streams keep their start and end. shell(cmd, id="dev") starts it in the background under a pseudo-terminal; then shell(op="logs", id="dev") reads its recent output ('since' = an earlier 'cursor' gives only what came after), shell(op="send", id="dev", input="q\\n") types into it, shell(op="stop", id="dev") kills it and everything it started. Every call returns {op, id, cmd, cwd, running, exit, signal, stdout, stderr, duration_ms, timed_out, truncated, cursor}.`
+export const shellDoc = `Run bash (a login shell) in the workspace, inside the session's sandbox: only the session's roots are visible (read-write), python3 is the session's Python, the network is what the session allows. shell(cmd) waits for it (timeout_secs, default 120) and returns its output; huge streams keep their start and end. shell(cmd, id="dev") starts it in the background under a pseudo-terminal; then shell(op="logs", id="dev") reads its recent output ('since' = an earlier 'cursor' gives only what came after), shell(op="send", id="dev", input="q\\n") types into it, shell(op="stop", id="dev") kills it and everything it started. Every call returns {op, id, cmd, cwd, running, exit, signal, stdout, stderr, duration_ms, timed_out, truncated, cursor}.`
 
 let runSeq = 0
 
@@ -141,7 +141,7 @@ async function runOp(guard: PathGuard, a: z.infer<typeof Run>, ctx: ToolContext)
   try {
     const r = await runBounded('bash', ['-lc', a.cmd], {
       cwd,
-      env: shellEnv(),
+      env: shellVars(),
       timeoutMs: a.timeout_secs * 1000,
       signal: ctx.signal,
       spawn: ctx.spawn,
@@ -205,7 +205,7 @@ async function startOp(guard: PathGuard, a: z.infer<typeof Start>, ctx: ToolCont
       },
     )
   }
-  const sh = new BackgroundShell(a.id, a.cmd, cwd, ctx.spawn)
+  const sh = await BackgroundShell.start(a.id, a.cmd, cwd, ctx.spawn)
   ctx.resources.add(sh)
   await sh.settle(a.wait_secs * 1000)
   const r = sh.read(0, 16 * 1024)

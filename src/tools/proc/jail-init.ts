@@ -1,0 +1,37 @@
+// The first program of every tool jail (shell, background shell, git). vis-launcher
+// has applied Landlock, rlimits and no_new_privs; this adds the layers that live in
+// a process, then runs the tool's command (argv after the script) with the same stdio
+// and exits with its status:
+// - with the network on, the loopback listener that relays to the host's egress proxy
+//   (the jail's network namespace has no other way out; HTTP(S)_PROXY point at it);
+// - the worker's seccomp filter, processes allowed (no new namespaces, no ptrace,
+//   io_uring, bpf, mount, keyctl; socket families per the network policy), installed
+//   on every thread and inherited by everything the command starts.
+import { spawn } from 'node:child_process'
+import { constants } from 'node:os'
+import { startEgressForwarderFromEnv } from '../../confinement/egress/forwarder.js'
+import { installSeccomp } from '../../confinement/seccomp.js'
+
+function fail(message: string): never {
+  process.stderr.write(`vis jail-init: ${message}\n`)
+  process.exit(125)
+}
+
+const [command, ...args] = process.argv.slice(2)
+if (!command) fail('no command given')
+try {
+  const forwarder = await startEgressForwarderFromEnv()
+  installSeccomp({ processes: true, network: forwarder !== undefined })
+} catch (err) {
+  fail((err as Error).message)
+}
+const child = spawn(command, args, { stdio: 'inherit' })
+// A stop signals every process of the tree itself; passing it on again would make a
+// relay such as `script` cut its command's goodbye. This process outlives the command
+// only to report its status, and the jail's kill ends it in any case.
+for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(sig, () => undefined)
+child.on('error', (err) => {
+  process.stderr.write(`vis jail-init: could not start ${command}: ${err.message}\n`)
+  process.exit(127)
+})
+child.on('exit', (code, signal) => process.exit(code ?? 128 + (signal ? constants.signals[signal] : 0)))
