@@ -68,19 +68,25 @@ for (const d of byMinor.values())
 const cmakeJs = join(dirname(require.resolve('cmake-js/package.json')), 'bin', 'cmake-js')
 const env = { ...process.env }
 delete env.LD_BIND_NOW
-const r = spawnSync(
-  process.execPath,
-  [
-    cmakeJs,
-    'build',
-    '--directory',
-    root,
-    '--out',
-    join(root, 'build'),
-    '--CDVIS_PYTHON_TARGETS=' + targets,
-    '--log-level',
-    'warn',
-  ],
-  { cwd: root, stdio: 'inherit', env },
-)
-process.exit(r.status ?? 1)
+// `cmake-js build` configures only once; configuring every time makes a newly staged
+// minor (a new VIS_PYTHON_TARGETS) reach the build. Compilation stays incremental.
+function cmakeJsStep(step) {
+  const r = spawnSync(
+    process.execPath,
+    [
+      cmakeJs,
+      step,
+      '--directory',
+      root,
+      '--out',
+      join(root, 'build'),
+      '--CDVIS_PYTHON_TARGETS=' + targets,
+      '--log-level',
+      'warn',
+    ],
+    { cwd: root, stdio: 'inherit', env },
+  )
+  if (r.status !== 0) process.exit(r.status ?? 1)
+}
+cmakeJsStep('configure')
+cmakeJsStep('build')
