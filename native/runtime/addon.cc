@@ -137,14 +137,21 @@ Napi::Value InstallPolicy(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
-// wireStart(fd, workOps, module, fn): see wire.cc. Lines it does not handle arrive as
-// kWireMessage events; the socket closing as kWireClosed.
+// wireStart(fd, workOps, module, fn, limits?): see wire.cc. Lines it does not handle
+// arrive as kWireMessage events; the socket closing as kWireClosed. limits
+// ({maxFrameChars, maxDepth}) are the host's frame caps, applied to outgoing host calls.
 Napi::Value WireStartJs(const Napi::CallbackInfo& info) {
   if (!g_started) throw Napi::Error::New(info.Env(), "the interpreter is not started");
   int fd = info[0].As<Napi::Number>().Int32Value();
   std::string module = info[2].As<Napi::String>();
   std::string fn = info[3].As<Napi::String>();
-  if (!WireStart(fd, Strings(info[1]), module, fn)) throw Napi::Error::New(info.Env(), "wire mode is already on");
+  WireLimits limits;
+  if (info.Length() > 4 && info[4].IsObject()) {
+    Napi::Object o = info[4].As<Napi::Object>();
+    if (o.Get("maxFrameChars").IsNumber()) limits.max_chars = o.Get("maxFrameChars").As<Napi::Number>().Int64Value();
+    if (o.Get("maxDepth").IsNumber()) limits.max_depth = o.Get("maxDepth").As<Napi::Number>().Int32Value();
+  }
+  if (!WireStart(fd, Strings(info[1]), module, fn, limits)) throw Napi::Error::New(info.Env(), "wire mode is already on");
   return info.Env().Undefined();
 }
 

@@ -1,6 +1,7 @@
 // Host calls: the guest asks JS for something by name and waits (GIL released) on a
 // condition variable that both the reply and an interrupt notify, since signals do
 // not wake futex waits.
+#include <cstdio>
 #include <condition_variable>
 #include <mutex>
 #include <unordered_map>
@@ -58,25 +59,71 @@ bool CheckLocked(const std::vector<uint64_t>& ids, bool interruptible, uint64_t*
   return false;
 }
 
+// 20971520 -> "20,971,520": the sizes in a refusal are read by people and models.
+std::string Grouped(size_t n) {
+  std::string digits = std::to_string(n), out;
+  for (size_t i = 0; i < digits.size(); i++) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return out;
+}
+
+std::string MiB(size_t n) {
+  char buf[32];
+  snprintf(buf, sizeof(buf), "%.1f MiB", static_cast<double>(n) / (1024.0 * 1024.0));
+  return buf;
+}
+
 }  // namespace
 
-uint64_t HostSend(const std::string& name, const std::string& args) {
+uint64_t HostSend(const std::string& name, const std::string& args, std::string* refused) {
   uint64_t id = ++h_next;
   uint64_t job = g_current_job.load();
-  {
-    std::lock_guard<std::mutex> lk(*h_mu);
-    (*h_calls)[id] = Call{job};
-  }
   if (IsWireJob(job)) {
-    if (!WireJsonValue(args)) {
+    // Checked here, before anything is sent: the host retires a worker whose frame passes
+    // its size cap, and refuses one nested past its depth cap.
+    const WireLimits& lim = WireHostLimits();
+    int depth = 0;
+    if (!WireJsonValue(args, &depth)) {
+      {
+        std::lock_guard<std::mutex> lk(*h_mu);
+        (*h_calls)[id] = Call{job};
+      }
       HostReply(id, "{\"ok\":false,\"error\":{\"code\":\"host.bad-args\",\"message\":\"args_json is not JSON\"}}");
       return id;
+    }
+    if (depth + 1 > lim.max_depth) {  // + the envelope object around args
+      *refused = name + ": the call's arguments nest " + std::to_string(depth) +
+                 " levels deep; a host call carries at most " + std::to_string(lim.max_depth - 1) +
+                 " (it was not sent). Flatten the data, or write it to a file in the session's roots and pass "
+                 "the path.";
+      return 0;
     }
     std::string line = "{\"id\":" + std::to_string(id) + ",\"op\":\"host\",\"name\":";
     JsonQuote(&line, name);
     line += ",\"args\":" + args + "}";
+    // Bytes bound the host's count (UTF-16 units) from above: count only when they pass.
+    if (line.size() > lim.max_chars) {
+      size_t units = Utf16Units(line);
+      if (units > lim.max_chars) {
+        *refused = name + ": the call is " + Grouped(units) + " characters as JSON (" + MiB(units) +
+                   "), over the host's cap of " + Grouped(lim.max_chars) + " characters (" + MiB(lim.max_chars) +
+                   ") per host call; it was not sent. Write the data to a file in the session's roots and pass "
+                   "its path instead.";
+        return 0;
+      }
+    }
+    {
+      std::lock_guard<std::mutex> lk(*h_mu);
+      (*h_calls)[id] = Call{job};
+    }
     WireWrite(line);
     return id;
+  }
+  {
+    std::lock_guard<std::mutex> lk(*h_mu);
+    (*h_calls)[id] = Call{job};
   }
   auto* ev = new Event{kHostCall};
   ev->job = job;

@@ -97,7 +97,9 @@ void TickerStart();
 void TickerWake();
 
 // ---- host calls (hostcalls.cc) ----------------------------------------------
-uint64_t HostSend(const std::string& name, const std::string& args);
+// Returns 0, with the reason in *refused, for a call that cannot be sent (over the
+// wire's limits); the caller raises it in Python.
+uint64_t HostSend(const std::string& name, const std::string& args, std::string* refused);
 // 0: *which/*reply set; 1: interrupted (those ids cancelled); -1: an id is unknown.
 int HostWait(const std::vector<uint64_t>& ids, bool interruptible, uint64_t* which, std::string* reply);
 bool HostReply(uint64_t call, const std::string& reply);
@@ -124,7 +126,18 @@ void AuditInstall(const std::vector<std::string>& readRoots, const std::string& 
 void AuditSetPolicy(const Policy& p);
 
 // ---- wire mode (wire.cc) ------------------------------------------------------
-bool WireStart(int fd, const std::vector<std::string>& ops, const std::string& module, const std::string& fn);
+// The limits the host applies to a frame it reads (src/protocol/framing.ts:
+// DEFAULT_MAX_FRAME_CHARS, DEFAULT_MAX_DEPTH), handed over by wireStart. A host call
+// that would pass them is refused in the guest, before it is sent: the host would
+// retire the worker for an oversized frame.
+struct WireLimits {
+  size_t max_chars = 16 * 1024 * 1024;
+  int max_depth = 64;
+};
+bool WireStart(int fd, const std::vector<std::string>& ops, const std::string& module, const std::string& fn,
+               const WireLimits& limits);
+const WireLimits& WireHostLimits();
+size_t Utf16Units(const std::string& s);
 bool WireOn();
 // Wakes the interpreter thread out of WireIdle (any thread; async-signal-unsafe).
 void WireWake();
@@ -136,7 +149,8 @@ void WireGiveToken();
 void WireTakeToken();
 bool WireWrite(const std::string& line);
 bool IsWireJob(uint64_t job);
-bool WireJsonValue(const std::string& s);
+// depth (optional): how deep the value nests, counting its own container as 1.
+bool WireJsonValue(const std::string& s, int* depth = nullptr);
 void WireOutput(uint64_t job, const std::vector<Chunk>& chunks);
 void WireBegin(uint64_t job);
 void WireEnd();

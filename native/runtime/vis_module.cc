@@ -47,6 +47,17 @@ bool Utf8(PyObject* s, std::string* out) {
 namespace {
 
 PyObject* g_namespaces = nullptr;  // name -> dict, for names that are not modules
+// _vis.HostCallTooLarge (a ValueError): a call over the wire's limits, refused unsent.
+PyObject* g_too_large = nullptr;
+
+// Starts a call; false, with the exception set, when it was refused before sending.
+bool Send(const std::string& name, const std::string& args, uint64_t* id) {
+  std::string refused;
+  *id = HostSend(name, args, &refused);
+  if (*id != 0) return true;
+  PyErr_SetString(g_too_large != nullptr ? g_too_large : PyExc_ValueError, refused.c_str());
+  return false;
+}
 
 bool ParseIds(PyObject* seq, std::vector<uint64_t>* ids) {
   PyObject* fast = PySequence_Fast(seq, "host_wait() takes a list of call ids");
@@ -95,7 +106,9 @@ PyObject* vis_host_send(PyObject*, PyObject* args) {
   if (!PyArg_ParseTuple(args, "UU:host_send", &name, &payload)) return nullptr;
   std::string n, p;
   if (!Utf8(name, &n) || !Utf8(payload, &p)) return nullptr;
-  return PyLong_FromUnsignedLongLong(HostSend(n, p));
+  uint64_t id;
+  if (!Send(n, p, &id)) return nullptr;
+  return PyLong_FromUnsignedLongLong(id);
 }
 
 PyObject* vis_host_wait(PyObject*, PyObject* arg) {
@@ -109,7 +122,9 @@ PyObject* vis_host_call(PyObject*, PyObject* args) {
   if (!PyArg_ParseTuple(args, "UU:host_call", &name, &payload)) return nullptr;
   std::string n, p;
   if (!Utf8(name, &n) || !Utf8(payload, &p)) return nullptr;
-  PyObject* r = Wait({HostSend(n, p)});
+  uint64_t id;
+  if (!Send(n, p, &id)) return nullptr;
+  PyObject* r = Wait({id});
   if (r == nullptr) return nullptr;
   PyObject* reply = PyTuple_GetItem(r, 1);
   Py_XINCREF(reply);
@@ -280,6 +295,15 @@ PyObject* PyInit__vis() {
   if (m == nullptr) return nullptr;
   g_stream_type = PyType_FromSpec(&kStreamSpec);
   if (g_stream_type == nullptr || PyModule_AddObjectRef(m, "Stream", g_stream_type) != 0) {
+    Py_DECREF(m);
+    return nullptr;
+  }
+  if (g_too_large == nullptr) {
+    g_too_large = PyErr_NewExceptionWithDoc("_vis.HostCallTooLarge",
+                                            "A host call over the wire's size or depth cap; it was not sent.",
+                                            PyExc_ValueError, nullptr);
+  }
+  if (g_too_large == nullptr || PyModule_AddObjectRef(m, "HostCallTooLarge", g_too_large) != 0) {
     Py_DECREF(m);
     return nullptr;
   }

@@ -42,6 +42,7 @@ struct WireState {
   std::mutex write_mu;
   std::set<std::string> work_ops;
   std::string module, fn;
+  WireLimits limits;
   std::atomic<uint64_t> job{0};  // the wire job now running, 0 if none
   std::atomic<bool> on{false};
   std::atomic<bool> closed{false};
@@ -76,7 +77,8 @@ bool SkipString(const std::string& s, size_t* i) {
   return false;
 }
 
-bool SkipValue(const std::string& s, size_t* i) {
+// With max_depth, also reports how deep the value nests (containers, the value itself 1).
+bool SkipValue(const std::string& s, size_t* i, int* max_depth = nullptr) {
   SkipWs(s, i);
   if (*i >= s.size()) return false;
   if (s[*i] == '"') return SkipString(s, i);
@@ -88,7 +90,10 @@ bool SkipValue(const std::string& s, size_t* i) {
         if (!SkipString(s, i)) return false;
         continue;
       }
-      if (c == '{' || c == '[') depth++;
+      if (c == '{' || c == '[') {
+        depth++;
+        if (max_depth != nullptr && depth > *max_depth) *max_depth = depth;
+      }
       if (c == '}' || c == ']') {
         if (--depth == 0) {
           ++*i;
@@ -320,15 +325,31 @@ void DrainCtl() {
 }  // namespace
 
 // A cheap structural check (balanced, quoted) so a host request line stays parseable.
-bool WireJsonValue(const std::string& s) {
+bool WireJsonValue(const std::string& s, int* depth) {
   size_t i = 0;
-  if (!SkipValue(s, &i)) return false;
+  if (depth != nullptr) *depth = 0;
+  if (!SkipValue(s, &i, depth)) return false;
   SkipWs(s, &i);
   return i == s.size();
 }
 
-bool WireStart(int fd, const std::vector<std::string>& ops, const std::string& module, const std::string& fn) {
+const WireLimits& WireHostLimits() { return g_wire->limits; }
+
+// What the host's LineDecoder counts: the line's length as a JavaScript string (UTF-16
+// code units) after UTF-8 decoding, i.e. one per character, two past U+FFFF.
+size_t Utf16Units(const std::string& s) {
+  size_t n = 0;
+  for (unsigned char c : s) {
+    if ((c & 0xC0) != 0x80) n++;
+    if (c >= 0xF0) n++;
+  }
+  return n;
+}
+
+bool WireStart(int fd, const std::vector<std::string>& ops, const std::string& module, const std::string& fn,
+               const WireLimits& limits) {
   if (g_wire->fd >= 0) return false;
+  g_wire->limits = limits;
   g_wire->ctl = eventfd(0, EFD_CLOEXEC);
   g_wire->timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
   if (g_wire->ctl < 0 || g_wire->timer < 0) return false;

@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { pidExists } from '../util/proc.js'
 
 // Where a controller lets us make child groups, and which files set the limit.
 export type Controller = {
@@ -106,15 +107,6 @@ export type SandboxCgroup = {
   dispose(): void
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
-
 // Groups left behind by a host that died before cleaning up ("vis-<host pid>-...").
 function reapStale(parent: string): void {
   let names: string[] = []
@@ -125,7 +117,7 @@ function reapStale(parent: string): void {
   }
   for (const name of names) {
     const m = /^vis-(?:layers-)?(\d+)-/.exec(name)
-    if (!m || alive(Number(m[1]))) continue
+    if (!m || pidExists(Number(m[1]))) continue
     try {
       rmdirSync(join(parent, name))
     } catch {

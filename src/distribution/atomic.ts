@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
+import { pidExists } from '../util/proc.js'
 
 // Work happens in a directory beside the final path, so the final rename is
 // atomic (same filesystem) and another process sees a whole tree or none.
@@ -14,15 +15,6 @@ export function siblingTemp(finalPath: string, kind = 'partial'): string {
   const dir = join(parent, `.${basename(finalPath)}.${kind}-${process.pid}-${randomBytes(4).toString('hex')}`)
   mkdirSync(dir)
   return dir
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM'
-  }
 }
 
 // Removes temp dirs left beside finalPath by processes that no longer exist.
@@ -39,7 +31,7 @@ export function cleanStaleSiblings(finalPath: string): string[] {
     const m = LEFTOVER.exec(name)
     if (!m || m[1] !== basename(finalPath)) continue
     const pid = Number(m[2])
-    if (pid === process.pid || alive(pid)) continue
+    if (pid === process.pid || pidExists(pid)) continue
     rmSync(join(parent, name), { recursive: true, force: true })
     removed.push(name)
   }

@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { VisError } from '../util/errors.js'
-import type { DistManifest } from './manifest.js'
 import { minorOf, platformTag } from './platform.js'
+import type { ValidTree } from './validate.js'
 
 // A "built checkout" is a CPython source tree configured with
 // --enable-shared and built in place (`./configure --enable-shared && make`),
@@ -11,18 +11,10 @@ import { minorOf, platformTag } from './platform.js'
 // headers are Include/ plus the generated pyconfig.h at the top. An embedder
 // sets PyConfig.executable to <checkout>/python and leaves home unset, so
 // getpath recognises the build directory.
-export type BuildTree = {
-  root: string
-  version: string
-  minor: string
-  platform: string
-  libpython: string
-  executable: string
-  include: string
+export type BuildTree = ValidTree & {
   includeDirs: string[]
   stdlib: string
   libDynload: string
-  manifest: DistManifest
 }
 
 export function validateBuildTree(root: string): BuildTree {

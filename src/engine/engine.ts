@@ -49,6 +49,8 @@ export type EngineOptions = {
   maxOutputChars?: number
   durability?: Durability
   eventFlushMs?: number
+  // Events kept per session for SSE replay (the store's default when unset).
+  eventRetention?: number
   // Bind the default host tools (files, git, shell per policy) into sessions with roots.
   tools?: boolean
   // The project: its .vis/extensions load beside the home's, and its declared layout seeds
@@ -637,7 +639,11 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   const unlock = lockHome(visHome(options.home))
   let store: Store
   try {
-    store = openStore({ home: options.home, durability: options.durability })
+    store = openStore({
+      home: options.home,
+      durability: options.durability,
+      eventRetention: options.eventRetention,
+    })
   } catch (err) {
     unlock()
     throw err

@@ -1,15 +1,7 @@
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { VisError } from '../util/errors.js'
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
+import { pidExists } from '../util/proc.js'
 
 // One engine per vis home: on start an engine closes every block still marked running as
 // abandoned, which is right only if no other live engine is running them. A lock file holding
@@ -32,7 +24,7 @@ export function lockHome(home: string): () => void {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
     }
     const owner = Number.parseInt(readFileSync(path, 'utf8'), 10)
-    if (Number.isInteger(owner) && owner > 0 && alive(owner)) {
+    if (Number.isInteger(owner) && owner > 0 && pidExists(owner)) {
       throw new VisError(
         'engine.home-in-use',
         `Another vis engine (pid ${owner}) is using ${home}; stop it, or point VIS_HOME elsewhere.`,

@@ -1,9 +1,6 @@
-import type { ExtensionRegistry } from '../extensions/index.js'
-import type { Attachment, Block, Session } from '../persistence/index.js'
-import type { AttachmentView, BlockView, ExtensionList, SessionView } from './schemas.js'
-
-const iso = (ms: number): string => new Date(ms).toISOString()
-const isoOrNull = (ms: number | null): string | null => (ms === null ? null : iso(ms))
+import type { ExtensionRegistry, LoadedExtension } from '../extensions/index.js'
+import { type Attachment, type Block, iso, isoOrNull, type Session } from '../persistence/index.js'
+import type { AttachmentView, BlockView, ExtensionList, ExtensionView, SessionView } from './schemas.js'
 
 export function attachmentView(sessionId: string, a: Attachment): AttachmentView {
   return {
@@ -51,20 +48,25 @@ export function sessionView(s: Session, worker: SessionView['worker'], busy: boo
   }
 }
 
+// One loaded extension with its tools as the model sees them (`vis ext list` prints the same).
+export function extensionView(reg: ExtensionRegistry, e: LoadedExtension): ExtensionView {
+  return {
+    name: e.manifest.name,
+    key: e.key,
+    scope: e.scope,
+    path: e.path,
+    version: e.manifest.version,
+    alias: e.manifest.alias,
+    description: e.manifest.description,
+    tools: reg.toolsOf(e.manifest.name).map((t) => `${t.name}${t.signature}`),
+    hooks: e.manifest.op_hooks.map((h) => `${h.when} ${h.tool}`),
+  }
+}
+
 export function extensionList(reg: ExtensionRegistry | undefined): ExtensionList {
   if (!reg) return { extensions: [], warnings: [], shadowed: [], dirs: [] }
   return {
-    extensions: reg.list().map((e) => ({
-      name: e.manifest.name,
-      key: e.key,
-      scope: e.scope,
-      path: e.path,
-      version: e.manifest.version,
-      alias: e.manifest.alias,
-      description: e.manifest.description,
-      tools: reg.toolsOf(e.manifest.name).map((t) => `${t.name}${t.signature}`),
-      hooks: e.manifest.op_hooks.map((h) => `${h.when} ${h.tool}`),
-    })),
+    extensions: reg.list().map((e) => extensionView(reg, e)),
     warnings: reg.warnings().map((w) => ({
       key: w.key,
       path: w.path,

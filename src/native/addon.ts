@@ -41,7 +41,13 @@ export type RuntimeAddon = {
     processes: boolean
     ctypes: boolean
   }): void
-  wireStart(fd: number, workOps: string[], module: string, fn: string): void
+  wireStart(
+    fd: number,
+    workOps: string[],
+    module: string,
+    fn: string,
+    limits?: { maxFrameChars: number; maxDepth: number },
+  ): void
   wireWrite(line: string): boolean
   ref(): void
   unref(): void

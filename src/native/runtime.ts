@@ -49,6 +49,11 @@ export type WireOptions = {
   handler: { module: string; fn: string }
   onMessage: (line: string) => void
   onClose?: (why: string) => void
+  // The caps the parent applies to each frame it reads (a line's length as a JS string,
+  // nesting): host calls past them are refused in the guest (`_vis.HostCallTooLarge`)
+  // instead of being sent. Without it the addon's own defaults (16 MiB, 64), the same as
+  // src/protocol/framing.ts.
+  limits?: { maxFrameChars: number; maxDepth: number }
 }
 
 enum Ev {
@@ -186,7 +191,19 @@ export class PythonRuntime {
     // The parent's request ids name wire jobs; keep in-process job ids out of their way.
     this.nextJob = Math.max(this.nextJob, 2 ** 40)
     this.hold() // the socket keeps the process alive until it closes
-    this.addon.wireStart(opts.fd, opts.workOps, opts.handler.module, opts.handler.fn)
+    const limits = opts.limits
+    if (
+      limits &&
+      !(
+        Number.isSafeInteger(limits.maxFrameChars) &&
+        limits.maxFrameChars > 0 &&
+        Number.isInteger(limits.maxDepth) &&
+        limits.maxDepth > 1
+      )
+    ) {
+      throw new VisError('native.wire', 'wire limits are positive integers (maxDepth at least 2)', { limits })
+    }
+    this.addon.wireStart(opts.fd, opts.workOps, opts.handler.module, opts.handler.fn, limits)
   }
 
   // Writes one line (a reply, a notification) to the wire socket, serialized with C++'s writes.

@@ -30,6 +30,8 @@ export {
 } from './store.js'
 export {
   exportTranscript,
+  iso,
+  isoOrNull,
   type Transcript,
   type TranscriptBlock,
   TranscriptSchema,

@@ -79,8 +79,9 @@ export type Transcript = z.infer<typeof TranscriptSchema>
 export type TranscriptBlock = z.infer<typeof TranscriptBlockSchema>
 export type TranscriptTurn = z.infer<typeof TranscriptTurnSchema>
 
-const iso = (ms: number): string => new Date(ms).toISOString()
-const isoOrNull = (ms: number | null): string | null => (ms === null ? null : iso(ms))
+// Stored times (ms since the epoch) as people and clients read them.
+export const iso = (ms: number): string => new Date(ms).toISOString()
+export const isoOrNull = (ms: number | null): string | null => (ms === null ? null : iso(ms))
 
 // Reads the whole session in one read transaction, so the export is a consistent snapshot
 // even while blocks are being written.

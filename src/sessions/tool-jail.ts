@@ -1,10 +1,13 @@
+import type { ChildProcess } from 'node:child_process'
 import { existsSync, statSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { delimiter, dirname, isAbsolute, join } from 'node:path'
+import type { Readable } from 'node:stream'
+import { z } from 'zod'
 import { findNative } from '../confinement/native.js'
 import { spawnConfined } from '../confinement/spawn.js'
 import { jailInitEntry } from '../tools/proc/jail-init-entry.js'
-import type { SpawnHook } from '../tools/types.js'
+import type { ExitStatus, SpawnHook } from '../tools/types.js'
 import { VisError } from '../util/errors.js'
 import { packageRoot } from '../util/home.js'
 import type { WorkerPolicy } from '../worker/policy.js'
@@ -63,6 +66,8 @@ export function jailedSpawn(o: ToolJailOptions): SpawnHook {
     }
     readOnly.push(init.endsWith('.mjs') ? init : join(packageRoot, 'dist'), addon)
     env.VIS_CONFINE_DIR = dirname(addon)
+    // jail-init reports how the command ended on fd 3 (see jail-init.ts).
+    env.VIS_JAIL_STATUS_FD = String(STATUS_FD)
     const jail = await spawnConfined(
       {
         roots: policy.roots,
@@ -74,10 +79,51 @@ export function jailedSpawn(o: ToolJailOptions): SpawnHook {
       },
       process.execPath,
       [init, exe, ...args],
-      { env, stdio: [opts.stdin, 'pipe', 'pipe'], cwd: opts.cwd, sessionId: o.sessionId, pty: opts.pty },
+      {
+        env,
+        stdio: [opts.stdin, 'pipe', 'pipe', 'pipe'],
+        cwd: opts.cwd,
+        sessionId: o.sessionId,
+        pty: opts.pty,
+      },
     )
-    return { child: jail.child, jailed: true, kill: () => jail.kill() }
+    return { child: jail.child, jailed: true, kill: () => jail.kill(), status: readStatus(jail.child) }
   }
+}
+
+const STATUS_FD = 3
+
+const StatusLine = z.union([
+  z.object({ exit: z.number().int() }).strict(),
+  z.object({ signal: z.string().regex(/^SIG[A-Z0-9]+$/) }).strict(),
+])
+
+// jail-init's one line on the status pipe. Only the jail's own layers hold the pipe (the
+// command gets /dev/null as fd 3), so EOF comes when the jail is gone. Nothing (it was
+// killed first) or anything else: undefined.
+function readStatus(child: ChildProcess): Promise<ExitStatus | undefined> {
+  const pipe = child.stdio[STATUS_FD] as Readable | null | undefined
+  if (!pipe) return Promise.resolve(undefined)
+  return new Promise((resolve) => {
+    let text = ''
+    pipe.setEncoding('utf8')
+    pipe.on('data', (d: string) => {
+      if (text.length < 256) text += d
+    })
+    pipe.on('error', () => resolve(undefined))
+    pipe.on('close', () => {
+      let parsed: z.infer<typeof StatusLine> | undefined
+      try {
+        parsed = StatusLine.parse(JSON.parse(text))
+      } catch {
+        resolve(undefined)
+        return
+      }
+      resolve(
+        'signal' in parsed ? { exit: null, signal: parsed.signal } : { exit: parsed.exit, signal: null },
+      )
+    })
+  })
 }
 
 // The jail binds the program read-only at its own path, so it must be absolute; it is

@@ -24,6 +24,15 @@ export interface ToolProcess {
   kill(): void
   // Whether it runs inside the session's jail.
   jailed: boolean
+  // How the command itself ended, when the spawner can tell better than the exit code of
+  // the process it started (a jail's layers turn a signal into 128+N). Settles once that
+  // process is gone; undefined when no report came.
+  status?: Promise<ExitStatus | undefined>
+}
+
+export interface ExitStatus {
+  exit: number | null
+  signal: string | null
 }
 
 // Runs a process for a tool. The default runs it on the host in its own

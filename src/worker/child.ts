@@ -10,6 +10,7 @@ import { startEgressForwarderFromEnv } from '../confinement/egress/forwarder.js'
 import { installSeccomp } from '../confinement/seccomp.js'
 import { loadPython, type PythonRuntime } from '../native/index.js'
 import { Channel, type ChannelOptions } from '../protocol/channel.js'
+import { DEFAULT_MAX_DEPTH, DEFAULT_MAX_FRAME_CHARS } from '../protocol/framing.js'
 import { PARENT_REQUEST_SCHEMAS, RequestEnvelope } from '../protocol/messages.js'
 import { errorMessage, VisError } from '../util/errors.js'
 import { permissiveNativePolicy, toNativePolicy } from './native-policy.js'
@@ -126,6 +127,9 @@ function serveWire(py: PythonRuntime): void {
     fd: 3,
     workOps: WORK_OPS,
     handler: HANDLER,
+    // The caps the parent's Channel applies: a host call past them is refused in Python
+    // (catchable, worker kept) instead of being sent and costing the worker.
+    limits: { maxFrameChars: DEFAULT_MAX_FRAME_CHARS, maxDepth: DEFAULT_MAX_DEPTH },
     onMessage: (line) => channel.receiveLine(line),
     onClose: (why) => {
       // The parent is gone (or closed us): nothing may outlive it.

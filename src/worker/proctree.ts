@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs'
+import { isRunning } from '../util/proc.js'
 
 // A jailed worker is a small tree (bubblewrap, its pid-namespace init, the helper), so
 // memory and liveness questions are asked of the whole tree, found through /proc.
@@ -37,17 +38,6 @@ export function rssKb(pid: number): number {
 
 export function treeRssMb(root: number): number {
   return processTree(root).reduce((sum, pid) => sum + rssKb(pid), 0) / 1024
-}
-
-// Whether a process still runs: a zombie (dead, waiting for a parent to reap it) does not.
-export function isRunning(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)
-    return state !== 'Z' && state !== 'X'
-  } catch {
-    return false
-  }
 }
 
 // Waits (bounded) until none of these processes runs.

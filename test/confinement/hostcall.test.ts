@@ -9,10 +9,11 @@ import { DEFAULT_MAX_CONCURRENT_HOST_CALLS, MAX_QUEUED_HOST_CALLS } from '../../
 
 // Abuse of the host-call channel by guest code that has the worker's socket (fd 3) in
 // reach. The rule, also in SECURITY.md: a call the guest runtime could make is answered
-// with a refusal (unknown tool, prototype names, too-deep arguments, unknown ops, calls
-// past the queue); a frame only guest code writing on the socket could make (not JSON,
-// over the size cap, a reply to a request never made, a malformed block outcome)
-// retires the worker. Either way the host and every other session carry on.
+// with a refusal (unknown tool, prototype names, unknown ops, calls past the queue; calls
+// over the size or depth cap are refused in the guest before they are sent, and the host
+// refuses too-deep frames written raw); a frame only guest code writing on the socket
+// could make (not JSON, over the size cap, a reply to a request never made, a malformed
+// block outcome) retires the worker. Either way the host and every other session carry on.
 
 type Note = { session: string; args: unknown[] }
 let rt: Runtime
@@ -126,9 +127,18 @@ test('prototype keys in arguments stay plain data and pollute nothing', async ()
 
 test('deeply nested frames are refused, and a pathological one costs only its worker', async () => {
   const a = await open()
-  const deep = await hostCall(a, 'note', `${'['.repeat(200)}${']'.repeat(200)}`)
-  assert.equal(deep.ok, false)
-  assert.equal(deep.error.code, 'protocol.too-deep')
+  // Through the runtime's door the call is refused before it is sent...
+  const viaVis = await a.runBlock(
+    `try:\n    _vis.host_call("note", ${JSON.stringify(`${'['.repeat(200)}${']'.repeat(200)}`)})\nexcept _vis.HostCallTooLarge as e:\n    print(e)`,
+  )
+  assert.match(viaVis.stdout ?? '', /note: the call's arguments nest 200 levels deep/)
+  // ...and the host refuses the same frame written on the socket, keeping the worker.
+  notes.length = 0
+  await a.runBlock(
+    `raw('{"id": 900006, "op": "host", "name": "note", "args": ' + '[' * 200 + ']' * 200 + '}')\nimport time; time.sleep(0.2)`,
+  )
+  assert.match(readFileSync(a.logPath, 'utf8'), /nested deeper than 64/)
+  assert.deepEqual(notes, [])
   assert.equal(a.state, 'ready')
   // A million levels in one raw frame: the host must neither crash nor serve it.
   notes.length = 0

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { isRunning } from '../../src/worker/proctree.js'
+import { isRunning } from '../../src/util/proc.js'
 
 // Each test file gets its own vis home and workspace root.
 export function tempHome(prefix: string): { home: string; root: string } {

@@ -75,3 +75,69 @@ test('each call is served by the session that owns the socket, whatever the gues
   assert.equal(rb.stdout, 'b\n')
   await Promise.all([a.dispose(), b.dispose()])
 })
+
+test('a call over the 16 MiB frame cap is refused in the guest, catchably, and the worker stays', async () => {
+  const s = await rt.createSession({ roots: [root] })
+  const seen: number[] = []
+  s.bind('take', (data: string) => {
+    seen.push(data.length)
+    return data.length
+  })
+  const pid = s.pid
+  const r = await s.runBlock(
+    [
+      'big = "x" * (20 << 20)',
+      'try:',
+      '    take(big)',
+      'except ValueError as e:',
+      '    print(type(e).__name__)',
+      '    print(e)',
+      'print(await take("small"))',
+    ].join('\n'),
+  )
+  assert.equal(r.error, undefined, JSON.stringify(r.error))
+  const [kind, message, small] = (r.stdout ?? '').trimEnd().split('\n')
+  assert.equal(kind, 'HostCallTooLarge')
+  assert.match(message ?? '', /^take: the call is 20,971,5\d\d characters as JSON \(20\.0 MiB\)/)
+  assert.match(message ?? '', /over the host's cap of 16,777,216 characters \(16\.0 MiB\)/)
+  assert.match(message ?? '', /write the data to a file in the session's roots and pass its path/i)
+  assert.equal(small, '5')
+  assert.deepEqual(seen, [5], 'the oversized call never reached the host')
+  // Inside gather the refusal lands on its own awaitable; the others run.
+  const g = await s.runBlock(
+    'res = await gather(take("y" * (17 << 20)), take("ok"), return_exceptions=True)\nprint(type(res[0]).__name__, res[1])',
+  )
+  assert.equal(g.stdout, 'HostCallTooLarge 2\n', JSON.stringify(g))
+  assert.equal(s.state, 'ready')
+  assert.equal(s.pid, pid, 'the same worker serves on')
+  assert.equal((await s.runBlock('6 * 7')).result, 42)
+  await s.dispose()
+})
+
+test('the cap counts what the host counts: non-ASCII text under it in characters still crosses', async () => {
+  const s = await rt.createSession({ roots: [root] })
+  s.bind('take', (data: string) => data.length)
+  // 6 Mi euro signs: 18 MiB of UTF-8, 6 Mi characters for the host's decoder.
+  const r = await s.runBlock('print(await take("\\u20ac" * (6 << 20)))')
+  assert.equal(r.stdout, `${6 << 20}\n`, JSON.stringify(r))
+  await s.dispose()
+})
+
+test('arguments nested past the depth cap are refused before sending', async () => {
+  const s = await rt.createSession({ roots: [root] })
+  let ran = 0
+  s.bind('take', () => ++ran)
+  const pid = s.pid
+  const r = await s.runBlock(
+    'deep = []\nfor _ in range(99):\n    deep = [deep]\ntry:\n    take(deep)\nexcept ValueError as e:\n    print(e)\nok = [[[1]]]\nprint(await take(ok))',
+  )
+  assert.equal(r.error, undefined, JSON.stringify(r.error))
+  assert.match(
+    r.stdout ?? '',
+    /^take: the call's arguments nest 101 levels deep; a host call carries at most 63/,
+  )
+  assert.match(r.stdout ?? '', /\n1\n$/)
+  assert.equal(ran, 1)
+  assert.equal(s.pid, pid)
+  await s.dispose()
+})

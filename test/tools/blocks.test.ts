@@ -275,6 +275,25 @@ print(json.dumps({"ok": ok, "top": top["stdout"], "bad": bad, "st": st["stdout"]
     await s.dispose()
   })
 
+  test('a jailed command killed by a signal reports the signal, not 128+N', async () => {
+    const ws = await tempDir()
+    const s = await session([ws], true)
+    const r = await py(
+      s,
+      `out = {}
+for k, c in {"kill": "echo before; kill -9 $$; echo after", "term": "kill -TERM $$", "code": "exit 137", "ok": "true"}.items():
+    res = await shell(c)
+    out[k] = {"exit": res["exit"], "signal": res["signal"], "stdout": res["stdout"]}
+print(json.dumps(out))`,
+    )
+    assert.deepEqual(r.kill, { exit: null, signal: 'SIGKILL', stdout: 'before\n' })
+    assert.deepEqual(r.term, { exit: null, signal: 'SIGTERM', stdout: '' })
+    // A command that exits 137 by itself is an exit code, not a signal.
+    assert.deepEqual(r.code, { exit: 137, signal: null, stdout: '' })
+    assert.deepEqual(r.ok, { exit: 0, signal: null, stdout: '' })
+    await s.dispose()
+  })
+
   test('shell runs jailed: huge output keeps head and tail, a timeout kills the tree', async () => {
     const ws = await tempDir()
     const s = await session([ws], true)

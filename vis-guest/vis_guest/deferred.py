@@ -48,6 +48,11 @@ class DeferredCall:
             self._value = e
             self._state = _FAILED
 
+    def _fail(self, error: BaseException) -> None:
+        """It could not be sent (its arguments cannot cross): raised where it is awaited."""
+        self._value = error
+        self._state = _FAILED
+
     def _outcome(self):
         if self._state == _FAILED:
             raise self._value

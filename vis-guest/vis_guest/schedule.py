@@ -62,8 +62,14 @@ def run_all(aws: list) -> list:
             if isinstance(got, DeferredCall) and got._state == 0:
                 key = id(got)
                 if key not in waiters:
+                    try:
+                        call_id = wire.send(got._tool, got._args)
+                    except Exception as e:  # noqa: BLE001 - refused before sending: the awaiting child gets it
+                        got._fail(e)
+                        ready.append((i, None))
+                        continue
                     waiters[key] = []
-                    inflight[wire.send(got._tool, got._args)] = got
+                    inflight[call_id] = got
                 waiters[key].append(i)
             elif got is None or isinstance(got, DeferredCall):
                 ready.append((i, None))  # a bare yield (asyncio.sleep(0)) just passes the turn

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util'
+import { extensionView } from '../../engine/views.js'
 import { closeRegistrationWorkers } from '../../extensions/registration.js'
 import { ExtensionRegistry } from '../../extensions/registry.js'
 import { runExtensionTests } from '../../extensions/tests.js'
@@ -31,16 +32,11 @@ async function listOrReload(
   const store = openStore()
   try {
     const reg = await ExtensionRegistry.open({ project: values.project, python: values.python, store })
-    const loaded = reg.list().map((e) => ({
-      name: e.manifest.name,
-      scope: e.scope,
-      path: e.path,
-      version: e.manifest.version,
-      alias: e.manifest.alias,
-      description: e.manifest.description,
-      tools: reg.toolsOf(e.manifest.name).map((t) => `${t.name}${t.signature}`),
-      hooks: e.manifest.op_hooks.map((h) => `${h.when} ${h.tool}`),
-    }))
+    // The CLI's report has always left the registry key out.
+    const loaded = reg.list().map((e) => {
+      const { key: _key, ...view } = extensionView(reg, e)
+      return view
+    })
     const warnings = reg.warnings()
     const shadowed = reg.shadowed().map((s) => s.path)
     await reg.close()

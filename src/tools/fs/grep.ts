@@ -79,7 +79,8 @@ async function grep(
       const { fh, real } = await guard.open(p, 'grep')
       targets.push({ abs: real, fh, dir: (await fh.stat()).isDirectory() })
     }
-    const spec = { terms, ignoreCase, targets, context: a.context, maxHits: GREP_MAX_HITS }
+    const skip = await guard.realHidden()
+    const spec = { terms, ignoreCase, targets, context: a.context, maxHits: GREP_MAX_HITS, skip }
     const explicit = new Set(targets.filter((t) => !t.dir).map((t) => t.abs))
     const include = globMatcher(list(a.include))
     const keep = async (abs: string) => explicit.has(abs) || include(await guard.display(abs))

@@ -39,6 +39,7 @@ export function lsTool(guard: PathGuard): Tool {
           hidden: a.is_hidden,
           gitignore: a.is_respect_gitignore,
           limit: await guard.rootOf(o.real),
+          skip: await guard.realHidden(),
           depth: a.depth,
           maxEntries: a.limit,
         })

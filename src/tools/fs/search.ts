@@ -5,7 +5,7 @@ import { delimiter, join, sep } from 'node:path'
 import { createInterface } from 'node:readline'
 import { VisError } from '../../util/errors.js'
 import { splitLines } from './lines.js'
-import type { PathGuard } from './paths.js'
+import { isWithin, type PathGuard } from './paths.js'
 import { listFiles } from './walk.js'
 
 // The searched files are chosen the same way by both engines: hidden files
@@ -27,6 +27,9 @@ export interface SearchSpec {
   targets: SearchTarget[]
   context: number
   maxHits: number
+  // Real paths of directories neither engine may list or read (the session's hidden
+  // extension directories): a search of a directory above one must step around it.
+  skip: readonly string[]
 }
 
 export interface FileHits {
@@ -71,7 +74,14 @@ export class BuiltinEngine implements SearchEngine {
       if (!t.dir) out.push(t.abs)
       else {
         // Like ripgrep, ignore files in every parent directory count.
-        out.push(...(await listFiles(t.fh, t.abs, { hidden: false, gitignore: true, limit: sep }, 200_000)))
+        out.push(
+          ...(await listFiles(
+            t.fh,
+            t.abs,
+            { hidden: false, gitignore: true, limit: sep, skip: spec.skip },
+            200_000,
+          )),
+        )
       }
     }
     return out
@@ -142,6 +152,11 @@ export function findRipgrep(): string | undefined {
   return rgPath ?? undefined
 }
 
+// A path as a literal ripgrep glob.
+function globEscape(path: string): string {
+  return path.replace(/[\\*?[\]{}!]/g, '\\$&')
+}
+
 // --sort path makes the walk deterministic, so a capped search keeps the same hits as the fallback.
 const RG_COMMON = ['--no-config', '--no-ignore-dot', '--no-ignore-global', '--no-messages', '--sort', 'path']
 
@@ -161,11 +176,26 @@ export class RipgrepEngine implements SearchEngine {
   // ripgrep reaches each target through this process's handle for it
   // (/proc/<pid>/fd/<n>), so it searches exactly what was verified; its
   // output paths are mapped back to the real ones.
-  private targetArgs(spec: SearchSpec): { args: string[]; unmap: (p: string) => string } {
+  // Hidden directories below a target are excluded by glob (ripgrep runs with cwd `/`, so an
+  // anchored glob names one exact path), and anything under them that still came back is
+  // dropped by `hidden`.
+  private targetArgs(spec: SearchSpec): {
+    args: string[]
+    excludes: string[]
+    unmap: (p: string) => string
+    hidden: (abs: string) => boolean
+  } {
     const byProc = new Map<string, string>()
+    const excludes: string[] = []
     const args = spec.targets.map((t) => {
       const p = `/proc/${process.pid}/fd/${t.fh.fd}`
       byProc.set(p, t.abs)
+      if (t.dir) {
+        for (const h of spec.skip) {
+          if (h !== t.abs && isWithin(h, t.abs))
+            excludes.push('--glob', `!${globEscape(p + h.slice(t.abs.length))}`)
+        }
+      }
       return p
     })
     const unmap = (p: string): string => {
@@ -173,12 +203,13 @@ export class RipgrepEngine implements SearchEngine {
       const base = m ? byProc.get(m[1]!) : undefined
       return base === undefined ? p : base + (m![2] ?? '')
     }
-    return { args, unmap }
+    const hidden = (abs: string) => spec.skip.some((h) => isWithin(abs, h))
+    return { args, excludes, unmap, hidden }
   }
 
   private run(args: string[], signal: AbortSignal, onLine: (line: string) => boolean): Promise<void> {
     return new Promise((resolve, reject) => {
-      const child = spawn(this.rg, args, { stdio: ['ignore', 'pipe', 'ignore'], signal })
+      const child = spawn(this.rg, args, { cwd: '/', stdio: ['ignore', 'pipe', 'ignore'], signal })
       let stopped = false
       const rl = createInterface({ input: child.stdout })
       rl.on('line', (line) => {
@@ -199,20 +230,22 @@ export class RipgrepEngine implements SearchEngine {
   }
 
   async files(spec: SearchSpec, signal: AbortSignal): Promise<string[]> {
-    const { args, unmap } = this.targetArgs(spec)
+    const { args, excludes, unmap, hidden } = this.targetArgs(spec)
     const out: string[] = []
-    await this.run(['--files', ...RG_COMMON, '--', ...args], signal, (line) => {
-      out.push(unmap(line))
+    await this.run(['--files', ...RG_COMMON, ...excludes, '--', ...args], signal, (line) => {
+      const abs = unmap(line)
+      if (!hidden(abs)) out.push(abs)
       return out.length < 200_000
     })
     return out
   }
 
   async search(spec: SearchSpec, signal: AbortSignal): Promise<{ files: FileHits[]; capped: boolean }> {
-    const { args, unmap } = this.targetArgs(spec)
+    const { args, excludes, unmap, hidden } = this.targetArgs(spec)
     const argv = [
       '--json',
       ...RG_COMMON,
+      ...excludes,
       '--fixed-strings',
       spec.ignoreCase ? '--ignore-case' : '--case-sensitive',
       '--max-filesize',
@@ -236,6 +269,7 @@ export class RipgrepEngine implements SearchEngine {
       if (msg.type !== 'match' && msg.type !== 'context') return true
       const d = msg.data!
       const abs = unmap(rgText(d.path))
+      if (hidden(abs)) return true
       let f = byPath.get(abs)
       if (!f) {
         f = { abs, matches: [], lines: new Map() }

@@ -3,7 +3,7 @@ import { type FileHandle, lstat, open, readdir } from 'node:fs/promises'
 import { sep } from 'node:path'
 import type { Json } from '../types.js'
 import { IgnoreStack } from './gitignore.js'
-import { at } from './paths.js'
+import { at, isWithin } from './paths.js'
 import { entryType } from './read.js'
 
 export interface WalkOptions {
@@ -11,6 +11,9 @@ export interface WalkOptions {
   gitignore: boolean
   // The real path of the root the walk's directory is in (ignore files above it are not read).
   limit: string
+  // Real paths of directories the walk must not enter or show (the session's hidden
+  // extension directories), whatever `hidden` says.
+  skip?: readonly string[]
 }
 
 interface Entry {
@@ -32,6 +35,7 @@ async function entries(
     if (d.name === '.git') continue
     if (!opts.hidden && d.name.startsWith('.')) continue
     const abs = dirAbs === sep ? sep + d.name : dirAbs + sep + d.name
+    if (opts.skip?.some((h) => isWithin(abs, h))) continue
     const type = entryType(d)
     if (opts.gitignore && rules.ignored(abs, type === 'directory')) continue
     out.push({ name: d.name, abs, type })

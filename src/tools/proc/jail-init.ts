@@ -7,7 +7,12 @@
 // - the worker's seccomp filter, processes allowed (no new namespaces, no ptrace,
 //   io_uring, bpf, mount, keyctl; socket families per the network policy), installed
 //   on every thread and inherited by everything the command starts.
-import { spawn } from 'node:child_process'
+// An exit code cannot tell "killed by SIGKILL" from `exit 137`, and the layers above
+// (bwrap, the cgroup shell) only pass codes on; so when the spawner hands over a status
+// pipe (VIS_JAIL_STATUS_FD), the command's end is written there as one JSON line,
+// {"exit": N} or {"signal": "SIGKILL"}.
+import { type StdioOptions, spawn } from 'node:child_process'
+import { openSync, writeSync } from 'node:fs'
 import { constants } from 'node:os'
 import { startEgressForwarderFromEnv } from '../../confinement/egress/forwarder.js'
 import { installSeccomp } from '../../confinement/seccomp.js'
@@ -19,13 +24,26 @@ function fail(message: string): never {
 
 const [command, ...args] = process.argv.slice(2)
 if (!command) fail('no command given')
+
+// The command must not inherit the pipe (its daemons would hold it, and could write on
+// it): its fd 3 is /dev/null instead.
+function statusPipe(): number | undefined {
+  const fd = Number(process.env.VIS_JAIL_STATUS_FD)
+  delete process.env.VIS_JAIL_STATUS_FD
+  return Number.isInteger(fd) && fd >= 3 ? fd : undefined
+}
+const status = statusPipe()
 try {
   const forwarder = await startEgressForwarderFromEnv()
   installSeccomp({ processes: true, network: forwarder !== undefined })
 } catch (err) {
   fail((err as Error).message)
 }
-const child = spawn(command, args, { stdio: 'inherit' })
+const stdio: StdioOptions =
+  status === undefined
+    ? 'inherit'
+    : ['inherit', 'inherit', 'inherit', ...Array(status - 3).fill('ignore'), openSync('/dev/null', 'r')]
+const child = spawn(command, args, { stdio })
 // A stop signals every process of the tree itself; passing it on again would make a
 // relay such as `script` cut its command's goodbye. This process outlives the command
 // only to report its status, and the jail's kill ends it in any case.
@@ -34,4 +52,11 @@ child.on('error', (err) => {
   process.stderr.write(`vis jail-init: could not start ${command}: ${err.message}\n`)
   process.exit(127)
 })
-child.on('exit', (code, signal) => process.exit(code ?? 128 + (signal ? constants.signals[signal] : 0)))
+child.on('exit', (code, signal) => {
+  if (status !== undefined) {
+    try {
+      writeSync(status, `${JSON.stringify(signal ? { signal } : { exit: code })}\n`)
+    } catch {}
+  }
+  process.exit(code ?? 128 + (signal ? constants.signals[signal] : 0))
+})

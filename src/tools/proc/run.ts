@@ -1,5 +1,5 @@
 import { VisError } from '../../util/errors.js'
-import type { SpawnHook, ToolProcess } from '../types.js'
+import type { ExitStatus, SpawnHook, ToolProcess } from '../types.js'
 import { HeadTail } from './bounded.js'
 import { hostSpawn, terminate } from './spawn.js'
 
@@ -110,12 +110,19 @@ export async function runBounded(
       kill()
       reject(new VisError('tool.spawn', `could not start ${command}: ${e.message}`, {}))
     })
+    // A jail reports how the command itself ended (a signal there reaches us as 128+N);
+    // the report is in by the time the jail is gone, but is not waited for much longer.
+    let status: Promise<ExitStatus | undefined> | undefined
     child.on('exit', (code, signal) => {
-      exit = code
-      sig = signal
-      // Pipes still held by a backgrounded grandchild get a moment, then are cut.
-      drain = setTimeout(finish, DRAIN_MS)
+      const late = new Promise<undefined>((r) => setTimeout(() => r(undefined), DRAIN_MS).unref())
+      status = Promise.race([proc.status ?? Promise.resolve(undefined), late])
+      void status.then((st) => {
+        exit = st ? st.exit : code
+        sig = st ? st.signal : signal
+        // Pipes still held by a backgrounded grandchild get a moment, then are cut.
+        if (!finished) drain = setTimeout(finish, DRAIN_MS)
+      })
     })
-    child.on('close', finish)
+    child.on('close', () => void (status ?? Promise.resolve()).then(finish))
   })
 }

@@ -86,12 +86,5 @@ export function killTree(root: number, token?: string, signal: NodeJS.Signals = 
   return killed
 }
 
-export function isAlive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)
-    return state !== 'Z' && state !== 'X'
-  } catch {
-    return false
-  }
-}
+// Liveness is asked the same way of every process the host tracks.
+export { isRunning as isAlive } from '../../util/proc.js'

@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process'
+import { isRunning } from '../../util/proc.js'
 import { Ring } from '../proc/bounded.js'
 import { hostSpawn, terminate } from '../proc/spawn.js'
-import { isAlive } from '../proc/tree.js'
 import type { Json, Resource, SpawnHook, ToolProcess } from '../types.js'
 import { shellVars } from './env.js'
 
@@ -127,6 +127,6 @@ export class BackgroundShell implements Resource {
 
   // Whether any process of this shell's tree is still alive.
   alive(): boolean {
-    return this.pid !== undefined && isAlive(this.pid)
+    return this.pid !== undefined && isRunning(this.pid)
   }
 }

@@ -12,6 +12,13 @@ const SIGNATURE =
   "(cmd=None, /, *, op='run', id=None, timeout_secs=120, cwd=None, input=None, since=None, tail_bytes=16384, wait_secs=0.5)"
 
 const Id = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'ids are 1-64 letters, digits, _ . -')
+const TailBytes = z
+  .number()
+  .int()
+  .min(1)
+  .max(256 * 1024)
+  .default(16 * 1024)
+const WaitSecs = z.number().min(0).max(30).default(0.5)
 const Run = z
   .object({
     op: z.literal('run'),
@@ -26,7 +33,7 @@ const Start = z
     cmd: z.string().min(1),
     id: Id,
     cwd: z.string().min(1).optional(),
-    wait_secs: z.number().min(0).max(30).default(0.5),
+    wait_secs: WaitSecs,
   })
   .strict()
 const Logs = z
@@ -34,12 +41,7 @@ const Logs = z
     op: z.literal('logs'),
     id: Id,
     since: z.number().int().min(0).optional(),
-    tail_bytes: z
-      .number()
-      .int()
-      .min(1)
-      .max(256 * 1024)
-      .default(16 * 1024),
+    tail_bytes: TailBytes,
   })
   .strict()
 const Send = z
@@ -47,25 +49,15 @@ const Send = z
     op: z.literal('send'),
     id: Id,
     input: z.string(),
-    wait_secs: z.number().min(0).max(30).default(0.5),
-    tail_bytes: z
-      .number()
-      .int()
-      .min(1)
-      .max(256 * 1024)
-      .default(16 * 1024),
+    wait_secs: WaitSecs,
+    tail_bytes: TailBytes,
   })
   .strict()
 const Stop = z
   .object({
     op: z.literal('stop'),
     id: Id,
-    tail_bytes: z
-      .number()
-      .int()
-      .min(1)
-      .max(256 * 1024)
-      .default(16 * 1024),
+    tail_bytes: TailBytes,
   })
   .strict()
 const Op = z.discriminatedUnion('op', [Run, Start, Logs, Send, Stop])
