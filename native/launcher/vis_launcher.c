@@ -12,7 +12,7 @@
  *
  * Usage:
  *   vis-launcher [--noexec PATH]... [--ro PATH]... [--rw PATH]... [--dev PATH]...
- *                [--connect-tcp PORT]... [--bind-tcp PORT]...
+ *                [--connect-tcp PORT]... [--bind-tcp PORT]... [--tcp-from PORT]
  *                [--nofile N] [--nproc N] [--fsize BYTES]
  *                [--min-abi N] [--no-landlock] [--keep-fds N] -- PROGRAM [ARGS...]
  *
@@ -20,6 +20,10 @@
  * --ro   read + execute (distribution, package files, libraries)
  * --rw   read + write, never execute (the session's roots)
  * --dev  read + write on a device file (/dev/null)
+ * --tcp-from PORT  allow TCP bind and connect on every port from PORT to 65535 (a tool
+ *                  jail sharing its session's loopback-only network namespace; Landlock
+ *                  rules name ports, not addresses). Without ABI 4 TCP is not restricted
+ *                  by Landlock at all, which is what the option asks for.
  * --keep-fds N  close every fd >= N before exec: whatever the host inherited
  *               without O_CLOEXEC must not reach the guest (default 3)
  * Exit status 125 with "vis-launcher: ..." on stderr when a step fails.
@@ -169,7 +173,7 @@ int main(int argc, char **argv) {
   const char *ro[MAX_RULES], *rw[MAX_RULES], *dev[MAX_RULES];
   unsigned long long connect_ports[MAX_RULES], bind_ports[MAX_RULES];
   int n_ro = 0, n_rw = 0, n_dev = 0, n_connect = 0, n_bind = 0;
-  long long nofile = -1, nproc = -1, fsize = -1;
+  long long nofile = -1, nproc = -1, fsize = -1, tcp_from = -1;
   int min_abi = 1, no_landlock = 0;
   unsigned keep_fds = 3;
   int i = 1;
@@ -195,7 +199,10 @@ int main(int argc, char **argv) {
     else if (strcmp(a, "--dev") == 0) dev[n_dev++] = v;
     else if (strcmp(a, "--connect-tcp") == 0) connect_ports[n_connect++] = parse_num(a, v);
     else if (strcmp(a, "--bind-tcp") == 0) bind_ports[n_bind++] = parse_num(a, v);
-    else if (strcmp(a, "--nofile") == 0) nofile = (long long)parse_num(a, v);
+    else if (strcmp(a, "--tcp-from") == 0) {
+      tcp_from = (long long)parse_num(a, v);
+      if (tcp_from < 1 || tcp_from > 65535) die("--tcp-from expects a port, got '%s'", v);
+    } else if (strcmp(a, "--nofile") == 0) nofile = (long long)parse_num(a, v);
     else if (strcmp(a, "--nproc") == 0) nproc = (long long)parse_num(a, v);
     else if (strcmp(a, "--fsize") == 0) fsize = (long long)parse_num(a, v);
     else if (strcmp(a, "--min-abi") == 0) min_abi = (int)parse_num(a, v);
@@ -249,6 +256,11 @@ int main(int argc, char **argv) {
         struct ll_net_port_attr np = {.allowed_access = NET_BIND_TCP, .port = bind_ports[k]};
         if (syscall(SYS_landlock_add_rule, rs, LL_RULE_NET_PORT, &np, 0) != 0)
           die("landlock bind rule %llu: %s", bind_ports[k], strerror(errno));
+      }
+      for (long long p = tcp_from; tcp_from > 0 && p <= 65535; p++) {
+        struct ll_net_port_attr np = {.allowed_access = NET_BIND_TCP | NET_CONNECT_TCP, .port = (uint64_t)p};
+        if (syscall(SYS_landlock_add_rule, rs, LL_RULE_NET_PORT, &np, 0) != 0)
+          die("landlock tcp rule %lld: %s", p, strerror(errno));
       }
     } else if (n_connect > 0 || n_bind > 0) {
       die("TCP port rules need Landlock ABI 4, the kernel has %ld", abi);

@@ -11,6 +11,8 @@ const NETWORK_READ_ONLY = ['/etc/ssl/certs', '/usr/share/ca-certificates']
 const DEVICES_READ_WRITE = ['/dev/null']
 const DEVICES_READ_ONLY = ['/dev/urandom', '/dev/random', '/dev/zero']
 
+const HOSTS = '/etc/hosts'
+
 export const SANDBOX_UID = 65534
 export const TMP_DEFAULT_MB = 64
 
@@ -23,7 +25,17 @@ export type SandboxArgsInput = {
   cwd?: string
   keepFds?: number // fds 0..keepFds-1 reach the command (the worker's socketpair is fd 3)
   pty?: boolean // a private devpts instance, for tools that allocate pseudo-terminals
+  // The sandbox joins its session's tool network namespace (loopback, plus the egress
+  // relay when the network is on) instead of making its own; TCP on ports >= 1024 is open
+  // inside it, so tool processes reach each other's servers.
+  sharedNetwork?: boolean
+  // With sharedNetwork: a file shown read-only at /etc/hosts so `localhost` resolves.
+  hostsFile?: string
 }
+
+// The lowest port a tool jail sharing its session's network namespace may bind or connect
+// to: unprivileged ports, where the session's own servers listen (and the egress relay).
+export const SHARED_NETWORK_MIN_PORT = 1024
 
 const depth = (p: string) => p.split('/').filter(Boolean).length
 const inside = (p: string, dir: string) => p === dir || p.startsWith(dir === '/' ? '/' : `${dir}/`)
@@ -66,7 +78,7 @@ export function bubblewrapArgs(input: SandboxArgsInput): string[] {
   const args = [
     '--unshare-user',
     '--unshare-pid',
-    '--unshare-net',
+    ...(input.sharedNetwork ? [] : ['--unshare-net']),
     '--unshare-ipc',
     '--unshare-uts',
     '--unshare-cgroup-try',
@@ -130,6 +142,7 @@ export function bubblewrapArgs(input: SandboxArgsInput): string[] {
     args.push('--symlink', '/proc/self/fd', '/dev/fd')
   }
   if (input.egressDir) args.push('--ro-bind', input.egressDir, EGRESS_DIR)
+  if (input.sharedNetwork && input.hostsFile) args.push('--ro-bind', input.hostsFile, HOSTS)
   args.push('--chdir', input.cwd ?? policy.roots[0] ?? '/tmp')
   return args
 }
@@ -151,12 +164,14 @@ export function launcherArgs(input: SandboxArgsInput, options: { inNamespace: bo
   ]
   if (policy.shell) ro.push(...SHELL_READ_ONLY)
   if (policy.network.enabled) ro.push(...NETWORK_READ_ONLY)
+  if (input.sharedNetwork && input.hostsFile && options.inNamespace) ro.push(HOSTS)
   for (const p of ro) args.push('--ro', p)
   for (const r of policy.roots) args.push('--rw', r)
   if (options.inNamespace) args.push('--rw', '/tmp')
   for (const d of DEVICES_READ_WRITE) args.push('--dev', d)
   if (input.pty) args.push('--dev', '/dev/pts')
-  if (policy.network.enabled)
+  if (input.sharedNetwork) args.push('--tcp-from', String(SHARED_NETWORK_MIN_PORT))
+  else if (policy.network.enabled)
     args.push('--connect-tcp', String(EGRESS_PORT), '--bind-tcp', String(EGRESS_PORT))
   const { limits } = policy
   args.push('--nofile', String(limits.openFiles), '--nproc', String(limits.processes))

@@ -1,6 +1,9 @@
 import { type ChildProcess, type StdioOptions, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { isAbsolute } from 'node:path'
+import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { isAbsolute, join } from 'node:path'
+
 import { VisError } from '../util/errors.js'
 import { createSandboxCgroup, detectCgroups, type SandboxCgroup } from './cgroup.js'
 import { type EgressProxy, startEgressProxy } from './egress/proxy.js'
@@ -19,6 +22,10 @@ export type SpawnConfinedOptions = {
   allowUnconfined?: boolean
   // Give the sandbox its own devpts instance (a tool that runs `script`).
   pty?: boolean
+  // Join these namespaces (open /proc/<pid>/ns/{user,net} fds of a running sandbox,
+  // e.g. a session's tool network holder) instead of a network namespace of its own.
+  // No egress proxy is started: the holder's relay serves the shared namespace.
+  joinNetwork?: { user: number; net: number }
 }
 
 // Which layers this sandbox actually has; `unenforced` is what a session's
@@ -120,7 +127,18 @@ export async function spawnConfined(
   const report = probe()
   const launcher = launcherPath()
   const useNamespaces = report.bubblewrap !== null && missing.every((m) => !m.includes('namespace'))
-  const egress = policy.network.enabled && useNamespaces ? await startEgressProxy(policy.network) : undefined
+  const shared = options.joinNetwork
+  if (shared && (!useNamespaces || !existsSync(NSENTER))) {
+    throw new VisError(
+      'confine.unavailable',
+      existsSync(NSENTER)
+        ? 'cannot share a network namespace without bubblewrap namespaces'
+        : `cannot share a network namespace: ${NSENTER} is missing (apt-get install util-linux)`,
+      context,
+    )
+  }
+  const egress =
+    policy.network.enabled && useNamespaces && !shared ? await startEgressProxy(policy.network) : undefined
 
   // Everything past the caller's stdio is closed by vis-launcher: fds the host
   // inherited without O_CLOEXEC must not reach the guest.
@@ -134,6 +152,8 @@ export async function spawnConfined(
     cwd: options.cwd,
     keepFds,
     pty: options.pty,
+    sharedNetwork: shared !== undefined,
+    hostsFile: shared ? loopbackHosts() : undefined,
   }
   let argv: string[]
   if (launcher && useNamespaces && report.bubblewrap) {
@@ -147,6 +167,21 @@ export async function spawnConfined(
       command,
       ...args,
     ]
+    if (shared) {
+      // nsenter enters the holder's user namespace (its owner, the host user, has every
+      // capability there) and then its network namespace, and execs bubblewrap, which
+      // nests its own user namespace: the sandbox gets no capability over the holder.
+      // The namespaces come as inherited fds, so a recycled pid can never name others.
+      const [u, n] = [keepFds, keepFds + 1]
+      argv = [
+        NSENTER,
+        `--user=/proc/self/fd/${u}`,
+        `--net=/proc/self/fd/${n}`,
+        '--preserve-credentials',
+        '--',
+        ...argv,
+      ]
+    }
   } else if (launcher) {
     argv = [launcher, ...launcherArgs(input, { inNamespace: false }), '--', command, ...args]
   } else {
@@ -166,10 +201,17 @@ export async function spawnConfined(
   }
 
   const env = sandboxEnvironment(policy, options.env)
+  let stdio: StdioOptions = options.stdio ?? ['ignore', 'inherit', 'inherit']
+  if (shared) {
+    const base = Array.isArray(stdio) ? [...stdio] : [stdio, stdio, stdio]
+    while (base.length < keepFds) base.push('ignore')
+    // vis-launcher closes them (fds >= keepFds) before the command runs.
+    stdio = [...base, shared.user, shared.net]
+  }
   const [file, ...rest] = argv as [string, ...string[]]
   const child = spawn(file, rest, {
     env,
-    stdio: options.stdio ?? ['ignore', 'inherit', 'inherit'],
+    stdio,
     cwd: useNamespaces ? '/' : (options.cwd ?? policy.roots[0] ?? '/'),
     detached: false,
   })
@@ -218,6 +260,20 @@ export async function spawnConfined(
       }
     },
   }
+}
+
+const NSENTER = '/usr/bin/nsenter'
+
+// The /etc/hosts of a jail on a shared tool network: `localhost` is its loopback. One
+// read-only file per host process.
+let hostsFile: string | undefined
+function loopbackHosts(): string {
+  if (hostsFile && existsSync(hostsFile)) return hostsFile
+  const file = join(mkdtempSync(join(tmpdir(), 'vis-hosts-')), 'hosts')
+  writeFileSync(file, '127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n')
+  chmodSync(file, 0o444)
+  hostsFile = file
+  return file
 }
 
 // What the worker passes to installSeccomp on `confine`.

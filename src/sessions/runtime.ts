@@ -10,7 +10,7 @@ import { WarmPool } from '../worker/pool.js'
 import { pythonHome } from '../worker/python-home.js'
 import type { Worker } from '../worker/worker.js'
 import { Session } from './session.js'
-import { jailedSpawn } from './tool-jail.js'
+import { toolJail } from './tool-jail.js'
 
 export const RuntimeOptions = z
   .object({
@@ -105,19 +105,22 @@ export async function createRuntime(input: RuntimeOptions = {}): Promise<Runtime
       await worker.close()
       throw new VisError('runtime.closed', 'the runtime closed while the session was starting')
     }
+    // Processes the tools start (shell, git) run in a jail built from this session's
+    // policy, unless the runtime runs without the OS jail at all.
+    const jail =
+      opts.confine === false
+        ? undefined
+        : toolJail({ sessionId: id, policy, pythonRoot: (await pythonHome(opts.python)).root })
     const session = new Session({
       id,
       worker,
       roots: policy.roots,
-      // Processes the tools start (shell, git) run in a jail built from this session's
-      // policy, unless the runtime runs without the OS jail at all.
-      spawn:
-        opts.confine === false
-          ? undefined
-          : jailedSpawn({ sessionId: id, policy, pythonRoot: (await pythonHome(opts.python)).root }),
+      spawn: jail?.spawn,
       maxConcurrentHostCalls: opts.maxConcurrentHostCalls,
-      onDispose: (s) => {
+      onDispose: async (s) => {
         if (live.get(s.id) === s) live.delete(s.id)
+        // After the session's resources: the tool network outlives none of its processes.
+        await jail?.dispose()
       },
     })
     live.set(id, session)

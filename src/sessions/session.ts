@@ -33,7 +33,7 @@ export type SessionInit = {
   worker: Worker
   roots: string[]
   maxConcurrentHostCalls?: number
-  onDispose?: (s: Session) => void
+  onDispose?: (s: Session) => void | Promise<void>
   // How the session's tools start processes (its jail); unset, they run on the host.
   spawn?: SpawnHook
 }
@@ -67,7 +67,7 @@ export class Session {
   >()
   private readonly unhook: Array<() => void> = []
   private context: Record<string, unknown> | undefined
-  private readonly onDispose?: (s: Session) => void
+  private readonly onDispose?: (s: Session) => void | Promise<void>
   generation = 0
   // The guest's snapshot of the session's own definitions after the last block.
   lastSnapshot: unknown
@@ -418,7 +418,7 @@ export class Session {
     this.state = 'disposed'
     for (const off of this.unhook) off()
     await Promise.allSettled([this.worker.close(), this.resources.dispose()])
-    this.onDispose?.(this)
+    await this.onDispose?.(this)
   }
 
   // Kills the worker now; the session stays retired until disposed.

@@ -1,12 +1,13 @@
 import type { ChildProcess } from 'node:child_process'
-import { existsSync, statSync } from 'node:fs'
+import { closeSync, existsSync, openSync, readlinkSync, statSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { delimiter, dirname, isAbsolute, join } from 'node:path'
 import type { Readable } from 'node:stream'
 import { z } from 'zod'
 import { findNative } from '../confinement/native.js'
-import { spawnConfined } from '../confinement/spawn.js'
+import { type ConfinedProcess, spawnConfined } from '../confinement/spawn.js'
 import { jailInitEntry } from '../tools/proc/jail-init-entry.js'
+import { processTree } from '../tools/proc/tree.js'
 import type { ExitStatus, SpawnHook } from '../tools/types.js'
 import { VisError } from '../util/errors.js'
 import { packageRoot } from '../util/home.js'
@@ -25,19 +26,28 @@ export type ToolJailOptions = {
 // What git needs besides /usr/bin: its helper programs and the templates `git init` copies.
 const GIT_READ_ONLY = ['/usr/lib/git-core', '/usr/share/git-core']
 
-// The spawner a confined session gives its tools (shell, background shells, git): every
+// The jail a confined session gives its tools (shell, background shells, git): every
 // process runs in a jail of its own built from the session's policy by spawnConfined —
-// bubblewrap namespaces (pid, net, mount, user), vis-launcher's Landlock and rlimits,
-// the session's cgroup limits. The roots are read-write (noexec), /usr read-only, the
-// network what the policy says, processes allowed (the shell is on, or git runs its own
-// helpers). Children inherit the jail; killing it kills its whole pid namespace.
+// bubblewrap namespaces (pid, mount, user), vis-launcher's Landlock and rlimits, the
+// session's cgroup limits. The roots are read-write (noexec), /usr read-only, processes
+// allowed (the shell is on, or git runs its own helpers). Children inherit the jail;
+// killing it kills its whole pid namespace.
+//
+// The network namespace is the session's, not the process's: one long-lived holder
+// sandbox (started on the first spawn, killed on dispose) owns a namespace with only
+// loopback, plus the relay to the host's egress proxy when the network is on, and every
+// tool jail joins it with TCP open on ports >= 1024. So a background server one command
+// starts is reachable from the next, and from nothing outside the session.
 //
 // git is jailed the same way, with the user's ~/.gitconfig read-only (identity,
 // aliases): a repository's own config can make git run commands (aliases, filters,
 // hooks are noexec on the roots), and they stay inside this jail.
-export function jailedSpawn(o: ToolJailOptions): SpawnHook {
+export type ToolJail = { spawn: SpawnHook; dispose(): Promise<void> }
+
+export function toolJail(o: ToolJailOptions): ToolJail {
   const { policy } = o
-  return async (command, args, opts) => {
+  const holder = new NetworkHolder(o)
+  const spawn: SpawnHook = async (command, args, opts) => {
     const exe = resolveOnHost(command, o.sessionId)
     const readOnly = GIT_READ_ONLY.filter((p) => existsSync(p))
     const env: Record<string, string> = { ...opts.env }
@@ -50,24 +60,16 @@ export function jailedSpawn(o: ToolJailOptions): SpawnHook {
       readOnly.push(gitconfig)
       env.GIT_CONFIG_GLOBAL = gitconfig
     }
-    // Every command starts under jail-init: seccomp, and the egress relay when the
-    // network is on. It needs node, its own script and vis_confine.node.
-    const init = await jailInitEntry()
-    const addon = findNative('vis_confine.node')
-    if (!addon) {
-      throw new VisError(
-        'confine.addon-missing',
-        'vis_confine.node is not built: run `npm run build:addon`',
-        {
-          sessionId: o.sessionId,
-          op: 'spawn',
-        },
-      )
-    }
-    readOnly.push(init.endsWith('.mjs') ? init : join(packageRoot, 'dist'), addon)
-    env.VIS_CONFINE_DIR = dirname(addon)
+    const init = await jailInitFiles(o.sessionId)
+    readOnly.push(...init.readOnly)
+    Object.assign(env, init.env)
     // jail-init reports how the command ended on fd 3 (see jail-init.ts).
     env.VIS_JAIL_STATUS_FD = String(STATUS_FD)
+    env.VIS_JAIL_SHARED_NET = '1'
+    // `localhost` is the session's own servers; other names (127.0.0.1 included) still
+    // go through the egress proxy, which decides.
+    if (policy.network.enabled) env.NO_PROXY = env.no_proxy = 'localhost'
+    const joinNetwork = await holder.namespaces()
     const jail = await spawnConfined(
       {
         roots: policy.roots,
@@ -78,16 +80,180 @@ export function jailedSpawn(o: ToolJailOptions): SpawnHook {
         limits: policy.limits ?? {},
       },
       process.execPath,
-      [init, exe, ...args],
+      [init.script, exe, ...args],
       {
         env,
         stdio: [opts.stdin, 'pipe', 'pipe', 'pipe'],
         cwd: opts.cwd,
         sessionId: o.sessionId,
         pty: opts.pty,
+        joinNetwork,
       },
     )
     return { child: jail.child, jailed: true, kill: () => jail.kill(), status: readStatus(jail.child) }
+  }
+  return { spawn, dispose: () => holder.dispose() }
+}
+
+// Every tool jail starts under jail-init: seccomp, and (for the holder) the egress relay.
+// It needs node, its own script and vis_confine.node.
+async function jailInitFiles(
+  sessionId: string,
+): Promise<{ script: string; readOnly: string[]; env: Record<string, string> }> {
+  const script = await jailInitEntry()
+  const addon = findNative('vis_confine.node')
+  if (!addon) {
+    throw new VisError('confine.addon-missing', 'vis_confine.node is not built: run `npm run build:addon`', {
+      sessionId,
+      op: 'spawn',
+    })
+  }
+  return {
+    script,
+    readOnly: [script.endsWith('.mjs') ? script : join(packageRoot, 'dist'), addon],
+    env: { VIS_CONFINE_DIR: dirname(addon) },
+  }
+}
+
+const HOLDER_READY_MS = 30_000
+
+type Holder = { jail: ConfinedProcess; ns: { user: number; net: number } }
+
+// The sandbox that owns a session's tool network namespace. It runs jail-init (the egress
+// relay when the network is on) over a shell that says it is ready and sleeps. Its user
+// and network namespaces are held open as fds from the moment it is ready, so a spawn
+// names exactly them, never whatever a recycled pid would lead to.
+class NetworkHolder {
+  private current: Promise<Holder> | undefined
+  private disposed = false
+
+  constructor(private readonly o: ToolJailOptions) {}
+
+  async namespaces(): Promise<{ user: number; net: number }> {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      if (this.disposed) break
+      if (!this.current) this.current = this.start()
+      const p = this.current
+      let h: Holder
+      try {
+        h = await p
+      } catch (err) {
+        if (this.current === p) this.current = undefined
+        throw err
+      }
+      if (h.jail.child.exitCode === null && h.jail.child.signalCode === null) return h.ns
+      // It died (killed by a limit): the next command gets a fresh namespace.
+      if (this.current === p) {
+        this.current = undefined
+        release(h)
+      }
+    }
+    throw new VisError('tool.spawn', `session ${this.o.sessionId} is disposed: no tool process may start`, {
+      sessionId: this.o.sessionId,
+      op: 'spawn',
+    })
+  }
+
+  async dispose(): Promise<void> {
+    this.disposed = true
+    const p = this.current
+    this.current = undefined
+    const h = await p?.catch(() => undefined)
+    if (h) {
+      h.jail.kill()
+      release(h)
+      await h.jail.exited
+    }
+  }
+
+  private async start(): Promise<Holder> {
+    const { policy, sessionId } = this.o
+    const init = await jailInitFiles(sessionId)
+    const jail = await spawnConfined(
+      {
+        roots: policy.roots,
+        readOnly: init.readOnly,
+        hidden: policy.hidden ?? [],
+        network: policy.network,
+        shell: true,
+        limits: policy.limits ?? {},
+      },
+      process.execPath,
+      [init.script, '/bin/sh', '-c', 'echo ready && exec sleep infinity'],
+      { env: init.env, stdio: ['ignore', 'pipe', 'pipe'], sessionId },
+    )
+    try {
+      await ready(jail)
+      const pid = insideNamespace(jail.child.pid)
+      if (pid === undefined) throw new Error('no process of it is in its own network namespace')
+      const ns = { user: openNamespace(pid, 'user'), net: openNamespace(pid, 'net') }
+      if (this.disposed) {
+        jail.kill()
+        release({ jail, ns })
+        throw new Error('the session was disposed')
+      }
+      return { jail, ns }
+    } catch (err) {
+      jail.kill()
+      throw new VisError(
+        'tool.spawn',
+        `could not start the session's tool network: ${(err as Error).message}`,
+        { sessionId, op: 'spawn' },
+      )
+    }
+  }
+}
+
+function ready(jail: ConfinedProcess): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let out = ''
+    let err = ''
+    const timer = setTimeout(() => reject(new Error('it did not start in time')), HOLDER_READY_MS)
+    jail.child.stderr?.on('data', (d: Buffer) => {
+      if (err.length < 2000) err += d.toString()
+    })
+    jail.child.stdout?.on('data', (d: Buffer) => {
+      out += d.toString()
+      if (out.includes('ready\n')) {
+        clearTimeout(timer)
+        resolve()
+      }
+    })
+    jail.child.once('exit', (code) => {
+      clearTimeout(timer)
+      reject(new Error(`it exited (${code}): ${err.trim().slice(-500)}`))
+    })
+  })
+}
+
+const hostNet = () => readlinkSync('/proc/self/ns/net')
+
+function insideNamespace(root: number | undefined): number | undefined {
+  if (root === undefined) return undefined
+  const own = hostNet()
+  return processTree(root).find((pid) => {
+    try {
+      return readlinkSync(`/proc/${pid}/ns/net`) !== own
+    } catch {
+      return false
+    }
+  })
+}
+
+function openNamespace(pid: number, kind: 'user' | 'net'): number {
+  const fd = openSync(`/proc/${pid}/ns/${kind}`, 'r')
+  if (kind === 'net' && readlinkSync(`/proc/self/fd/${fd}`) === hostNet()) {
+    closeSync(fd)
+    throw new Error("its network namespace is the host's")
+  }
+  return fd
+}
+
+function release(h: Holder): void {
+  for (const fd of [h.ns.user, h.ns.net]) {
+    try {
+      closeSync(fd)
+    } catch {}
   }
 }
 

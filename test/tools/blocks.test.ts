@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import { readFile, rename, rm, symlink, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -51,6 +51,20 @@ function marked(mark: string): number[] {
     } catch {}
   }
   return out
+}
+
+// Host processes in the network namespace `ns` (as readlink shows it: net:[inode]).
+function inNamespace(ns: string): number[] {
+  return readdirSync('/proc')
+    .filter((n) => /^\d+$/.test(n))
+    .filter((n) => {
+      try {
+        return readlinkSync(`/proc/${n}/ns/net`) === ns
+      } catch {
+        return false
+      }
+    })
+    .map(Number)
 }
 
 async function until<T>(f: () => Promise<T> | T, ok: (v: T) => boolean, ms = 15_000): Promise<T> {
@@ -372,7 +386,7 @@ print(json.dumps({"big": big, "slow": slow}))`,
     "write_in": "echo fine > inside.txt && cat inside.txt && id -u",
     "layers": "grep -E '^(Seccomp|NoNewPrivs|CapEff):' /proc/self/status",
     "unshare": "unshare -Ur true",
-    "inet": "python3 -c 'import socket; socket.socket(socket.AF_INET)'",
+    "inet": "python3 -c 'import socket; socket.socket(socket.AF_NETLINK, socket.SOCK_RAW)'",
 }
 out = {k: await shell(v) for k, v in cmds.items()}
 print(json.dumps({k: [v["exit"], v["stdout"], v["stderr"]] for k, v in out.items()}))`,
@@ -382,6 +396,8 @@ print(json.dumps({k: [v["exit"], v["stdout"], v["stderr"]] for k, v in out.items
     assert.match(r.layers[1], /Seccomp:\s+2/)
     assert.match(r.layers[1], /NoNewPrivs:\s+1/)
     assert.match(r.layers[1], /CapEff:\s+0+\n/)
+    // Seccomp still refuses every family but unix and inet (inet reaches only the
+    // session's loopback: see the shared-network test).
     assert.match(r.inet[2], /Address family not supported/)
     const denied = ['shadow', 'passwd', 'outside', 'ls_outside', 'write_outside', 'write_etc', 'home', 'net']
     for (const k of [...denied, 'unshare', 'inet']) {
@@ -420,6 +436,21 @@ print(json.dumps([ok, denied, direct]))`,
       // Around the proxy there is no way out: the jail's namespace has only loopback.
       assert.notEqual(r[2].exit, 0)
       assert.doesNotMatch(r[2].stdout, /hello/)
+      // `localhost` is the session's own tool network, not the proxy's business.
+      await writeFile(join(ws, 'page.txt'), 'own server\n')
+      await py(
+        s,
+        'await shell("exec python3 -u -m http.server 8001 --bind 127.0.0.1", id="dev", wait_secs=1)\nprint(1)',
+      )
+      await until(
+        () => py(s, 'print(json.dumps(await shell(op="logs", id="dev")))'),
+        (l) => /Serving HTTP/.test(l.stdout),
+      )
+      const own = await py(
+        s,
+        'print(json.dumps(await shell("curl -sS --max-time 5 http://localhost:8001/page.txt")))',
+      )
+      assert.equal(own.stdout, 'own server\n')
       await s.dispose()
     } finally {
       server.close()
@@ -496,6 +527,87 @@ print(json.dumps([[x["exit"], x["stdout"]] for x in r]))`,
     )
     assert.deepEqual(s.resources.list(), [])
     await s.dispose()
+  })
+
+  test("a session's tool processes share one loopback network: a background server is reached, then stopped", async () => {
+    const ws = await tempDir()
+    await files(ws, {
+      'index.html': 'hello from the dev server\n',
+      'fetch.py':
+        'import sys, urllib.request\nprint(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode(), end="")\n',
+    })
+    const s = await session([ws], true)
+    const other = await session([await tempDir()], true)
+    const mark = randomUUID()
+    const start = await py(
+      s,
+      `print(json.dumps(await shell("export VIS_TEST_MARK=${mark}; exec python3 -u -m http.server 8000 --bind 127.0.0.1", id="dev", wait_secs=1)))`,
+    )
+    assert.equal(start.op, 'start')
+    const up = await until(
+      () => py(s, 'print(json.dumps(await shell(op="logs", id="dev")))'),
+      (l) => /Serving HTTP/.test(l.stdout),
+    )
+    assert.match(up.stdout, /Serving HTTP on 127\.0\.0\.1 port 8000/)
+    const r = await py(
+      s,
+      `cmds = {
+    "py": "python3 fetch.py http://localhost:8000/index.html",
+    "curl": "curl -sS --max-time 5 http://127.0.0.1:8000/index.html",
+    "ns": "readlink /proc/self/ns/net",
+    "ns2": "readlink /proc/self/ns/net",
+    "external": "python3 -c 'import socket; socket.create_connection((\\"1.1.1.1\\", 80), timeout=3)'",
+    "low_port": "python3 -c 'import socket; socket.socket().bind((\\"127.0.0.1\\", 80))'",
+    "outside": "cat /etc/shadow",
+}
+out = {k: await shell(v) for k, v in cmds.items()}
+print(json.dumps({k: [v["exit"], v["stdout"], v["stderr"]] for k, v in out.items()}))`,
+    )
+    assert.deepEqual(r.py, [0, 'hello from the dev server\n', ''])
+    assert.equal(r.curl[1], 'hello from the dev server\n')
+    // One namespace for the session's commands, not the host's.
+    assert.match(r.ns[1], /^net:\[\d+\]\n$/)
+    assert.equal(r.ns[1], r.ns2[1])
+    assert.notEqual(r.ns[1].trim(), readlinkSync('/proc/self/ns/net'))
+    // With the network off the server changes nothing else: no way out, no low port.
+    assert.notEqual(r.external[0], 0)
+    assert.match(r.external[2], /Network is unreachable|Errno/)
+    assert.notEqual(r.low_port[0], 0)
+    assert.notEqual(r.outside[0], 0)
+    // Another session has a loopback of its own.
+    const theirs = await py(
+      other,
+      'print(json.dumps(await shell("curl -sS --max-time 5 http://127.0.0.1:8000/index.html")))',
+    )
+    assert.notEqual(theirs.exit, 0)
+    assert.doesNotMatch(theirs.stdout, /hello/)
+    await other.dispose()
+    const logs = await until(
+      () => py(s, 'print(json.dumps(await shell(op="logs", id="dev")))'),
+      (l) => (l.stdout.match(/"GET \/index\.html HTTP\/1\.1" 200/g) ?? []).length >= 2,
+    )
+    assert.equal((logs.stdout.match(/"GET \/index\.html HTTP\/1\.1" 200/g) ?? []).length, 2)
+    const stop = await py(s, 'print(json.dumps(await shell(op="stop", id="dev")))')
+    assert.equal(stop.running, false)
+    assert.deepEqual(
+      await until(
+        () => marked(mark),
+        (p) => p.length === 0,
+      ),
+      [],
+    )
+    const ns = r.ns[1].trim()
+    assert.ok(inNamespace(ns).length > 0, 'the session keeps its tool network until disposed')
+    await s.dispose()
+    assert.deepEqual(
+      await until(
+        () => inNamespace(ns),
+        (p) => p.length === 0,
+        5000,
+      ),
+      [],
+      'no process of the tool network survives disposal',
+    )
   })
 
   test('disposal kills every process tree the session started', async () => {

@@ -7,6 +7,10 @@
 // - the worker's seccomp filter, processes allowed (no new namespaces, no ptrace,
 //   io_uring, bpf, mount, keyctl; socket families per the network policy), installed
 //   on every thread and inherited by everything the command starts.
+// A jail that joins its session's shared tool network namespace (VIS_JAIL_SHARED_NET=1)
+// starts no relay (the namespace's holder serves the egress port) and may open inet
+// sockets even with the network off: that namespace has only loopback, so the session's
+// tool processes can serve and query each other and nothing else.
 // An exit code cannot tell "killed by SIGKILL" from `exit 137`, and the layers above
 // (bwrap, the cgroup shell) only pass codes on; so when the spawner hands over a status
 // pipe (VIS_JAIL_STATUS_FD), the command's end is written there as one JSON line,
@@ -33,9 +37,15 @@ function statusPipe(): number | undefined {
   return Number.isInteger(fd) && fd >= 3 ? fd : undefined
 }
 const status = statusPipe()
+const sharedNet = process.env.VIS_JAIL_SHARED_NET === '1'
+delete process.env.VIS_JAIL_SHARED_NET
+if (sharedNet) {
+  delete process.env.VIS_EGRESS_SOCKET
+  delete process.env.VIS_EGRESS_PORT
+}
 try {
-  const forwarder = await startEgressForwarderFromEnv()
-  installSeccomp({ processes: true, network: forwarder !== undefined })
+  const forwarder = sharedNet ? undefined : await startEgressForwarderFromEnv()
+  installSeccomp({ processes: true, network: sharedNet || forwarder !== undefined })
 } catch (err) {
   fail((err as Error).message)
 }
