@@ -212,6 +212,16 @@ export function probe(options: { fresh?: boolean } = {}): ProbeReport {
       'vis-launcher is not built (npm run build:addon): Landlock and rlimits cannot be applied',
     )
 
+  // Tool processes (shell, git) join their session's shared network through nsenter.
+  if (existsSync('/usr/bin/nsenter'))
+    add('nsenter', 'info', 'nsenter at /usr/bin/nsenter (shared tool network)')
+  else
+    add(
+      'nsenter',
+      'error',
+      'nsenter is not installed (apt-get install util-linux): the shell and git tools cannot start their jails',
+    )
+
   const distributions = findDistributions()
   if (distributions.length === 0)
     add('distribution', 'warn', 'no staged CPython distribution found under cpython-dist/')

@@ -133,6 +133,7 @@ test('vis doctor reports every layer on this machine and exits by the worst leve
     'ns.net',
     'cgroup.memory',
     'cgroup.pids',
+    'nsenter',
   ]) {
     assert.ok(ids.includes(id), id)
   }
