@@ -10,3 +10,20 @@ export type Command = {
   // Returns the process exit code.
   run(argv: string[]): Promise<number>
 }
+
+// The run() of a command made of subcommands (`vis runtime status`, `vis sessions list`):
+// the first argument picks one; none or an unknown one is a usage error (exit 2).
+export function subcommands(
+  name: string,
+  usage: string,
+  table: Record<string, (argv: string[]) => number | Promise<number>>,
+): (argv: string[]) => Promise<number> {
+  return async (argv) => {
+    const [sub, ...rest] = argv
+    const run = sub !== undefined && Object.hasOwn(table, sub) ? table[sub] : undefined
+    if (run) return run(rest)
+    const why = sub === undefined ? 'a subcommand is needed' : `unknown subcommand "${sub}"`
+    process.stderr.write(`vis ${name}: ${why}\n\n${usage}\n`)
+    return 2
+  }
+}

@@ -7,7 +7,7 @@ import { type StageResult, stageFromPython, stageMinor } from '../../distributio
 import { stageFromArchive } from '../../distribution/stage-archive.js'
 import { validateTree } from '../../distribution/validate.js'
 import { VisError } from '../../util/errors.js'
-import type { Command } from '../command.js'
+import { type Command, subcommands } from '../command.js'
 
 const usage = `Usage: vis runtime <status|fetch|stage> [options]
 
@@ -150,12 +150,5 @@ export const runtime: Command = {
   name: 'runtime',
   summary: 'Show, fetch or stage the CPython distribution',
   usage,
-  async run(argv) {
-    const [sub, ...rest] = argv
-    if (sub === 'status') return status(rest)
-    if (sub === 'fetch') return fetch(rest)
-    if (sub === 'stage') return stage(rest)
-    console.error(sub ? `vis runtime: unknown subcommand "${sub}"\n\n${usage}` : usage)
-    return 2
-  },
+  run: subcommands('runtime', usage, { status, fetch, stage }),
 }

@@ -3,7 +3,7 @@ import { blockView, sessionView } from '../../engine/views.js'
 import { formatPythonForDisplay } from '../../format/index.js'
 import { exportTranscript, openStore, renderMarkdown, type Store } from '../../persistence/index.js'
 import { VisError } from '../../util/errors.js'
-import type { Command } from '../command.js'
+import { type Command, subcommands } from '../command.js'
 
 const usage = `Usage: vis sessions list [--state open|closed|all] [--limit N] [--json]
        vis sessions show <id> [--json]
@@ -149,20 +149,5 @@ export const sessions: Command = {
   name: 'sessions',
   summary: 'List, show and export stored sessions',
   usage,
-  async run(argv) {
-    const [sub, ...rest] = argv
-    switch (sub) {
-      case 'list':
-        return list(rest)
-      case 'show':
-        return show(rest)
-      case 'export':
-        return exportSession(rest)
-      default:
-        process.stderr.write(
-          `vis sessions: ${sub === undefined ? 'a subcommand is needed' : `unknown subcommand "${sub}"`}\n\n${usage}\n`,
-        )
-        return 2
-    }
-  },
+  run: subcommands('sessions', usage, { list, show, export: exportSession }),
 }
