@@ -139,7 +139,8 @@ Napi::Value InstallPolicy(const Napi::CallbackInfo& info) {
 
 // wireStart(fd, workOps, module, fn, limits?): see wire.cc. Lines it does not handle
 // arrive as kWireMessage events; the socket closing as kWireClosed. limits
-// ({maxFrameChars, maxDepth}) are the host's frame caps, applied to outgoing host calls.
+// ({maxFrameChars, maxDepth}) are the host's frame caps, applied to outgoing host calls;
+// limits.spinUs is how long an idle interpreter thread polls before it sleeps.
 Napi::Value WireStartJs(const Napi::CallbackInfo& info) {
   if (!g_started) throw Napi::Error::New(info.Env(), "the interpreter is not started");
   int fd = info[0].As<Napi::Number>().Int32Value();
@@ -150,6 +151,7 @@ Napi::Value WireStartJs(const Napi::CallbackInfo& info) {
     Napi::Object o = info[4].As<Napi::Object>();
     if (o.Get("maxFrameChars").IsNumber()) limits.max_chars = o.Get("maxFrameChars").As<Napi::Number>().Int64Value();
     if (o.Get("maxDepth").IsNumber()) limits.max_depth = o.Get("maxDepth").As<Napi::Number>().Int32Value();
+    if (o.Get("spinUs").IsNumber()) limits.spin_ns = o.Get("spinUs").As<Napi::Number>().Int64Value() * 1000;
   }
   if (!WireStart(fd, Strings(info[1]), module, fn, limits)) throw Napi::Error::New(info.Env(), "wire mode is already on");
   return info.Env().Undefined();

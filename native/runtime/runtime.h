@@ -133,6 +133,8 @@ void AuditSetPolicy(const Policy& p);
 struct WireLimits {
   size_t max_chars = 16 * 1024 * 1024;
   int max_depth = 64;
+  // How long the interpreter thread polls the socket before it sleeps (see wire.cc).
+  long spin_ns = 0;
 };
 bool WireStart(int fd, const std::vector<std::string>& ops, const std::string& module, const std::string& fn,
                const WireLimits& limits);
@@ -169,6 +171,10 @@ void StdinWakeAll();
 
 // ---- helpers ------------------------------------------------------------------
 void JsonQuote(std::string* out, const std::string& s);
+void JsonQuoteBytes(std::string* out, const char* p, size_t n);
+// How many leading bytes of p[0..n) a JSON string carries unescaped.
+size_t JsonPlainRun(const char* p, size_t n);
+bool JsonSkipString(const std::string& s, size_t* i);
 // UTF-8 of a str (lone surrogates replaced); false with a Python error set otherwise.
 bool Utf8(PyObject* s, std::string* out);
 

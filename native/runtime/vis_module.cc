@@ -6,29 +6,6 @@
 
 namespace vis {
 
-void JsonQuote(std::string* out, const std::string& s) {
-  static const char* hex = "0123456789abcdef";
-  out->push_back('"');
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': *out += "\\\""; break;
-      case '\\': *out += "\\\\"; break;
-      case '\n': *out += "\\n"; break;
-      case '\r': *out += "\\r"; break;
-      case '\t': *out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          *out += "\\u00";
-          out->push_back(hex[c >> 4]);
-          out->push_back(hex[c & 15]);
-        } else {
-          out->push_back(static_cast<char>(c));
-        }
-    }
-  }
-  out->push_back('"');
-}
-
 bool Utf8(PyObject* s, std::string* out) {
   Py_ssize_t n;
   const char* p = PyUnicode_AsUTF8AndSize(s, &n);
@@ -164,6 +141,22 @@ PyObject* vis_namespace(PyObject*, PyObject* arg) {
 
 PyObject* vis_current_job(PyObject*, PyObject*) { return PyLong_FromUnsignedLongLong(g_current_job.load()); }
 
+// json_quote(s) -> the JSON string literal of s, as json.dumps(s, ensure_ascii=False)
+// writes it, but without walking it a character at a time. A str with lone surrogates
+// raises UnicodeEncodeError (it has no UTF-8 form to put on the wire).
+PyObject* vis_json_quote(PyObject*, PyObject* s) {
+  if (!PyUnicode_Check(s)) {
+    PyErr_SetString(PyExc_TypeError, "json_quote() takes a str");
+    return nullptr;
+  }
+  Py_ssize_t n;
+  const char* p = PyUnicode_AsUTF8AndSize(s, &n);
+  if (p == nullptr) return nullptr;
+  std::string out;
+  JsonQuoteBytes(&out, p, static_cast<size_t>(n));
+  return PyUnicode_DecodeUTF8(out.data(), static_cast<Py_ssize_t>(out.size()), "strict");
+}
+
 // The next `stdin` request line the host sent for the running block (the guest decodes
 // it), or None when no block can receive input. An interrupt raises KeyboardInterrupt.
 PyObject* vis_stdin_read(PyObject*, PyObject*) {
@@ -196,6 +189,7 @@ PyMethodDef kMethods[] = {
     {"write", vis_write, METH_VARARGS, "write(stream, text): 1 stdout, 2 stderr"},
     {"namespace", vis_namespace, METH_O, "namespace(name) -> the dict jobs with that ns run in"},
     {"current_job", vis_current_job, METH_NOARGS, "id of the running job, 0 when idle"},
+    {"json_quote", vis_json_quote, METH_O, "json_quote(s) -> s as a JSON string literal"},
     {"stdin_read", vis_stdin_read, METH_NOARGS, "stdin_read() -> next stdin request line, None: no more"},
     {"_sigint", vis_sigint, METH_VARARGS, "SIGINT handler: raises KeyboardInterrupt"},
     {nullptr, nullptr, 0, nullptr}};

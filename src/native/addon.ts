@@ -46,7 +46,7 @@ export type RuntimeAddon = {
     workOps: string[],
     module: string,
     fn: string,
-    limits?: { maxFrameChars: number; maxDepth: number },
+    limits?: { maxFrameChars?: number; maxDepth?: number; spinUs?: number },
   ): void
   wireWrite(line: string): boolean
   ref(): void

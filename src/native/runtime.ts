@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { type ResolvedDistribution, resolveDistribution } from '../distribution/resolve.js'
+import { isSpinUs, MAX_SPIN_US } from '../protocol/framing.js'
 import { errorMessage, VisError } from '../util/errors.js'
 import { guestDir } from '../util/home.js'
 import { loadLoader, type RuntimeAddon, requireRuntime, runtimeAddonPath } from './addon.js'
@@ -54,6 +55,9 @@ export type WireOptions = {
   // instead of being sent. Without it the addon's own defaults (16 MiB, 64), the same as
   // src/protocol/framing.ts.
   limits?: { maxFrameChars: number; maxDepth: number }
+  // How long the idle interpreter thread polls the socket before it sleeps, in µs
+  // (native/runtime/wire.cc says why); 0 never spins. Default 0.
+  spinUs?: number
 }
 
 enum Ev {
@@ -203,7 +207,13 @@ export class PythonRuntime {
     ) {
       throw new VisError('native.wire', 'wire limits are positive integers (maxDepth at least 2)', { limits })
     }
-    this.addon.wireStart(opts.fd, opts.workOps, opts.handler.module, opts.handler.fn, limits)
+    const spinUs = opts.spinUs ?? 0
+    if (!isSpinUs(spinUs)) {
+      throw new VisError('native.wire', `spinUs is a whole number of microseconds from 0 to ${MAX_SPIN_US}`, {
+        spinUs,
+      })
+    }
+    this.addon.wireStart(opts.fd, opts.workOps, opts.handler.module, opts.handler.fn, { ...limits, spinUs })
   }
 
   // Writes one line (a reply, a notification) to the wire socket, serialized with C++'s writes.

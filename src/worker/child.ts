@@ -130,6 +130,8 @@ function serveWire(py: PythonRuntime): void {
     // The caps the parent's Channel applies: a host call past them is refused in Python
     // (catchable, worker kept) instead of being sent and costing the worker.
     limits: { maxFrameChars: DEFAULT_MAX_FRAME_CHARS, maxDepth: DEFAULT_MAX_DEPTH },
+    // Set by the parent (Worker option spinUs), already validated there.
+    spinUs: Number(process.env.VIS_WIRE_SPIN_US ?? 0),
     onMessage: (line) => channel.receiveLine(line),
     onClose: (why) => {
       // The parent is gone (or closed us): nothing may outlive it.

@@ -39,6 +39,9 @@ def _unshim():
         fn = getattr(os, name)
         if "_refuser" in getattr(fn, "__qualname__", "") and hasattr(posix, name):
             setattr(os, name, getattr(posix, name))
+    # Modules not imported yet are patched on import by the runtime's one-shot meta path
+    # entry (lazy.py): drop it, so their first import is the real one.
+    sys.meta_path[:] = [f for f in sys.meta_path if getattr(f, "__name__", "") != "_Finder"]
     sub = sys.modules.get("subprocess")
     if sub is not None and "_refuser" in getattr(sub.run, "__qualname__", ""):
         del sys.modules["subprocess"]

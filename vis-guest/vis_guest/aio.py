@@ -3,17 +3,21 @@
 Two asyncio calls models write at top level are routed to the block's own scheduler when no
 loop is running: asyncio.sleep(delay) sleeps in place, and asyncio.gather(...) becomes the
 runtime's gather (same concurrency for tool calls; failures aggregate). Under a running
-loop (inside asyncio.run) both are asyncio's own."""
+loop (inside asyncio.run) both are asyncio's own. Installed when asyncio is first
+imported (lazy.py), not before."""
 
-import asyncio
-import asyncio.tasks
 import time
 
 from .deferred import _running_loop
+from .lazy import when_imported
 from .schedule import gather as vis_gather
 
 
 def install() -> None:
+    when_imported("asyncio", _patch)
+
+
+def _patch(asyncio) -> None:
     loop_sleep = asyncio.sleep
     loop_gather = asyncio.gather
 

@@ -5,7 +5,6 @@ import base64
 import builtins
 import errno
 import fcntl
-import mimetypes
 import os
 
 MAX_BYTES = 32 << 20
@@ -40,6 +39,8 @@ def sniff(head: bytes, name: str) -> str:
     lead = head.lstrip()[:256].lower()
     if lead.startswith(b"<svg") or (lead.startswith(b"<?xml") and b"<svg" in head[:1024].lower()):
         return "image/svg+xml"
+    import mimetypes  # here, not at import: it pulls in urllib and ipaddress for every worker
+
     guessed, _ = mimetypes.guess_type(name)
     if guessed:
         return guessed

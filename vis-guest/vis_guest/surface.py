@@ -1,12 +1,11 @@
 """The process surface: every Python door to spawning a process (or serving sockets from
-asyncio) raises the host's one canonical refusal. Wording only: the OS jail enforces."""
+asyncio) raises the host's one canonical refusal. Wording only: the OS jail enforces.
+subprocess and asyncio are patched when something first imports them (lazy.py)."""
 
-import asyncio
-import asyncio.base_events
 import os
-import subprocess
 
 from .errors import ProcessRefused
+from .lazy import when_imported
 
 _OS_DOORS = (
     "system",
@@ -52,7 +51,11 @@ def install(rt) -> None:
     for name in _OS_DOORS:
         if hasattr(os, name):
             setattr(os, name, _refuser(rt, f"os.{name}"))
+    when_imported("subprocess", lambda subprocess: _patch_subprocess(rt, subprocess))
+    when_imported("asyncio", lambda asyncio: _patch_asyncio(rt, asyncio))
 
+
+def _patch_subprocess(rt, subprocess) -> None:
     class Popen(subprocess.Popen):
         def __init__(self, *_args, **_kwargs):
             raise ProcessRefused(f"subprocess.Popen: {text(rt)}")
@@ -64,6 +67,8 @@ def install(rt) -> None:
     for name in _SUBPROCESS_DOORS:
         setattr(subprocess, name, _refuser(rt, f"subprocess.{name}"))
 
+
+def _patch_asyncio(rt, asyncio) -> None:
     async def _no_process(*_args, **_kwargs):
         raise ProcessRefused(f"asyncio subprocess: {text(rt)}")
 
