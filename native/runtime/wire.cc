@@ -78,19 +78,17 @@ void SkipWs(const std::string& s, size_t* i) {
   while (*i < s.size() && (s[*i] == ' ' || s[*i] == '\t' || s[*i] == '\r' || s[*i] == '\n')) ++*i;
 }
 
-bool SkipString(const std::string& s, size_t* i) { return JsonSkipString(s, i); }
-
 // With max_depth, also reports how deep the value nests (containers, the value itself 1).
 bool SkipValue(const std::string& s, size_t* i, int* max_depth = nullptr) {
   SkipWs(s, i);
   if (*i >= s.size()) return false;
-  if (s[*i] == '"') return SkipString(s, i);
+  if (s[*i] == '"') return JsonSkipString(s, i);
   if (s[*i] == '{' || s[*i] == '[') {
     int depth = 0;
     while (*i < s.size()) {
       char c = s[*i];
       if (c == '"') {
-        if (!SkipString(s, i)) return false;
+        if (!JsonSkipString(s, i)) return false;
         continue;
       }
       if (c == '{' || c == '[') {
@@ -129,7 +127,7 @@ bool ParseHead(const std::string& s, Head* h) {
     SkipWs(s, &i);
     if (i < s.size() && s[i] == '}') return true;
     size_t k0 = i;
-    if (!SkipString(s, &i)) return false;
+    if (!JsonSkipString(s, &i)) return false;
     std::string key = s.substr(k0 + 1, i - k0 - 2);
     SkipWs(s, &i);
     if (i >= s.size() || s[i] != ':') return false;

@@ -111,42 +111,34 @@ test('tools run in a per-session trusted worker, not in the host or the registra
 })
 
 test('a project extension wins a clash with a global one, by file name and by registered name', async () => {
-  write(
-    join(global, 'dup.py'),
-    extension('dup', 'def who():\n    """Which one."""\n    return "global"\n', ', tools=[who]'),
-  )
-  write(
-    join(local, 'dup.py'),
-    extension('dup', 'def who():\n    """Which one."""\n    return "project"\n', ', tools=[who]'),
-  )
-  write(
-    join(global, 'first.py'),
-    extension('same', 'def x():\n    """x."""\n    return "global"\n', ', alias="sg", tools=[x]'),
-  )
-  write(
-    join(local, 'second.py'),
-    extension('same', 'def x():\n    """x."""\n    return "project"\n', ', alias="sp", tools=[x]'),
-  )
-  // Same name and the same (derived) alias.
-  write(
-    join(global, 'g3.py'),
-    extension('twin', 'def x():\n    """x."""\n    return "global"\n', ', tools=[x]'),
-  )
-  write(
-    join(local, 'p3.py'),
-    extension('twin', 'def x():\n    """x."""\n    return "project"\n', ', tools=[x]'),
-  )
-  // Two global files wanting one alias: the first keeps it.
-  write(
-    join(global, 'h1.py'),
-    extension('h1', 'def x():\n    """x."""\n    return "h1"\n', ', alias="hh", tools=[x]'),
-  )
-  write(
-    join(global, 'h2.py'),
-    extension('h2', 'def x():\n    """x."""\n    return "h2"\n', ', alias="hh", tools=[x]'),
-  )
-  const files = ['dup.py', 'first.py', 'g3.py', 'h1.py', 'h2.py'].map((f) => join(global, f))
-  files.push(...['dup.py', 'second.py', 'p3.py'].map((f) => join(local, f)))
+  // [dir, file, extension name, tool body's answer, extra registration arguments]
+  const fixtures: Array<[string, string, string, string, string]> = [
+    // A file-name and registered-name clash.
+    [global, 'dup.py', 'dup', 'global', ''],
+    [local, 'dup.py', 'dup', 'project', ''],
+    // A registered-name clash across file names, each with its own alias.
+    [global, 'first.py', 'same', 'global', ', alias="sg"'],
+    [local, 'second.py', 'same', 'project', ', alias="sp"'],
+    // Same name and the same (derived) alias.
+    [global, 'g3.py', 'twin', 'global', ''],
+    [local, 'p3.py', 'twin', 'project', ''],
+    // Two global files wanting one alias: the first keeps it.
+    [global, 'h1.py', 'h1', 'h1', ', alias="hh"'],
+    [global, 'h2.py', 'h2', 'h2', ', alias="hh"'],
+  ]
+  for (const [dir, file, name, answer, extra] of fixtures) {
+    const tool = name === 'dup' ? 'who' : 'x'
+    const doc = name === 'dup' ? 'Which one.' : 'x.'
+    write(
+      join(dir, file),
+      extension(
+        name,
+        `def ${tool}():\n    """${doc}"""\n    return "${answer}"\n`,
+        `${extra}, tools=[${tool}]`,
+      ),
+    )
+  }
+  const files = fixtures.map(([dir, file]) => join(dir, file))
   try {
     const r = await registry()
     assert.equal(await tool(r, 'twin_x').run([], ctx('s')), 'project')
