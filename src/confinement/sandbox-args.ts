@@ -25,6 +25,9 @@ export type SandboxArgsInput = {
   cwd?: string
   keepFds?: number // fds 0..keepFds-1 reach the command (the worker's socketpair is fd 3)
   pty?: boolean // a private devpts instance, for tools that allocate pseudo-terminals
+  // No reaper: the command is the pid namespace's init (~1.3 MB less per sandbox). Only
+  // where nothing can start a process: seccomp refuses one unless the policy has a shell.
+  soleProcess?: boolean
   // The sandbox joins its session's tool network namespace (loopback, plus the egress
   // relay when the network is on) instead of making its own; TCP on ports >= 1024 is open
   // inside it, so tool processes reach each other's servers.
@@ -96,6 +99,7 @@ export function bubblewrapArgs(input: SandboxArgsInput): string[] {
     'CAP_SETPCAP',
     '--new-session',
     '--die-with-parent',
+    ...(input.soleProcess && !policy.shell && !input.pty ? ['--as-pid-1'] : []),
     '--symlink',
     'usr/lib',
     '/lib',

@@ -26,6 +26,9 @@ export type SpawnConfinedOptions = {
   // e.g. a session's tool network holder) instead of a network namespace of its own.
   // No egress proxy is started: the holder's relay serves the shared namespace.
   joinNetwork?: { user: number; net: number }
+  // The command never starts another process (a session worker without a shell): it runs
+  // as its pid namespace's init, without bubblewrap's reaper process beside it.
+  soleProcess?: boolean
 }
 
 // Which layers this sandbox actually has; `unenforced` is what a session's
@@ -152,6 +155,7 @@ export async function spawnConfined(
     cwd: options.cwd,
     keepFds,
     pty: options.pty,
+    soleProcess: options.soleProcess,
     sharedNetwork: shared !== undefined,
     hostsFile: shared ? loopbackHosts() : undefined,
   }

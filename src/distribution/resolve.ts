@@ -4,7 +4,6 @@ import { z } from 'zod'
 import { isVisError, VisError } from '../util/errors.js'
 import { packageRoot } from '../util/home.js'
 import { validateBuildTree } from './checkout.js'
-import { fetchIntoCache } from './fetch.js'
 import { cacheRoot, stagedMinors, stagedTreeRoot, treePaths } from './layout.js'
 import type { DistManifest } from './manifest.js'
 import { isSupportedMinor, platformTag, SUPPORTED_MINORS } from './platform.js'
@@ -256,6 +255,9 @@ export async function resolveDistribution(opts: ResolveOptions = {}): Promise<Re
   try {
     // A person at a terminal sees the bar even if the caller passed nothing.
     const onProgress = opts.onProgress ?? (process.stderr.isTTY ? progressPrinter() : undefined)
+    // Loaded only here: the download and unpack code (crypto, streams, tar) is ~10 ms of
+    // module loading that every worker start would pay for a step it never takes.
+    const { fetchIntoCache } = await import('./fetch.js')
     const tree = await fetchIntoCache(minor, base, { ...opts, onProgress })
     return fromInstall(tree, 'download')
   } catch (err) {

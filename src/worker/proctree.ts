@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { isRunning } from '../util/proc.js'
 
-// A jailed worker is a small tree (bubblewrap, its pid-namespace init, the helper), so
+// A jailed worker is a small tree (bubblewrap, its pid-namespace init when the helper is
+// not init itself, the helper), so
 // memory and liveness questions are asked of the whole tree, found through /proc.
 export function processTree(root: number): number[] {
   const out: number[] = []

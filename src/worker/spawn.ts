@@ -62,7 +62,7 @@ export async function spawnWorkerProcess(req: SpawnRequest): Promise<SpawnedProc
     },
     req.command,
     req.args,
-    { env: req.env, stdio, sessionId: req.sessionId },
+    { env: req.env, stdio, sessionId: req.sessionId, soleProcess: true },
   )
   return {
     child: confined.child,

@@ -111,7 +111,8 @@ export const cases: AttackCase[] = [
     `attempt(lambda: os.kill(int(os.environ['VIS_TEST_HOST_PID']), 0) or open('/proc/%s/cmdline' % os.environ['VIS_TEST_HOST_PID']).read())`,
   ),
   c('proc.write-self-mem', 'proc', `attempt(lambda: open('/proc/self/mem', 'wb'))`),
-  c('proc.init-environ', 'proc', `attempt(lambda: open('/proc/1/environ', 'rb').read())`),
+  // Another process's environment (pid 1 unless the guest is init itself).
+  c('proc.init-environ', 'proc', `on_others(lambda p: open(f'/proc/{p}/environ', 'rb').read())`),
   c('proc.sysctl-write', 'proc', `attempt(lambda: open('/proc/sys/kernel/hostname', 'w').write('pwned'))`),
   c('proc.kcore', 'proc', `attempt(lambda: open('/proc/kcore', 'rb').read(16))`),
   c('dev.block-device', 'devices', `attempt(lambda: open('/dev/vda', 'rb').read(512))`),
@@ -276,8 +277,15 @@ export const cases: AttackCase[] = [
     `import resource\nattempt(lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (1 << 20, 1 << 20)))`,
   ),
   // signals
-  c('signal.parent', 'signals', `attempt(lambda: os.kill(os.getppid(), 9))`),
-  c('signal.init', 'signals', `attempt(lambda: os.kill(1, 9))`),
+  // A parent outside the pid namespace shows as ppid 0, and kill(0) would only reach the
+  // guest's own process group: that is containment, not a target.
+  c(
+    'signal.parent',
+    'signals',
+    `ppid = os.getppid()\nif ppid == 0:\n    check(False, 'the parent is outside this pid namespace')\nelse:\n    attempt(lambda: os.kill(ppid, 9))`,
+  ),
+  // Any other process: the namespace's init, or whatever else is visible.
+  c('signal.init', 'signals', `on_others(lambda p: os.kill(p, 9))`),
   // bombs
   c(
     'bomb.threads',

@@ -95,6 +95,28 @@ def attempt(fn):
     print("ESCAPED", repr(result)[:200], flush=True)
 
 
+def on_others(fn):
+    """ESCAPED when fn(pid) succeeds on any process visible besides this one; CONTAINED when
+    it fails on every one, or when no other process can be seen at all (a session worker
+    is alone in its pid namespace, as its init)."""
+    try:
+        pids = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()]
+    except BaseException as e:  # noqa: BLE001 - a refused listing hides them all
+        print("CONTAINED", type(e).__name__, str(e)[:200], flush=True)
+        return
+    if not pids:
+        print("CONTAINED no other process is visible", flush=True)
+        return
+    for pid in pids:
+        try:
+            result = fn(pid)
+        except BaseException:  # noqa: BLE001
+            continue
+        print("ESCAPED", pid, repr(result)[:200], flush=True)
+        return
+    print("CONTAINED refused for every other process", pids, flush=True)
+
+
 def check(escaped, detail=""):
     print("ESCAPED" if escaped else "CONTAINED", detail, flush=True)
 

@@ -138,6 +138,24 @@ describe('wire fast paths', () => {
     }
   })
 
+  test("a worker is its pid namespace's init: no reaper beside it unless it may start processes", async () => {
+    const s = await rt.createSession({ roots: [root] })
+    const withShell = await rt.createSession({ roots: [root], shell: true })
+    try {
+      assert.deepEqual(await s.eval('(__import__("os").getpid(), __import__("os").getppid())'), {
+        ok: true,
+        value: [1, 0],
+      })
+      assert.equal(processTree(s.pid).length, 2, 'bubblewrap and the worker')
+      // A policy that lets processes start keeps bubblewrap's reaper as init.
+      const pid = (await withShell.eval('__import__("os").getpid()')) as { value: number }
+      assert.notEqual(pid.value, 1)
+      assert.equal(processTree(withShell.pid).length, 3, 'bubblewrap, its reaper and the worker')
+    } finally {
+      await Promise.all([s.dispose(), withShell.dispose()])
+    }
+  })
+
   test('asyncio is imported only when a block imports it, and then patched', async () => {
     const s = await rt.createSession({ roots: [root] })
     try {
