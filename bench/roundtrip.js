@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Round-trip benchmark for session workers (issue 4). Reported, never asserted.
 //
-//   npm run build && node bench/roundtrip.js [--json] [--iterations N] [--python 3.12]
+//   npm run build && node bench/roundtrip.js [--json] [--iterations N] [--python 3.12] [--no-pin]
 //
 // It imports the BUILT package (dist/), so the workers it measures start the way they do
 // for users: plain `node dist/worker/child.js`, no TypeScript loader. `--json` prints one
@@ -21,5 +21,9 @@ const opt = (name) => {
   return i >= 0 ? argv[i + 1] : undefined
 }
 const iterations = opt('--iterations') ? Number(opt('--iterations')) : undefined
-const result = await measureRoundtrip({ iterations, python: opt('--python') })
+const result = await measureRoundtrip({
+  iterations,
+  python: opt('--python'),
+  pin: !argv.includes('--no-pin'),
+})
 console.log(argv.includes('--json') ? JSON.stringify(result) : formatRoundtrip(result))

@@ -1,12 +1,12 @@
-import { type ChildProcess, spawn } from 'node:child_process'
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import type { Socket } from 'node:net'
-import { tmpdir } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { encodeFrame } from '../protocol/framing.js'
 import { packageRoot } from '../util/home.js'
-import { treePrivateMb, treeRssMb } from '../worker/proctree.js'
+import { processTree, treePrivateMb, treeRssMb } from '../worker/proctree.js'
 import { pythonHome } from '../worker/python-home.js'
 import { createRuntime } from './runtime.js'
 
@@ -17,6 +17,8 @@ import { createRuntime } from './runtime.js'
 export type RoundtripResult = {
   python: string
   iterations: number
+  // Whether the host and the peers ran pinned to separate CPUs (RoundtripOptions.pin).
+  pinned: boolean
   floor_p50_us: number
   floor_p99_us: number
   exec_p50_us: number
@@ -35,7 +37,14 @@ export type RoundtripResult = {
   idle_session_private_mb: number
 }
 
-export type RoundtripOptions = { iterations?: number; python?: string; home?: string }
+export type RoundtripOptions = {
+  iterations?: number
+  python?: string
+  home?: string
+  // Pin the host to one CPU and both peers (the floor's and the worker) to another, so
+  // the two are measured under the same placement (default: on when there are 2+ CPUs).
+  pin?: boolean
+}
 
 function quantile(xs: number[], q: number): number {
   const s = [...xs].sort((a, b) => a - b)
@@ -43,7 +52,7 @@ function quantile(xs: number[], q: number): number {
 }
 const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d
 
-type FloorPeer = { ping(n: number, payload: unknown): Promise<number[]>; close(): void }
+type FloorPeer = { pid: number; ping(n: number, payload: unknown): Promise<number[]>; close(): void }
 
 // A minimal JSON-line client for the floor peer (no zod, no channel: the baseline).
 function startFloorPeer(): FloorPeer {
@@ -89,6 +98,7 @@ function startFloorPeer(): FloorPeer {
       }
       return times
     },
+    pid: child.pid!,
     close: () => child.kill('SIGKILL'),
   }
 }
@@ -105,8 +115,20 @@ const HOSTCALL_LOOP = [
   '    return out',
 ].join('\n')
 
+// Every thread of pid onto one CPU (taskset from util-linux); false when that failed.
+function pin(pid: number, cpu: number | string): boolean {
+  const r = spawnSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' })
+  return r.status === 0
+}
+
 export async function measureRoundtrip(opts: RoundtripOptions = {}): Promise<RoundtripResult> {
   const n = opts.iterations ?? 2000
+  // Unpinned, a 2-vCPU VM places the floor's two ends on one vCPU for part of a run (a
+  // 15-30 us round trip) and on two for the rest (55-90 us): its median jumps between
+  // runs while the worker's barely moves. Pinned, both are measured split, every run.
+  const cpus = availableParallelism()
+  const pinning = (opts.pin ?? true) && cpus >= 2
+  let pinned = false
   const home = opts.home ?? mkdtempSync(join(tmpdir(), 'vis-bench-'))
   const root = mkdtempSync(join(tmpdir(), 'vis-bench-root-'))
   const big = 'x'.repeat(64 * 1024)
@@ -162,6 +184,10 @@ export async function measureRoundtrip(opts: RoundtripOptions = {}): Promise<Rou
     const batch = Math.max(10, Math.floor(n / rounds))
     const bigBatch = Math.max(5, Math.floor(batch / 10))
     peer = startFloorPeer()
+    if (pinning) {
+      pinned = pin(process.pid, 0)
+      for (const pid of [...processTree(peer.pid), ...processTree(s.pid)]) pinned = pin(pid, 1) && pinned
+    }
     await peer.ping(50, null) // warm-up, both ends
     for (let i = 0; i < 50; i++) await s.exec('x = 1')
     for (let r = 0; r < rounds; r++) {
@@ -189,6 +215,7 @@ export async function measureRoundtrip(opts: RoundtripOptions = {}): Promise<Rou
     return {
       python: (await pythonHome(opts.python)).minor,
       iterations: n,
+      pinned,
       floor_p50_us: round(f50),
       floor_p99_us: round(quantile(floor, 0.99)),
       exec_p50_us: round(quantile(exec, 0.5)),
@@ -206,6 +233,7 @@ export async function measureRoundtrip(opts: RoundtripOptions = {}): Promise<Rou
       idle_session_private_mb: round(idlePrivate, 1),
     }
   } finally {
+    if (pinning) pin(process.pid, `0-${cpus - 1}`)
     peer?.close()
     await rt.close()
     rmSync(root, { recursive: true, force: true })
@@ -246,7 +274,9 @@ export function formatRoundtrip(r: RoundtripResult): string {
     return `  ${label.padEnd(w0)}  ${value.padStart(w1)}  ${mark}`
   })
   return [
-    `vis bench: session worker round trips (Python ${r.python}, ${r.iterations} iterations)`,
+    `vis bench: session worker round trips (Python ${r.python}, ${r.iterations} iterations, ${
+      r.pinned ? 'host and peers pinned to separate CPUs' : 'unpinned'
+    })`,
     ...lines,
   ].join('\n')
 }

@@ -1,7 +1,7 @@
 import { formatRoundtrip, measureRoundtrip } from '../../sessions/bench-roundtrip.js'
 import type { Command } from '../command.js'
 
-const usage = `Usage: vis bench [--json] [--iterations N] [--python 3.X]
+const usage = `Usage: vis bench [--json] [--iterations N] [--python 3.X] [--no-pin]
 
 Measures session worker round trips on this machine and prints them beside a
 baseline measured in the same run (a bare Node-to-Node JSON-line ping-pong over a
@@ -11,7 +11,10 @@ memory. Figures are reported, not judged; the targets are shown for reference.
 
   --json          print one JSON object instead of the table
   --iterations N  round trips per measurement (default 2000)
-  --python 3.X    the Python minor to measure (default: the resolved one)`
+  --python 3.X    the Python minor to measure (default: the resolved one)
+  --no-pin        leave placement to the scheduler; by default this process runs on
+                  one CPU and both peers (baseline and worker) on another, so the two
+                  are compared under the same placement, run after run`
 
 export const bench: Command = {
   name: 'bench',
@@ -28,7 +31,11 @@ export const bench: Command = {
       console.error('vis bench: --iterations takes a whole number of at least 100')
       return 2
     }
-    const result = await measureRoundtrip({ iterations, python: opt('--python') })
+    const result = await measureRoundtrip({
+      iterations,
+      python: opt('--python'),
+      pin: !argv.includes('--no-pin'),
+    })
     console.log(argv.includes('--json') ? JSON.stringify(result) : formatRoundtrip(result))
     return 0
   },

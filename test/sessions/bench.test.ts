@@ -1,0 +1,49 @@
+// The round-trip benchmark behind `vis bench` (reported, never asserted on speed): its
+// figures must be real measurements of this run, and it must leave the host as it was.
+import assert from 'node:assert/strict'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { availableParallelism, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { formatRoundtrip, measureRoundtrip } from '../../src/sessions/bench-roundtrip.js'
+
+const home = mkdtempSync(join(tmpdir(), 'vis-bench-home-'))
+process.on('exit', () => rmSync(home, { recursive: true, force: true }))
+
+const allowed = () => /Cpus_allowed_list:\s*(\S+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]
+
+test('one run measures every figure against its own baseline and restores the host CPU set', async () => {
+  const before = allowed()
+  const r = await measureRoundtrip({ iterations: 200, home, python: process.env.VIS_PYTHON_VERSION })
+  assert.equal(allowed(), before, 'the host runs on all its CPUs again')
+  assert.equal(r.pinned, availableParallelism() >= 2)
+  for (const key of [
+    'floor_p50_us',
+    'exec_p50_us',
+    'hostcall_p50_us',
+    'floor64k_p50_us',
+    'payload64k_p50_us',
+    'pool_acquire_p50_ms',
+    'cold_create_p50_ms',
+    'idle_session_rss_mb',
+    'idle_session_private_mb',
+  ] as const) {
+    assert.ok(Number.isFinite(r[key]) && r[key] > 0, `${key} = ${r[key]}`)
+  }
+  // Ratios are the run's own medians divided, not constants.
+  assert.ok(Math.abs(r.exec_ratio - r.exec_p50_us / r.floor_p50_us) < 0.02)
+  assert.ok(Math.abs(r.payload64k_ratio - r.payload64k_p50_us / r.floor64k_p50_us) < 0.02)
+  assert.ok(r.idle_session_private_mb < r.idle_session_rss_mb)
+  const table = formatRoundtrip(r)
+  assert.match(table, new RegExp(`exec ratio to floor\\s+${r.exec_ratio}×\\s+target ≤ 1\\.2  (met|missed)`))
+  assert.match(table, r.pinned ? /pinned to separate CPUs/ : /unpinned/)
+
+  const free = await measureRoundtrip({
+    iterations: 100,
+    home,
+    python: process.env.VIS_PYTHON_VERSION,
+    pin: false,
+  })
+  assert.equal(free.pinned, false)
+  assert.equal(allowed(), before)
+})
