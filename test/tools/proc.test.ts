@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { test } from 'node:test'
 import { HeadTail, Ring } from '../../src/tools/proc/bounded.js'
 import { isAlive, killTree, newTreeToken, processTree, TREE_MARK } from '../../src/tools/proc/tree.js'
@@ -29,6 +30,12 @@ test('Ring keeps the newest bytes addressed by absolute cursors', () => {
   assert.deepEqual(r.read(0, 2), { text: 'bc', from: 11, dropped: 11 })
 })
 
+// Field 6 of /proc/PID/stat (after the parenthesised command name) is the session id.
+function sessionOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[3])
+}
+
 test('processTree finds a daemon that left both the parent chain and the session', async () => {
   const token = newTreeToken()
   // The root exits at once; its grandchild calls setsid and lives on.
@@ -44,6 +51,9 @@ test('processTree finds a daemon that left both the parent chain and the session
   await new Promise((r) => child.on('close', r))
   const daemon = Number(out.trim())
   assert.ok(isAlive(daemon))
+  // `echo $!` can run before the forked child has called setsid: wait until it leads its own session.
+  for (let i = 0; i < 250 && sessionOf(daemon) !== daemon; i++) await new Promise((r) => setTimeout(r, 20))
+  assert.equal(sessionOf(daemon), daemon, 'the grandchild started a session of its own')
   assert.ok(!processTree(child.pid!).includes(daemon), 'without the mark it is out of reach')
   assert.ok(processTree(child.pid!, token).includes(daemon))
   killTree(child.pid!, token)
