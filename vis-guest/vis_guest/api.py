@@ -28,6 +28,8 @@ def install_runtime(config: dict) -> dict:
             "__vis_settle__": deferred.settle,
             "__vis_await__": deferred.awaitable,
             "__vis_asettle__": deferred.asettle,
+            "__vis_return__": deferred.settle_return,
+            "__vis_promoted__": deferred.promoted,
             "__vis_last__": block.last,
             "__vis_unshadow__": block.unshadow,
             "gather": schedule.gather,

@@ -139,11 +139,105 @@ class DeferredCall:
         return float(self._settle())
 
 
+# Code objects of plain defs the rewrite promoted to `async def` (they await inside).
+_PROMOTED: "weakref.WeakSet | None" = None
+
+
+def promoted(fn):
+    """Decorator the rewrite puts on a promoted def: its coroutines run where a statement settles."""
+    global _PROMOTED
+    if _PROMOTED is None:
+        import weakref
+
+        _PROMOTED = weakref.WeakSet()
+    _PROMOTED.add(fn.__code__)
+    return fn
+
+
+def _is_promoted(value) -> bool:
+    code = getattr(value, "cr_code", None) if _PROMOTED else None
+    return code is not None and code in _PROMOTED and getattr(value, "cr_frame", None) is not None
+
+
 def settle(value):
-    """Statement positions and sync `return`: run a deferred call in place."""
+    """Statement positions: run a deferred call in place (the cheap path: no data walk)."""
     if isinstance(value, DeferredCall):
         return value._settle()
+    if _PROMOTED and _is_promoted(value):
+        from .schedule import drive
+
+        return drive(value)
     return value
+
+
+# `return` settles deferred calls this deep inside containers, visiting at most this many items.
+RETURN_DEPTH = 2
+RETURN_ITEMS = 1024
+_CONTAINERS = (list, tuple, dict, set, frozenset)
+
+
+def _pending(value, depth: int, found: list, budget: list) -> None:
+    """Deferred calls inside `value`, up to `depth` container levels and the item budget."""
+    items = value.values() if isinstance(value, dict) else value
+    for item in items:
+        if budget[0] <= 0:
+            return
+        budget[0] -= 1
+        if isinstance(item, DeferredCall):
+            found.append(item)
+        elif depth > 1 and type(item) in _CONTAINERS:
+            _pending(item, depth - 1, found, budget)
+
+
+def _substitute(value, depth: int):
+    """Each settled call replaced by its result (a failed one raises its error), in place for
+    lists and dicts; tuples and sets are rebuilt."""
+
+    def one(item):
+        if isinstance(item, DeferredCall):
+            # Past the item budget a call was never sent: it stays deferred.
+            return item if item._state == _PENDING else item._outcome()
+        if depth > 1 and type(item) in _CONTAINERS:
+            return _substitute(item, depth - 1)
+        return item
+
+    kind = type(value)
+    if kind is list:
+        for i, item in enumerate(value):
+            value[i] = one(item)
+        return value
+    if kind is dict:
+        for k, item in value.items():
+            value[k] = one(item)
+        return value
+    out = [one(item) for item in value]
+    if kind is tuple:
+        return tuple(out)
+    try:
+        return kind(out)
+    except TypeError:
+        return value  # results that cannot live in a set: its calls are settled, the set stays
+
+
+def _inside(value) -> list:
+    if type(value) not in _CONTAINERS:
+        return []
+    found: list = []
+    _pending(value, RETURN_DEPTH, found, [RETURN_ITEMS])
+    return found
+
+
+def settle_return(value):
+    """`return x` in a plain def: the value settled, calls one or two container levels deep
+    included (run together, so `return [cat(p) for p in ps]` costs one round trip)."""
+    value = settle(value)
+    found = _inside(value)
+    if not found:
+        return value
+    from .schedule import run_all
+
+    run_all([d for d in found if d._state == _PENDING])
+    return _substitute(value, RETURN_DEPTH)
 
 
 class _Ready:
@@ -157,6 +251,22 @@ class _Ready:
         yield  # pragma: no cover - makes this a generator
 
 
+class _Contained:
+    """`return {...}` in async def: the calls inside run together, then the data is returned."""
+
+    __slots__ = ("value", "calls")
+
+    def __init__(self, value, calls):
+        self.value = value
+        self.calls = calls
+
+    def __await__(self):
+        from .schedule import gather
+
+        yield from gather(*[d for d in self.calls if d._state == _PENDING], return_exceptions=True).__await__()
+        return _substitute(self.value, RETURN_DEPTH)
+
+
 def awaitable(value):
     """`await x`: a plain value is returned as-is (and a settled call never re-runs)."""
     import inspect
@@ -168,4 +278,7 @@ def awaitable(value):
 
 def asettle(value):
     """`return x` inside async def: a deferred call is awaited so gather can still batch it."""
-    return value if isinstance(value, DeferredCall) else _Ready(value)
+    if isinstance(value, DeferredCall):
+        return value
+    found = _inside(value)
+    return _Contained(value, found) if found else _Ready(value)
