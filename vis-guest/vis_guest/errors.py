@@ -2,6 +2,7 @@
 a numbered excerpt with a caret, and hints (each with a flag)."""
 
 import errno
+import keyword
 import re
 import unicodedata
 
@@ -20,7 +21,12 @@ _CONFUSABLE = {
     "\u2026": "...",
     "\u00d7": "*",
 }
-_PROSE = re.compile(r"^(```|[A-Z][A-Za-z']*(\s+[A-Za-z',;:()\-]+){2,}[.:!?]?\s*$)")
+# Markdown that is never Python: a fence, a quote, bold text.
+_MARKUP = re.compile(r"^(```|~~~|\*\*\w|>\s*[A-Za-z])")
+# A list item ("- read the file", "1. Read it"): the words after the marker decide.
+_LIST_ITEM = re.compile(r"^([-*+]|\d+[.)])\s+")
+# A word of prose, maybe opening a bracket or closing a clause: "(it", "fine).", "I've", "First,".
+_WORD = re.compile(r"\(?[A-Za-z][A-Za-z']*[)]?[,:;.!?]?")
 _UNBALANCED = ("was never closed", "unmatched", "does not match", "unterminated", "EOF while scanning")
 _DENIED = {errno.EACCES, errno.EPERM, errno.EROFS}
 
@@ -157,6 +163,40 @@ def _denial_hint(exc: BaseException, policy: dict, hints: dict) -> str | None:
     return f"sandbox: {shown} was denied: it is outside the approved roots ({where}); use {tool} instead"
 
 
+def _two_words(text: str) -> bool:
+    """Two plain words side by side near the start: code never puts two names next to each
+    other, but prose always does ("I will", "the code"). Keywords do not count ("Foo is not
+    None", "None if x else y"), nor does a word closing a clause ("First, I'll")."""
+    tokens = text.split()[:6]
+    for a, b in zip(tokens, tokens[1:]):
+        if not (_WORD.fullmatch(a) and _WORD.fullmatch(b)) or a[-1] in ",:;.!?)":
+            continue
+        if not any(keyword.iskeyword(w.strip("(),:;.!?")) for w in (a, b)):
+            return True
+    return False
+
+
+def _starts_with_prose(lines: list) -> bool:
+    """Is the first line that is not blank or a comment prose? A markdown heading (`## Plan`) is
+    a comment to Python, so the sentence under it decides. Only asked once the block failed to
+    parse, and the line must not parse on its own, so code is never called prose."""
+    first = next((t.strip() for t in lines if t.strip() and not t.lstrip().startswith("#")), "")
+    if not first:
+        return False
+    if not _MARKUP.match(first):
+        item = _LIST_ITEM.match(first)
+        if item:
+            if not _two_words(first[item.end() :]):
+                return False
+        elif not (first[0].isupper() and _two_words(first)):
+            return False
+    try:
+        compile(first, "<probe>", "exec", dont_inherit=True)
+    except SyntaxError:
+        return True
+    return False
+
+
 def _syntax_hints(exc: SyntaxError, lines: list, hints: list, flags: list) -> None:
     msg = exc.msg or ""
     # Non-ASCII punctuation in code position (em dash, curly quotes) pasted from prose; the
@@ -172,15 +212,13 @@ def _syntax_hints(exc: SyntaxError, lines: list, hints: list, flags: list) -> No
             fix = f"use ASCII {_CONFUSABLE[ch]!r}" if ch in _CONFUSABLE else "remove it or use an ASCII equivalent"
             hints.append(f"line {n} has {ch!r} (U+{ord(ch):04X} {name}) in code; {fix}")
             flags.append("non-ascii")
-    first = next((t.strip() for t in lines if t.strip()), "")
-    if first and _PROSE.match(first):
-        try:
-            compile(first, "<probe>", "exec")
-        except SyntaxError:
-            hints.append(
-                "the reply starts with prose instead of code: send only Python, with explanations as # comments"
-            )
-            flags.append("prose")
+    if _starts_with_prose(lines):
+        hints.append(
+            "the reply starts with prose, and only Python runs here: send just the code, "
+            "with any explanation as # comments"
+        )
+        flags.append("prose")
+        return  # the parser's complaint about a sentence (an unclosed quote in "I've") misleads
     if any(s in msg for s in _UNBALANCED):
         hints.append(f"unbalanced quote or bracket at line {exc.lineno}, column {exc.offset}: {msg}")
         flags.append("unbalanced")
