@@ -297,6 +297,38 @@ bool OneOf(const char* e, std::initializer_list<const char*> names) {
 
 int HookChecked(const char* e, PyObject* args);
 
+// The code object of the real types.coroutine, taken right after start-up (before any
+// guest code can rebind types.coroutine); owned for the life of the process.
+PyObject* g_types_coroutine_code = nullptr;
+
+// Owns one strong reference (RAII), so every return path releases it.
+struct OwnedRef {
+  PyObject* p;
+  explicit OwnedRef(PyObject* o) : p(o) {}
+  ~OwnedRef() { Py_XDECREF(p); }
+  OwnedRef(const OwnedRef&) = delete;
+  OwnedRef& operator=(const OwnedRef&) = delete;
+};
+
+// code.__new__ is raised by types.CodeType(...) and by code.replace(...): both hand-build a
+// code object, which with crafted bytecode is a memory-corruption primitive inside the
+// worker. The one use the standard library makes at run time is types.coroutine() marking a
+// generator function (asyncio does it on import): it only sets a flag on bytecode the
+// compiler made, so a call whose innermost frame is that function's own code passes. A code
+// object's identity cannot be forged the way a filename or a name can.
+int CheckCodeNew() {
+  if (g_types_coroutine_code != nullptr) {
+    PyFrameObject* frame = PyEval_GetFrame();  // borrowed
+    if (frame != nullptr) {
+      OwnedRef code(reinterpret_cast<PyObject*>(PyFrame_GetCode(frame)));
+      if (code.p == g_types_coroutine_code) return 0;
+    }
+  }
+  return Deny(
+      "building a code object by hand (types.CodeType(...) or code.replace(...)) is not allowed: crafted "
+      "bytecode could corrupt the worker; write the function as Python source instead [code.__new__]");
+}
+
 int Hook(const char* e, PyObject* args, void*) {
   std::shared_ptr<const AuditConfig> cfg = std::atomic_load(g_config);
   if (!cfg) return 0;
@@ -309,7 +341,8 @@ int Hook(const char* e, PyObject* args, void*) {
 
 int HookChecked(const char* e, PyObject* args) {
   // The hot, harmless events first.
-  if (e[0] == 'c' && (strcmp(e, "compile") == 0 || strcmp(e, "code.__new__") == 0)) return 0;
+  if (e[0] == 'c' && strcmp(e, "compile") == 0) return 0;
+  if (e[0] == 'c' && strcmp(e, "code.__new__") == 0) return CheckCodeNew();
   if (strcmp(e, "exec") == 0 || strcmp(e, "object.__getattr__") == 0 || strcmp(e, "sys._getframe") == 0) return 0;
   if (strcmp(e, "sys.addaudithook") == 0) {
     // CPython treats RuntimeError here as "silently refuse the new hook".
@@ -400,6 +433,15 @@ void AuditInstall(const std::vector<std::string>& readRoots, const std::string& 
   cfg->base_reads.push_back(cfg->dist);
   std::atomic_store(g_config, std::shared_ptr<const AuditConfig>(cfg));
   PySys_AddAuditHook(Hook, nullptr);
+}
+
+void AuditAfterInit() {
+  if (g_types_coroutine_code != nullptr) return;
+  OwnedRef types(PyImport_ImportModule("types"));
+  OwnedRef fn(types.p != nullptr ? PyObject_GetAttrString(types.p, "coroutine") : nullptr);
+  g_types_coroutine_code = fn.p != nullptr ? PyObject_GetAttrString(fn.p, "__code__") : nullptr;
+  // Without it every code.__new__ is refused (fail closed); asyncio's import would then fail.
+  if (g_types_coroutine_code == nullptr) PyErr_Clear();
 }
 
 void AuditSetPolicy(const Policy& p) {

@@ -136,6 +136,7 @@ bool Initialise(const StartOptions& o, std::string* err) {
     *err = StatusText(st);
     return false;
   }
+  if (o.audit) AuditAfterInit();
   PyObject* path = PySys_GetObject("path");  // borrowed
   if (path != nullptr && PyList_Check(path)) {
     Py_ssize_t at = 0;

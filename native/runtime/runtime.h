@@ -124,6 +124,8 @@ struct Policy {
 };
 void AuditInstall(const std::vector<std::string>& readRoots, const std::string& distRoot);
 void AuditSetPolicy(const Policy& p);
+// After start-up, before guest code: remember what the hook trusts (types.coroutine).
+void AuditAfterInit();
 
 // ---- wire mode (wire.cc) ------------------------------------------------------
 // The limits the host applies to a frame it reads (src/protocol/framing.ts:

@@ -144,6 +144,8 @@ def _denial_hint(exc: BaseException, policy: dict, hints: dict) -> str | None:
     if not isinstance(exc, OSError) or not (isinstance(exc, PermissionError) or exc.errno in _DENIED):
         return None
     text = str(exc)
+    if "[code.__new__]" in text:
+        return "sandbox: code objects are never built by hand here; define the function in Python source"
     what = getattr(exc, "filename", None)
     if what is None:
         # The audit hook's refusal names the path in its message rather than in .filename.
