@@ -17,7 +17,10 @@ const PROSE: Array<[string, string]> = [
   ['a markdown heading over a sentence', '## Steps\nI will read the file.\nprint(1)'],
   ['a heading, a blank line and a numbered list', '# Plan\n\n1. Read the config\n2. Print it'],
   ['a sentence with an apostrophe and brackets', "I've checked the file (it was fine)."],
-  ['a sentence that introduces code', "Here is the code to list the files:\nimport os\nprint(os.listdir('.'))"],
+  [
+    'a sentence that introduces code',
+    "Here is the code to list the files:\nimport os\nprint(os.listdir('.'))",
+  ],
   ['a line mixing prose and code', 'Let me check the file: print(open("a.py").read())'],
   ['a sentence opening with a comma', "First, I'll read the config.\nprint(1)"],
   ['a markdown bullet list', '- read the file\n- print the result'],

@@ -21,7 +21,8 @@ after(async () => {
   await rt.close()
 })
 
-const REFUSED = /PermissionError: vis: building a code object by hand \(types\.CodeType\(\.\.\.\) or code\.replace\(\.\.\.\)\) is not allowed: crafted bytecode could corrupt the worker; write the function as Python source instead \[code\.__new__\]/
+const REFUSED =
+  /PermissionError: vis: building a code object by hand \(types\.CodeType\(\.\.\.\) or code\.replace\(\.\.\.\)\) is not allowed: crafted bytecode could corrupt the worker; write the function as Python source instead \[code\.__new__\]/
 
 // Each attempt runs in its own block, uncaught, so the block error itself is checked.
 const ATTEMPTS: Array<[string, string]> = [
@@ -43,7 +44,10 @@ const ATTEMPTS: Array<[string, string]> = [
     'def f():\n    return 1\nf.__code__ = f.__code__.replace(co_code=bytes(len(f.__code__.co_code)))',
   ],
   ['code.replace of constants only', 'def f():\n    return 1\nf.__code__.replace(co_consts=(None, 2))'],
-  ['type(code)(...) reached through a lambda', 'CT = type((lambda: 0).__code__)\nCT(0, 0, 0, 0, 0, 0, b"", (), (), (), "", "", "", 1, b"", b"", (), ())'],
+  [
+    'type(code)(...) reached through a lambda',
+    'CT = type((lambda: 0).__code__)\nCT(0, 0, 0, 0, 0, 0, b"", (), (), (), "", "", "", 1, b"", b"", (), ())',
+  ],
   [
     'a function of our own named like types.coroutine, compiled under the filename of types.py',
     [
@@ -76,7 +80,7 @@ for (const [what, code] of ATTEMPTS) {
     const r = await s.runBlock(code, { timeoutMs: 60_000 })
     assert.equal(r.error?.phase, 'runtime', JSON.stringify(r))
     assert.match(r.error?.message ?? '', REFUSED)
-    assert.ok(r.error?.flags?.includes('sandbox'), JSON.stringify(r.error))
+    assert.ok((r.error?.flags as string[] | undefined)?.includes('sandbox'), JSON.stringify(r.error))
     assert.match(r.error?.message ?? '', /hint: sandbox: code objects are never built by hand here/)
   })
 }

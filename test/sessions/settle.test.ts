@@ -251,8 +251,14 @@ describe('settling: the rule table', () => {
       ].join('\n'),
     )
     const where = ['module', 'if', 'for', 'while', 'with', 'match', 'def', 'return', 'async']
-    assert.deepEqual(out.slice(0, where.length), where.map((w) => `ToolError: fail: boom in ${w}`))
-    assert.match(out[where.length]!, /^GatherError: gather: 1\/1 awaitables failed — \[0\] fail: boom in expr$/)
+    assert.deepEqual(
+      out.slice(0, where.length),
+      where.map((w) => `ToolError: fail: boom in ${w}`),
+    )
+    assert.match(
+      out[where.length]!,
+      /^GatherError: gather: 1\/1 awaitables failed — \[0\] fail: boom in expr$/,
+    )
     assert.deepEqual(
       log,
       [...where, 'expr'].map((w) => `fail:${w}`),

@@ -1,6 +1,7 @@
 """A bound tool returns a DeferredCall; settling it runs the tool on the host, once."""
 
 import sys
+from types import CoroutineType
 
 from . import wire
 
@@ -154,16 +155,12 @@ def promoted(fn):
     return fn
 
 
-def _is_promoted(value) -> bool:
-    code = getattr(value, "cr_code", None) if _PROMOTED else None
-    return code is not None and code in _PROMOTED and getattr(value, "cr_frame", None) is not None
-
-
 def settle(value):
     """Statement positions: run a deferred call in place (the cheap path: no data walk)."""
     if isinstance(value, DeferredCall):
         return value._settle()
-    if _PROMOTED and _is_promoted(value):
+    if type(value) is CoroutineType and _PROMOTED is not None and value.cr_code in _PROMOTED:
+        # `main()` as a statement, where main is a def the rewrite made async: run it here.
         from .schedule import drive
 
         return drive(value)
