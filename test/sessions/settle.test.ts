@@ -93,17 +93,31 @@ describe('settling: the rule table', () => {
         'total = 10',
         'total += size("dddd")',
         'p, q = read("e.py"), name("f")',
+        'held = [read("g.py")]',
+        'first = held[0]',
+        'either = read("h.py") or {}',
         'print(isinstance(r, dict), isinstance(ann, dict), isinstance(p, dict), type(q).__name__)',
         'print(json.dumps(r))',
         'print(total, r["text"], len(r["lines"]), q)',
+        'print(json.dumps([first["path"], either["path"]]), isinstance(first, dict), isinstance(either, dict))',
       ].join('\n'),
     )
     assert.deepEqual(out, [
       'True True True str',
       '{"path": "a.py", "text": "text of a.py", "lines": [1, 2]}',
       '14 text of a.py 2 n-f',
+      '["g.py", "h.py"] True True',
     ])
-    assert.deepEqual(log, ['read:a.py', 'read:b.py', 'read:c.py', 'size:dddd', 'read:e.py', 'name:f'])
+    assert.deepEqual(log, [
+      'read:a.py',
+      'read:b.py',
+      'read:c.py',
+      'size:dddd',
+      'read:e.py',
+      'name:f',
+      'read:g.py',
+      'read:h.py',
+    ])
   })
 
   test('module level with a top-level await: statements still settle where they stand', async () => {
@@ -243,6 +257,12 @@ describe('settling: the rule table', () => {
         '    except Exception as e:',
         '        note(e)',
         'await later()',
+        'def promoted():',
+        '    await fail("promoted")',
+        'try:',
+        '    promoted()',
+        'except Exception as e:',
+        '    note(e)',
         'try:',
         '    await gather(*[fail(w) for w in ["expr"]])',
         'except Exception as e:',
@@ -250,7 +270,7 @@ describe('settling: the rule table', () => {
         'print("\\n".join(caught))',
       ].join('\n'),
     )
-    const where = ['module', 'if', 'for', 'while', 'with', 'match', 'def', 'return', 'async']
+    const where = ['module', 'if', 'for', 'while', 'with', 'match', 'def', 'return', 'async', 'promoted']
     assert.deepEqual(
       out.slice(0, where.length),
       where.map((w) => `ToolError: fail: boom in ${w}`),

@@ -9,8 +9,8 @@ it yields ONE coroutine that our scheduler drives. The rewrite only adds settlin
 
 Where a deferred tool call settles (docs/ARCHITECTURE.md, "Settling"):
   - a top-level statement of the block: a bare call, `x = ...`, `x: T = ...`, `x += ...` and
-    unpacking settle the value in place, whatever expression it is (top-level statements run
-    once, so the check costs nothing that shows);
+    unpacking settle the value in place: a call, or a name, subscript or attribute that may
+    hold a deferred call already (`first = results[0]`);
   - a statement at any depth inside if/for/while/with/try/match, a plain def or a class body:
     the same, but only where the value is a call (or `a or b` / `a if c else b`), so hot loops
     of arithmetic pay nothing;
@@ -28,10 +28,25 @@ SETTLE, LAST, AWAIT, ASETTLE = "__vis_settle__", "__vis_last__", "__vis_await__"
 RETURN, PROMOTED = "__vis_return__", "__vis_promoted__"
 UNSHADOW = "__vis_unshadow__"
 
-# Values a top-level assignment leaves alone: they can never be (or hold at top) a deferred call.
-_PLAIN = (ast.Constant, ast.Lambda, ast.JoinedStr, ast.Await, ast.Yield, ast.YieldFrom)
-# Values a nested assignment settles: the ones that can evaluate to a deferred call cheaply.
+# Values a nested assignment settles: the ones that can evaluate to a deferred call.
 _MAYBE_CALL = (ast.Call, ast.BoolOp, ast.IfExp)
+# A top-level assignment also settles what may hold one already (`first = results[0]`).
+# Arithmetic, comparisons, literals and `await` never leave a deferred call at the top.
+_MAYBE_HELD = (*_MAYBE_CALL, ast.Subscript, ast.Attribute, ast.Name, ast.NamedExpr)
+# Python's own functions never return a deferred call: `n = len(x)` needs no settle, which
+# keeps hot loops free of it and lets a block with nothing else compile from its text.
+_PLAIN_CALLS = frozenset(
+    "abs all any ascii bin bool bytearray bytes callable chr complex dict dir divmod enumerate filter "
+    "float format frozenset getattr hasattr hash hex id int isinstance issubclass iter len list map max "
+    "min next object oct ord pow print range repr reversed round set slice sorted str sum tuple type "
+    "vars zip".split()
+)
+
+
+def _settles(value: ast.expr, top: bool) -> bool:
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in _PLAIN_CALLS:
+        return False
+    return isinstance(value, _MAYBE_HELD if top else _MAYBE_CALL)
 _ASSIGNS = (ast.Assign, ast.AnnAssign, ast.AugAssign)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
@@ -125,11 +140,8 @@ class _Settler:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         if isinstance(value, (ast.Tuple, ast.List)) and any(isinstance(t, (ast.Tuple, ast.List)) for t in targets):
             # `a, b = cat(x), cat(y)`: each element lands in its own name, so each settles.
-            value.elts = [
-                _wrap(SETTLE, e, self.edits) if isinstance(e, _MAYBE_CALL) or (top and not isinstance(e, _PLAIN)) else e
-                for e in value.elts
-            ]
-        elif isinstance(value, _MAYBE_CALL) or (top and not isinstance(value, _PLAIN)):
+            value.elts = [_wrap(SETTLE, e, self.edits) if _settles(e, top) else e for e in value.elts]
+        elif _settles(value, top):
             node.value = _wrap(SETTLE, value, self.edits)
 
 
