@@ -1,11 +1,12 @@
 // Where a deferred tool call settles (issue 13's rule table), through real sessions: a real
 // runtime, a jailed worker with CPython, tools bound on the host that count their own calls.
 // Each test is one row of the table; the tool's host-side call log proves each ran once.
+// It lives in test/guest so it runs against every staged Python minor (scripts/test.mjs).
 import assert from 'node:assert/strict'
 import { after, before, beforeEach, describe, test } from 'node:test'
 import { createRuntime, type Runtime } from '../../src/sessions/runtime.js'
 import type { Session } from '../../src/sessions/session.js'
-import { python, tempHome } from './helpers.js'
+import { python, tempHome } from '../sessions/helpers.js'
 
 const { home, root } = tempHome('settle')
 let rt: Runtime

@@ -2,11 +2,12 @@
 // `code.__new__` event, which types.CodeType(...) and code.replace(...) raise on 3.11 and 3.12.
 // The standard library's one run-time use (types.coroutine marking a generator) still works,
 // and so do compile/exec, imports, pickle, functools and friends. Through real sessions.
+// It lives in test/guest so it runs against every staged Python minor (scripts/test.mjs).
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { createRuntime, type Runtime } from '../../src/sessions/runtime.js'
 import type { Session } from '../../src/sessions/session.js'
-import { python, tempHome } from './helpers.js'
+import { python, tempHome } from '../sessions/helpers.js'
 
 const { home, root } = tempHome('codeobj')
 let rt: Runtime
