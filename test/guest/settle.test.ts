@@ -404,11 +404,50 @@ describe('settling: the rule table', () => {
         'print(r)',
         'print(await fetch(["c"]))',
         'fetch(["d"])',
+        'print(fetch(["f"])[1])',
+        'import asyncio',
+        'print(asyncio.run(fetch(["g"]))[1])',
       ].join('\n'),
     )
-    assert.deepEqual(out, ["('DeferredCall', ['A', 'B', 'E'])", "('DeferredCall', ['C', 'E'])"])
+    assert.deepEqual(out, [
+      "('DeferredCall', ['A', 'B', 'E'])",
+      "('DeferredCall', ['C', 'E'])",
+      "['F', 'E']",
+      "['G', 'E']",
+    ])
     assert.equal(peak, 3, 'the promoted body batched its calls')
-    assert.deepEqual(log.filter((l) => l === 'slow:e').length, 3, 'three calls of fetch, one "e" each')
-    assert.deepEqual(log.filter((l) => l !== 'slow:e').sort(), ['slow:a', 'slow:b', 'slow:c', 'slow:d'])
+    assert.deepEqual(log.filter((l) => l === 'slow:e').length, 5, 'five calls of fetch, one "e" each')
+    assert.deepEqual(log.filter((l) => l !== 'slow:e').sort(), [
+      'slow:a',
+      'slow:b',
+      'slow:c',
+      'slow:d',
+      'slow:f',
+      'slow:g',
+    ])
+    // Calls of a promoted def in expression position stay deferred and batch under gather.
+    peak = 0
+    const both = await lines(
+      'def one(q):\n    return await slow(q)\npending = [one("h"), one("i")]\nprint(type(pending[0]).__name__, await gather(*pending))',
+    )
+    assert.deepEqual(both, ["DeferredRun ['H', 'I']"])
+    assert.equal(peak, 2)
+  })
+
+  test('a promoted def is promoted again when the session restores its definitions', async () => {
+    const first = await s.runBlock(
+      'def twice(q):\n    r = await name(q)\n    return r * 2\nprint(twice("a"))',
+    )
+    assert.equal(first.stdout, 'n-an-a\n', JSON.stringify(first))
+    const items = (s.lastSnapshot as { items: Array<{ name: string }> }).items.map((i) => i.name)
+    assert.ok(items.includes('twice'), JSON.stringify(items))
+    const restored = (await s.callGuest('restore_defs', s.lastSnapshot)) as { restored: string[] }
+    assert.ok(restored.restored.includes('twice'), JSON.stringify(restored))
+    assert.deepEqual(await lines('print(twice("b"))'), ['n-bn-b'])
+    // (Restoring also re-runs the class bodies of earlier tests: only `twice`'s calls count here.)
+    assert.deepEqual(
+      log.filter((l) => l.startsWith('name:')),
+      ['name:a', 'name:b'],
+    )
   })
 })

@@ -1,11 +1,10 @@
 """A bound tool returns a DeferredCall; settling it runs the tool on the host, once."""
 
 import sys
-from types import CoroutineType
 
 from . import wire
 
-_PENDING, _DONE, _FAILED = 0, 1, 2
+_PENDING, _DONE, _FAILED, _RUNNING = 0, 1, 2, 3
 
 # Opcodes that mean "the program reads this attribute" as opposed to a hasattr/getattr probe,
 # which reaches __getattr__ from a CALL instruction.
@@ -140,30 +139,73 @@ class DeferredCall:
         return float(self._settle())
 
 
-# Code objects of plain defs the rewrite promoted to `async def` (they await inside).
-_PROMOTED: "weakref.WeakSet | None" = None
+class DeferredRun(DeferredCall):
+    """A call of a plain def the rewrite promoted to `async def` (it awaits inside): deferred
+    like a tool call, so it runs where a statement settles it (`main()`, `r = main()`), when it
+    is touched as data (`print(main())`), or when awaited (`await main()`, gather batches)."""
+
+    __slots__ = ("_coro",)
+
+    def __init__(self, name: str, coro):
+        super().__init__(name, [])
+        self._coro = coro
+
+    def _settle(self):
+        if self._state == _PENDING:
+            from .schedule import drive
+
+            self._state = _RUNNING
+            try:
+                self._value = drive(self._coro)
+                self._state = _DONE
+            except BaseException as e:
+                self._value, self._state = e, _FAILED
+                raise
+        return self._outcome()
+
+    def __await__(self):
+        if self._state == _PENDING:
+            self._state = _RUNNING
+            try:
+                value = yield from self._coro.__await__()
+            except BaseException as e:
+                self._value, self._state = e, _FAILED
+                raise
+            self._value, self._state = value, _DONE
+        return self._outcome()
+
+    def _outcome(self):
+        if self._state == _RUNNING:
+            raise RuntimeError(f"{self._tool}() is still running: it cannot wait for itself")
+        return super()._outcome()
+
+    def __repr__(self):
+        if self._state == _PENDING:
+            return (
+                f"<deferred run of {self._tool}(): NEVER AWAITED, it did not run; "
+                f"write `await {self._tool}(...)` or call it as a statement>"
+            )
+        return super().__repr__()
 
 
 def promoted(fn):
-    """Decorator the rewrite puts on a promoted def: its coroutines run where a statement settles."""
-    global _PROMOTED
-    if _PROMOTED is None:
-        import weakref
+    """Decorator the rewrite puts on a def it promoted: a call returns a DeferredRun. An async
+    generator (it also yields) is left as it is: iterating it is what runs it."""
+    if fn.__code__.co_flags & 0x200:  # CO_ASYNC_GENERATOR
+        return fn
+    import functools
 
-        _PROMOTED = weakref.WeakSet()
-    _PROMOTED.add(fn.__code__)
-    return fn
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        return DeferredRun(fn.__name__, fn(*args, **kwargs))
+
+    return call
 
 
 def settle(value):
     """Statement positions: run a deferred call in place (the cheap path: no data walk)."""
     if isinstance(value, DeferredCall):
         return value._settle()
-    if type(value) is CoroutineType and _PROMOTED is not None and value.cr_code in _PROMOTED:
-        # `main()` as a statement, where main is a def the rewrite made async: run it here.
-        from .schedule import drive
-
-        return drive(value)
     return value
 
 

@@ -160,8 +160,8 @@ def _awaits(fn: ast.FunctionDef) -> bool:
 
 
 def _promote(fn: ast.FunctionDef, edits: Edits) -> ast.AsyncFunctionDef:
-    """A plain def that awaits becomes `async def`; the marker lets a statement that calls it
-    run the coroutine in place, as the model meant by writing `def`."""
+    """A plain def that awaits becomes `async def`; the marker makes its calls deferred runs,
+    which settle where a tool call would (a statement runs it, as the model meant by `def`)."""
     edits.add()
     fields = {f: getattr(fn, f) for f in fn._fields}
     fields["decorator_list"] = [*fn.decorator_list, _at(ast.Name(id=PROMOTED, ctx=ast.Load()), fn)]
