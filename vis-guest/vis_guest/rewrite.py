@@ -5,7 +5,8 @@ explicit `async def` wrapper: the interpreter then keeps every module-scope bind
 statement, any nesting, walrus, `del`, `import *`, `from __future__`, annotations, `locals()`)
 in the session globals by itself, and rejects top-level `return`/`yield`/`nonlocal` at the
 user's own line. A code object that awaits comes out flagged CO_COROUTINE, and evaluating
-it yields ONE coroutine that our scheduler drives. The rewrite only adds settling calls (and promotes a plain `def` that awaits to `async def`).
+it yields ONE coroutine that our scheduler drives. The rewrite only adds settling calls, and
+promotes a plain `def` that awaits to `async def`.
 
 Where a deferred tool call settles (docs/ARCHITECTURE.md, "Settling"):
   - a top-level statement of the block: a bare call, `x = ...`, `x: T = ...`, `x += ...` and
@@ -33,22 +34,23 @@ _MAYBE_CALL = (ast.Call, ast.BoolOp, ast.IfExp)
 # A top-level assignment also settles what may hold one already (`first = results[0]`).
 # Arithmetic, comparisons, literals and `await` never leave a deferred call at the top.
 _MAYBE_HELD = (*_MAYBE_CALL, ast.Subscript, ast.Attribute, ast.Name, ast.NamedExpr)
-# Python's own functions never return a deferred call: `n = len(x)` needs no settle, which
-# keeps hot loops free of it and lets a block with nothing else compile from its text.
+# Python builtins that never return a deferred call (unlike next(), getattr(), min(), which
+# may hand one back): `n = len(x)` needs no settle, which keeps hot loops free of it and lets
+# a block with nothing else to rewrite compile from its text.
 _PLAIN_CALLS = frozenset(
     "abs all any ascii bin bool bytearray bytes callable chr complex dict dir divmod enumerate filter "
-    "float format frozenset getattr hasattr hash hex id int isinstance issubclass iter len list map max "
-    "min next object oct ord pow print range repr reversed round set slice sorted str sum tuple type "
-    "vars zip".split()
+    "float format frozenset hasattr hash hex id int isinstance issubclass len list map object oct ord "
+    "pow print range repr reversed round set slice sorted str sum tuple type vars zip".split()
 )
+_ASSIGNS = (ast.Assign, ast.AnnAssign, ast.AugAssign)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
 def _settles(value: ast.expr, top: bool) -> bool:
+    """Does an assignment of this value get a settle call?"""
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in _PLAIN_CALLS:
         return False
     return isinstance(value, _MAYBE_HELD if top else _MAYBE_CALL)
-_ASSIGNS = (ast.Assign, ast.AnnAssign, ast.AugAssign)
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
 def _at(node, like):
