@@ -6,13 +6,11 @@ handler (a real-time signal sent to the interpreter thread calls PyErr_SetInterr
 either signal would switch that off, so they raise the process-surface refusal here.
 
 This is wording, not the bound: signal.signal raises no audit event, and native code can
-reach sigaction directly. What bounds a block is the host killing its worker after a short
-grace (src/sessions/deadline.ts); this module makes the common case fail early and say why.
-Two uses stay allowed because they keep interrupts working: putting back
-`signal.default_int_handler`, and asyncio.Runner's own SIGINT handler (it cancels the main
-task, then raises KeyboardInterrupt)."""
+reach sigaction directly (or a fresh `_signal` module object skips these wrappers). What
+bounds a block is the host killing its worker after a short grace (src/sessions/deadline.ts);
+this module makes the common case fail early and say why. Setting the runtime's own SIGINT
+handler again (what `signal.getsignal` returned) stays allowed: it changes nothing."""
 
-import functools
 import signal as _signal_py
 
 import _signal
@@ -48,18 +46,6 @@ def _refusal(door: str, sig: int) -> ProcessRefused:
     )
 
 
-def _runner_handler(handler) -> bool:
-    """asyncio.Runner's SIGINT handler: functools.partial(runner._on_sigint, main_task=task)."""
-    if not isinstance(handler, functools.partial):
-        return False
-    func = getattr(handler.func, "__func__", None)
-    try:
-        from asyncio.runners import Runner
-    except ImportError:
-        return False
-    return func is Runner.__dict__.get("_on_sigint")
-
-
 def _as_int(value):
     try:
         return int(value)
@@ -70,10 +56,13 @@ def _as_int(value):
 def install(rt) -> None:
     guarded = _guarded(rt)
     real_signal = _real["signal"]
+    # SIGINT's handler as installed before any block ran (_vis._sigint). The runtime's own
+    # signal has a C handler Python does not see: any Python-level setting would replace it.
+    own = _signal.getsignal(_signal.SIGINT)
 
     def signal(signalnum, handler):
         sig = _as_int(signalnum)
-        if sig in guarded and handler is not _signal.default_int_handler and not _runner_handler(handler):
+        if sig in guarded and (sig != int(_signal.SIGINT) or handler is not own):
             raise _refusal("signal.signal", sig)
         return real_signal(signalnum, handler)
 
