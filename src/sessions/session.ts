@@ -463,7 +463,13 @@ export class Session {
     this.replacing = work.catch(() => undefined)
     try {
       await work
-      this.events.emit({ type: 'worker-replaced', sessionId: this.id, oldPid: old.pid, pid: this.worker.pid, reason })
+      this.events.emit({
+        type: 'worker-replaced',
+        sessionId: this.id,
+        oldPid: old.pid,
+        pid: this.worker.pid,
+        reason,
+      })
     } catch (err) {
       failure = (err as Error).message
       if (this.worker !== old) this.worker.retire(`it could not be set up as a replacement: ${failure}`)

@@ -34,7 +34,11 @@ export type Survived = z.infer<typeof SurvivedSchema>
 export type Cause = Survived['cause']
 
 // The worker lived: every name the block left is intact.
-export function survivedInPlace(cause: Cause, names: readonly string[], cancelled: CancelledCall[]): Survived {
+export function survivedInPlace(
+  cause: Cause,
+  names: readonly string[],
+  cancelled: CancelledCall[],
+): Survived {
   return { cause, worker_replaced: false, intact: [...names], restored: [], lost: [], cancelled }
 }
 
@@ -65,7 +69,14 @@ export function survivedReplacement(
   if (failure) errors['(worker)'] = failure
   const back = new Set(restored)
   const lost = before.filter((n) => !back.has(n))
-  const out: Survived = { cause, worker_replaced: failure === undefined, intact: [], restored, lost, cancelled }
+  const out: Survived = {
+    cause,
+    worker_replaced: failure === undefined,
+    intact: [],
+    restored,
+    lost,
+    cancelled,
+  }
   if (Object.keys(errors).length > 0) out.errors = errors
   return out
 }

@@ -22,12 +22,32 @@ after(() => {
 })
 
 const DEVICES_OK = [
-  ['write /dev/null (the subprocess.DEVNULL / logging idiom)', "with open(os.devnull, 'w') as f:\n    print(f.write('gone'))", '4\n'],
-  ['a logging handler on /dev/null', "import logging\nh = logging.FileHandler('/dev/null')\nlogging.getLogger('t').addHandler(h)\nlogging.getLogger('t').warning('x')\nh.close()\nprint('logged')", 'logged\n'],
+  [
+    'write /dev/null (the subprocess.DEVNULL / logging idiom)',
+    "with open(os.devnull, 'w') as f:\n    print(f.write('gone'))",
+    '4\n',
+  ],
+  [
+    'a logging handler on /dev/null',
+    "import logging\nh = logging.FileHandler('/dev/null')\nlogging.getLogger('t').addHandler(h)\nlogging.getLogger('t').warning('x')\nh.close()\nprint('logged')",
+    'logged\n',
+  ],
   ['read /dev/null', "print(repr(open('/dev/null', 'rb').read()))", "b''\n"],
-  ['read and write /dev/zero', "print(open('/dev/zero', 'rb').read(4), open('/dev/zero', 'wb').write(b'abc'))", "b'\\x00\\x00\\x00\\x00' 3\n"],
-  ['write /dev/full fails as the disk-full device does', "import errno\ntry:\n    with open('/dev/full', 'w') as f:\n        f.write('x')\nexcept OSError as e:\n    print(e.errno == errno.ENOSPC)", 'True\n'],
-  ['read /dev/urandom and /dev/random', "print(len(open('/dev/urandom', 'rb').read(16)), len(open('/dev/random', 'rb').read(8)), len(os.urandom(4)))", '16 8 4\n'],
+  [
+    'read and write /dev/zero',
+    "print(open('/dev/zero', 'rb').read(4), open('/dev/zero', 'wb').write(b'abc'))",
+    "b'\\x00\\x00\\x00\\x00' 3\n",
+  ],
+  [
+    'write /dev/full fails as the disk-full device does',
+    "import errno\ntry:\n    with open('/dev/full', 'w') as f:\n        f.write('x')\nexcept OSError as e:\n    print(e.errno == errno.ENOSPC)",
+    'True\n',
+  ],
+  [
+    'read /dev/urandom and /dev/random',
+    "print(len(open('/dev/urandom', 'rb').read(16)), len(open('/dev/random', 'rb').read(8)), len(os.urandom(4)))",
+    '16 8 4\n',
+  ],
 ] as const
 
 const DEVICES_REFUSED = [
@@ -69,9 +89,15 @@ describe('everyday devices in a confined session', () => {
   for (const [name, code] of DEVICES_REFUSED) {
     test(`refused: ${name}`, async () => {
       const r = await s.runBlock(code)
-      assert.match(r.error?.message ?? '', /is not allowed: it is outside the (readable|read-write) roots/, name)
+      assert.match(
+        r.error?.message ?? '',
+        /is not allowed: it is outside the (readable|read-write) roots/,
+        name,
+      )
       // Without the hook the jail still refuses: the device is not in its /dev, or not writable.
-      const j = await k.runBlock(`try:\n    ${code}\nexcept OSError as e:\n    print(type(e).__name__, e.errno)`)
+      const j = await k.runBlock(
+        `try:\n    ${code}\nexcept OSError as e:\n    print(type(e).__name__, e.errno)`,
+      )
       assert.match(j.stdout ?? '', /^(FileNotFoundError 2|PermissionError 13)\n$/, JSON.stringify(j))
     })
   }

@@ -79,7 +79,10 @@ test('the wall clock SIGKILLs the tree of a block that swallows interrupts; a fr
   assert.equal(r.workerReplaced, true)
   assert.equal(s.state, 'ready')
   assert.ok(await waitGone(tree), 'every process of the worker is gone')
-  assert.match(r.error?.message ?? '', /wall clock limit of 2000 ms|did not stop within \d+ ms of being interrupted/)
+  assert.match(
+    r.error?.message ?? '',
+    /wall clock limit of 2000 ms|did not stop within \d+ ms of being interrupted/,
+  )
   assert.equal((await s.runBlock('print("fresh")')).stdout, 'fresh\n')
   await s.dispose()
 })

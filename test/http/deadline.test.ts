@@ -76,7 +76,9 @@ test('a block that ignores its interrupt over HTTP: timed out, worker replaced, 
   const replaced = events.events.filter((e) => e.event === 'worker-replaced')
   assert.equal(replaced.length, 1)
   assert.match(replaced[0]!.data.data.reason, /did not stop within/)
-  const finished = events.events.find((e) => e.event === 'block-finished' && e.data.data.block_id === r.body.id)
+  const finished = events.events.find(
+    (e) => e.event === 'block-finished' && e.data.data.block_id === r.body.id,
+  )
   assert.deepEqual(finished?.data.data.survived, r.body.survived)
   assert.match((await call('GET', '/metrics')).text, /^vis_worker_restarts_total 1$/m)
 

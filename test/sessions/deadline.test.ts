@@ -98,7 +98,9 @@ describe('timeoutMs is a hard bound', () => {
       const t0 = performance.now()
       const r = await s.runBlock(c.code, { timeoutMs: TIMEOUT_MS })
       const ms = performance.now() - t0
-      t.diagnostic(`ended ${Math.round(ms)} ms after it started (timeoutMs ${TIMEOUT_MS}, grace ${DEFAULT_GRACE_MS})`)
+      t.diagnostic(
+        `ended ${Math.round(ms)} ms after it started (timeoutMs ${TIMEOUT_MS}, grace ${DEFAULT_GRACE_MS})`,
+      )
       assert.ok(ms < TIMEOUT_MS + DEFAULT_GRACE_MS + MARGIN_MS, `ended in ${ms} ms`)
       assert.equal(r.timedOut, true)
       assert.equal(r.workerReplaced, true)
@@ -262,7 +264,10 @@ describe('a guest cannot switch interrupts off', () => {
     ['signal.signal(signal.SIGRTMIN + 3, signal.SIG_IGN)', 'signal.signal(SIGRTMIN+3)'],
     ['_signal.signal(2, 1)', 'signal.signal(SIGINT)'],
     ['signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})', 'signal.pthread_sigmask(SIGINT)'],
-    ['signal.pthread_sigmask(signal.SIG_SETMASK, [signal.SIGRTMIN + 3])', 'signal.pthread_sigmask(SIGRTMIN+3)'],
+    [
+      'signal.pthread_sigmask(signal.SIG_SETMASK, [signal.SIGRTMIN + 3])',
+      'signal.pthread_sigmask(SIGRTMIN+3)',
+    ],
     ['signal.sigwait({signal.SIGINT})', 'signal.sigwait(SIGINT)'],
     ['signal.sigtimedwait([signal.SIGRTMIN + 3], 5)', 'signal.sigtimedwait(SIGRTMIN+3)'],
   ] as const
@@ -273,7 +278,9 @@ describe('a guest cannot switch interrupts off', () => {
       assert.equal(r.timedOut, undefined, 'refused at once, not stopped by the timeout')
       assert.equal(r.error?.phase, 'runtime')
       assert.ok(
-        (r.error?.message ?? '').startsWith(`${door}: changing how a block is interrupted is refused in the sandbox`),
+        (r.error?.message ?? '').startsWith(
+          `${door}: changing how a block is interrupted is refused in the sandbox`,
+        ),
         r.error?.message,
       )
       // The refusal changed nothing: SIGINT's handler is still the one interrupts need.

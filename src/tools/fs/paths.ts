@@ -11,7 +11,12 @@ const MAX_LINK_HOPS = 8
 // A file with more than one hard link shares its inode with another name, which may be outside
 // the roots (a link planted into a root): the host tools never change such a file through the
 // root, and say why. The guest's audit hook refuses the same (native/runtime/audit.cc).
-export async function refuseHardLinked(dir: FileHandle, name: string, path: string, op: string): Promise<void> {
+export async function refuseHardLinked(
+  dir: FileHandle,
+  name: string,
+  path: string,
+  op: string,
+): Promise<void> {
   const st = await lstat(at(dir, name)).catch(() => undefined)
   if (!st?.isFile() || st.nlink <= 1) return
   throw new VisError(
