@@ -41,8 +41,8 @@ export type SessionInit = {
   // How the session's tools start processes (its jail); unset, they run on the host.
   spawn?: SpawnHook
   // A fresh worker with the session's spawn policy, for when a block that would not stop
-  // got its worker killed; unset, such a session is retired instead.
-  respawn?: () => Promise<Worker>
+  // got its worker killed.
+  respawn: () => Promise<Worker>
   // Between interrupting a block and killing its worker (at most 2 s).
   graceMs?: number
 }
@@ -60,7 +60,7 @@ export class Session {
   private readonly tools: ToolTable
   // Unhooks this session's listeners from its current worker.
   private workerHooks: Array<() => void> = []
-  private readonly respawn?: () => Promise<Worker>
+  private readonly respawn: () => Promise<Worker>
   private readonly graceMs: number
   private readonly setup = new WorkerSetup()
   // Settles once a worker replacement under way is done (calls wait for the fresh worker).
@@ -413,7 +413,7 @@ export class Session {
           worker.takeCancelled(),
         )
       } catch (err) {
-        if (deadline.killed === undefined || this.state !== 'ready' || !this.respawn) throw err
+        if (deadline.killed === undefined || this.state !== 'ready') throw err
         const cancelled = worker.takeCancelled()
         const report = await this.replaceWorker(worker, deadline.killed)
         const partial = this.budget.capOutcome(this.blockOut ? { stdout: this.blockOut } : {})
@@ -452,7 +452,7 @@ export class Session {
     reason: string,
   ): Promise<{ restore?: RestoreReport; failure?: string }> {
     this.detach()
-    const respawn = this.respawn!
+    const respawn = this.respawn
     let restore: RestoreReport | undefined
     let failure: string | undefined
     const work = (async () => {
