@@ -27,6 +27,8 @@ export const BlockOutcome = z
     workerReplaced: z.boolean().optional(),
     // The guest's list of the session's own names (the host keeps it, callers never see it).
     names: z.unknown().optional(),
+    // The guest's working directory after the block (kept host-side, for a replacement).
+    cwd: z.unknown().optional(),
   })
   .passthrough()
 export type BlockOutcome = z.infer<typeof BlockOutcome>

@@ -15,6 +15,7 @@ export class WorkerSetup {
   private readonly removed = new Set<string>()
   private runtimeConfig: Record<string, unknown> | undefined
   private readonly network: NetworkSetting[] = []
+  private cwd: string | undefined
 
   install(spec: Record<string, unknown>): void {
     const name = String(spec.name)
@@ -38,6 +39,11 @@ export class WorkerSetup {
     this.network.push(net)
   }
 
+  // The guest's working directory after its last block (a fresh worker starts in the first root).
+  chdir(cwd: string | undefined): void {
+    if (cwd !== undefined) this.cwd = cwd
+  }
+
   // Brings a fresh worker to the recorded state, then rebuilds the session's definitions from
   // the snapshot. Tools go before the definitions: a restored function may name a tool.
   async replay(worker: Worker, snapshot: unknown): Promise<RestoreReport | undefined> {
@@ -55,6 +61,9 @@ export class WorkerSetup {
     for (const name of this.removed) installs.push(guest(worker, 'remove_tool', name))
     worker.preinstalled.clear()
     await Promise.all(installs)
+    // A directory that is gone (or that the fresh jail does not show) leaves it where it starts.
+    if (this.cwd !== undefined)
+      await worker.call('run', { module: 'os', fn: 'chdir', args: [this.cwd] }).catch(() => undefined)
     if (snapshot === undefined || snapshot === null) return undefined
     return RestoreReportSchema.parse(await guest(worker, 'restore_defs', snapshot))
   }

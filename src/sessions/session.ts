@@ -12,7 +12,7 @@ import { type SessionEvent, SessionEvents, type SessionEventType } from './event
 import { BlockOutcome } from './outcome.js'
 import { OutputBudget } from './output-cap.js'
 import { GUEST_API, WorkerSetup } from './replace.js'
-import { finishStopped, guestNames, killedOutcome } from './stopped.js'
+import { finishStopped, guestCwd, guestNames, killedOutcome } from './stopped.js'
 import { type RestoreReport, type Survived, survivedReplacement } from './survived.js'
 import { type BoundTool, ToolTable } from './tool-table.js'
 
@@ -409,6 +409,7 @@ export class Session {
         if (snapshot !== undefined) this.lastSnapshot = snapshot
         const names = guestNames(rest)
         if (names) this.lastNames = names
+        this.setup.chdir(guestCwd(rest))
         outcome = finishStopped(this.budget.capOutcome(rest), deadline, opts.timeoutMs, this.lastNames, () =>
           worker.takeCancelled(),
         )

@@ -12,9 +12,14 @@ export function guestNames(outcome: BlockOutcome): string[] | undefined {
   return parsed.success ? parsed.data : undefined
 }
 
+// The guest's working directory after the block, when it said.
+export function guestCwd(outcome: BlockOutcome): string | undefined {
+  return typeof outcome.cwd === 'string' && outcome.cwd.startsWith('/') ? outcome.cwd : undefined
+}
+
 // Host-owned keys: whatever the guest put there is dropped, the host sets them itself.
 function hostView(outcome: BlockOutcome): BlockOutcome {
-  const { names: _n, survived: _s, workerReplaced: _w, ...rest } = outcome
+  const { names: _n, cwd: _c, survived: _s, workerReplaced: _w, ...rest } = outcome
   return rest
 }
 

@@ -227,16 +227,18 @@ describe('timeoutMs is a hard bound', () => {
     await s.dispose()
   })
 
-  test('with a session-wide network tightening and sys.path, the fresh worker gets them again', async () => {
+  test('network tightening, sys.path and the working directory carry over to the fresh worker', async () => {
     const s = await rt.createSession({ roots: [root], network: { enabled: true, allow: ['example.com'] } })
     await s.setNetwork({ enabled: false })
     await s.callGuest('install_runtime', { sys_path: [root] })
+    const cd = await s.runBlock("import os\nos.makedirs('sub', exist_ok=True)\nos.chdir('sub')")
+    assert.equal(cd.error, undefined, JSON.stringify(cd.error))
     const r = await s.runBlock(STUBBORN[0]!.code, { timeoutMs: TIMEOUT_MS })
     assert.equal(r.workerReplaced, true)
     const probe = await s.runBlock(
-      'import sys, socket\nprint(sys.path[0])\ntry:\n    socket.getaddrinfo("example.com", 443)\nexcept OSError as e:\n    print("refused:", e)',
+      'import os, sys, socket\nprint(sys.path[0])\nprint(os.getcwd())\ntry:\n    socket.getaddrinfo("example.com", 443)\nexcept OSError as e:\n    print("refused:", e)',
     )
-    assert.match(probe.stdout ?? '', new RegExp(`^${root}\\n`))
+    assert.match(probe.stdout ?? '', new RegExp(`^${root}\\n${root}/sub\\n`))
     assert.match(probe.stdout ?? '', /refused:.*network access is disabled/)
     // Looser than what the session had is still refused by the fresh worker.
     await assert.rejects(s.setNetwork({ enabled: true }), /network/)

@@ -3,6 +3,7 @@
 import ast
 import inspect
 import linecache
+import os
 import sys
 
 from . import attach, banned, errors, rewrite, schedule, snapshot
@@ -165,6 +166,10 @@ def run(request: dict) -> dict:
     # The session's own names now: after an interrupt they are what survived intact, and if
     # the worker is later killed, what the host compares a restore against.
     outcome["names"] = user_names(rt)
+    try:
+        outcome["cwd"] = os.getcwd()  # a replacement worker starts where the session was
+    except OSError:
+        pass
     return outcome
 
 
