@@ -458,6 +458,13 @@ export class Session {
     let failure: string | undefined
     const work = (async () => {
       const fresh = await respawn()
+      if (this.state !== 'ready') {
+        // Disposed while the fresh worker started: it must not outlive the session.
+        await fresh.close()
+        throw new VisError('session.disposed', `session ${this.id} was disposed during the replacement`, {
+          sessionId: this.id,
+        })
+      }
       this.attach(fresh)
       restore = await this.setup.replay(fresh, this.lastSnapshot)
     })()

@@ -236,10 +236,11 @@ describe('timeoutMs is a hard bound', () => {
     const r = await s.runBlock(STUBBORN[0]!.code, { timeoutMs: TIMEOUT_MS })
     assert.equal(r.workerReplaced, true)
     const probe = await s.runBlock(
-      'import os, sys, socket\nprint(sys.path[0])\nprint(os.getcwd())\ntry:\n    socket.getaddrinfo("example.com", 443)\nexcept OSError as e:\n    print("refused:", e)',
+      'import os, sys, socket\nprint(sys.path[0])\nprint(os.getcwd())\ntry:\n    open("/etc/hostname")\nexcept OSError as e:\n    print("outside:", e)\ntry:\n    socket.getaddrinfo("example.com", 443)\nexcept OSError as e:\n    print("refused:", e)',
     )
     assert.match(probe.stdout ?? '', new RegExp(`^${root}\\n${root}/sub\\n`))
     assert.match(probe.stdout ?? '', /refused:.*network access is disabled/)
+    assert.match(probe.stdout ?? '', /outside:.*outside the readable roots/, 'the same roots as before')
     // Looser than what the session had is still refused by the fresh worker.
     await assert.rejects(s.setNetwork({ enabled: true }), /network/)
     await s.dispose()
