@@ -94,3 +94,36 @@ test('a block that ignores its interrupt over HTTP: timed out, worker replaced, 
     /survived: timeout, worker replaced; intact: -; restored: json, LIMIT, double; lost: handle; cancelled: -/,
   )
 })
+
+test('POST /interrupt on a block that swallows it: the block ends, its worker is replaced', async () => {
+  const created = await call('POST', '/v1/sessions', { roots: [root] })
+  const id = created.body.id as string
+  await call('POST', `/v1/sessions/${id}/blocks`, { code: 'def triple(x):\n    return 3 * x' })
+  const sse = await openEvents(`${server.url}/v1/sessions/${id}/events`)
+  const sub = await call(
+    'POST',
+    `/v1/sessions/${id}/blocks`,
+    {
+      code: 'import time\nprint("stubborn", flush=True)\nwhile True:\n    try:\n        time.sleep(10)\n    except BaseException:\n        pass',
+      timeout_ms: 120_000,
+    },
+    { prefer: 'respond-async' },
+  )
+  assert.equal(sub.status, 202)
+  await sse.waitFor((evs) => evs.some((e) => e.event === 'output'), 20_000, 'the block to print')
+  const ack = await call('POST', `/v1/sessions/${id}/interrupt`)
+  assert.equal(ack.body.landed, true)
+  assert.equal(ack.body.block_id, sub.body.id)
+  await sse.waitFor(finishedFor(sub.body.id), 20_000, 'the interrupted block to finish')
+  await sse.close()
+  const block = (await call('GET', `/v1/sessions/${id}`)).body.blocks.find(
+    (b: { id: string }) => b.id === sub.body.id,
+  )
+  assert.equal(block.error.code, 'block.interrupted')
+  assert.equal(block.stdout, 'stubborn\n')
+  assert.equal(block.survived.cause, 'interrupt')
+  assert.equal(block.survived.worker_replaced, true)
+  assert.deepEqual(block.survived.restored, ['triple'])
+  const next = await call('POST', `/v1/sessions/${id}/blocks`, { code: 'print(triple(5))' })
+  assert.equal(next.body.stdout, '15\n')
+})
