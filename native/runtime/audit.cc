@@ -166,6 +166,37 @@ int CheckArgPath(PyObject* args, Py_ssize_t i, Access access, Py_ssize_t dirfd, 
   return CheckPath(access, raw, BaseDir(args, raw.empty() || raw[0] == '/' ? -1 : dirfd), event);
 }
 
+// Everyday device files every jail shows (src/confinement/sandbox-args.ts): opened for data
+// only; their metadata stays outside every root.
+bool DeviceOpen(PyObject* args, bool writes) {
+  std::string raw;
+  if (!t_cfg->has_policy || !PathArg(args, 0, &raw)) return false;
+  for (const char* d : {"/dev/null", "/dev/zero", "/dev/full"})
+    if (raw == d) return true;
+  return !writes && (raw == "/dev/urandom" || raw == "/dev/random");
+}
+
+// A regular file with more than one hard link may share its inode with a file outside the
+// roots (a link planted there): writing it, or its metadata, through the root would change
+// that file too. Checked after the path check passed; a missing file has no links yet.
+int CheckLinks(PyObject* args, Py_ssize_t i, Py_ssize_t dirfd, const char* event) {
+  std::string raw, resolved;
+  if (!PathArg(args, i, &raw)) return 0;
+  std::string base = BaseDir(args, raw.empty() || raw[0] == '/' ? -1 : dirfd);
+  std::string abs = raw.empty() || raw[0] == '/' ? raw : base + "/" + raw;
+  struct stat st;
+  if (!Resolve(abs, &resolved) || stat(resolved.c_str(), &st) != 0) return 0;
+  if (!S_ISREG(st.st_mode) || st.st_nlink <= 1) return 0;
+  return Deny("writing '" + raw + "' is not allowed: it has " + std::to_string(st.st_nlink) +
+              " hard links, and a write through the root would also change the other links, which may be "
+              "outside the roots; write a new file (or remove the other links) instead [" + event + "]");
+}
+
+int CheckWriteArg(PyObject* args, Py_ssize_t i, Py_ssize_t dirfd, const char* event) {
+  if (CheckArgPath(args, i, kWrite, dirfd, event) != 0) return -1;
+  return CheckLinks(args, i, dirfd, event);
+}
+
 bool ModeWrites(PyObject* args) {
   if (PyTuple_GET_SIZE(args) > 1) {
     PyObject* mode = PyTuple_GET_ITEM(args, 1);
@@ -351,7 +382,11 @@ int HookChecked(const char* e, PyObject* args) {
   }
   if (!PyTuple_Check(args)) return 0;
   const Policy& p = t_cfg->policy;
-  if (strcmp(e, "open") == 0) return CheckArgPath(args, 0, ModeWrites(args) ? kWrite : kRead, -1, e);
+  if (strcmp(e, "open") == 0) {
+    bool writes = ModeWrites(args);
+    if (DeviceOpen(args, writes)) return 0;
+    return writes ? CheckWriteArg(args, 0, -1, e) : CheckArgPath(args, 0, kRead, -1, e);
+  }
   if (strcmp(e, "import") == 0) {
     // The second import event of an extension module carries its file.
     std::string file;
@@ -375,12 +410,12 @@ int HookChecked(const char* e, PyObject* args) {
   if (OneOf(e, {"os.getxattr", "os.listxattr"})) return CheckArgPath(args, 0, kRead, -1, e);
   if (OneOf(e, {"os.remove", "os.rmdir", "shutil.rmtree"})) return CheckArgPath(args, 0, kWrite, 1, e);
   if (OneOf(e, {"os.mkdir", "os.mkfifo", "os.mknod"})) return CheckArgPath(args, 0, kWrite, 2, e);
-  if (OneOf(e, {"os.chmod", "os.lchmod"})) return CheckArgPath(args, 0, kWrite, 2, e);
-  if (OneOf(e, {"os.chown", "os.lchown"})) return CheckArgPath(args, 0, kWrite, 3, e);
-  if (OneOf(e, {"os.utime"})) return CheckArgPath(args, 0, kWrite, 3, e);
-  if (OneOf(e, {"os.chflags", "os.lchflags", "os.truncate", "os.setxattr", "os.removexattr", "tempfile.mkstemp",
-                "tempfile.mkdtemp"}))
-    return CheckArgPath(args, 0, kWrite, -1, e);
+  if (OneOf(e, {"os.chmod", "os.lchmod"})) return CheckWriteArg(args, 0, 2, e);
+  if (OneOf(e, {"os.chown", "os.lchown"})) return CheckWriteArg(args, 0, 3, e);
+  if (OneOf(e, {"os.utime"})) return CheckWriteArg(args, 0, 3, e);
+  if (OneOf(e, {"os.chflags", "os.lchflags", "os.truncate", "os.setxattr", "os.removexattr"}))
+    return CheckWriteArg(args, 0, -1, e);
+  if (OneOf(e, {"tempfile.mkstemp", "tempfile.mkdtemp"})) return CheckArgPath(args, 0, kWrite, -1, e);
   if (OneOf(e, {"os.rename", "os.link"})) {
     if (CheckArgPath(args, 0, kWrite, 2, e) != 0) return -1;
     return CheckArgPath(args, 1, kWrite, 3, e);

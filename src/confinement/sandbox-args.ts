@@ -8,8 +8,10 @@ const SYSTEM_READ_ONLY = ['/usr/lib/x86_64-linux-gnu', '/usr/lib64', '/etc/ld.so
 const SYSTEM_OPTIONAL = ['/etc/ssl/openssl.cnf']
 const SHELL_READ_ONLY = ['/usr/bin', '/usr/local/bin', '/usr/share/zoneinfo']
 const NETWORK_READ_ONLY = ['/etc/ssl/certs', '/usr/share/ca-certificates']
-const DEVICES_READ_WRITE = ['/dev/null']
-const DEVICES_READ_ONLY = ['/dev/urandom', '/dev/random', '/dev/zero']
+// Everyday devices (issue 13): code writes to /dev/null (subprocess.DEVNULL-style, logging),
+// reads /dev/zero and the random devices, and tests write to /dev/full to see ENOSPC.
+const DEVICES_READ_WRITE = ['/dev/null', '/dev/zero', '/dev/full']
+const DEVICES_READ_ONLY = ['/dev/urandom', '/dev/random']
 
 const HOSTS = '/etc/hosts'
 

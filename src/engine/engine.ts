@@ -473,6 +473,7 @@ export class Engine {
       position: b.position,
       duration_ms: b.durationMs,
       timed_out: b.timedOut,
+      survived: b.survived,
       result: b.result,
       error: b.error,
       attachments: attachments.map((a) => a.id),
@@ -568,6 +569,10 @@ export class Engine {
           landed: ev.landed,
           retired: ev.retired,
         })
+        return
+      case 'worker-replaced':
+        this.metrics.workerRestarts.inc()
+        this.log.append(live.id, 'worker-replaced', { old_pid: ev.oldPid, pid: ev.pid, reason: ev.reason })
         return
       case 'worker-retired':
         this.metrics.workerRetirements.inc()

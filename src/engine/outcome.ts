@@ -67,6 +67,7 @@ export function finishFromOutcome(outcome: BlockOutcome, durationMs: number, lim
     error: outcome.error ? blockError(outcome.error) : null,
     durationMs: Math.max(0, Math.round(durationMs)),
     timedOut: outcome.timedOut === true,
+    survived: asJson(outcome.survived),
     attachments: inputs,
   }
   return finish

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { JsonValueSchema } from '../persistence/json.js'
+import { SurvivedSchema } from '../sessions/survived.js'
 
 // The engine's public shapes. The library and the HTTP API take and return exactly these
 // (snake_case, as they travel as JSON); the OpenAPI document is generated from them.
@@ -104,6 +105,10 @@ export const BlockViewSchema = z.object({
   error: BlockErrorViewSchema.nullable(),
   duration_ms: z.number().int().nullable(),
   timed_out: z.boolean(),
+  survived: SurvivedSchema.nullable().describe(
+    'After an interrupt, a timeout or a worker replacement: names intact, restored from the definitions ' +
+      'snapshot, or lost, and the tool calls that were cancelled. The next block reads it as `session["survived"]`.',
+  ),
   created_at: Iso,
   finished_at: Iso.nullable(),
   attachments: z.array(AttachmentViewSchema),
@@ -165,6 +170,7 @@ export const EventTypeSchema = z.enum([
   'block-finished',
   'interrupt',
   'worker-retired',
+  'worker-replaced',
   'defs-restored',
   'session-closed',
 ])

@@ -1,5 +1,6 @@
 import type { ExtensionRegistry, LoadedExtension } from '../extensions/index.js'
 import { type Attachment, type Block, iso, isoOrNull, type Session } from '../persistence/index.js'
+import { SurvivedSchema } from '../sessions/survived.js'
 import type { AttachmentView, BlockView, ExtensionList, ExtensionView, SessionView } from './schemas.js'
 
 export function attachmentView(sessionId: string, a: Attachment): AttachmentView {
@@ -28,6 +29,7 @@ export function blockView(b: Block, attachments: readonly Attachment[]): BlockVi
     error: b.error,
     duration_ms: b.durationMs,
     timed_out: b.timedOut,
+    survived: b.survived === null ? null : (SurvivedSchema.safeParse(b.survived).data ?? null),
     created_at: iso(b.createdAt),
     finished_at: isoOrNull(b.finishedAt),
     attachments: attachments.filter((a) => a.blockId === b.id).map((a) => attachmentView(b.sessionId, a)),

@@ -35,6 +35,7 @@ const BlockRowSchema = z.object({
   status: BlockStatusSchema,
   created_at: z.number().int(),
   finished_at: z.number().int().nullable(),
+  survived: z.string().nullable(),
 })
 
 export const BlockSchema = BlockRowSchema.transform((r) => ({
@@ -53,6 +54,8 @@ export const BlockSchema = BlockRowSchema.transform((r) => ({
   status: r.status,
   createdAt: r.created_at,
   finishedAt: r.finished_at,
+  // What an interrupt, timeout or worker replacement left (src/sessions/survived.ts).
+  survived: decodeNullableJson(r.survived),
 }))
 export type Block = z.output<typeof BlockSchema>
 
@@ -73,6 +76,7 @@ export const FinishBlockInputSchema = z.object({
   error: BlockErrorSchema.nullable().default(null),
   durationMs: z.number().int().min(0),
   timedOut: z.boolean().default(false),
+  survived: JsonValueSchema.nullable().default(null),
 })
 export type FinishBlockInput = z.input<typeof FinishBlockInputSchema> & {
   attachments?: readonly AttachmentInput[]
@@ -137,7 +141,7 @@ export class BlocksRepo {
       const r = this.ctx.sql
         .get(
           `UPDATE blocks SET stdout = ?, stderr = ?, result = ?, error = ?, duration_ms = ?, timed_out = ?,
-             status = 'done', finished_at = ?
+             survived = ?, status = 'done', finished_at = ?
            WHERE id = ? AND status = 'running'`,
         )
         .run(
@@ -147,6 +151,7 @@ export class BlocksRepo {
           v.error === null ? null : encodeJson(v.error),
           v.durationMs,
           v.timedOut ? 1 : 0,
+          v.survived === null ? null : encodeJson(v.survived),
           this.ctx.now(),
           id,
         )

@@ -125,6 +125,15 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    version: 3,
+    name: 'what survived an interrupted or killed block',
+    sql: `
+      -- Issue 13: the survived report of a block that was interrupted, timed out or had its
+      -- worker replaced (intact / restored / lost names, cancelled tool calls); NULL otherwise.
+      ALTER TABLE blocks ADD COLUMN survived TEXT CHECK (survived IS NULL OR json_valid(survived));
+    `,
+  },
 ]
 
 export function latestVersion(migrations: readonly Migration[] = MIGRATIONS): number {

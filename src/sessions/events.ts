@@ -7,6 +7,7 @@ export type SessionEvent =
   | { type: 'block-finished'; sessionId: string; block: number; outcome: BlockOutcome; ms: number }
   | { type: 'interrupt'; sessionId: string; landed: boolean; retired: boolean }
   | { type: 'worker-retired'; sessionId: string; pid: number; reason: string }
+  | { type: 'worker-replaced'; sessionId: string; oldPid: number; pid: number; reason: string }
 
 export type SessionEventType = SessionEvent['type']
 export type SessionListener = (ev: SessionEvent) => void

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { SurvivedSchema } from './survived.js'
 
 // What one block returns (the guest runtime produces it; the host adds `timedOut`).
 export const BlockError = z
@@ -21,6 +22,13 @@ export const BlockOutcome = z
     attachments: z.array(z.unknown()).optional(),
     snapshot: z.unknown().optional(),
     timedOut: z.boolean().optional(),
+    // Set by the host after an interrupt, timeout or worker replacement (issue 13).
+    survived: SurvivedSchema.optional(),
+    workerReplaced: z.boolean().optional(),
+    // The guest's list of the session's own names (the host keeps it, callers never see it).
+    names: z.unknown().optional(),
+    // The guest's working directory after the block (kept host-side, for a replacement).
+    cwd: z.unknown().optional(),
   })
   .passthrough()
 export type BlockOutcome = z.infer<typeof BlockOutcome>

@@ -10,6 +10,7 @@ import { normalizePolicy, WorkerPolicy } from '../worker/policy.js'
 import { WarmPool } from '../worker/pool.js'
 import { pythonHome } from '../worker/python-home.js'
 import type { Worker } from '../worker/worker.js'
+import { MAX_GRACE_MS } from './deadline.js'
 import { Session } from './session.js'
 import { toolJail } from './tool-jail.js'
 
@@ -22,6 +23,9 @@ export const RuntimeOptions = z
       .optional(),
     pool: z.object({ size: z.number().int().min(0).max(64) }).optional(),
     interruptAckMs: z.number().int().positive().optional(),
+    // Between interrupting a block (its timeout, or interrupt()) and killing its worker, which
+    // a fresh one then replaces; at most 2 s (default 1.5 s).
+    graceMs: z.number().int().min(0).max(MAX_GRACE_MS).optional(),
     // How long an idle worker polls its socket before sleeping, in µs (default 100, or
     // VIS_WIRE_SPIN_US): lower latency for a little CPU after each message; 0 turns it off.
     spinUs: z.number().int().min(0).max(MAX_SPIN_US).optional(),
@@ -122,6 +126,18 @@ export async function createRuntime(input: RuntimeOptions = {}): Promise<Runtime
       roots: policy.roots,
       spawn: jail?.spawn,
       maxConcurrentHostCalls: opts.maxConcurrentHostCalls,
+      graceMs: opts.graceMs,
+      // The same spawn policy as the first worker; the pool refills after each take.
+      respawn: async () => {
+        if (closed) throw new VisError('runtime.closed', 'the runtime is closed')
+        try {
+          return (await pool.acquire(policy)).worker
+        } finally {
+          setImmediate(() => {
+            if (!closed) pool.prewarm(policy)
+          })
+        }
+      },
       onDispose: async (s) => {
         if (live.get(s.id) === s) live.delete(s.id)
         // After the session's resources: the tool network outlives none of its processes.

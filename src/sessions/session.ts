@@ -7,12 +7,16 @@ import { VisError } from '../util/errors.js'
 import { processTree } from '../worker/proctree.js'
 import type { Worker } from '../worker/worker.js'
 import { assertCrossable } from './crossing.js'
+import { BlockDeadline, DEFAULT_GRACE_MS } from './deadline.js'
 import { type SessionEvent, SessionEvents, type SessionEventType } from './events.js'
-import { asTimeout, BlockOutcome } from './outcome.js'
+import { BlockOutcome } from './outcome.js'
 import { OutputBudget } from './output-cap.js'
+import { GUEST_API, WorkerSetup } from './replace.js'
+import { finishStopped, guestCwd, guestNames, killedOutcome } from './stopped.js'
+import { type RestoreReport, type Survived, survivedReplacement } from './survived.js'
 import { type BoundTool, ToolTable } from './tool-table.js'
 
-export const GUEST_API = 'vis_guest.api'
+export { GUEST_API }
 
 export type BindOptions = { doc?: string; signature?: string; args?: z.ZodTypeAny }
 export type RunBlockOptions = {
@@ -36,6 +40,11 @@ export type SessionInit = {
   onDispose?: (s: Session) => void | Promise<void>
   // How the session's tools start processes (its jail); unset, they run on the host.
   spawn?: SpawnHook
+  // A fresh worker with the session's spawn policy, for when a block that would not stop
+  // got its worker killed.
+  respawn: () => Promise<Worker>
+  // Between interrupting a block and killing its worker (at most 2 s).
+  graceMs?: number
 }
 
 // One sandbox: a worker process with one interpreter whose globals persist across
@@ -47,12 +56,24 @@ export class Session {
   readonly events = new SessionEvents()
   state: SessionState = 'ready'
   retiredReason: string | undefined
-  private readonly worker: Worker
+  private worker: Worker
   private readonly tools: ToolTable
+  // Unhooks this session's listeners from its current worker.
+  private workerHooks: Array<() => void> = []
+  private readonly respawn: () => Promise<Worker>
+  private readonly graceMs: number
+  private readonly setup = new WorkerSetup()
+  // Settles once a worker replacement under way is done (calls wait for the fresh worker).
+  private replacing: Promise<void> | undefined
+  // The session's own names after the last block that finished (what a kill can lose).
+  private lastNames: string[] = []
+  // The report the next block's `session['survived']` carries.
+  private pendingSurvived: Survived | undefined
+  private spawnHook: SpawnHook | undefined
   private tail: Promise<unknown> = Promise.resolve()
   private queued = 0
   private blockSeq = 0
-  private current: { job: number; block: number } | undefined
+  private current: { job: number; block: number; deadline: BlockDeadline } | undefined
   // The running block's stdout so far, and how much of it takePartialStdout has handed out.
   private blockOut = ''
   private taken = 0
@@ -80,30 +101,46 @@ export class Session {
     this.limits = LimitsSchema.parse(init.worker.policy.limits ?? {})
     this.budget = new OutputBudget(this.limits.outputBytes)
     this.tools = new ToolTable(init.id, init.maxConcurrentHostCalls)
-    this.worker.setHostHandler((call) =>
+    this.respawn = init.respawn
+    this.graceMs = init.graceMs ?? DEFAULT_GRACE_MS
+    this.spawnHook = init.spawn
+    this.attach(init.worker)
+    this.unhook.push(() => this.detach())
+  }
+
+  private attach(worker: Worker): void {
+    this.worker = worker
+    worker.setHostHandler((call) =>
       this.tools.dispatch(call, {
         sessionId: this.id,
         roots: this.roots,
         resources: this.resources,
-        spawn: init.spawn,
+        spawn: this.spawnHook,
       }),
     )
-    this.unhook.push(
-      this.worker.on('output', (ev) => this.onOutput(ev)),
-      this.worker.on('retired', ({ reason }) => this.markRetired(reason)),
+    this.workerHooks = [
+      worker.on('output', (ev) => this.onOutput(ev)),
+      worker.on('retired', ({ reason }) => {
+        // Killed while its block was being stopped: the block's deadline replaces the worker.
+        if (this.current?.deadline.adopt(reason)) return
+        this.markRetired(reason)
+      }),
       // Only guest code writing on the socket itself sends such frames: the worker has
       // shown it runs hostile native-level code, and its wire can no longer be trusted.
-      this.worker.on('violation', ({ what }) =>
-        this.worker.retire(`it sent ${what} on its wire (protocol violation)`),
-      ),
-      this.worker.on('exit', ({ state, code, signal, reason }) => {
+      worker.on('violation', ({ what }) => worker.retire(`it sent ${what} on its wire (protocol violation)`)),
+      worker.on('exit', ({ state, code, signal, reason }) => {
         if (state === 'ready' || state === 'starting') {
           this.markRetired(
             reason ?? (signal ? `the worker was killed by ${signal}` : `the worker exited with code ${code}`),
           )
         }
       }),
-    )
+    ]
+  }
+
+  private detach(): void {
+    for (const off of this.workerHooks) off()
+    this.workerHooks = []
   }
 
   get pid(): number {
@@ -227,12 +264,18 @@ export class Session {
     return done
   }
 
-  private installTool(spec: Record<string, unknown>): Promise<unknown> {
+  private async installTool(spec: Record<string, unknown>): Promise<unknown> {
+    this.setup.install(spec)
+    await this.replacing
     return this.worker.call('install-tool', { spec })
   }
 
   // Calls one function of the guest runtime's API with one JSON argument.
-  callGuest(fn: string, arg?: unknown): Promise<unknown> {
+  async callGuest(fn: string, arg?: unknown): Promise<unknown> {
+    // What a fresh worker must be told again after a replacement.
+    if (fn === 'install_runtime') this.setup.runtime(arg)
+    else if (fn === 'remove_tool') this.setup.remove(String(arg))
+    await this.replacing
     return this.worker.call('run', { module: GUEST_API, fn, args: arg === undefined ? [] : [arg] })
   }
 
@@ -273,7 +316,10 @@ export class Session {
   // narrower allow list); anything looser is refused with worker.network-loosen.
   async setNetwork(net: { enabled: boolean; allow?: string[] }): Promise<NetworkAck> {
     this.assertUsable('network')
-    return NetworkAck.parse(await this.worker.call('network', net))
+    await this.replacing
+    const ack = NetworkAck.parse(await this.worker.call('network', net))
+    this.setup.tighten(net)
+    return ack
   }
 
   // Calls module.fn(*args) in the interpreter; arguments and result cross as JSON.
@@ -322,61 +368,67 @@ export class Session {
     const request: Record<string, unknown> = { code }
     if (this.worker.policy.limits?.outputBytes !== undefined) request.stdout_cap = this.limits.outputBytes
     const context = opts.context ?? this.context
-    if (context) {
-      assertCrossable(context, 'the session context')
-      request.session = context
-    }
-    const started = this.worker.start('run-block', { request })
-    this.current = { job: started.id, block }
+    const survived = this.pendingSurvived
+    this.pendingSurvived = undefined
+    if (context) assertCrossable(context, 'the session context')
+    // What the last interrupt or timeout left, for the model: session['survived'].
+    if (context || survived) request.session = survived ? { ...context, survived } : context
+    const worker = this.worker
+    worker.takeCancelled()
+    const started = worker.start('run-block', { request })
+    // The hard bound: interrupt at the timeout, kill after the grace (a guest can ignore or
+    // swallow interrupts; it cannot ignore SIGKILL), and the wall clock kills outright.
+    const deadline = new BlockDeadline(
+      {
+        interrupt: () => this.interruptWorker(worker, started.id),
+        kill: (reason) => worker.retire(reason),
+      },
+      { timeoutMs: opts.timeoutMs, graceMs: this.graceMs, wallClockMs: this.limits.wallClockMs },
+    )
+    this.current = { job: started.id, block, deadline }
     if (opts.stdin !== undefined) {
       // Refused only when the block ended first; the block's outcome says what happened.
-      this.worker.call('stdin', { job: started.id, data: opts.stdin, eof: true }).catch(() => undefined)
+      worker.call('stdin', { job: started.id, data: opts.stdin, eof: true }).catch(() => undefined)
     }
-    let timedOut = false
-    // The hard wall clock: no interrupt, the worker tree is SIGKILLed (a guest can
-    // ignore or swallow interrupts; it cannot ignore SIGKILL).
-    let wallHit = false
-    const wall = setTimeout(() => {
-      wallHit = true
-      this.worker.retire(`the block ran past the wall clock limit of ${this.limits.wallClockMs} ms`)
-    }, this.limits.wallClockMs)
-    const timer =
-      opts.timeoutMs !== undefined
-        ? setTimeout(() => {
-            timedOut = true
-            void this.interrupt().catch(() => undefined)
-          }, opts.timeoutMs)
-        : undefined
     try {
       let outcome: BlockOutcome
       try {
         const parsed = BlockOutcome.safeParse(await started.reply)
         if (!parsed.success) {
           // Only guest code forging frames on the socket gets here.
-          this.worker.retire('it answered a block with something that is not a block outcome')
+          worker.retire('it answered a block with something that is not a block outcome')
           throw new VisError(
             'worker.protocol',
             `session ${this.id}: the worker answered the block with a malformed outcome; it was retired`,
             { sessionId: this.id, op: 'run-block' },
           )
         }
+        deadline.clear()
         const { snapshot, ...rest } = parsed.data
         // The definitions snapshot is for persistence, not for the caller.
         if (snapshot !== undefined) this.lastSnapshot = snapshot
-        outcome = this.budget.capOutcome(rest)
-        if (timedOut && outcome.error?.phase === 'interrupted') outcome = asTimeout(outcome, opts.timeoutMs!)
+        const names = guestNames(rest)
+        if (names) this.lastNames = names
+        this.setup.chdir(guestCwd(rest))
+        outcome = finishStopped(this.budget.capOutcome(rest), deadline, opts.timeoutMs, this.lastNames, () =>
+          worker.takeCancelled(),
+        )
       } catch (err) {
-        if (!((timedOut || wallHit) && this.state === 'retired')) throw err
+        if (deadline.killed === undefined || this.state !== 'ready') throw err
+        const cancelled = worker.takeCancelled()
+        const report = await this.replaceWorker(worker, deadline.killed)
         const partial = this.budget.capOutcome(this.blockOut ? { stdout: this.blockOut } : {})
-        if (wallHit) {
-          const message = `the block ran past the wall clock limit of ${this.limits.wallClockMs} ms; its worker was killed and this session must be rebuilt`
-          outcome = { ...partial, error: { phase: 'timeout', message }, timedOut: true }
-        } else {
-          const note =
-            'it did not stop when interrupted, so its worker was retired and this session must be rebuilt'
-          outcome = asTimeout(partial, opts.timeoutMs!, note)
-        }
+        const survivedNow = survivedReplacement(
+          deadline.cause ?? 'timeout',
+          this.lastNames,
+          report.restore,
+          cancelled,
+          report.failure,
+        )
+        if (report.restore) this.lastNames = report.restore.restored
+        outcome = killedOutcome(partial, deadline, opts.timeoutMs, survivedNow)
       }
+      if (outcome.survived) this.pendingSurvived = outcome.survived
       this.events.emit({
         type: 'block-finished',
         sessionId: this.id,
@@ -386,12 +438,54 @@ export class Session {
       })
       return outcome
     } finally {
-      clearTimeout(timer)
-      clearTimeout(wall)
+      deadline.clear()
       this.current = undefined
       this.blockOut = ''
       this.taken = 0
     }
+  }
+
+  // The old worker is dead (its tree SIGKILLed): a fresh one with the same spawn policy gets
+  // the session's tools, runtime config, network and definitions. When none can start, the
+  // session is retired with the reason.
+  private async replaceWorker(
+    old: Worker,
+    reason: string,
+  ): Promise<{ restore?: RestoreReport; failure?: string }> {
+    this.detach()
+    const respawn = this.respawn
+    let restore: RestoreReport | undefined
+    let failure: string | undefined
+    const work = (async () => {
+      const fresh = await respawn()
+      if (this.state !== 'ready') {
+        // Disposed while the fresh worker started: it must not outlive the session.
+        await fresh.close()
+        throw new VisError('session.disposed', `session ${this.id} was disposed during the replacement`, {
+          sessionId: this.id,
+        })
+      }
+      this.attach(fresh)
+      restore = await this.setup.replay(fresh, this.lastSnapshot)
+    })()
+    this.replacing = work.catch(() => undefined)
+    try {
+      await work
+      this.events.emit({
+        type: 'worker-replaced',
+        sessionId: this.id,
+        oldPid: old.pid,
+        pid: this.worker.pid,
+        reason,
+      })
+    } catch (err) {
+      failure = (err as Error).message
+      if (this.worker !== old) this.worker.retire(`it could not be set up as a replacement: ${failure}`)
+      this.markRetired(`its worker was killed (${reason}) and no replacement could start: ${failure}`)
+    } finally {
+      this.replacing = undefined
+    }
+    return { restore, failure }
   }
 
   // Output the running block has printed since the last take (or its start).
@@ -403,13 +497,23 @@ export class Session {
 
   // Interrupts the running block and fails the host calls it has in flight; answers
   // whether the interrupt landed. Idle, it is a no-op.
+  // A block that does not stop within the grace gets its worker replaced (see runBlockNow).
   async interrupt(): Promise<{ landed: boolean; retired: boolean }> {
     if (this.state !== 'ready') return { landed: false, retired: this.state === 'retired' }
-    const job = this.current?.job
-    if (job === undefined) return { landed: false, retired: false }
-    const r = await this.worker.interrupt(job)
-    this.events.emit({ type: 'interrupt', sessionId: this.id, ...r })
-    return r
+    const cur = this.current
+    if (cur === undefined) return { landed: false, retired: false }
+    return (await cur.deadline.stop('interrupt')) as { landed: boolean; retired: boolean }
+  }
+
+  private async interruptWorker(worker: Worker, job: number): Promise<{ landed: boolean; retired: boolean }> {
+    try {
+      const r = await worker.interrupt(job)
+      this.events.emit({ type: 'interrupt', sessionId: this.id, ...r })
+      return r
+    } catch {
+      // The worker is gone already: the block's outcome says what happened.
+      return { landed: false, retired: true }
+    }
   }
 
   // Ends the session: its worker process tree and its resources. Idempotent.

@@ -109,6 +109,10 @@ export class Worker {
   state: WorkerState = 'starting'
   private readonly channel: Channel
   private readonly hostCalls = new Map<number, AbortController>()
+  // Tool name per host call in flight, and the calls an interrupt or a kill cancelled since
+  // the last takeCancelled() (the session's survived report names them).
+  private readonly hostCallNames = new Map<number, string>()
+  private cancelled: { tool: string; call_id: number }[] = []
   private hostHandler: HostCallHandler | undefined
   private readonly listeners: { [K in keyof WorkerEvents]: Set<WorkerEvents[K]> } = {
     output: new Set(),
@@ -399,8 +403,19 @@ export class Worker {
   }
 
   private abortHostCalls(reason: Error): void {
-    for (const ac of this.hostCalls.values()) ac.abort(reason)
+    for (const [id, ac] of this.hostCalls) {
+      this.cancelled.push({ tool: this.hostCallNames.get(id) ?? '?', call_id: id })
+      ac.abort(reason)
+    }
     this.hostCalls.clear()
+    this.hostCallNames.clear()
+  }
+
+  // The host calls cancelled since the last take, in the order they were cancelled.
+  takeCancelled(): { tool: string; call_id: number }[] {
+    const out = this.cancelled
+    this.cancelled = []
+    return out
   }
 
   private async serveHostCall(msg: HostCallRequest): Promise<unknown> {
@@ -416,10 +431,12 @@ export class Worker {
     }
     const ac = new AbortController()
     this.hostCalls.set(msg.id, ac)
+    this.hostCallNames.set(msg.id, msg.name)
     try {
       return await handler({ callId: msg.id, name: msg.name, args: msg.args, signal: ac.signal })
     } finally {
       this.hostCalls.delete(msg.id)
+      this.hostCallNames.delete(msg.id)
     }
   }
 

@@ -120,7 +120,7 @@ export const cases: AttackCase[] = [
   c(
     'dev.list',
     'devices',
-    `try:\n    seen = set(os.listdir('/dev'))\nexcept OSError:\n    seen = set(p for p in ('sda', 'vda', 'mem', 'kmem', 'kvm', 'nvme0') if os.path.exists('/dev/' + p))\ncheck(bool(seen - {'null', 'urandom', 'random', 'zero', 'fd'}), sorted(seen))`,
+    `try:\n    seen = set(os.listdir('/dev'))\nexcept OSError:\n    seen = set(p for p in ('sda', 'vda', 'mem', 'kmem', 'kvm', 'nvme0') if os.path.exists('/dev/' + p))\ncheck(bool(seen - {'null', 'urandom', 'random', 'zero', 'full', 'fd'}), sorted(seen))`,
   ),
   // network with the network off
   c(

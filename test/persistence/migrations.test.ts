@@ -68,13 +68,47 @@ test('a database left at an older version is migrated on open and keeps its rows
 
   const store = new Store({ home })
   try {
-    assert.equal(schemaVersion(store.db), 2)
+    assert.equal(schemaVersion(store.db), latestVersion())
     const s = store.sessions.require('s-old')
     assert.equal(s.title, 'kept')
     assert.deepEqual(s.policy, { a: 1 })
     assert.equal(s.lastEventSeq, 0)
     // The tables the newer version added work on the old rows.
     assert.equal(store.events.append('s-old', { type: 'hello' }).seq, 1)
+  } finally {
+    store.close()
+  }
+})
+
+test('migration 3: blocks from version 2 read no survived report; new ones keep theirs', () => {
+  const home = tempHome()
+  const old = new Database(join(home, 'vis.db'))
+  assert.equal(migrate(old, MIGRATIONS, 2), 2)
+  old.prepare("INSERT INTO sessions (id, title, policy, created_at) VALUES ('s2', NULL, '{}', 1000)").run()
+  old
+    .prepare(
+      "INSERT INTO blocks (id, session_id, position, code, status, created_at, finished_at) VALUES ('b-old', 's2', 1, 'x = 1', 'done', 1000, 1001)",
+    )
+    .run()
+  old.close()
+  const store = new Store({ home })
+  try {
+    assert.equal(store.blocks.require('b-old').survived, null)
+    const b = store.blocks.start({ sessionId: 's2', code: 'while True: pass' }).block
+    const survived = {
+      cause: 'timeout',
+      worker_replaced: true,
+      intact: [],
+      restored: ['f'],
+      lost: ['x'],
+      cancelled: [],
+    }
+    store.blocks.finish(b.id, { durationMs: 2500, timedOut: true, survived })
+    assert.deepEqual(store.blocks.require(b.id).survived, survived)
+    assert.throws(
+      () => store.db.prepare("UPDATE blocks SET survived = 'not json' WHERE id = ?").run(b.id),
+      /CHECK/,
+    )
   } finally {
     store.close()
   }

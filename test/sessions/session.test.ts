@@ -152,21 +152,25 @@ describe('a session runs blocks in its own worker', () => {
     await s.dispose()
   })
 
-  test('a timeout that cannot stop the block retires the worker and still answers as a timeout', async () => {
+  test('a timeout that cannot stop the block (a frozen child) replaces the worker and answers as a timeout', async () => {
     const s = await rt.createSession({ roots: [root] })
     const run = s.runBlock('print("working", flush=True)\nimport time\ntime.sleep(30)', { timeoutMs: 300 })
     await waitFor(() => s.takePartialStdout() !== '', 5000, 'the block to print')
-    process.kill(s.processTree().at(-1)!, 'SIGSTOP')
+    const frozen = s.processTree()
+    process.kill(frozen.at(-1)!, 'SIGSTOP')
     const r = await run
     assert.equal(r.timedOut, true)
     assert.equal(r.error?.phase, 'timeout')
-    assert.match(r.error?.message ?? '', /retired/)
+    assert.equal(r.workerReplaced, true)
+    assert.match(r.error?.message ?? '', /replaced by a fresh one/)
     assert.equal(r.stdout, 'working\n', 'what it printed before it stopped')
-    assert.equal(s.state, 'retired')
+    assert.equal(s.state, 'ready')
+    await waitFor(() => frozen.every((p) => !isAlive(p)), 5000, 'the frozen tree to die')
+    assert.equal((await s.runBlock('print("fresh")')).stdout, 'fresh\n')
     await s.dispose()
   })
 
-  test('an interrupt a frozen child never acknowledges retires it within the bound', async () => {
+  test('an interrupt a frozen child never acknowledges kills it within the bound; a fresh worker takes over', async () => {
     const s = await rt.createSession({ roots: [root] })
     const run = s.runBlock('import time\ntime.sleep(30)')
     await new Promise((r) => setTimeout(r, 100))
@@ -175,9 +179,12 @@ describe('a session runs blocks in its own worker', () => {
     const t0 = performance.now()
     assert.deepEqual(await s.interrupt(), { landed: false, retired: true })
     assert.ok(performance.now() - t0 < 2000)
-    await assert.rejects(run, (e) => isVisError(e, 'worker.retired'))
+    const r = await run
+    assert.equal(r.error?.phase, 'interrupted')
+    assert.equal(r.workerReplaced, true)
+    assert.equal(r.survived?.cause, 'interrupt')
     await waitFor(() => tree.every((p) => !isAlive(p)), 2000, 'the worker tree to die')
-    assert.equal(s.state, 'retired')
+    assert.equal(s.state, 'ready')
     await s.dispose()
   })
 })

@@ -7,7 +7,7 @@ import builtins
 import os
 import sys
 
-from . import aio, attach, autoimport, banned, block, deferred, helpers, paths, schedule, snapshot, surface, tools
+from . import aio, attach, autoimport, banned, block, deferred, helpers, paths, schedule, signals, snapshot, surface, tools
 from .state import RT, SYSTEM_VAR_NAMES
 
 
@@ -22,6 +22,7 @@ def install_runtime(config: dict) -> dict:
     if not rt.installed:
         rt.stdout, rt.stderr = sys.stdout, sys.stderr
         surface.install(rt)
+        signals.install(rt)
         aio.install()
         autoimport.install(rt)
         hooks = {
@@ -109,11 +110,7 @@ def validate_no_banned_defs(code: str) -> dict | None:
 
 def live_vars() -> list:
     """Exactly what the model's blocks created, without the runtime's own names."""
-    return [
-        name
-        for name in RT.globals
-        if name not in SYSTEM_VAR_NAMES and not (name.startswith("__") and name.endswith("__"))
-    ]
+    return block.user_names(RT)
 
 
 def system_var_names() -> list:

@@ -3,12 +3,13 @@
 import ast
 import inspect
 import linecache
+import os
 import sys
 
 from . import attach, banned, errors, rewrite, schedule, snapshot
 from .capture import DEFAULT_CAP, Capture, Tee
 from .deferred import settle
-from .state import RT
+from .state import RT, SYSTEM_VAR_NAMES
 
 _MISSING = object()
 
@@ -162,7 +163,18 @@ def run(request: dict) -> dict:
     if files:
         outcome["attachments"] = files
     outcome["snapshot"] = snapshot.take(rt)
+    # The session's own names now: after an interrupt they are what survived intact, and if
+    # the worker is later killed, what the host compares a restore against.
+    outcome["names"] = user_names(rt)
+    try:
+        outcome["cwd"] = os.getcwd()  # a replacement worker starts where the session was
+    except OSError:
+        pass
     return outcome
+
+
+def user_names(rt) -> list:
+    return [n for n in rt.globals if n not in SYSTEM_VAR_NAMES and not (n.startswith("__") and n.endswith("__"))]
 
 
 def last(value):

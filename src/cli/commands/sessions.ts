@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util'
 import { blockView, sessionView } from '../../engine/views.js'
 import { formatPythonForDisplay } from '../../format/index.js'
 import { exportTranscript, openStore, renderMarkdown, type Store } from '../../persistence/index.js'
+import { describeSurvived } from '../../sessions/survived.js'
 import { VisError } from '../../util/errors.js'
 import { type Command, subcommands } from '../command.js'
 
@@ -114,6 +115,7 @@ function show(argv: string[]): number {
       out.push(
         `  #${String(b.position).padEnd(4)} ${outcome.padEnd(24)} ${ms.padStart(9)}  ${oneLine(b.code)}${att}`,
       )
+      if (b.survived) out.push(`        survived: ${describeSurvived(b.survived)}`)
     }
     process.stdout.write(`${out.join('\n')}\n`)
     return 0

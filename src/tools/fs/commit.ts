@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { constants as C } from 'node:fs'
 import { type FileHandle, open, rename, unlink } from 'node:fs/promises'
 import { VisError } from '../../util/errors.js'
-import { at } from './paths.js'
+import { at, refuseHardLinked } from './paths.js'
 
 export interface PendingWrite {
   dir: FileHandle
@@ -12,6 +12,8 @@ export interface PendingWrite {
   mode: number
   // The content to put back if a later file of the same commit fails.
   previous?: string
+  // The tool that writes (for its refusals).
+  op?: string
 }
 
 async function writeTemp(w: PendingWrite, text: string): Promise<string> {
@@ -30,6 +32,8 @@ async function writeTemp(w: PendingWrite, text: string): Promise<string> {
 // targets first, then each is renamed over its target (rename is atomic per
 // file); if a rename fails, the files already replaced get their old text back.
 export async function commitAll(writes: PendingWrite[]): Promise<void> {
+  // Before anything is staged: one refused file leaves every file as it was.
+  for (const w of writes) await refuseHardLinked(w.dir, w.name, w.path, w.op ?? 'write')
   const temps: string[] = []
   try {
     for (const w of writes) temps.push(await writeTemp(w, w.text))

@@ -108,7 +108,14 @@ export function mutateTools(guard: PathGuard): Tool[] {
           throw new VisError('tool.is-directory', `write: '${a.path}' is a directory`, { path: a.path })
         const path = await guard.display(ref.real)
         await commitAll([
-          { dir: ref.dir, name: ref.name, path, text: a.content, mode: st ? st.mode & 0o7777 : 0o644 },
+          {
+            dir: ref.dir,
+            name: ref.name,
+            path,
+            text: a.content,
+            mode: st ? st.mode & 0o7777 : 0o644,
+            op: 'write',
+          },
         ])
         return { path, bytes: Buffer.byteLength(a.content), created: !st }
       } finally {

@@ -91,6 +91,7 @@ async function patch(guard: PathGuard, edits: EditT[]): Promise<{ [key: string]:
         text,
         mode: f.mode,
         previous: f.original,
+        op: 'patch',
       })
       report.push({ path: f.path, edits: f.ranges.length, changed, relocated: f.relocated })
     }

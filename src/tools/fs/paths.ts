@@ -8,6 +8,24 @@ import { VisError } from '../../util/errors.js'
 export const O_PATH = 0o10000000
 const MAX_LINK_HOPS = 8
 
+// A file with more than one hard link shares its inode with another name, which may be outside
+// the roots (a link planted into a root): the host tools never change such a file through the
+// root, and say why. The guest's audit hook refuses the same (native/runtime/audit.cc).
+export async function refuseHardLinked(
+  dir: FileHandle,
+  name: string,
+  path: string,
+  op: string,
+): Promise<void> {
+  const st = await lstat(at(dir, name)).catch(() => undefined)
+  if (!st?.isFile() || st.nlink <= 1) return
+  throw new VisError(
+    'tool.hard-linked',
+    `${op}: '${path}' has ${st.nlink} hard links, so changing it through the root would also change the other links, which may be outside the roots; nothing was changed (write a new file, or remove the other links first)`,
+    { op, path, links: st.nlink },
+  )
+}
+
 export function isWithin(path: string, root: string): boolean {
   if (root === sep) return path.startsWith(sep)
   return path === root || path.startsWith(root + sep)

@@ -1,0 +1,62 @@
+import { z } from 'zod'
+import type { BlockDeadline } from './deadline.js'
+import { asTimeout, type BlockOutcome } from './outcome.js'
+import { type CancelledCall, type Survived, survivedInPlace } from './survived.js'
+
+const Names = z.array(z.string())
+
+// The guest's list of the session's own names after the block (vis_guest/block.py), or
+// undefined when the outcome has none.
+export function guestNames(outcome: BlockOutcome): string[] | undefined {
+  const parsed = Names.safeParse(outcome.names)
+  return parsed.success ? parsed.data : undefined
+}
+
+// The guest's working directory after the block, when it said.
+export function guestCwd(outcome: BlockOutcome): string | undefined {
+  return typeof outcome.cwd === 'string' && outcome.cwd.startsWith('/') ? outcome.cwd : undefined
+}
+
+// Host-owned keys: whatever the guest put there is dropped, the host sets them itself.
+function hostView(outcome: BlockOutcome): BlockOutcome {
+  const { names: _n, cwd: _c, survived: _s, workerReplaced: _w, ...rest } = outcome
+  return rest
+}
+
+// A block that answered. When it had been told to stop, the model is told why (a timeout
+// reads as one) and what survived: the worker lived, so every name is intact.
+export function finishStopped(
+  outcome: BlockOutcome,
+  deadline: BlockDeadline,
+  timeoutMs: number | undefined,
+  names: readonly string[],
+  takeCancelled: () => CancelledCall[],
+): BlockOutcome {
+  let out = hostView(outcome)
+  const cause = deadline.cause
+  if (cause === undefined) return out
+  if (cause === 'timeout' && timeoutMs !== undefined && out.error?.phase === 'interrupted') {
+    out = asTimeout(out, timeoutMs)
+  }
+  return { ...out, survived: survivedInPlace(cause, names, takeCancelled()) }
+}
+
+// A block whose worker was killed: its partial output, why, and what the replacement restored.
+export function killedOutcome(
+  partial: BlockOutcome,
+  deadline: BlockDeadline,
+  timeoutMs: number | undefined,
+  survived: Survived,
+): BlockOutcome {
+  const failure = survived.errors?.['(worker)']
+  const next = survived.worker_replaced
+    ? "its worker was killed and replaced by a fresh one: functions, classes and imports were restored, other values are lost (session['survived'] lists them)"
+    : `its worker was killed and no fresh worker could start (${failure}); this session must be rebuilt`
+  const why = `${deadline.killed}; ${next}`
+  const base: BlockOutcome = { ...partial, workerReplaced: survived.worker_replaced, survived }
+  if (deadline.cause === 'timeout' && timeoutMs !== undefined) return asTimeout(base, timeoutMs, why)
+  if (deadline.cause === 'interrupt') {
+    return { ...base, error: { phase: 'interrupted', message: `the block was interrupted: ${why}` } }
+  }
+  return { ...base, error: { phase: 'timeout', message: `the block was stopped: ${why}` }, timedOut: true }
+}
