@@ -7,7 +7,7 @@ import builtins
 import os
 import sys
 
-from . import aio, attach, autoimport, banned, block, deferred, helpers, paths, schedule, snapshot, surface, tools
+from . import aio, attach, autoimport, banned, block, deferred, helpers, net, paths, schedule, snapshot, surface, tools
 from .state import RT, SYSTEM_VAR_NAMES
 
 
@@ -23,6 +23,7 @@ def install_runtime(config: dict) -> dict:
         rt.stdout, rt.stderr = sys.stdout, sys.stderr
         surface.install(rt)
         aio.install()
+        net.install()
         autoimport.install(rt)
         hooks = {
             "__vis_settle__": deferred.settle,
@@ -35,6 +36,7 @@ def install_runtime(config: dict) -> dict:
         doc, apropos, defs = helpers.make_helpers(rt)
         vis_attach, vis_attach_bytes = attach.make_helpers(rt)
         hooks.update(doc=doc, apropos=apropos, defs=defs, vis_attach=vis_attach, vis_attach_bytes=vis_attach_bytes)
+        hooks["network_probe"] = net.network_probe
         for name, value in hooks.items():
             rt.set_builtin(name, value)
         # Every other builtin as it is now: what each block starts from.

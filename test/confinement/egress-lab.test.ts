@@ -1,0 +1,296 @@
+// Egress proven against a real upstream: a lab network namespace (lab/lab.ts) the egress
+// policy treats as public, named only through the resolver map the test installs. Every
+// client a model writes reaches it when the policy allows, and is refused, naming the
+// destination and the rule, when it does not. Needs root (CI runs as root).
+import assert from 'node:assert/strict'
+import { copyFileSync } from 'node:fs'
+import { createServer, type Server } from 'node:net'
+import { join } from 'node:path'
+import { after, before, describe, test } from 'node:test'
+import type { NetworkEntryInput } from '../../src/confinement/egress/policy.js'
+import { startServer, type VisServer } from '../../src/http/server.js'
+import { createRuntime, type Runtime } from '../../src/sessions/runtime.js'
+import type { Session } from '../../src/sessions/session.js'
+import { python, tempHome } from '../sessions/helpers.js'
+import { type Lab, startLab } from './lab/lab.js'
+
+const { home, root } = tempHome('egress-lab')
+
+// Runs `body` in the guest with `attempt(f)` -> ["ok", value] or [error type(/reason type), message].
+const PRELUDE = `import asyncio, http.client, json, os, socket, ssl, urllib.error, urllib.request
+def attempt(f):
+    try:
+        return ["ok", f()]
+    except Exception as e:
+        r = getattr(e, "reason", None)
+        kind = type(e).__name__ + ("/" + type(r).__name__ if isinstance(r, BaseException) else "")
+        return [kind, str(e)]
+`
+
+// A loopback listener on the host that counts who reached it.
+async function trap(): Promise<{ server: Server; port: number; hits: () => number }> {
+  let hits = 0
+  const server = createServer((s) => {
+    hits++
+    s.end('trap')
+  })
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()))
+  return { server, port: (server.address() as { port: number }).port, hits: () => hits }
+}
+
+describe('egress against a lab upstream', () => {
+  let lab: Lab
+  let rt: Runtime
+  let loop: Awaited<ReturnType<typeof trap>>
+  let other: Awaited<ReturnType<typeof trap>>
+  let ca: string
+  const sessions: Session[] = []
+
+  before(async () => {
+    // The lab's echo port is the loopback trap's port: a rebinding that reached loopback
+    // would land in the trap instead of the lab.
+    loop = await trap()
+    other = await trap()
+    lab = await startLab({ echoPort: loop.port })
+    ca = join(root, 'lab-ca.pem')
+    copyFileSync(lab.caFile, ca)
+    rt = await createRuntime({ home, python, pool: { size: 0 } })
+  })
+  after(async () => {
+    for (const s of sessions) await s.dispose().catch(() => undefined)
+    await rt?.close()
+    await lab?.close()
+    loop?.server.close()
+    other?.server.close()
+  })
+
+  async function session(allow: NetworkEntryInput[], deny: string[] = []): Promise<Session> {
+    const s = await rt.createSession({ roots: [root], network: { enabled: true, allow, deny } })
+    sessions.push(s)
+    return s
+  }
+
+  async function run(s: Session, body: string): Promise<Record<string, [string, unknown]>> {
+    const r = await s.runBlock(`${PRELUDE}os.environ["SSL_CERT_FILE"] = ${JSON.stringify(ca)}\n${body}`)
+    assert.equal(r.error, undefined, JSON.stringify(r.error))
+    return JSON.parse((r.stdout ?? '').trim().split('\n').pop() ?? '{}')
+  }
+
+  const clients = (host: string) => `
+def hc():
+    c = http.client.HTTPConnection("${host}", 8080, timeout=30)
+    c.request("GET", "/hc")
+    return c.getresponse().read().decode()
+def hcs():
+    c = http.client.HTTPSConnection("${host}", 8443, timeout=30, context=ssl.create_default_context())
+    c.request("GET", "/hcs")
+    return c.getresponse().read().decode()
+def raw():
+    with socket.create_connection(("${host}", ${lab.ports.echo}), timeout=30) as s:
+        s.sendall(b"ping")
+        return s.recv(16).decode()
+async def aio():
+    r, w = await asyncio.open_connection("${host}", ${lab.ports.echo})
+    w.write(b"pong")
+    await w.drain()
+    data = await r.readexactly(4)
+    w.close()
+    return data.decode()
+res = {
+    "urllib_http": attempt(lambda: urllib.request.urlopen("http://${host}:8080/u", timeout=30).read().decode()),
+    "urllib_https": attempt(lambda: urllib.request.urlopen("https://${host}:8443/u", timeout=30).read().decode()),
+    "urllib_no_proxy": attempt(lambda: urllib.request.build_opener(urllib.request.ProxyHandler({})).open("https://${host}:8443/np", timeout=30).read().decode()),
+    "http_client": attempt(hc),
+    "https_client": attempt(hcs),
+    "raw_tcp": attempt(raw),
+    "asyncio": attempt(lambda: asyncio.run(aio())),
+    "getaddrinfo": attempt(lambda: sorted({a[4][0] for a in socket.getaddrinfo("${host}", 8080)})),
+}
+print(json.dumps(res))`
+
+  test('every client reaches the allowed lab by name: urllib (proxy and direct), http.client, TLS, raw TCP, asyncio, getaddrinfo', async () => {
+    const s = await session(['lab.test'])
+    const r = await run(s, clients('lab.test'))
+    assert.deepEqual(r, {
+      urllib_http: ['ok', 'lab http GET /u'],
+      urllib_https: ['ok', 'lab https GET /u'],
+      urllib_no_proxy: ['ok', 'lab https GET /np'],
+      http_client: ['ok', 'lab http GET /hc'],
+      https_client: ['ok', 'lab https GET /hcs'],
+      raw_tcp: ['ok', 'ping'],
+      asyncio: ['ok', 'pong'],
+      getaddrinfo: ['ok', [lab.address]],
+    })
+    assert.equal(loop.hits(), 0)
+  })
+
+  test('the same lab off the list is refused by every client, naming the destination and the rule', async () => {
+    const s = await session(['other.test'])
+    const r = await run(s, clients('lab.test'))
+    const rule = /lab\.test(:\d+)? is not on the allow list \(other\.test\)/
+    assert.equal(r.urllib_http?.[0], 'HTTPError')
+    assert.match(String(r.urllib_http?.[1]), rule)
+    assert.equal(r.urllib_https?.[0], 'URLError/OSError')
+    assert.match(String(r.urllib_https?.[1]), /Tunnel connection failed: 403/)
+    assert.match(String(r.urllib_https?.[1]), rule)
+    for (const k of ['urllib_no_proxy'] as const) assert.equal(r[k]?.[0], 'URLError/PermissionError', k)
+    for (const k of ['http_client', 'https_client', 'raw_tcp', 'asyncio', 'getaddrinfo'] as const) {
+      assert.equal(r[k]?.[0], 'PermissionError', `${k}: ${JSON.stringify(r[k])}`)
+      assert.match(String(r[k]?.[1]), /vis: network access to 'lab\.test(:\d+)?' refused: /, k)
+      assert.match(String(r[k]?.[1]), rule, k)
+    }
+  })
+
+  test('a sibling name does not admit its neighbour; *.name admits subdomains only', async () => {
+    const sibling = await session(['b.lab.test'])
+    const r = await run(
+      sibling,
+      `print(json.dumps({"a": attempt(lambda: socket.getaddrinfo("a.lab.test", 80)[0][4][0]), "b": attempt(lambda: socket.create_connection(("b.lab.test", ${lab.ports.echo}), timeout=30).close())}))`,
+    )
+    assert.equal(r.a?.[0], 'PermissionError')
+    assert.match(String(r.a?.[1]), /a\.lab\.test:80 is not on the allow list \(b\.lab\.test\)/)
+    assert.deepEqual(r.b, ['ok', null])
+    const subs = await session(['*.lab.test'])
+    const s = await run(
+      subs,
+      `print(json.dumps({"apex": attempt(lambda: socket.getaddrinfo("lab.test", 80)), "sub": attempt(lambda: urllib.request.urlopen("http://a.lab.test:8080/s", timeout=30).read().decode())}))`,
+    )
+    assert.equal(s.apex?.[0], 'PermissionError')
+    assert.deepEqual(s.sub, ['ok', 'lab http GET /s'])
+  })
+
+  test('read-only: GET passes, POST is refused by the rule, and tunnels that would hide the method are refused', async () => {
+    const s = await session([{ host: 'lab.test', access: 'read-only' }])
+    const r = await run(
+      s,
+      `def post():
+    return urllib.request.urlopen(urllib.request.Request("http://lab.test:8080/p", data=b"x=1", method="POST"), timeout=30).read().decode()
+print(json.dumps({
+    "get": attempt(lambda: urllib.request.urlopen("http://lab.test:8080/g", timeout=30).read().decode()),
+    "head": attempt(lambda: urllib.request.urlopen(urllib.request.Request("http://lab.test:8080/h", method="HEAD"), timeout=30).status),
+    "post": attempt(post),
+    "raw": attempt(lambda: socket.create_connection(("lab.test", ${lab.ports.echo}), timeout=30)),
+}))`,
+    )
+    assert.deepEqual(r.get, ['ok', 'lab http GET /g'])
+    assert.deepEqual(r.head, ['ok', 200])
+    assert.equal(r.post?.[0], 'HTTPError')
+    assert.match(
+      String(r.post?.[1]),
+      /403: vis egress refused: lab\.test:8080: POST is not allowed by 'lab\.test \(read-only\)'/,
+    )
+    assert.equal(r.raw?.[0], 'PermissionError')
+    assert.match(
+      String(r.raw?.[1]),
+      /lab\.test:\d+: 'lab\.test \(read-only\)' limits HTTP methods or paths, which a tunnel/,
+    )
+  })
+
+  test('names on the list that resolve to loopback, RFC 1918, link-local, or mix them with public answers are refused', async () => {
+    const s = await session([
+      'inside.test',
+      'private.test',
+      'mixed.test',
+      'meta.test',
+      'metadata.google.internal',
+    ])
+    const r = await run(
+      s,
+      `print(json.dumps({n: attempt(lambda n=n: socket.create_connection((n, ${loop.port}), timeout=30)) for n in ["inside.test", "private.test", "mixed.test", "meta.test", "metadata.google.internal"]}))`,
+    )
+    const why: Record<string, RegExp> = {
+      'inside.test':
+        /inside\.test resolves to 127\.0\.0\.1 \(loopback\): reachable only through an allow entry naming that IP or CIDR/,
+      'private.test': /10\.0\.0\.1 \(private \(RFC 1918\)\)/,
+      'mixed.test': /mixed\.test resolves to 127\.0\.0\.1 \(loopback\)/,
+      'meta.test': /169\.254\.169\.254 \(link-local \(cloud metadata\)\): never reachable/,
+      'metadata.google.internal': /cloud metadata name: always refused/,
+    }
+    for (const [name, re] of Object.entries(why)) {
+      assert.equal(r[name]?.[0], 'PermissionError', name)
+      assert.match(String(r[name]?.[1]), re, name)
+    }
+    assert.equal(loop.hits(), 0)
+  })
+
+  test('an explicit 127.0.0.1:PORT entry reaches that host loopback listener and nothing else on loopback', async () => {
+    const start = loop.hits()
+    const s = await session([`127.0.0.1:${loop.port}`])
+    const r = await run(
+      s,
+      `def get(port):
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as c:
+        return c.recv(16).decode()
+print(json.dumps({"listed": attempt(lambda: get(${loop.port})), "other": attempt(lambda: get(${other.port})), "name": attempt(lambda: get_by_name())}))`.replace(
+        'get_by_name()',
+        `socket.create_connection(("inside.test", ${loop.port}), timeout=30).close()`,
+      ),
+    )
+    assert.deepEqual(r.listed, ['ok', 'trap'])
+    assert.equal(r.other?.[0], 'PermissionError')
+    assert.match(String(r.other?.[1]), new RegExp(`127\\.0\\.0\\.1:${other.port} is not on the allow list`))
+    assert.equal(other.hits(), 0)
+    // A name resolving to the listed address and port is admitted by that IP entry, which
+    // names the address explicitly (the floor's exception); nothing else on loopback is.
+    assert.deepEqual(r.name, ['ok', null])
+    assert.equal(loop.hits(), start + 2)
+  })
+
+  test('rebinding: a name flipping between the lab and loopback never reaches loopback', async () => {
+    const seen = loop.hits()
+    const s = await session(['flip.test'])
+    const r = await run(
+      s,
+      `def once():
+    with socket.create_connection(("flip.test", ${lab.ports.echo}), timeout=30) as c:
+        c.sendall(b"echo")
+        return c.recv(16).decode()
+out = [attempt(once) for _ in range(6)]
+gai = [attempt(lambda: sorted({a[4][0] for a in socket.getaddrinfo("flip.test", ${lab.ports.echo})})) for _ in range(4)]
+print(json.dumps({"connects": out, "lookups": gai}))`,
+    )
+    const connects = r.connects as unknown as [string, unknown][]
+    const lookups = r.lookups as unknown as [string, unknown][]
+    assert.ok(
+      connects.some((c) => c[0] === 'ok'),
+      JSON.stringify(connects),
+    )
+    for (const c of connects) {
+      if (c[0] === 'ok') assert.equal(c[1], 'echo')
+      else assert.match(String(c[1]), /flip\.test resolves to 127\.0\.0\.1 \(loopback\)/)
+    }
+    for (const l of lookups) {
+      if (l[0] === 'ok') assert.deepEqual(l[1], [lab.address])
+      else assert.match(String(l[1]), /loopback/)
+    }
+    assert.ok(lookups.some((l) => l[0] !== 'ok') && lookups.some((l) => l[0] === 'ok'))
+    assert.equal(loop.hits(), seen, 'nothing reached the loopback listener')
+  })
+
+  test("the vis server's port and the egress relay stay unreachable even with allow ['*', '127.0.0.1']", async () => {
+    const server: VisServer = await startServer({ home, python, port: 0, pool: { size: 0 } })
+    try {
+      const s = await session(['*', '127.0.0.1'])
+      const r = await run(
+        s,
+        `print(json.dumps({
+    "server": attempt(lambda: socket.create_connection(("127.0.0.1", ${server.port}), timeout=30)),
+    "server_http": attempt(lambda: urllib.request.urlopen("http://127.0.0.1:${server.port}/v1/health", timeout=30).read().decode()),
+    "relay": attempt(lambda: urllib.request.urlopen("http://127.0.0.1:3128/", timeout=30).read().decode()),
+    "trap": attempt(lambda: socket.create_connection(("127.0.0.1", ${other.port}), timeout=30).recv(16).decode()),
+}))`,
+      )
+      assert.equal(r.server?.[0], 'PermissionError')
+      assert.match(String(r.server?.[1]), /own listening port/)
+      assert.equal(r.server_http?.[0], 'HTTPError')
+      assert.match(String(r.server_http?.[1]), /own listening port/)
+      // The relay port as a destination is the host's, through the proxy: refused.
+      assert.equal(r.relay?.[0], 'HTTPError')
+      assert.match(String(r.relay?.[1]), /127\.0\.0\.1:3128 is the vis host's own listening port/)
+      // ... while an ordinary loopback listener is reachable under that list.
+      assert.deepEqual(r.trap, ['ok', 'trap'])
+    } finally {
+      await server.close()
+    }
+  })
+})
