@@ -122,6 +122,7 @@ export async function createRuntime(input: RuntimeOptions = {}): Promise<Runtime
       roots: policy.roots,
       spawn: jail?.spawn,
       maxConcurrentHostCalls: opts.maxConcurrentHostCalls,
+      onNetwork: (net) => jail?.setNetwork(net),
       onDispose: async (s) => {
         if (live.get(s.id) === s) live.delete(s.id)
         // After the session's resources: the tool network outlives none of its processes.

@@ -4,6 +4,7 @@ import { homedir } from 'node:os'
 import { delimiter, dirname, isAbsolute, join } from 'node:path'
 import type { Readable } from 'node:stream'
 import { z } from 'zod'
+import type { NetworkEntry } from '../confinement/egress/policy.js'
 import { findNative } from '../confinement/native.js'
 import { type ConfinedProcess, spawnConfined } from '../confinement/spawn.js'
 import { jailInitEntry } from '../tools/proc/jail-init-entry.js'
@@ -42,9 +43,16 @@ const GIT_READ_ONLY = ['/usr/lib/git-core', '/usr/share/git-core']
 // git is jailed the same way, with the user's ~/.gitconfig read-only (identity,
 // aliases): a repository's own config can make git run commands (aliases, filters,
 // hooks are noexec on the roots), and they stay inside this jail.
-export type ToolJail = { spawn: SpawnHook; dispose(): Promise<void> }
+export type ToolJail = {
+  spawn: SpawnHook
+  // The session's network was tightened: the holder's egress proxy and later jails follow.
+  setNetwork(net: { enabled: boolean; allow: NetworkEntry[] }): void
+  dispose(): Promise<void>
+}
 
-export function toolJail(o: ToolJailOptions): ToolJail {
+export function toolJail(input: ToolJailOptions): ToolJail {
+  // A copy: setNetwork narrows it for the rest of the session.
+  const o: ToolJailOptions = { ...input, policy: { ...input.policy, network: { ...input.policy.network } } }
   const { policy } = o
   const holder = new NetworkHolder(o)
   const spawn: SpawnHook = async (command, args, opts) => {
@@ -92,7 +100,11 @@ export function toolJail(o: ToolJailOptions): ToolJail {
     )
     return { child: jail.child, jailed: true, kill: () => jail.kill(), status: readStatus(jail.child) }
   }
-  return { spawn, dispose: () => holder.dispose() }
+  const setNetwork = (net: { enabled: boolean; allow: NetworkEntry[] }) => {
+    policy.network = { ...policy.network, enabled: net.enabled, allow: net.enabled ? net.allow : [] }
+    holder.setRules(policy.network)
+  }
+  return { spawn, setNetwork, dispose: () => holder.dispose() }
 }
 
 // Every tool jail starts under jail-init: seccomp, and (for the holder) the egress relay.
@@ -152,6 +164,10 @@ class NetworkHolder {
       sessionId: this.o.sessionId,
       op: 'spawn',
     })
+  }
+
+  setRules(net: WorkerPolicy['network']): void {
+    void this.current?.then((h) => h.jail.egress?.setRules(net)).catch(() => undefined)
   }
 
   async dispose(): Promise<void> {

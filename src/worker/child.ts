@@ -7,6 +7,7 @@
 import { Socket } from 'node:net'
 import { z } from 'zod'
 import { startEgressForwarderFromEnv } from '../confinement/egress/forwarder.js'
+import { NetworkEntrySchema } from '../confinement/egress/policy.js'
 import { installSeccomp } from '../confinement/seccomp.js'
 import { loadPython, type PythonRuntime } from '../native/index.js'
 import { Channel, type ChannelOptions } from '../protocol/channel.js'
@@ -69,7 +70,7 @@ async function confine(py: PythonRuntime, input: unknown) {
   return { audit: true, seccomp: msg.seccomp }
 }
 
-const NetworkRequest = z.object({ enabled: z.boolean(), allow: z.array(z.string()).optional() })
+const NetworkRequest = z.object({ enabled: z.boolean(), allow: z.array(NetworkEntrySchema).optional() })
 
 // Tightens the network for the rest of the session: the audit policy always; turned off,
 // also the OS side (the egress relay closes with its open connections, and a stacked

@@ -3,8 +3,10 @@
 // client a model writes reaches it when the policy allows, and is refused, naming the
 // destination and the rule, when it does not. Needs root (CI runs as root).
 import assert from 'node:assert/strict'
-import { copyFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import type { NetworkEntryInput } from '../../src/confinement/egress/policy.js'
@@ -27,6 +29,23 @@ def attempt(f):
         return [kind, str(e)]
 `
 
+// A bare repository served the "dumb" HTTP way (static files after update-server-info).
+function bareRepository(dir: string): void {
+  const work = mkdtempSync(join(tmpdir(), 'vis-lab-work-'))
+  const git = (cwd: string, ...args: string[]) =>
+    execFileSync('git', ['-c', 'user.name=lab', '-c', 'user.email=lab@lab.test', ...args], {
+      cwd,
+      stdio: 'pipe',
+    })
+  git(work, 'init', '-q', '-b', 'main')
+  writeFileSync(join(work, 'README.md'), 'cloned from the lab\n')
+  git(work, 'add', 'README.md')
+  git(work, 'commit', '-q', '-m', 'first')
+  git(work, 'clone', '-q', '--bare', work, dir)
+  git(dir, 'update-server-info')
+  rmSync(work, { recursive: true, force: true })
+}
+
 // A loopback listener on the host that counts who reached it.
 async function trap(): Promise<{ server: Server; port: number; hits: () => number }> {
   let hits = 0
@@ -44,6 +63,7 @@ describe('egress against a lab upstream', () => {
   let loop: Awaited<ReturnType<typeof trap>>
   let other: Awaited<ReturnType<typeof trap>>
   let ca: string
+  let files: string
   const sessions: Session[] = []
 
   before(async () => {
@@ -51,7 +71,9 @@ describe('egress against a lab upstream', () => {
     // would land in the trap instead of the lab.
     loop = await trap()
     other = await trap()
-    lab = await startLab({ echoPort: loop.port })
+    files = mkdtempSync(join(tmpdir(), 'vis-lab-files-'))
+    bareRepository(join(files, 'repo.git'))
+    lab = await startLab({ echoPort: loop.port, files })
     ca = join(root, 'lab-ca.pem')
     copyFileSync(lab.caFile, ca)
     rt = await createRuntime({ home, python, pool: { size: 0 } })
@@ -60,12 +82,13 @@ describe('egress against a lab upstream', () => {
     for (const s of sessions) await s.dispose().catch(() => undefined)
     await rt?.close()
     await lab?.close()
+    rmSync(files, { recursive: true, force: true })
     loop?.server.close()
     other?.server.close()
   })
 
-  async function session(allow: NetworkEntryInput[], deny: string[] = []): Promise<Session> {
-    const s = await rt.createSession({ roots: [root], network: { enabled: true, allow, deny } })
+  async function session(allow: NetworkEntryInput[], deny: string[] = [], shell = false): Promise<Session> {
+    const s = await rt.createSession({ roots: [root], shell, network: { enabled: true, allow, deny } })
     sessions.push(s)
     return s
   }
@@ -292,5 +315,68 @@ print(json.dumps({"connects": out, "lookups": gai}))`,
     } finally {
       await server.close()
     }
+  })
+
+  test('shell=True tool processes: curl (HTTP and HTTPS) and git clone reach the allowed lab; off-list names are refused', async () => {
+    const s = await session(['lab.test'], [], true)
+    const r = await run(
+      s,
+      `cmds = {
+    "http": "curl -sS --max-time 30 http://lab.test:8080/c",
+    "https": "curl -sS --max-time 30 --cacert ${ca} https://lab.test:8443/c",
+    "clone": "git -c http.sslCAInfo=${ca} clone -q https://lab.test:8443/files/repo.git cloned && cat cloned/README.md",
+    "off_http": "curl -s -o /dev/null -w '%{http_code}' --max-time 30 http://elsewhere.test:8080/",
+    "off_https": "curl -sS --max-time 30 --cacert ${ca} https://elsewhere.test:8443/ 2>&1; echo exit=$?",
+    "direct": "curl -sS --noproxy '*' --max-time 5 http://${lab.address}:8080/ 2>&1; echo exit=$?",
+}
+out = {}
+for k, c in cmds.items():
+    r = await shell(c, timeout_secs=120)
+    out[k] = ["ok" if r["exit"] == 0 else "exit %s" % r["exit"], r["stdout"]]
+print(json.dumps(out))`,
+    )
+    assert.deepEqual(r.http, ['ok', 'lab http GET /c'])
+    assert.deepEqual(r.https, ['ok', 'lab https GET /c'])
+    assert.deepEqual(r.clone, ['ok', 'cloned from the lab\n'])
+    assert.deepEqual(r.off_http, ['ok', '403'])
+    assert.match(String(r.off_https?.[1]), /403/)
+    assert.doesNotMatch(String(r.off_https?.[1]), /lab https/)
+    // Around the proxy there is no way out: the tool network has only loopback.
+    assert.match(String(r.direct?.[1]), /exit=[1-9]/)
+    assert.doesNotMatch(String(r.direct?.[1]), /lab http/)
+  })
+
+  test('network_probe prints each rule verdict and the decision, sending nothing', async () => {
+    const s = await session([{ host: 'lab.test', access: 'read-only' }, 'b.lab.test:443'], ['x.lab.test'])
+    const before = await s.runBlock(
+      'network_probe("http://lab.test:8080/upload", method="POST")\nnetwork_probe("b.lab.test:443")\nnetwork_probe("https://x.lab.test/")\nnetwork_probe("inside.test:80")',
+    )
+    assert.equal(before.error, undefined, JSON.stringify(before.error))
+    const out = before.stdout ?? ''
+    assert.match(out, /target: http:\/\/lab\.test:8080\/upload \(POST\)/)
+    assert.match(
+      out,
+      /allow lab\.test \(read-only\): matches, but POST is not allowed by 'lab\.test \(read-only\)'/,
+    )
+    assert.match(out, /decision: refused: lab\.test:8080: POST is not allowed/)
+    assert.match(
+      out,
+      /target: b\.lab\.test:443\n(.*\n)*?decision: allowed: b\.lab\.test:443 is allowed by allow entry 'b\.lab\.test:443'/,
+    )
+    assert.match(out, /deny {2}x\.lab\.test: matches: refuse/)
+    assert.match(out, /decision: refused: x\.lab\.test:443 is refused by deny entry 'x\.lab\.test'/)
+    assert.match(out, /decision: refused: inside\.test:80 is not on the allow list/)
+  })
+
+  test('tightening the network at run time reaches the host proxy: a name dropped from the list is refused at once', async () => {
+    const s = await session(['lab.test', 'b.lab.test'])
+    const fetch = `print(json.dumps({"lab": attempt(lambda: socket.create_connection(("lab.test", ${lab.ports.echo}), timeout=30).close()), "b": attempt(lambda: urllib.request.urlopen("http://b.lab.test:8080/t", timeout=30).read().decode())}))`
+    const open = await run(s, fetch)
+    assert.deepEqual(open, { lab: ['ok', null], b: ['ok', 'lab http GET /t'] })
+    await s.setNetwork({ enabled: true, allow: ['b.lab.test'] })
+    const narrowed = await run(s, fetch)
+    assert.equal(narrowed.lab?.[0], 'PermissionError')
+    assert.match(String(narrowed.lab?.[1]), /not on the allow list \(b\.lab\.test\)/)
+    assert.deepEqual(narrowed.b, ['ok', 'lab http GET /t'])
   })
 })

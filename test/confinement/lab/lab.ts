@@ -161,6 +161,7 @@ export async function startLab(
       'lab.test': [address],
       'a.lab.test': [address],
       'b.lab.test': [address],
+      'elsewhere.test': [address],
       'inside.test': ['127.0.0.1'],
       'private.test': ['10.0.0.1'],
       'mixed.test': [address, '127.0.0.1'],
