@@ -5,6 +5,7 @@ import { classifyAddress, specialRange } from '../../src/confinement/egress/addr
 import { compilePolicy, evaluate } from '../../src/confinement/egress/evaluate.js'
 import { startEgressForwarder } from '../../src/confinement/egress/forwarder.js'
 import { protectPort } from '../../src/confinement/egress/guard.js'
+import { egressChecks } from '../../src/confinement/egress/health.js'
 import {
   type NetworkEntryInput,
   NetworkPolicySchema,
@@ -269,4 +270,16 @@ test('an explicitly allowed address is dialled, by CONNECT and by absolute URI, 
     server.closeAllConnections()
     server.close()
   }
+})
+
+test('vis doctor egress checks: the relay -> proxy path carries an allowed request and the floor holds', async () => {
+  const checks = await egressChecks()
+  assert.deepEqual(
+    checks.map((c) => [c.id, c.level]),
+    [
+      ['egress.path', 'info'],
+      ['egress.floor', 'info'],
+    ],
+  )
+  assert.match(checks[0]?.message ?? '', /relay -> host proxy/)
 })

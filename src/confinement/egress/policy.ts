@@ -79,13 +79,14 @@ export const NetworkRuleSchema = z
   .strict()
 
 export const NetworkEntrySchema = z.union([EntryText, NetworkRuleSchema])
+export const NetworkDenySchema = EntryText
 
 export const NetworkPolicySchema = z
   .object({
     enabled: z.boolean().default(false),
     // Empty with the network on: every public destination (the address floor still applies).
     allow: z.array(NetworkEntrySchema).default([]),
-    deny: z.array(EntryText).default([]),
+    deny: z.array(NetworkDenySchema).default([]),
   })
   .strict()
 
