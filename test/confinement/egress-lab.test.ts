@@ -128,6 +128,7 @@ res = {
     "raw_tcp": attempt(raw),
     "asyncio": attempt(lambda: asyncio.run(aio())),
     "getaddrinfo": attempt(lambda: sorted({a[4][0] for a in socket.getaddrinfo("${host}", 8080)})),
+    "gethostbyname": attempt(lambda: socket.gethostbyname("${host}")),
 }
 print(json.dumps(res))`
 
@@ -143,6 +144,7 @@ print(json.dumps(res))`
       raw_tcp: ['ok', 'ping'],
       asyncio: ['ok', 'pong'],
       getaddrinfo: ['ok', [lab.address]],
+      gethostbyname: ['ok', lab.address],
     })
     assert.equal(loop.hits(), 0)
   })
@@ -157,7 +159,14 @@ print(json.dumps(res))`
     assert.match(String(r.urllib_https?.[1]), /Tunnel connection failed: 403/)
     assert.match(String(r.urllib_https?.[1]), rule)
     for (const k of ['urllib_no_proxy'] as const) assert.equal(r[k]?.[0], 'URLError/PermissionError', k)
-    for (const k of ['http_client', 'https_client', 'raw_tcp', 'asyncio', 'getaddrinfo'] as const) {
+    for (const k of [
+      'http_client',
+      'https_client',
+      'raw_tcp',
+      'asyncio',
+      'getaddrinfo',
+      'gethostbyname',
+    ] as const) {
       assert.equal(r[k]?.[0], 'PermissionError', `${k}: ${JSON.stringify(r[k])}`)
       assert.match(String(r[k]?.[1]), /vis: network access to 'lab\.test(:\d+)?' refused: /, k)
       assert.match(String(r[k]?.[1]), rule, k)
@@ -324,6 +333,7 @@ print(json.dumps({"connects": out, "lookups": gai}))`,
       `cmds = {
     "http": "curl -sS --max-time 30 http://lab.test:8080/c",
     "https": "curl -sS --max-time 30 --cacert ${ca} https://lab.test:8443/c",
+    "python": "python3 -c 'import urllib.request as u; print(u.urlopen(\\"http://lab.test:8080/py\\", timeout=30).read().decode())'",
     "clone": "git -c http.sslCAInfo=${ca} clone -q https://lab.test:8443/files/repo.git cloned && cat cloned/README.md",
     "off_http": "curl -s -o /dev/null -w '%{http_code}' --max-time 30 http://elsewhere.test:8080/",
     "off_https": "curl -sS --max-time 30 --cacert ${ca} https://elsewhere.test:8443/ 2>&1; echo exit=$?",
@@ -338,6 +348,7 @@ print(json.dumps(out))`,
     assert.deepEqual(r.http, ['ok', 'lab http GET /c'])
     assert.deepEqual(r.https, ['ok', 'lab https GET /c'])
     assert.deepEqual(r.clone, ['ok', 'cloned from the lab\n'])
+    assert.deepEqual(r.python, ['ok', 'lab http GET /py\n'])
     assert.deepEqual(r.off_http, ['ok', '403'])
     assert.match(String(r.off_https?.[1]), /403/)
     assert.doesNotMatch(String(r.off_https?.[1]), /lab https/)

@@ -48,6 +48,8 @@ def _unshim():
         import socket
 
         socket.getaddrinfo = net._real_getaddrinfo
+        socket.gethostbyname = net._real_gethostbyname
+        socket.gethostbyname_ex = net._real_gethostbyname_ex
         socket.socket.connect = net._real_connect
         socket.socket.connect_ex = net._real_connect_ex
     sub = sys.modules.get("subprocess")

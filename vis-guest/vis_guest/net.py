@@ -26,6 +26,8 @@ import urllib.parse
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex
 _real_getaddrinfo = socket.getaddrinfo
+_real_gethostbyname = socket.gethostbyname
+_real_gethostbyname_ex = socket.gethostbyname_ex
 
 _PORT = 0
 _SERVICES = {"http": 80, "https": 443, "ftp": 21, "ssh": 22, "smtp": 25, "imap": 143, "imaps": 993}
@@ -135,6 +137,19 @@ def getaddrinfo(host, port, family=0, type=0, proto=0, flags=0):
     return out
 
 
+def gethostbyname(host):
+    if _is_numeric(host):
+        return _real_gethostbyname(host)
+    return getaddrinfo(host, None, socket.AF_INET, socket.SOCK_STREAM)[0][4][0]
+
+
+def gethostbyname_ex(host):
+    if _is_numeric(host):
+        return _real_gethostbyname_ex(host)
+    addresses = [a[4][0] for a in getaddrinfo(host, None, socket.AF_INET, socket.SOCK_STREAM)]
+    return host, [], addresses
+
+
 def _tunnel_target(sock, address):
     """(host, port) when this connect must go through the proxy; None to connect as asked."""
     if sock.family not in (socket.AF_INET, socket.AF_INET6) or not isinstance(address, tuple) or len(address) < 2:
@@ -203,6 +218,8 @@ def install() -> bool:
         return False
     _PORT = int(port)
     socket.getaddrinfo = getaddrinfo
+    socket.gethostbyname = gethostbyname
+    socket.gethostbyname_ex = gethostbyname_ex
     socket.socket.connect = connect
     socket.socket.connect_ex = connect_ex
     return True
