@@ -191,6 +191,28 @@ print(json.dumps(res))`
     assert.deepEqual(s.sub, ['ok', 'lab http GET /s'])
   })
 
+  test('an empty allow list reaches every public destination but not the floor; a specific deny beats a specific allow', async () => {
+    const open = await session([], ['b.lab.test'])
+    const r = await run(
+      open,
+      `print(json.dumps({n: attempt(lambda n=n: urllib.request.urlopen("http://%s:8080/o" % n, timeout=30).read().decode()) for n in ["lab.test", "a.lab.test", "b.lab.test", "inside.test"]}))`,
+    )
+    assert.deepEqual(r['lab.test'], ['ok', 'lab http GET /o'])
+    assert.deepEqual(r['a.lab.test'], ['ok', 'lab http GET /o'])
+    assert.equal(r['b.lab.test']?.[0], 'HTTPError')
+    assert.match(String(r['b.lab.test']?.[1]), /b\.lab\.test:8080 is refused by deny entry 'b\.lab\.test'/)
+    assert.equal(r['inside.test']?.[0], 'HTTPError')
+    assert.match(String(r['inside.test']?.[1]), /inside\.test resolves to 127\.0\.0\.1 \(loopback\)/)
+    const both = await session(['lab.test'], ['lab.test:8080'])
+    const d = await run(
+      both,
+      `print(json.dumps({"http": attempt(lambda: socket.create_connection(("lab.test", 8080), timeout=30).close()), "echo": attempt(lambda: socket.create_connection(("lab.test", ${lab.ports.echo}), timeout=30).close())}))`,
+    )
+    assert.equal(d.http?.[0], 'PermissionError')
+    assert.match(String(d.http?.[1]), /refused by deny entry 'lab\.test:8080'/)
+    assert.deepEqual(d.echo, ['ok', null])
+  })
+
   test('read-only: GET passes, POST is refused by the rule, and tunnels that would hide the method are refused', async () => {
     const s = await session([{ host: 'lab.test', access: 'read-only' }])
     const r = await run(
@@ -377,6 +399,14 @@ print(json.dumps(out))`,
     assert.match(out, /deny {2}x\.lab\.test: matches: refuse/)
     assert.match(out, /decision: refused: x\.lab\.test:443 is refused by deny entry 'x\.lab\.test'/)
     assert.match(out, /decision: refused: inside\.test:80 is not on the allow list/)
+    // Network off: the probe says so, and no rule is consulted.
+    const off = await rt.createSession({ roots: [root] })
+    sessions.push(off)
+    const o = await off.runBlock('network_probe("https://lab.test/")')
+    assert.equal(
+      o.stdout,
+      'target: https://lab.test/\n  network access is off for this session: no rule is consulted\ndecision: refused\n',
+    )
   })
 
   test('tightening the network at run time reaches the host proxy: a name dropped from the list is refused at once', async () => {
