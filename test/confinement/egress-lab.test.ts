@@ -356,6 +356,9 @@ print(json.dumps({"connects": out, "lookups": gai}))`,
     "http": "curl -sS --max-time 30 http://lab.test:8080/c",
     "https": "curl -sS --max-time 30 --cacert ${ca} https://lab.test:8443/c",
     "python": "python3 -c 'import urllib.request as u; print(u.urlopen(\\"http://lab.test:8080/py\\", timeout=30).read().decode())'",
+    "py_raw": "python3 -c 'import socket; s = socket.create_connection((\\"lab.test\\", ${lab.ports.echo}), timeout=30); s.sendall(b\\"tool\\"); print(s.recv(8).decode(), socket.gethostbyname(\\"lab.test\\"))'",
+    "py_off": "python3 -c 'import socket; socket.create_connection((\\"elsewhere.test\\", 80), timeout=30)' 2>&1 | tail -1",
+    "own_server": "python3 -m http.server 8765 --bind 127.0.0.1 >/dev/null 2>&1 & for i in $(seq 100); do python3 -c 'import socket, urllib.request as u; print(u.urlopen(\\"http://localhost:8765/\\", timeout=5).status, socket.create_connection((\\"127.0.0.1\\", 8765)).close())' 2>/dev/null && break; sleep 0.1; done; kill %1",
     "clone": "git -c http.sslCAInfo=${ca} clone -q https://lab.test:8443/files/repo.git cloned && cat cloned/README.md",
     "off_http": "curl -s -o /dev/null -w '%{http_code}' --max-time 30 http://elsewhere.test:8080/",
     "off_https": "curl -sS --max-time 30 --cacert ${ca} https://elsewhere.test:8443/ 2>&1; echo exit=$?",
@@ -371,6 +374,15 @@ print(json.dumps(out))`,
     assert.deepEqual(r.https, ['ok', 'lab https GET /c'])
     assert.deepEqual(r.clone, ['ok', 'cloned from the lab\n'])
     assert.deepEqual(r.python, ['ok', 'lab http GET /py\n'])
+    // Loopback in a tool jail is the session's own tool network: a background server of
+    // the same session is reached by name and address without the proxy.
+    assert.deepEqual(r.own_server, ['ok', '200 None\n'])
+    // A python3 script's raw socket and lookup go through the proxy as in a block.
+    assert.deepEqual(r.py_raw, ['ok', `tool ${lab.address}\n`])
+    assert.match(
+      String(r.py_off?.[1]),
+      /PermissionError: \[Errno 13\] vis: network access to 'elsewhere\.test:80' refused: elsewhere\.test:80 is not on the allow list \(lab\.test\)/,
+    )
     assert.deepEqual(r.off_http, ['ok', '403'])
     assert.match(String(r.off_https?.[1]), /403/)
     assert.doesNotMatch(String(r.off_https?.[1]), /lab https/)

@@ -30,6 +30,11 @@ _real_gethostbyname = socket.gethostbyname
 _real_gethostbyname_ex = socket.gethostbyname_ex
 
 _PORT = 0
+# In a tool jail (VIS_EGRESS_LOCAL=1) loopback is the session's own tool network, where a
+# background server of an earlier command listens: `localhost` and loopback addresses
+# stay local there. A worker has nothing of its own on loopback: all goes to the proxy.
+_LOCAL = False
+_LOCAL_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback")
 _SERVICES = {"http": 80, "https": 443, "ftp": 21, "ssh": 22, "smtp": 25, "imap": 143, "imaps": 993}
 _HANDSHAKE_TIMEOUT = 60.0
 
@@ -117,10 +122,16 @@ def _refused(where: str, reason: str) -> PermissionError:
     return PermissionError(errno.EACCES, f"vis: network access to '{where}' refused: {reason}")
 
 
+def _is_loopback(host: str) -> bool:
+    return host == "::1" or host.startswith("127.") or host.startswith("::ffff:127.")
+
+
 def getaddrinfo(host, port, family=0, type=0, proto=0, flags=0):
     if host is None or _is_numeric(host) or flags & socket.AI_NUMERICHOST:
         return _real_getaddrinfo(host, port, family, type, proto, flags)
     name = host.decode("idna") if isinstance(host, bytes) else str(host)
+    if _LOCAL and name.lower().rstrip(".") in _LOCAL_NAMES:
+        return _real_getaddrinfo(host, port, family, type, proto, flags)
     number = _port_number(port)
     answer = control("resolve", {"host": name, "port": number or None})
     if not answer.get("ok"):
@@ -158,6 +169,8 @@ def _tunnel_target(sock, address):
     if isinstance(host, bytes):
         host = host.decode("idna")
     if port == _PORT and host in ("127.0.0.1", "localhost", "::ffff:127.0.0.1"):
+        return None
+    if _LOCAL and (_is_loopback(str(host)) or str(host).lower() in _LOCAL_NAMES):
         return None
     return str(host), int(port)
 
@@ -212,11 +225,12 @@ def connect_ex(self, address):
 
 def install() -> bool:
     """Routes the guest's sockets through the egress proxy; False when the network is off."""
-    global _PORT
+    global _PORT, _LOCAL
     port = os.environ.get("VIS_EGRESS_PORT")
     if not port or not port.isdigit():
         return False
     _PORT = int(port)
+    _LOCAL = os.environ.get("VIS_EGRESS_LOCAL") == "1"
     socket.getaddrinfo = getaddrinfo
     socket.gethostbyname = gethostbyname
     socket.gethostbyname_ex = gethostbyname_ex
