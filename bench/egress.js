@@ -1,6 +1,7 @@
 // Egress cost on a lab upstream (test/confinement/lab): a network namespace with a veth
 // pair and a TEST-NET-2 address, named lab.test through the lab's resolver map. The same
-// client code (bench/egress_client.py) measures connect latency and a 1 MiB HTTP download
+// client code (bench/egress_client.py) measures connect latency (by name: lookup + connect;
+// by address: connect alone) and a 1 MiB HTTP download
 //   direct: the host's python (the distribution's) dialling the lab's address;
 //   egress: a block in a jailed session allowed ['lab.test'], going through the worker's
 //           relay, the host proxy's policy check and its dial (CONNECT tunnel).
@@ -54,7 +55,8 @@ try {
   console.log(
     `${'what'.padEnd(22)} ${'direct50'.padStart(8)} ${'direct99'.padStart(8)} ${'egress50'.padStart(8)} ${'egress99'.padStart(8)} ${'ratio50'.padStart(9)}`,
   )
-  row('connect', 'connect_ms')
+  row('connect by name', 'connect_ms')
+  row('connect by address', 'connect_address_ms')
   row('1 MiB download', 'download_1mib_ms')
 } finally {
   await rt.close()
