@@ -199,12 +199,10 @@ function floorRefusal(req: EgressRequest, chosen: Compiled | undefined): string 
 // Name-level: can any address of this name be allowed? When not, the name is never looked up.
 export function nameMayPass(policy: CompiledPolicy, req: EgressRequest): EgressVerdict {
   const v = evaluate(policy, req)
-  if (v.allowed || isIP(normalizeHost(req.host)) !== 0) return v
+  const host = normalizeHost(req.host)
+  if (v.allowed || isIP(host) !== 0 || !policy.enabled || METADATA_NAMES.has(host)) return v
+  if (v.rule !== undefined && v.rule !== '*') return v // a specific deny named it: refused whatever it resolves to
   // An IP/CIDR allow entry may still admit the name's addresses: resolve, then decide.
   const byAddress = policy.allow.some((c) => c.parsed.kind === 'address' && portMatches(c.parsed, req.port))
-  const deniedByName = v.rule !== undefined && policy.deny.some((c) => c.text === v.rule)
-  if (byAddress && !deniedByName && !/metadata name|network access is off/.test(v.reason)) {
-    return { ...v, allowed: true, reason: 'an IP/CIDR allow entry may admit its addresses' }
-  }
-  return v
+  return byAddress ? { ...v, allowed: true, reason: 'an IP/CIDR allow entry may admit its addresses' } : v
 }
