@@ -2,10 +2,12 @@ import assert from 'node:assert/strict'
 import { createServer, get, request, type Server } from 'node:http'
 import { test } from 'node:test'
 import { classifyAddress, specialRange } from '../../src/confinement/egress/address.js'
+import { EgressChecker } from '../../src/confinement/egress/check.js'
 import { compilePolicy, evaluate } from '../../src/confinement/egress/evaluate.js'
 import { startEgressForwarder } from '../../src/confinement/egress/forwarder.js'
 import { protectPort } from '../../src/confinement/egress/guard.js'
 import { egressChecks } from '../../src/confinement/egress/health.js'
+import { installEgressLab } from '../../src/confinement/egress/lab.js'
 import {
   type NetworkEntryInput,
   NetworkPolicySchema,
@@ -282,4 +284,42 @@ test('vis doctor egress checks: the relay -> proxy path carries an allowed reque
     ],
   )
   assert.match(checks[0]?.message ?? '', /relay -> host proxy/)
+})
+
+test('the checker: refused names are never looked up, every answer is checked, the checked address is dialled', async () => {
+  let lookups = 0
+  const uninstall = installEgressLab({
+    names: {
+      'ok.test': ['8.8.8.8', '8.8.4.4'],
+      'count.test': () => {
+        lookups++
+        return ['9.9.9.9']
+      },
+      'mix.test': ['8.8.8.8', '10.0.0.1'],
+      'inner.test': ['10.1.1.1'],
+    },
+    publicRanges: [],
+  })
+  try {
+    const c = new EgressChecker(policy(['ok.test', 'mix.test', '10.0.0.0/8'], ['*']))
+    const ok = await c.check({ host: 'ok.test', port: 443, tunnel: true })
+    assert.deepEqual(ok.allowed && [ok.address, ok.addresses], ['8.8.8.8', ['8.8.8.8', '8.8.4.4']])
+    const off = await c.check({ host: 'count.test', port: 443 })
+    assert.equal(off.allowed, false)
+    assert.equal(lookups, 0, 'a name the lists refuse is never looked up')
+    const mix = await c.check({ host: 'mix.test', port: 443 })
+    assert.equal(mix.allowed, false)
+    assert.match(mix.allowed ? '' : mix.reason, /mix\.test resolves to 10\.0\.0\.1 \(private \(RFC 1918\)\)/)
+    // an IP/CIDR entry admits addresses, not names resolving into it (nor looks them up)
+    assert.equal((await c.check({ host: 'inner.test', port: 80 })).allowed, false)
+    assert.equal((await c.check({ host: '10.1.1.1', port: 80 })).allowed, true)
+    // a bare address the guest got from a lookup is judged by the name that produced it
+    const byName = new EgressChecker(policy(['ok.test:443']))
+    assert.equal((await byName.check({ host: '8.8.4.4', port: 443 })).allowed, false)
+    byName.remember('ok.test', ['8.8.4.4'])
+    assert.equal((await byName.check({ host: '8.8.4.4', port: 443 })).allowed, true)
+    assert.equal((await byName.check({ host: '8.8.4.4', port: 80 })).allowed, false)
+  } finally {
+    uninstall()
+  }
 })

@@ -4,7 +4,6 @@ import {
   type EgressRequest,
   type EgressVerdict,
   evaluate,
-  nameMayPass,
   normalizeHost,
 } from './evaluate.js'
 import { resolveName } from './resolve.js'
@@ -27,7 +26,8 @@ export class EgressChecker {
   async check(req: EgressRequest): Promise<Checked> {
     const host = normalizeHost(req.host)
     if (isIP(host) !== 0) return this.checkAddress({ ...req, host })
-    const early = nameMayPass(this.policy, { ...req, host })
+    // The name alone first: a name the lists refuse is never looked up.
+    const early = evaluate(this.policy, { ...req, host })
     if (!early.allowed) return { allowed: false, reason: early.reason, verdict: early }
     let addresses: string[]
     try {

@@ -103,10 +103,10 @@ export function compilePolicy(p: {
 
 function targetMatches(e: ParsedEntry, host: string, address: string | undefined): boolean {
   if (e.kind === 'any') return true
-  if (e.kind === 'address') {
-    if (address !== undefined) return e.matchAddress?.(address) === true
-    return isIP(host) !== 0 && e.matchAddress?.(host) === true
-  }
+  // An IP/CIDR entry admits connections made to an address, never a name that happens to
+  // resolve into it: names are matched by name entries only, so a name off the list is
+  // refused before any lookup, and a name never reaches a private address.
+  if (e.kind === 'address') return isIP(host) !== 0 && e.matchAddress?.(address ?? host) === true
   if (isIP(host) !== 0) return false
   if (e.kind === 'name') return host === e.value || host.endsWith(`.${e.value}`)
   return host.endsWith(`.${e.value}`)
@@ -194,15 +194,4 @@ function floorRefusal(req: EgressRequest, chosen: Compiled | undefined): string 
     return `${shown}:${req.port} is the vis host's own listening port (server or egress relay): never reachable`
   }
   return undefined
-}
-
-// Name-level: can any address of this name be allowed? When not, the name is never looked up.
-export function nameMayPass(policy: CompiledPolicy, req: EgressRequest): EgressVerdict {
-  const v = evaluate(policy, req)
-  const host = normalizeHost(req.host)
-  if (v.allowed || isIP(host) !== 0 || !policy.enabled || METADATA_NAMES.has(host)) return v
-  if (v.rule !== undefined && v.rule !== '*') return v // a specific deny named it: refused whatever it resolves to
-  // An IP/CIDR allow entry may still admit the name's addresses: resolve, then decide.
-  const byAddress = policy.allow.some((c) => c.parsed.kind === 'address' && portMatches(c.parsed, req.port))
-  return byAddress ? { ...v, allowed: true, reason: 'an IP/CIDR allow entry may admit its addresses' } : v
 }
