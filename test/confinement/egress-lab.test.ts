@@ -422,14 +422,17 @@ print(json.dumps(out))`,
   })
 
   test('tightening the network at run time reaches the host proxy: a name dropped from the list is refused at once', async () => {
-    const s = await session(['lab.test', 'b.lab.test'])
-    const fetch = `print(json.dumps({"lab": attempt(lambda: socket.create_connection(("lab.test", ${lab.ports.echo}), timeout=30).close()), "b": attempt(lambda: urllib.request.urlopen("http://b.lab.test:8080/t", timeout=30).read().decode())}))`
+    const s = await session(['lab.test', 'b.lab.test'], [], true)
+    const fetch = `curl = await shell("curl -s -o /dev/null -w '%{http_code}' --max-time 30 http://lab.test:8080/")
+print(json.dumps({"lab": attempt(lambda: socket.create_connection(("lab.test", ${lab.ports.echo}), timeout=30).close()), "b": attempt(lambda: urllib.request.urlopen("http://b.lab.test:8080/t", timeout=30).read().decode()), "curl": ["ok", curl["stdout"]]}))`
     const open = await run(s, fetch)
-    assert.deepEqual(open, { lab: ['ok', null], b: ['ok', 'lab http GET /t'] })
+    assert.deepEqual(open, { lab: ['ok', null], b: ['ok', 'lab http GET /t'], curl: ['ok', '200'] })
     await s.setNetwork({ enabled: true, allow: ['b.lab.test'] })
     const narrowed = await run(s, fetch)
     assert.equal(narrowed.lab?.[0], 'PermissionError')
     assert.match(String(narrowed.lab?.[1]), /not on the allow list \(b\.lab\.test\)/)
     assert.deepEqual(narrowed.b, ['ok', 'lab http GET /t'])
+    // The session's tool network (its own proxy) is tightened too.
+    assert.deepEqual(narrowed.curl, ['ok', '403'])
   })
 })
