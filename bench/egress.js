@@ -57,7 +57,8 @@ try {
   )
   row('connect by name', 'connect_ms')
   row('connect by address', 'connect_address_ms')
-  row('1 MiB download', 'download_1mib_ms')
+  row('1 MiB (tunnel)', 'download_1mib_ms')
+  row('1 MiB (urllib, proxy)', 'download_urllib_ms')
 } finally {
   await rt.close()
   await lab.close()

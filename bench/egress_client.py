@@ -1,5 +1,6 @@
 """Measures one client's view of a TCP destination: connect latency (create_connection
-until connected) and the time of a 1 MiB HTTP download (http.client). Run as a block in a
+until connected) and the time of a 1 MiB HTTP download (http.client: a CONNECT tunnel in
+a session; urllib: the proxy's plain-HTTP path in a session). Run as a block in a
 session (through the egress path) and by the host's python directly (the baseline) by
 bench/egress.js. Prints one JSON line."""
 
@@ -8,6 +9,7 @@ import json
 import socket
 import sys
 import time
+import urllib.request
 
 
 def _pct(samples, q):
@@ -39,10 +41,18 @@ def measure(host, echo_port, http_port, n, downloads):
         c.close()
         assert len(body) == 1 << 20, len(body)
         mib.append((time.perf_counter() - t0) * 1e3)
+    # urllib honours HTTP_PROXY: in a session that is the proxy's plain-HTTP path.
+    via_urllib = []
+    for _ in range(downloads):
+        t0 = time.perf_counter()
+        body = urllib.request.urlopen(f"http://{host}:{http_port}/bytes/1048576", timeout=60).read()
+        assert len(body) == 1 << 20, len(body)
+        via_urllib.append((time.perf_counter() - t0) * 1e3)
     return {
         "connect_ms": {"p50": _pct(connects, 0.5), "p99": _pct(connects, 0.99)},
         "connect_address_ms": {"p50": _pct(by_address, 0.5), "p99": _pct(by_address, 0.99)},
         "download_1mib_ms": {"p50": _pct(mib, 0.5), "p99": _pct(mib, 0.99)},
+        "download_urllib_ms": {"p50": _pct(via_urllib, 0.5), "p99": _pct(via_urllib, 0.99)},
     }
 
 
