@@ -17,42 +17,43 @@ def _pct(samples, q):
     return s[min(len(s) - 1, int(q * len(s)))]
 
 
+def _timed(n, once):
+    """Milliseconds of each of n calls."""
+    out = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        once()
+        out.append((time.perf_counter() - t0) * 1e3)
+    return out
+
+
+def _stats(samples):
+    return {"p50": _pct(samples, 0.5), "p99": _pct(samples, 0.99)}
+
+
 def measure(host, echo_port, http_port, n, downloads):
-    connects = []
-    for _ in range(n):
-        t0 = time.perf_counter()
-        s = socket.create_connection((host, echo_port), timeout=30)
-        connects.append((time.perf_counter() - t0) * 1e3)
-        s.close()
-    # By the address an earlier lookup gave: the connect alone, no name resolution.
-    address = socket.getaddrinfo(host, echo_port, socket.AF_INET, socket.SOCK_STREAM)[0][4][0]
-    by_address = []
-    for _ in range(n):
-        t0 = time.perf_counter()
-        s = socket.create_connection((address, echo_port), timeout=30)
-        by_address.append((time.perf_counter() - t0) * 1e3)
-        s.close()
-    mib = []
-    for _ in range(downloads):
-        t0 = time.perf_counter()
+    def connect(target):
+        socket.create_connection((target, echo_port), timeout=30).close()
+
+    def tunnel_download():
         c = http.client.HTTPConnection(host, http_port, timeout=60)
         c.request("GET", "/bytes/1048576")
         body = c.getresponse().read()
         c.close()
         assert len(body) == 1 << 20, len(body)
-        mib.append((time.perf_counter() - t0) * 1e3)
+
     # urllib honours HTTP_PROXY: in a session that is the proxy's plain-HTTP path.
-    via_urllib = []
-    for _ in range(downloads):
-        t0 = time.perf_counter()
+    def urllib_download():
         body = urllib.request.urlopen(f"http://{host}:{http_port}/bytes/1048576", timeout=60).read()
         assert len(body) == 1 << 20, len(body)
-        via_urllib.append((time.perf_counter() - t0) * 1e3)
+
+    # By the address an earlier lookup gave: the connect alone, no name resolution.
+    address = socket.getaddrinfo(host, echo_port, socket.AF_INET, socket.SOCK_STREAM)[0][4][0]
     return {
-        "connect_ms": {"p50": _pct(connects, 0.5), "p99": _pct(connects, 0.99)},
-        "connect_address_ms": {"p50": _pct(by_address, 0.5), "p99": _pct(by_address, 0.99)},
-        "download_1mib_ms": {"p50": _pct(mib, 0.5), "p99": _pct(mib, 0.99)},
-        "download_urllib_ms": {"p50": _pct(via_urllib, 0.5), "p99": _pct(via_urllib, 0.99)},
+        "connect_ms": _stats(_timed(n, lambda: connect(host))),
+        "connect_address_ms": _stats(_timed(n, lambda: connect(address))),
+        "download_1mib_ms": _stats(_timed(downloads, tunnel_download)),
+        "download_urllib_ms": _stats(_timed(downloads, urllib_download)),
     }
 
 
