@@ -1,10 +1,19 @@
 export { type CgroupLayout, detectCgroups } from './cgroup.js'
+export { compilePolicy, type EgressRequest, type EgressVerdict, evaluate } from './egress/evaluate.js'
 export {
   type EgressForwarder,
   startEgressForwarder,
   startEgressForwarderFromEnv,
 } from './egress/forwarder.js'
-export { type EgressDecision, type EgressProxy, startEgressProxy } from './egress/proxy.js'
+export { egressChecks } from './egress/health.js'
+export {
+  type NetworkEntry,
+  NetworkEntrySchema,
+  type NetworkPolicy,
+  type NetworkRule,
+  NetworkRuleSchema,
+} from './egress/policy.js'
+export { type EgressDecision, type EgressProxy, type EgressRules, startEgressProxy } from './egress/proxy.js'
 export { EGRESS_PORT, EGRESS_SOCKET, sandboxEnvironment } from './environment.js'
 export { launcherPath, loadConfineAddon, type SeccompOptions, type SeccompReport } from './native.js'
 export { type ConfinementPolicy, type ConfinementPolicyInput, ConfinementPolicySchema } from './policy.js'

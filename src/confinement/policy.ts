@@ -1,15 +1,11 @@
 import { isAbsolute } from 'node:path'
 import { z } from 'zod'
+import { NetworkPolicySchema } from './egress/policy.js'
 
 const AbsolutePath = z.string().refine((p) => isAbsolute(p), { message: 'must be an absolute path' })
 
-export const NetworkPolicySchema = z.object({
-  enabled: z.boolean().default(false),
-  // Host patterns: "example.com", "*.example.com", an IP literal, or a CIDR ("10.0.0.0/8").
-  // A private/loopback/link-local address is only reachable when an allow entry names it.
-  allow: z.array(z.string().min(1)).default([]),
-  deny: z.array(z.string().min(1)).default([]),
-})
+// The network policy is defined once, beside its evaluator (egress/policy.ts).
+export { NetworkPolicySchema } from './egress/policy.js'
 
 export const LimitsSchema = z.object({
   memoryMb: z.number().int().min(64).default(1024),

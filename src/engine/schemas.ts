@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { NetworkDenySchema, NetworkEntrySchema } from '../confinement/egress/policy.js'
 import { JsonValueSchema } from '../persistence/json.js'
 import { SurvivedSchema } from '../sessions/survived.js'
 
@@ -14,8 +15,18 @@ const Id = z.string().min(1).max(128)
 export const NetworkPolicySchema = z
   .object({
     enabled: z.boolean().default(false).describe('Whether the session may reach the network at all.'),
-    allow: z.array(z.string().min(1).max(255)).max(256).default([]).describe('Hosts or CIDRs allowed.'),
-    deny: z.array(z.string().min(1).max(255)).max(256).default([]).describe('Hosts or CIDRs denied.'),
+    allow: z
+      .array(NetworkEntrySchema)
+      .max(256)
+      .default([])
+      .describe(
+        "Allowed destinations: '*', 'example.com' (and subdomains), '*.example.com', an IP or CIDR, optionally ':443' or ':80,443'; or a rule {host, access: 'read-only'|'full'|'none', methods, paths}. Empty: every public destination.",
+      ),
+    deny: z
+      .array(NetworkDenySchema)
+      .max(256)
+      .default([])
+      .describe('Refused destinations (same syntax); a specific deny beats a specific allow.'),
   })
   .strict()
 

@@ -1,5 +1,6 @@
 import type { Context } from 'hono'
 import { z } from 'zod'
+import { egressChecks } from '../confinement/egress/health.js'
 import { exitCodeFor, ProbeReportSchema, probe } from '../confinement/probe.js'
 import type { Engine } from '../engine/engine.js'
 import { PROMETHEUS_CONTENT_TYPE } from '../engine/metrics.js'
@@ -275,9 +276,9 @@ export const ROUTES: RouteSpec[] = [
         schema: ProbeReportSchema.extend({ exitCode: z.number().int() }),
       },
     },
-    handler(c, { engine }) {
+    async handler(c, { engine }) {
       const report = probe()
-      const checks = [...report.checks, ...engine.extensionChecks()]
+      const checks = [...report.checks, ...(await egressChecks()), ...engine.extensionChecks()]
       return c.json({ ...report, checks, exitCode: exitCodeFor(checks) })
     },
   },

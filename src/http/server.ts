@@ -1,6 +1,7 @@
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createAdaptorServer } from '@hono/node-server'
+import { protectPort } from '../confinement/egress/guard.js'
 import { createEngine, type Engine, type EngineOptions } from '../engine/engine.js'
 import { VisError } from '../util/errors.js'
 import { type AppOptions, createApp } from './app.js'
@@ -60,6 +61,8 @@ export async function startServer(options: ServerOptions = {}): Promise<VisServe
     })
   }
   const bound = (server.address() as AddressInfo).port
+  // No sandbox reaches the server that runs it, whatever its network allow list says.
+  const unprotect = protectPort(bound)
   let closing: Promise<void> | undefined
   return {
     url: `http://${hostInUrl(host)}:${bound}`,
@@ -76,6 +79,7 @@ export async function startServer(options: ServerOptions = {}): Promise<VisServe
         server.closeAllConnections()
         await stopped
         clearTimeout(sweep)
+        unprotect()
       })()
       return closing
     },

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { NetworkEntrySchema } from '../confinement/egress/policy.js'
 
 // The wire's three message kinds (docs/ARCHITECTURE.md "Processes and the wire").
 // A request carries `id` and `op`, a reply carries `id` and `ok` but never `op`,
@@ -99,13 +100,13 @@ export const PARENT_REQUEST_SCHEMAS: Record<string, z.ZodTypeAny> = {
   // Input for the running block's sys.stdin (`job` names it); `eof` ends its input.
   stdin: req('stdin', { job: MessageId.optional(), data: z.string(), eof: z.boolean().optional() }),
   // Tightens the session's network for the rest of its life; loosening is refused.
-  network: req('network', { enabled: z.boolean(), allow: z.array(z.string().min(1)).optional() }),
+  network: req('network', { enabled: z.boolean(), allow: z.array(NetworkEntrySchema).optional() }),
   close: req('close', {}),
 }
 
 export const StdinAck = z.object({ buffered: z.number().int().min(0) }).strict()
 export type StdinAck = z.infer<typeof StdinAck>
 export const NetworkAck = z
-  .object({ enabled: z.boolean(), allow: z.array(z.string()), seccomp: z.boolean() })
+  .object({ enabled: z.boolean(), allow: z.array(NetworkEntrySchema), seccomp: z.boolean() })
   .strict()
 export type NetworkAck = z.infer<typeof NetworkAck>

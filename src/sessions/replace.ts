@@ -1,10 +1,11 @@
+import type { NetworkEntryInput } from '../confinement/egress/policy.js'
 import { NetworkAck } from '../protocol/messages.js'
 import type { Worker } from '../worker/worker.js'
 import { type RestoreReport, RestoreReportSchema } from './survived.js'
 
 export const GUEST_API = 'vis_guest.api'
 
-type NetworkSetting = { enabled: boolean; allow?: string[] }
+type NetworkSetting = { enabled: boolean; allow?: NetworkEntryInput[] }
 
 // Everything a session told its worker besides blocks, kept so that a fresh worker can be
 // brought to the same state after the old one was killed (issue 13, section 3): the tool,
@@ -47,7 +48,8 @@ export class WorkerSetup {
   // Brings a fresh worker to the recorded state, then rebuilds the session's definitions from
   // the snapshot. Tools go before the definitions: a restored function may name a tool.
   async replay(worker: Worker, snapshot: unknown): Promise<RestoreReport | undefined> {
-    for (const net of this.network) NetworkAck.parse(await worker.call('network', net))
+    // The worker's proxy (the boundary) gets each tightening too, as setNetwork does.
+    for (const net of this.network) worker.setEgressRules(NetworkAck.parse(await worker.call('network', net)))
     if (this.runtimeConfig) await guest(worker, 'install_runtime', this.runtimeConfig)
     const installs: Promise<unknown>[] = []
     for (const [name, spec] of this.specs) {

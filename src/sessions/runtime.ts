@@ -138,6 +138,7 @@ export async function createRuntime(input: RuntimeOptions = {}): Promise<Runtime
           })
         }
       },
+      onNetwork: (net) => jail?.setNetwork(net),
       onDispose: async (s) => {
         if (live.get(s.id) === s) live.delete(s.id)
         // After the session's resources: the tool network outlives none of its processes.

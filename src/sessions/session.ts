@@ -1,4 +1,5 @@
 import type { z } from 'zod'
+import type { NetworkEntryInput } from '../confinement/egress/policy.js'
 import { type Limits, LimitsSchema } from '../confinement/policy.js'
 import { NetworkAck, type OutputNotification, StdinAck } from '../protocol/messages.js'
 import { SessionResources } from '../tools/resources.js'
@@ -38,6 +39,8 @@ export type SessionInit = {
   roots: string[]
   maxConcurrentHostCalls?: number
   onDispose?: (s: Session) => void | Promise<void>
+  // After the worker acknowledged a tighter network: the session's other egress (tools).
+  onNetwork?: (net: NetworkAck) => void
   // How the session's tools start processes (its jail); unset, they run on the host.
   spawn?: SpawnHook
   // A fresh worker with the session's spawn policy, for when a block that would not stop
@@ -89,6 +92,7 @@ export class Session {
   private readonly unhook: Array<() => void> = []
   private context: Record<string, unknown> | undefined
   private readonly onDispose?: (s: Session) => void | Promise<void>
+  private readonly onNetwork?: (net: NetworkAck) => void
   generation = 0
   // The guest's snapshot of the session's own definitions after the last block.
   lastSnapshot: unknown
@@ -98,6 +102,7 @@ export class Session {
     this.worker = init.worker
     this.roots = init.roots
     this.onDispose = init.onDispose
+    this.onNetwork = init.onNetwork
     this.limits = LimitsSchema.parse(init.worker.policy.limits ?? {})
     this.budget = new OutputBudget(this.limits.outputBytes)
     this.tools = new ToolTable(init.id, init.maxConcurrentHostCalls)
@@ -314,11 +319,13 @@ export class Session {
 
   // Tightens the session's network for the rest of its life ({ enabled: false }, or a
   // narrower allow list); anything looser is refused with worker.network-loosen.
-  async setNetwork(net: { enabled: boolean; allow?: string[] }): Promise<NetworkAck> {
+  async setNetwork(net: { enabled: boolean; allow?: NetworkEntryInput[] }): Promise<NetworkAck> {
     this.assertUsable('network')
     await this.replacing
     const ack = NetworkAck.parse(await this.worker.call('network', net))
     this.setup.tighten(net)
+    this.worker.setEgressRules(ack)
+    this.onNetwork?.(ack)
     return ack
   }
 

@@ -1,16 +1,26 @@
 import type { ChildProcess } from 'node:child_process'
-import { closeSync, existsSync, openSync, readlinkSync, statSync } from 'node:fs'
-import { homedir } from 'node:os'
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readlinkSync,
+  statSync,
+  symlinkSync,
+} from 'node:fs'
+import { homedir, tmpdir } from 'node:os'
 import { delimiter, dirname, isAbsolute, join } from 'node:path'
 import type { Readable } from 'node:stream'
 import { z } from 'zod'
+import type { NetworkEntry } from '../confinement/egress/policy.js'
 import { findNative } from '../confinement/native.js'
 import { type ConfinedProcess, spawnConfined } from '../confinement/spawn.js'
 import { jailInitEntry } from '../tools/proc/jail-init-entry.js'
 import { processTree } from '../tools/proc/tree.js'
 import type { ExitStatus, SpawnHook } from '../tools/types.js'
 import { VisError } from '../util/errors.js'
-import { packageRoot } from '../util/home.js'
+import { guestDir, packageRoot } from '../util/home.js'
 import type { WorkerPolicy } from '../worker/policy.js'
 
 export type ToolJailOptions = {
@@ -42,9 +52,16 @@ const GIT_READ_ONLY = ['/usr/lib/git-core', '/usr/share/git-core']
 // git is jailed the same way, with the user's ~/.gitconfig read-only (identity,
 // aliases): a repository's own config can make git run commands (aliases, filters,
 // hooks are noexec on the roots), and they stay inside this jail.
-export type ToolJail = { spawn: SpawnHook; dispose(): Promise<void> }
+export type ToolJail = {
+  spawn: SpawnHook
+  // The session's network was tightened: the holder's egress proxy and later jails follow.
+  setNetwork(net: { enabled: boolean; allow: NetworkEntry[] }): void
+  dispose(): Promise<void>
+}
 
-export function toolJail(o: ToolJailOptions): ToolJail {
+export function toolJail(input: ToolJailOptions): ToolJail {
+  // A copy: setNetwork narrows it for the rest of the session.
+  const o: ToolJailOptions = { ...input, policy: { ...input.policy, network: { ...input.policy.network } } }
   const { policy } = o
   const holder = new NetworkHolder(o)
   const spawn: SpawnHook = async (command, args, opts) => {
@@ -68,7 +85,14 @@ export function toolJail(o: ToolJailOptions): ToolJail {
     env.VIS_JAIL_SHARED_NET = '1'
     // `localhost` is the session's own servers; other names (127.0.0.1 included) still
     // go through the egress proxy, which decides.
-    if (policy.network.enabled) env.NO_PROXY = env.no_proxy = 'localhost'
+    if (policy.network.enabled) {
+      env.NO_PROXY = env.no_proxy = 'localhost'
+      // A python3 the command runs routes raw sockets and lookups through the proxy too.
+      const site = toolPythonSite()
+      readOnly.push(site, guestDir)
+      env.PYTHONUSERBASE = site
+      env.VIS_EGRESS_LOCAL = '1'
+    }
     const joinNetwork = await holder.namespaces()
     const jail = await spawnConfined(
       {
@@ -92,7 +116,11 @@ export function toolJail(o: ToolJailOptions): ToolJail {
     )
     return { child: jail.child, jailed: true, kill: () => jail.kill(), status: readStatus(jail.child) }
   }
-  return { spawn, dispose: () => holder.dispose() }
+  const setNetwork = (net: { enabled: boolean; allow: NetworkEntry[] }) => {
+    policy.network = { ...policy.network, enabled: net.enabled, allow: net.enabled ? net.allow : [] }
+    holder.setRules(policy.network)
+  }
+  return { spawn, setNetwork, dispose: () => holder.dispose() }
 }
 
 // Every tool jail starts under jail-init: seccomp, and (for the holder) the egress relay.
@@ -152,6 +180,10 @@ class NetworkHolder {
       sessionId: this.o.sessionId,
       op: 'spawn',
     })
+  }
+
+  setRules(net: WorkerPolicy['network']): void {
+    void this.current?.then((h) => h.jail.egress?.setRules(net)).catch(() => undefined)
   }
 
   async dispose(): Promise<void> {
@@ -258,6 +290,21 @@ function release(h: Holder): void {
 }
 
 const STATUS_FD = 3
+
+// PYTHONUSERBASE of tool jails: lib/python3.X/site-packages/usercustomize.py links to
+// vis_guest/toolsite.py for every minor a distribution may have. One per host process.
+let pythonSite: string | undefined
+function toolPythonSite(): string {
+  if (pythonSite && existsSync(pythonSite)) return pythonSite
+  const dir = mkdtempSync(join(tmpdir(), 'vis-toolsite-'))
+  for (const minor of ['3.10', '3.11', '3.12', '3.13', '3.14']) {
+    const site = join(dir, 'lib', `python${minor}`, 'site-packages')
+    mkdirSync(site, { recursive: true })
+    symlinkSync(join(guestDir, 'vis_guest', 'toolsite.py'), join(site, 'usercustomize.py'))
+  }
+  pythonSite = dir
+  return dir
+}
 
 const StatusLine = z.union([
   z.object({ exit: z.number().int() }).strict(),

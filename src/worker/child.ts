@@ -7,6 +7,7 @@
 import { Socket } from 'node:net'
 import { z } from 'zod'
 import { startEgressForwarderFromEnv } from '../confinement/egress/forwarder.js'
+import { NetworkEntrySchema } from '../confinement/egress/policy.js'
 import { installSeccomp } from '../confinement/seccomp.js'
 import { loadPython, type PythonRuntime } from '../native/index.js'
 import { Channel, type ChannelOptions } from '../protocol/channel.js'
@@ -30,6 +31,9 @@ const forwarding = startEgressForwarderFromEnv().catch((err: unknown) => {
   log(`egress forwarder failed: ${errorMessage(err)}`)
   return undefined
 })
+
+// A jailed worker with the network on goes out only through the host's egress proxy.
+const egressProxy = process.env.VIS_EGRESS_SOCKET !== undefined
 
 // What `confine` installed; `network` may only tighten it.
 let confined: { policy: WorkerPolicy; seccomp: boolean; writable: string[]; permissive: boolean } | undefined
@@ -61,7 +65,7 @@ async function confine(py: PythonRuntime, input: unknown) {
   py.installPolicy(
     msg.audit === 'permissive'
       ? permissiveNativePolicy()
-      : toNativePolicy(policy, py.distribution.root, msg.writable),
+      : toNativePolicy(policy, py.distribution.root, msg.writable, { egressProxy }),
   )
   // seccomp covers every thread (TSYNC); a worker that cannot verify it refuses work.
   if (msg.seccomp) installSeccomp({ processes: policy.shell, network: policy.network.enabled })
@@ -69,7 +73,7 @@ async function confine(py: PythonRuntime, input: unknown) {
   return { audit: true, seccomp: msg.seccomp }
 }
 
-const NetworkRequest = z.object({ enabled: z.boolean(), allow: z.array(z.string()).optional() })
+const NetworkRequest = z.object({ enabled: z.boolean(), allow: z.array(NetworkEntrySchema).optional() })
 
 // Tightens the network for the rest of the session: the audit policy always; turned off,
 // also the OS side (the egress relay closes with its open connections, and a stacked
@@ -91,7 +95,8 @@ async function network(py: PythonRuntime, input: unknown) {
     network: { enabled: msg.enabled, allow: msg.enabled ? (msg.allow ?? cur.allow) : [], deny: cur.deny },
   }
   // A permissive audit hook (the attack suite's kernel-only proof) stays permissive.
-  if (!confined.permissive) py.installPolicy(toNativePolicy(next, py.distribution.root, confined.writable))
+  if (!confined.permissive)
+    py.installPolicy(toNativePolicy(next, py.distribution.root, confined.writable, { egressProxy }))
   let seccomp = false
   if (!msg.enabled && cur.enabled) {
     await (await forwarding)?.close()

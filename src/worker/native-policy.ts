@@ -11,8 +11,19 @@ export function permissiveNativePolicy(): Policy {
 // distribution and the guest runtime readable, the roots (and the worker's outbox)
 // read-write. Processes and
 // ctypes stay off: Python never spawns (the shell tool runs on the host side).
-export function toNativePolicy(p: WorkerPolicy, distRoot: string, writable: string[] = []): Policy {
-  const allow = p.network.allow.length > 0 ? { allow: p.network.allow } : {}
+// With an egress proxy (the jailed worker's only way out), the hook matches no hosts:
+// every connection and lookup goes to the proxy, whose evaluator is the one policy check
+// (vis_guest/net.py turns its refusals into PermissionError); a matcher here would only
+// disagree with it (it refused the relay's own address). Without a jail there is no
+// proxy, and the hook's name list is the only (bypassable) check left.
+export function toNativePolicy(
+  p: WorkerPolicy,
+  distRoot: string,
+  writable: string[] = [],
+  opts: { egressProxy?: boolean } = {},
+): Policy {
+  const names = p.network.allow.filter((a): a is string => typeof a === 'string')
+  const allow = !opts.egressProxy && p.network.allow.length > 0 ? { allow: names } : {}
   return {
     readOnly: [distRoot, guestDir],
     readWrite: [...p.roots, ...writable],

@@ -1,16 +1,18 @@
 import { resolve } from 'node:path'
 import { z } from 'zod'
+import {
+  entryKey,
+  entryText,
+  type NetworkEntry,
+  NetworkPolicySchema,
+  sortedEntries,
+} from '../confinement/egress/policy.js'
 import { LimitsSchema } from '../confinement/policy.js'
 
 // Everything that must be fixed when a worker is spawned: the OS jail is built from it,
 // so two sessions may share a warm worker only if their policies are equal.
-export const NetworkPolicy = z
-  .object({
-    enabled: z.boolean().default(false),
-    allow: z.array(z.string()).default([]),
-    deny: z.array(z.string()).default([]),
-  })
-  .strict()
+// The one network policy definition (entries, per-host rules), see egress/policy.ts.
+export const NetworkPolicy = NetworkPolicySchema
 
 export const WorkerPolicy = z
   .object({
@@ -34,8 +36,8 @@ export function normalizePolicy(input: WorkerPolicyInput): WorkerPolicy {
     roots: [...new Set(p.roots.map((r) => resolve(r)))].sort(),
     network: {
       enabled: p.network.enabled,
-      allow: [...new Set(p.network.allow)].sort(),
-      deny: [...new Set(p.network.deny)].sort(),
+      allow: sortedEntries(p.network.allow),
+      deny: sortedEntries(p.network.deny),
     },
     shell: p.shell,
     ...(p.limits ? { limits: p.limits } : {}),
@@ -60,14 +62,14 @@ export function policyKey(policy: WorkerPolicy, python: string | undefined): str
 // it only tightens). `next.allow` unset keeps the current list; an empty list means any.
 export function networkLoosening(
   cur: WorkerPolicy['network'],
-  next: { enabled: boolean; allow?: string[] },
+  next: { enabled: boolean; allow?: NetworkEntry[] },
 ): string | undefined {
   if (!next.enabled) return undefined
   if (!cur.enabled) return 'network is off in this session'
   if (next.allow === undefined || cur.allow.length === 0 || cur.allow.includes('*')) return undefined
-  if (next.allow.length === 0) return `network is limited to ${cur.allow.join(', ')}`
-  const extra = next.allow.find((a) => !cur.allow.includes(a))
-  return extra === undefined
-    ? undefined
-    : `${extra} is not in the session's allow list (${cur.allow.join(', ')})`
+  const shown = cur.allow.map(entryText).join(', ')
+  if (next.allow.length === 0) return `network is limited to ${shown}`
+  const have = new Set(cur.allow.map(entryKey))
+  const extra = next.allow.find((a) => !have.has(entryKey(a)))
+  return extra === undefined ? undefined : `${entryText(extra)} is not in the session's allow list (${shown})`
 }

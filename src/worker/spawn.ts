@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process'
+import type { EgressProxy } from '../confinement/egress/proxy.js'
 import { type LayerStatus, spawnConfined } from '../confinement/spawn.js'
 import { packageRoot } from '../util/home.js'
 import type { WorkerPolicy } from './policy.js'
@@ -27,6 +28,8 @@ export type SpawnedProcess = {
   layers?: LayerStatus
   // Whether the sandbox's memory limit killed something (read it when the child exits).
   outOfMemory?: () => boolean
+  // The host's egress proxy of this worker (network on): tightened with the session.
+  egress?: EgressProxy
 }
 
 // The one place a worker process is created. fd 3 is a 'pipe', which libuv creates as a
@@ -69,5 +72,6 @@ export async function spawnWorkerProcess(req: SpawnRequest): Promise<SpawnedProc
     kill: () => confined.kill(),
     layers: confined.layers,
     outOfMemory: () => confined.outOfMemory(),
+    egress: confined.egress,
   }
 }

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { closeSync, mkdirSync, rmSync } from 'node:fs'
 import type { Socket } from 'node:net'
 import { join } from 'node:path'
+import type { NetworkEntry } from '../confinement/egress/policy.js'
 import { LimitsSchema } from '../confinement/policy.js'
 import { Channel, type ChannelStats } from '../protocol/channel.js'
 import { isSpinUs, MAX_SPIN_US } from '../protocol/framing.js'
@@ -377,6 +378,12 @@ export class Worker {
 
   kill(): void {
     this.spawned.kill()
+  }
+
+  // The host side of a network change the worker acknowledged: its egress proxy (the
+  // boundary) applies the same, tighter, rules to every new connection and lookup.
+  setEgressRules(net: { enabled: boolean; allow: NetworkEntry[] }): void {
+    this.spawned.egress?.setRules({ enabled: net.enabled, allow: net.allow, deny: this.policy.network.deny })
   }
 
   async waitExit(): Promise<void> {

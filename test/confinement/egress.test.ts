@@ -1,52 +1,194 @@
 import assert from 'node:assert/strict'
 import { createServer, get, request, type Server } from 'node:http'
 import { test } from 'node:test'
-import { specialRange } from '../../src/confinement/egress/address.js'
+import { classifyAddress, specialRange } from '../../src/confinement/egress/address.js'
+import { EgressChecker } from '../../src/confinement/egress/check.js'
+import { compilePolicy, evaluate } from '../../src/confinement/egress/evaluate.js'
 import { startEgressForwarder } from '../../src/confinement/egress/forwarder.js'
+import { protectPort } from '../../src/confinement/egress/guard.js'
+import { egressChecks } from '../../src/confinement/egress/health.js'
+import { installEgressLab } from '../../src/confinement/egress/lab.js'
+import {
+  type NetworkEntryInput,
+  NetworkPolicySchema,
+  parseEntry,
+} from '../../src/confinement/egress/policy.js'
 import { startEgressProxy } from '../../src/confinement/egress/proxy.js'
-import { checkAddress, checkHost } from '../../src/confinement/egress/rules.js'
 
-test('special address ranges are classified, public ones are not', () => {
-  const special: [string, string][] = [
-    ['169.254.169.254', 'link-local'],
-    ['127.0.0.1', 'loopback'],
-    ['10.1.2.3', 'private'],
-    ['172.16.0.1', 'private'],
-    ['192.168.1.1', 'private'],
-    ['100.64.0.1', 'CGNAT'],
-    ['0.0.0.0', 'unspecified'],
-    ['224.0.0.1', 'multicast'],
-    ['::1', 'loopback'],
-    ['::', 'unspecified'],
-    ['fc00::1', 'ULA'],
-    ['fd12:3456::1', 'ULA'],
-    ['fe80::1', 'link-local'],
-    ['::ffff:127.0.0.1', 'IPv4-mapped'],
-    ['::ffff:169.254.169.254', 'IPv4-mapped'],
-    ['64:ff9b::a9fe:a9fe', 'NAT64'],
-    ['ff02::1', 'multicast'],
+test('the address floor: never, private (IP entries only) and public', () => {
+  const never = [
+    '169.254.169.254',
+    '0.0.0.0',
+    '224.0.0.1',
+    'fe80::1',
+    '::',
+    'ff02::1',
+    '::ffff:169.254.169.254',
+    '255.255.255.255',
   ]
-  for (const [address, label] of special) assert.equal(specialRange(address), label, address)
-  for (const address of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '93.184.216.34']) {
-    assert.equal(specialRange(address), undefined, address)
+  for (const a of never) assert.equal(classifyAddress(a).floor, 'never', a)
+  const priv: [string, RegExp][] = [
+    ['127.0.0.1', /loopback/],
+    ['10.1.2.3', /RFC 1918/],
+    ['172.16.0.1', /RFC 1918/],
+    ['192.168.1.1', /RFC 1918/],
+    ['100.64.0.1', /CGNAT/],
+    ['::1', /loopback/],
+    ['fd12:3456::1', /ULA/],
+    ['::ffff:127.0.0.1', /loopback/],
+    ['::ffff:7f00:1', /loopback/],
+    ['64:ff9b::a9fe:a9fe', /NAT64/],
+    ['198.51.100.7', /TEST-NET-2/],
+    ['203.0.113.9', /TEST-NET-3/],
+  ]
+  for (const [a, label] of priv) {
+    const c = classifyAddress(a)
+    assert.equal(c.floor, 'private', a)
+    assert.match(specialRange(a) ?? '', label, a)
   }
+  for (const a of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '93.184.216.34'])
+    assert.equal(specialRange(a), undefined, a)
 })
 
-test('allow and deny lists: host patterns, CIDRs, explicit allowance of special addresses', () => {
-  const open = { allow: [], deny: ['*.bad.example', '203.0.113.0/24'] }
-  assert.equal(checkHost(open, 'x.bad.example').ok, false)
-  assert.equal(checkHost(open, 'good.example').ok, true)
-  assert.equal(checkAddress(open, 'good.example', '8.8.8.8').ok, true)
-  assert.equal(checkAddress(open, 'good.example', '127.0.0.1').ok, false)
-  const listed = { allow: ['api.example.com', '127.0.0.1'], deny: [] }
-  assert.equal(checkHost(listed, 'other.example.com').ok, true) // an IP entry defers to the address check
-  assert.equal(checkAddress(listed, 'other.example.com', '8.8.8.8').ok, false)
-  assert.equal(checkAddress(listed, 'api.example.com', '8.8.8.8').ok, true)
-  assert.equal(checkAddress(listed, 'localhost', '127.0.0.1').ok, true)
-  assert.equal(checkAddress(listed, 'localhost', '127.0.0.2').ok, false)
-  const names = { allow: ['*.example.com'], deny: [] }
-  assert.equal(checkHost(names, 'a.example.com').ok, true)
-  assert.equal(checkHost(names, 'example.org').ok, false)
+test('entry syntax: names, wildcards, IPs, CIDRs, ports and port lists; malformed entries are refused by the schema', () => {
+  assert.deepEqual(parseEntry('Example.COM:443'), { kind: 'name', value: 'example.com', ports: [443] })
+  assert.deepEqual(parseEntry('*.example.com:80,443'), {
+    kind: 'subdomains',
+    value: 'example.com',
+    ports: [80, 443],
+  })
+  assert.equal(parseEntry('*')?.kind, 'any')
+  assert.equal(parseEntry('10.0.0.0/8')?.kind, 'address')
+  assert.deepEqual(parseEntry('[::1]:8080')?.ports, [8080])
+  assert.equal(parseEntry('fd00::/8')?.kind, 'address')
+  for (const bad of [
+    'exa mple.com',
+    'example.com:0',
+    'example.com:99999',
+    '10.0.0.0/33',
+    '*.',
+    'a..b',
+    'x:y',
+  ]) {
+    assert.equal(parseEntry(bad), undefined, bad)
+    assert.equal(NetworkPolicySchema.safeParse({ enabled: true, allow: [bad] }).success, false, bad)
+  }
+  assert.equal(
+    NetworkPolicySchema.safeParse({ enabled: true, allow: [{ host: 'a.com', access: 'write' }] }).success,
+    false,
+  )
+})
+
+const policy = (allow: NetworkEntryInput[], deny: string[] = []) =>
+  compilePolicy(NetworkPolicySchema.parse({ enabled: true, allow, deny }))
+const allowed = (p: ReturnType<typeof policy>, req: Parameters<typeof evaluate>[1]) =>
+  evaluate(p, req).allowed
+
+test('decision order: specific deny > specific allow > * (deny first) > empty allow list; the floor on every address', () => {
+  const p = policy(['example.com', '*'], ['bad.example.com', 'example.com:25'])
+  assert.equal(allowed(p, { host: 'api.example.com', port: 443, address: '93.184.216.34' }), true)
+  const deny = evaluate(p, { host: 'bad.example.com', port: 443, address: '93.184.216.34' })
+  assert.equal(deny.allowed, false)
+  assert.match(deny.reason, /refused by deny entry 'bad\.example\.com'/)
+  assert.equal(allowed(p, { host: 'example.com', port: 25 }), false)
+  assert.equal(allowed(p, { host: 'other.org', port: 443, address: '8.8.8.8' }), true, '* allows')
+  assert.equal(
+    allowed(policy(['a.com'], ['*']), { host: 'a.com', port: 1, address: '8.8.8.8' }),
+    true,
+    'specific allow beats deny *',
+  )
+  assert.equal(
+    allowed(policy(['*'], ['*']), { host: 'a.com', port: 1, address: '8.8.8.8' }),
+    false,
+    'deny * beats allow *',
+  )
+  const empty = policy([])
+  assert.equal(allowed(empty, { host: 'a.com', port: 443, address: '8.8.8.8' }), true)
+  assert.equal(allowed(empty, { host: 'a.com', port: 443, address: '10.0.0.1' }), false)
+  // *.x is subdomains only; x includes its subdomains
+  assert.equal(allowed(policy(['*.x.org']), { host: 'x.org', port: 1 }), false)
+  assert.equal(allowed(policy(['*.x.org']), { host: 'a.x.org', port: 1 }), true)
+  assert.equal(allowed(policy(['x.org']), { host: 'a.x.org', port: 1 }), true)
+  assert.equal(allowed(policy(['x.org']), { host: 'ax.org', port: 1 }), false)
+  // private addresses only through an IP entry naming them; link-local never
+  assert.equal(allowed(policy(['x.org']), { host: 'x.org', port: 1, address: '127.0.0.1' }), false)
+  assert.equal(allowed(policy(['127.0.0.1']), { host: '127.0.0.1', port: 1, address: '127.0.0.1' }), true)
+  assert.equal(
+    allowed(policy(['10.0.0.0/8:443']), { host: '10.2.3.4', port: 443, address: '10.2.3.4' }),
+    true,
+  )
+  assert.equal(
+    allowed(policy(['10.0.0.0/8:443']), { host: '10.2.3.4', port: 80, address: '10.2.3.4' }),
+    false,
+  )
+  assert.equal(
+    allowed(policy(['169.254.0.0/16', '*']), {
+      host: '169.254.169.254',
+      port: 80,
+      address: '169.254.169.254',
+    }),
+    false,
+  )
+  assert.match(
+    evaluate(policy(['*']), { host: 'metadata.google.internal', port: 80 }).reason,
+    /metadata name/,
+  )
+  assert.equal(
+    evaluate(compilePolicy({ enabled: false, allow: [], deny: [] }), { host: 'a.com' }).allowed,
+    false,
+  )
+})
+
+test('per-host rules: read-only, none, method and path globs; tunnels cannot hide a narrowed method', () => {
+  const p = policy([
+    { host: 'ro.org', access: 'read-only' },
+    { host: 'gone.org', access: 'none' },
+    { host: 'api.org', methods: ['GET', 'POST'], paths: ['/v1/*'] },
+    '*',
+  ])
+  const at = (host: string, method: string, path = '/') =>
+    evaluate(p, { host, port: 80, method, path, address: '8.8.8.8' })
+  assert.equal(at('ro.org', 'GET').allowed, true)
+  assert.equal(at('ro.org', 'HEAD').allowed, true)
+  assert.match(at('ro.org', 'POST').reason, /POST is not allowed by 'ro\.org \(read-only\)'/)
+  assert.match(at('gone.org', 'GET').reason, /refused by deny entry 'gone\.org \(none\)'/)
+  assert.equal(at('api.org', 'POST', '/v1/items?x=1').allowed, true)
+  assert.match(at('api.org', 'POST', '/v2/items').reason, /path \/v2\/items is not allowed/)
+  assert.match(at('api.org', 'DELETE', '/v1/x').reason, /DELETE is not allowed/)
+  const tunnel = evaluate(p, { host: 'ro.org', port: 443, tunnel: true, address: '8.8.8.8' })
+  assert.match(tunnel.reason, /which a tunnel .* does not show/)
+  // the trace names every rule's verdict
+  assert.deepEqual(
+    at('ro.org', 'GET').trace.map((t) => `${t.list} ${t.entry}: ${t.verdict}`),
+    [
+      'deny gone.org (none): no match',
+      'allow ro.org (read-only): matches: allow',
+      'allow api.org (methods GET|POST, paths /v1/*): no match',
+      'allow *: matches: allow',
+    ],
+  )
+})
+
+test('the server port and the egress relay port are never reachable on a local address', () => {
+  const release = protectPort(40999)
+  try {
+    const p = policy(['*', '127.0.0.1'])
+    assert.match(
+      evaluate(p, { host: '127.0.0.1', port: 40999, address: '127.0.0.1' }).reason,
+      /own listening port/,
+    )
+    assert.match(
+      evaluate(p, { host: '127.0.0.1', port: 3128, address: '127.0.0.1' }).reason,
+      /own listening port/,
+    )
+    assert.equal(evaluate(p, { host: '127.0.0.1', port: 41000, address: '127.0.0.1' }).allowed, true)
+  } finally {
+    release()
+  }
+  assert.equal(
+    evaluate(policy(['127.0.0.1']), { host: '127.0.0.1', port: 40999, address: '127.0.0.1' }).allowed,
+    true,
+  )
 })
 
 async function loopbackServer(): Promise<{ server: Server; port: number }> {
@@ -55,14 +197,14 @@ async function loopbackServer(): Promise<{ server: Server; port: number }> {
   return { server, port: (server.address() as { port: number }).port }
 }
 
-function connectVia(socketPath: string, authority: string): Promise<number> {
+function connectVia(socketPath: string, authority: string): Promise<{ status: number; message: string }> {
   return new Promise((resolve, reject) => {
     const req = request({ socketPath, method: 'CONNECT', path: authority })
     req.on('connect', (res, socket) => {
       socket.destroy()
-      resolve(res.statusCode ?? 0)
+      resolve({ status: res.statusCode ?? 0, message: res.statusMessage ?? '' })
     })
-    req.on('response', (res) => resolve(res.statusCode ?? 0))
+    req.on('response', (res) => resolve({ status: res.statusCode ?? 0, message: res.statusMessage ?? '' }))
     req.on('error', reject)
     req.end()
   })
@@ -80,15 +222,17 @@ function getVia(socketPath: string, url: string): Promise<{ status: number; body
   })
 }
 
-test('the proxy refuses metadata, loopback names and numeric spellings, and records why', async () => {
+test('the proxy refuses metadata, loopback names and numeric spellings, and says why in the status line', async () => {
   const { server, port } = await loopbackServer()
   const proxy = await startEgressProxy({ allow: [], deny: ['denied.example'] })
   try {
-    assert.equal(await connectVia(proxy.socketPath, '169.254.169.254:80'), 403)
-    assert.equal(await connectVia(proxy.socketPath, `localhost:${port}`), 403)
-    assert.equal(await connectVia(proxy.socketPath, `2130706433:${port}`), 403)
-    assert.equal(await connectVia(proxy.socketPath, `[::ffff:127.0.0.1]:${port}`), 403)
-    assert.equal(await connectVia(proxy.socketPath, 'denied.example:443'), 403)
+    assert.equal((await connectVia(proxy.socketPath, '169.254.169.254:80')).status, 403)
+    assert.equal((await connectVia(proxy.socketPath, `localhost:${port}`)).status, 403)
+    assert.equal((await connectVia(proxy.socketPath, `2130706433:${port}`)).status, 403)
+    assert.equal((await connectVia(proxy.socketPath, `[::ffff:127.0.0.1]:${port}`)).status, 403)
+    const denied = await connectVia(proxy.socketPath, 'denied.example:443')
+    assert.equal(denied.status, 403)
+    assert.match(denied.message, /refused by deny entry 'denied\.example'/)
     const r = await getVia(proxy.socketPath, `http://127.0.0.1:${port}/x`)
     assert.equal(r.status, 403)
     assert.match(r.body, /loopback/)
@@ -101,15 +245,14 @@ test('the proxy refuses metadata, loopback names and numeric spellings, and reco
   }
 })
 
-test('an explicitly allowed address is dialled, by CONNECT and by absolute URI, through the forwarder', async () => {
+test('an explicitly allowed address is dialled, by CONNECT and by absolute URI, through the forwarder; rules tighten live', async () => {
   const { server, port } = await loopbackServer()
   const proxy = await startEgressProxy({ allow: ['127.0.0.1'], deny: [] })
   const forwarder = await startEgressForwarder({ port: 0, socketPath: proxy.socketPath })
   try {
-    assert.equal(await connectVia(proxy.socketPath, `127.0.0.1:${port}`), 200)
+    assert.equal((await connectVia(proxy.socketPath, `127.0.0.1:${port}`)).status, 200)
     const direct = await getVia(proxy.socketPath, `http://127.0.0.1:${port}/direct`)
     assert.deepEqual(direct, { status: 200, body: 'hello /direct' })
-    // through the loopback forwarder, as a sandboxed client using HTTP_PROXY would
     const viaForwarder = await new Promise<string>((resolve, reject) => {
       get({ host: '127.0.0.1', port: forwarder.port, path: `http://127.0.0.1:${port}/fwd` }, (res) => {
         let body = ''
@@ -121,10 +264,62 @@ test('an explicitly allowed address is dialled, by CONNECT and by absolute URI, 
     })
     assert.equal(viaForwarder, 'hello /fwd')
     assert.ok(proxy.decisions.some((d) => d.allowed && d.address === '127.0.0.1'))
+    proxy.setRules({ allow: ['example.org'], deny: [] })
+    assert.equal((await connectVia(proxy.socketPath, `127.0.0.1:${port}`)).status, 403)
   } finally {
     await forwarder.close()
     await proxy.close()
     server.closeAllConnections()
     server.close()
+  }
+})
+
+test('vis doctor egress checks: the relay -> proxy path carries an allowed request and the floor holds', async () => {
+  const checks = await egressChecks()
+  assert.deepEqual(
+    checks.map((c) => [c.id, c.level]),
+    [
+      ['egress.path', 'info'],
+      ['egress.floor', 'info'],
+    ],
+  )
+  assert.match(checks[0]?.message ?? '', /relay -> host proxy/)
+})
+
+test('the checker: refused names are never looked up, every answer is checked, the checked address is dialled', async () => {
+  let lookups = 0
+  const uninstall = installEgressLab({
+    names: {
+      'ok.test': ['8.8.8.8', '8.8.4.4'],
+      'count.test': () => {
+        lookups++
+        return ['9.9.9.9']
+      },
+      'mix.test': ['8.8.8.8', '10.0.0.1'],
+      'inner.test': ['10.1.1.1'],
+    },
+    publicRanges: [],
+  })
+  try {
+    const c = new EgressChecker(policy(['ok.test', 'mix.test', '10.0.0.0/8'], ['*']))
+    const ok = await c.check({ host: 'ok.test', port: 443, tunnel: true })
+    assert.deepEqual(ok.allowed && [ok.address, ok.addresses], ['8.8.8.8', ['8.8.8.8', '8.8.4.4']])
+    const off = await c.check({ host: 'count.test', port: 443 })
+    assert.equal(off.allowed, false)
+    assert.equal(lookups, 0, 'a name the lists refuse is never looked up')
+    const mix = await c.check({ host: 'mix.test', port: 443 })
+    assert.equal(mix.allowed, false)
+    assert.match(mix.allowed ? '' : mix.reason, /mix\.test resolves to 10\.0\.0\.1 \(private \(RFC 1918\)\)/)
+    // an IP/CIDR entry admits addresses, not names resolving into it (nor looks them up)
+    assert.equal((await c.check({ host: 'inner.test', port: 80 })).allowed, false)
+    assert.equal((await c.check({ host: '10.1.1.1', port: 80 })).allowed, true)
+    // a bare address the guest got from a lookup is judged by the name that produced it
+    const byName = new EgressChecker(policy(['ok.test:443']))
+    assert.equal((await byName.check({ host: '8.8.4.4', port: 443 })).allowed, false)
+    byName.remember('ok.test', ['8.8.4.4'])
+    assert.equal((await byName.check({ host: '8.8.4.4', port: 443 })).allowed, true)
+    assert.equal((await byName.check({ host: '8.8.4.4', port: 80 })).allowed, false)
+  } finally {
+    uninstall()
   }
 })

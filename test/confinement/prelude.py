@@ -42,6 +42,16 @@ def _unshim():
     # Modules not imported yet are patched on import by the runtime's one-shot meta path
     # entry (lazy.py): drop it, so their first import is the real one.
     sys.meta_path[:] = [f for f in sys.meta_path if getattr(f, "__name__", "") != "_Finder"]
+    # Sockets and lookups as CPython made them, not routed to the egress proxy.
+    net = sys.modules.get("vis_guest.net")
+    if net is not None:
+        import socket
+
+        socket.getaddrinfo = net._real_getaddrinfo
+        socket.gethostbyname = net._real_gethostbyname
+        socket.gethostbyname_ex = net._real_gethostbyname_ex
+        socket.socket.connect = net._real_connect
+        socket.socket.connect_ex = net._real_connect_ex
     sub = sys.modules.get("subprocess")
     if sub is not None and "_refuser" in getattr(sub.run, "__qualname__", ""):
         del sys.modules["subprocess"]

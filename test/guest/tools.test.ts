@@ -287,7 +287,18 @@ describe('introspection', () => {
     assert.ok(ranked.some((l) => l.startsWith('grep(')))
     assert.ok(!ranked.some((l) => l.startsWith('slow')))
     const all = String((await g.runBlock('apropos("")')).result)
-    for (const n of ['grep', 'note', 'slow', 'fail', 'patch', 'find_patterns', 'doc', 'defs', 'gather']) {
+    for (const n of [
+      'grep',
+      'note',
+      'slow',
+      'fail',
+      'patch',
+      'find_patterns',
+      'doc',
+      'defs',
+      'gather',
+      'network_probe',
+    ]) {
       assert.match(all, new RegExp(`^${n}`, 'm'))
     }
   })

@@ -335,6 +335,14 @@ describe('the HTTP API', () => {
     assert.equal(health.body.ok, true)
     const doctor = await call('GET', '/v1/doctor')
     assert.ok(Array.isArray(doctor.body.checks) && doctor.body.checks.length > 0)
+    const egress = doctor.body.checks.filter((c: { id: string }) => c.id.startsWith('egress.'))
+    assert.deepEqual(
+      egress.map((c: { id: string; level: string }) => [c.id, c.level]),
+      [
+        ['egress.path', 'info'],
+        ['egress.floor', 'info'],
+      ],
+    )
     const metrics = await call('GET', '/metrics')
     assert.match(metrics.headers.get('content-type') ?? '', /text\/plain; version=0\.0\.4/)
     for (const name of [

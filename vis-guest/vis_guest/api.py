@@ -7,7 +7,7 @@ import builtins
 import os
 import sys
 
-from . import aio, attach, autoimport, banned, block, deferred, helpers, paths, schedule, signals, snapshot, surface, tools
+from . import aio, attach, autoimport, banned, block, deferred, helpers, net, paths, schedule, signals, snapshot, surface, tools
 from .state import RT, SYSTEM_VAR_NAMES
 
 
@@ -24,6 +24,7 @@ def install_runtime(config: dict) -> dict:
         surface.install(rt)
         signals.install(rt)
         aio.install()
+        net.install()
         autoimport.install(rt)
         hooks = {
             "__vis_settle__": deferred.settle,
@@ -38,6 +39,7 @@ def install_runtime(config: dict) -> dict:
         doc, apropos, defs = helpers.make_helpers(rt)
         vis_attach, vis_attach_bytes = attach.make_helpers(rt)
         hooks.update(doc=doc, apropos=apropos, defs=defs, vis_attach=vis_attach, vis_attach_bytes=vis_attach_bytes)
+        hooks["network_probe"] = net.network_probe
         for name, value in hooks.items():
             rt.set_builtin(name, value)
         # Every other builtin as it is now: what each block starts from.

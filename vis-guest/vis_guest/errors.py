@@ -155,7 +155,10 @@ def _denial_hint(exc: BaseException, policy: dict, hints: dict) -> str | None:
         net = policy.get("network")
         enabled = net.get("enabled") if isinstance(net, dict) else bool(net)
         allow = net.get("allow") if isinstance(net, dict) else None
-        state = f"limited to {', '.join(allow)}" if enabled and allow else ("on" if enabled else "off")
+        shown = [a if isinstance(a, str) else str(a.get("host")) for a in allow or []]
+        state = f"limited to {', '.join(shown)}" if enabled and shown else ("on" if enabled else "off")
+        if enabled:
+            return f"sandbox: network access is {state} for this session; network_probe(url) shows which rule decides"
         tool = hints.get("network") or "a host tool (apropos('http'))"
         return f"sandbox: network access is {state} for this session; use {tool} instead"
     roots = policy.get("roots") or []

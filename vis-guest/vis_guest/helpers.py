@@ -5,7 +5,7 @@ import re
 
 from . import surface, tools
 
-RUNTIME_HELPERS = ("doc", "apropos", "defs", "gather", "vis_attach", "vis_attach_bytes")
+RUNTIME_HELPERS = ("doc", "apropos", "defs", "gather", "vis_attach", "vis_attach_bytes", "network_probe")
 
 
 def _gist(text: str | None) -> str:

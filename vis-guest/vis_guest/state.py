@@ -19,7 +19,7 @@ SYSTEM_VAR_NAMES = (
 )
 
 # Runtime helpers the model may clobber; restored before every block.
-HELPER_NAMES = ("doc", "apropos", "defs", "gather", "vis_attach", "vis_attach_bytes", "print")
+HELPER_NAMES = ("doc", "apropos", "defs", "gather", "vis_attach", "vis_attach_bytes", "network_probe", "print")
 
 
 class Runtime:

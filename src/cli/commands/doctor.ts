@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util'
+import { egressChecks } from '../../confinement/egress/health.js'
 import { exitCodeFor, probe } from '../../confinement/probe.js'
 import { extensionChecks } from '../../extensions/index.js'
 import type { Command } from '../command.js'
@@ -8,7 +9,8 @@ const usage = `Usage: vis doctor [--json] [--project DIR]
 Probe every confinement layer on this machine and say what is enforced:
 kernel, Landlock ABI, seccomp, user/mount/pid/net/ipc namespaces (entered
 through bubblewrap), cgroups (memory, pids, whether a child group can be
-created), bubblewrap, vis-launcher, vis_confine.node, staged distributions; then load
+created), bubblewrap, vis-launcher, vis_confine.node, staged distributions, the egress
+path (relay -> host proxy -> checked dial, and its address floor); then load
 the trusted extensions (~/.vis/extensions and DIR/.vis/extensions) and warn for each
 file that fails to load.
 
@@ -31,7 +33,11 @@ export const doctor: Command = {
     const probed = probe({ fresh: true })
     const report = {
       ...probed,
-      checks: [...probed.checks, ...(await extensionChecks({ project: values.project ?? process.cwd() }))],
+      checks: [
+        ...probed.checks,
+        ...(await egressChecks()),
+        ...(await extensionChecks({ project: values.project ?? process.cwd() })),
+      ],
     }
     const code = exitCodeFor(report.checks)
     if (values.json) {

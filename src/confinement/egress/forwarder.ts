@@ -16,6 +16,8 @@ export async function startEgressForwarder(
   const live = new Set<{ destroy(): void }>()
   const server: Server = createServer((inbound) => {
     const outbound = connect(socketPath)
+    // Small request/response exchanges (CONNECT, lookups) must not wait on Nagle.
+    inbound.setNoDelay(true)
     live.add(inbound)
     inbound.once('close', () => live.delete(inbound))
     inbound.pipe(outbound)

@@ -1,10 +1,12 @@
-import { lookup } from 'node:dns/promises'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer, type IncomingMessage, request, type Server } from 'node:http'
-import { connect, isIP, type Socket } from 'node:net'
+import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http'
+import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { checkAddress, checkHost, type EgressRules } from './rules.js'
+import { z } from 'zod'
+import { EgressChecker } from './check.js'
+import { type CompiledPolicy, compilePolicy, type EgressRequest, type RuleVerdict } from './evaluate.js'
+import { type NetworkEntry, NetworkPolicySchema } from './policy.js'
 
 export type EgressDecision = {
   host: string
@@ -14,40 +16,18 @@ export type EgressDecision = {
   reason?: string
 }
 
+export type EgressRules = { enabled?: boolean; allow: NetworkEntry[]; deny: NetworkEntry[] }
+
 export type EgressProxy = {
   dir: string // bind-mounted into the sandbox; holds `egress.sock`
   socketPath: string
   decisions: EgressDecision[]
+  // Tightens (or sets) the policy for new connections and lookups.
+  setRules(rules: EgressRules): void
   close(): Promise<void>
 }
 
 const MAX_DECISIONS = 1000
-
-// Resolves the name itself and returns the one address it checked, so the
-// connection goes exactly where the check looked (no second lookup to rebind).
-async function resolveChecked(
-  rules: EgressRules,
-  host: string,
-): Promise<{ address: string } | { reason: string }> {
-  const byName = checkHost(rules, host)
-  if (!byName.ok) return { reason: byName.reason }
-  let addresses: string[]
-  try {
-    const bare = host.replace(/^\[(.*)\]$/, '$1')
-    addresses = isIP(bare)
-      ? [bare]
-      : (await lookup(bare, { all: true, verbatim: true })).map((a) => a.address)
-  } catch (err) {
-    return { reason: `cannot resolve ${host}: ${(err as NodeJS.ErrnoException).code ?? err}` }
-  }
-  if (addresses.length === 0) return { reason: `${host} has no addresses` }
-  // Refuse when any answer is forbidden: a name that mixes public and private answers is an attack.
-  for (const a of addresses) {
-    const v = checkAddress(rules, host, a)
-    if (!v.ok) return { reason: v.reason }
-  }
-  return { address: addresses[0] as string }
-}
 
 function splitHostPort(authority: string, defaultPort: number): { host: string; port: number } | undefined {
   const m = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(authority)
@@ -67,12 +47,60 @@ const HOP_BY_HOP = new Set([
   'trailer',
 ])
 
-// The host side of egress: an HTTP proxy on a unix socket (CONNECT for HTTPS,
-// absolute URIs for plain HTTP). It is the sandbox's only way off its network namespace.
+// The refusal travels in the status line too, so clients that show only the status
+// (urllib's HTTPError, http.client's "Tunnel connection failed") still name the rule.
+const statusText = (reason: string) =>
+  `vis egress refused: ${reason}`.replace(/[^\x20-\x7e]/g, '?').slice(0, 400)
+
+const ControlQuery = z.object({
+  host: z.string().min(1).max(300),
+  port: z.coerce.number().int().min(1).max(65535).optional(),
+})
+const ProbeQuery = z.object({
+  target: z.string().min(1).max(2000),
+  method: z.string().max(20).default('GET'),
+})
+
+// A synthetic request from network_probe's argument: a URL, or host[:port].
+function probeTarget(target: string, method: string): EgressRequest | undefined {
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(target)) {
+    let url: URL
+    try {
+      url = new URL(target)
+    } catch {
+      return undefined
+    }
+    const https = url.protocol === 'https:'
+    const port = url.port ? Number(url.port) : https ? 443 : 80
+    const host = url.hostname.replace(/^\[(.*)\]$/, '$1')
+    if (url.protocol === 'http:') return { host, port, method, path: url.pathname + url.search }
+    return { host, port, tunnel: true }
+  }
+  const hp = splitHostPort(target, 443)
+  return hp ? { ...hp, tunnel: true } : undefined
+}
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body)
+  res
+    .writeHead(status, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(text),
+      connection: 'close',
+    })
+    .end(text)
+}
+
+// The host side of egress: an HTTP proxy on a unix socket (CONNECT for HTTPS and raw
+// TCP, absolute URIs for plain HTTP), plus the guest's lookup and probe endpoints
+// (`/.vis/resolve`, `/.vis/probe`). It is the sandbox's only way off its network namespace.
 export async function startEgressProxy(
   rules: EgressRules,
   options: { onDecision?: (d: EgressDecision) => void } = {},
 ): Promise<EgressProxy> {
+  const compileRules = (r: EgressRules): CompiledPolicy =>
+    compilePolicy(NetworkPolicySchema.parse({ ...r, enabled: r.enabled ?? true }))
+  const checker = new EgressChecker(compileRules(rules))
   const dir = mkdtempSync(join(tmpdir(), 'vis-egress-'))
   const socketPath = join(dir, 'egress.sock')
   const decisions: EgressDecision[] = []
@@ -82,7 +110,52 @@ export async function startEgressProxy(
   }
   const sockets = new Set<Socket>()
 
+  async function control(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://vis-egress')
+    const query = Object.fromEntries(url.searchParams)
+    if (url.pathname === '/.vis/resolve') {
+      const q = ControlQuery.safeParse(query)
+      if (!q.success)
+        return json(res, 400, { ok: false, reason: 'resolve needs host (and an optional port)' })
+      const checked = await checker.check({ host: q.data.host, port: q.data.port })
+      record({
+        host: q.data.host,
+        port: q.data.port ?? 0,
+        allowed: checked.allowed,
+        ...(checked.allowed ? { address: checked.address } : { reason: checked.reason }),
+      })
+      if (!checked.allowed) return json(res, 200, { ok: false, reason: checked.reason })
+      checker.remember(q.data.host, checked.addresses)
+      return json(res, 200, { ok: true, addresses: checked.addresses, rule: checked.verdict.rule ?? null })
+    }
+    if (url.pathname === '/.vis/probe') {
+      const q = ProbeQuery.safeParse(query)
+      const target = q.success ? probeTarget(q.data.target, q.data.method.toUpperCase()) : undefined
+      if (!q.success || !target)
+        return json(res, 400, { ok: false, reason: 'probe needs a URL or host:port' })
+      const checked = await checker.check(target)
+      const trace: RuleVerdict[] = checked.verdict.trace
+      return json(res, 200, {
+        ok: true,
+        target: q.data.target,
+        host: target.host,
+        port: target.port,
+        method: target.tunnel ? null : (target.method ?? null),
+        tunnel: target.tunnel === true,
+        addresses: checked.addresses ?? [],
+        trace,
+        allowed: checked.allowed,
+        reason: checked.allowed ? checked.verdict.reason : checked.reason,
+      })
+    }
+    return json(res, 404, { ok: false, reason: `no such egress endpoint ${url.pathname}` })
+  }
+
   const server: Server = createServer(async (req, res) => {
+    if ((req.url ?? '').startsWith('/.vis/')) {
+      await control(req, res).catch((err) => json(res, 500, { ok: false, reason: String(err) }))
+      return
+    }
     let url: URL
     try {
       url = new URL(req.url ?? '')
@@ -96,10 +169,17 @@ export async function startEgressProxy(
     }
     const host = url.hostname.replace(/^\[(.*)\]$/, '$1')
     const port = url.port ? Number(url.port) : 80
-    const checked = await resolveChecked(rules, host)
-    if ('reason' in checked) {
+    const checked = await checker.check({
+      host,
+      port,
+      method: req.method ?? 'GET',
+      path: url.pathname + url.search,
+    })
+    if (!checked.allowed) {
       record({ host, port, allowed: false, reason: checked.reason })
-      res.writeHead(403, { 'content-type': 'text/plain' }).end(`vis egress refused: ${checked.reason}\n`)
+      res
+        .writeHead(403, statusText(checked.reason), { 'content-type': 'text/plain' })
+        .end(`vis egress refused: ${checked.reason}\n`)
       return
     }
     record({ host, port, address: checked.address, allowed: true })
@@ -136,11 +216,12 @@ export async function startEgressProxy(
       client.end('HTTP/1.1 400 Bad Request\r\n\r\n')
       return
     }
-    const checked = await resolveChecked(rules, target.host)
-    if ('reason' in checked) {
+    const checked = await checker.check({ ...target, tunnel: true })
+    if (!checked.allowed) {
       record({ ...target, allowed: false, reason: checked.reason })
+      const body = `vis egress refused: ${checked.reason}\n`
       client.end(
-        `HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\nvis egress refused: ${checked.reason}\n`,
+        `HTTP/1.1 403 ${statusText(checked.reason)}\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
       )
       return
     }
@@ -148,15 +229,27 @@ export async function startEgressProxy(
     const upstream = connect({ host: checked.address, port: target.port })
     sockets.add(upstream)
     upstream.on('close', () => sockets.delete(upstream))
+    let connected = false
     upstream.once('connect', () => {
+      connected = true
+      upstream.setNoDelay(true)
+      client.setNoDelay(true)
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n')
       if (head.length) upstream.write(head)
       upstream.pipe(client)
       client.pipe(upstream)
     })
-    upstream.on('error', () => {
-      if (client.writable) client.end('HTTP/1.1 502 Bad Gateway\r\n\r\n')
-      client.destroy()
+    upstream.on('error', (err: NodeJS.ErrnoException) => {
+      if (connected) {
+        client.destroy()
+        return
+      }
+      const body = `vis egress: ${target.host}:${target.port} (${checked.address}): ${err.code ?? err.message}\n`
+      if (client.writable)
+        client.end(
+          `HTTP/1.1 502 ${err.code ?? 'Bad Gateway'}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+        )
+      else client.destroy()
     })
   })
   server.on('connection', (s) => {
@@ -173,6 +266,9 @@ export async function startEgressProxy(
     dir,
     socketPath,
     decisions,
+    setRules(next) {
+      checker.policy = compileRules(next)
+    },
     async close() {
       for (const s of sockets) s.destroy()
       await new Promise<void>((resolve) => server.close(() => resolve()))

@@ -40,8 +40,8 @@ const status = statusPipe()
 const sharedNet = process.env.VIS_JAIL_SHARED_NET === '1'
 delete process.env.VIS_JAIL_SHARED_NET
 if (sharedNet) {
+  // The holder serves the relay; the port stays, for the commands' Python (toolsite.py).
   delete process.env.VIS_EGRESS_SOCKET
-  delete process.env.VIS_EGRESS_PORT
 }
 try {
   const forwarder = sharedNet ? undefined : await startEgressForwarderFromEnv()

@@ -1,0 +1,73 @@
+import { isIP } from 'node:net'
+import {
+  type CompiledPolicy,
+  type EgressRequest,
+  type EgressVerdict,
+  evaluate,
+  normalizeHost,
+} from './evaluate.js'
+import { resolveName } from './resolve.js'
+
+export type Checked =
+  | { allowed: true; address: string; addresses: string[]; verdict: EgressVerdict }
+  | { allowed: false; reason: string; verdict: EgressVerdict; addresses?: string[] }
+
+const MAX_REMEMBERED = 4096
+
+// One sandbox's egress checks: resolves names itself, checks EVERY answer, and returns
+// the address it checked, which is the one dialled (no second lookup to rebind).
+// Addresses it handed to the guest's getaddrinfo are remembered with their names, so a
+// later connect to the bare address is judged by the name that produced it.
+export class EgressChecker {
+  private readonly names = new Map<string, Set<string>>()
+
+  constructor(public policy: CompiledPolicy) {}
+
+  async check(req: EgressRequest): Promise<Checked> {
+    const host = normalizeHost(req.host)
+    if (isIP(host) !== 0) return this.checkAddress({ ...req, host })
+    // The name alone first: a name the lists refuse is never looked up.
+    const early = evaluate(this.policy, { ...req, host })
+    if (!early.allowed) return { allowed: false, reason: early.reason, verdict: early }
+    let addresses: string[]
+    try {
+      addresses = await resolveName(host)
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? String(err)
+      return { allowed: false, reason: `cannot resolve ${host}: ${code}`, verdict: early }
+    }
+    if (addresses.length === 0) return { allowed: false, reason: `${host} has no addresses`, verdict: early }
+    // Every answer must pass: a name mixing public and private answers is an attack.
+    let first: EgressVerdict | undefined
+    for (const address of addresses) {
+      const v = evaluate(this.policy, { ...req, host, address })
+      if (!v.allowed) return { allowed: false, reason: v.reason, verdict: v, addresses }
+      first ??= v
+    }
+    return { allowed: true, address: addresses[0] as string, addresses, verdict: first as EgressVerdict }
+  }
+
+  // A bare address: by itself, or by a name that resolved to it for this sandbox.
+  private checkAddress(req: EgressRequest & { host: string }): Checked {
+    const own = evaluate(this.policy, { ...req, address: req.host })
+    if (own.allowed) return { allowed: true, address: req.host, addresses: [req.host], verdict: own }
+    let byName: EgressVerdict | undefined
+    for (const name of this.names.get(req.host) ?? []) {
+      const v = evaluate(this.policy, { ...req, host: name, address: req.host })
+      if (v.allowed) return { allowed: true, address: req.host, addresses: [req.host], verdict: v }
+      byName ??= v
+    }
+    // The name the guest looked up explains a refusal better than its bare address.
+    const shown = byName ?? own
+    return { allowed: false, reason: shown.reason, verdict: shown }
+  }
+
+  remember(name: string, addresses: string[]): void {
+    if (this.names.size > MAX_REMEMBERED) this.names.clear()
+    for (const a of addresses) {
+      const set = this.names.get(a) ?? new Set<string>()
+      set.add(normalizeHost(name))
+      this.names.set(a, set)
+    }
+  }
+}

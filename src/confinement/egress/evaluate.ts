@@ -1,0 +1,197 @@
+import { isIP } from 'node:net'
+import { classifyAddress } from './address.js'
+import { isProtectedDestination } from './guard.js'
+import { entryText, type NetworkEntry, type ParsedEntry, parseEntry } from './policy.js'
+
+// The evaluator of the one network policy (policy.ts). Decision order:
+// 1. metadata names are refused always;
+// 2. a specific (non-`*`) deny beats a specific allow; an allow rule with access 'none'
+//    counts as a deny;
+// 3. then `*` on either list (deny first);
+// 4. an empty allow list (network on) allows every public destination;
+// 5. after resolution, on EVERY resolved address: the address floor (address.ts), and
+//    never the host's own listening ports (the vis server, the egress relay) on a local
+//    address.
+// HTTP method/path rules can only be checked on plain HTTP through the proxy: a tunnel
+// (CONNECT, raw TCP) to a host whose allowing rule narrows methods or paths is refused.
+
+export type EgressRequest = {
+  host: string // a name or an IP literal, as the client gave it
+  port?: number // absent for a name lookup without a port
+  address?: string // the resolved address being checked (absent: name-level only)
+  method?: string // plain HTTP only
+  path?: string
+  tunnel?: boolean // CONNECT or raw TCP: method and path are invisible
+}
+
+export type RuleVerdict = { list: 'allow' | 'deny'; entry: string; verdict: string }
+
+export type EgressVerdict = {
+  allowed: boolean
+  reason: string // what allowed or refused it, naming the rule
+  rule?: string // the deciding entry
+  trace: RuleVerdict[]
+}
+
+type Compiled = {
+  list: 'allow' | 'deny'
+  text: string
+  parsed: ParsedEntry
+  methods?: Set<string> // undefined = every method
+  paths?: RegExp[]
+}
+
+export type CompiledPolicy = { enabled: boolean; allow: Compiled[]; deny: Compiled[]; allowEmpty: boolean }
+
+const READ_ONLY = ['GET', 'HEAD', 'OPTIONS']
+
+// Names that reach cloud metadata services: refused whatever the lists say.
+const METADATA_NAMES = new Set([
+  'metadata',
+  'metadata.google.internal',
+  'metadata.goog',
+  'metadata.azure.com',
+  'instance-data',
+  'instance-data.ec2.internal',
+  'metadata.tencentyun.com',
+  'metadata.platformequinix.com',
+])
+
+export const normalizeHost = (host: string) =>
+  host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '')
+
+function globToRegExp(glob: string): RegExp {
+  const body = glob
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.')
+  return new RegExp(`^${body}$`)
+}
+
+function compile(entry: NetworkEntry, list: 'allow' | 'deny'): Compiled {
+  const host = typeof entry === 'string' ? entry : entry.host
+  const parsed = parseEntry(host)
+  if (!parsed) throw new Error(`invalid network entry ${host}`) // the schema refuses these first
+  const c: Compiled = { list, text: entryText(entry), parsed }
+  if (typeof entry !== 'string') {
+    if (entry.access === 'none') c.list = 'deny'
+    let methods = entry.methods?.includes('*') ? undefined : entry.methods?.map((m) => m.toUpperCase())
+    if (entry.access === 'read-only') methods = (methods ?? READ_ONLY).filter((m) => READ_ONLY.includes(m))
+    if (methods) c.methods = new Set(methods)
+    if (entry.paths) c.paths = entry.paths.map(globToRegExp)
+  }
+  return c
+}
+
+export function compilePolicy(p: {
+  enabled: boolean
+  allow: NetworkEntry[]
+  deny: NetworkEntry[]
+}): CompiledPolicy {
+  const all = [...p.allow.map((e) => compile(e, 'allow')), ...p.deny.map((e) => compile(e, 'deny'))]
+  return {
+    enabled: p.enabled,
+    allow: all.filter((c) => c.list === 'allow'),
+    deny: all.filter((c) => c.list === 'deny'),
+    allowEmpty: p.allow.length === 0,
+  }
+}
+
+function targetMatches(e: ParsedEntry, host: string, address: string | undefined): boolean {
+  if (e.kind === 'any') return true
+  // An IP/CIDR entry admits connections made to an address, never a name that happens to
+  // resolve into it: names are matched by name entries only, so a name off the list is
+  // refused before any lookup, and a name never reaches a private address.
+  if (e.kind === 'address') return isIP(host) !== 0 && e.matchAddress?.(address ?? host) === true
+  if (isIP(host) !== 0) return false
+  if (e.kind === 'name') return host === e.value || host.endsWith(`.${e.value}`)
+  return host.endsWith(`.${e.value}`)
+}
+
+const portMatches = (e: ParsedEntry, port: number | undefined) =>
+  e.ports === undefined || port === undefined || e.ports.includes(port)
+
+// Whether an allow entry lets this request through, beyond matching its host and port.
+function httpRefusal(c: Compiled, req: EgressRequest): string | undefined {
+  if (!c.methods && !c.paths) return undefined
+  if (req.tunnel) {
+    return `'${c.text}' limits HTTP methods or paths, which a tunnel (HTTPS CONNECT or raw TCP) does not show; use plain http:// through the proxy`
+  }
+  if (req.method === undefined) return undefined // a lookup: the request decides later
+  const method = req.method.toUpperCase()
+  if (c.methods && !c.methods.has(method)) return `${method} is not allowed by '${c.text}'`
+  const path = req.path ?? '/'
+  if (c.paths && !c.paths.some((r) => r.test(path.split('?')[0] ?? path)))
+    return `path ${path} is not allowed by '${c.text}'`
+  return undefined
+}
+
+const where = (req: EgressRequest) => `${req.host}${req.port !== undefined ? `:${req.port}` : ''}`
+
+export function evaluate(policy: CompiledPolicy, input: EgressRequest): EgressVerdict {
+  const req = { ...input, host: normalizeHost(input.host) }
+  const trace: RuleVerdict[] = []
+  const refuse = (reason: string, rule?: string): EgressVerdict => ({ allowed: false, reason, rule, trace })
+  if (!policy.enabled) return refuse('network access is off for this session')
+  if (METADATA_NAMES.has(req.host)) return refuse(`${req.host} is a cloud metadata name: always refused`)
+
+  const matched = (c: Compiled) =>
+    targetMatches(c.parsed, req.host, req.address) && portMatches(c.parsed, req.port)
+  let specificDeny: Compiled | undefined
+  let anyDeny: Compiled | undefined
+  for (const c of policy.deny) {
+    const m = matched(c)
+    trace.push({ list: 'deny', entry: c.text, verdict: m ? 'matches: refuse' : 'no match' })
+    if (m && c.parsed.kind === 'any') anyDeny ??= c
+    else if (m) specificDeny ??= c
+  }
+  let chosen: Compiled | undefined
+  let anyAllow: Compiled | undefined
+  let narrowed: string | undefined
+  for (const c of policy.allow) {
+    if (!matched(c)) {
+      trace.push({ list: 'allow', entry: c.text, verdict: 'no match' })
+      continue
+    }
+    const why = httpRefusal(c, req)
+    trace.push({ list: 'allow', entry: c.text, verdict: why ? `matches, but ${why}` : 'matches: allow' })
+    if (why) narrowed ??= why
+    else if (c.parsed.kind === 'any') anyAllow ??= c
+    else chosen ??= c
+  }
+  if (specificDeny)
+    return refuse(`${where(req)} is refused by deny entry '${specificDeny.text}'`, specificDeny.text)
+  if (!chosen && narrowed) return refuse(`${where(req)}: ${narrowed}`)
+  if (!chosen && anyDeny) return refuse(`${where(req)} is refused by deny entry '*'`, '*')
+  chosen ??= anyAllow
+  if (!chosen && !policy.allowEmpty) {
+    const list = policy.allow.map((c) => c.text).join(', ')
+    return refuse(`${where(req)} is not on the allow list (${list})`)
+  }
+  const rule = chosen?.text
+  const allowedBy = rule ? `allow entry '${rule}'` : 'the empty allow list (every public destination)'
+
+  if (req.address !== undefined) {
+    const floor = floorRefusal(req, chosen)
+    if (floor) return refuse(floor, rule)
+  }
+  return { allowed: true, reason: `${where(req)} is allowed by ${allowedBy}`, rule, trace }
+}
+
+function floorRefusal(req: EgressRequest, chosen: Compiled | undefined): string | undefined {
+  const address = req.address as string
+  const shown = address === req.host ? address : `${req.host} resolves to ${address}`
+  const cls = classifyAddress(address)
+  if (cls.floor === 'never') return `${shown} (${cls.label}): never reachable, whatever the lists say`
+  if (cls.floor === 'private' && chosen?.parsed.kind !== 'address') {
+    return `${shown} (${cls.label}): reachable only through an allow entry naming that IP or CIDR`
+  }
+  if (req.port !== undefined && isProtectedDestination(address, req.port)) {
+    return `${shown}:${req.port} is the vis host's own listening port (server or egress relay): never reachable`
+  }
+  return undefined
+}

@@ -1,0 +1,116 @@
+import { isIP } from 'node:net'
+import { z } from 'zod'
+import { parseAddressPattern } from './address.js'
+
+// The ONE definition of a session's network policy. The egress proxy (the boundary),
+// the guest's early refusals and network_probe (which ask that proxy) and the tool jail's
+// proxy all evaluate these entries with evaluate.ts; nothing else matches hosts.
+//
+// Entry syntax: `*`, `example.com` (the name and its subdomains), `*.example.com`
+// (subdomains only), an IP literal or CIDR (`203.0.113.7`, `10.0.0.0/8`, `[::1]`,
+// `fd00::/8`), each optionally followed by `:443` or a port list `:80,443`
+// (IPv6 takes a port only in brackets: `[::1]:8080`).
+
+export type ParsedEntry = {
+  kind: 'any' | 'name' | 'subdomains' | 'address'
+  // lower-case name without a trailing dot (name/subdomains), the IP/CIDR (address)
+  value: string
+  ports?: number[]
+  matchAddress?: (address: string) => boolean
+}
+
+const NAME =
+  /^(?=.{1,253}$)([a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)(\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*$/
+
+function parsePorts(text: string): number[] | undefined {
+  const ports = text.split(',').map((p) => (/^\d{1,5}$/.test(p) ? Number(p) : Number.NaN))
+  return ports.every((p) => p >= 1 && p <= 65535) ? [...new Set(ports)].sort((a, b) => a - b) : undefined
+}
+
+// undefined when the entry is malformed.
+export function parseEntry(raw: string): ParsedEntry | undefined {
+  let text = raw.trim().toLowerCase()
+  let ports: number[] | undefined
+  const bracket = /^\[([^\]]+)\](\/\d+)?(?::([\d,]+))?$/.exec(text)
+  if (bracket) {
+    text = `${bracket[1]}${bracket[2] ?? ''}`
+    if (bracket[3] !== undefined) {
+      ports = parsePorts(bracket[3])
+      if (!ports) return undefined
+    }
+  } else if ((text.match(/:/g) ?? []).length === 1) {
+    const at = text.lastIndexOf(':')
+    ports = parsePorts(text.slice(at + 1))
+    if (!ports) return undefined
+    text = text.slice(0, at)
+  }
+  const withPorts = (e: Omit<ParsedEntry, 'ports'>): ParsedEntry => (ports ? { ...e, ports } : e)
+  if (text === '*') return withPorts({ kind: 'any', value: '*' })
+  const matchAddress = parseAddressPattern(text)
+  if (matchAddress) return withPorts({ kind: 'address', value: text, matchAddress })
+  if (isIP(text.split('/')[0] ?? '') !== 0) return undefined // a CIDR with a bad prefix
+  const name = text.replace(/\.$/, '')
+  if (name.startsWith('*.')) {
+    return NAME.test(name.slice(2)) ? withPorts({ kind: 'subdomains', value: name.slice(2) }) : undefined
+  }
+  return NAME.test(name) ? withPorts({ kind: 'name', value: name }) : undefined
+}
+
+const EntryText = z
+  .string()
+  .min(1)
+  .max(300)
+  .refine((e) => parseEntry(e) !== undefined, {
+    message:
+      "must be '*', a host name ('example.com', '*.example.com'), an IP or CIDR, optionally with ':port' or ':80,443'",
+  })
+
+const Glob = z.string().min(1).max(300)
+
+// A per-host rule: access 'read-only' = GET/HEAD/OPTIONS; 'none' refuses the host like
+// a deny entry; methods and paths narrow what plain HTTP through the proxy may do.
+export const NetworkRuleSchema = z
+  .object({
+    host: EntryText,
+    access: z.enum(['read-only', 'full', 'none']).default('full'),
+    methods: z.array(z.string().regex(/^([A-Za-z]+|\*)$/)).optional(),
+    paths: z.array(Glob).optional(),
+  })
+  .strict()
+
+export const NetworkEntrySchema = z.union([EntryText, NetworkRuleSchema])
+export const NetworkDenySchema = EntryText
+
+export const NetworkPolicySchema = z
+  .object({
+    enabled: z.boolean().default(false),
+    // Empty with the network on: every public destination (the address floor still applies).
+    allow: z.array(NetworkEntrySchema).default([]),
+    deny: z.array(NetworkDenySchema).default([]),
+  })
+  .strict()
+
+export type NetworkRule = z.infer<typeof NetworkRuleSchema>
+export type NetworkEntry = z.infer<typeof NetworkEntrySchema>
+export type NetworkEntryInput = z.input<typeof NetworkEntrySchema>
+export type NetworkPolicy = z.infer<typeof NetworkPolicySchema>
+
+// How an entry is shown in refusals and probes.
+export function entryText(e: NetworkEntryInput): string {
+  if (typeof e === 'string') return e
+  const extra = [
+    e.access && e.access !== 'full' ? e.access : '',
+    e.methods ? `methods ${e.methods.join('|')}` : '',
+    e.paths ? `paths ${e.paths.join('|')}` : '',
+  ].filter(Boolean)
+  return extra.length ? `${e.host} (${extra.join(', ')})` : e.host
+}
+
+// A stable identity for sets and sorting (the warm-pool key, tightening checks).
+export const entryKey = (e: NetworkEntryInput): string => (typeof e === 'string' ? e : JSON.stringify(e))
+
+export function sortedEntries<T extends NetworkEntryInput>(entries: T[]): T[] {
+  const byKey = new Map<string, T>()
+  for (const e of entries) byKey.set(entryKey(e), e)
+  return [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, e]) => e)
+}

@@ -1,0 +1,61 @@
+// The lab upstream, run inside the lab's network namespace (`ip netns exec`): plain
+// HTTP, HTTPS with the lab CA's certificate, a raw TCP echo, and static files (a bare git
+// repository served the "dumb" way). Prints "ready" once every listener is up.
+import { createReadStream, readFileSync, statSync } from 'node:fs'
+import { createServer as http } from 'node:http'
+import { createServer as https } from 'node:https'
+import { createServer as tcp } from 'node:net'
+import { join, normalize } from 'node:path'
+
+const cfg = JSON.parse(process.argv[2])
+
+function handle(scheme) {
+  return (req, res) => {
+    const url = new URL(req.url, 'http://lab')
+    let body = ''
+    req.on('data', (d) => {
+      body += d
+    })
+    req.on('end', () => {
+      const bytes = /^\/bytes\/(\d+)$/.exec(url.pathname)
+      if (bytes) {
+        const n = Number(bytes[1])
+        res.writeHead(200, { 'content-length': n, 'content-type': 'application/octet-stream' })
+        res.end(Buffer.alloc(n, 120))
+        return
+      }
+      if (url.pathname.startsWith('/files/') && cfg.files) {
+        const file = normalize(join(cfg.files, url.pathname.slice('/files/'.length)))
+        if (!file.startsWith(cfg.files)) return res.writeHead(403).end()
+        try {
+          const st = statSync(file)
+          if (!st.isFile()) throw new Error('not a file')
+          res.writeHead(200, { 'content-length': st.size })
+          createReadStream(file).pipe(res)
+        } catch {
+          res.writeHead(404).end('no such file\n')
+        }
+        return
+      }
+      res.end(`lab ${scheme} ${req.method} ${url.pathname}${body ? ` ${body}` : ''}`)
+    })
+  }
+}
+
+const listeners = [
+  http(handle('http')).listen(cfg.httpPort, cfg.address),
+  https({ cert: readFileSync(cfg.cert), key: readFileSync(cfg.key) }, handle('https')).listen(
+    cfg.httpsPort,
+    cfg.address,
+  ),
+  tcp((s) => {
+    s.setNoDelay(true)
+    s.on('error', () => s.destroy())
+    s.pipe(s)
+  }).listen(cfg.echoPort, cfg.address),
+]
+let up = 0
+for (const l of listeners)
+  l.once('listening', () => {
+    if (++up === listeners.length) process.stdout.write('ready\n')
+  })
