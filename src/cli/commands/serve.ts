@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util'
 import { DEFAULT_HOST, DEFAULT_PORT, startServer } from '../../http/server.js'
+import { loadMcpConfig } from '../../mcp/config.js'
 import { VisError } from '../../util/errors.js'
 import type { Command } from '../command.js'
 
@@ -17,7 +18,8 @@ State lives in SQLite under the vis home (VIS_HOME or ~/.vis); sessions survive 
              ~/.vis/extensions, and its declared import roots (pyproject.toml, setup.cfg...)
              start the sys.path of sessions whose roots contain them
 
-The OpenAPI document is served at /v1/openapi.json. SIGINT or SIGTERM stops cleanly.`
+The OpenAPI document is served at /v1/openapi.json; MCP (Streamable HTTP) at /mcp, its
+sessions' roots and network from "mcp.serve" in the vis home's config.json. SIGINT or SIGTERM stops cleanly.`
 
 export const serve: Command = {
   name: 'serve',
@@ -48,6 +50,7 @@ export const serve: Command = {
       python: values.python,
       project: values.project ?? process.cwd(),
       pool: pool === undefined ? undefined : { size: pool },
+      mcp: loadMcpConfig().serve,
     })
     const auth = process.env.VIS_TOKEN ? ' -H "Authorization: Bearer $VIS_TOKEN"' : ''
     process.stdout.write(
