@@ -1,3 +1,5 @@
+import { pyJsonLiteral } from '../guest/py-literal.js'
+
 // How a block's outcome reads to a model: what it printed, its value, and a failure as
 // `✗ <phase> error: <message>` with the excerpt and the hints on their own lines. One
 // renderer, so every surface that hands outcomes to a model (MCP, the agent loop) says the
@@ -22,7 +24,9 @@ export type RenderableOutcome = {
 // The guest appends its hints to the message ("\nhint: ..."); they are shown once, below the
 // excerpt, where the model reads them after seeing where it failed.
 function splitHints(error: RenderedError): { message: string; hints: string[] } {
-  const hints = Array.isArray(error.hints) ? error.hints.filter((h): h is string => typeof h === 'string') : []
+  const hints = Array.isArray(error.hints)
+    ? error.hints.filter((h): h is string => typeof h === 'string')
+    : []
   const suffix = hints.map((h) => `\nhint: ${h}`).join('')
   const message =
     suffix && error.message.endsWith(suffix) ? error.message.slice(0, -suffix.length) : error.message
@@ -47,8 +51,15 @@ export function renderError(error: RenderedError): string {
   return lines.join('\n')
 }
 
+// Data as the Python literal the model would write; a top-level string as is (the guest sends
+// objects JSON cannot carry as their repr, which must not be quoted again).
 export function renderResult(result: unknown): string {
-  return typeof result === 'string' ? result : JSON.stringify(result)
+  if (typeof result === 'string') return result
+  try {
+    return pyJsonLiteral(result)
+  } catch {
+    return JSON.stringify(result)
+  }
 }
 
 // stdout as printed, then the value of a last expression (`→ value`), then the error.

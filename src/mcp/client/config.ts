@@ -36,9 +36,13 @@ export type McpServerConfigInput = z.input<typeof McpServerConfigSchema>
 // Server names become part of Python names (`mcp_<server>_<tool>`).
 export const ServerNameSchema = z
   .string()
-  .regex(/^[A-Za-z][A-Za-z0-9_]{0,39}$/, 'a server name is a letter, then letters, digits or "_" (at most 40)')
+  .regex(
+    /^[A-Za-z][A-Za-z0-9_]{0,39}$/,
+    'a server name is a letter, then letters, digits or "_" (at most 40)',
+  )
 
 export const McpServersSchema = z.record(ServerNameSchema, McpServerConfigSchema)
 export type McpServers = z.output<typeof McpServersSchema>
+export type McpServersInput = z.input<typeof McpServersSchema>
 
 export const isStdio = (c: McpServerConfig): c is z.output<typeof StdioServerSchema> => 'command' in c

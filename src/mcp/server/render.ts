@@ -23,7 +23,11 @@ export function blockResult(engine: Engine, block: BlockView): CallToolResult {
   const content: Content[] = [{ type: 'text', text }]
   for (const a of block.attachments) {
     const uri = attachmentUri(block.session_id, a.id)
-    if (a.media_type.startsWith('image/') && a.media_type !== 'image/svg+xml' && a.size <= MAX_INLINE_IMAGE_BYTES) {
+    if (
+      a.media_type.startsWith('image/') &&
+      a.media_type !== 'image/svg+xml' &&
+      a.size <= MAX_INLINE_IMAGE_BYTES
+    ) {
       const { data } = engine.attachment(block.session_id, a.id)
       content.push({ type: 'image', data: data.toString('base64'), mimeType: a.media_type })
     } else {
@@ -36,7 +40,11 @@ export function blockResult(engine: Engine, block: BlockView): CallToolResult {
       })
     }
   }
-  return { content, isError: block.error !== null, _meta: { 'vis/session': block.session_id, 'vis/block': block.id } }
+  return {
+    content,
+    isError: block.error !== null,
+    _meta: { 'vis/session': block.session_id, 'vis/block': block.id },
+  }
 }
 
 // A tool's JSON result, or its failure, as MCP content.

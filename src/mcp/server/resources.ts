@@ -6,7 +6,8 @@ import type { ClientSessions } from './sessions.js'
 
 // Each session a client created is readable as resources: its transcript (Markdown, as
 // `vis sessions export` prints it) and every attachment its blocks produced.
-export const transcriptUri = (sessionId: string) => `vis://sessions/${encodeURIComponent(sessionId)}/transcript`
+export const transcriptUri = (sessionId: string) =>
+  `vis://sessions/${encodeURIComponent(sessionId)}/transcript`
 export const attachmentUri = (sessionId: string, attachmentId: string) =>
   `vis://sessions/${encodeURIComponent(sessionId)}/attachments/${encodeURIComponent(attachmentId)}`
 

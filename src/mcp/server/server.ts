@@ -20,7 +20,8 @@ import { McpTools } from './tools.js'
 
 const version = (() => {
   try {
-    return (JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as { version: string }).version
+    return (JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as { version: string })
+      .version
   } catch {
     return '0.0.0'
   }

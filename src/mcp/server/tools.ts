@@ -102,7 +102,7 @@ export class McpTools {
       {
         name: 'python_interrupt',
         title: 'Interrupt Python',
-        description: "Interrupt the block running in one of your sessions; its globals stay.",
+        description: 'Interrupt the block running in one of your sessions; its globals stay.',
         inputSchema: objectSchema(SessionArgs),
       },
       {
@@ -149,7 +149,8 @@ export class McpTools {
         }
         default: {
           const tool = this.files.get(name)
-          if (!tool) return errorResult(`No tool named ${JSON.stringify(name)}; list the tools to see what exists.`)
+          if (!tool)
+            return errorResult(`No tool named ${JSON.stringify(name)}; list the tools to see what exists.`)
           const value = await tool.run([args], {
             sessionId: 'mcp',
             roots: this.policy.roots,

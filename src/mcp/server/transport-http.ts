@@ -52,7 +52,8 @@ export function mountMcp(app: Hono, engine: Engine, options: McpHttpOptions): { 
     let entry: Entry | undefined
     if (sid) {
       entry = entries.get(sid)
-      if (!entry) return jsonRpcError(404, -32001, 'No such MCP session (it ended or expired); initialize a new one.')
+      if (!entry)
+        return jsonRpcError(404, -32001, 'No such MCP session (it ended or expired); initialize a new one.')
     } else if (req.method !== 'POST') {
       return jsonRpcError(400, -32000, 'Send Mcp-Session-Id, or POST an initialize request first.')
     } else {

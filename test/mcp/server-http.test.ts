@@ -1,0 +1,90 @@
+// MCP over Streamable HTTP at /mcp on `vis serve`'s own app: the SDK's client on loopback,
+// through the API's bearer-token middleware.
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { startServer, type VisServer } from '../../src/http/server.js'
+import { python, tempDir } from './helpers.js'
+import { serverScenarios } from './scenarios.js'
+
+const home = tempDir('http-home')
+const root = tempDir('http-root')
+const TOKEN = 'mcp-test-token-0123456789'
+let server: VisServer
+const clients: Client[] = []
+
+before(async () => {
+  server = await startServer({
+    home,
+    python,
+    port: 0,
+    pool: { size: 0 },
+    token: TOKEN,
+    mcp: { roots: [root], network: { enabled: false, allow: [], deny: [] } },
+  })
+})
+after(async () => {
+  await Promise.allSettled(clients.map((c) => c.close()))
+  await server.close()
+})
+
+async function connect(): Promise<Client> {
+  const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+    requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
+  })
+  const client = new Client({ name: 'vis-test', version: '1.0.0' })
+  await client.connect(transport, { timeout: 60_000 })
+  clients.push(client)
+  return client
+}
+
+describe('MCP over Streamable HTTP on vis serve', () => {
+  serverScenarios(connect, root)
+
+  test('/mcp passes the API token check: no token, no MCP', async () => {
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+    }
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
+    const denied = await fetch(`${server.url}/mcp`, { method: 'POST', headers, body: JSON.stringify(init) })
+    assert.equal(denied.status, 401)
+    assert.equal((await denied.json()).error.code, 'http.unauthorized')
+    const anon = new Client({ name: 'anon', version: '1' })
+    await assert.rejects(anon.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`))))
+    const ok = await fetch(`${server.url}/mcp`, {
+      method: 'POST',
+      headers: { ...headers, authorization: `Bearer ${TOKEN}` },
+      body: JSON.stringify(init),
+    })
+    assert.equal(ok.status, 200)
+    assert.ok(ok.headers.get('mcp-session-id'))
+    await ok.body?.cancel()
+  })
+
+  test('an unknown MCP session is 404, a GET without one is 400', async () => {
+    const auth = { authorization: `Bearer ${TOKEN}`, accept: 'text/event-stream' }
+    const unknown = await fetch(`${server.url}/mcp`, { headers: { ...auth, 'mcp-session-id': 'nope' } })
+    assert.equal(unknown.status, 404)
+    assert.match((await unknown.json()).error.message, /No such MCP session/)
+    const bare = await fetch(`${server.url}/mcp`, { headers: auth })
+    assert.equal(bare.status, 400)
+  })
+
+  test('closing an MCP session closes its vis sessions; their history stays', async () => {
+    const c = await connect()
+    const r = await c.callTool({ name: 'python_execution', arguments: { code: 'print("kept")' } })
+    const sessionId = (r._meta as Record<string, string>)['vis/session']!
+    assert.equal(server.engine.sessionView(sessionId).state, 'open')
+    await (c.transport as StreamableHTTPClientTransport).terminateSession()
+    const end = Date.now() + 30_000
+    while (server.engine.sessionView(sessionId).state !== 'closed' && Date.now() < end) {
+      await new Promise((res) => setTimeout(res, 25))
+    }
+    assert.equal(server.engine.sessionView(sessionId).state, 'closed')
+    assert.equal(server.engine.getSession(sessionId).blocks[0]!.stdout, 'kept\n')
+  })
+})
