@@ -30,7 +30,10 @@ before(async () => {
       fx: stdio('fx'),
       quick: stdio('quick', { timeout_ms: 1000 }),
       web: { url: web.url, token: TOKEN },
-      broken: { command: process.execPath, args: ['-e', 'process.stderr.write("no config here\\n"); process.exit(2)'] },
+      broken: {
+        command: process.execPath,
+        args: ['-e', 'process.stderr.write("no config here\\n"); process.exit(2)'],
+      },
     },
   })
 })
@@ -50,7 +53,8 @@ const ok = (b: Awaited<ReturnType<typeof block>>) => {
   return b
 }
 
-const ppidOf = (pid: number) => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1])
+const ppidOf = (pid: number) =>
+  Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1])
 
 describe('MCP servers from a block', () => {
   test('each tool is bound as mcp_<server>_<tool> with a schema-derived signature and its description', async () => {
@@ -61,8 +65,14 @@ describe('MCP servers from a block', () => {
         'import inspect\nfor t in (mcp_fx_add, mcp_fx_echo, mcp_web_echo):\n    print(t.__name__, inspect.signature(t))\nprint(mcp_fx_add.__doc__)',
       ),
     )
-    assert.match(b.stdout, /^mcp_fx_add \(a, b\)\nmcp_fx_echo \(text, times=None\)\nmcp_web_echo \(text, times=None\)\n/)
-    assert.match(b.stdout, /Add two numbers\.\n\nParameters:\n {2}a \(number\): the first\n {2}b \(number\): the second/)
+    assert.match(
+      b.stdout,
+      /^mcp_fx_add \(a, b\)\nmcp_fx_echo \(text, times=None\)\nmcp_web_echo \(text, times=None\)\n/,
+    )
+    assert.match(
+      b.stdout,
+      /Add two numbers\.\n\nParameters:\n {2}a \(number\): the first\n {2}b \(number\): the second/,
+    )
     const servers = ok(await block(id, 'mcp_servers()')).result as any[]
     const byName = Object.fromEntries(servers.map((s) => [s.name, s]))
     assert.equal(byName.fx.state, 'connected')
@@ -103,7 +113,10 @@ describe('MCP servers from a block', () => {
   test("a tool's failure reaches the guest as an exception with the server's message", async () => {
     const id = await session()
     const caught = ok(
-      await block(id, 'try:\n    mcp_fx_fail("nope")\nexcept Exception as e:\n    print(type(e).__name__, "|", e)'),
+      await block(
+        id,
+        'try:\n    mcp_fx_fail("nope")\nexcept Exception as e:\n    print(type(e).__name__, "|", e)',
+      ),
     )
     assert.equal(caught.stdout, 'ToolError | mcp_fx_fail: fx.fail: refused: nope\n')
     const raised = await block(id, 'mcp_web_fail("denied by policy")')
@@ -114,7 +127,10 @@ describe('MCP servers from a block', () => {
   test('a call past the timeout fails with a timeout error; the block does not hang', async () => {
     const id = await session()
     const b = ok(
-      await block(id, 'try:\n    mcp_quick_slow(20000)\nexcept Exception as e:\n    print(e)\nprint(mcp_quick_echo("after"))'),
+      await block(
+        id,
+        'try:\n    mcp_quick_slow(20000)\nexcept Exception as e:\n    print(e)\nprint(mcp_quick_echo("after"))',
+      ),
     )
     assert.match(b.stdout, /^mcp_quick_slow: MCP server quick, tool slow: no answer within 1000 ms/)
     assert.match(b.stdout, /quick:after\n$/)
@@ -125,7 +141,10 @@ describe('MCP servers from a block', () => {
     const first = Number(ok(await block(id, 'mcp_fx_pid()')).result)
     // Killed mid-call: the call fails with the reason and what the server last said.
     const crashed = await block(id, 'mcp_fx_crash()')
-    assert.match(crashed.error!.message, /tool mcp_fx_crash failed: MCP server fx, tool crash: .*Connection closed/)
+    assert.match(
+      crashed.error!.message,
+      /tool mcp_fx_crash failed: MCP server fx, tool crash: .*Connection closed/,
+    )
     assert.match(crashed.error!.message, /fixture: crashing on request/)
     const second = Number(ok(await block(id, 'mcp_fx_pid()')).result)
     assert.notEqual(second, first)
