@@ -120,7 +120,7 @@ describe('MCP servers from a block', () => {
     )
     assert.equal(caught.stdout, 'ToolError | mcp_fx_fail: fx.fail: refused: nope\n')
     const raised = await block(id, 'mcp_web_fail("denied by policy")')
-    assert.equal(raised.error!.phase, 'host')
+    assert.equal((raised.error as { phase?: string }).phase, 'host')
     assert.match(raised.error!.message, /tool mcp_web_fail failed: web\.fail: refused: denied by policy/)
   })
 

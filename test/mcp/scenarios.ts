@@ -1,13 +1,14 @@
 // What every transport of `vis mcp` must do, checked with the official SDK's client.
 import assert from 'node:assert/strict'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { run, textOf, waitFor } from './helpers.js'
 
-export type Connect = () => Promise<Client>
+// A client, optionally one that offers these directories as its MCP roots.
+export type Connect = (opts?: { roots?: () => string[] }) => Promise<Client>
 
 const PNG_BLOCK = `import base64, struct, zlib
 def chunk(kind, data):
@@ -203,5 +204,37 @@ export function serverScenarios(connect: Connect, root: string): void {
     })) as CallToolResult
     assert.equal(wrong.isError, true)
     assert.match(textOf(wrong), /bogus/)
+  })
+
+  test("a client's roots narrow its sessions to where they overlap the server's, never wider", async () => {
+    const sub = join(root, 'narrow')
+    mkdirSync(sub, { recursive: true })
+    writeFileSync(join(root, 'outside-narrow.txt'), 'not for the narrow client\n')
+    let offered = [sub]
+    const c = await connect({ roots: () => offered })
+    const { tools } = await c.listTools()
+    const py = tools.find((t) => t.name === 'python_execution')!
+    assert.match(py.description ?? '', new RegExp(`Roots: ${sub}\\. Network`))
+    const inside = await run(c, `open(${JSON.stringify(join(sub, 'w.txt'))}, "w").write("ok")`)
+    assert.equal(inside.isError, false, textOf(inside))
+    assert.equal(readFileSync(join(sub, 'w.txt'), 'utf8'), 'ok')
+    const outside = await run(c, `open(${JSON.stringify(join(root, 'outside-narrow.txt'))}).read()`)
+    assert.equal(outside.isError, true)
+    assert.match(textOf(outside), /PermissionError|denied/)
+    const cat = (await c.callTool({
+      name: 'cat',
+      arguments: { path: join(root, 'outside-narrow.txt') },
+    })) as CallToolResult
+    assert.equal(cat.isError, true)
+    // Roots that lie outside the server's give no file access at all (a new label: a new session).
+    offered = ['/usr']
+    await c.sendRootsListChanged()
+    await waitFor(
+      'the narrowed tool list',
+      async () => !(await c.listTools()).tools.some((t) => t.name === 'cat'),
+    )
+    const none = await run(c, `open(${JSON.stringify(join(sub, 'w.txt'))}).read()`, { session: 'usr' })
+    assert.equal(none.isError, true)
+    assert.match(textOf(none), /PermissionError|denied/)
   })
 }

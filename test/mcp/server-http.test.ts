@@ -6,6 +6,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { startServer, type VisServer } from '../../src/http/server.js'
 import { python, tempDir } from './helpers.js'
+import { clientOptions, withRoots } from './roots.js'
 import { serverScenarios } from './scenarios.js'
 
 const home = tempDir('http-home')
@@ -29,11 +30,11 @@ after(async () => {
   await server.close()
 })
 
-async function connect(): Promise<Client> {
+async function connect(opts: { roots?: () => string[] } = {}): Promise<Client> {
   const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
     requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
   })
-  const client = new Client({ name: 'vis-test', version: '1.0.0' })
+  const client = withRoots(new Client({ name: 'vis-test', version: '1.0.0' }, clientOptions(opts)), opts)
   await client.connect(transport, { timeout: 60_000 })
   clients.push(client)
   return client
@@ -52,7 +53,7 @@ describe('MCP over Streamable HTTP on vis serve', () => {
     const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
     const denied = await fetch(`${server.url}/mcp`, { method: 'POST', headers, body: JSON.stringify(init) })
     assert.equal(denied.status, 401)
-    assert.equal((await denied.json()).error.code, 'http.unauthorized')
+    assert.equal(((await denied.json()) as any).error.code, 'http.unauthorized')
     const anon = new Client({ name: 'anon', version: '1' })
     await assert.rejects(anon.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`))))
     const ok = await fetch(`${server.url}/mcp`, {
@@ -69,7 +70,7 @@ describe('MCP over Streamable HTTP on vis serve', () => {
     const auth = { authorization: `Bearer ${TOKEN}`, accept: 'text/event-stream' }
     const unknown = await fetch(`${server.url}/mcp`, { headers: { ...auth, 'mcp-session-id': 'nope' } })
     assert.equal(unknown.status, 404)
-    assert.match((await unknown.json()).error.message, /No such MCP session/)
+    assert.match(((await unknown.json()) as any).error.message, /No such MCP session/)
     const bare = await fetch(`${server.url}/mcp`, { headers: auth })
     assert.equal(bare.status, 400)
   })

@@ -5,13 +5,14 @@ import { after, describe, test } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { childEnv, cliScript, repoRoot, tempDir } from './helpers.js'
+import { clientOptions, withRoots } from './roots.js'
 import { serverScenarios } from './scenarios.js'
 
 const root = tempDir('stdio-root')
 const clients: Client[] = []
 
 // Each client starts its own `vis mcp` process (as an MCP host does), each with its own home.
-async function connect(): Promise<Client> {
+async function connect(opts: { roots?: () => string[] } = {}): Promise<Client> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: ['--import', 'tsx', cliScript, 'mcp', '--root', root, '--pool', '0'],
@@ -19,7 +20,7 @@ async function connect(): Promise<Client> {
     cwd: repoRoot,
     stderr: 'pipe',
   })
-  const client = new Client({ name: 'vis-test', version: '1.0.0' })
+  const client = withRoots(new Client({ name: 'vis-test', version: '1.0.0' }, clientOptions(opts)), opts)
   await client.connect(transport, { timeout: 60_000 })
   clients.push(client)
   return client

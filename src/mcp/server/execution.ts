@@ -1,6 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { Engine } from '../../engine/engine.js'
 import type { EventView } from '../../engine/schemas.js'
+import type { McpServePolicy } from '../config.js'
 import { blockResult } from './render.js'
 import type { ClientSessions } from './sessions.js'
 import type { ToolCallExtra } from './tools.js'
@@ -20,9 +21,10 @@ export async function runBlockForClient(
   engine: Engine,
   sessions: ClientSessions,
   req: BlockRequest,
+  policy: McpServePolicy,
   extra: ToolCallExtra,
 ): Promise<CallToolResult> {
-  const sessionId = await sessions.ensure(req.label)
+  const sessionId = await sessions.ensure(req.label, policy)
   let blockId: string | undefined
   let started = false
   let interrupted = false

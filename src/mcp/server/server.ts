@@ -6,14 +6,17 @@ import {
   ErrorCode,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
+  ListRootsResultSchema,
   ListToolsRequestSchema,
   McpError,
   ReadResourceRequestSchema,
+  RootsListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js'
 import type { Engine } from '../../engine/engine.js'
 import { errorMessage } from '../../util/errors.js'
 import { packageRoot } from '../../util/home.js'
 import type { McpServePolicy } from '../config.js'
+import { ClientPolicy } from './policy.js'
 import { listResources, readResource } from './resources.js'
 import { ClientSessions } from './sessions.js'
 import { McpTools } from './tools.js'
@@ -27,6 +30,11 @@ const version = (() => {
   }
 })()
 
+// How long a client may take to list its roots before its sessions get the server's.
+const ROOTS_TIMEOUT_MS = 10_000
+
+type Extra = Parameters<Parameters<Server['setRequestHandler']>[1]>[1]
+
 export type VisMcpServer = {
   server: Server
   // Closes the client's sessions (their history stays) and the protocol.
@@ -37,8 +45,6 @@ export type VisMcpServer = {
 // resources over them. Each transport connection gets one (a stdio process has one; the
 // HTTP endpoint makes one per MCP session).
 export function createVisMcpServer(engine: Engine, policy: McpServePolicy, label: string): VisMcpServer {
-  const sessions = new ClientSessions(engine, policy, `MCP ${label}`)
-  const tools = new McpTools(engine, policy, sessions)
   const server = new Server(
     { name: 'vis', title: 'vis: confined, stateful Python', version },
     {
@@ -48,11 +54,21 @@ export function createVisMcpServer(engine: Engine, policy: McpServePolicy, label
         'read each session transcript and attachments as resources.',
     },
   )
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.list() }))
+  const clientPolicy = new ClientPolicy(policy, () => server.getClientCapabilities()?.roots !== undefined)
+  const asker = (extra: Extra) => async () =>
+    (await extra.sendRequest({ method: 'roots/list' }, ListRootsResultSchema, { timeout: ROOTS_TIMEOUT_MS }))
+      .roots
+  const sessions = new ClientSessions(engine, `MCP ${label}`)
+  const tools = new McpTools(engine, clientPolicy, sessions)
+  server.setRequestHandler(ListToolsRequestSchema, async (_req, extra) => ({
+    tools: await tools.list(asker(extra)),
+  }))
+  server.setNotificationHandler(RootsListChangedNotificationSchema, async () => clientPolicy.invalidate())
   server.setRequestHandler(CallToolRequestSchema, (req, extra) => {
     const progressToken = req.params._meta?.progressToken
     return tools.call(req.params.name, req.params.arguments, {
       signal: extra.signal,
+      roots: asker(extra),
       progressToken,
       sendProgress: (progress, message) =>
         progressToken === undefined

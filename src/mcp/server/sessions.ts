@@ -14,29 +14,30 @@ export class ClientSessions {
 
   constructor(
     private readonly engine: Engine,
-    private readonly policy: McpServePolicy,
     private readonly title: string,
   ) {}
 
-  // The label's session, created on first use with the server's policy.
-  async ensure(label: string = DEFAULT_LABEL): Promise<string> {
+  // The label's session, created on first use with the client's policy.
+  async ensure(label: string | undefined, policy: McpServePolicy): Promise<string> {
+    label ??= DEFAULT_LABEL
     const have = this.byLabel.get(label)
     if (have) return have
     let p = this.creating.get(label)
     if (!p) {
+      const name = label
       p = this.engine
         .createSession({
-          title: `${this.title} (${label})`,
-          roots: this.policy.roots,
-          network: this.policy.network,
+          title: `${this.title} (${name})`,
+          roots: policy.roots,
+          network: policy.network,
           shell: false,
         })
         .then((v) => {
-          this.byLabel.set(label, v.id)
+          this.byLabel.set(name, v.id)
           this.created.push(v.id)
           return v.id
         })
-        .finally(() => this.creating.delete(label))
+        .finally(() => this.creating.delete(name))
       this.creating.set(label, p)
     }
     return p

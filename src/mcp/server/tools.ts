@@ -14,6 +14,7 @@ import type { Tool } from '../../tools/types.js'
 import { errorMessage } from '../../util/errors.js'
 import type { McpServePolicy } from '../config.js'
 import { type BlockRequest, runBlockForClient } from './execution.js'
+import type { ClientPolicy, RootsAsker } from './policy.js'
 import { errorResult, jsonResult } from './render.js'
 import type { ClientSessions } from './sessions.js'
 
@@ -69,6 +70,7 @@ const objectSchema = (s: z.ZodTypeAny) => toJsonSchema(s, 'input') as McpTool['i
 
 export type ToolCallExtra = {
   signal: AbortSignal
+  roots: RootsAsker
   progressToken?: string | number
   sendProgress: (progress: number, message: string) => Promise<void>
 }
@@ -76,27 +78,38 @@ export type ToolCallExtra = {
 // The tools one MCP client sees, with their handlers. The file tools act on the host with the
 // server's roots (as a session's own host tools do), guarded exactly like them.
 export class McpTools {
-  private readonly files = new Map<string, Tool>()
+  // The file tools for one set of roots (the client's roots may change).
+  private files: { key: string; tools: Map<string, Tool> } | undefined
   private readonly resources = new SessionResources()
 
   constructor(
     private readonly engine: Engine,
-    private readonly policy: McpServePolicy,
+    private readonly policy: ClientPolicy,
     private readonly sessions: ClientSessions,
-  ) {
-    if (policy.roots.length > 0) {
-      const hidden = engine.extensions?.maskFor(policy.roots) ?? []
-      const all = fileTools(new PathGuard(policy.roots, 'mcp', hidden))
-      for (const t of all) if (FILE_TOOLS.some((f) => f.name === t.name)) this.files.set(t.name, t)
+  ) {}
+
+  private fileTools(roots: string[]): Map<string, Tool> {
+    const key = JSON.stringify(roots)
+    if (this.files?.key === key) return this.files.tools
+    const tools = new Map<string, Tool>()
+    if (roots.length > 0) {
+      const hidden = this.engine.extensions?.maskFor(roots) ?? []
+      for (const t of fileTools(new PathGuard(roots, 'mcp', hidden))) {
+        if (FILE_TOOLS.some((f) => f.name === t.name)) tools.set(t.name, t)
+      }
     }
+    this.files = { key, tools }
+    return tools
   }
 
-  list(): McpTool[] {
+  async list(roots: RootsAsker): Promise<McpTool[]> {
+    const policy = await this.policy.get(roots)
+    const files = this.fileTools(policy.roots)
     const tools: McpTool[] = [
       {
         name: 'python_execution',
         title: 'Run Python',
-        description: pythonDoc(this.policy),
+        description: pythonDoc(policy),
         inputSchema: objectSchema(PythonExecutionArgs),
       },
       {
@@ -115,7 +128,7 @@ export class McpTools {
       },
     ]
     for (const f of FILE_TOOLS) {
-      const t = this.files.get(f.name)
+      const t = files.get(f.name)
       if (!t) continue
       tools.push({
         name: t.name,
@@ -134,7 +147,8 @@ export class McpTools {
         case 'python_execution': {
           const a = parse(name, PythonExecutionArgs, args)
           const request: BlockRequest = { code: a.code, label: a.session, timeoutMs: a.timeout_ms }
-          return await runBlockForClient(this.engine, this.sessions, request, extra)
+          const policy = await this.policy.get(extra.roots)
+          return await runBlockForClient(this.engine, this.sessions, request, policy, extra)
         }
         case 'python_interrupt': {
           const a = parse(name, SessionArgs, args)
@@ -148,12 +162,13 @@ export class McpTools {
           return jsonResult({ closed: closed ?? null })
         }
         default: {
-          const tool = this.files.get(name)
+          const policy = await this.policy.get(extra.roots)
+          const tool = this.fileTools(policy.roots).get(name)
           if (!tool)
             return errorResult(`No tool named ${JSON.stringify(name)}; list the tools to see what exists.`)
           const value = await tool.run([args], {
             sessionId: 'mcp',
-            roots: this.policy.roots,
+            roots: policy.roots,
             signal: extra.signal,
             resources: this.resources,
           })
