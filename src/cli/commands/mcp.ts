@@ -6,7 +6,7 @@ import { serveStdio } from '../../mcp/server/transport-stdio.js'
 import { isVisError, VisError } from '../../util/errors.js'
 import type { Command } from '../command.js'
 
-const usage = `Usage: vis mcp [--root DIR]... [--network] [--allow HOST]... [--python 3.X] [--pool N]
+const usage = `Usage: vis mcp [--root DIR]... [--network] [--allow HOST]... [--python 3.X] [--pool N] [--project DIR]
 
 Serve vis as an MCP server on stdin/stdout (for an MCP host's "mcpServers" configuration).
 Tools: python_execution (a confined Python session per client, state kept between calls),
@@ -19,6 +19,10 @@ Resources: each session's transcript and attachments. Diagnostics go to stderr.
   --allow    with --network: only these hosts or CIDRs (repeatable)
   --python   the Python minor to run, e.g. 3.12
   --pool     warm workers kept per policy (default 1)
+  --project  load DIR/.vis/extensions beside the home's (default: none)
+
+A client that offers MCP roots narrows its sessions to where its roots and these overlap;
+it can never widen them.
 
 Streamable HTTP: \`vis serve\` answers MCP at /mcp with the same tools.`
 
@@ -48,6 +52,7 @@ export const mcp: Command = {
         allow: { type: 'string', multiple: true },
         python: { type: 'string' },
         pool: { type: 'string' },
+        project: { type: 'string' },
       },
     })
     const pool = values.pool === undefined ? undefined : Number(values.pool)
@@ -59,7 +64,8 @@ export const mcp: Command = {
     try {
       engine = await createEngine({
         python: values.python,
-        project: policy.roots[0],
+        // MCP hosts start servers in whatever directory they like: no project unless named.
+        project: values.project === undefined ? undefined : resolve(values.project),
         pool: pool === undefined ? undefined : { size: pool },
       })
     } catch (err) {
