@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs'
 import { after, before, describe, test } from 'node:test'
 import { createEngine, type Engine } from '../../src/engine/index.js'
 import { type FixtureHttp, startFixtureHttp } from './fixtures/http-server.js'
-import { python, repoRoot, stdioFixture, tempDir, waitFor } from './helpers.js'
+import { processGone, python, repoRoot, stdioFixture, tempDir, waitFor } from './helpers.js'
 
 const home = tempDir('client-home')
 const root = tempDir('client-root')
@@ -150,14 +150,7 @@ describe('MCP servers from a block', () => {
     assert.notEqual(second, first)
     // Killed from outside while idle.
     process.kill(second, 'SIGKILL')
-    await waitFor('the server to be gone', () => {
-      try {
-        process.kill(second, 0)
-        return false
-      } catch {
-        return true
-      }
-    })
+    await waitFor('the server to be gone', () => processGone(second))
     const third = Number(ok(await block(id, 'mcp_fx_pid()')).result)
     assert.notEqual(third, second)
     const fx = (ok(await block(id, 'mcp_servers()')).result as any[]).find((s) => s.name === 'fx')
@@ -202,13 +195,6 @@ describe('MCP servers from a block', () => {
     const id = await session()
     const pid = Number(ok(await block(id, 'mcp_fx_pid()')).result)
     await engine.closeSession(id)
-    await waitFor('the server process to end', () => {
-      try {
-        process.kill(pid, 0)
-        return false
-      } catch {
-        return true
-      }
-    })
+    await waitFor('the server process to end', () => processGone(pid))
   })
 })

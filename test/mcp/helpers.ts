@@ -44,3 +44,12 @@ export async function waitFor(what: string, check: () => boolean | Promise<boole
   }
   throw new Error(`timed out waiting for ${what}`)
 }
+
+export function processGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return false
+  } catch {
+    return true
+  }
+}

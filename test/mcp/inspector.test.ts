@@ -1,10 +1,11 @@
 // The MCP Inspector's CLI mode (@modelcontextprotocol/inspector-cli, a devDependency) against
 // `vis mcp` over stdio: a third-party client that lists vis's tools and calls one.
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { test } from 'node:test'
+import { promisify } from 'node:util'
 import { childEnv, cliScript, repoRoot, tempDir } from './helpers.js'
 
 const inspectorCli = join(
@@ -14,44 +15,27 @@ const inspectorCli = join(
   'cli.js',
 )
 
-function inspector(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+const execFileP = promisify(execFile)
+
+// Exits non-zero (and so rejects, with its stderr) when the inspector fails.
+async function inspector(args: string[]): Promise<string> {
   const home = tempDir('inspector-home')
   const root = tempDir('inspector-root')
-  const child = spawn(
+  const vis = [process.execPath, '--import', 'tsx', cliScript, 'mcp', '--root', root, '--pool', '0']
+  const r = await execFileP(
     process.execPath,
-    [
-      inspectorCli,
-      '--cli',
-      '-e',
-      `VIS_HOME=${home}`,
-      process.execPath,
-      '--import',
-      'tsx',
-      cliScript,
-      'mcp',
-      '--root',
-      root,
-      '--pool',
-      '0',
-      ...args,
-    ],
-    { cwd: repoRoot, env: childEnv({}), stdio: ['ignore', 'pipe', 'pipe'] },
+    [inspectorCli, '--cli', '-e', `VIS_HOME=${home}`, ...vis, ...args],
+    {
+      cwd: repoRoot,
+      env: childEnv({}),
+    },
   )
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (d) => {
-    stdout += d
-  })
-  child.stderr.on('data', (d) => {
-    stderr += d
-  })
-  return new Promise((resolve) => child.on('close', (status) => resolve({ status, stdout, stderr })))
+  return r.stdout
 }
 
 test('the MCP Inspector CLI lists vis tools and runs a block', async () => {
   const list = await inspector(['--method', 'tools/list'])
-  assert.equal(list.status, 0, list.stderr)
-  const names = (JSON.parse(list.stdout) as { tools: { name: string }[] }).tools.map((t) => t.name)
+  const names = (JSON.parse(list) as { tools: { name: string }[] }).tools.map((t) => t.name)
   assert.deepEqual(names, [
     'python_execution',
     'python_interrupt',
@@ -69,8 +53,7 @@ test('the MCP Inspector CLI lists vis tools and runs a block', async () => {
     '--tool-arg',
     'code=print(6 * 7)',
   ])
-  assert.equal(call.status, 0, call.stderr)
-  const result = JSON.parse(call.stdout) as { content: { type: string; text: string }[]; isError: boolean }
+  const result = JSON.parse(call) as { content: { type: string; text: string }[]; isError: boolean }
   assert.deepEqual(result.content, [{ type: 'text', text: '42' }])
   assert.equal(result.isError, false)
 })
