@@ -4,6 +4,8 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { after, before, describe, test } from 'node:test'
 import { createEngine, type Engine } from '../../src/engine/index.js'
+import { bindMcpServers } from '../../src/mcp/client/bind.js'
+import { createRuntime } from '../../src/sessions/runtime.js'
 import { type FixtureHttp, startFixtureHttp } from './fixtures/http-server.js'
 import { processGone, python, repoRoot, stdioFixture, tempDir, waitFor } from './helpers.js'
 
@@ -83,6 +85,7 @@ describe('MCP servers from a block', () => {
       'mcp_fx_crash',
       'mcp_fx_echo',
       'mcp_fx_fail',
+      'mcp_fx_meet',
       'mcp_fx_pid',
       'mcp_fx_slow',
     ])
@@ -101,13 +104,14 @@ describe('MCP servers from a block', () => {
 
   test('gather batches calls across servers and runs them at once', async () => {
     const id = await session()
+    // Each meet answers only when its partner call is waiting too: run one by one, they would fail.
     const b = ok(
       await block(
         id,
-        'import time\nt0 = time.monotonic()\nrs = await gather(mcp_fx_echo("a"), mcp_web_echo("b"), mcp_fx_slow(800), mcp_web_slow(800))\nprint(rs)\nprint(time.monotonic() - t0 < 1.6)',
+        'rs = await gather(mcp_fx_meet("a", 2), mcp_web_meet("b", 2), mcp_fx_echo("x"), mcp_fx_meet("a", 2), mcp_web_meet("b", 2))\nprint(rs)',
       ),
     )
-    assert.equal(b.stdout, "['fx:a', 'http:b', 'slept 800', 'slept 800']\nTrue\n")
+    assert.equal(b.stdout, "['met at a', 'met at b', 'fx:x', 'met at a', 'met at b']\n")
   })
 
   test("a tool's failure reaches the guest as an exception with the server's message", async () => {
@@ -196,5 +200,26 @@ describe('MCP servers from a block', () => {
     const pid = Number(ok(await block(id, 'mcp_fx_pid()')).result)
     await engine.closeSession(id)
     await waitFor('the server process to end', () => processGone(pid))
+  })
+
+  test('a library session takes servers of its own, closed with it', async () => {
+    const rt = await createRuntime({ python, pool: { size: 0 } })
+    try {
+      const s = await rt.createSession({ roots: [root] })
+      const clients = await bindMcpServers(s, { solo: stdio('solo') })
+      assert.ok(clients)
+      assert.equal((await s.runBlock('mcp_solo_echo("mine")')).result, 'solo:mine')
+      const pid = Number((await s.runBlock('mcp_solo_pid()')).result)
+      // Only its own servers: the engine's configuration is not the runtime's.
+      assert.match(
+        (await s.runBlock('mcp_fx_echo("x")')).error?.message ?? '',
+        /NameError: name 'mcp_fx_echo'/,
+      )
+      await s.dispose()
+      await waitFor('the server process to end', () => processGone(pid))
+      assert.equal(await bindMcpServers(await rt.createSession({ roots: [root] }), {}), undefined)
+    } finally {
+      await rt.close()
+    }
   })
 })
