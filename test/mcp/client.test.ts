@@ -85,6 +85,7 @@ describe('MCP servers from a block', () => {
       'mcp_fx_crash',
       'mcp_fx_echo',
       'mcp_fx_fail',
+      'mcp_fx_grow',
       'mcp_fx_meet',
       'mcp_fx_pid',
       'mcp_fx_slow',
@@ -175,6 +176,17 @@ describe('MCP servers from a block', () => {
     await web.close()
     web = await startFixtureHttp(TOKEN, port)
     assert.equal(ok(await block(id, 'mcp_web_echo("four")')).result, 'http:four')
+  })
+
+  test('a server whose tool list changes gets its new tools bound', async () => {
+    const id = await session()
+    assert.equal(ok(await block(id, 'mcp_fx_grow()')).result, 'grown')
+    await waitFor('the new tool to be listed', async () =>
+      (
+        (ok(await block(id, 'mcp_servers()')).result as any[]).find((s) => s.name === 'fx').tools as string[]
+      ).includes('mcp_fx_extra'),
+    )
+    assert.equal(ok(await block(id, 'mcp_fx_extra()')).result, 'extra here')
   })
 
   test('a server that cannot start is reported, not fatal; connect and disconnect by name', async () => {

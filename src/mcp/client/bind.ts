@@ -32,7 +32,10 @@ export class SessionMcpClients implements Resource {
     servers: McpServers,
   ) {
     for (const [name, config] of Object.entries(servers)) {
-      this.conns.set(name, new ServerConnection(name, config, session.id))
+      const conn: ServerConnection = new ServerConnection(name, config, session.id, () => {
+        this.bindServerTools(conn)
+      })
+      this.conns.set(name, conn)
     }
   }
 

@@ -4,7 +4,11 @@ import {
   StreamableHTTPClientTransport,
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import type { CallToolResult, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js'
+import {
+  type CallToolResult,
+  type Tool as McpTool,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js'
 import type { Json } from '../../tools/types.js'
 import { errorMessage, VisError } from '../../util/errors.js'
 import { isStdio, type McpServerConfig } from './config.js'
@@ -12,6 +16,8 @@ import { isStdio, type McpServerConfig } from './config.js'
 export type ConnectionState = 'idle' | 'connecting' | 'connected' | 'failed' | 'closed'
 
 const STDERR_TAIL_LINES = 20
+// Tries of one call to an HTTP server whose connections went away (it restarted).
+const HTTP_ATTEMPTS = 4
 
 // One configured MCP server, as one session's client sees it: connected on demand, and
 // connected again on the next call after it died or dropped the connection. Every wait is
@@ -30,14 +36,16 @@ export class ServerConnection {
     readonly name: string,
     readonly config: McpServerConfig,
     private readonly sessionId: string,
+    // Called after the server announced a changed tool list and it was listed again.
+    private readonly onToolsChanged: () => void = () => {},
   ) {}
 
   get transportKind(): 'stdio' | 'http' {
     return isStdio(this.config) ? 'stdio' : 'http'
   }
 
-  private fail(code: string, message: string): VisError {
-    return new VisError(code, message, { sessionId: this.sessionId, server: this.name })
+  private fail(code: string, message: string, cause?: unknown): VisError {
+    return new VisError(code, message, { sessionId: this.sessionId, server: this.name }, { cause })
   }
 
   // A live client: the current one, or a fresh one (starting the server again for stdio).
@@ -54,6 +62,15 @@ export class ServerConnection {
     this.starts++
     this.stderrTail = []
     const client = new Client({ name: 'vis', version: '1' })
+    client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+      if (this.client !== client) return
+      try {
+        this.tools = await this.listAll(client, this.config.connect_timeout_ms)
+        this.onToolsChanged()
+      } catch (err) {
+        this.lastError = `listing the changed tools failed: ${errorMessage(err)}`
+      }
+    })
     const transport = this.transport()
     const ms = this.config.connect_timeout_ms
     let timer: NodeJS.Timeout | undefined
@@ -79,7 +96,7 @@ export class ServerConnection {
       const message = `${errorMessage(err)}${this.stderrNote()}`
       this.lastError = message
       if (err instanceof VisError) throw this.fail(err.code, message)
-      throw this.fail('mcp.connect-failed', `MCP server ${this.name} could not be reached: ${message}`)
+      throw this.fail('mcp.connect-failed', `MCP server ${this.name} could not be reached: ${message}`, err)
     } finally {
       clearTimeout(timer)
     }
@@ -139,22 +156,24 @@ export class ServerConnection {
   // Calls one tool; its failure (isError, a protocol error, a timeout, a dead server) is a
   // VisError whose message the guest sees as the exception's text.
   async call(tool: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<Json> {
-    let client = await this.connect()
-    let result: CallToolResult
-    try {
-      result = await this.callOnce(client, tool, args, signal)
-    } catch (err) {
-      // The server forgot our session (it restarted): nothing ran; a fresh session may retry.
-      if (!(err instanceof StreamableHTTPError && err.code === 404)) throw this.callError(tool, err)
-      await this.drop()
-      client = await this.connect()
+    for (let attempt = 1; ; attempt++) {
+      let result: CallToolResult
       try {
+        const client = await this.connect()
         result = await this.callOnce(client, tool, args, signal)
-      } catch (again) {
-        throw this.callError(tool, again)
+      } catch (err) {
+        // An HTTP server that restarted: it forgot our session (404), or a connection held to
+        // its old process is gone (each pooled one fails once). The request never ran there,
+        // so a fresh session may send it again.
+        const gone = isSessionGone(err) || isConnectionGone(err) || isConnectionGone((err as Error).cause)
+        if (this.transportKind === 'http' && gone && attempt < HTTP_ATTEMPTS) {
+          await this.drop()
+          continue
+        }
+        throw err instanceof VisError ? err : this.callError(tool, err)
       }
+      return this.value(tool, result)
     }
-    return this.value(tool, result)
   }
 
   private callOnce(client: Client, tool: string, args: Record<string, unknown>, signal?: AbortSignal) {
@@ -199,6 +218,20 @@ export class ServerConnection {
     this.state = 'closed'
     await this.drop()
   }
+}
+
+const isSessionGone = (err: unknown) => err instanceof StreamableHTTPError && err.code === 404
+
+const GONE_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'UND_ERR_SOCKET'])
+
+// fetch's own failure (a TypeError) caused by a socket that closed or was refused.
+function isConnectionGone(err: unknown): boolean {
+  if (!(err instanceof TypeError)) return false
+  for (let e: unknown = err, i = 0; e && i < 4; e = (e as { cause?: unknown }).cause, i++) {
+    const code = (e as { code?: unknown }).code
+    if (typeof code === 'string' && GONE_CODES.has(code)) return true
+  }
+  return false
 }
 
 // A text that is a JSON object or array crosses as that value (most servers answer JSON as
