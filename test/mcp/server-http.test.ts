@@ -1,11 +1,17 @@
 // MCP over Streamable HTTP at /mcp on `vis serve`'s own app: the SDK's client on loopback,
 // through the API's bearer-token middleware.
 import assert from 'node:assert/strict'
+import type { Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
+import { createAdaptorServer } from '@hono/node-server'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { Hono } from 'hono'
 import { startServer, type VisServer } from '../../src/http/server.js'
-import { python, tempDir } from './helpers.js'
+import { mountMcp } from '../../src/mcp/server/transport-http.js'
+import { python, tempDir, textOf, waitFor } from './helpers.js'
 import { clientOptions, withRoots } from './roots.js'
 import { serverScenarios } from './scenarios.js'
 
@@ -87,5 +93,43 @@ describe('MCP over Streamable HTTP on vis serve', () => {
     }
     assert.equal(server.engine.sessionView(sessionId).state, 'closed')
     assert.equal(server.engine.getSession(sessionId).blocks[0]!.stdout, 'kept\n')
+  })
+
+  test('an idle MCP session expires with its vis sessions; one running a block does not', async () => {
+    const app = new Hono()
+    const mounted = mountMcp(app, server.engine, {
+      policy: { roots: [root], network: { enabled: false, allow: [], deny: [] } },
+      idleMs: 300,
+    })
+    const http = createAdaptorServer({ fetch: app.fetch }) as Server
+    await new Promise<void>((r) => http.listen(0, '127.0.0.1', () => r()))
+    const c = new Client({ name: 'idle', version: '1' })
+    try {
+      await c.connect(
+        new StreamableHTTPClientTransport(
+          new URL(`http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`),
+        ),
+      )
+      // Runs past the idle limit several times over: a busy session is never swept.
+      const r = await c.callTool({
+        name: 'python_execution',
+        arguments: { code: 'import time\ntime.sleep(1.5)\nprint("done")' },
+      })
+      assert.equal(textOf(r as CallToolResult), 'done')
+      const sessionId = (r._meta as Record<string, string>)['vis/session']!
+      await waitFor(
+        'the idle session to expire',
+        () => server.engine.sessionView(sessionId).state === 'closed',
+      )
+      await assert.rejects(
+        c.callTool({ name: 'python_execution', arguments: { code: '1' } }),
+        /No such MCP session/,
+      )
+    } finally {
+      await c.close().catch(() => undefined)
+      await mounted.close()
+      http.closeAllConnections()
+      await new Promise<void>((r) => http.close(() => r()))
+    }
   })
 })

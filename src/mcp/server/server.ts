@@ -37,6 +37,8 @@ type Extra = Parameters<Parameters<Server['setRequestHandler']>[1]>[1]
 
 export type VisMcpServer = {
   server: Server
+  // Tool calls being served now (a block can run long after its request was answered with a stream).
+  readonly active: number
   // Closes the client's sessions (their history stays) and the protocol.
   close(): Promise<void>
 }
@@ -64,20 +66,26 @@ export function createVisMcpServer(engine: Engine, policy: McpServePolicy, label
     tools: await tools.list(asker(extra)),
   }))
   server.setNotificationHandler(RootsListChangedNotificationSchema, async () => clientPolicy.invalidate())
-  server.setRequestHandler(CallToolRequestSchema, (req, extra) => {
+  let active = 0
+  server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
     const progressToken = req.params._meta?.progressToken
-    return tools.call(req.params.name, req.params.arguments, {
-      signal: extra.signal,
-      roots: asker(extra),
-      progressToken,
-      sendProgress: (progress, message) =>
-        progressToken === undefined
-          ? Promise.resolve()
-          : extra.sendNotification({
-              method: 'notifications/progress',
-              params: { progressToken, progress, message },
-            }),
-    })
+    active++
+    try {
+      return await tools.call(req.params.name, req.params.arguments, {
+        signal: extra.signal,
+        roots: asker(extra),
+        progressToken,
+        sendProgress: (progress, message) =>
+          progressToken === undefined
+            ? Promise.resolve()
+            : extra.sendNotification({
+                method: 'notifications/progress',
+                params: { progressToken, progress, message },
+              }),
+      })
+    } finally {
+      active--
+    }
   })
   server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: listResources(engine, sessions) }))
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
@@ -114,5 +122,11 @@ export function createVisMcpServer(engine: Engine, policy: McpServePolicy, label
   server.onclose = () => {
     void close()
   }
-  return { server, close }
+  return {
+    server,
+    get active() {
+      return active
+    },
+    close,
+  }
 }

@@ -40,7 +40,8 @@ export function mountMcp(app: Hono, engine: Engine, options: McpHttpOptions): { 
   const sweep = setInterval(
     () => {
       const now = Date.now()
-      for (const [id, e] of entries) if (e.inFlight === 0 && now - e.lastSeen > idleMs) void drop(id)
+      for (const [id, e] of entries)
+        if (e.inFlight === 0 && e.mcp.active === 0 && now - e.lastSeen > idleMs) void drop(id)
     },
     Math.min(idleMs, 60_000),
   )
