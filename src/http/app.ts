@@ -61,8 +61,6 @@ export function createApp(engine: Engine, options: AppOptions = {}): Hono {
   for (const route of ROUTES) {
     app.on(route.method.toUpperCase(), route.path, (c) => route.handler(c, ctx))
   }
-  // MCP's Streamable HTTP endpoint, behind the same middleware as every route.
-  mountMcp(app, engine, { policy: options.mcp ?? McpServePolicySchema.parse({}) })
   const doc = openApiDocument(ROUTES, packageVersion(), options.token !== undefined)
   app.get(OPENAPI_PATH, (c) => c.json(doc))
 
@@ -82,5 +80,7 @@ export function createApp(engine: Engine, options: AppOptions = {}): Hono {
     )
   })
   app.onError((err, c) => errorResponse(c, err))
+  // MCP's Streamable HTTP endpoint, behind the same middleware as every route.
+  mountMcp(app, engine, { policy: options.mcp ?? McpServePolicySchema.parse({}) })
   return app
 }

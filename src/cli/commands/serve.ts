@@ -18,8 +18,7 @@ State lives in SQLite under the vis home (VIS_HOME or ~/.vis); sessions survive 
              ~/.vis/extensions, and its declared import roots (pyproject.toml, setup.cfg...)
              start the sys.path of sessions whose roots contain them
 
-The OpenAPI document is served at /v1/openapi.json; MCP (Streamable HTTP) at /mcp, its
-sessions' roots and network from "mcp.serve" in the vis home's config.json. SIGINT or SIGTERM stops cleanly.`
+The OpenAPI document is served at /v1/openapi.json. SIGINT or SIGTERM stops cleanly.`
 
 export const serve: Command = {
   name: 'serve',
