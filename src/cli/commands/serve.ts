@@ -47,9 +47,9 @@ export const serve: Command = {
       host: values.host,
       port,
       python: values.python,
+      mcp: loadMcpConfig().serve,
       project: values.project ?? process.cwd(),
       pool: pool === undefined ? undefined : { size: pool },
-      mcp: loadMcpConfig().serve,
     })
     const auth = process.env.VIS_TOKEN ? ' -H "Authorization: Bearer $VIS_TOKEN"' : ''
     process.stdout.write(
