@@ -63,7 +63,7 @@ export type EngineOptions = {
   extensions?: boolean
   // The configured `python.source_paths`, relative to the project: first on sys.path.
   sourcePaths?: string[]
-  // MCP servers whose tools every session gets (default: "mcp.servers" of the home's config.json).
+  // MCP servers whose tools every session gets (default: "servers" of the home's mcp.json).
   mcpServers?: McpServersInput
 }
 

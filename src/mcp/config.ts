@@ -6,9 +6,8 @@ import { VisError } from '../util/errors.js'
 import { visHome } from '../util/home.js'
 import { McpServersSchema } from './client/config.js'
 
-// The `mcp` section of the vis home's config.json: the servers whose tools sessions get, and
-// the policy sessions that vis itself serves over MCP run with. Other sections of the file
-// belong to other parts of vis and are left alone.
+// The vis home's mcp.json: the servers whose tools sessions get, and the policy of the
+// sessions vis itself serves over MCP.
 export const McpServePolicySchema = z
   .object({
     roots: PolicySchema.shape.roots,
@@ -25,7 +24,7 @@ export const McpConfigSchema = z
   .strict()
 export type McpConfig = z.output<typeof McpConfigSchema>
 
-export const CONFIG_FILE = 'config.json'
+export const CONFIG_FILE = 'mcp.json'
 
 export function loadMcpConfig(home?: string): McpConfig {
   const path = join(visHome(home), CONFIG_FILE)
@@ -36,10 +35,11 @@ export function loadMcpConfig(home?: string): McpConfig {
   } catch (err) {
     throw new VisError('mcp.config', `${path} is not valid JSON: ${(err as Error).message}`, { path })
   }
-  const section = typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>).mcp : undefined
-  const parsed = McpConfigSchema.safeParse(section ?? {})
+  const parsed = McpConfigSchema.safeParse(raw)
   if (!parsed.success) {
-    const why = parsed.error.issues.map((i) => `mcp.${i.path.join('.')}: ${i.message}`).join('; ')
+    const why = parsed.error.issues
+      .map((i) => `${i.path.join('.') || '(top level)'}: ${i.message}`)
+      .join('; ')
     throw new VisError('mcp.config', `${path}: ${why}`, { path })
   }
   return parsed.data

@@ -14,7 +14,7 @@ python_interrupt, session_reset, and the file tools cat, ls, grep, patch on the 
 Resources: each session's transcript and attachments. Diagnostics go to stderr.
 
   --root     a directory sessions may read and write (repeatable; the first is the workspace).
-             Without any, "mcp.serve.roots" of the vis home's config.json, else none.
+             Without any, "serve" of the vis home's mcp.json, else none.
   --network  let sessions reach the network (through the egress proxy; default off)
   --allow    with --network: only these hosts or CIDRs (repeatable)
   --python   the Python minor to run, e.g. 3.12
