@@ -97,6 +97,7 @@ describe('MCP servers from a block', () => {
     assert.equal(ok(await block(id, 'mcp_fx_add(2, 3)["sum"]')).result, 5)
     assert.equal(ok(await block(id, 'mcp_fx_add(a=1.5, b=2)["sum"]')).result, 3.5)
     assert.equal(ok(await block(id, 'mcp_web_echo("hi", times=2)')).result, 'http:hihi')
+    assert.equal(ok(await block(id, 'r = await mcp_fx_echo("awaited")\nr')).result, 'fx:awaited')
     const pid = Number(ok(await block(id, 'mcp_fx_pid()')).result)
     assert.equal(ppidOf(pid), process.pid, 'the stdio server is a child of the host process')
     const bad = await block(id, 'mcp_fx_add(1)')
