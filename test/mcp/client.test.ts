@@ -19,6 +19,8 @@ const stdio = (label: string, extra: Record<string, unknown> = {}) => ({
   command: process.execPath,
   args: ['--import', 'tsx', stdioFixture, label],
   cwd: repoRoot,
+  // tsx compiles the fixture at start: generous on a loaded machine.
+  connect_timeout_ms: 60_000,
   ...extra,
 })
 
