@@ -59,18 +59,20 @@ export function mountMcp(app: Hono, engine: Engine, options: McpHttpOptions): { 
       return jsonRpcError(400, -32000, 'Send Mcp-Session-Id, or POST an initialize request first.')
     } else {
       const mcp = createVisMcpServer(engine, options.policy, 'http')
-      const fresh: Entry = { mcp, lastSeen: Date.now(), inFlight: 0 } as Entry
-      fresh.transport = new WebStandardStreamableHTTPServerTransport({
+      // Registered once the initialize request has made the session id, not before.
+      let created: Entry | undefined
+      const transport = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => {
-          entries.set(id, fresh)
+          if (created) entries.set(id, created)
         },
         onsessionclosed: (id) => {
           void drop(id)
         },
       })
-      await mcp.server.connect(fresh.transport)
-      entry = fresh
+      created = { mcp, transport, lastSeen: Date.now(), inFlight: 0 }
+      await mcp.server.connect(transport)
+      entry = created
     }
     entry.inFlight++
     entry.lastSeen = Date.now()
