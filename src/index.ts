@@ -13,6 +13,7 @@ export {
   runExtensionTests,
 } from './extensions/index.js'
 export { type FormatResult, formatPythonForDisplay, PythonFormatter } from './format/index.js'
+export { renderError, renderOutcomeText } from './format/outcome.js'
 export {
   boundaryView,
   ctxToPythonStr,
@@ -22,6 +23,15 @@ export {
   symToPyName,
 } from './guest/index.js'
 export { createApp, startServer, type VisServer } from './http/index.js'
+export {
+  bindMcpServers,
+  createVisMcpServer,
+  loadMcpConfig,
+  type McpServePolicy,
+  type McpServers,
+  mountMcp,
+  serveStdio,
+} from './mcp/index.js'
 export { discoverProjectLayout, type ProjectLayout, type ProjectLayoutOptions } from './project/index.js'
 export type { SessionEvent, SessionEventType, SessionListener } from './sessions/events.js'
 export { type BlockError, BlockOutcome } from './sessions/outcome.js'

@@ -3,6 +3,9 @@ import { resolve } from 'node:path'
 import type { Check } from '../confinement/probe.js'
 import { closeRegistrationWorkers, ExtensionRegistry, warningChecks } from '../extensions/index.js'
 import { formatPythonForDisplay } from '../format/index.js'
+import { bindMcpServers } from '../mcp/client/bind.js'
+import type { McpServersInput } from '../mcp/client/config.js'
+import { loadMcpConfig } from '../mcp/config.js'
 import type { Attachment, Block, Durability, FinishBlockInput, Store } from '../persistence/index.js'
 import { openStore } from '../persistence/index.js'
 import type { SessionEvent as RuntimeEvent } from '../sessions/events.js'
@@ -60,6 +63,8 @@ export type EngineOptions = {
   extensions?: boolean
   // The configured `python.source_paths`, relative to the project: first on sys.path.
   sourcePaths?: string[]
+  // MCP servers whose tools every session gets (default: "servers" of the home's mcp.json).
+  mcpServers?: McpServersInput
 }
 
 export type SubmittedBlock = {
@@ -107,6 +112,7 @@ export class Engine {
   private readonly limits: OutcomeLimits
   private readonly startedAt = Date.now()
   private closing: Promise<void> | undefined
+  private readonly mcpServers: McpServersInput
 
   constructor(
     readonly store: Store,
@@ -119,6 +125,7 @@ export class Engine {
     this.home = store.home
     this.bindAddress = options.bindAddress
     this.limits = { maxOutputChars: options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS }
+    this.mcpServers = options.mcpServers ?? loadMcpConfig(this.home).servers
     this.log = new EventLog(store, { flushMs: options.eventFlushMs })
     this.metrics = engineMetrics({
       sessionsOpen: () => (this.store.db.open ? this.store.sessions.count('open') : 0),
@@ -543,6 +550,8 @@ export class Engine {
       live.hostTools = host
       if (this.extensions) live.extTools = await this.extensions.bindInto(session, host)
       else await Promise.all(host.map((t) => session.bindTool(t)))
+      // MCP clients run here on the host, never in the jail; they close with the session.
+      await bindMcpServers(session, this.mcpServers)
       const paths = await sysPath
       if (paths.length > 0) await session.callGuest('install_runtime', { sys_path: paths })
     } catch (err) {

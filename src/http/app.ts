@@ -3,6 +3,8 @@ import { join } from 'node:path'
 import { Hono } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import type { Engine } from '../engine/engine.js'
+import { type McpServePolicy, McpServePolicySchema } from '../mcp/config.js'
+import { mountMcp } from '../mcp/server/transport-http.js'
 import { packageRoot } from '../util/home.js'
 import { bearerAuth } from './auth.js'
 import { envelope, errorResponse } from './errors.js'
@@ -17,6 +19,8 @@ export type AppOptions = {
   heartbeatMs?: number
   // An SSE client this many frames behind is disconnected (it reconnects with Last-Event-ID).
   maxQueuedFrames?: number
+  // The policy of sessions MCP clients start at /mcp (default: no roots, network off).
+  mcp?: McpServePolicy
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
@@ -76,5 +80,7 @@ export function createApp(engine: Engine, options: AppOptions = {}): Hono {
     )
   })
   app.onError((err, c) => errorResponse(c, err))
+  // MCP's Streamable HTTP endpoint, behind the same middleware as every route.
+  mountMcp(app, engine, { policy: options.mcp ?? McpServePolicySchema.parse({}) })
   return app
 }

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util'
 import { DEFAULT_HOST, DEFAULT_PORT, startServer } from '../../http/server.js'
+import { loadMcpConfig } from '../../mcp/config.js'
 import { VisError } from '../../util/errors.js'
 import type { Command } from '../command.js'
 
@@ -46,6 +47,7 @@ export const serve: Command = {
       host: values.host,
       port,
       python: values.python,
+      mcp: loadMcpConfig().serve,
       project: values.project ?? process.cwd(),
       pool: pool === undefined ? undefined : { size: pool },
     })

@@ -90,3 +90,6 @@ function window(path: string, size: number, text: string, a: z.infer<typeof Args
     truncated: truncated || (want > CAT_DEFAULT_LINES && next !== null && line <= start + want - 1),
   }
 }
+
+// The arguments by name, for surfaces that describe tools with JSON Schema (MCP).
+export { Args as CatArgsSchema }

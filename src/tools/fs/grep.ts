@@ -176,3 +176,6 @@ async function rankNames(guard: PathGuard, files: string[], terms: string[], ign
   scored.sort((x, y) => x.score - y.score || x.path.length - y.path.length || (x.path < y.path ? -1 : 1))
   return scored.slice(0, MAX_NAME_MATCHES).map((s) => ({ path: s.path, rank: s.score }))
 }
+
+// The arguments by name, for surfaces that describe tools with JSON Schema (MCP).
+export { Args as GrepArgsSchema }

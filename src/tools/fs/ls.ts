@@ -50,3 +50,6 @@ export function lsTool(guard: PathGuard): Tool {
     },
   }
 }
+
+// The arguments by name, for surfaces that describe tools with JSON Schema (MCP).
+export { Args as LsArgsSchema }

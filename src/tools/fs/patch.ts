@@ -310,3 +310,6 @@ function apply(f: FileState): { text: string; changed: { [key: string]: Json }[]
   }
   return { text, changed }
 }
+
+// The arguments by name, for surfaces that describe tools with JSON Schema (MCP).
+export const PatchArgsSchema = z.object({ edits: Edits }).strict()

@@ -1,0 +1,89 @@
+import { resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { createEngine } from '../../engine/engine.js'
+import { loadMcpConfig, type McpServePolicy, McpServePolicySchema } from '../../mcp/config.js'
+import { serveStdio } from '../../mcp/server/transport-stdio.js'
+import { isVisError, VisError } from '../../util/errors.js'
+import type { Command } from '../command.js'
+
+const usage = `Usage: vis mcp [--root DIR]... [--network] [--allow HOST]... [--python 3.X] [--pool N] [--project DIR]
+
+Serve vis as an MCP server on stdin/stdout (for an MCP host's "mcpServers" configuration).
+Tools: python_execution (a confined Python session per client, state kept between calls),
+python_interrupt, session_reset, and the file tools cat, ls, grep, patch on the roots.
+Resources: each session's transcript and attachments. Diagnostics go to stderr.
+
+  --root     a directory sessions may read and write (repeatable; the first is the workspace).
+             Without any, "serve" of the vis home's mcp.json, else none.
+  --network  let sessions reach the network (through the egress proxy; default off)
+  --allow    with --network: only these hosts or CIDRs (repeatable)
+  --python   the Python minor to run, e.g. 3.12
+  --pool     warm workers kept per policy (default 1)
+  --project  load DIR/.vis/extensions beside the home's (default: none)
+
+A client that offers MCP roots narrows its sessions to where its roots and these overlap;
+it can never widen them.
+
+Streamable HTTP: \`vis serve\` answers MCP at /mcp with the same tools.`
+
+function policyFrom(values: { root?: string[]; network?: boolean; allow?: string[] }): McpServePolicy {
+  const config = loadMcpConfig().serve
+  const cli = values.root !== undefined || values.network !== undefined || values.allow !== undefined
+  if (!cli) return config
+  if (values.allow && !values.network) {
+    throw new VisError('cli.bad-option', '--allow narrows the network: give --network with it')
+  }
+  return McpServePolicySchema.parse({
+    roots: (values.root ?? []).map((r) => resolve(r)),
+    network: { enabled: values.network === true, allow: values.allow ?? [] },
+  })
+}
+
+export const mcp: Command = {
+  name: 'mcp',
+  summary: 'Serve vis as an MCP server over stdio',
+  usage,
+  async run(argv) {
+    const { values } = parseArgs({
+      args: argv,
+      options: {
+        root: { type: 'string', multiple: true },
+        network: { type: 'boolean' },
+        allow: { type: 'string', multiple: true },
+        python: { type: 'string' },
+        pool: { type: 'string' },
+        project: { type: 'string' },
+      },
+    })
+    const pool = values.pool === undefined ? undefined : Number(values.pool)
+    if (pool !== undefined && (!Number.isInteger(pool) || pool < 0 || pool > 64)) {
+      throw new VisError('cli.bad-option', `--pool must be 0..64, not ${values.pool}`)
+    }
+    const policy = policyFrom(values)
+    let engine: Awaited<ReturnType<typeof createEngine>>
+    try {
+      engine = await createEngine({
+        python: values.python,
+        // MCP hosts start servers in whatever directory they like: no project unless named.
+        project: values.project === undefined ? undefined : resolve(values.project),
+        pool: pool === undefined ? undefined : { size: pool },
+      })
+    } catch (err) {
+      if (isVisError(err, 'engine.home-in-use')) {
+        throw new VisError(
+          'mcp.home-in-use',
+          `${err.message} An MCP host can use that server's Streamable HTTP endpoint (/mcp) instead.`,
+          err.context,
+        )
+      }
+      throw err
+    }
+    try {
+      const why = await serveStdio(engine, policy)
+      process.stderr.write(`vis mcp: ${why}, stopping\n`)
+    } finally {
+      await engine.close()
+    }
+    return 0
+  },
+}

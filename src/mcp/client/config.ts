@@ -1,0 +1,48 @@
+import { z } from 'zod'
+
+// One MCP server a session may use: a command vis starts (stdio), or a Streamable HTTP URL.
+// The client runs on the host, never inside a session's jail.
+const Timeouts = {
+  // Starting the server and listing its tools.
+  connect_timeout_ms: z.number().int().min(100).max(600_000).default(20_000),
+  // One tool call; past it the call fails with a timeout error and the block goes on.
+  timeout_ms: z.number().int().min(100).max(3_600_000).default(60_000),
+}
+
+export const StdioServerSchema = z
+  .object({
+    command: z.string().min(1),
+    args: z.array(z.string()).default([]),
+    env: z.record(z.string()).default({}),
+    cwd: z.string().optional(),
+    ...Timeouts,
+  })
+  .strict()
+
+export const HttpServerSchema = z
+  .object({
+    url: z.string().url(),
+    // Sent as `Authorization: Bearer <token>`.
+    token: z.string().min(1).optional(),
+    headers: z.record(z.string()).default({}),
+    ...Timeouts,
+  })
+  .strict()
+
+export const McpServerConfigSchema = z.union([StdioServerSchema, HttpServerSchema])
+export type McpServerConfig = z.output<typeof McpServerConfigSchema>
+export type McpServerConfigInput = z.input<typeof McpServerConfigSchema>
+
+// Server names become part of Python names (`mcp_<server>_<tool>`).
+export const ServerNameSchema = z
+  .string()
+  .regex(
+    /^[A-Za-z][A-Za-z0-9_]{0,39}$/,
+    'a server name is a letter, then letters, digits or "_" (at most 40)',
+  )
+
+export const McpServersSchema = z.record(ServerNameSchema, McpServerConfigSchema)
+export type McpServers = z.output<typeof McpServersSchema>
+export type McpServersInput = z.input<typeof McpServersSchema>
+
+export const isStdio = (c: McpServerConfig): c is z.output<typeof StdioServerSchema> => 'command' in c

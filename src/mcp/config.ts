@@ -1,0 +1,46 @@
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { z } from 'zod'
+import { NetworkPolicySchema, PolicySchema } from '../engine/schemas.js'
+import { VisError } from '../util/errors.js'
+import { visHome } from '../util/home.js'
+import { McpServersSchema } from './client/config.js'
+
+// The vis home's mcp.json: the servers whose tools sessions get, and the policy of the
+// sessions vis itself serves over MCP.
+export const McpServePolicySchema = z
+  .object({
+    roots: PolicySchema.shape.roots,
+    network: NetworkPolicySchema.default({}),
+  })
+  .strict()
+export type McpServePolicy = z.output<typeof McpServePolicySchema>
+
+export const McpConfigSchema = z
+  .object({
+    servers: McpServersSchema.default({}),
+    serve: McpServePolicySchema.default({}),
+  })
+  .strict()
+export type McpConfig = z.output<typeof McpConfigSchema>
+
+export const CONFIG_FILE = 'mcp.json'
+
+export function loadMcpConfig(home?: string): McpConfig {
+  const path = join(visHome(home), CONFIG_FILE)
+  if (!existsSync(path)) return McpConfigSchema.parse({})
+  let raw: unknown
+  try {
+    raw = JSON.parse(readFileSync(path, 'utf8'))
+  } catch (err) {
+    throw new VisError('mcp.config', `${path} is not valid JSON: ${(err as Error).message}`, { path })
+  }
+  const parsed = McpConfigSchema.safeParse(raw)
+  if (!parsed.success) {
+    const why = parsed.error.issues
+      .map((i) => `${i.path.join('.') || '(top level)'}: ${i.message}`)
+      .join('; ')
+    throw new VisError('mcp.config', `${path}: ${why}`, { path })
+  }
+  return parsed.data
+}

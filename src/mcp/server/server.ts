@@ -1,0 +1,132 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListRootsResultSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  RootsListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js'
+import type { Engine } from '../../engine/engine.js'
+import { errorMessage } from '../../util/errors.js'
+import { packageRoot } from '../../util/home.js'
+import type { McpServePolicy } from '../config.js'
+import { ClientPolicy } from './policy.js'
+import { listResources, readResource } from './resources.js'
+import { ClientSessions } from './sessions.js'
+import { McpTools } from './tools.js'
+
+const version = (() => {
+  try {
+    return (JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as { version: string })
+      .version
+  } catch {
+    return '0.0.0'
+  }
+})()
+
+// How long a client may take to list its roots before its sessions get the server's.
+const ROOTS_TIMEOUT_MS = 10_000
+
+type Extra = Parameters<Parameters<Server['setRequestHandler']>[1]>[1]
+
+export type VisMcpServer = {
+  server: Server
+  // Tool calls being served now (a block can run long after its request was answered with a stream).
+  readonly active: number
+  // Closes the client's sessions (their history stays) and the protocol.
+  close(): Promise<void>
+}
+
+// vis as an MCP server for one client connection: its own sessions, the tools and the
+// resources over them. Each transport connection gets one (a stdio process has one; the
+// HTTP endpoint makes one per MCP session).
+export function createVisMcpServer(engine: Engine, policy: McpServePolicy, label: string): VisMcpServer {
+  const server = new Server(
+    { name: 'vis', title: 'vis: confined, stateful Python', version },
+    {
+      capabilities: { tools: {}, resources: {} },
+      instructions:
+        'python_execution runs Python in a confined session whose state persists between calls; ' +
+        'read each session transcript and attachments as resources.',
+    },
+  )
+  const clientPolicy = new ClientPolicy(policy, () => server.getClientCapabilities()?.roots !== undefined)
+  const asker = (extra: Extra) => async () =>
+    (await extra.sendRequest({ method: 'roots/list' }, ListRootsResultSchema, { timeout: ROOTS_TIMEOUT_MS }))
+      .roots
+  const sessions = new ClientSessions(engine, `MCP ${label}`)
+  const tools = new McpTools(engine, clientPolicy, sessions)
+  server.setRequestHandler(ListToolsRequestSchema, async (_req, extra) => ({
+    tools: await tools.list(asker(extra)),
+  }))
+  server.setNotificationHandler(RootsListChangedNotificationSchema, async () => clientPolicy.invalidate())
+  let active = 0
+  server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
+    const progressToken = req.params._meta?.progressToken
+    active++
+    try {
+      return await tools.call(req.params.name, req.params.arguments, {
+        signal: extra.signal,
+        roots: asker(extra),
+        progressToken,
+        sendProgress: (progress, message) =>
+          progressToken === undefined
+            ? Promise.resolve()
+            : extra.sendNotification({
+                method: 'notifications/progress',
+                params: { progressToken, progress, message },
+              }),
+      })
+    } finally {
+      active--
+    }
+  })
+  server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: listResources(engine, sessions) }))
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
+    resourceTemplates: [
+      {
+        uriTemplate: 'vis://sessions/{session}/transcript',
+        name: 'transcript',
+        mimeType: 'text/markdown',
+        description: 'A session of yours, every block with its output',
+      },
+      {
+        uriTemplate: 'vis://sessions/{session}/attachments/{attachment}',
+        name: 'attachment',
+        description: 'A file a block of yours attached',
+      },
+    ],
+  }))
+  server.setRequestHandler(ReadResourceRequestSchema, (req) => {
+    try {
+      return readResource(engine, sessions, req.params.uri)
+    } catch (err) {
+      throw new McpError(ErrorCode.InvalidParams, errorMessage(err), { uri: req.params.uri })
+    }
+  })
+  let closing: Promise<void> | undefined
+  const close = () => {
+    closing ??= (async () => {
+      await sessions.closeAll()
+      await tools.close()
+      await server.close().catch(() => undefined)
+    })()
+    return closing
+  }
+  server.onclose = () => {
+    void close()
+  }
+  return {
+    server,
+    get active() {
+      return active
+    },
+    close,
+  }
+}

@@ -1,0 +1,193 @@
+import type { CallToolResult, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js'
+import { z } from 'zod'
+import type { Engine } from '../../engine/engine.js'
+import { MAX_CODE_CHARS, MAX_TIMEOUT_MS } from '../../engine/schemas.js'
+import { toJsonSchema } from '../../http/json-schema.js'
+import { CatArgsSchema } from '../../tools/fs/cat.js'
+import { GrepArgsSchema } from '../../tools/fs/grep.js'
+import { fileTools } from '../../tools/fs/index.js'
+import { LsArgsSchema } from '../../tools/fs/ls.js'
+import { PatchArgsSchema } from '../../tools/fs/patch.js'
+import { PathGuard } from '../../tools/fs/paths.js'
+import { SessionResources } from '../../tools/resources.js'
+import type { Tool } from '../../tools/types.js'
+import { errorMessage } from '../../util/errors.js'
+import type { McpServePolicy } from '../config.js'
+import { type BlockRequest, runBlockForClient } from './execution.js'
+import type { ClientPolicy, RootsAsker } from './policy.js'
+import { errorResult, jsonResult } from './render.js'
+import type { ClientSessions } from './sessions.js'
+
+const Label = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, "_", "." and "-" only')
+  .describe('Which of your sessions to use (default "default"); a new label starts a new session.')
+
+export const PythonExecutionArgs = z
+  .object({
+    code: z.string().min(1).max(MAX_CODE_CHARS).describe('Python source of one block.'),
+    session: Label.optional(),
+    timeout_ms: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_TIMEOUT_MS)
+      .optional()
+      .describe('Interrupt the block after this long (default 60000).'),
+  })
+  .strict()
+
+const SessionArgs = z.object({ session: Label.optional() }).strict()
+
+function pythonDoc(policy: McpServePolicy): string {
+  const roots = policy.roots.length > 0 ? policy.roots.join(', ') : 'none (no file access)'
+  const net = policy.network.enabled
+    ? policy.network.allow.length > 0
+      ? `limited to ${policy.network.allow.join(', ')}`
+      : 'on'
+    : 'off'
+  return (
+    'Run a block of Python in a confined, persistent session: globals, imports, functions and ' +
+    'classes stay for the next block. The value of a last expression is shown after what the block ' +
+    'printed. Host tools are Python functions inside the block (help(), apropos("word") list them): ' +
+    'cat, ls, grep, patch for files; calls settle on their own, and `await gather(a(), b())` runs ' +
+    'several at once. vis_attach(path) or vis_attach_bytes(data, name) hands a file back (images ' +
+    `come back as images). Roots: ${roots}. Network: ${net}.`
+  )
+}
+
+type FileToolSpec = { name: 'cat' | 'ls' | 'grep' | 'patch'; schema: z.ZodTypeAny }
+const FILE_TOOLS: FileToolSpec[] = [
+  { name: 'cat', schema: CatArgsSchema },
+  { name: 'ls', schema: LsArgsSchema },
+  { name: 'grep', schema: GrepArgsSchema },
+  { name: 'patch', schema: PatchArgsSchema },
+]
+
+const objectSchema = (s: z.ZodTypeAny) => toJsonSchema(s, 'input') as McpTool['inputSchema']
+
+export type ToolCallExtra = {
+  signal: AbortSignal
+  roots: RootsAsker
+  progressToken?: string | number
+  sendProgress: (progress: number, message: string) => Promise<void>
+}
+
+// The tools one MCP client sees, with their handlers. The file tools act on the host with the
+// server's roots (as a session's own host tools do), guarded exactly like them.
+export class McpTools {
+  // The file tools for one set of roots (the client's roots may change).
+  private files: { key: string; tools: Map<string, Tool> } | undefined
+  private readonly resources = new SessionResources()
+
+  constructor(
+    private readonly engine: Engine,
+    private readonly policy: ClientPolicy,
+    private readonly sessions: ClientSessions,
+  ) {}
+
+  private fileTools(roots: string[]): Map<string, Tool> {
+    const key = JSON.stringify(roots)
+    if (this.files?.key === key) return this.files.tools
+    const tools = new Map<string, Tool>()
+    if (roots.length > 0) {
+      const hidden = this.engine.extensions?.maskFor(roots) ?? []
+      for (const t of fileTools(new PathGuard(roots, 'mcp', hidden))) {
+        if (FILE_TOOLS.some((f) => f.name === t.name)) tools.set(t.name, t)
+      }
+    }
+    this.files = { key, tools }
+    return tools
+  }
+
+  async list(roots: RootsAsker): Promise<McpTool[]> {
+    const policy = await this.policy.get(roots)
+    const files = this.fileTools(policy.roots)
+    const tools: McpTool[] = [
+      {
+        name: 'python_execution',
+        title: 'Run Python',
+        description: pythonDoc(policy),
+        inputSchema: objectSchema(PythonExecutionArgs),
+      },
+      {
+        name: 'python_interrupt',
+        title: 'Interrupt Python',
+        description: 'Interrupt the block running in one of your sessions; its globals stay.',
+        inputSchema: objectSchema(SessionArgs),
+      },
+      {
+        name: 'session_reset',
+        title: 'Reset session',
+        description:
+          'Close one of your sessions (its transcript stays readable as a resource); the next block starts a fresh interpreter.',
+        inputSchema: objectSchema(SessionArgs),
+        annotations: { destructiveHint: true },
+      },
+    ]
+    for (const f of FILE_TOOLS) {
+      const t = files.get(f.name)
+      if (!t) continue
+      tools.push({
+        name: t.name,
+        description: `${t.doc}\nIn Python: ${t.name}${t.signature}.`,
+        inputSchema: objectSchema(f.schema),
+        annotations: { readOnlyHint: t.name !== 'patch' },
+      })
+    }
+    return tools
+  }
+
+  async call(name: string, raw: unknown, extra: ToolCallExtra): Promise<CallToolResult> {
+    const args = raw ?? {}
+    try {
+      switch (name) {
+        case 'python_execution': {
+          const a = parse(name, PythonExecutionArgs, args)
+          const request: BlockRequest = { code: a.code, label: a.session, timeoutMs: a.timeout_ms }
+          const policy = await this.policy.get(extra.roots)
+          return await runBlockForClient(this.engine, this.sessions, request, policy, extra)
+        }
+        case 'python_interrupt': {
+          const a = parse(name, SessionArgs, args)
+          const id = this.sessions.get(a.session)
+          if (!id) return jsonResult({ landed: false, block_id: null, note: 'this session has not started' })
+          return jsonResult(await this.engine.interrupt(id))
+        }
+        case 'session_reset': {
+          const a = parse(name, SessionArgs, args)
+          const closed = await this.sessions.reset(a.session)
+          return jsonResult({ closed: closed ?? null })
+        }
+        default: {
+          const policy = await this.policy.get(extra.roots)
+          const tool = this.fileTools(policy.roots).get(name)
+          if (!tool)
+            return errorResult(`No tool named ${JSON.stringify(name)}; list the tools to see what exists.`)
+          const value = await tool.run([args], {
+            sessionId: 'mcp',
+            roots: policy.roots,
+            signal: extra.signal,
+            resources: this.resources,
+          })
+          return jsonResult(value)
+        }
+      }
+    } catch (err) {
+      return errorResult(errorMessage(err))
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.resources.dispose()
+  }
+}
+
+function parse<S extends z.ZodTypeAny>(tool: string, schema: S, value: unknown): z.output<S> {
+  const r = schema.safeParse(value)
+  if (r.success) return r.data
+  const why = r.error.issues.map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`).join('; ')
+  throw new Error(`${tool}: ${why}`)
+}

@@ -1,0 +1,55 @@
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+
+export const python = process.env.VIS_PYTHON_VERSION
+export const repoRoot = new URL('../..', import.meta.url).pathname
+export const cliScript = join(repoRoot, 'test', 'distribution', 'run-cli.ts')
+export const stdioFixture = join(repoRoot, 'test', 'mcp', 'fixtures', 'stdio-server.ts')
+
+export const tempDir = (prefix: string) => mkdtempSync(join(tmpdir(), `vis-mcp-${prefix}-`))
+
+// Environment for a child process: no inherited VIS_* settings but the Python minor.
+export function childEnv(extra: Record<string, string>): Record<string, string> {
+  const env: Record<string, string> = {}
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v !== undefined && (!k.startsWith('VIS_') || k === 'VIS_PYTHON_VERSION')) env[k] = v
+  }
+  return { ...env, ...extra }
+}
+
+export const textOf = (r: CallToolResult): string =>
+  r.content
+    .filter((c) => c.type === 'text')
+    .map((c) => (c as { text: string }).text)
+    .join('\n')
+
+export async function run(
+  client: Client,
+  code: string,
+  extra: Record<string, unknown> = {},
+): Promise<CallToolResult> {
+  return (await client.callTool({ name: 'python_execution', arguments: { code, ...extra } }, undefined, {
+    timeout: 120_000,
+  })) as CallToolResult
+}
+
+export async function waitFor(what: string, check: () => boolean | Promise<boolean>, ms = 60_000) {
+  const end = Date.now() + ms
+  while (Date.now() < end) {
+    if (await check()) return
+    await new Promise((r) => setTimeout(r, 25))
+  }
+  throw new Error(`timed out waiting for ${what}`)
+}
+
+export function processGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return false
+  } catch {
+    return true
+  }
+}

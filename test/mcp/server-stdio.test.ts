@@ -1,0 +1,112 @@
+// `vis mcp` over stdio, driven by the official SDK's client: the CLI is a real child process.
+import assert from 'node:assert/strict'
+import { spawn, spawnSync } from 'node:child_process'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { after, describe, test } from 'node:test'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { childEnv, cliScript, repoRoot, run, stdioFixture, tempDir, textOf } from './helpers.js'
+import { clientOptions, withRoots } from './roots.js'
+import { serverScenarios } from './scenarios.js'
+
+const root = tempDir('stdio-root')
+const clients: Client[] = []
+
+// Each client starts its own `vis mcp` process (as an MCP host does), each with its own home.
+async function connect(opts: { roots?: () => string[] } = {}): Promise<Client> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: ['--import', 'tsx', cliScript, 'mcp', '--root', root, '--pool', '0'],
+    env: childEnv({ VIS_HOME: tempDir('stdio-home') }),
+    cwd: repoRoot,
+    stderr: 'pipe',
+  })
+  const client = withRoots(new Client({ name: 'vis-test', version: '1.0.0' }, clientOptions(opts)), opts)
+  await client.connect(transport, { timeout: 60_000 })
+  clients.push(client)
+  return client
+}
+
+after(async () => {
+  await Promise.allSettled(clients.map((c) => c.close()))
+})
+
+describe('vis mcp over stdio', () => {
+  serverScenarios(connect, root)
+
+  test('the process stops with status 0 when the client closes stdin', async () => {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', cliScript, 'mcp', '--root', root, '--pool', '0'],
+      {
+        cwd: repoRoot,
+        env: childEnv({ VIS_HOME: tempDir('stdio-eof') }),
+        stdio: ['pipe', 'pipe', 'pipe'],
+      },
+    )
+    let stderr = ''
+    child.stderr.on('data', (d) => {
+      stderr += d
+    })
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)))
+    child.stdin.end()
+    assert.equal(await exited, 0, stderr)
+    assert.match(stderr, /vis mcp: the client closed stdin, stopping/)
+  })
+
+  test('--allow without --network is refused with a reason', () => {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', cliScript, 'mcp', '--allow', 'example.com'], {
+      cwd: repoRoot,
+      env: childEnv({ VIS_HOME: tempDir('stdio-bad') }),
+      encoding: 'utf8',
+    })
+    assert.equal(r.status, 1)
+    assert.match(r.stderr, /--allow narrows the network: give --network with it \[cli\.bad-option\]/)
+  })
+
+  test("without --root, the home's mcp.json gives the policy and the servers sessions use, both ways at once", async () => {
+    const home = tempDir('stdio-config-home')
+    const configured = tempDir('stdio-config-root')
+    writeFileSync(
+      join(home, 'mcp.json'),
+      JSON.stringify({
+        serve: { roots: [configured] },
+        servers: {
+          fx: { command: process.execPath, args: ['--import', 'tsx', stdioFixture, 'fx'], cwd: repoRoot },
+        },
+      }),
+    )
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: ['--import', 'tsx', cliScript, 'mcp', '--pool', '0'],
+      env: childEnv({ VIS_HOME: home }),
+      cwd: repoRoot,
+      stderr: 'pipe',
+    })
+    const c = new Client({ name: 'vis-test', version: '1.0.0' })
+    await c.connect(transport, { timeout: 60_000 })
+    clients.push(c)
+    const py = (await c.listTools()).tools.find((t) => t.name === 'python_execution')!
+    assert.match(py.description ?? '', new RegExp(`Roots: ${configured}\\.`))
+    // An MCP client of vis runs a block that calls another MCP server's tool through vis.
+    const r = await run(c, 'mcp_fx_echo("via config", times=2)')
+    assert.equal(textOf(r), '→ fx:via configvia config')
+  })
+
+  test('an invalid mcp.json stops vis mcp with the file and the field', () => {
+    const home = tempDir('stdio-badconfig')
+    writeFileSync(join(home, 'mcp.json'), JSON.stringify({ servers: { 'bad name': { command: 'x' } } }))
+    const r = spawnSync(process.execPath, ['--import', 'tsx', cliScript, 'mcp'], {
+      cwd: repoRoot,
+      env: childEnv({ VIS_HOME: home }),
+      encoding: 'utf8',
+    })
+    assert.equal(r.status, 1)
+    assert.match(
+      r.stderr,
+      new RegExp(`${join(home, 'mcp.json')}: servers\\.bad name: a server name is a letter`),
+    )
+    assert.match(r.stderr, /\[mcp\.config\]/)
+  })
+})

@@ -1,0 +1,81 @@
+// How MCP tools look from Python (signatures, docs, argument mapping) and how client roots
+// narrow a server's: pure functions, checked on the forms real schemas and calls take.
+import assert from 'node:assert/strict'
+import { mkdirSync, symlinkSync } from 'node:fs'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { pythonToolName } from '../../src/mcp/client/bind.js'
+import { namedArguments, toolShape } from '../../src/mcp/client/signature.js'
+import { narrowRoots, rootPaths } from '../../src/mcp/server/policy.js'
+import { tempDir } from './helpers.js'
+
+const search = toolShape('Search the web.', {
+  type: 'object',
+  properties: {
+    limit: { type: 'integer', default: 10, description: 'how many' },
+    query: { type: 'string', description: 'what to look for' },
+    from: { type: 'string' },
+    'max-age': { type: ['integer', 'null'] },
+    filter: { type: 'object' },
+  },
+  required: ['query'],
+})
+
+test('signatures: required first, defaults as Python literals, unspellable names through **kwargs', () => {
+  assert.equal(search.signature, '(query, limit=10, filter=None, **kwargs)')
+  assert.equal(
+    search.doc,
+    [
+      'Search the web.',
+      '',
+      'Parameters:',
+      '  query (string): what to look for',
+      '  limit (integer, optional): how many',
+      '  from (string, optional)',
+      '  max-age (integer | null, optional)',
+      '  filter (object, optional)',
+    ].join('\n'),
+  )
+  assert.equal(toolShape(undefined, undefined).signature, '()')
+  assert.equal(toolShape('', { type: 'object' }).doc, '(no description)')
+  assert.equal(pythonToolName('gh', 'list-issues.v2'), 'mcp_gh_list_issues_v2')
+})
+
+test('arguments: positional and keyword map to names; an object value stays positional', () => {
+  assert.deepEqual(namedArguments('s', search, ['cats']), { ok: true, value: { query: 'cats' } })
+  assert.deepEqual(namedArguments('s', search, ['cats', 3, { from: 'x', 'max-age': 2 }]), {
+    ok: true,
+    value: { query: 'cats', limit: 3, from: 'x', 'max-age': 2 },
+  })
+  // {"lang": "en"} has a key that names no parameter: it is the filter itself.
+  assert.deepEqual(namedArguments('s', search, ['cats', 3, { lang: 'en' }]), {
+    ok: true,
+    value: { query: 'cats', limit: 3, filter: { lang: 'en' } },
+  })
+  assert.deepEqual(namedArguments('s', search, [{ query: 'q' }]), { ok: true, value: { query: 'q' } })
+  const missing = namedArguments('mcp_w_search', search, [{ limit: 1 }])
+  assert.deepEqual(missing, {
+    ok: false,
+    message: "mcp_w_search(query, limit=10, filter=None, **kwargs) is missing 'query'",
+  })
+  const twice = namedArguments('s', search, ['a', { query: 'b' }])
+  assert.equal(twice.ok, false)
+  assert.match((twice as { message: string }).message, /got 'query' twice/)
+  const many = namedArguments('s', search, [1, 2, 3, 4])
+  assert.match((many as { message: string }).message, /takes at most 3 positional arguments, got 4/)
+})
+
+test("client roots narrow the server's: inside kept, enclosing gives the server's, disjoint and escaping links dropped", () => {
+  const server = tempDir('narrow-server')
+  const other = tempDir('narrow-other')
+  const sub = join(server, 'sub')
+  mkdirSync(sub)
+  symlinkSync(other, join(server, 'escape'))
+  assert.deepEqual(narrowRoots([server], [sub]), [sub])
+  assert.deepEqual(narrowRoots([server], ['/']), [server])
+  assert.deepEqual(narrowRoots([server], [other]), [])
+  assert.deepEqual(narrowRoots([server], [join(server, 'escape')]), [])
+  assert.deepEqual(narrowRoots([server], [join(server, 'missing')]), [])
+  assert.deepEqual(narrowRoots([server], [sub, server]), [sub, server])
+  assert.deepEqual(rootPaths([{ uri: 'file:///a/b%20c' }, { uri: 'https://example.com/' }]), ['/a/b c'])
+})
