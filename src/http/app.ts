@@ -4,14 +4,20 @@ import { Hono } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import type { Engine } from '../engine/engine.js'
 import { packageRoot } from '../util/home.js'
-import { bearerAuth } from './auth.js'
 import { envelope, errorResponse } from './errors.js'
+import { browserGuards } from './middleware/index.js'
 import { OPENAPI_PATH, openApiDocument } from './openapi.js'
 import { ROUTES, type RouteContext } from './routes.js'
 
 export type AppOptions = {
   // Bearer token every request but /v1/health must carry; none on a loopback bind.
   token?: string
+  // Host names (besides loopback ones) the server answers to; others get 421 (DNS rebinding).
+  allowedHosts?: string[]
+  // The address the server listens on (startServer passes it): allowed as a Host too.
+  bindHost?: string
+  // Web origins allowed to call the API from a browser (CORS); others get 403.
+  corsOrigins?: string[]
   // Request bodies larger than this are refused with 413.
   maxBodyBytes?: number
   heartbeatMs?: number
@@ -40,7 +46,7 @@ export function createApp(engine: Engine, options: AppOptions = {}): Hono {
   }
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
   const app = new Hono()
-  app.use('*', bearerAuth(options.token))
+  for (const guard of browserGuards(options)) app.use('*', guard)
   app.use(
     '*',
     bodyLimit({
