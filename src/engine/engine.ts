@@ -17,6 +17,8 @@ import { type EventListener, EventLog } from './event-log.js'
 import { lockHome } from './home-lock.js'
 import { type EngineMetrics, engineMetrics } from './metrics.js'
 import { finishFromFailure, finishFromOutcome, type OutcomeLimits, outcomeLabel } from './outcome.js'
+import { unrunError, type Waiting, waitingTicket } from './queue.js'
+import { checkRoots, jailRefusal } from './roots.js'
 import {
   type AttachmentView,
   type BlockView,
@@ -35,8 +37,6 @@ import {
   SessionDetailQuerySchema,
   type SessionView,
 } from './schemas.js'
-import { unrunError, type Waiting, waitingTicket } from './queue.js'
-import { checkRoots, jailRefusal } from './roots.js'
 import { sandboxSysPath } from './sys-path.js'
 import { attachmentView, blockView, extensionList, sessionView } from './views.js'
 
@@ -267,7 +267,9 @@ export class Engine {
     live.queued++
     // timeout_ms counts from now: the wait behind earlier blocks is part of it.
     const deadline = performance.now() + v.timeout_ms
-    const ticket = waitingTicket(v.timeout_ms, () => this.finishUnrun(live, block, 'queue-timeout', v.timeout_ms))
+    const ticket = waitingTicket(v.timeout_ms, () =>
+      this.finishUnrun(live, block, 'queue-timeout', v.timeout_ms),
+    )
     live.waiting.set(block.id, ticket)
     const run = live.tail.then(() => {
       clearTimeout(ticket.timer)
@@ -304,7 +306,10 @@ export class Engine {
     this.requireSession(sessionId)
     const b = this.store.blocks.get(blockId)
     if (!b || b.sessionId !== sessionId) {
-      throw new VisError('block.not-found', `No block ${blockId} in session ${sessionId}.`, { sessionId, blockId })
+      throw new VisError('block.not-found', `No block ${blockId} in session ${sessionId}.`, {
+        sessionId,
+        blockId,
+      })
     }
     return this.withLiveStatus(blockView(b, this.store.attachments.listByBlock(blockId)))
   }
@@ -316,7 +321,12 @@ export class Engine {
   }
 
   // Finishes a queued block without running it; false when it is not waiting (any more).
-  private finishUnrun(live: Live, block: Block, why: 'cancelled' | 'queue-timeout', timeoutMs?: number): boolean {
+  private finishUnrun(
+    live: Live,
+    block: Block,
+    why: 'cancelled' | 'queue-timeout',
+    timeoutMs?: number,
+  ): boolean {
     const ticket = live.waiting.get(block.id)
     if (!ticket || ticket.cancelled) return false
     ticket.cancelled = true
@@ -356,7 +366,8 @@ export class Engine {
     const current = live?.currentBlock ?? null
     if (opts.blockId !== undefined && opts.blockId !== current) {
       const named = this.sessionBlock(sessionId, opts.blockId)
-      const cancelled = named.status === 'queued' && this.cancelBlock(sessionId, opts.blockId).status === 'done'
+      const cancelled =
+        named.status === 'queued' && this.cancelBlock(sessionId, opts.blockId).status === 'done'
       return { landed: false, retired: false, cancelled, block_id: opts.blockId }
     }
     if (!live?.session || current === null) {
@@ -403,7 +414,8 @@ export class Engine {
 
   // Where it lives only for a caller who proved the token: the home path is a local secret.
   health(opts: { revealPaths?: boolean } = {}) {
-    const where = opts.revealPaths === false ? {} : { home: this.home, bind_address: this.bindAddress ?? null }
+    const where =
+      opts.revealPaths === false ? {} : { home: this.home, bind_address: this.bindAddress ?? null }
     return {
       ok: this.closing === undefined,
       ...where,
@@ -667,7 +679,11 @@ export class Engine {
 
   // A retry must be the same request (IETF idempotency-key draft): another body under a used key
   // is the client's mistake, answered 422, never a replay of a different block.
-  private replayed(blockId: string, body: { code: string; turn_id?: string | null }, key: string): SubmittedBlock {
+  private replayed(
+    blockId: string,
+    body: { code: string; turn_id?: string | null },
+    key: string,
+  ): SubmittedBlock {
     const block = this.withLiveStatus(this.getBlock(blockId))
     if (block.code !== body.code || block.turn_id !== (body.turn_id ?? null)) {
       throw new VisError(

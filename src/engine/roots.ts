@@ -21,10 +21,14 @@ export function checkRoots(roots: readonly string[], sessionId: string): void {
       continue
     }
     if (!isDir) {
-      throw new VisError('policy.root-not-directory', `Root ${root} is not a directory; roots are directories.`, {
-        sessionId,
-        path: root,
-      })
+      throw new VisError(
+        'policy.root-not-directory',
+        `Root ${root} is not a directory; roots are directories.`,
+        {
+          sessionId,
+          path: root,
+        },
+      )
     }
   }
 }
@@ -33,7 +37,8 @@ export function checkRoots(roots: readonly string[], sessionId: string): void {
 export function jailRefusal(err: unknown, roots: readonly string[], sessionId: string): unknown {
   if (!isVisError(err, 'worker.died')) return err
   const tail = (err.context as { logTail?: unknown } | undefined)?.logTail
-  const reason = typeof tail === 'string' && tail.trim() !== '' ? tail.trim().split('\n').at(-1) : 'its worker exited'
+  const reason =
+    typeof tail === 'string' && tail.trim() !== '' ? tail.trim().split('\n').at(-1) : 'its worker exited'
   return new VisError(
     'session.jail-refused',
     `The jail could not be built for this session's roots (${roots.join(', ') || 'none'}): ${reason}`,

@@ -175,7 +175,9 @@ export const InterruptBodySchema = z
       .string()
       .min(1)
       .optional()
-      .describe('Interrupt only this block: if another one runs now, nothing is interrupted; if it is queued, it is cancelled.'),
+      .describe(
+        'Interrupt only this block: if another one runs now, nothing is interrupted; if it is queued, it is cancelled.',
+      ),
   })
   .strict()
 

@@ -74,7 +74,10 @@ function readQuery<S extends z.AnyZodObject>(c: Context, schema: S): z.output<S>
   if (!parsed.success) {
     const issues = parsed.error.issues.flatMap((i) =>
       i.code === 'unrecognized_keys'
-        ? i.keys.map((k) => ({ path: k, message: `unknown query parameter; known: ${Object.keys(schema.shape).join(', ')}` }))
+        ? i.keys.map((k) => ({
+            path: k,
+            message: `unknown query parameter; known: ${Object.keys(schema.shape).join(', ')}`,
+          }))
         : [{ path: i.path.join('.') || '(query)', message: i.message }],
     )
     const named = issues.map((i) => `${i.path}: ${i.message}`).join('; ')

@@ -25,10 +25,14 @@ export function parseLastEventId(header: string | undefined, query: string | und
         lastEventId: raw,
       })
     }
-    throw new VisError('http.invalid-query', 'Invalid query parameter after: a non-negative integer event id.', {
-      parameters: ['after'],
-      after: raw,
-    })
+    throw new VisError(
+      'http.invalid-query',
+      'Invalid query parameter after: a non-negative integer event id.',
+      {
+        parameters: ['after'],
+        after: raw,
+      },
+    )
   }
   return Number(raw.trim())
 }

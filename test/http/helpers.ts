@@ -1,4 +1,5 @@
 import { mkdtempSync } from 'node:fs'
+import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -119,4 +120,31 @@ export async function waitFor(cond: () => boolean | Promise<boolean>, ms = 20_00
     if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
     await new Promise((r) => setTimeout(r, 25))
   }
+}
+
+// node:http, because fetch will not send a Host header of our choosing.
+export function rawRequest(
+  url: string,
+  opts: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; headers: import('node:http').IncomingHttpHeaders; body: Json; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: opts.method ?? 'GET', headers: opts.headers }, (res) => {
+      let text = ''
+      res.setEncoding('utf8')
+      res.on('data', (d) => {
+        text += d
+      })
+      res.on('end', () => {
+        let body: Json = text
+        try {
+          body = JSON.parse(text)
+        } catch {
+          // Not JSON.
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body, text })
+      })
+    })
+    req.on('error', reject)
+    req.end(opts.body)
+  })
 }

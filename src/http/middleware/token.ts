@@ -54,7 +54,10 @@ export function tokenAuth(token: string | undefined): MiddlewareHandler {
     const message =
       'Send Authorization: Bearer <token>, or open the URL with ?token= that `vis serve` printed.'
     if (isNavigation(c)) {
-      return c.html(`<!doctype html><title>vis: token needed</title><p>${message.replace(/</g, '&lt;')}</p>`, 401)
+      return c.html(
+        `<!doctype html><title>vis: token needed</title><p>${message.replace(/</g, '&lt;')}</p>`,
+        401,
+      )
     }
     return c.json(envelope('http.unauthorized', message), 401)
   }
