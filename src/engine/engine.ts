@@ -86,6 +86,9 @@ type Live = {
   // Accepted blocks that have not started, by id: they can be cancelled or time out waiting.
   waiting: Map<string, Waiting>
   currentBlock?: string
+  // The block handed to the worker, until the worker says it started it (then it is current):
+  // a block is "running" only once an interrupt can reach it.
+  starting?: Block
   // What the current block printed, kept here because a failed block's outcome has none.
   printed: string
   // The host tools bound into its worker, and the extension tools (by name) bound beside them.
@@ -491,14 +494,8 @@ export class Engine {
     let session: Session | undefined
     try {
       session = await this.ensureWorker(live)
-      live.currentBlock = block.id
+      live.starting = block
       live.printed = ''
-      this.log.append(live.id, 'block-started', {
-        block_id: block.id,
-        position: block.position,
-        turn_id: block.turnId,
-        code: block.code,
-      })
       const context = await this.blockContext(live)
       const outcome = await session.runBlock(block.code, { timeoutMs, ...(context ? { context } : {}) })
       finish = finishFromOutcome(outcome, performance.now() - t0, this.limits)
@@ -508,6 +505,7 @@ export class Engine {
       finish = finishFromFailure(err, partial, performance.now() - t0, this.limits)
     } finally {
       live.currentBlock = undefined
+      live.starting = undefined
       live.printed = ''
     }
     this.log.flush(live.id)
@@ -660,8 +658,21 @@ export class Engine {
         this.metrics.workerRetirements.inc()
         this.log.append(live.id, 'worker-retired', { pid: ev.pid, reason: ev.reason })
         return
+      case 'block-started': {
+        const block = live.starting
+        if (!block) return
+        live.starting = undefined
+        live.currentBlock = block.id
+        this.log.append(live.id, 'block-started', {
+          block_id: block.id,
+          position: block.position,
+          turn_id: block.turnId,
+          code: block.code,
+        })
+        return
+      }
       default:
-        // block-started / block-finished are emitted by execute() with the stored block ids.
+        // block-finished is emitted by execute() with the stored block.
         return
     }
   }

@@ -6,7 +6,6 @@ import { PROMETHEUS_CONTENT_TYPE } from '../engine/metrics.js'
 import {
   BlockViewSchema,
   CreateSessionBodySchema,
-  EventViewSchema,
   ExtensionListSchema,
   IdempotencyKeySchema,
   InterruptBodySchema,
@@ -20,6 +19,7 @@ import {
 } from '../engine/schemas.js'
 import { VisError } from '../util/errors.js'
 import { ErrorEnvelopeSchema, zodDetails } from './errors.js'
+import { SseFrameDataSchema } from './event-schemas.js'
 import { isAuthenticated } from './middleware/index.js'
 import { parseLastEventId, sessionEventStream } from './sse.js'
 
@@ -39,6 +39,8 @@ export type RouteSpec = {
   path: string
   operationId: string
   summary: string
+  // Longer prose for the document (the SSE frames, for instance).
+  description?: string
   body?: z.ZodTypeAny
   query?: z.AnyZodObject
   headers?: HeaderSpec[]
@@ -114,7 +116,7 @@ const err = (description: string): ResponseSpec => ({ description, schema: Error
 const INVALID = err('Invalid body, query or header.')
 const NOT_FOUND = err('No such session (or attachment).')
 
-const HealthSchema = z.object({
+export const HealthSchema = z.object({
   ok: z.boolean(),
   home: z.string().optional().describe('Only for a caller that sent the token (or when none is configured).'),
   bind_address: z.string().nullable().optional().describe('As home.'),
@@ -123,6 +125,8 @@ const HealthSchema = z.object({
   blocks_running: z.number().int(),
 })
 
+export const DoctorReportSchema = ProbeReportSchema.extend({ exitCode: z.number().int() })
+
 export const ROUTES: RouteSpec[] = [
   {
     method: 'post',
@@ -130,9 +134,10 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'createSession',
     summary: 'Create a session with its policy (roots, network, shell); its worker starts at once.',
     body: CreateSessionBodySchema,
+    bodyOptional: true,
     responses: {
       201: { description: 'The session.', schema: SessionViewSchema },
-      400: INVALID,
+      400: err('Invalid body, or roots the jail cannot mount (the message says why).'),
       409: err('A session with that id exists.'),
     },
     async handler(c, { engine }) {
@@ -202,6 +207,7 @@ export const ROUTES: RouteSpec[] = [
       400: INVALID,
       404: NOT_FOUND,
       409: err('The session is closed, or its worker was retired.'),
+      422: err('The Idempotency-Key was used before for a different block.'),
     },
     async handler(c, { engine }) {
       const id = c.req.param('id')!
@@ -250,12 +256,18 @@ export const ROUTES: RouteSpec[] = [
       'defs-restored, session-closed). Reconnect with Last-Event-ID (or ?after=) to replay what was missed.',
     query: z.object({ after: z.string().regex(/^\d+$/).optional() }),
     headers: [{ name: 'Last-Event-ID', description: 'The last event id received.', schema: z.string() }],
+    description:
+      'Each frame is `id: <event id>`, `event: <type>` and `data: <the Event as JSON>`. A replay point ' +
+      'older than the kept events first gets a frame `event: gap` (no id) whose data is a GapFrame. ' +
+      '`: heartbeat` comments keep the connection alive. After `session-closed` the stream ends, and ' +
+      'reconnecting with its id (or later) gets 204, which stops an EventSource.',
     responses: {
       200: {
-        description: 'An event stream; each `data` is one event.',
-        schema: EventViewSchema,
+        description: 'An event stream; each `data` is one Event (or a GapFrame).',
+        schema: SseFrameDataSchema,
         contentType: 'text/event-stream',
       },
+      204: { description: 'The session is closed and nothing follows the given event id.' },
       400: INVALID,
       404: NOT_FOUND,
     },
@@ -331,7 +343,7 @@ export const ROUTES: RouteSpec[] = [
       200: {
         description:
           'The probe report; exitCode is what `vis doctor` would exit with (0 info, 1 warn, 2 error).',
-        schema: ProbeReportSchema.extend({ exitCode: z.number().int() }),
+        schema: DoctorReportSchema,
       },
     },
     handler(c, { engine }) {

@@ -319,11 +319,12 @@ describe('the HTTP API', () => {
     ]
     for (const route of issue) assert.ok(documented.has(route), `${route} is documented`)
     const runBlock = doc.paths['/v1/sessions/{id}/blocks'].post
-    assert.deepEqual(runBlock.requestBody.content['application/json'].schema.required, ['code'])
-    assert.equal(
-      runBlock.requestBody.content['application/json'].schema.properties.timeout_ms.type,
-      'integer',
-    )
+    // Request bodies are named schemas.
+    const ref = runBlock.requestBody.content['application/json'].schema.$ref as string
+    assert.equal(ref, '#/components/schemas/RunBlockRequest')
+    const body = doc.components.schemas.RunBlockRequest
+    assert.deepEqual(body.required, ['code'])
+    assert.equal(body.properties.timeout_ms.type, 'integer')
     assert.ok(runBlock.responses['202'])
     // Every documented route without path parameters is really mounted (no 404 from the router).
     for (const route of issue.filter((r) => r.startsWith('GET') && !r.includes('{'))) {

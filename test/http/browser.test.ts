@@ -79,7 +79,7 @@ describe('in a real browser', () => {
   test('a page from another origin neither creates a session nor runs code', async () => {
     const page = await browser.newPage()
     await page.goto(`${attacker.origin}/`)
-    await page.waitForFunction(() => document.title.startsWith('done'), undefined, { timeout: 60_000 })
+    await page.waitForFunction("document.title.startsWith('done')", undefined, { timeout: 60_000 })
     const report = (await page.title()).split(' ').slice(1)
     await page.close()
     // Opaque answers to no-cors sends; the preflighted fetch and the read were stopped by the browser.
@@ -152,7 +152,7 @@ describe('in a real browser', () => {
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ code: 'print("from my own page")' }),
       })
-      return { status: r.status, body: await r.json() }
+      return { status: r.status, body: (await r.json()) as { stdout: string } }
     }, sessionId)
     assert.equal(own.status, 200)
     assert.equal(own.body.stdout, 'from my own page\n')
@@ -165,7 +165,8 @@ describe('in a real browser', () => {
           headers: { 'content-type': 'application/json', 'idempotency-key': 'trusted-1' },
           body: JSON.stringify({ code: '6 * 7' }),
         })
-        return { status: r.status, result: (await r.json()).result, location: r.headers.get('location') }
+        const body = (await r.json()) as { result: unknown }
+        return { status: r.status, result: body.result, location: r.headers.get('location') }
       },
       [victim.url, sessionId] as const,
     )

@@ -23,7 +23,12 @@ after(() => {
 })
 
 // Starts `vis serve --port 0` and reads the URL and the curl example it prints.
-async function serve(): Promise<{ child: ChildProcess; url: string; banner: string; auth: Record<string, string> }> {
+async function serve(): Promise<{
+  child: ChildProcess
+  url: string
+  banner: string
+  auth: Record<string, string>
+}> {
   const args = ['--import', 'tsx', vis, 'serve', '--port', '0', '--pool', '1']
   if (python) args.push('--python', python)
   const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
@@ -63,7 +68,10 @@ const exited = (child: ChildProcess) =>
 test('SIGKILL while blocks run loses nothing acknowledged; defs come back after the restart', async () => {
   const first = await serve()
   assert.match(first.banner, /^vis serving http:\/\/127\.0\.0\.1:\d+/m)
-  assert.match(first.banner, /curl -s -H "Authorization: Bearer [\w-]{43}" -X POST http:\/\/127\.0\.0\.1:\d+\/v1\/sessions/)
+  assert.match(
+    first.banner,
+    /curl -s -H "Authorization: Bearer [\w-]{43}" -X POST http:\/\/127\.0\.0\.1:\d+\/v1\/sessions/,
+  )
   let call = client(first.url, first.auth)
 
   const a = (await call('POST', '/v1/sessions', { roots: [root], title: 'A' })).body.id as string

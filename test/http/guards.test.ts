@@ -43,12 +43,7 @@ describe('browser guards', () => {
     const before = sessions(open)
     const body = JSON.stringify({ roots: [root] })
     const json = { 'content-type': 'application/json' }
-    for (const host of [
-      'evil.test',
-      `evil.test:${open.port}`,
-      'localhost.evil.test',
-      '127.0.0.1.nip.io',
-    ]) {
+    for (const host of ['evil.test', `evil.test:${open.port}`, 'localhost.evil.test', '127.0.0.1.nip.io']) {
       const r = await rawRequest(`${open.url}/v1/sessions`, {
         method: 'POST',
         headers: { ...json, host },
