@@ -7,6 +7,7 @@ import { packageRoot } from '../util/home.js'
 import { envelope, errorResponse } from './errors.js'
 import { browserGuards } from './middleware/index.js'
 import { OPENAPI_PATH, openApiDocument } from './openapi.js'
+import { mountPage } from './page/index.js'
 import { ROUTES, type RouteContext } from './routes.js'
 
 export type AppOptions = {
@@ -63,6 +64,7 @@ export function createApp(engine: Engine, options: AppOptions = {}): Hono {
   for (const route of ROUTES) {
     app.on(route.method.toUpperCase(), route.path, (c) => route.handler(c, ctx))
   }
+  mountPage(app)
   const doc = openApiDocument(ROUTES, packageVersion(), options.token !== undefined)
   app.get(OPENAPI_PATH, (c) => c.json(doc))
 

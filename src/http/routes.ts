@@ -17,6 +17,7 @@ import {
   SessionListSchema,
   SessionViewSchema,
 } from '../engine/schemas.js'
+import { formatPythonForDisplay } from '../format/index.js'
 import { VisError } from '../util/errors.js'
 import { ErrorEnvelopeSchema, zodDetails } from './errors.js'
 import { SseFrameDataSchema } from './event-schemas.js'
@@ -228,9 +229,13 @@ export const ROUTES: RouteSpec[] = [
     path: '/v1/sessions/:id/blocks/:blockId',
     operationId: 'getBlock',
     summary: 'One block: queued, running or done, with its outcome when done.',
-    responses: { 200: { description: 'The block.', schema: BlockViewSchema }, 404: NOT_FOUND },
+    query: SessionDetailQuerySchema,
+    responses: { 200: { description: 'The block.', schema: BlockViewSchema }, 400: INVALID, 404: NOT_FOUND },
     handler(c, { engine }) {
-      return c.json(engine.sessionBlock(c.req.param('id')!, c.req.param('blockId')!))
+      const q = readQuery(c, SessionDetailQuerySchema)
+      const block = engine.sessionBlock(c.req.param('id')!, c.req.param('blockId')!)
+      if (q.format === 'display') block.code_display = formatPythonForDisplay(block.code)
+      return c.json(block)
     },
   },
   {
