@@ -77,7 +77,7 @@ describe('the session page', () => {
     // The list picks new sessions up by itself.
     await page.locator(`a[data-session="${sessionId}"]`).click({ timeout: 30_000 })
     await page.locator('#session-meta').waitFor()
-    assert.match(await page.locator('#session-meta').innerText(), /open · worker live/)
+    assert.match((await page.locator('#session-meta').textContent()) ?? '', /open · worker live/)
   })
 
   test('a block streams in live, formatted, and its image attachment renders', async () => {
@@ -95,27 +95,26 @@ describe('the session page', () => {
     assert.equal((await call('GET', `/v1/sessions/${sessionId}/blocks/${id}`)).body.status, 'running')
     assert.equal(await block(id).getAttribute('data-status'), 'running')
     assert.equal(await block(id).locator('button.interrupt').count(), 1)
-    const code = await block(id).locator('pre.code').innerText()
+    const code = (await block(id).locator('pre.code').textContent()) ?? ''
     assert.match(code, /^import time, struct, zlib, os$/m, 'formatted by ruff')
     assert.match(code, /^print\('tick', 0, flush=True\)$/m)
     assert.match(code, /^def chunk\(t, d\):\n {4}return /m)
 
     writeFileSync(GO, '')
     await page.locator(`article[data-block="${id}"][data-status="done"]`).waitFor({ timeout: 30_000 })
-    assert.equal(await stdout.innerText(), 'tick 0\ntick 1\n')
+    assert.equal((await stdout.textContent()) ?? '', 'tick 0\ntick 1\n')
     const img = block(id).locator('img[data-attachment]')
     await img.waitFor({ timeout: 10_000 })
+    type Img = { complete: boolean; naturalWidth: number; naturalHeight: number }
+    const sel = `article[data-block="${id}"] img[data-attachment]`
     await page.waitForFunction(
-      (sel) => {
-        const el = document.querySelector(sel) as HTMLImageElement | null
-        return el !== null && el.complete && el.naturalWidth > 0
-      },
-      `article[data-block="${id}"] img[data-attachment]`,
+      `(() => { const el = document.querySelector(${JSON.stringify(sel)}); return !!el && el.complete && el.naturalWidth > 0 })()`,
+      undefined,
       { timeout: 10_000 },
     )
     const size = await img.evaluate((el) => [
-      (el as HTMLImageElement).naturalWidth,
-      (el as HTMLImageElement).naturalHeight,
+      (el as unknown as Img).naturalWidth,
+      (el as unknown as Img).naturalHeight,
     ])
     assert.deepEqual(size, [4, 3], 'the PNG the block made, decoded by the browser')
   })
@@ -128,9 +127,9 @@ describe('the session page', () => {
     const el = block(r.body.id)
     await el.locator('.error').waitFor({ timeout: 30_000 })
     assert.equal(await el.getAttribute('data-status'), 'failed')
-    assert.match(await el.locator('.error pre.message').innerText(), /NameError/)
-    assert.match(await el.locator('.error pre.excerpt').innerText(), /undefined_thing \+ x/)
-    assert.match(await el.locator('.error ul.hints').innerText(), /apropos\('undefined_thing'\)/)
+    assert.match((await el.locator('.error pre.message').textContent()) ?? '', /NameError/)
+    assert.match((await el.locator('.error pre.excerpt').textContent()) ?? '', /undefined_thing \+ x/)
+    assert.match((await el.locator('.error ul.hints').textContent()) ?? '', /apropos\('undefined_thing'\)/)
   })
 
   test('the interrupt button stops the running block', async () => {
@@ -146,7 +145,7 @@ describe('the session page', () => {
     await page.locator(`article[data-block="${id}"][data-status="failed"]`).waitFor({ timeout: 30_000 })
     const stored = (await call('GET', `/v1/sessions/${sessionId}/blocks/${id}`)).body
     assert.equal(stored.error.code, 'block.interrupted')
-    assert.match(await block(id).locator('.error').innerText(), /KeyboardInterrupt/)
+    assert.match((await block(id).locator('.error').textContent()) ?? '', /KeyboardInterrupt/)
     await waitFor(
       async () => (await call('GET', `/v1/sessions/${sessionId}`)).body.busy === false,
       10_000,
