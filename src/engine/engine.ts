@@ -69,8 +69,11 @@ export type SubmittedBlock = {
   // state the first submission's block is in.
   block: BlockView
   replayed: boolean
-  // Settles with the finished block.
+  // Settles with the finished block, once it is on disk.
   done: Promise<BlockView>
+  // Settles once the acceptance is on disk: await it before answering "accepted" (202).
+  // A function, so a caller who waits for `done` anyway pays no fsync for it.
+  accepted: () => Promise<void>
 }
 
 // One per open session this process has touched. `session` is its runtime session once a
@@ -260,11 +263,14 @@ export class Engine {
         { sessionId },
       )
     }
-    const started = this.store.transaction(() => {
-      const turnId = v.turn_id ?? null
-      if (turnId !== null) this.ensureTurn(sessionId, turnId)
-      return this.store.blocks.start({ sessionId, code: v.code, turnId, idempotencyKey: key })
-    })
+    // Group commit: accepting a block waits for no fsync; `accepted` and `done` do.
+    const started = this.store.lazily(() =>
+      this.store.transaction(() => {
+        const turnId = v.turn_id ?? null
+        if (turnId !== null) this.ensureTurn(sessionId, turnId)
+        return this.store.blocks.start({ sessionId, code: v.code, turnId, idempotencyKey: key })
+      }),
+    )
     if (started.replayed) return this.replayed(started.block.id, v, key!)
     const block = started.block
     live.queued++
@@ -286,7 +292,8 @@ export class Engine {
       this.pending.delete(block.id)
     })
     this.pending.set(block.id, done)
-    return { block: { ...blockView(block, []), status: 'queued' }, replayed: false, done }
+    const accepted = () => this.store.synced()
+    return { block: { ...blockView(block, []), status: 'queued' }, replayed: false, done, accepted }
   }
 
   // Cancels a block that has not started. A running block is interrupted instead (interrupt()).
@@ -508,12 +515,21 @@ export class Engine {
       live.starting = undefined
       live.printed = ''
     }
-    this.log.flush(live.id)
-    const stored = this.persistFinish(block, finish, snapshot)
-    const attachments = this.store.attachments.listByBlock(block.id)
-    this.log.append(live.id, 'block-finished', this.finishedEventData(stored, attachments))
+    // The outcome and its block-finished event commit together: one write, and no reader sees
+    // a finished block without its event or the other way round.
+    const { stored, attachments } = this.store.lazily(() =>
+      this.store.transaction(() => {
+        this.log.flush(live.id)
+        const stored = this.persistFinish(block, finish, snapshot)
+        const attachments = this.store.attachments.listByBlock(block.id)
+        this.log.append(live.id, 'block-finished', this.finishedEventData(stored, attachments))
+        return { stored, attachments }
+      }),
+    )
     this.metrics.blocks.inc({ outcome: outcomeLabel(finish) })
     this.metrics.blockLatency.observe((stored.durationMs ?? 0) / 1000)
+    // The outcome is acknowledged only once it is on disk; blocks finishing together share the fsync.
+    await this.store.synced()
     return blockView(stored, attachments)
   }
 
@@ -704,7 +720,12 @@ export class Engine {
       )
     }
     const running = this.pending.get(blockId)
-    return { block, replayed: true, done: running ?? Promise.resolve(block) }
+    return {
+      block,
+      replayed: true,
+      done: running ?? Promise.resolve(block),
+      accepted: () => this.store.synced(),
+    }
   }
 
   private liveFor(id: string): Live {

@@ -218,6 +218,7 @@ export const ROUTES: RouteSpec[] = [
       if (submitted.replayed) c.header('Idempotent-Replayed', 'true')
       c.header('Location', blockUrl(id, submitted.block.id))
       if (prefersAsync(c)) {
+        await submitted.accepted()
         c.header('Preference-Applied', 'respond-async')
         return c.json(submitted.block, submitted.block.status === 'done' ? 200 : 202)
       }
