@@ -1,12 +1,12 @@
 // `vis serve` as its own process, killed with SIGKILL while blocks run, then started again:
 // every acknowledged block is there, the database is whole, and the sessions' defs come back.
 import assert from 'node:assert/strict'
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { type ChildProcess, spawnSync } from 'node:child_process'
 import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
 import { openStore } from '../../src/persistence/index.js'
-import { client, finishedFor, openEvents, python, tempHome, waitFor } from './helpers.js'
+import { client, finishedFor, openEvents, python, spawnServe, tempHome, waitFor } from './helpers.js'
 
 const { home, root } = tempHome('http-crash')
 const vis = join(import.meta.dirname, 'fixtures', 'vis.ts')
@@ -29,20 +29,12 @@ async function serve(): Promise<{
   banner: string
   auth: Record<string, string>
 }> {
-  const args = ['--import', 'tsx', vis, 'serve', '--port', '0', '--pool', '1']
+  const args = ['--pool', '1']
   if (python) args.push('--python', python)
-  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const { child, out: output, err } = await spawnServe(args, env)
   children.push(child)
-  let out = ''
-  let err = ''
-  child.stdout!.on('data', (d) => {
-    out += d
-  })
-  child.stderr!.on('data', (d) => {
-    err += d
-  })
-  await waitFor(() => /try: curl/.test(out) || child.exitCode !== null, 60_000, 'vis serve to print its URL')
-  assert.equal(child.exitCode, null, `vis serve exited: ${err}`)
+  const out = output()
+  assert.equal(child.exitCode, null, `vis serve exited: ${err()}`)
   const url = /serving (http:\/\/\S+)/.exec(out)![1]!
   // No VIS_TOKEN: vis serve made one and printed the page URL carrying it.
   const token = /open: \S+\/\?token=(\S+)/.exec(out)![1]!

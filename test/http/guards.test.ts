@@ -2,13 +2,12 @@
 // (the same attacks from a real browser are in browser.test.ts): Host, Origin and CORS, JSON
 // bodies, the token by header, query and cookie, and `vis serve`'s own token.
 import assert from 'node:assert/strict'
-import { type ChildProcess, spawn } from 'node:child_process'
-import { join } from 'node:path'
+import type { ChildProcess } from 'node:child_process'
 import { after, before, describe, test } from 'node:test'
 import { createAdaptorServer } from '@hono/node-server'
 import { createApp } from '../../src/http/app.js'
 import { startServer, type VisServer } from '../../src/http/server.js'
-import { client, python, rawRequest, tempHome, waitFor } from './helpers.js'
+import { client, python, rawRequest, spawnServe, tempHome, waitFor } from './helpers.js'
 
 const { home, root } = tempHome('http-guards')
 const TOKEN = 'guards-test-token-0123456789abcdef'
@@ -301,31 +300,18 @@ describe('browser guards', () => {
 })
 
 describe('vis serve and its token', () => {
-  const vis = join(import.meta.dirname, 'fixtures', 'vis.ts')
   const children: ChildProcess[] = []
   after(() => {
     for (const c of children) if (c.exitCode === null) c.kill('SIGKILL')
   })
   const serve = async (args: string[]) => {
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', vis, 'serve', '--port', '0', '--pool', '0', ...args],
-      {
-        env: { ...process.env, VIS_HOME: tempHome('http-guards-serve').home, VIS_TOKEN: '' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    )
-    children.push(child)
-    let out = ''
-    let err = ''
-    child.stdout!.on('data', (d) => {
-      out += d
+    const s = await spawnServe(['--pool', '0', ...args], {
+      ...process.env,
+      VIS_HOME: tempHome('http-guards-serve').home,
+      VIS_TOKEN: '',
     })
-    child.stderr!.on('data', (d) => {
-      err += d
-    })
-    await waitFor(() => /try: curl/.test(out) || child.exitCode !== null, 60_000, 'vis serve to start')
-    return { child, out: () => out, err: () => err }
+    children.push(s.child)
+    return s
   }
 
   test('without VIS_TOKEN it makes a random token and prints the URL carrying it', async () => {

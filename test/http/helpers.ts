@@ -148,3 +148,33 @@ export function rawRequest(
     req.end(opts.body)
   })
 }
+
+// A server for one test file: loopback, a free port, the test's Python. `call` carries the
+// token when one is set.
+export async function testServer(opts: import('../../src/http/server.js').ServerOptions) {
+  const { startServer } = await import('../../src/http/server.js')
+  const server = await startServer({ python, port: 0, ...opts })
+  const call = client(server.url, opts.token ? { authorization: `Bearer ${opts.token}` } : {})
+  return { server, call }
+}
+
+// `vis serve` from source as a child process, its output collected; resolves once it printed its
+// banner (or exited).
+export async function spawnServe(args: string[], env: NodeJS.ProcessEnv) {
+  const { spawn } = await import('node:child_process')
+  const vis = join(import.meta.dirname, 'fixtures', 'vis.ts')
+  const child = spawn(process.execPath, ['--import', 'tsx', vis, 'serve', '--port', '0', ...args], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let out = ''
+  let err = ''
+  child.stdout!.on('data', (d) => {
+    out += d
+  })
+  child.stderr!.on('data', (d) => {
+    err += d
+  })
+  await waitFor(() => /try: curl/.test(out) || child.exitCode !== null, 60_000, 'vis serve to print its URL')
+  return { child, out: () => out, err: () => err }
+}

@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test'
 import openapiTS, { astToString } from 'openapi-typescript'
 import { SessionEventSchema } from '../../src/http/event-schemas.js'
 import { startServer, type VisServer } from '../../src/http/server.js'
-import { client, python, tempHome } from './helpers.js'
+import { client, python, tempHome, testServer } from './helpers.js'
 
 const { home } = tempHome('http-openapi')
 const TOKEN = 'openapi-contract-token-0123456789'
@@ -21,15 +21,9 @@ describe('the OpenAPI contract', () => {
   let server: VisServer
   let doc: any
   before(async () => {
-    server = await startServer({
-      home,
-      python,
-      port: 0,
-      pool: { size: 1 },
-      token: TOKEN,
-      interruptAckMs: 2000,
-    })
-    const r = await client(server.url, { authorization: `Bearer ${TOKEN}` })('GET', '/v1/openapi.json')
+    let call: ReturnType<typeof client>
+    ;({ server, call } = await testServer({ home, pool: { size: 1 }, token: TOKEN, interruptAckMs: 2000 }))
+    const r = await call('GET', '/v1/openapi.json')
     assert.equal(r.status, 200)
     doc = r.body
   })

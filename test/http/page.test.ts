@@ -7,9 +7,9 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { startServer, type VisServer } from '../../src/http/server.js'
+import type { VisServer } from '../../src/http/server.js'
 import { launchChromium } from './browser-helpers.js'
-import { client, python, tempHome, waitFor } from './helpers.js'
+import { type client, tempHome, testServer, waitFor } from './helpers.js'
 
 const { home, root } = tempHome('http-page')
 const TOKEN = 'page-test-token-0123456789abcdef'
@@ -37,15 +37,7 @@ describe('the session page', () => {
   let sessionId: string
 
   before(async () => {
-    server = await startServer({
-      home,
-      python,
-      port: 0,
-      pool: { size: 1 },
-      token: TOKEN,
-      interruptAckMs: 2000,
-    })
-    call = client(server.url, { authorization: `Bearer ${TOKEN}` })
+    ;({ server, call } = await testServer({ home, pool: { size: 1 }, token: TOKEN, interruptAckMs: 2000 }))
     browser = await launchChromium()
     context = await browser.newContext()
     page = await context.newPage()

@@ -6,8 +6,8 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { EventSource } from 'eventsource'
-import { startServer, type VisServer } from '../../src/http/server.js'
-import { client, finishedFor, openEvents, python, tempHome, waitFor } from './helpers.js'
+import type { VisServer } from '../../src/http/server.js'
+import { type client, finishedFor, openEvents, tempHome, testServer, waitFor } from './helpers.js'
 
 const { home, root } = tempHome('http-statuses')
 
@@ -15,8 +15,7 @@ describe('honest statuses', () => {
   let server: VisServer
   let call: ReturnType<typeof client>
   before(async () => {
-    server = await startServer({ home, python, port: 0, pool: { size: 1 }, interruptAckMs: 2000 })
-    call = client(server.url)
+    ;({ server, call } = await testServer({ home, pool: { size: 1 }, interruptAckMs: 2000 }))
   })
   after(async () => {
     await server.close()
