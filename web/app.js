@@ -17,7 +17,7 @@ function h(tag, attrs = {}, ...children) {
   return el
 }
 
-const state = { current: null, events: null, blocks: new Map(), refresh: null }
+const state = { current: null, events: null, blocks: new Map(), poll: null }
 const enc = encodeURIComponent
 
 function setStatus(text) {
@@ -179,10 +179,24 @@ function onEvent(type, ev) {
   }
 }
 
+// Blocks accepted behind a running one have no event until they start: look for them.
+async function pollQueued(id) {
+  if (state.current !== id) return
+  const s = await api('GET', `/v1/sessions/${enc(id)}?format=display`)
+  for (const b of s.blocks) {
+    const seen = state.blocks.get(b.id)
+    if (!seen || (b.status === 'done' && seen.status !== 'done')) upsertBlock(b)
+  }
+}
+
 async function showSession(id, follow = true) {
   if (follow && state.events) {
     state.events.close()
     state.events = null
+  }
+  if (follow && state.poll) {
+    clearInterval(state.poll)
+    state.poll = null
   }
   state.current = id
   const s = await api('GET', `/v1/sessions/${enc(id)}?format=display`)
@@ -206,6 +220,7 @@ async function showSession(id, follow = true) {
   // by itself and stops at the 204 that follows session-closed.
   const es = new EventSource(`/v1/sessions/${enc(id)}/events?after=${s.last_event_id}`)
   state.events = es
+  state.poll = setInterval(() => pollQueued(id).catch(() => undefined), 2000)
   for (const type of ['block-started', 'output', 'block-finished', 'interrupt', 'worker-retired', 'session-closed']) {
     es.addEventListener(type, (e) => onEvent(type, JSON.parse(e.data)))
   }

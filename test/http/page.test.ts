@@ -133,6 +133,21 @@ describe('the session page', () => {
     )
     const id = sub.body.id as string
     await block(id).locator('pre.stdout').filter({ hasText: 'looping' }).waitFor({ timeout: 30_000 })
+    // A block sent behind it shows up queued, with a cancel button that works.
+    const queued = await call(
+      'POST',
+      `/v1/sessions/${sessionId}/blocks`,
+      { code: 'never = 1' },
+      { prefer: 'respond-async' },
+    )
+    const q = queued.body.id as string
+    await page.locator(`article[data-block="${q}"][data-status="queued"]`).waitFor({ timeout: 30_000 })
+    await block(q).locator('button.cancel').click()
+    await page.locator(`article[data-block="${q}"][data-status="failed"]`).waitFor({ timeout: 30_000 })
+    assert.equal(
+      (await call('GET', `/v1/sessions/${sessionId}/blocks/${q}`)).body.error.code,
+      'block.cancelled',
+    )
     await block(id).locator('button.interrupt').click()
     await page.locator(`article[data-block="${id}"][data-status="failed"]`).waitFor({ timeout: 30_000 })
     const stored = (await call('GET', `/v1/sessions/${sessionId}/blocks/${id}`)).body
