@@ -20,6 +20,8 @@ import { type EventListener, EventLog } from './event-log.js'
 import { lockHome } from './home-lock.js'
 import { type EngineMetrics, engineMetrics } from './metrics.js'
 import { finishFromFailure, finishFromOutcome, type OutcomeLimits, outcomeLabel } from './outcome.js'
+import { unrunError, type Waiting, waitingTicket } from './queue.js'
+import { checkRoots, jailRefusal } from './roots.js'
 import {
   type AttachmentView,
   type BlockView,
@@ -72,8 +74,11 @@ export type SubmittedBlock = {
   // state the first submission's block is in.
   block: BlockView
   replayed: boolean
-  // Settles with the finished block.
+  // Settles with the finished block, once it is on disk.
   done: Promise<BlockView>
+  // Settles once the acceptance is on disk: await it before answering "accepted" (202).
+  // A function, so a caller who waits for `done` anyway pays no fsync for it.
+  accepted: () => Promise<void>
 }
 
 // One per open session this process has touched. `session` is its runtime session once a
@@ -86,7 +91,12 @@ type Live = {
   // Blocks of one session run one at a time, in submission order.
   tail: Promise<unknown>
   queued: number
+  // Accepted blocks that have not started, by id: they can be cancelled or time out waiting.
+  waiting: Map<string, Waiting>
   currentBlock?: string
+  // The block handed to the worker, until the worker says it started it (then it is current):
+  // a block is "running" only once an interrupt can reach it.
+  starting?: Block
   // What the current block printed, kept here because a failed block's outcome has none.
   printed: string
   // The host tools bound into its worker, and the extension tools (by name) bound beside them.
@@ -165,6 +175,7 @@ export class Engine {
       throw new VisError('session.exists', `A session with id ${id} already exists.`, { sessionId: id })
     }
     const policy = normalizePolicy({ roots: v.roots, network: v.network, shell: v.shell })
+    checkRoots(policy.roots, id)
     const live = this.liveFor(id)
     // The worker first: a policy the jail refuses must not leave a session row behind.
     let session: Session
@@ -172,7 +183,7 @@ export class Engine {
       session = await this.startWorker(live, policy)
     } catch (err) {
       this.forget(live)
-      throw err
+      throw jailRefusal(err, policy.roots, id)
     }
     try {
       this.store.sessions.create({ id, title: v.title ?? null, policy })
@@ -198,7 +209,9 @@ export class Engine {
     const detail = this.store.db.transaction(() => {
       const view = this.sessionView(id)
       const attachments = this.store.attachments.listBySession(id)
-      const blocks = this.store.blocks.listBySession(id).map((b) => blockView(b, attachments))
+      const blocks = this.store.blocks
+        .listBySession(id)
+        .map((b) => this.withLiveStatus(blockView(b, attachments)))
       return { ...view, blocks }
     })()
     if (q.format === 'display') {
@@ -243,7 +256,7 @@ export class Engine {
     const row = this.requireSession(sessionId)
     // A retry of an accepted submission gets that block back, whatever happened since.
     const first = key === undefined ? undefined : this.store.idempotency.lookup(sessionId, key)
-    if (first !== undefined) return this.replayed(first)
+    if (first !== undefined) return this.replayed(first, v, key!)
     if (row.closedAt !== null) {
       throw new VisError('session.closed', `Session ${sessionId} is closed; create a new session.`, {
         sessionId,
@@ -257,22 +270,94 @@ export class Engine {
         { sessionId },
       )
     }
-    const started = this.store.transaction(() => {
-      const turnId = v.turn_id ?? null
-      if (turnId !== null) this.ensureTurn(sessionId, turnId)
-      return this.store.blocks.start({ sessionId, code: v.code, turnId, idempotencyKey: key })
-    })
-    if (started.replayed) return this.replayed(started.block.id)
+    // Group commit: accepting a block waits for no fsync; `accepted` and `done` do.
+    const started = this.store.lazily(() =>
+      this.store.transaction(() => {
+        const turnId = v.turn_id ?? null
+        if (turnId !== null) this.ensureTurn(sessionId, turnId)
+        return this.store.blocks.start({ sessionId, code: v.code, turnId, idempotencyKey: key })
+      }),
+    )
+    if (started.replayed) return this.replayed(started.block.id, v, key!)
     const block = started.block
     live.queued++
-    const run = live.tail.then(() => this.execute(live, block, v.timeout_ms))
+    // timeout_ms counts from now: the wait behind earlier blocks is part of it.
+    const deadline = performance.now() + v.timeout_ms
+    const ticket = waitingTicket(v.timeout_ms, () =>
+      this.finishUnrun(live, block, 'queue-timeout', v.timeout_ms),
+    )
+    live.waiting.set(block.id, ticket)
+    const run = live.tail.then(() => {
+      clearTimeout(ticket.timer)
+      live.waiting.delete(block.id)
+      if (ticket.cancelled) return ticket.early
+      return this.execute(live, block, Math.max(1, Math.round(deadline - performance.now())))
+    })
     live.tail = run.catch(() => undefined)
-    const done = run.finally(() => {
+    const done = Promise.race([run, ticket.early]).finally(() => {
       live.queued--
       this.pending.delete(block.id)
     })
     this.pending.set(block.id, done)
-    return { block: blockView(block, []), replayed: false, done }
+    const accepted = () => this.store.synced()
+    return { block: { ...blockView(block, []), status: 'queued' }, replayed: false, done, accepted }
+  }
+
+  // Cancels a block that has not started. A running block is interrupted instead (interrupt()).
+  cancelBlock(sessionId: string, blockId: string): BlockView {
+    const view = this.sessionBlock(sessionId, blockId)
+    const live = this.lives.get(sessionId)
+    if (!live || !this.finishUnrun(live, this.store.blocks.require(blockId), 'cancelled')) {
+      throw new VisError(
+        'block.not-queued',
+        `Block ${blockId} is ${view.status}, not queued: only a block that has not started can be cancelled` +
+          (view.status === 'running' ? '; interrupt it instead.' : '.'),
+        { sessionId, blockId, status: view.status },
+      )
+    }
+    return this.sessionBlock(sessionId, blockId)
+  }
+
+  // A session's block, with its live status (queued or running, while not done).
+  sessionBlock(sessionId: string, blockId: string): BlockView {
+    this.requireSession(sessionId)
+    const b = this.store.blocks.get(blockId)
+    if (!b || b.sessionId !== sessionId) {
+      throw new VisError('block.not-found', `No block ${blockId} in session ${sessionId}.`, {
+        sessionId,
+        blockId,
+      })
+    }
+    return this.withLiveStatus(blockView(b, this.store.attachments.listByBlock(blockId)))
+  }
+
+  // The store knows running or done; a running block that has not started yet is queued.
+  private withLiveStatus(view: BlockView): BlockView {
+    if (view.status !== 'running') return view
+    return this.lives.get(view.session_id)?.currentBlock === view.id ? view : { ...view, status: 'queued' }
+  }
+
+  // Finishes a queued block without running it; false when it is not waiting (any more).
+  private finishUnrun(
+    live: Live,
+    block: Block,
+    why: 'cancelled' | 'queue-timeout',
+    timeoutMs?: number,
+  ): boolean {
+    const ticket = live.waiting.get(block.id)
+    if (!ticket || ticket.cancelled) return false
+    ticket.cancelled = true
+    clearTimeout(ticket.timer)
+    live.waiting.delete(block.id)
+    const stored = this.store.blocks.finish(block.id, {
+      error: unrunError(why, timeoutMs),
+      durationMs: 0,
+      timedOut: why === 'queue-timeout',
+    })
+    this.log.append(live.id, 'block-finished', this.finishedEventData(stored, []))
+    this.metrics.blocks.inc({ outcome: why === 'cancelled' ? 'error' : 'timeout' })
+    ticket.settle(blockView(stored, []))
+    return true
   }
 
   // Submits and waits for the outcome.
@@ -290,13 +375,23 @@ export class Engine {
     return blockView(b, this.store.attachments.listByBlock(id))
   }
 
-  async interrupt(sessionId: string): Promise<InterruptResult> {
+  // Interrupts the running block. Naming a block makes it safe against races: a named block that
+  // is not the running one is left alone (and cancelled if it is still queued).
+  async interrupt(sessionId: string, opts: { blockId?: string } = {}): Promise<InterruptResult> {
     this.requireSession(sessionId)
     const live = this.lives.get(sessionId)
-    const blockId = live?.currentBlock ?? null
-    if (!live?.session || blockId === null) return { landed: false, retired: false, block_id: blockId }
+    const current = live?.currentBlock ?? null
+    if (opts.blockId !== undefined && opts.blockId !== current) {
+      const named = this.sessionBlock(sessionId, opts.blockId)
+      const cancelled =
+        named.status === 'queued' && this.cancelBlock(sessionId, opts.blockId).status === 'done'
+      return { landed: false, retired: false, cancelled, block_id: opts.blockId }
+    }
+    if (!live?.session || current === null) {
+      return { landed: false, retired: false, cancelled: false, block_id: current }
+    }
     const r = await live.session.interrupt()
-    return { landed: r.landed, retired: r.retired, block_id: blockId }
+    return { landed: r.landed, retired: r.retired, cancelled: false, block_id: current }
   }
 
   attachment(sessionId: string, attachmentId: string): { attachment: AttachmentView; data: Buffer } {
@@ -334,11 +429,13 @@ export class Engine {
 
   // ---- service ----
 
-  health() {
+  // Where it lives only for a caller who proved the token: the home path is a local secret.
+  health(opts: { revealPaths?: boolean } = {}) {
+    const where =
+      opts.revealPaths === false ? {} : { home: this.home, bind_address: this.bindAddress ?? null }
     return {
       ok: this.closing === undefined,
-      home: this.home,
-      bind_address: this.bindAddress ?? null,
+      ...where,
       uptime_s: Math.round((Date.now() - this.startedAt) / 1000),
       sessions_open: this.store.db.open ? this.store.sessions.count('open') : 0,
       blocks_running: this.pending.size,
@@ -411,14 +508,8 @@ export class Engine {
     let session: Session | undefined
     try {
       session = await this.ensureWorker(live)
-      live.currentBlock = block.id
+      live.starting = block
       live.printed = ''
-      this.log.append(live.id, 'block-started', {
-        block_id: block.id,
-        position: block.position,
-        turn_id: block.turnId,
-        code: block.code,
-      })
       const context = await this.blockContext(live)
       const outcome = await session.runBlock(block.code, { timeoutMs, ...(context ? { context } : {}) })
       finish = finishFromOutcome(outcome, performance.now() - t0, this.limits)
@@ -428,14 +519,24 @@ export class Engine {
       finish = finishFromFailure(err, partial, performance.now() - t0, this.limits)
     } finally {
       live.currentBlock = undefined
+      live.starting = undefined
       live.printed = ''
     }
-    this.log.flush(live.id)
-    const stored = this.persistFinish(block, finish, snapshot)
-    const attachments = this.store.attachments.listByBlock(block.id)
-    this.log.append(live.id, 'block-finished', this.finishedEventData(stored, attachments))
+    // The outcome and its block-finished event commit together: one write, and no reader sees
+    // a finished block without its event or the other way round.
+    const { stored, attachments } = this.store.lazily(() =>
+      this.store.transaction(() => {
+        this.log.flush(live.id)
+        const stored = this.persistFinish(block, finish, snapshot)
+        const attachments = this.store.attachments.listByBlock(block.id)
+        this.log.append(live.id, 'block-finished', this.finishedEventData(stored, attachments))
+        return { stored, attachments }
+      }),
+    )
     this.metrics.blocks.inc({ outcome: outcomeLabel(finish) })
     this.metrics.blockLatency.observe((stored.durationMs ?? 0) / 1000)
+    // The outcome is acknowledged only once it is on disk; blocks finishing together share the fsync.
+    await this.store.synced()
     return blockView(stored, attachments)
   }
 
@@ -587,8 +688,21 @@ export class Engine {
         this.metrics.workerRetirements.inc()
         this.log.append(live.id, 'worker-retired', { pid: ev.pid, reason: ev.reason })
         return
+      case 'block-started': {
+        const block = live.starting
+        if (!block) return
+        live.starting = undefined
+        live.currentBlock = block.id
+        this.log.append(live.id, 'block-started', {
+          block_id: block.id,
+          position: block.position,
+          turn_id: block.turnId,
+          code: block.code,
+        })
+        return
+      }
       default:
-        // block-started / block-finished are emitted by execute() with the stored block ids.
+        // block-finished is emitted by execute() with the stored block.
         return
     }
   }
@@ -604,10 +718,28 @@ export class Engine {
     }
   }
 
-  private replayed(blockId: string): SubmittedBlock {
-    const block = this.getBlock(blockId)
+  // A retry must be the same request (IETF idempotency-key draft): another body under a used key
+  // is the client's mistake, answered 422, never a replay of a different block.
+  private replayed(
+    blockId: string,
+    body: { code: string; turn_id?: string | null },
+    key: string,
+  ): SubmittedBlock {
+    const block = this.withLiveStatus(this.getBlock(blockId))
+    if (block.code !== body.code || block.turn_id !== (body.turn_id ?? null)) {
+      throw new VisError(
+        'idempotency.key-reused',
+        `Idempotency-Key ${JSON.stringify(key)} was used for a different block in session ${block.session_id}; use a new key for new code.`,
+        { sessionId: block.session_id, key, blockId },
+      )
+    }
     const running = this.pending.get(blockId)
-    return { block, replayed: true, done: running ?? Promise.resolve(block) }
+    return {
+      block,
+      replayed: true,
+      done: running ?? Promise.resolve(block),
+      accepted: () => this.store.synced(),
+    }
   }
 
   private liveFor(id: string): Live {
@@ -617,6 +749,7 @@ export class Engine {
         id,
         tail: Promise.resolve(),
         queued: 0,
+        waiting: new Map(),
         printed: '',
         hostTools: [],
         extTools: [],

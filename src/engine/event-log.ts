@@ -113,7 +113,9 @@ export class EventLog {
   private commit(sessionId: string, events: { type: string; data: JsonValue }[]): EventView[] {
     let stored: EventView[]
     try {
-      stored = this.store.events.appendMany(sessionId, events).map(toEventView)
+      // Events wait for no fsync of their own: the commit that acknowledges a block (or the
+      // next one) carries them to disk. A killed process loses none of them.
+      stored = this.store.lazily(() => this.store.events.appendMany(sessionId, events)).map(toEventView)
     } catch {
       // The session was deleted or the store closed under us: there is nobody left to tell.
       return []

@@ -51,7 +51,10 @@ export type Policy = z.output<typeof PolicySchema>
 
 export const CreateSessionBodySchema = z
   .object({
-    id: Id.regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, "_", "." and "-" only').optional(),
+    // Not only dots: "." and ".." are path segments URL normalisation would change.
+    id: Id.regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, "_", "." and "-" only')
+      .regex(/[^.]/, 'not only dots: "." and ".." change meaning in a URL path')
+      .optional(),
     title: z.string().max(1000).nullable().optional(),
     roots: PolicySchema.shape.roots,
     network: PolicySchema.shape.network,
@@ -69,7 +72,11 @@ export const RunBlockBodySchema = z
       .min(1)
       .max(MAX_TIMEOUT_MS)
       .default(DEFAULT_TIMEOUT_MS)
-      .describe('Interrupt the block after this long; the outcome then says timed_out.'),
+      .describe(
+        'The block must finish this long after it was submitted, the wait behind earlier blocks of the ' +
+          'session included: a block still queued then never runs (error block.queue-timeout), a running ' +
+          'one is interrupted. Either way the outcome says timed_out.',
+      ),
     turn_id: Id.nullable().optional().describe('The turn this block belongs to (created on first use).'),
   })
   .strict()
@@ -108,7 +115,9 @@ export const BlockViewSchema = z.object({
   session_id: z.string(),
   turn_id: z.string().nullable(),
   position: z.number().int(),
-  status: z.enum(['running', 'done']),
+  status: z
+    .enum(['queued', 'running', 'done'])
+    .describe('queued: accepted, waiting behind earlier blocks of its session; running; done.'),
   code: z.string(),
   stdout: z.string(),
   stderr: z.string(),
@@ -171,9 +180,22 @@ export const SessionListSchema = z.object({ sessions: z.array(SessionViewSchema)
 export const InterruptResultSchema = z.object({
   landed: z.boolean().describe('A running block received the interrupt.'),
   retired: z.boolean().describe('The interrupt could not land in time and the worker was retired.'),
+  cancelled: z.boolean().describe('The named block had not started, and was cancelled.'),
   block_id: z.string().nullable(),
 })
 export type InterruptResult = z.infer<typeof InterruptResultSchema>
+
+export const InterruptBodySchema = z
+  .object({
+    block_id: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Interrupt only this block: if another one runs now, nothing is interrupted; if it is queued, it is cancelled.',
+      ),
+  })
+  .strict()
 
 export const EventTypeSchema = z.enum([
   'block-started',

@@ -6,14 +6,21 @@ import type { Engine } from '../engine/engine.js'
 import { type McpServePolicy, McpServePolicySchema } from '../mcp/config.js'
 import { mountMcp } from '../mcp/server/transport-http.js'
 import { packageRoot } from '../util/home.js'
-import { bearerAuth } from './auth.js'
 import { envelope, errorResponse } from './errors.js'
+import { browserGuards } from './middleware/index.js'
 import { OPENAPI_PATH, openApiDocument } from './openapi.js'
+import { mountPage } from './page/index.js'
 import { ROUTES, type RouteContext } from './routes.js'
 
 export type AppOptions = {
   // Bearer token every request but /v1/health must carry; none on a loopback bind.
   token?: string
+  // Host names (besides loopback ones) the server answers to; others get 421 (DNS rebinding).
+  allowedHosts?: string[]
+  // The address the server listens on (startServer passes it): allowed as a Host too.
+  bindHost?: string
+  // Web origins allowed to call the API from a browser (CORS); others get 403.
+  corsOrigins?: string[]
   // Request bodies larger than this are refused with 413.
   maxBodyBytes?: number
   heartbeatMs?: number
@@ -44,7 +51,7 @@ export function createApp(engine: Engine, options: AppOptions = {}): Hono {
   }
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
   const app = new Hono()
-  app.use('*', bearerAuth(options.token))
+  for (const guard of browserGuards(options)) app.use('*', guard)
   app.use(
     '*',
     bodyLimit({
@@ -61,6 +68,7 @@ export function createApp(engine: Engine, options: AppOptions = {}): Hono {
   for (const route of ROUTES) {
     app.on(route.method.toUpperCase(), route.path, (c) => route.handler(c, ctx))
   }
+  mountPage(app)
   const doc = openApiDocument(ROUTES, packageVersion(), options.token !== undefined)
   app.get(OPENAPI_PATH, (c) => c.json(doc))
 

@@ -24,6 +24,12 @@ const EXACT: Record<string, ContentfulStatusCode> = {
   'confine.path-missing': 400,
   // A root inside an extension directory: the policy asked for cannot be jailed safely.
   'ext.dirs-exposed': 400,
+  // Roots the jail cannot mount, said before (or instead of) a worker dying on them.
+  'policy.root-too-broad': 400,
+  'policy.root-not-directory': 400,
+  'session.jail-refused': 400,
+  'idempotency.key-reused': 422,
+  'block.not-queued': 409,
   'http.unauthorized': 401,
   'http.body-too-large': 413,
   'http.unsupported-media-type': 415,

@@ -7,10 +7,44 @@ export type JsonSchema = { [key: string]: unknown }
 
 type Mode = 'input' | 'output'
 
+// Schemas that get a name in `components.schemas`: wherever one appears (in its mode) the
+// document says `$ref` instead of repeating it, so generated clients get named types.
+export type SchemaRefs = {
+  names: Map<z.ZodTypeAny, { name: string; mode: Mode }>
+  defs: Record<string, JsonSchema>
+}
+
+let refs: SchemaRefs | undefined
+
 export function toJsonSchema(schema: z.ZodTypeAny, mode: Mode = 'output'): JsonSchema {
+  const named = refs?.names.get(schema)
+  if (refs && named && named.mode === mode) {
+    const ref = { $ref: `#/components/schemas/${named.name}` }
+    if (refs.defs[named.name] !== undefined) return ref
+    refs.defs[named.name] = {}
+    const saved = refs
+    refs = { ...saved, names: new Map([...saved.names].filter(([k]) => k !== schema)) }
+    try {
+      saved.defs[named.name] = toJsonSchema(schema, mode)
+    } finally {
+      refs = saved
+    }
+    return ref
+  }
   const out = convert(schema, mode)
   const description = schema.description
   return description && out.description === undefined ? { ...out, description } : out
+}
+
+// Converts with named schemas collected into `r.defs` (one document at a time).
+export function withRefs<T>(r: SchemaRefs, fn: () => T): T {
+  const saved = refs
+  refs = r
+  try {
+    return fn()
+  } finally {
+    refs = saved
+  }
 }
 
 function withDescription(s: z.ZodTypeAny, js: JsonSchema): JsonSchema {
@@ -79,16 +113,30 @@ function convert(s: z.ZodTypeAny, mode: Mode): JsonSchema {
       return withDescription(s, toJsonSchema(def.innerType, mode))
     case z.ZodFirstPartyTypeKind.ZodNullable: {
       const inner = toJsonSchema(def.innerType, mode)
+      // Any value already includes null; a plain type takes null beside it.
+      if (Object.keys(inner).every((k) => k === 'description')) return withDescription(s, inner)
+      if (typeof inner.type === 'string' && inner.$ref === undefined) {
+        const js: JsonSchema = { ...inner, type: [inner.type, 'null'] }
+        if (Array.isArray(inner.enum)) js.enum = [...inner.enum, null]
+        return withDescription(s, js)
+      }
       return withDescription(s, { anyOf: [inner, { type: 'null' }] })
     }
-    case z.ZodFirstPartyTypeKind.ZodDefault:
-      return withDescription(s, { ...toJsonSchema(def.innerType, mode), default: def.defaultValue() })
+    case z.ZodFirstPartyTypeKind.ZodDefault: {
+      const inner = toJsonSchema(def.innerType, mode)
+      if (mode === 'output') return withDescription(s, { ...inner, default: def.defaultValue() })
+      // In a request the default is said in words: generators (openapi-typescript) make a field
+      // with a `default` required, which would force clients to send what they may leave out.
+      const said = `Default: ${JSON.stringify(def.defaultValue())}.`
+      const description = s.description ?? inner.description
+      return { ...inner, description: description ? `${description} ${said}` : said }
+    }
     case z.ZodFirstPartyTypeKind.ZodEffects:
       // Preprocess/refine/transform: the input side is the inner schema.
       return withDescription(s, toJsonSchema(def.schema, mode))
     case z.ZodFirstPartyTypeKind.ZodLazy:
       // Only the recursive JSON value uses lazy: any JSON.
-      return withDescription(s, {})
+      return withDescription(s, { description: 'Any JSON value.' })
     case z.ZodFirstPartyTypeKind.ZodUnknown:
     case z.ZodFirstPartyTypeKind.ZodAny:
       return withDescription(s, {})

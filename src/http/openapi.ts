@@ -1,78 +1,186 @@
-import { toJsonSchema } from './json-schema.js'
-import { openApiPath, type RouteSpec } from './routes.js'
+import type { z } from 'zod'
+import {
+  AttachmentViewSchema,
+  BlockViewSchema,
+  CreateSessionBodySchema,
+  ExtensionListSchema,
+  InterruptBodySchema,
+  InterruptResultSchema,
+  RunBlockBodySchema,
+  SessionDetailSchema,
+  SessionListSchema,
+  SessionViewSchema,
+} from '../engine/schemas.js'
+import { ErrorEnvelopeSchema } from './errors.js'
+import { EventSchemas, GapFrameSchema, SessionEventSchema } from './event-schemas.js'
+import { type JsonSchema, type SchemaRefs, toJsonSchema, withRefs } from './json-schema.js'
+import { DoctorReportSchema, HealthSchema, openApiPath, type RouteSpec } from './routes.js'
 
 export const OPENAPI_PATH = '/v1/openapi.json'
 
+const pascal = (s: string) => s.replace(/(^|-)(\w)/g, (_, __, c: string) => c.toUpperCase())
+
+// The names generated clients see. Responses are named in their output form, request bodies in
+// their input form (fields with defaults may be left out).
+function namedSchemas(): SchemaRefs['names'] {
+  const out: [z.ZodTypeAny, string][] = [
+    [SessionViewSchema, 'Session'],
+    [SessionDetailSchema, 'SessionDetail'],
+    [SessionListSchema, 'SessionList'],
+    [BlockViewSchema, 'Block'],
+    [AttachmentViewSchema, 'Attachment'],
+    [ErrorEnvelopeSchema, 'Error'],
+    [SessionEventSchema, 'Event'],
+    [GapFrameSchema, 'GapFrame'],
+    [InterruptResultSchema, 'InterruptResult'],
+    [ExtensionListSchema, 'ExtensionList'],
+    [DoctorReportSchema, 'DoctorReport'],
+    [HealthSchema, 'Health'],
+    ...EventSchemas.map((s): [z.ZodTypeAny, string] => [s, `${pascal(s.shape.type.value)}Event`]),
+  ]
+  const names: SchemaRefs['names'] = new Map(out.map(([s, name]) => [s, { name, mode: 'output' }]))
+  names.set(CreateSessionBodySchema, { name: 'CreateSessionRequest', mode: 'input' })
+  names.set(RunBlockBodySchema, { name: 'RunBlockRequest', mode: 'input' })
+  names.set(InterruptBodySchema, { name: 'InterruptRequest', mode: 'input' })
+  return names
+}
+
+// What every route may answer besides its own: the browser guards and the auth in front of all.
+const COMMON_RESPONSES: Record<string, { description: string }> = {
+  401: { description: 'No valid token (Authorization: Bearer, ?token= or the page cookie).' },
+  403: {
+    description: 'Sent by a web page whose origin is neither this server nor a configured CORS origin.',
+  },
+  421: { description: 'The Host header names no host this server answers to (DNS rebinding).' },
+}
+const BODY_RESPONSES: Record<string, { description: string }> = {
+  413: { description: 'The body is larger than the limit.' },
+  415: { description: 'The body is not application/json.' },
+}
+
+const errorRef = { $ref: '#/components/schemas/Error' }
+const responseRef = (status: string) => ({ $ref: `#/components/responses/E${status}` })
+
 // The OpenAPI 3.1 document of exactly the routes the server mounts, from their zod schemas.
 export function openApiDocument(routes: readonly RouteSpec[], version: string, secured: boolean) {
-  const paths: Record<string, Record<string, unknown>> = {}
-  for (const r of routes) {
-    const params = [...r.path.matchAll(/:([A-Za-z_]\w*)/g)].map((m) => ({
-      name: m[1],
-      in: 'path',
-      required: true,
-      schema: { type: 'string' },
-    }))
-    const query = r.query
-      ? Object.entries(r.query.shape as Record<string, import('zod').ZodTypeAny>).map(([name, s]) => ({
-          name,
-          in: 'query',
-          required: !s.isOptional(),
-          schema: toJsonSchema(s, 'input'),
-        }))
-      : []
-    const headers = (r.headers ?? []).map((h) => ({
-      name: h.name,
-      in: 'header',
-      required: false,
-      description: h.description,
-      schema: toJsonSchema(h.schema, 'input'),
-    }))
-    const responses: Record<string, unknown> = {}
-    for (const [status, spec] of Object.entries(r.responses)) {
-      const type = spec.contentType ?? 'application/json'
-      responses[status] = {
-        description: spec.description,
-        content: { [type]: { schema: spec.schema ? toJsonSchema(spec.schema, 'output') : {} } },
-      }
+  const refs: SchemaRefs = { names: namedSchemas(), defs: {} }
+  const paths = withRefs(refs, () => {
+    const paths: Record<string, Record<string, unknown>> = {}
+    for (const r of routes) {
+      const key = openApiPath(r.path)
+      paths[key] ??= {}
+      paths[key][r.method] = operation(r)
     }
-    const op: Record<string, unknown> = {
-      operationId: r.operationId,
-      summary: r.summary,
-      parameters: [...params, ...query, ...headers],
-      responses,
-    }
-    if (r.body) {
-      op.requestBody = {
-        required: false,
-        content: { 'application/json': { schema: toJsonSchema(r.body, 'input') } },
-      }
-    }
-    if (r.path === '/v1/health') op.security = []
-    const key = openApiPath(r.path)
-    paths[key] ??= {}
-    paths[key][r.method] = op
-  }
+    // Named even where no route uses them (the SSE frames are described, not typed, by 3.1).
+    for (const [schema, { mode }] of refs.names) toJsonSchema(schema, mode)
+    return paths
+  })
   paths[OPENAPI_PATH] = {
     get: {
       operationId: 'openapi',
       summary: 'This document.',
-      parameters: [],
-      responses: { 200: { description: 'OpenAPI 3.1', content: { 'application/json': { schema: {} } } } },
+      responses: {
+        200: { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object' } } } },
+        ...Object.fromEntries(Object.keys(COMMON_RESPONSES).map((s) => [s, responseRef(s)])),
+      },
     },
   }
+  const errorResponses = Object.fromEntries(
+    Object.entries({ ...COMMON_RESPONSES, ...BODY_RESPONSES }).map(([status, r]) => [
+      `E${status}`,
+      { description: r.description, content: { 'application/json': { schema: errorRef } } },
+    ]),
+  )
   return {
     openapi: '3.1.0',
     info: {
       title: 'vis-runtime',
       version,
       description:
-        'Sessions of an embedded, confined CPython. Errors are one envelope: {"error": {"code", "message", "details"}}.',
+        'Sessions of an embedded, confined CPython. Errors are one envelope: {"error": {"code", "message", "details"}}. ' +
+        "Requests must name a loopback host (or a configured one), come from no web page but the server's own " +
+        '(or a configured CORS origin), and carry JSON bodies.',
+      license: { name: 'MIT', identifier: 'MIT' },
     },
+    servers: [{ url: '/', description: 'This server.' }],
     paths,
-    components: secured
-      ? { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'VIS_TOKEN' } } }
-      : {},
-    ...(secured ? { security: [{ bearer: [] }] } : {}),
+    components: {
+      schemas: refs.defs,
+      responses: errorResponses,
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'The token `vis serve` printed, or VIS_TOKEN.',
+        },
+        token: {
+          type: 'apiKey',
+          in: 'query',
+          name: 'token',
+          description:
+            'The same token in the URL, for clients that cannot set headers (EventSource, the page).',
+        },
+      },
+    },
+    // With a token configured, either form; without one, none is needed ({}) and either is ignored.
+    security: secured ? [{ bearer: [] }, { token: [] }] : [{}, { bearer: [] }, { token: [] }],
   }
 }
+
+function operation(r: RouteSpec): Record<string, unknown> {
+  const params: JsonSchema[] = [...r.path.matchAll(/:([A-Za-z_]\w*)/g)].map((m) => ({
+    name: m[1],
+    in: 'path',
+    required: true,
+    schema: { type: 'string' },
+  }))
+  if (r.query) {
+    for (const [name, s] of Object.entries(r.query.shape as Record<string, z.ZodTypeAny>)) {
+      params.push({ name, in: 'query', required: !s.isOptional(), schema: toJsonSchema(s, 'input') })
+    }
+  }
+  for (const h of r.headers ?? []) {
+    params.push({
+      name: h.name,
+      in: 'header',
+      required: false,
+      description: h.description,
+      schema: toJsonSchema(h.schema, 'input'),
+    })
+  }
+  const responses: Record<string, unknown> = {}
+  for (const [status, spec] of Object.entries(r.responses)) {
+    if (spec.schema === undefined && spec.contentType === undefined) {
+      responses[status] = { description: spec.description }
+      continue
+    }
+    const type = spec.contentType ?? 'application/json'
+    const schema = spec.schema ? toJsonSchema(spec.schema, 'output') : binaryOrText(type)
+    responses[status] = { description: spec.description, content: { [type]: { schema } } }
+  }
+  const common = r.path === '/v1/health' ? { ...COMMON_RESPONSES, 401: undefined } : COMMON_RESPONSES
+  for (const [status, value] of Object.entries({ ...common, ...(r.body ? BODY_RESPONSES : {}) })) {
+    if (value && responses[status] === undefined) responses[status] = responseRef(status)
+  }
+  const op: Record<string, unknown> = {
+    operationId: r.operationId,
+    summary: r.summary,
+    ...(r.description ? { description: r.description } : {}),
+    parameters: params,
+    responses: sortByStatus(responses),
+  }
+  if (r.body) {
+    op.requestBody = {
+      required: r.bodyOptional !== true,
+      content: { 'application/json': { schema: toJsonSchema(r.body, 'input') } },
+    }
+  }
+  if (r.path === '/v1/health') op.security = [{}]
+  return op
+}
+
+const binaryOrText = (type: string): JsonSchema =>
+  type.startsWith('text/') ? { type: 'string' } : { type: 'string', contentMediaType: type }
+
+const sortByStatus = (o: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(o).sort(([a], [b]) => Number(a) - Number(b)))

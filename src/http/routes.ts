@@ -7,9 +7,9 @@ import { PROMETHEUS_CONTENT_TYPE } from '../engine/metrics.js'
 import {
   BlockViewSchema,
   CreateSessionBodySchema,
-  EventViewSchema,
   ExtensionListSchema,
   IdempotencyKeySchema,
+  InterruptBodySchema,
   InterruptResultSchema,
   ListSessionsQuerySchema,
   RunBlockBodySchema,
@@ -18,8 +18,11 @@ import {
   SessionListSchema,
   SessionViewSchema,
 } from '../engine/schemas.js'
+import { formatPythonForDisplay } from '../format/index.js'
 import { VisError } from '../util/errors.js'
 import { ErrorEnvelopeSchema, zodDetails } from './errors.js'
+import { SseFrameDataSchema } from './event-schemas.js'
+import { isAuthenticated } from './middleware/index.js'
 import { parseLastEventId, sessionEventStream } from './sse.js'
 
 export type RouteContext = {
@@ -38,9 +41,13 @@ export type RouteSpec = {
   path: string
   operationId: string
   summary: string
+  // Longer prose for the document (the SSE frames, for instance).
+  description?: string
   body?: z.ZodTypeAny
   query?: z.AnyZodObject
   headers?: HeaderSpec[]
+  // The body may be left out (it then reads as {}).
+  bodyOptional?: boolean
   responses: Record<number, ResponseSpec>
   handler: (c: Context, ctx: RouteContext) => Response | Promise<Response>
 }
@@ -63,10 +70,25 @@ async function readBody<S extends z.ZodTypeAny>(c: Context, schema: S): Promise<
   return parsed.data
 }
 
+// A bad query parameter is reported as that parameter, by name.
 function readQuery<S extends z.AnyZodObject>(c: Context, schema: S): z.output<S> {
-  const parsed = schema.safeParse(c.req.query())
+  // `token` belongs to the auth middleware (the page's URL and EventSource carry it), not the route.
+  const { token: _token, ...query } = c.req.query()
+  const parsed = schema.safeParse(query)
   if (!parsed.success) {
-    throw new VisError('http.invalid-query', 'The query string is invalid.', zodDetails(parsed.error))
+    const issues = parsed.error.issues.flatMap((i) =>
+      i.code === 'unrecognized_keys'
+        ? i.keys.map((k) => ({
+            path: k,
+            message: `unknown query parameter; known: ${Object.keys(schema.shape).join(', ')}`,
+          }))
+        : [{ path: i.path.join('.') || '(query)', message: i.message }],
+    )
+    const named = issues.map((i) => `${i.path}: ${i.message}`).join('; ')
+    throw new VisError('http.invalid-query', `Invalid query parameter ${named}.`, {
+      parameters: issues.map((i) => i.path),
+      issues,
+    })
   }
   return parsed.data
 }
@@ -89,18 +111,23 @@ const prefersAsync = (c: Context): boolean =>
     .split(',')
     .some((p) => p.trim().split(';')[0]!.trim().toLowerCase() === 'respond-async')
 
+const blockUrl = (sessionId: string, blockId: string) =>
+  `/v1/sessions/${encodeURIComponent(sessionId)}/blocks/${encodeURIComponent(blockId)}`
+
 const err = (description: string): ResponseSpec => ({ description, schema: ErrorEnvelopeSchema })
 const INVALID = err('Invalid body, query or header.')
 const NOT_FOUND = err('No such session (or attachment).')
 
-const HealthSchema = z.object({
+export const HealthSchema = z.object({
   ok: z.boolean(),
-  home: z.string(),
-  bind_address: z.string().nullable(),
+  home: z.string().optional().describe('Only for a caller that sent the token (or when none is configured).'),
+  bind_address: z.string().nullable().optional().describe('As home.'),
   uptime_s: z.number().int(),
   sessions_open: z.number().int(),
   blocks_running: z.number().int(),
 })
+
+export const DoctorReportSchema = ProbeReportSchema.extend({ exitCode: z.number().int() })
 
 export const ROUTES: RouteSpec[] = [
   {
@@ -109,9 +136,10 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'createSession',
     summary: 'Create a session with its policy (roots, network, shell); its worker starts at once.',
     body: CreateSessionBodySchema,
+    bodyOptional: true,
     responses: {
       201: { description: 'The session.', schema: SessionViewSchema },
-      400: INVALID,
+      400: err('Invalid body, or roots the jail cannot mount (the message says why).'),
       409: err('A session with that id exists.'),
     },
     async handler(c, { engine }) {
@@ -181,6 +209,7 @@ export const ROUTES: RouteSpec[] = [
       400: INVALID,
       404: NOT_FOUND,
       409: err('The session is closed, or its worker was retired.'),
+      422: err('The Idempotency-Key was used before for a different block.'),
     },
     async handler(c, { engine }) {
       const id = c.req.param('id')!
@@ -188,12 +217,41 @@ export const ROUTES: RouteSpec[] = [
       const body = await readBody(c, RunBlockBodySchema)
       const submitted = await engine.submitBlock(id, body, { idempotencyKey: key })
       if (submitted.replayed) c.header('Idempotent-Replayed', 'true')
-      c.header('Location', `/v1/sessions/${encodeURIComponent(id)}`)
+      c.header('Location', blockUrl(id, submitted.block.id))
       if (prefersAsync(c)) {
+        await submitted.accepted()
         c.header('Preference-Applied', 'respond-async')
-        return c.json(submitted.block, submitted.block.status === 'running' ? 202 : 200)
+        return c.json(submitted.block, submitted.block.status === 'done' ? 200 : 202)
       }
       return c.json(await submitted.done, 200)
+    },
+  },
+  {
+    method: 'get',
+    path: '/v1/sessions/:id/blocks/:blockId',
+    operationId: 'getBlock',
+    summary: 'One block: queued, running or done, with its outcome when done.',
+    query: SessionDetailQuerySchema,
+    responses: { 200: { description: 'The block.', schema: BlockViewSchema }, 400: INVALID, 404: NOT_FOUND },
+    handler(c, { engine }) {
+      const q = readQuery(c, SessionDetailQuerySchema)
+      const block = engine.sessionBlock(c.req.param('id')!, c.req.param('blockId')!)
+      if (q.format === 'display') block.code_display = formatPythonForDisplay(block.code)
+      return c.json(block)
+    },
+  },
+  {
+    method: 'post',
+    path: '/v1/sessions/:id/blocks/:blockId/cancel',
+    operationId: 'cancelBlock',
+    summary: 'Cancel a queued block: it never runs and finishes with error block.cancelled.',
+    responses: {
+      200: { description: 'The cancelled block.', schema: BlockViewSchema },
+      404: NOT_FOUND,
+      409: err('The block is running (interrupt it) or done.'),
+    },
+    handler(c, { engine }) {
+      return c.json(engine.cancelBlock(c.req.param('id')!, c.req.param('blockId')!))
     },
   },
   {
@@ -205,28 +263,47 @@ export const ROUTES: RouteSpec[] = [
       'defs-restored, session-closed). Reconnect with Last-Event-ID (or ?after=) to replay what was missed.',
     query: z.object({ after: z.string().regex(/^\d+$/).optional() }),
     headers: [{ name: 'Last-Event-ID', description: 'The last event id received.', schema: z.string() }],
+    description:
+      'Each frame is `id: <event id>`, `event: <type>` and `data: <the Event as JSON>`. A replay point ' +
+      'older than the kept events first gets a frame `event: gap` (no id) whose data is a GapFrame. ' +
+      '`: heartbeat` comments keep the connection alive. After `session-closed` the stream ends, and ' +
+      'reconnecting with its id (or later) gets 204, which stops an EventSource.',
     responses: {
       200: {
-        description: 'An event stream; each `data` is one event.',
-        schema: EventViewSchema,
+        description: 'An event stream; each `data` is one Event (or a GapFrame).',
+        schema: SseFrameDataSchema,
         contentType: 'text/event-stream',
       },
+      204: { description: 'The session is closed and nothing follows the given event id.' },
       400: INVALID,
       404: NOT_FOUND,
     },
     handler(c, { engine, sse }) {
       const after = parseLastEventId(c.req.header('last-event-id'), c.req.query('after'))
-      return sessionEventStream(engine, c.req.param('id')!, after, sse)
+      const id = c.req.param('id')!
+      const view = engine.sessionView(id)
+      // Nothing more will ever come: 204 tells an EventSource to stop reconnecting.
+      if (view.state === 'closed' && after >= view.last_event_id) return c.body(null, 204)
+      return sessionEventStream(engine, id, after, sse)
     },
   },
   {
     method: 'post',
     path: '/v1/sessions/:id/interrupt',
     operationId: 'interrupt',
-    summary: 'Interrupt the running block, if any.',
-    responses: { 200: { description: 'Whether it landed.', schema: InterruptResultSchema }, 404: NOT_FOUND },
+    summary:
+      'Interrupt the running block, if any. With `block_id`, only that block: a queued one is cancelled, ' +
+      'and if another block runs by now nothing is interrupted.',
+    body: InterruptBodySchema,
+    bodyOptional: true,
+    responses: {
+      200: { description: 'Whether it landed.', schema: InterruptResultSchema },
+      400: INVALID,
+      404: NOT_FOUND,
+    },
     async handler(c, { engine }) {
-      return c.json(await engine.interrupt(c.req.param('id')!))
+      const body = await readBody(c, InterruptBodySchema)
+      return c.json(await engine.interrupt(c.req.param('id')!, { blockId: body.block_id }))
     },
   },
   {
@@ -259,7 +336,7 @@ export const ROUTES: RouteSpec[] = [
     summary: 'Liveness; open without a token.',
     responses: { 200: { description: 'Healthy.', schema: HealthSchema } },
     handler(c, { engine }) {
-      return c.json(engine.health())
+      return c.json(engine.health({ revealPaths: isAuthenticated(c) }))
     },
   },
   {
@@ -273,7 +350,7 @@ export const ROUTES: RouteSpec[] = [
       200: {
         description:
           'The probe report; exitCode is what `vis doctor` would exit with (0 info, 1 warn, 2 error).',
-        schema: ProbeReportSchema.extend({ exitCode: z.number().int() }),
+        schema: DoctorReportSchema,
       },
     },
     async handler(c, { engine }) {

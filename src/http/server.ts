@@ -38,7 +38,7 @@ export async function startServer(options: ServerOptions = {}): Promise<VisServe
   const owned = options.engine === undefined
   const engine =
     options.engine ?? (await createEngine({ ...options, bindAddress: `${hostInUrl(host)}:${port}` }))
-  const app = createApp(engine, { ...options, token })
+  const app = createApp(engine, { ...options, token, bindHost: host })
   const server = createAdaptorServer({ fetch: app.fetch, hostname: host }) as Server
   // A waiting block may take long: the request timeout is the block's own timeout, not Node's.
   server.requestTimeout = 0

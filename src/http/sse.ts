@@ -19,9 +19,20 @@ export function parseLastEventId(header: string | undefined, query: string | und
   const raw = header ?? query
   if (raw === undefined || raw === '') return 0
   if (!/^\d{1,15}$/.test(raw.trim())) {
-    throw new VisError('http.invalid-header', 'Last-Event-ID must be a non-negative integer event id.', {
-      lastEventId: raw,
-    })
+    if (header !== undefined) {
+      throw new VisError('http.invalid-header', 'Last-Event-ID must be a non-negative integer event id.', {
+        header: 'Last-Event-ID',
+        lastEventId: raw,
+      })
+    }
+    throw new VisError(
+      'http.invalid-query',
+      'Invalid query parameter after: a non-negative integer event id.',
+      {
+        parameters: ['after'],
+        after: raw,
+      },
+    )
   }
   return Number(raw.trim())
 }

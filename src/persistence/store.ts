@@ -5,6 +5,7 @@ import { BlocksRepo } from './blocks.js'
 import { type Durability, databasePath, openDatabase } from './database.js'
 import { DefsRepo } from './defs.js'
 import { EventsRepo } from './events.js'
+import { GroupCommit } from './group-commit.js'
 import { IdempotencyRepo } from './idempotency.js'
 import { ExtensionKvRepo } from './kv.js'
 import type { Migration } from './migrations.js'
@@ -45,11 +46,15 @@ export class Store {
   readonly events: EventsRepo
   readonly idempotency: IdempotencyRepo
   readonly kv: ExtensionKvRepo
+  readonly durability: Durability
+  private readonly group: GroupCommit
 
   constructor(options: StoreOptions = {}) {
     this.home = visHome(options.home)
     this.path = databasePath(this.home)
     this.db = openDatabase(this.path, options)
+    this.durability = options.durability ?? 'full'
+    this.group = new GroupCommit(`${this.path}-wal`)
     const ctx: RepoContext = { db: this.db, sql: new Statements(this.db), now: options.now ?? Date.now }
     this.blobs = new BlobStore(this.home)
     this.sessions = new SessionsRepo(ctx)
@@ -71,6 +76,25 @@ export class Store {
     return this.db.transaction(fn).immediate()
   }
 
+  // Runs fn (writes) without waiting for the disk: committed, so a killed process loses
+  // nothing, but not yet fsynced. Whoever acknowledges it awaits synced() first. Inside an
+  // outer transaction the outer one decides.
+  lazily<T>(fn: () => T): T {
+    if (this.durability !== 'full' || this.db.inTransaction) return fn()
+    this.db.pragma('synchronous = NORMAL')
+    try {
+      return fn()
+    } finally {
+      this.db.pragma('synchronous = FULL')
+    }
+  }
+
+  // Resolves once every commit made so far is on disk (one shared fsync of the WAL).
+  synced(): Promise<void> {
+    if (this.durability !== 'full' || !this.db.open) return Promise.resolve()
+    return this.group.sync()
+  }
+
   // SQLite's own consistency check: ['ok'] or the problems it found.
   integrityCheck(): string[] {
     return (this.db.pragma('integrity_check') as { integrity_check: string }[]).map((r) => r.integrity_check)
@@ -78,6 +102,7 @@ export class Store {
 
   close(): void {
     if (!this.db.open) return
+    this.group.close()
     try {
       // Folds the WAL back into vis.db so a closed home is one self-contained file. If a reader in
       // another process blocks it, nothing is lost: the WAL stays and is replayed on the next open.

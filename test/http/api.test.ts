@@ -122,7 +122,8 @@ describe('the HTTP API', () => {
       { prefer: 'respond-async' },
     )
     assert.equal(sub.status, 202)
-    assert.equal(sub.body.status, 'running')
+    // Accepted, not started yet: its block-started event says when it runs.
+    assert.equal(sub.body.status, 'queued')
     await sse.waitFor(finishedFor(sub.body.id), 20_000, 'block-finished')
     const types = sse.events.map((e) => e.event)
     assert.equal(types[0], 'block-started')
@@ -223,7 +224,7 @@ describe('the HTTP API', () => {
     await sse.waitFor((evs) => evs.some((e) => e.event === 'output'), 20_000, 'the block to print')
     const r = await call('POST', `/v1/sessions/${id}/interrupt`)
     assert.equal(r.status, 200)
-    assert.deepEqual(r.body, { landed: true, retired: false, block_id: sub.body.id })
+    assert.deepEqual(r.body, { landed: true, retired: false, cancelled: false, block_id: sub.body.id })
     await sse.waitFor(finishedFor(sub.body.id))
     assert.ok(sse.events.some((e) => e.event === 'interrupt' && e.data.data.landed === true))
     const block = (await call('GET', `/v1/sessions/${id}`)).body.blocks[0]
@@ -234,6 +235,7 @@ describe('the HTTP API', () => {
     assert.deepEqual((await call('POST', `/v1/sessions/${id}/interrupt`)).body, {
       landed: false,
       retired: false,
+      cancelled: false,
       block_id: null,
     })
     const timed = await call('POST', `/v1/sessions/${id}/blocks`, {
@@ -317,11 +319,12 @@ describe('the HTTP API', () => {
     ]
     for (const route of issue) assert.ok(documented.has(route), `${route} is documented`)
     const runBlock = doc.paths['/v1/sessions/{id}/blocks'].post
-    assert.deepEqual(runBlock.requestBody.content['application/json'].schema.required, ['code'])
-    assert.equal(
-      runBlock.requestBody.content['application/json'].schema.properties.timeout_ms.type,
-      'integer',
-    )
+    // Request bodies are named schemas.
+    const ref = runBlock.requestBody.content['application/json'].schema.$ref as string
+    assert.equal(ref, '#/components/schemas/RunBlockRequest')
+    const body = doc.components.schemas.RunBlockRequest
+    assert.deepEqual(body.required, ['code'])
+    assert.equal(body.properties.timeout_ms.type, 'integer')
     assert.ok(runBlock.responses['202'])
     // Every documented route without path parameters is really mounted (no 404 from the router).
     for (const route of issue.filter((r) => r.startsWith('GET') && !r.includes('{'))) {

@@ -65,7 +65,7 @@ test('with a token, every route but health needs the bearer', async () => {
     assert.equal((await anon('GET', '/v1/health')).status, 200)
     assert.equal((await right('GET', '/v1/sessions')).status, 200)
     const doc = (await right('GET', '/v1/openapi.json')).body
-    assert.deepEqual(doc.security, [{ bearer: [] }])
+    assert.deepEqual(doc.security, [{ bearer: [] }, { token: [] }])
   } finally {
     await server.close()
   }

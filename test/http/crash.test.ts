@@ -1,12 +1,12 @@
 // `vis serve` as its own process, killed with SIGKILL while blocks run, then started again:
 // every acknowledged block is there, the database is whole, and the sessions' defs come back.
 import assert from 'node:assert/strict'
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { type ChildProcess, spawnSync } from 'node:child_process'
 import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
 import { openStore } from '../../src/persistence/index.js'
-import { client, finishedFor, openEvents, python, tempHome, waitFor } from './helpers.js'
+import { client, finishedFor, openEvents, python, spawnServe, tempHome, waitFor } from './helpers.js'
 
 const { home, root } = tempHome('http-crash')
 const vis = join(import.meta.dirname, 'fixtures', 'vis.ts')
@@ -23,23 +23,22 @@ after(() => {
 })
 
 // Starts `vis serve --port 0` and reads the URL and the curl example it prints.
-async function serve(): Promise<{ child: ChildProcess; url: string; banner: string }> {
-  const args = ['--import', 'tsx', vis, 'serve', '--port', '0', '--pool', '1']
+async function serve(): Promise<{
+  child: ChildProcess
+  url: string
+  banner: string
+  auth: Record<string, string>
+}> {
+  const args = ['--pool', '1']
   if (python) args.push('--python', python)
-  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const { child, out: output, err } = await spawnServe(args, env)
   children.push(child)
-  let out = ''
-  let err = ''
-  child.stdout!.on('data', (d) => {
-    out += d
-  })
-  child.stderr!.on('data', (d) => {
-    err += d
-  })
-  await waitFor(() => /try: curl/.test(out) || child.exitCode !== null, 60_000, 'vis serve to print its URL')
-  assert.equal(child.exitCode, null, `vis serve exited: ${err}`)
+  const out = output()
+  assert.equal(child.exitCode, null, `vis serve exited: ${err()}`)
   const url = /serving (http:\/\/\S+)/.exec(out)![1]!
-  return { child, url, banner: out }
+  // No VIS_TOKEN: vis serve made one and printed the page URL carrying it.
+  const token = /open: \S+\/\?token=(\S+)/.exec(out)![1]!
+  return { child, url, banner: out, auth: { authorization: `Bearer ${token}` } }
 }
 
 const isAlive = (pid: number) => {
@@ -61,8 +60,11 @@ const exited = (child: ChildProcess) =>
 test('SIGKILL while blocks run loses nothing acknowledged; defs come back after the restart', async () => {
   const first = await serve()
   assert.match(first.banner, /^vis serving http:\/\/127\.0\.0\.1:\d+/m)
-  assert.match(first.banner, /curl -s -X POST http:\/\/127\.0\.0\.1:\d+\/v1\/sessions/)
-  let call = client(first.url)
+  assert.match(
+    first.banner,
+    /curl -s -H "Authorization: Bearer [\w-]{43}" -X POST http:\/\/127\.0\.0\.1:\d+\/v1\/sessions/,
+  )
+  let call = client(first.url, first.auth)
 
   const a = (await call('POST', '/v1/sessions', { roots: [root], title: 'A' })).body.id as string
   const b = (await call('POST', '/v1/sessions', { title: 'B' })).body.id as string
@@ -84,7 +86,7 @@ test('SIGKILL while blocks run loses nothing acknowledged; defs come back after 
   assert.equal((await run(a, 'inc(BASE)')).body.result, 41)
 
   // Blocks in flight at the kill: one running in each session, one queued behind it in A.
-  const sse = await openEvents(`${first.url}/v1/sessions/${a}/events`)
+  const sse = await openEvents(`${first.url}/v1/sessions/${a}/events`, first.auth)
   const slow = 'import time\nprint("working", flush=True)\ntime.sleep(60)'
   const running = await run(a, slow, { Prefer: 'respond-async' })
   assert.equal(running.status, 202)
@@ -121,7 +123,7 @@ test('SIGKILL while blocks run loses nothing acknowledged; defs come back after 
   }
 
   const second = await serve()
-  call = client(second.url)
+  call = client(second.url, second.auth)
   const listed = (await call('GET', '/v1/sessions')).body.sessions as { id: string; worker: string }[]
   assert.deepEqual(listed.map((s) => s.id).sort(), [a, b].sort())
   assert.ok(
@@ -149,7 +151,7 @@ test('SIGKILL while blocks run loses nothing acknowledged; defs come back after 
   assert.equal(r1.body.result, 42, JSON.stringify(r1.body.error))
   const r2 = await call('POST', `/v1/sessions/${b}/blocks`, { code: 'json.dumps(Point(7).x)' })
   assert.equal(r2.body.result, '7', JSON.stringify(r2.body.error))
-  const all = await openEvents(`${second.url}/v1/sessions/${a}/events`)
+  const all = await openEvents(`${second.url}/v1/sessions/${a}/events`, second.auth)
   await all.waitFor(finishedFor(r1.body.id))
   await all.close()
   const restored = all.events.find((e) => e.event === 'defs-restored')

@@ -1,4 +1,5 @@
 import { mkdtempSync } from 'node:fs'
+import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -119,4 +120,61 @@ export async function waitFor(cond: () => boolean | Promise<boolean>, ms = 20_00
     if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
     await new Promise((r) => setTimeout(r, 25))
   }
+}
+
+// node:http, because fetch will not send a Host header of our choosing.
+export function rawRequest(
+  url: string,
+  opts: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; headers: import('node:http').IncomingHttpHeaders; body: Json; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: opts.method ?? 'GET', headers: opts.headers }, (res) => {
+      let text = ''
+      res.setEncoding('utf8')
+      res.on('data', (d) => {
+        text += d
+      })
+      res.on('end', () => {
+        let body: Json = text
+        try {
+          body = JSON.parse(text)
+        } catch {
+          // Not JSON.
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body, text })
+      })
+    })
+    req.on('error', reject)
+    req.end(opts.body)
+  })
+}
+
+// A server for one test file: loopback, a free port, the test's Python. `call` carries the
+// token when one is set.
+export async function testServer(opts: import('../../src/http/server.js').ServerOptions) {
+  const { startServer } = await import('../../src/http/server.js')
+  const server = await startServer({ python, port: 0, ...opts })
+  const call = client(server.url, opts.token ? { authorization: `Bearer ${opts.token}` } : {})
+  return { server, call }
+}
+
+// `vis serve` from source as a child process, its output collected; resolves once it printed its
+// banner (or exited).
+export async function spawnServe(args: string[], env: NodeJS.ProcessEnv) {
+  const { spawn } = await import('node:child_process')
+  const vis = join(import.meta.dirname, 'fixtures', 'vis.ts')
+  const child = spawn(process.execPath, ['--import', 'tsx', vis, 'serve', '--port', '0', ...args], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let out = ''
+  let err = ''
+  child.stdout!.on('data', (d) => {
+    out += d
+  })
+  child.stderr!.on('data', (d) => {
+    err += d
+  })
+  await waitFor(() => /try: curl/.test(out) || child.exitCode !== null, 60_000, 'vis serve to print its URL')
+  return { child, out: () => out, err: () => err }
 }

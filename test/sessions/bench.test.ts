@@ -34,7 +34,13 @@ test('one run measures every figure against its own baseline and restores the ho
   assert.ok(Math.abs(r.exec_ratio - r.exec_p50_us / r.floor_p50_us) < 0.02)
   assert.ok(Math.abs(r.payload64k_ratio - r.payload64k_p50_us / r.floor64k_p50_us) < 0.02)
   assert.ok(r.idle_session_private_mb < r.idle_session_rss_mb)
+  // Every p50 has its p99 beside it, in the result and in the table.
+  for (const key of Object.keys(r).filter((k) => k.endsWith('_p50_us') || k.endsWith('_p50_ms'))) {
+    const p99 = key.replace('_p50_', '_p99_') as keyof typeof r
+    assert.ok((r[p99] as number) >= (r[key as keyof typeof r] as number), `${p99} beside ${key}`)
+  }
   const table = formatRoundtrip(r)
+  for (const line of table.split('\n').filter((l) => /p50/.test(l))) assert.match(line, /p50 \/ p99/)
   assert.match(table, new RegExp(`exec ratio to floor\\s+${r.exec_ratio}×\\s+target ≤ 1\\.2  (met|missed)`))
   assert.match(table, r.pinned ? /pinned to separate CPUs/ : /unpinned/)
 

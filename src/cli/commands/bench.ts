@@ -1,7 +1,9 @@
+import { formatHttp, measureHttp } from '../../http/bench-http.js'
 import { formatRoundtrip, measureRoundtrip } from '../../sessions/bench-roundtrip.js'
 import type { Command } from '../command.js'
 
 const usage = `Usage: vis bench [--json] [--iterations N] [--python 3.X] [--no-pin]
+       vis bench --http [--json] [--iterations N] [--python 3.X]
 
 Measures session worker round trips on this machine and prints them beside a
 baseline measured in the same run (a bare Node-to-Node JSON-line ping-pong over a
@@ -14,7 +16,10 @@ memory. Figures are reported, not judged; the targets are shown for reference.
   --python 3.X    the Python minor to measure (default: the resolved one)
   --no-pin        leave placement to the scheduler; by default this process runs on
                   one CPU and both peers (baseline and worker) on another, so the two
-                  are compared under the same placement, run after run`
+                  are compared under the same placement, run after run
+  --http          measure the HTTP API instead: a block \`x = 1\` over keep-alive on a
+                  warm session against a floor of the same run (an HTTP echo + the
+                  worker's exec + one fsync), then 20 sessions x 20 blocks at once`
 
 export const bench: Command = {
   name: 'bench',
@@ -30,6 +35,11 @@ export const bench: Command = {
     if (iterations !== undefined && !(Number.isInteger(iterations) && iterations >= 100)) {
       console.error('vis bench: --iterations takes a whole number of at least 100')
       return 2
+    }
+    if (argv.includes('--http')) {
+      const r = await measureHttp({ iterations, python: opt('--python') })
+      console.log(argv.includes('--json') ? JSON.stringify(r) : formatHttp(r))
+      return 0
     }
     const result = await measureRoundtrip({
       iterations,

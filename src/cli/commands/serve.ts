@@ -1,28 +1,41 @@
+import { randomBytes } from 'node:crypto'
 import { parseArgs } from 'node:util'
+import { isLoopbackHost } from '../../http/auth.js'
 import { DEFAULT_HOST, DEFAULT_PORT, startServer } from '../../http/server.js'
 import { loadMcpConfig } from '../../mcp/config.js'
 import { VisError } from '../../util/errors.js'
 import type { Command } from '../command.js'
 
 const usage = `Usage: vis serve [--host ${DEFAULT_HOST}] [--port ${DEFAULT_PORT}] [--pool N] [--python 3.X] [--project DIR]
+                 [--no-token] [--allow-host NAME]... [--cors-origin URL]...
 
-Serve the HTTP API: sessions, blocks, live events (SSE), attachments, doctor, metrics.
-State lives in SQLite under the vis home (VIS_HOME or ~/.vis); sessions survive a restart.
+Serve the HTTP API and the session page: sessions, blocks, live events (SSE), attachments,
+doctor, metrics. State lives in SQLite under the vis home (VIS_HOME or ~/.vis); sessions survive
+a restart.
 
-  --host     address to bind (default ${DEFAULT_HOST}). Any non-loopback address needs
-             VIS_TOKEN set to a bearer token of at least 16 characters, or vis refuses to start.
-  --port     port (default ${DEFAULT_PORT}; 0 picks a free one)
-  --pool     warm workers kept per policy (default 1)
-  --python   the Python minor to run, e.g. 3.12 (default: the resolved one)
-  --project  the project (default: the current directory): its .vis/extensions load beside
-             ~/.vis/extensions, and its declared import roots (pyproject.toml, setup.cfg...)
-             start the sys.path of sessions whose roots contain them
+Like Jupyter, every request needs a token: VIS_TOKEN when set, otherwise a random one made at
+start. The printed URL carries it; opening it in a browser keeps it in a cookie for the page.
+Clients send Authorization: Bearer <token>.
+
+  --host         address to bind (default ${DEFAULT_HOST}). Any non-loopback address needs
+                 VIS_TOKEN set to a bearer token of at least 16 characters, or vis refuses to start.
+  --port         port (default ${DEFAULT_PORT}; 0 picks a free one)
+  --pool         warm workers kept per policy (default 1)
+  --python       the Python minor to run, e.g. 3.12 (default: the resolved one)
+  --project      the project (default: the current directory): its .vis/extensions load beside
+                 ~/.vis/extensions, and its declared import roots (pyproject.toml, setup.cfg...)
+                 start the sys.path of sessions whose roots contain them
+  --no-token     no token at all (loopback only): any local program or user may run code
+  --allow-host   a host name the server answers to besides loopback ones (behind a proxy);
+                 repeatable. Requests naming another Host get 421 (DNS rebinding).
+  --cors-origin  a web origin (http://host:port) allowed to call the API from a browser;
+                 repeatable. Requests from other pages get 403.
 
 The OpenAPI document is served at /v1/openapi.json. SIGINT or SIGTERM stops cleanly.`
 
 export const serve: Command = {
   name: 'serve',
-  summary: 'Serve the HTTP API (loopback by default)',
+  summary: 'Serve the HTTP API and the session page (loopback, with a token, by default)',
   usage,
   async run(argv) {
     const { values } = parseArgs({
@@ -33,6 +46,9 @@ export const serve: Command = {
         pool: { type: 'string' },
         python: { type: 'string' },
         project: { type: 'string' },
+        'no-token': { type: 'boolean', default: false },
+        'allow-host': { type: 'string', multiple: true, default: [] },
+        'cors-origin': { type: 'string', multiple: true, default: [] },
       },
     })
     const port = Number(values.port)
@@ -43,6 +59,23 @@ export const serve: Command = {
     if (pool !== undefined && (!Number.isInteger(pool) || pool < 0 || pool > 64)) {
       throw new VisError('cli.bad-option', `--pool must be 0..64, not ${values.pool}`)
     }
+    for (const o of values['cors-origin']) {
+      if (!/^https?:\/\/[^/]+$/i.test(o)) {
+        throw new VisError('cli.bad-option', `--cors-origin takes an origin like http://host:port, not ${o}`)
+      }
+    }
+    const configured = process.env.VIS_TOKEN || undefined
+    const noToken = values['no-token']
+    if (noToken && !isLoopbackHost(values.host)) {
+      throw new VisError('cli.bad-option', `--no-token is for loopback binds only, not ${values.host}.`)
+    }
+    if (noToken && configured) {
+      throw new VisError('cli.bad-option', '--no-token and VIS_TOKEN contradict each other; unset one.')
+    }
+    // 32 random bytes: a guessing page gets nowhere; printed once, never stored. Beyond loopback
+    // the token must be chosen (VIS_TOKEN), so that startServer refuses to start without one.
+    const generated = isLoopbackHost(values.host) ? randomBytes(32).toString('base64url') : undefined
+    const token = noToken ? undefined : (configured ?? generated)
     const server = await startServer({
       host: values.host,
       port,
@@ -50,10 +83,21 @@ export const serve: Command = {
       mcp: loadMcpConfig().serve,
       project: values.project ?? process.cwd(),
       pool: pool === undefined ? undefined : { size: pool },
+      token,
+      allowedHosts: values['allow-host'],
+      corsOrigins: values['cors-origin'],
     })
-    const auth = process.env.VIS_TOKEN ? ' -H "Authorization: Bearer $VIS_TOKEN"' : ''
+    if (noToken) {
+      process.stderr.write(
+        'vis serve: WARNING --no-token: any program or user on this machine can run code as you through this server.\n',
+      )
+    }
+    const shown = token === undefined ? '' : configured ? '$VIS_TOKEN' : token
+    const auth = token === undefined ? '' : ` -H "Authorization: Bearer ${shown}"`
+    const pageUrl = token === undefined ? `${server.url}/` : `${server.url}/?token=${shown}`
     process.stdout.write(
       `vis serving ${server.url} (home ${server.engine.home})\n` +
+        `open: ${pageUrl}\n` +
         `try: curl -s${auth} -X POST ${server.url}/v1/sessions -H 'content-type: application/json' -d '{}'\n`,
     )
     await new Promise<void>((resolve) => {

@@ -1,0 +1,255 @@
+import { closeSync, fsyncSync, mkdtempSync, openSync, writeSync } from 'node:fs'
+import { Agent, createServer, request } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Durability } from '../persistence/index.js'
+import { startServer } from './server.js'
+
+// The HTTP benchmark behind `node bench/http.js` and `vis bench --http`. A trivial block over
+// HTTP keep-alive on a warm session, against a floor measured in the same run, in alternating
+// batches so both see the same machine: a Node HTTP keep-alive echo of the same body, plus the
+// worker's exec round trip, plus one fsync of a file beside the database.
+
+export type HttpBenchResult = {
+  python: string | null
+  iterations: number
+  durability: Durability
+  echo_p50_us: number
+  echo_p99_us: number
+  exec_p50_us: number
+  exec_p99_us: number
+  fsync_p50_us: number
+  fsync_p99_us: number
+  floor_p50_us: number
+  floor_p99_us: number
+  block_p50_us: number
+  block_p99_us: number
+  block_ratio: number
+  concurrent_sessions: number
+  concurrent_blocks_each: number
+  concurrent_blocks_per_s: number
+  concurrent_p50_ms: number
+  concurrent_p99_ms: number
+}
+
+export type HttpBenchOptions = {
+  iterations?: number
+  python?: string
+  durability?: Durability
+  concurrentSessions?: number
+  concurrentBlocks?: number
+}
+
+const TARGET_RATIO = 1.5
+
+const quantile = (xs: number[], q: number) => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? Number.NaN
+}
+const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d
+
+type Poster = (path: string, body: string) => Promise<{ status: number; text: string }>
+
+// A bare keep-alive JSON POST: the same client for the API and the echo, so the floor pays
+// exactly the client costs the API does.
+function poster(base: string, agent: Agent, headers: Record<string, string> = {}): Poster {
+  const url = new URL(base)
+  return (path, body) =>
+    new Promise((resolve, reject) => {
+      const req = request(
+        {
+          host: url.hostname,
+          port: url.port,
+          path,
+          method: 'POST',
+          agent,
+          headers: {
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+            ...headers,
+          },
+        },
+        (res) => {
+          let text = ''
+          res.setEncoding('utf8')
+          res.on('data', (d) => {
+            text += d
+          })
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text }))
+        },
+      )
+      req.on('error', reject)
+      req.end(body)
+    })
+}
+
+async function echoServer(): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c) => chunks.push(c))
+    req.on('end', () => {
+      const body = Buffer.concat(chunks)
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.byteLength })
+      res.end(body)
+    })
+  })
+  server.keepAliveTimeout = 60_000
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()))
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections()
+        server.close(() => r())
+      }),
+  }
+}
+
+export async function measureHttp(opts: HttpBenchOptions = {}): Promise<HttpBenchResult> {
+  const n = opts.iterations ?? 1000
+  const durability = opts.durability ?? 'full'
+  const home = mkdtempSync(join(tmpdir(), 'vis-bench-http-'))
+  const token = 'bench-token-0123456789abcdef0123'
+  const server = await startServer({
+    home,
+    python: opts.python,
+    port: 0,
+    pool: { size: 1 },
+    token,
+    durability,
+  })
+  const echo = await echoServer()
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+  const fsyncFd = openSync(join(home, 'fsync-probe'), 'w')
+  try {
+    const post = poster(server.url, agent, { authorization: `Bearer ${token}` })
+    const postEcho = poster(echo.url, agent)
+    const created = await post('/v1/sessions', '{}')
+    const sid = (JSON.parse(created.text) as { id: string }).id
+    const path = `/v1/sessions/${sid}/blocks`
+    const body = JSON.stringify({ code: 'x = 1' })
+    const peer = await server.engine.runtime.createSession({})
+    const page = Buffer.alloc(4096, 1)
+
+    const echoUs: number[] = []
+    const execUs: number[] = []
+    const fsyncUs: number[] = []
+    const blockUs: number[] = []
+    // Warm every path first.
+    for (let i = 0; i < 50; i++) {
+      await post(path, body)
+      await postEcho('/', body)
+      await peer.exec('x = 1')
+    }
+    const rounds = 20
+    const batch = Math.max(10, Math.floor(n / rounds))
+    for (let r = 0; r < rounds; r++) {
+      for (let i = 0; i < batch; i++) {
+        const t0 = performance.now()
+        await postEcho('/', body)
+        echoUs.push((performance.now() - t0) * 1000)
+      }
+      for (let i = 0; i < batch; i++) {
+        const t0 = performance.now()
+        await peer.exec('x = 1')
+        execUs.push((performance.now() - t0) * 1000)
+      }
+      for (let i = 0; i < batch; i++) {
+        const t0 = performance.now()
+        writeSync(fsyncFd, page, 0, page.length, 0)
+        fsyncSync(fsyncFd)
+        fsyncUs.push((performance.now() - t0) * 1000)
+      }
+      for (let i = 0; i < batch; i++) {
+        const t0 = performance.now()
+        const r = await post(path, body)
+        blockUs.push((performance.now() - t0) * 1000)
+        if (r.status !== 200) throw new Error(`block failed: ${r.status} ${r.text}`)
+      }
+    }
+    await peer.dispose()
+
+    // Many sessions at once: each client sends its blocks one after another to its own session.
+    const sessions = opts.concurrentSessions ?? 20
+    const each = opts.concurrentBlocks ?? 20
+    const wide = new Agent({ keepAlive: true, maxSockets: sessions })
+    const wpost = poster(server.url, wide, { authorization: `Bearer ${token}` })
+    const ids = await Promise.all(
+      Array.from(
+        { length: sessions },
+        async () => (JSON.parse((await wpost('/v1/sessions', '{}')).text) as { id: string }).id,
+      ),
+    )
+    await Promise.all(ids.map((id) => wpost(`/v1/sessions/${id}/blocks`, body)))
+    const latencies: number[] = []
+    const t0 = performance.now()
+    await Promise.all(
+      ids.map(async (id) => {
+        for (let i = 0; i < each; i++) {
+          const s = performance.now()
+          const r = await wpost(`/v1/sessions/${id}/blocks`, body)
+          latencies.push(performance.now() - s)
+          if (r.status !== 200) throw new Error(`block failed: ${r.status} ${r.text}`)
+        }
+      }),
+    )
+    const elapsed = (performance.now() - t0) / 1000
+    wide.destroy()
+
+    const p50 = (xs: number[]) => quantile(xs, 0.5)
+    const p99 = (xs: number[]) => quantile(xs, 0.99)
+    const floor50 = p50(echoUs) + p50(execUs) + p50(fsyncUs)
+    const floor99 = p99(echoUs) + p99(execUs) + p99(fsyncUs)
+    return {
+      python: opts.python ?? null,
+      iterations: blockUs.length,
+      durability,
+      echo_p50_us: round(p50(echoUs)),
+      echo_p99_us: round(p99(echoUs)),
+      exec_p50_us: round(p50(execUs)),
+      exec_p99_us: round(p99(execUs)),
+      fsync_p50_us: round(p50(fsyncUs)),
+      fsync_p99_us: round(p99(fsyncUs)),
+      floor_p50_us: round(floor50),
+      floor_p99_us: round(floor99),
+      block_p50_us: round(p50(blockUs)),
+      block_p99_us: round(p99(blockUs)),
+      block_ratio: round(p50(blockUs) / floor50, 2),
+      concurrent_sessions: sessions,
+      concurrent_blocks_each: each,
+      concurrent_blocks_per_s: round((sessions * each) / elapsed),
+      concurrent_p50_ms: round(p50(latencies), 2),
+      concurrent_p99_ms: round(p99(latencies), 2),
+    }
+  } finally {
+    closeSync(fsyncFd)
+    agent.destroy()
+    await echo.close()
+    await server.close()
+  }
+}
+
+export function formatHttp(r: HttpBenchResult): string {
+  const rows: [string, string][] = [
+    ['floor: HTTP keep-alive echo, p50 / p99', `${r.echo_p50_us} / ${r.echo_p99_us} µs`],
+    ['floor: worker exec `x = 1`, p50 / p99', `${r.exec_p50_us} / ${r.exec_p99_us} µs`],
+    ['floor: one fsync, p50 / p99', `${r.fsync_p50_us} / ${r.fsync_p99_us} µs`],
+    ['floor: the three, p50 / p99', `${r.floor_p50_us} / ${r.floor_p99_us} µs`],
+    ['block `x = 1` over HTTP, p50 / p99', `${r.block_p50_us} / ${r.block_p99_us} µs`],
+    [
+      'block ratio to floor (p50)',
+      `${r.block_ratio}×  target ≤ ${TARGET_RATIO}×  ${r.block_ratio <= TARGET_RATIO ? 'met' : 'missed'}`,
+    ],
+    [
+      `${r.concurrent_sessions} sessions × ${r.concurrent_blocks_each} blocks at once`,
+      `${r.concurrent_blocks_per_s} blocks/s`,
+    ],
+    ['  their latency, p50 / p99', `${r.concurrent_p50_ms} / ${r.concurrent_p99_ms} ms`],
+  ]
+  const w = Math.max(...rows.map((x) => x[0].length))
+  return [
+    `vis bench --http: a trivial block over HTTP (${r.iterations} blocks, durability ${r.durability})`,
+    ...rows.map(([k, v]) => `  ${k.padEnd(w)}  ${v}`),
+  ].join('\n')
+}

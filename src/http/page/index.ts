@@ -1,0 +1,47 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Context, Hono } from 'hono'
+import { packageRoot } from '../../util/home.js'
+
+// The session page: plain files under web/ (no build step), served as they are. Mounted beside
+// the API, behind the same guards; the token reaches it as the cookie that visiting the URL
+// `vis serve` prints sets.
+
+export const PAGE_DIR = join(packageRoot, 'web')
+
+const FILES: Record<string, { file: string; type: string }> = {
+  '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
+  '/ui/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
+  '/ui/style.css': { file: 'style.css', type: 'text/css; charset=utf-8' },
+}
+
+// Only this server's own scripts, styles, images and connections; never inside another page's
+// frame (the interrupt button must not be clickjacked).
+const CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self'",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ')
+
+export function mountPage(app: Hono, dir: string = PAGE_DIR): void {
+  for (const [path, { file, type }] of Object.entries(FILES)) {
+    // Read once: the page is part of the installed package, not something edited live.
+    let body: string | undefined
+    app.get(path, (c: Context) => {
+      body ??= readFileSync(join(dir, file), 'utf8')
+      return c.body(body, 200, {
+        'Content-Type': type,
+        'Content-Security-Policy': CSP,
+        'X-Frame-Options': 'DENY',
+        'X-Content-Type-Options': 'nosniff',
+        'Referrer-Policy': 'no-referrer',
+        'Cache-Control': 'no-cache',
+      })
+    })
+  }
+}

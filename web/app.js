@@ -1,0 +1,242 @@
+// The session page: the sessions, and one session's blocks as they run, live over its event
+// stream. Plain DOM, no build step. Text goes in as text (never as HTML): block output is data.
+
+const $ = (sel) => document.querySelector(sel)
+
+// h('div', {class: 'x'}, 'text', child) — attributes, then text or element children.
+function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag)
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue
+    if (k.startsWith('on')) el.addEventListener(k.slice(2), v)
+    else el.setAttribute(k, v === true ? '' : String(v))
+  }
+  for (const c of children.flat()) {
+    if (c !== undefined && c !== null && c !== false) el.append(c instanceof Node ? c : String(c))
+  }
+  return el
+}
+
+const state = { current: null, events: null, blocks: new Map(), poll: null }
+const enc = encodeURIComponent
+
+function setStatus(text) {
+  $('#status').textContent = text
+}
+
+// Same-origin calls: the token rides in the cookie set by visiting the printed URL.
+async function api(method, path, body) {
+  const res = await fetch(path, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
+  if (res.status === 401) {
+    $('#auth').hidden = false
+    throw new Error('unauthorized')
+  }
+  const data = res.status === 204 ? null : await res.json()
+  if (!res.ok) throw new Error(data?.error?.message ?? `HTTP ${res.status}`)
+  return data
+}
+
+async function loadSessions() {
+  const { sessions } = await api('GET', '/v1/sessions?state=all&limit=200')
+  const list = $('#sessions')
+  list.replaceChildren(
+    ...sessions.map((s) =>
+      h(
+        'li',
+        {},
+        h(
+          'a',
+          { href: `#/s/${enc(s.id)}`, 'aria-current': s.id === state.current ? 'page' : undefined, 'data-session': s.id },
+          s.title || s.id,
+          h('small', {}, `${s.state} · ${s.worker}${s.busy ? ' · busy' : ''}`),
+        ),
+      ),
+    ),
+  )
+}
+
+function blockStatus(b) {
+  if (b.status !== 'done') return b.status
+  return b.error ? 'failed' : 'done'
+}
+
+function renderError(err) {
+  const [first, ...rest] = String(err.message ?? '').split('\n').filter((l) => !l.startsWith('hint: '))
+  return h(
+    'div',
+    { class: 'error' },
+    h('pre', { class: 'message' }, [first, ...rest].join('\n')),
+    err.excerpt ? h('pre', { class: 'excerpt' }, err.excerpt) : null,
+    Array.isArray(err.hints) && err.hints.length > 0
+      ? h('ul', { class: 'hints' }, ...err.hints.map((x) => h('li', {}, String(x))))
+      : null,
+  )
+}
+
+function renderAttachments(list) {
+  if (!list?.length) return null
+  return h(
+    'div',
+    { class: 'attachments' },
+    ...list.map((a) =>
+      a.media_type.startsWith('image/') && a.media_type !== 'image/svg+xml'
+        ? h('img', { src: a.url, alt: a.name ?? a.id, 'data-attachment': a.id })
+        : h('a', { href: a.url, download: a.name ?? a.id, 'data-attachment': a.id }, a.name ?? a.id),
+    ),
+  )
+}
+
+function renderBlock(b) {
+  const status = blockStatus(b)
+  const action =
+    b.status === 'running'
+      ? h('button', { class: 'interrupt', onclick: () => interrupt(b.id) }, 'Interrupt')
+      : b.status === 'queued'
+        ? h('button', { class: 'cancel', onclick: () => cancel(b.id) }, 'Cancel')
+        : null
+  return h(
+    'article',
+    { class: 'block', id: `block-${b.id}`, 'data-block': b.id, 'data-status': status },
+    h(
+      'div',
+      { class: 'head' },
+      h('strong', {}, `#${b.position}`),
+      h('span', { class: `badge ${status}` }, status),
+      h('span', { class: 'grow' }),
+      b.duration_ms !== null && b.duration_ms !== undefined ? h('small', {}, `${b.duration_ms} ms`) : null,
+      action,
+    ),
+    h('pre', { class: 'code' }, b.code_display ?? b.code),
+    h('pre', { class: 'stdout' }, b.stdout ?? ''),
+    b.result !== null && b.result !== undefined ? h('div', { class: 'result' }, `→ ${JSON.stringify(b.result)}`) : null,
+    b.error ? renderError(b.error) : null,
+    renderAttachments(b.attachments),
+  )
+}
+
+function upsertBlock(b) {
+  // A running block's stored stdout is written when it finishes; until then what streamed in counts.
+  const seen = state.blocks.get(b.id)
+  if (b.status !== 'done' && seen && seen.stdout.length > (b.stdout ?? '').length) b = { ...b, stdout: seen.stdout }
+  state.blocks.set(b.id, b)
+  const el = renderBlock(b)
+  const old = document.getElementById(`block-${b.id}`)
+  if (old) old.replaceWith(el)
+  else $('#blocks').append(el)
+}
+
+async function fetchBlock(id) {
+  const b = await api('GET', `/v1/sessions/${enc(state.current)}/blocks/${enc(id)}?format=display`)
+  // Output that streamed in while the request was out is in the fetched block already.
+  upsertBlock(b)
+}
+
+async function interrupt(blockId) {
+  await api('POST', `/v1/sessions/${enc(state.current)}/interrupt`, { block_id: blockId })
+}
+
+async function cancel(blockId) {
+  upsertBlock(await api('POST', `/v1/sessions/${enc(state.current)}/blocks/${enc(blockId)}/cancel`))
+}
+
+function onEvent(type, ev) {
+  const d = ev.data ?? {}
+  switch (type) {
+    case 'block-started':
+      upsertBlock({
+        ...(state.blocks.get(d.block_id) ?? {}),
+        id: d.block_id,
+        position: d.position,
+        code: d.code,
+        status: 'running',
+        stdout: '',
+        result: null,
+        error: null,
+        attachments: [],
+        duration_ms: null,
+      })
+      fetchBlock(d.block_id).catch(() => undefined)
+      break
+    case 'output': {
+      const b = state.blocks.get(d.block_id)
+      if (!b || d.stream !== 'stdout') break
+      b.stdout += d.data
+      document.querySelector(`#block-${CSS.escape(d.block_id)} pre.stdout`)?.append(d.data)
+      break
+    }
+    case 'block-finished':
+      fetchBlock(d.block_id).catch(() => undefined)
+      loadSessions().catch(() => undefined)
+      break
+    case 'session-closed':
+    case 'worker-retired':
+      showSession(state.current, false).catch(() => undefined)
+      break
+  }
+}
+
+// Blocks accepted behind a running one have no event until they start: look for them.
+async function pollQueued(id) {
+  if (state.current !== id) return
+  const s = await api('GET', `/v1/sessions/${enc(id)}?format=display`)
+  for (const b of s.blocks) {
+    const seen = state.blocks.get(b.id)
+    if (!seen || (b.status === 'done' && seen.status !== 'done')) upsertBlock(b)
+  }
+}
+
+async function showSession(id, follow = true) {
+  if (follow && state.events) {
+    state.events.close()
+    state.events = null
+  }
+  if (follow && state.poll) {
+    clearInterval(state.poll)
+    state.poll = null
+  }
+  state.current = id
+  const s = await api('GET', `/v1/sessions/${enc(id)}?format=display`)
+  state.blocks = new Map()
+  const roots = Array.isArray(s.policy?.roots) ? s.policy.roots.join(', ') : ''
+  $('#session').replaceChildren(
+    h('h2', {}, s.title || s.id),
+    h(
+      'p',
+      { class: 'meta', id: 'session-meta', 'data-state': s.state },
+      `${s.id} · ${s.state} · worker ${s.worker}${roots ? ` · roots ${roots}` : ''}`,
+    ),
+    h('div', { id: 'blocks' }),
+  )
+  for (const b of s.blocks) upsertBlock(b)
+  for (const a of document.querySelectorAll('nav a')) {
+    a.toggleAttribute('aria-current', a.dataset.session === id)
+  }
+  if (!follow || s.state === 'closed') return
+  // Everything after what the detail showed, live; the browser reconnects with Last-Event-ID
+  // by itself and stops at the 204 that follows session-closed.
+  const es = new EventSource(`/v1/sessions/${enc(id)}/events?after=${s.last_event_id}`)
+  state.events = es
+  state.poll = setInterval(() => pollQueued(id).catch(() => undefined), 2000)
+  for (const type of ['block-started', 'output', 'block-finished', 'interrupt', 'worker-retired', 'session-closed']) {
+    es.addEventListener(type, (e) => onEvent(type, JSON.parse(e.data)))
+  }
+  es.addEventListener('gap', () => showSession(id).catch(() => undefined))
+  es.addEventListener('open', () => setStatus('live'))
+  es.addEventListener('error', () => setStatus(es.readyState === EventSource.CLOSED ? 'ended' : 'reconnecting…'))
+}
+
+function route() {
+  const m = /^#\/s\/(.+)$/.exec(location.hash)
+  if (m) showSession(decodeURIComponent(m[1])).catch((e) => setStatus(e.message))
+}
+
+window.addEventListener('hashchange', route)
+loadSessions()
+  .then(route)
+  .catch((e) => setStatus(e.message))
+// New sessions appear without a reload.
+setInterval(() => loadSessions().catch(() => undefined), 5000)
