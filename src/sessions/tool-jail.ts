@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process'
 import { closeSync, existsSync, openSync, readlinkSync, statSync } from 'node:fs'
 import { homedir } from 'node:os'
-import { delimiter, dirname, isAbsolute, join } from 'node:path'
+import { delimiter, isAbsolute, join } from 'node:path'
 import type { Readable } from 'node:stream'
 import { z } from 'zod'
 import { findNative } from '../confinement/native.js'
@@ -111,7 +111,8 @@ async function jailInitFiles(
   return {
     script,
     readOnly: [script.endsWith('.mjs') ? script : join(packageRoot, 'dist'), addon],
-    env: { VIS_CONFINE_DIR: dirname(addon) },
+    // The exact file: a prebuild's name (node.napi.glibc.node) is not vis_confine.node.
+    env: { VIS_CONFINE_ADDON: addon },
   }
 }
 

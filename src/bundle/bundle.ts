@@ -1,0 +1,153 @@
+// `vis bundle`: an offline install kit for one platform. The package tarball with its
+// prebuilds, an npm cache with every dependency, the CPython archives with their manifests
+// (a file:// release location), a README saying how to install, and bundle.json naming
+// every file's sha256. Built in a temp dir beside DIR and renamed in whole.
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs'
+import { basename, join, resolve } from 'node:path'
+import { sha256File } from '../distribution/archive.js'
+import { renameIntoPlace, siblingTemp } from '../distribution/atomic.js'
+import { archiveManifestName } from '../distribution/layout.js'
+import { parseArchiveManifest } from '../distribution/manifest.js'
+import { isSupportedMinor, platformTag, SUPPORTED_MINORS } from '../distribution/platform.js'
+import { noProgress, type OnProgress } from '../distribution/progress.js'
+import { VisError } from '../util/errors.js'
+import { packageRoot } from '../util/home.js'
+import { BUNDLE_MANIFEST, type BundleManifest, hashFiles } from './manifest.js'
+import { fillCache, packPackage } from './npm.js'
+import { checkTarballPrebuilds } from './tarball.js'
+
+export type BundleOptions = {
+  minors: string[]
+  out: string
+  // cpython-dist/archives (or any release directory) holding the staged archives.
+  archives: string
+  // An already packed tarball; default: `npm pack` of this package.
+  tarball?: string
+  onProgress?: OnProgress
+}
+
+// The largest compressed CPython archive a bundle accepts per minor.
+export const MAX_ARCHIVE_BYTES = 15 * 1024 * 1024
+
+export async function makeBundle(opts: BundleOptions): Promise<BundleManifest> {
+  const onProgress = opts.onProgress ?? noProgress
+  const out = resolve(opts.out)
+  for (const m of opts.minors) {
+    if (!isSupportedMinor(m))
+      throw new VisError(
+        'bundle.python',
+        `Python ${m} is not supported; use ${SUPPORTED_MINORS.join(', ')}`,
+        {
+          minor: m,
+        },
+      )
+  }
+  if (existsSync(out) && readdirSync(out).length > 0) {
+    throw new VisError('bundle.out', `${out} is not empty; name a new directory for the bundle`, {
+      path: out,
+    })
+  }
+  const platform = platformTag()
+  const tmp = siblingTemp(out)
+  try {
+    onProgress({ step: 'package', detail: opts.tarball ?? `npm pack ${packageRoot}` })
+    let tarball: string
+    if (opts.tarball) {
+      tarball = basename(opts.tarball)
+      copyFileSync(resolve(opts.tarball), join(tmp, tarball))
+    } else tarball = await packPackage(packageRoot, tmp)
+    const pkg = await checkTarballPrebuilds(join(tmp, tarball), opts.minors)
+
+    const python: BundleManifest['python'] = []
+    mkdirSync(join(tmp, 'cpython'))
+    for (const minor of opts.minors) {
+      onProgress({ step: 'cpython', detail: `Python ${minor} from ${opts.archives}` })
+      python.push(await copyArchive(opts.archives, minor, platform, join(tmp, 'cpython')))
+    }
+
+    onProgress({ step: 'npm', detail: 'collecting every dependency into npm-cache/' })
+    await fillCache(join(tmp, tarball), join(tmp, 'npm-cache'))
+
+    writeFileSync(join(tmp, 'README.txt'), readme(pkg.version, tarball, platform, opts.minors))
+    onProgress({ step: 'manifest', detail: 'hashing every file' })
+    const manifest: BundleManifest = {
+      format: 1,
+      package: { name: pkg.name, version: pkg.version, tarball },
+      platform,
+      python,
+      created: new Date().toISOString(),
+      files: await hashFiles(tmp),
+    }
+    writeFileSync(join(tmp, BUNDLE_MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`)
+    // rename(2) replaces an empty directory; a non-empty one means someone else wrote there.
+    if (renameIntoPlace(tmp, out) === 'exists')
+      throw new VisError('bundle.out', `${out} appeared while bundling; name a new directory`, { path: out })
+    return manifest
+  } catch (err) {
+    rmSync(tmp, { recursive: true, force: true })
+    throw err
+  }
+}
+
+// Copies the per-minor manifest (and the archive it names) after checking the archive's
+// sha256 and size, so a bundle never carries what fetch would later refuse.
+async function copyArchive(archives: string, minor: string, platform: string, into: string) {
+  const manifestFile = join(archives, archiveManifestName(minor, platform))
+  if (!existsSync(manifestFile)) {
+    throw new VisError(
+      'bundle.python',
+      `no CPython ${minor} archive manifest at ${manifestFile}; stage it first: \`vis runtime stage --python ${minor}\``,
+      { path: manifestFile, minor },
+    )
+  }
+  const m = parseArchiveManifest(readFileSync(manifestFile, 'utf8'), manifestFile)
+  const archive = join(archives, m.file)
+  const actual = existsSync(archive) ? await sha256File(archive) : undefined
+  if (actual !== m.sha256) {
+    throw new VisError(
+      'bundle.python',
+      `${archive} ${actual ? `has sha256 ${actual}, but ${manifestFile} says ${m.sha256}` : 'is missing'}; ` +
+        `stage it again: \`vis runtime stage --python ${minor} --force\``,
+      { path: archive, minor },
+    )
+  }
+  if (m.size > MAX_ARCHIVE_BYTES) {
+    throw new VisError(
+      'bundle.python',
+      `${archive} is ${(m.size / 1048576).toFixed(1)} MB; a bundle takes at most ${MAX_ARCHIVE_BYTES / 1048576} MB per minor`,
+      { path: archive, minor },
+    )
+  }
+  copyFileSync(archive, join(into, m.file))
+  for (const key of [m.version, m.minor]) {
+    writeFileSync(join(into, archiveManifestName(key, platform)), `${JSON.stringify(m, null, 2)}\n`)
+  }
+  return { minor, version: m.version, archive: `cpython/${m.file}` }
+}
+
+function readme(version: string, tarball: string, platform: string, minors: string[]): string {
+  const first = minors[0]
+  return `vis-runtime ${version}: offline bundle for ${platform} (Node 20+, glibc), Python ${minors.join(', ')}.
+
+Needs no network and no compiler. System prerequisite (Debian/Ubuntu): sudo apt-get install -y bubblewrap
+Install, from the project that should use it (B is this directory):
+
+  B=/path/to/this/bundle
+  npm install --offline --cache "$B/npm-cache" "$B/${tarball}"
+  VIS_PYTHON_DIST_URL="file://$B/cpython" npx vis runtime fetch --python ${first}
+
+Repeat the last line for ${minors.join(', ')} as needed (or keep VIS_PYTHON_DIST_URL set and
+CPython is unpacked on first use). Check a copied bundle first: npx vis bundle --verify "$B".
+bundle.json lists every file with its sha256.
+better-sqlite3 (a dependency) compiles itself when its prebuilt binary cannot be downloaded:
+on a machine with neither, install it from the same cache first where a compiler is present.
+`
+}
