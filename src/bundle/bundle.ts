@@ -21,6 +21,7 @@ import { noProgress, type OnProgress } from '../distribution/progress.js'
 import { VisError } from '../util/errors.js'
 import { packageRoot } from '../util/home.js'
 import { BUNDLE_MANIFEST, type BundleManifest, hashFiles } from './manifest.js'
+import { type CarriedBinary, carryNativeDeps } from './native-deps.js'
 import { fillCache, packPackage } from './npm.js'
 import { checkTarballPrebuilds } from './tarball.js'
 
@@ -74,9 +75,13 @@ export async function makeBundle(opts: BundleOptions): Promise<BundleManifest> {
     }
 
     onProgress({ step: 'npm', detail: 'collecting every dependency into npm-cache/' })
-    await fillCache(join(tmp, tarball), join(tmp, 'npm-cache'))
+    let carried: CarriedBinary[] = []
+    await fillCache(join(tmp, tarball), join(tmp, 'npm-cache'), async (project) => {
+      carried = await carryNativeDeps(project, join(tmp, 'npm-cache'))
+    })
+    for (const c of carried) onProgress({ step: 'npm', detail: `carrying ${c.name} ${c.version}'s binary` })
 
-    writeFileSync(join(tmp, 'README.txt'), readme(pkg.version, tarball, platform, opts.minors))
+    writeFileSync(join(tmp, 'README.txt'), readme(pkg.version, tarball, platform, opts.minors, carried))
     onProgress({ step: 'manifest', detail: 'hashing every file' })
     const manifest: BundleManifest = {
       format: 1,
@@ -133,7 +138,16 @@ async function copyArchive(archives: string, minor: string, platform: string, in
   return { minor, version: m.version, archive: `cpython/${m.file}` }
 }
 
-function readme(version: string, tarball: string, platform: string, minors: string[]): string {
+function readme(
+  version: string,
+  tarball: string,
+  platform: string,
+  minors: string[],
+  carried: CarriedBinary[],
+): string {
+  const native = carried.length
+    ? `${carried.map((c) => `${c.name} ${c.version}`).join(', ')} is carried prebuilt for Node ${process.versions.node.split('.')[0]} (ABI ${process.versions.modules});\non another Node it compiles itself, which needs a compiler.`
+    : 'better-sqlite3 (a dependency) compiles itself when its prebuilt binary cannot be downloaded:\non a machine with neither, install it from the same cache first where a compiler is present.'
   const first = minors[0]
   return `vis-runtime ${version}: offline bundle for ${platform} (Node 20+, glibc), Python ${minors.join(', ')}.
 
@@ -147,7 +161,6 @@ Install, from the project that should use it (B is this directory):
 Repeat the last line for ${minors.join(', ')} as needed (or keep VIS_PYTHON_DIST_URL set and
 CPython is unpacked on first use). Check a copied bundle first: npx vis bundle --verify "$B".
 bundle.json lists every file with its sha256.
-better-sqlite3 (a dependency) compiles itself when its prebuilt binary cannot be downloaded:
-on a machine with neither, install it from the same cache first where a compiler is present.
+${native}
 `
 }

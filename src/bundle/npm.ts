@@ -36,7 +36,12 @@ export async function packPackage(root: string, dir: string): Promise<string> {
 // Installs the tarball into a throwaway project with cacheDir as npm's cache and no install
 // scripts (nothing compiles, nothing runs): what remains in the cache is every dependency's
 // metadata and tarball, which is what an offline install reads.
-export async function fillCache(tarball: string, cacheDir: string): Promise<void> {
+// `inspect` sees the installed throwaway project before it is removed.
+export async function fillCache(
+  tarball: string,
+  cacheDir: string,
+  inspect?: (project: string) => Promise<void>,
+): Promise<void> {
   const project = mkdtempSync(join(tmpdir(), 'vis-bundle-deps-'))
   try {
     writeFileSync(
@@ -48,6 +53,7 @@ export async function fillCache(tarball: string, cacheDir: string): Promise<void
       project,
       'collecting the npm dependencies',
     )
+    await inspect?.(project)
   } finally {
     rmSync(project, { recursive: true, force: true })
   }
