@@ -24,7 +24,7 @@ export async function packTree(treeDir: string, outFile: string): Promise<{ sha2
       {
         file: partial,
         cwd: dirname(treeDir),
-        gzip: { level: 9 },
+        gzip: true,
         portable: true,
         strict: true,
         onWriteEntry(entry) {

@@ -124,7 +124,7 @@ function wrongMinor(file: string, minor: string, built: string): VisError {
   return new VisError(
     'native.version-mismatch',
     `${file} is the runtime addon for Python ${built}, but it stands where the one for Python ${minor} belongs; ` +
-      `reinstall vis-runtime (its prebuilds are per minor) or rebuild with \`${BUILD_COMMAND}\``,
+      `reinstall vis-runtime (its prebuilds are per minor), or in a checkout rebuild with \`${BUILD_COMMAND}\``,
     { path: file, minor, built },
   )
 }
