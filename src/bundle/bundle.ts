@@ -12,12 +12,13 @@ import {
   writeFileSync,
 } from 'node:fs'
 import { basename, join, resolve } from 'node:path'
-import { sha256File } from '../distribution/archive.js'
+import { packTree, sha256File, writeArchiveManifests } from '../distribution/archive.js'
 import { renameIntoPlace, siblingTemp } from '../distribution/atomic.js'
-import { archiveManifestName } from '../distribution/layout.js'
-import { parseArchiveManifest } from '../distribution/manifest.js'
+import { archiveManifestName, archiveName } from '../distribution/layout.js'
+import { type ArchiveManifest, parseArchiveManifest } from '../distribution/manifest.js'
 import { isSupportedMinor, platformTag, SUPPORTED_MINORS } from '../distribution/platform.js'
 import { noProgress, type OnProgress } from '../distribution/progress.js'
+import { type ResolvedDistribution, resolveDistribution } from '../distribution/resolve.js'
 import { VisError } from '../util/errors.js'
 import { packageRoot } from '../util/home.js'
 import { BUNDLE_MANIFEST, type BundleManifest, hashFiles } from './manifest.js'
@@ -106,13 +107,7 @@ export async function makeBundle(opts: BundleOptions): Promise<BundleManifest> {
 // sha256 and size, so a bundle never carries what fetch would later refuse.
 async function copyArchive(archives: string, minor: string, platform: string, into: string) {
   const manifestFile = join(archives, archiveManifestName(minor, platform))
-  if (!existsSync(manifestFile)) {
-    throw new VisError(
-      'bundle.python',
-      `no CPython ${minor} archive manifest at ${manifestFile}; stage it first: \`vis runtime stage --python ${minor}\``,
-      { path: manifestFile, minor },
-    )
-  }
+  if (!existsSync(manifestFile)) return packInstalled(minor, platform, into, manifestFile)
   const m = parseArchiveManifest(readFileSync(manifestFile, 'utf8'), manifestFile)
   const archive = join(archives, m.file)
   const actual = existsSync(archive) ? await sha256File(archive) : undefined
@@ -132,9 +127,53 @@ async function copyArchive(archives: string, minor: string, platform: string, in
     )
   }
   copyFileSync(archive, join(into, m.file))
-  for (const key of [m.version, m.minor]) {
-    writeFileSync(join(into, archiveManifestName(key, platform)), `${JSON.stringify(m, null, 2)}\n`)
+  writeArchiveManifests(into, m)
+  return { minor, version: m.version, archive: `cpython/${m.file}` }
+}
+
+// No staged archive (an installed package has none): pack the tree this machine already
+// uses for the minor (the per-user cache, say) into the bundle instead.
+async function packInstalled(minor: string, platform: string, into: string, looked: string) {
+  let tree: ResolvedDistribution
+  try {
+    tree = await resolveDistribution({ minor, allowDownload: false })
+  } catch {
+    throw new VisError(
+      'bundle.python',
+      `no CPython ${minor} archive manifest at ${looked} and no CPython ${minor} on this machine; ` +
+        `stage it (\`vis runtime stage --python ${minor}\`) or fetch it (\`vis runtime fetch --python ${minor}\`) first`,
+      { path: looked, minor },
+    )
   }
+  if (tree.kind !== 'install') {
+    throw new VisError(
+      'bundle.python',
+      `CPython ${minor} here is a source checkout (${tree.root}); stage it first`,
+      {
+        path: tree.root,
+        minor,
+      },
+    )
+  }
+  const file = join(into, archiveName(tree.version, platform))
+  const { sha256, size } = await packTree(tree.root, file)
+  const m: ArchiveManifest = {
+    version: tree.version,
+    minor,
+    platform,
+    file: basename(file),
+    sha256,
+    size,
+    packages: tree.manifest.packages,
+  }
+  if (size > MAX_ARCHIVE_BYTES) {
+    throw new VisError(
+      'bundle.python',
+      `CPython ${minor} from ${tree.root} packs to ${(size / 1048576).toFixed(1)} MB; a bundle takes at most ${MAX_ARCHIVE_BYTES / 1048576} MB per minor (stage a slim tree with \`vis runtime stage\`)`,
+      { path: tree.root, minor },
+    )
+  }
+  writeArchiveManifests(into, m)
   return { minor, version: m.version, archive: `cpython/${m.file}` }
 }
 

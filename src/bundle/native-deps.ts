@@ -7,7 +7,7 @@
 import { execFile } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { packageRoot } from '../util/home.js'
+import { findPackageDir } from '../util/packages.js'
 
 // Asks the bundle tree's own prebuild-install where it would look (cwd: the dependency).
 const WHERE = [
@@ -55,7 +55,8 @@ export async function carryNativeDeps(project: string, cacheDir: string): Promis
   const { create } = await import('tar')
   const carried: CarriedBinary[] = []
   for (const dep of prebuildInstallDeps(project)) {
-    const ours = join(packageRoot, 'node_modules', dep.name)
+    const ours = findPackageDir(dep.name)
+    if (!ours) continue
     const release = join(ours, 'build', 'Release')
     const pj = join(ours, 'package.json')
     if (!existsSync(pj) || !existsSync(release)) continue
