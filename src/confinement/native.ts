@@ -18,7 +18,8 @@ export function findNative(file: string): string | undefined {
   let overrideFile = override ? join(override, file) : undefined
   if (file === 'vis_confine.node' && process.env.VIS_CONFINE_ADDON)
     overrideFile = process.env.VIS_CONFINE_ADDON
-  const prebuild = !part ? undefined : file.endsWith('.node') ? prebuiltAddon(part) : prebuiltFile(part, file)
+  const prebuild = () =>
+    !part ? undefined : file.endsWith('.node') ? prebuiltAddon(part) : prebuiltFile(part, file)
   return pick(candidates({ overrideFile, prebuild, buildFile: join(localBuildDir(), file) }))
 }
 

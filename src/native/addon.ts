@@ -67,7 +67,7 @@ export function addonFile(name: string): string | undefined {
   return pick(
     candidates({
       overrideFile: override ? join(override, `${name}.node`) : undefined,
-      prebuild: prebuiltAddon(name),
+      prebuild: () => prebuiltAddon(name),
       buildFile: join(localBuildDir(), `${name}.node`),
     }),
   )

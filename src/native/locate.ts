@@ -63,16 +63,19 @@ export function pick(candidates: Candidate[]): string | undefined {
   return (prebuild ?? build)?.file
 }
 
-// Every place a part may be, existing ones only, in search order.
+// Every place a part may be, existing ones only, in search order. An existing override is
+// taken alone: node-gyp-build is not consulted, so a jail that can read only the one file
+// (and no node_modules) finds it.
 export function candidates(opts: {
   overrideFile?: string
-  prebuild?: string
+  prebuild: () => string | undefined
   buildFile: string
 }): Candidate[] {
-  const out: Candidate[] = []
   if (opts.overrideFile && existsSync(opts.overrideFile))
-    out.push({ file: opts.overrideFile, origin: 'override' })
-  if (opts.prebuild) out.push({ file: opts.prebuild, origin: 'prebuild' })
+    return [{ file: opts.overrideFile, origin: 'override' }]
+  const out: Candidate[] = []
+  const prebuild = opts.prebuild()
+  if (prebuild) out.push({ file: prebuild, origin: 'prebuild' })
   if (existsSync(opts.buildFile)) out.push({ file: opts.buildFile, origin: 'build' })
   return out
 }

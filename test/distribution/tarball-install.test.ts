@@ -162,6 +162,8 @@ type ConsumerLine = {
   first: string
   firstError: unknown
   secret: string
+  shell: string
+  shellError: unknown
   interrupt: { landed: boolean }
   interruptedError: string
   defError: unknown
@@ -185,6 +187,8 @@ function assertConsumer(out: string): ConsumerLine[] {
     assert.equal(l.firstError, null, JSON.stringify(l))
     assert.equal(l.first, `${l.minor} True\n`, 'the block ran on its minor and the cat tool answered')
     assert.equal(l.secret, 'PermissionError\n', 'a file outside the session root is out of reach')
+    assert.equal(l.shellError, null, JSON.stringify(l.shellError))
+    assert.equal(l.shell, '0 jailed\nhello from the host\n\n', 'a jailed shell ran in the root')
     assert.equal(l.interrupt.landed, true)
     assert.equal(l.interruptedError, 'block.interrupted')
     assert.equal(l.defError, null)

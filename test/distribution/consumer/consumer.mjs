@@ -24,7 +24,7 @@ async function waitFor(pred, what, ms = 60_000) {
 for (const minor of process.argv.slice(2)) {
   const out = { minor }
   const e1 = await createEngine({ home, python: minor, pool: { size: 0 } })
-  const s = await e1.createSession({ roots: [work] })
+  const s = await e1.createSession({ roots: [work], shell: true })
   // A confined block with a tool call: the host's cat reads the root for the guest.
   const first = await e1.runBlock(s.id, {
     code: 'import sys\nr = await cat("hello.txt")\nprint("%d.%d" % sys.version_info[:2], "hello from the host" in r["content"])',
@@ -37,6 +37,12 @@ for (const minor of process.argv.slice(2)) {
     code: `try:\n    open(${JSON.stringify(secret)}).read()\n    print("READ")\nexcept Exception as e:\n    print(type(e).__name__)`,
   })
   out.secret = denied.block.stdout
+  // A jailed tool process (the shell runs under jail-init with only its own files readable).
+  const sh = await e1.runBlock(s.id, {
+    code: 'r = await shell("echo jailed; cat hello.txt")\nprint(r["exit"], r["stdout"])',
+  })
+  out.shell = sh.block.stdout
+  out.shellError = sh.block.error
   // An interrupt: the loop prints, then is stopped; the session keeps working.
   const seen = []
   const off = e1.subscribe(s.id, (ev) => seen.push(ev.type))
