@@ -72,7 +72,7 @@ export async function makeBundle(opts: BundleOptions): Promise<BundleManifest> {
     mkdirSync(join(tmp, 'cpython'))
     for (const minor of opts.minors) {
       onProgress({ step: 'cpython', detail: `Python ${minor} from ${opts.archives}` })
-      python.push(await copyArchive(opts.archives, minor, platform, join(tmp, 'cpython')))
+      python.push(await bundleArchive(opts.archives, minor, platform, join(tmp, 'cpython')))
     }
 
     onProgress({ step: 'npm', detail: 'collecting every dependency into npm-cache/' })
@@ -104,8 +104,9 @@ export async function makeBundle(opts: BundleOptions): Promise<BundleManifest> {
 }
 
 // Copies the per-minor manifest (and the archive it names) after checking the archive's
-// sha256 and size, so a bundle never carries what fetch would later refuse.
-async function copyArchive(archives: string, minor: string, platform: string, into: string) {
+// sha256 and size, so a bundle never carries what fetch would later refuse; with no staged
+// archive, packs the tree this machine resolves for the minor.
+export async function bundleArchive(archives: string, minor: string, platform: string, into: string) {
   const manifestFile = join(archives, archiveManifestName(minor, platform))
   if (!existsSync(manifestFile)) return packInstalled(minor, platform, into, manifestFile)
   const m = parseArchiveManifest(readFileSync(manifestFile, 'utf8'), manifestFile)

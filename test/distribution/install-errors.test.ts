@@ -5,10 +5,12 @@ import assert from 'node:assert/strict'
 import { copyFileSync, cpSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
+import { bundleArchive } from '../../src/bundle/bundle.js'
 import { aptCommand, summaryLines } from '../../src/confinement/advice.js'
-import { sha256File } from '../../src/distribution/archive.js'
+import { sha256File, unpackArchive } from '../../src/distribution/archive.js'
 import { cacheRoot } from '../../src/distribution/layout.js'
 import { resolveDistribution } from '../../src/distribution/resolve.js'
+import { validateTree } from '../../src/distribution/validate.js'
 import { addonFile, runtimeAddonPath } from '../../src/native/addon.js'
 import { cliEnv, type Fixtures, fixtures, MINOR, PLATFORM, runCli, tempDir } from './helpers.js'
 
@@ -163,4 +165,51 @@ test('the summary joins every missing package into one apt-get line, and says so
     'every confinement layer a session needs is available',
   ])
   assert.equal(aptCommand([]), undefined)
+})
+
+test('a bundle takes a staged archive after checking it, else packs the CPython this machine has', async () => {
+  const m = mirror()
+  await resolveDistribution(opts(m.env)) // the small 3.11 tree is now in the cache
+  const into = tempDir('vis-bundle-py-')
+  scratch.push(into)
+  // From a release directory: copied with both manifests.
+  const copied = await bundleArchive(m.dir, MINOR, PLATFORM, into)
+  assert.deepEqual(copied, { minor: MINOR, version: f.small.version, archive: `cpython/${f.small.file}` })
+  assert.equal(await sha256File(join(into, f.small.file)), f.small.sha256)
+  // A damaged archive is not bundled.
+  writeFileSync(m.archive, 'not an archive')
+  await assert.rejects(bundleArchive(m.dir, MINOR, PLATFORM, tempDir('vis-bundle-py-')), (err: Error) => {
+    assert.match(
+      err.message,
+      /has sha256 [0-9a-f]{64}, but .* says [0-9a-f]{64}; stage it again: `vis runtime stage --python 3\.11 --force`/,
+    )
+    return true
+  })
+  // No release directory: the cached tree is packed, and what it packs unpacks and validates.
+  const saved = process.env.VIS_PYTHON_STAGED_DIR
+  process.env.VIS_PYTHON_STAGED_DIR = join(m.env.VIS_HOME!, 'no-staged')
+  try {
+    const packed = tempDir('vis-bundle-py-')
+    scratch.push(packed)
+    const r = await bundleArchive(join(m.dir, 'nowhere'), MINOR, PLATFORM, packed)
+    const manifest = JSON.parse(readFileSync(join(packed, `cpython-${MINOR}-${PLATFORM}.json`), 'utf8'))
+    assert.equal(r.archive, `cpython/${manifest.file}`)
+    assert.equal(await sha256File(join(packed, manifest.file)), manifest.sha256)
+    const out = tempDir('vis-unpacked-')
+    scratch.push(out)
+    await unpackArchive(join(packed, manifest.file), out)
+    assert.equal(validateTree(join(out, 'python')).version, f.small.version)
+    // Nothing staged, nothing cached, nothing released: what to run.
+    process.env.VIS_HOME = tempDir('vis-home-')
+    await assert.rejects(bundleArchive(join(m.dir, 'nowhere'), MINOR, PLATFORM, packed), (err: Error) => {
+      assert.match(
+        err.message,
+        /no CPython 3\.11 on this machine; stage it .* or fetch it \(`vis runtime fetch --python 3\.11`\) first/,
+      )
+      return true
+    })
+  } finally {
+    if (saved === undefined) delete process.env.VIS_PYTHON_STAGED_DIR
+    else process.env.VIS_PYTHON_STAGED_DIR = saved
+  }
 })
