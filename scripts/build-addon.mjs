@@ -3,19 +3,28 @@
 // and one build/Release/vis_py3XX.node per Python distribution, each compiled against
 // that distribution's headers (never linked to libpython).
 //   node scripts/build-addon.mjs                 every staged cpython-dist/<minor>/<platform>/python
+//                                                (else every cached ~/.vis/python/runtime/<minor>/...)
 //   node scripts/build-addon.mjs ROOT [ROOT...]  these distribution roots (bin/ lib/ include/)
 // VIS_ADDON_PYTHONS (colon-separated roots) is read when no roots are given and nothing is staged.
 import { spawnSync } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import { homedir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const require = createRequire(import.meta.url)
 
+// Staged beside the package (a checkout), else in the per-user cache (an installed package
+// building from source after `vis runtime fetch`).
 function stagedRoots() {
-  const dist = join(root, 'cpython-dist')
+  const staged = rootsUnder(join(root, 'cpython-dist'))
+  if (staged.length) return staged
+  return rootsUnder(join(process.env.VIS_HOME ?? join(homedir(), '.vis'), 'python', 'runtime'))
+}
+
+function rootsUnder(dist) {
   if (!existsSync(dist)) return []
   const out = []
   for (const minor of readdirSync(dist).filter((n) => /^3\.\d+$/.test(n))) {

@@ -1,9 +1,14 @@
 #!/usr/bin/env node
-// What `npm install` runs: build the TypeScript when dist/ is stale, stage
-// CPython 3.11 from a local shared-library install when none is staged, then
-// build the addon. Each step says what it does; a failing step fails the install.
+// What `npm install` runs.
+// In a checkout (src/ is there): build the TypeScript when dist/ is stale, stage CPython
+// 3.11 from a local shared-library install when none is staged, build the addons.
+// In an installed package (no src/): use the shipped prebuilds when they match this
+// machine and compile NOTHING; only when none match, build from source with cmake-js.
+// Both end with the `vis doctor` summary: what is missing, how to install it, what fails
+// until then. Each step says what it does; a failing step fails the install.
 import { spawnSync } from 'node:child_process'
 import { existsSync, readdirSync, statSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -51,7 +56,13 @@ if (existsSync(src)) {
 
 // (b) CPython 3.11 beside the package.
 const staged = join(root, 'cpython-dist', '3.11')
-if (existsSync(staged)) {
+if (!existsSync(src)) {
+  // Staging from a local CPython is a maintainer's path (strip, patchelf, apt); a consumer's
+  // CPython comes from the release location on first use.
+  say(
+    'CPython is fetched on first use (or by `npx vis runtime fetch --python 3.X`) from VIS_PYTHON_DIST_URL into ~/.vis',
+  )
+} else if (existsSync(staged)) {
   say(`CPython 3.11 is already staged in ${staged}`)
 } else {
   const { findLocalPython } = await import(join(dist, 'distribution', 'discover.js'))
@@ -87,8 +98,51 @@ if (existsSync(staged)) {
   }
 }
 
-// (c) The native addon, once its build script exists.
+// (c) The native parts.
 const buildAddon = join(root, 'scripts', 'build-addon.mjs')
-if (existsSync(buildAddon)) run('addon', process.execPath, [buildAddon])
-else say('scripts/build-addon.mjs is not there yet; no addon to build')
+if (existsSync(src)) {
+  if (existsSync(buildAddon)) run('addon', process.execPath, [buildAddon])
+  else say('scripts/build-addon.mjs is not there yet; no addon to build')
+} else {
+  const { matchPrebuilds } = await import(join(dist, 'native', 'locate.js'))
+  const { SUPPORTED_MINORS } = await import(join(dist, 'distribution', 'platform.js'))
+  const m = matchPrebuilds(SUPPORTED_MINORS)
+  const tuple = `${process.platform}-${process.arch}`
+  if (m.missing.length === 0 && m.minors.length > 0) {
+    say(`prebuilt native parts for ${tuple} (Python ${m.minors.join(', ')}); nothing to compile`)
+  } else {
+    say(
+      `no prebuilt ${[...m.missing, ...(m.minors.length ? [] : ['runtime addon'])].join(', ')} for ${tuple} ` +
+        `(Node-API 8, ${existsSync('/etc/alpine-release') ? 'musl' : 'glibc'}): building from source`,
+    )
+    sourceBuild()
+  }
+}
+
+// The fallback: cmake-js (an optional dependency) drives cmake and a C++ compiler against
+// the headers of a staged or cached CPython.
+function sourceBuild() {
+  const steps =
+    'Building from source needs cmake >= 3.15, a C++17 compiler and make ' +
+    '(Debian/Ubuntu: sudo apt-get install -y cmake g++ make), the cmake-js package ' +
+    '(npm install cmake-js@8 if optional dependencies were skipped), and the headers of a CPython: ' +
+    'run `npx vis runtime fetch --python 3.11`, then `npm rebuild vis-runtime`.'
+  try {
+    createRequire(import.meta.url).resolve('cmake-js/package.json')
+  } catch {
+    fail('addon', `cmake-js is not installed. ${steps}`)
+  }
+  const r = spawnSync(process.execPath, [buildAddon], { cwd: root, stdio: 'inherit' })
+  if (r.status !== 0) fail('addon', `the source build failed. ${steps}`)
+}
+
+// (d) What this machine lacks for confined sessions. Never fails the install.
+try {
+  const { probe } = await import(join(dist, 'confinement', 'probe.js'))
+  const { summaryLines } = await import(join(dist, 'confinement', 'advice.js'))
+  say('system check (`npx vis doctor` for details):')
+  for (const line of summaryLines(probe({ fresh: true }).checks)) console.log(`  ${line}`)
+} catch (err) {
+  say(`system check skipped: ${err?.message ?? err}; run \`npx vis doctor\``)
+}
 say('done')

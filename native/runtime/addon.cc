@@ -10,6 +10,12 @@
 #error "VIS_PY_MINOR must name the Python minor this addon is compiled for"
 #endif
 
+// A marker the host reads from the file's bytes BEFORE require(): loading an addon
+// built for another minor binds the wrong PyConfig layout and can crash the process,
+// so a mislabelled prebuild must be refused without loading it (src/native/addon.ts).
+extern "C" __attribute__((used, visibility("default"))) const char vis_py_minor_marker[] =
+    "vis-python-minor=" VIS_PY_MINOR ";";
+
 namespace vis {
 
 namespace {

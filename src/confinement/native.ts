@@ -1,22 +1,26 @@
-import { existsSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
-import { packageRoot } from '../util/home.js'
+import { candidates, localBuildDir, pick, prebuiltAddon, prebuiltFile } from '../native/locate.js'
 
-// Where the confinement binaries live: VIS_CONFINE_DIR for a development build,
-// then the cmake-js output, then prebuilds.
-export function nativeDirs(): string[] {
-  const dirs = [join(packageRoot, 'build', 'Release'), join(packageRoot, 'prebuilds', 'linux-x64')]
-  const override = process.env.VIS_CONFINE_DIR
-  return override ? [override, ...dirs] : dirs
+// The confinement parts: the part directory a package ships each one in (prebuilds/<part>/)
+// and the file name the local build gives it.
+const PARTS: Record<string, string> = {
+  'vis_confine.node': 'vis_confine',
+  'vis-launcher': 'vis-launcher',
+  'libvis_seccomp.so': 'vis_seccomp',
 }
 
+// Where a confinement binary is found: VIS_CONFINE_DIR (a development build; the tool jail
+// names its one readable file with VIS_CONFINE_ADDON instead), the prebuild, the cmake-js output.
 export function findNative(file: string): string | undefined {
-  for (const dir of nativeDirs()) {
-    const candidate = join(dir, file)
-    if (existsSync(candidate)) return candidate
-  }
-  return undefined
+  const part = PARTS[file]
+  const override = process.env.VIS_CONFINE_DIR
+  let overrideFile = override ? join(override, file) : undefined
+  if (file === 'vis_confine.node' && process.env.VIS_CONFINE_ADDON)
+    overrideFile = process.env.VIS_CONFINE_ADDON
+  const prebuild = () =>
+    !part ? undefined : file.endsWith('.node') ? prebuiltAddon(part) : prebuiltFile(part, file)
+  return pick(candidates({ overrideFile, prebuild, buildFile: join(localBuildDir(), file) }))
 }
 
 export function launcherPath(): string | undefined {

@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { release } from 'node:os'
 import { join } from 'node:path'
 import { z } from 'zod'
-import { packageRoot } from '../util/home.js'
+import { packageRoot, visHome } from '../util/home.js'
 import { canCreateChild, detectCgroups } from './cgroup.js'
 import { findNative, launcherPath, loadConfineAddon } from './native.js'
 import { LimitsSchema } from './policy.js'
@@ -87,9 +87,16 @@ function tryNamespaces(bwrap: string | undefined): z.infer<typeof NamespacesSche
   }
 }
 
+// Staged beside the package (a checkout) or in the per-user cache (an installed package).
 function findDistributions(): ProbeReport['distributions'] {
+  return [
+    ...findDistributionsIn(join(packageRoot, 'cpython-dist')),
+    ...findDistributionsIn(join(visHome(), 'python', 'runtime')),
+  ]
+}
+
+function findDistributionsIn(base: string): ProbeReport['distributions'] {
   const out: ProbeReport['distributions'] = []
-  const base = join(packageRoot, 'cpython-dist')
   if (!existsSync(base)) return out
   for (const minor of readdirSync(base)) {
     const minorDir = join(base, minor)
@@ -224,7 +231,11 @@ export function probe(options: { fresh?: boolean } = {}): ProbeReport {
 
   const distributions = findDistributions()
   if (distributions.length === 0)
-    add('distribution', 'warn', 'no staged CPython distribution found under cpython-dist/')
+    add(
+      'distribution',
+      'warn',
+      'no CPython distribution staged (cpython-dist/) or cached (~/.vis/python/runtime) yet',
+    )
   for (const d of distributions)
     add('distribution', 'info', `CPython ${d.version} (${d.platform}) at ${d.root}`)
 

@@ -4,7 +4,6 @@ import { basename, dirname, join } from 'node:path'
 import { VisError } from '../util/errors.js'
 import { archiveManifestName, archiveName } from './layout.js'
 import type { ArchiveManifest } from './manifest.js'
-import { run } from './tools.js'
 
 export async function sha256File(path: string): Promise<string> {
   const hash = createHash('sha256')
@@ -12,24 +11,39 @@ export async function sha256File(path: string): Promise<string> {
   return hash.digest('hex')
 }
 
-function escapeRegex(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
-}
-
 // Packs treeDir as a top-level `python/` directory (the install_only layout),
 // whatever treeDir is called on disk, so a tree still in its temp dir can be
-// archived before it is renamed into place.
+// archived before it is renamed into place. node-tar, not the system tar: a
+// consumer's machine is not assumed to have one. Owners are left out (portable).
 export async function packTree(treeDir: string, outFile: string): Promise<{ sha256: string; size: number }> {
   const partial = `${outFile}.partial-${process.pid}`
   const name = basename(treeDir)
-  const args = ['-C', dirname(treeDir), '--sort=name', '--owner=0', '--group=0', '--numeric-owner']
-  if (name !== 'python') args.push(`--transform=s,^${escapeRegex(name)},python,`)
+  const { create } = await import('tar')
   try {
-    await run('tar', [...args, '-czf', partial, name], { code: 'dist.archive' })
+    await create(
+      {
+        file: partial,
+        cwd: dirname(treeDir),
+        gzip: true,
+        portable: true,
+        strict: true,
+        onWriteEntry(entry) {
+          if (name !== 'python' && (entry.path === name || entry.path.startsWith(`${name}/`)))
+            entry.path = `python${entry.path.slice(name.length)}`
+        },
+      },
+      [name],
+    )
     renameSync(partial, outFile)
   } catch (err) {
     rmSync(partial, { force: true })
-    throw err
+    throw new VisError(
+      'dist.archive',
+      `could not pack ${treeDir} into ${outFile}: ${(err as Error).message}`,
+      {
+        path: treeDir,
+      },
+    )
   }
   return { sha256: await sha256File(outFile), size: statSync(outFile).size }
 }
@@ -53,19 +67,19 @@ export function archiveFileFor(archivesDir: string, version: string, platform: s
   return join(archivesDir, archiveName(version, platform))
 }
 
-// Unpacks with the system tar into intoDir (which must exist). A truncated
-// or corrupt archive fails here with tar's own words.
+// Unpacks with node-tar into intoDir (which must exist). strict: a truncated or
+// corrupt archive (bad gzip, bad header) fails instead of leaving half a tree; entries
+// that would land outside intoDir (absolute, `..`, through a symlink) are refused.
 export async function unpackArchive(file: string, intoDir: string, where = file): Promise<void> {
+  const { extract } = await import('tar')
   try {
-    await run('tar', ['-xzf', file, '-C', intoDir, '--no-same-owner'], { code: 'dist.archive' })
+    await extract({ file, cwd: intoDir, strict: true, preserveOwner: false })
   } catch (err) {
     throw new VisError(
       'dist.archive',
-      `could not unpack the archive from ${where}: ${(err as Error).message}`,
-      {
-        url: where,
-        path: file,
-      },
+      `the archive ${where} is corrupt or truncated (${(err as Error).message}); ` +
+        'delete it and download or stage it again (its sha256 must match its manifest)',
+      { url: where, path: file },
     )
   }
 }

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto'
-import { createWriteStream, rmSync } from 'node:fs'
+import { createReadStream, createWriteStream, readFileSync, rmSync } from 'node:fs'
 import { Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
+import { fileURLToPath } from 'node:url'
 import type * as Got from 'got'
 import { VisError } from '../util/errors.js'
 import { noProgress, type OnProgress } from './progress.js'
@@ -64,7 +65,30 @@ async function withRetries<T>(url: string, retries: number, attempt: () => Promi
   }
 }
 
+// file:// URLs (an offline mirror, a bundle) are read from disk; a missing file is as
+// permanent as a 404, so it is not retried.
+function localPath(url: string): string | undefined {
+  return url.startsWith('file:') ? fileURLToPath(url) : undefined
+}
+
+function localFailure(url: string, err: unknown): VisError {
+  return new VisError(
+    'dist.download',
+    `could not read ${url}: ${(err as Error).message}`,
+    { url },
+    { cause: err },
+  )
+}
+
 export async function fetchText(url: string, opts: DownloadOptions = {}): Promise<string> {
+  const local = localPath(url)
+  if (local) {
+    try {
+      return readFileSync(local, 'utf8')
+    } catch (err) {
+      throw localFailure(url, err)
+    }
+  }
   const { default: got } = await loadGot()
   return withRetries(url, opts.retries ?? defaultRetries(), () =>
     got(url, { timeout: { ...TIMEOUTS, socket: opts.idleTimeoutMs ?? 30_000 }, retry: { limit: 0 } }).text(),
@@ -75,6 +99,8 @@ export async function fetchText(url: string, opts: DownloadOptions = {}): Promis
 // attempt removes the partial file before the next one.
 export async function downloadFile(url: string, file: string, opts: DownloadOptions = {}): Promise<string> {
   const onProgress = opts.onProgress ?? noProgress
+  const local = localPath(url)
+  if (local) return copyLocal(url, local, file, onProgress)
   const { default: got } = await loadGot()
   return withRetries(url, opts.retries ?? defaultRetries(), async () => {
     const hash = createHash('sha256')
@@ -99,4 +125,24 @@ export async function downloadFile(url: string, file: string, opts: DownloadOpti
     }
     return hash.digest('hex')
   })
+}
+
+async function copyLocal(url: string, from: string, file: string, onProgress: OnProgress): Promise<string> {
+  const hash = createHash('sha256')
+  let done = 0
+  const tee = new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      hash.update(chunk)
+      done += chunk.length
+      onProgress({ step: 'download', detail: url, done })
+      cb(null, chunk)
+    },
+  })
+  try {
+    await pipeline(createReadStream(from), tee, createWriteStream(file))
+  } catch (err) {
+    rmSync(file, { force: true })
+    throw localFailure(url, err)
+  }
+  return hash.digest('hex')
 }

@@ -47,7 +47,9 @@ export async function fetchIntoCache(
     if (actual !== manifest.sha256) {
       throw new VisError(
         'dist.checksum',
-        `checksum mismatch for ${archiveUrl}: expected sha256 ${manifest.sha256} (from ${manifestUrl}), got ${actual}`,
+        `checksum mismatch for ${archiveUrl}: ${manifestUrl} says sha256 ${manifest.sha256}, the file has ${actual}. ` +
+          'The archive or its manifest was damaged or replaced; publish them again together ' +
+          '(`vis runtime stage` or `vis bundle` writes both), then run `vis runtime fetch` again. Nothing was installed.',
         { url: archiveUrl, expected: manifest.sha256, actual },
       )
     }

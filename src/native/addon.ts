@@ -1,8 +1,8 @@
-import { existsSync, statSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { VisError } from '../util/errors.js'
-import { packageRoot } from '../util/home.js'
+import { candidates, localBuildDir, partPlatformDir, pick, prebuiltAddon } from './locate.js'
 
 const require = createRequire(import.meta.url)
 export const BUILD_COMMAND = 'npm run build:addon'
@@ -53,35 +53,24 @@ export type RuntimeAddon = {
   unref(): void
 }
 
-// Where addons are looked for: prebuilds for this platform first, then the local build.
-// VIS_ADDON_DIR puts one directory in front (tests, packagers).
-export function addonDirs(): string[] {
-  const dirs = [
-    join(packageRoot, 'prebuilds', `${process.platform}-${process.arch}`),
-    join(packageRoot, 'build', 'Release'),
-  ]
+// Where an addon is looked for, in order: VIS_ADDON_DIR (tests, packagers), the prebuild
+// the package ships (node-gyp-build layout, src/native/locate.ts), the local build.
+export function addonDirs(name = '<addon>'): string[] {
+  const dirs = [partPlatformDir(name), localBuildDir()]
   if (process.env.VIS_ADDON_DIR) dirs.unshift(process.env.VIS_ADDON_DIR)
   return dirs
 }
 
-// The first directory that has it, except that a local build newer than the prebuild
-// wins (a developer who just ran build:addon means to test that build).
+// The file to load for an addon, or undefined when none exists anywhere.
 export function addonFile(name: string): string | undefined {
-  const found = addonDirs()
-    .map((dir) => join(dir, `${name}.node`))
-    .filter((f) => existsSync(f))
-  const [first, ...rest] = found
-  if (!first) return undefined
-  const local = rest.at(-1)
-  if (
-    !process.env.VIS_ADDON_DIR &&
-    local &&
-    local !== first &&
-    statSync(local).mtimeMs > statSync(first).mtimeMs
-  ) {
-    return local
-  }
-  return first
+  const override = process.env.VIS_ADDON_DIR
+  return pick(
+    candidates({
+      overrideFile: override ? join(override, `${name}.node`) : undefined,
+      prebuild: () => prebuiltAddon(name),
+      buildFile: join(localBuildDir(), `${name}.node`),
+    }),
+  )
 }
 
 export function runtimeAddonName(minor: string): string {
@@ -94,7 +83,7 @@ function requireAddon<T>(name: string, what: string): T {
     throw new VisError(
       'native.addon-missing',
       `${what} (${name}.node) is not built; run \`${BUILD_COMMAND}\` (it builds one addon per staged Python)`,
-      { searched: addonDirs() },
+      { searched: addonDirs(name) },
     )
   }
   return require(file) as T
@@ -104,28 +93,46 @@ export function loadLoader(): LoaderAddon {
   return requireAddon<LoaderAddon>('vis_loader', 'the loader addon')
 }
 
-// Checked by file name BEFORE anything is required: a wrong-minor addon would segfault.
+// The minor a runtime addon was compiled for, read from its bytes (a marker string the
+// build puts in), or undefined for an addon built before the marker existed.
+export function addonMinorMarker(file: string): string | undefined {
+  const bytes = readFileSync(file)
+  const at = bytes.indexOf('vis-python-minor=')
+  if (at < 0) return undefined
+  const end = bytes.indexOf(';', at)
+  return bytes.subarray(at + 'vis-python-minor='.length, end).toString('latin1')
+}
+
+// Checked BEFORE anything is required: loading an addon built for another minor binds the
+// wrong PyConfig layout and can crash the process, so a mislabelled file is refused unread.
 export function runtimeAddonPath(minor: string): string {
-  const file = addonFile(runtimeAddonName(minor))
+  const name = runtimeAddonName(minor)
+  const file = addonFile(name)
   if (!file) {
     throw new VisError(
       'native.addon-missing',
-      `no runtime addon for Python ${minor} (${runtimeAddonName(minor)}.node); stage that Python and run \`${BUILD_COMMAND}\``,
-      { minor, searched: addonDirs() },
+      `no runtime addon for Python ${minor} (${name}.node); reinstall vis-runtime to get its prebuilds, or stage that Python and run \`${BUILD_COMMAND}\``,
+      { minor, searched: addonDirs(name) },
     )
   }
+  const built = addonMinorMarker(file)
+  if (built !== undefined && built !== minor) throw wrongMinor(file, minor, built)
   return file
 }
 
+function wrongMinor(file: string, minor: string, built: string): VisError {
+  return new VisError(
+    'native.version-mismatch',
+    `${file} is the runtime addon for Python ${built}, but it stands where the one for Python ${minor} belongs; ` +
+      `reinstall vis-runtime (its prebuilds are per minor), or in a checkout rebuild with \`${BUILD_COMMAND}\``,
+    { path: file, minor, built },
+  )
+}
+
 export function requireRuntime(minor: string): RuntimeAddon {
-  const addon = require(runtimeAddonPath(minor)) as RuntimeAddon
+  const file = runtimeAddonPath(minor)
+  const addon = require(file) as RuntimeAddon
   const built = addon.pythonMinor()
-  if (built !== minor) {
-    throw new VisError(
-      'native.version-mismatch',
-      `${runtimeAddonName(minor)}.node was built for Python ${built}, not ${minor}; run \`${BUILD_COMMAND}\``,
-      { minor, built },
-    )
-  }
+  if (built !== minor) throw wrongMinor(file, minor, built)
   return addon
 }

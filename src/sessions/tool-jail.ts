@@ -10,7 +10,7 @@ import {
   symlinkSync,
 } from 'node:fs'
 import { homedir, tmpdir } from 'node:os'
-import { delimiter, dirname, isAbsolute, join } from 'node:path'
+import { delimiter, isAbsolute, join } from 'node:path'
 import type { Readable } from 'node:stream'
 import { z } from 'zod'
 import type { NetworkEntry } from '../confinement/egress/policy.js'
@@ -139,7 +139,8 @@ async function jailInitFiles(
   return {
     script,
     readOnly: [script.endsWith('.mjs') ? script : join(packageRoot, 'dist'), addon],
-    env: { VIS_CONFINE_DIR: dirname(addon) },
+    // The exact file: a prebuild's name (node.napi.glibc.node) is not vis_confine.node.
+    env: { VIS_CONFINE_ADDON: addon },
   }
 }
 

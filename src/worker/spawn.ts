@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import type { EgressProxy } from '../confinement/egress/proxy.js'
 import { type LayerStatus, spawnConfined } from '../confinement/spawn.js'
 import { packageRoot } from '../util/home.js'
+import { workerPackageDirs } from './package-deps.js'
 import type { WorkerPolicy } from './policy.js'
 
 export type SpawnRequest = {
@@ -52,7 +53,7 @@ export async function spawnWorkerProcess(req: SpawnRequest): Promise<SpawnedProc
       },
     }
   }
-  const readOnly = [...new Set([packageRoot, ...(req.readOnly ?? [])])]
+  const readOnly = [...new Set([packageRoot, ...workerPackageDirs(), ...(req.readOnly ?? [])])]
   const confined = await spawnConfined(
     {
       // The workspace root stays first: it is the sandbox's home and working directory.

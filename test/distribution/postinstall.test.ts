@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { cpSync, existsSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { repoRoot, tempDir } from './helpers.js'
@@ -20,7 +20,13 @@ before(() => {
   ]) {
     cpSync(join(repoRoot, p), join(pkg, p), { recursive: true })
   }
-  for (const p of ['src/cli/main.ts', 'src/cli/command.ts', 'src/cli/commands/runtime.ts']) {
+  for (const p of [
+    'src/cli/main.ts',
+    'src/cli/command.ts',
+    'src/cli/commands/runtime.ts',
+    'src/native/locate.ts',
+  ]) {
+    mkdirSync(join(pkg, p, '..'), { recursive: true })
     cpSync(join(repoRoot, p), join(pkg, p))
   }
   writeFileSync(
@@ -75,4 +81,36 @@ test('the addon step runs scripts/build-addon.mjs, and its failure fails the ins
   assert.match(r.out, /addon build ran/)
   assert.match(r.out, /postinstall: addon failed: exit code 3/)
   assert.match(r.out, /run `npm install` \(or `node scripts\/postinstall\.mjs`\) again/)
+})
+
+// As installed from the tarball: no src/, so no local staging and no checkout build.
+test('installed (no src/): prebuilds that match mean nothing is compiled', async () => {
+  // The build script still fails on purpose (previous test): running it would fail the install.
+  rmSync(join(pkg, 'src'), { recursive: true, force: true })
+  rmSync(join(pkg, 'cpython-dist'), { recursive: true, force: true })
+  cpSync(join(repoRoot, 'prebuilds'), join(pkg, 'prebuilds'), { recursive: true })
+  const r = await run(['scripts/postinstall.mjs'])
+  assert.equal(r.status, 0, r.out)
+  assert.match(r.out, /CPython is fetched on first use .* from VIS_PYTHON_DIST_URL/)
+  assert.match(
+    r.out,
+    /prebuilt native parts for linux-x64 \(Python 3\.11, 3\.12(, 3\.13)?\); nothing to compile/,
+  )
+  assert.doesNotMatch(r.out, /addon build ran/)
+  assert.equal(existsSync(join(pkg, 'cpython-dist')), false, 'a consumer install stages nothing')
+})
+
+test('installed with no matching prebuild: the source build runs, and its failure says exactly what to install', async () => {
+  rmSync(join(pkg, 'prebuilds'), { recursive: true, force: true })
+  const r = await run(['scripts/postinstall.mjs'])
+  assert.equal(r.status, 1, r.out)
+  assert.match(
+    r.out,
+    /no prebuilt vis_loader, vis_confine, vis_seccomp, vis-launcher, runtime addon for linux-x64 \(Node-API 8, glibc\): building from source/,
+  )
+  assert.match(r.out, /addon build ran/)
+  assert.match(
+    r.out,
+    /addon failed: the source build failed\. Building from source needs cmake >= 3\.15, a C\+\+17 compiler and make \(Debian\/Ubuntu: sudo apt-get install -y cmake g\+\+ make\).*npx vis runtime fetch --python 3\.11`, then `npm rebuild vis-runtime`/,
+  )
 })

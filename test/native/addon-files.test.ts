@@ -1,36 +1,54 @@
 // Where addons are found, and the policy-tightening rules, without starting Python.
 import assert from 'node:assert/strict'
-import { copyFileSync, existsSync, mkdtempSync, utimesSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, statSync, utimesSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { addonDirs, addonFile, runtimeAddonPath } from '../../src/native/addon.js'
+import { addonFile, runtimeAddonName, runtimeAddonPath } from '../../src/native/addon.js'
+import { PREBUILT_ADDON_FILE, partPlatformDir, prebuiltAddon } from '../../src/native/locate.js'
 import { loosening, type Policy, resolvePath } from '../../src/native/policy.js'
 import { repoRoot, tempHome } from './helpers.js'
 
 tempHome()
 const release = join(repoRoot, 'build', 'Release')
 
-test('VIS_ADDON_DIR is searched first; names it lacks come from build/Release', () => {
+test('VIS_ADDON_DIR is searched first; names it lacks come from the prebuild or the local build', () => {
   const dir = mkdtempSync(join(tmpdir(), 'vis-addons-'))
   copyFileSync(join(release, 'vis_loader.node'), join(dir, 'vis_loader.node'))
   utimesSync(join(dir, 'vis_loader.node'), new Date(0), new Date(0)) // older than the build: still wins
   process.env.VIS_ADDON_DIR = dir
   try {
     assert.equal(addonFile('vis_loader'), join(dir, 'vis_loader.node'))
-    // A name VIS_ADDON_DIR lacks comes from the next directory that has it (prebuilds,
-    // made by `npm run build`, come before the local build).
-    const name = `vis_py${(process.env.VIS_PYTHON_VERSION ?? '3.11').replace('.', '')}.node`
-    const next = addonDirs()
-      .slice(1)
-      .find((d) => existsSync(join(d, name)))
-    assert.ok(next)
-    assert.equal(runtimeAddonPath(process.env.VIS_PYTHON_VERSION ?? '3.11'), join(next, name))
+    // A name VIS_ADDON_DIR lacks comes from the prebuild (node-gyp-build's pick in
+    // prebuilds/<name>/) or build/Release, whichever is newer.
+    const minor = process.env.VIS_PYTHON_VERSION ?? '3.11'
+    const name = runtimeAddonName(minor)
+    const options = [prebuiltAddon(name), join(release, `${name}.node`)].filter(
+      (f): f is string => f !== undefined && existsSync(f),
+    )
+    assert.ok(options.length > 0)
+    const newest = options.reduce((a, b) => (statSync(b).mtimeMs > statSync(a).mtimeMs ? b : a))
+    assert.equal(runtimeAddonPath(minor), newest)
     assert.equal(addonFile('vis_nothing'), undefined)
     assert.throws(() => runtimeAddonPath('3.9'), { code: 'native.addon-missing' })
   } finally {
     delete process.env.VIS_ADDON_DIR
   }
+})
+
+test('a prebuild is picked by node-gyp-build from prebuilds/<part>/prebuilds/<platform>-<arch>/', () => {
+  const root = mkdtempSync(join(tmpdir(), 'vis-prebuilds-'))
+  const platformDir = partPlatformDir('vis_loader', root)
+  mkdirSync(platformDir, { recursive: true })
+  // Tags for another libc and another ABI do not match this Node; the N-API glibc file does.
+  copyFileSync(join(release, 'vis_loader.node'), join(platformDir, 'node.napi.musl.node'))
+  copyFileSync(join(release, 'vis_loader.node'), join(platformDir, 'node.abi1.node'))
+  const require = createRequire(import.meta.url)
+  const ngb = require('node-gyp-build') as { resolve(dir: string): string }
+  assert.throws(() => ngb.resolve(join(root, 'vis_loader')), /No native build was found/)
+  copyFileSync(join(release, 'vis_loader.node'), join(platformDir, PREBUILT_ADDON_FILE))
+  assert.equal(ngb.resolve(join(root, 'vis_loader')), join(platformDir, PREBUILT_ADDON_FILE))
 })
 
 const base: Policy = {

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util'
+import { summaryLines } from '../../confinement/advice.js'
 import { egressChecks } from '../../confinement/egress/health.js'
 import { exitCodeFor, probe } from '../../confinement/probe.js'
 import { extensionChecks } from '../../extensions/index.js'
@@ -52,6 +53,8 @@ export const doctor: Command = {
           ? 'warnings above'
           : 'errors above: sandboxes will refuse to start'
     process.stdout.write(`\n${summary}\n`)
+    const advice = summaryLines(report.checks)
+    if (code !== 0) process.stdout.write(`\n${advice.join('\n')}\n`)
     return code
   },
 }

@@ -1,5 +1,6 @@
 import type { Command } from '../command.js'
 import { bench } from './bench.js'
+import { bundle } from './bundle.js'
 import { doctor } from './doctor.js'
 import { ext } from './ext.js'
 import { mcp } from './mcp.js'
@@ -9,4 +10,4 @@ import { serve } from './serve.js'
 import { sessions } from './sessions.js'
 
 // Every command the CLI knows. Add a command by adding its module here.
-export const commands: Command[] = [runtime, doctor, python, serve, sessions, bench, ext, mcp]
+export const commands: Command[] = [runtime, doctor, python, serve, sessions, bench, ext, mcp, bundle]

@@ -39,7 +39,8 @@ Environment:
                         beside the package)
   VIS_PYTHON_CHECKOUT   a CPython source tree built in place with
                         \`./configure --enable-shared && make\`
-  VIS_PYTHON_DIST_URL   release base URL; serves cpython-<minor>-<platform>.json
+  VIS_PYTHON_DIST_URL   release base URL (https:// or file://, e.g. a bundle's cpython/);
+                        serves cpython-<minor>-<platform>.json
                         naming the archive and its sha256
   VIS_HOME              per-user state (default ~/.vis); the cache is
                         VIS_HOME/python/runtime/<minor>/<platform>/python`

@@ -1,0 +1,60 @@
+// The npm side of a bundle: the package tarball (with its prebuilds) and an npm cache
+// holding every dependency, so `npm install --offline --cache DIR` needs no registry.
+import { execFile } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { VisError } from '../util/errors.js'
+
+function npm(args: string[], cwd: string, what: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile('npm', args, { cwd, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+      if (!err) return resolve(stdout)
+      const missing = (err as NodeJS.ErrnoException).code === 'ENOENT'
+      reject(
+        new VisError(
+          'bundle.npm',
+          missing
+            ? `${what}: npm is not on PATH`
+            : `${what}: npm ${args[0]} failed: ${stderr.trim() || err.message}`,
+          { path: cwd, command: `npm ${args.join(' ')}` },
+        ),
+      )
+    })
+  })
+}
+
+// `npm pack` of the package at root into dir; returns the tarball's file name.
+export async function packPackage(root: string, dir: string): Promise<string> {
+  const out = await npm(['pack', '--json', '--pack-destination', dir], root, `packing ${root}`)
+  const json = out.slice(out.indexOf('['))
+  const [entry] = JSON.parse(json) as { filename: string }[]
+  if (!entry) throw new VisError('bundle.npm', `npm pack in ${root} named no tarball`, { path: root })
+  return entry.filename
+}
+
+// Installs the tarball into a throwaway project with cacheDir as npm's cache and no install
+// scripts (nothing compiles, nothing runs): what remains in the cache is every dependency's
+// metadata and tarball, which is what an offline install reads.
+// `inspect` sees the installed throwaway project before it is removed.
+export async function fillCache(
+  tarball: string,
+  cacheDir: string,
+  inspect?: (project: string) => Promise<void>,
+): Promise<void> {
+  const project = mkdtempSync(join(tmpdir(), 'vis-bundle-deps-'))
+  try {
+    writeFileSync(
+      join(project, 'package.json'),
+      '{"name":"vis-bundle-deps","version":"0.0.0","private":true}\n',
+    )
+    await npm(
+      ['install', tarball, '--cache', cacheDir, '--ignore-scripts', '--no-audit', '--no-fund'],
+      project,
+      'collecting the npm dependencies',
+    )
+    await inspect?.(project)
+  } finally {
+    rmSync(project, { recursive: true, force: true })
+  }
+}

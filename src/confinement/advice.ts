@@ -1,0 +1,85 @@
+// What a person does about each problem `vis doctor` finds: the Debian/Ubuntu command that
+// fixes it and what fails until then. Printed at the end of `vis doctor` and of postinstall,
+// so a newcomer learns that bubblewrap is missing before the first session, not from it.
+import type { Check } from './probe.js'
+
+export type Advice = { id: string; level: Check['level']; problem: string; fix: string; until: string }
+
+const SESSIONS_REFUSE =
+  'every session refuses to start (confine.unavailable), unless VIS_ALLOW_UNCONFINED=1 runs it without this layer'
+
+// Debian packages that fix a check, for the one-line install command.
+const PACKAGES: Record<string, string> = { bubblewrap: 'bubblewrap', nsenter: 'util-linux' }
+
+function adviceFor(c: Check): Omit<Advice, 'id' | 'level' | 'problem'> | undefined {
+  if (c.id === 'bubblewrap') return { fix: 'sudo apt-get install -y bubblewrap', until: SESSIONS_REFUSE }
+  if (c.id.startsWith('ns.'))
+    return {
+      fix:
+        'allow unprivileged user namespaces: `sudo sysctl -w kernel.unprivileged_userns_clone=1` (Debian) or ' +
+        '`sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0` (Ubuntu 23.10+); in a container, start it with user namespaces allowed',
+      until: SESSIONS_REFUSE,
+    }
+  if (c.id === 'nsenter')
+    return {
+      fix: 'sudo apt-get install -y util-linux',
+      until: 'the shell and git tools cannot start their jails',
+    }
+  if (c.id === 'launcher' || c.id === 'addon')
+    return {
+      fix: 'reinstall vis-runtime (its prebuilds carry it) or build it: `npm run build:addon` in a checkout',
+      until: SESSIONS_REFUSE,
+    }
+  if (c.id === 'landlock' && c.level === 'error')
+    return { fix: 'a Linux kernel 5.13+ with Landlock enabled (lsm=...,landlock)', until: SESSIONS_REFUSE }
+  if (c.id === 'seccomp' && c.level === 'error')
+    return { fix: 'a Linux kernel with seccomp filters (CONFIG_SECCOMP_FILTER)', until: SESSIONS_REFUSE }
+  if (c.id === 'distribution' && c.level === 'warn')
+    return {
+      fix: 'nothing, or fetch it ahead: `npx vis runtime fetch --python 3.11`',
+      until:
+        'the first session downloads CPython from VIS_PYTHON_DIST_URL into ~/.vis (about 12 MB per minor)',
+    }
+  return undefined
+}
+
+// Every warning or error with advice attached; checks with no remedy (cgroups a container
+// does not delegate, say) keep their own message as the problem and "nothing to install".
+export function adviseChecks(checks: Check[]): Advice[] {
+  return checks
+    .filter((c) => c.level !== 'info')
+    .map((c) => {
+      const a = adviceFor(c)
+      return {
+        id: c.id,
+        level: c.level,
+        problem: c.message,
+        fix: a?.fix ?? 'nothing to install; see `vis doctor`',
+        until: a?.until ?? 'works, with this layer not enforced',
+      }
+    })
+}
+
+// The one command that installs every missing Debian package, if any are missing.
+export function aptCommand(checks: Check[]): string | undefined {
+  const pkgs = [
+    ...new Set(checks.filter((c) => c.level === 'error' && PACKAGES[c.id]).map((c) => PACKAGES[c.id]!)),
+  ]
+  return pkgs.length ? `sudo apt-get install -y ${pkgs.join(' ')}` : undefined
+}
+
+// The summary lines: what is missing, how to install it, what fails until then.
+export function summaryLines(checks: Check[]): string[] {
+  const advice = adviseChecks(checks)
+  const errors = advice.filter((a) => a.level === 'error')
+  const lines: string[] = []
+  if (errors.length === 0) lines.push('every confinement layer a session needs is available')
+  for (const a of advice) {
+    lines.push(`${a.level === 'error' ? 'MISSING' : 'note   '} ${a.id}: ${a.problem}`)
+    lines.push(`        fix: ${a.fix}`)
+    lines.push(`        until then: ${a.until}`)
+  }
+  const apt = aptCommand(checks)
+  if (apt) lines.push(`Debian/Ubuntu, all at once: ${apt}`)
+  return lines
+}

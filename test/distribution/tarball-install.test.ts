@@ -1,0 +1,363 @@
+// The package as a new user gets it: packed, installed into an empty project on a PATH with
+// no compiler, cmake, make, tar, strip or patchelf, CPython fetched per minor from a loopback
+// release server (and, separately, from an offline bundle through file://). There, on 3.11,
+// 3.12 and 3.13: a confined block with a tool call, an interrupt, and a session restored after
+// the host restarts. Needs what .ci/run makes: `npm run prebuildify` with the three minors
+// staged (cpython-dist/archives). Prints the figures for the release note.
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import {
+  copyFileSync,
+  cpSync,
+  createReadStream,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { delimiter, join } from 'node:path'
+import { after, before, test } from 'node:test'
+import type { BundleManifest } from '../../src/bundle/manifest.js'
+import { PREBUILT_ADDON_FILE } from '../../src/native/locate.js'
+import { repoRoot, tempDir } from './helpers.js'
+
+const MINORS = ['3.11', '3.12', '3.13']
+const TUPLE = `${process.platform}-${process.arch}`
+// What the no-compiler PATH offers: enough to run npm and the jail, nothing to build with.
+const TOOLS = ['node', 'npm', 'npx', 'sh', 'bwrap']
+const FORBIDDEN = ['cc', 'c++', 'gcc', 'g++', 'cmake', 'make', 'tar', 'strip', 'patchelf', 'ld']
+
+type Run = { status: number; out: string; ms: number }
+
+// Async, so the release server in this process keeps serving while npm and node run.
+function run(cmd: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv }): Promise<Run> {
+  const t0 = Date.now()
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env })
+    let out = ''
+    child.stdout.on('data', (d) => {
+      out += d
+    })
+    child.stderr.on('data', (d) => {
+      out += d
+    })
+    child.on('close', (code) => resolve({ status: code ?? -1, out, ms: Date.now() - t0 }))
+    child.on('error', (err) => resolve({ status: -1, out: String(err), ms: Date.now() - t0 }))
+  })
+}
+
+function which(name: string, path: string): string | undefined {
+  for (const dir of path.split(delimiter)) {
+    const p = join(dir, name)
+    if (dir && existsSync(p)) return p
+  }
+  return undefined
+}
+
+function du(path: string): number {
+  const st = statSync(path, { throwIfNoEntry: false })
+  if (!st) return 0
+  if (!st.isDirectory()) return st.size
+  let n = 0
+  for (const name of readdirSync(path)) {
+    const p = join(path, name)
+    const s = statSync(p, { throwIfNoEntry: false })
+    if (s?.isDirectory()) n += du(p)
+    else if (s?.isFile()) n += s.size
+  }
+  return n
+}
+
+const mb = (n: number) => `${(n / 1048576).toFixed(2)} MB`
+const figures: string[] = []
+
+let work: string
+let bundle: string
+let manifest: BundleManifest
+let toolPath: string
+let baseEnv: NodeJS.ProcessEnv
+
+before(async () => {
+  for (const minor of MINORS) {
+    const part = join(repoRoot, 'prebuilds', `vis_py${minor.replace('.', '')}`, 'prebuilds', TUPLE)
+    assert.ok(
+      existsSync(join(part, PREBUILT_ADDON_FILE)),
+      `no prebuild for Python ${minor}: stage it and run \`npm run prebuildify\` (as .ci/run does)`,
+    )
+  }
+  work = tempDir('vis-install-')
+  // The no-compiler PATH: symlinks to exactly the tools a consumer needs.
+  const bin = join(work, 'bin')
+  mkdirSync(bin)
+  for (const t of TOOLS) {
+    const found = which(t, process.env.PATH ?? '')
+    assert.ok(found, `${t} is needed on PATH for this test`)
+    symlinkSync(realpathSync(found), join(bin, t))
+  }
+  toolPath = bin
+  for (const t of FORBIDDEN) assert.equal(which(t, toolPath), undefined, `${t} must not be on the test PATH`)
+  // Nothing inherited that would point the runtime elsewhere.
+  baseEnv = { ...process.env }
+  for (const k of Object.keys(baseEnv)) if (k.startsWith('VIS_') || k.startsWith('npm_')) delete baseEnv[k]
+
+  // The bundle: `npm pack` of this checkout (with its prebuilds), its dependencies, the archives.
+  bundle = join(work, 'bundle')
+  const made = await run(
+    process.execPath,
+    [join(repoRoot, 'bin', 'vis.js'), 'bundle', '--python', MINORS.join(','), '--out', bundle],
+    { cwd: repoRoot, env: baseEnv },
+  )
+  assert.equal(made.status, 0, made.out)
+  manifest = JSON.parse(readFileSync(join(bundle, 'bundle.json'), 'utf8')) as BundleManifest
+  figures.push(`bundle: ${mb(du(bundle))} in ${manifest.files.length} files, made in ${made.ms} ms`)
+  figures.push(
+    `package tarball ${manifest.package.tarball}: ${mb(statSync(join(bundle, manifest.package.tarball)).size)}`,
+  )
+  for (const f of JSON.parse(readFileSync(join(repoRoot, 'prebuilds', 'manifest.json'), 'utf8')).files as {
+    path: string
+    size: number
+  }[]) {
+    figures.push(`prebuild ${f.path}: ${(f.size / 1024).toFixed(0)} KiB`)
+  }
+  for (const p of manifest.python) {
+    const size = statSync(join(bundle, p.archive)).size
+    figures.push(`CPython ${p.version} archive: ${mb(size)}`)
+    assert.ok(size <= 15 * 1048576, `${p.archive} is ${mb(size)}, over 15 MB`)
+  }
+})
+
+after(() => {
+  console.log(`# figures\n${figures.map((f) => `#   ${f}`).join('\n')}`)
+  if (work) rmSync(work, { recursive: true, force: true })
+})
+
+// A static server for the release directory that records every request.
+async function releaseServer(dir: string): Promise<{ url: string; hits: string[]; server: Server }> {
+  const hits: string[] = []
+  const server = createServer((req, res) => {
+    const name = decodeURIComponent((req.url ?? '/').slice(1))
+    hits.push(name)
+    const file = join(dir, name)
+    if (name.includes('/') || !existsSync(file)) {
+      res.writeHead(404).end()
+      return
+    }
+    res.writeHead(200, { 'content-length': statSync(file).size })
+    createReadStream(file).pipe(res)
+  })
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()))
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits, server }
+}
+
+type ConsumerLine = {
+  minor: string
+  firstResultAt: number
+  first: string
+  firstError: unknown
+  secret: string
+  shell: string
+  shellError: unknown
+  interrupt: { landed: boolean }
+  interruptedError: string
+  defError: unknown
+  restored: number
+  restoredError: unknown
+  restoreEvents: string[]
+}
+
+// The consumer script's checks, per minor.
+function assertConsumer(out: string): ConsumerLine[] {
+  const lines = out
+    .split('\n')
+    .filter((l) => l.startsWith('{"minor"'))
+    .map((l) => JSON.parse(l) as ConsumerLine)
+  assert.deepEqual(
+    lines.map((l) => l.minor),
+    MINORS,
+    out,
+  )
+  for (const l of lines) {
+    assert.equal(l.firstError, null, JSON.stringify(l))
+    assert.equal(l.first, `${l.minor} True\n`, 'the block ran on its minor and the cat tool answered')
+    assert.equal(l.secret, 'PermissionError\n', 'a file outside the session root is out of reach')
+    assert.equal(l.shellError, null, JSON.stringify(l.shellError))
+    assert.equal(l.shell, '0 jailed\nhello from the host\n\n', 'a jailed shell ran in the root')
+    assert.equal(l.interrupt.landed, true)
+    assert.equal(l.interruptedError, 'block.interrupted')
+    assert.equal(l.defError, null)
+    assert.equal(l.restored, 42, JSON.stringify(l.restoredError))
+    assert.equal(l.restoreEvents[0], 'defs-restored')
+  }
+  return lines
+}
+
+function newProject(name: string): string {
+  const dir = join(work, name)
+  mkdirSync(dir)
+  writeFileSync(join(dir, 'package.json'), `{"name":"${name}","version":"1.0.0","private":true}\n`)
+  copyFileSync(join(repoRoot, 'test', 'distribution', 'consumer', 'consumer.mjs'), join(dir, 'consumer.mjs'))
+  return dir
+}
+
+test('from the registry, CPython from a loopback server, no compiler on PATH', {
+  timeout: 900_000,
+}, async () => {
+  const project = newProject('from-registry')
+  const cache = join(work, 'npm-cache-registry')
+  // The allowance: better-sqlite3's own prebuilt binary lives on a host these machines cannot
+  // reach. Standing in for that download, its binary as this checkout built it goes where
+  // prebuild-install keeps downloads (<cache>/_prebuilds, the file the bundle carries), so
+  // it installs with no compiler too instead of compiling for minutes.
+  const carried = join(bundle, 'npm-cache', '_prebuilds')
+  assert.equal(
+    readdirSync(carried).filter((n) => n.includes('better-sqlite3')).length,
+    1,
+    'the bundle carries it',
+  )
+  cpSync(carried, join(cache, '_prebuilds'), { recursive: true })
+
+  const release = await releaseServer(join(bundle, 'cpython'))
+  try {
+    const env = {
+      ...baseEnv,
+      PATH: toolPath,
+      VIS_HOME: join(project, 'home'),
+      VIS_PYTHON_DIST_URL: release.url,
+    }
+    const tarball = join(bundle, manifest.package.tarball)
+    const t0 = Date.now()
+    const install = await run(
+      'npm',
+      ['install', tarball, '--cache', cache, '--no-audit', '--no-fund', '--foreground-scripts'],
+      { cwd: project, env },
+    )
+    assert.equal(install.status, 0, install.out)
+    figures.push(`npm install of the tarball (no compiler): ${install.ms} ms`)
+    const pkg = join(project, 'node_modules', 'vis-runtime')
+    // Compiled nothing: prebuilds matched, no cmake-js build tree appeared; better-sqlite3
+    // took the binary from the download cache (no node-gyp object files).
+    assert.deepEqual(readdirSync(join(project, 'node_modules', 'better-sqlite3', 'build', 'Release')), [
+      'better_sqlite3.node',
+    ])
+    assert.match(
+      install.out,
+      /prebuilt native parts for linux-x64 \(Python 3\.11, 3\.12, 3\.13\); nothing to compile/,
+    )
+    assert.equal(existsSync(join(pkg, 'build')), false, 'no build/ directory in the installed package')
+    // The doctor summary ends the postinstall.
+    assert.match(install.out, /system check \(`npx vis doctor` for details\):/)
+    assert.match(install.out, /every confinement layer a session needs is available/)
+    assert.match(install.out, /note {4}distribution: no CPython distribution staged .* or cached/)
+
+    const consumer = await run(process.execPath, ['consumer.mjs', ...MINORS], { cwd: project, env })
+    assert.equal(consumer.status, 0, consumer.out)
+    const lines = assertConsumer(consumer.out)
+    figures.push(
+      `npm install -> first block result (3.11, incl. CPython download): ${lines[0]!.firstResultAt - t0} ms`,
+    )
+    // Nothing but each minor's manifest and archive was asked of the release server.
+    const expected = manifest.python.flatMap((p) => [
+      `cpython-${p.minor}-${manifest.platform}.json`,
+      p.archive.slice('cpython/'.length),
+    ])
+    assert.deepEqual(release.hits, expected)
+
+    const pkgBytes = du(pkg)
+    figures.push(
+      `installed vis-runtime package: ${mb(pkgBytes)}; node_modules in all: ${mb(du(join(project, 'node_modules')))}`,
+    )
+    for (const p of manifest.python) {
+      const tree = du(join(project, 'home', 'python', 'runtime', p.minor))
+      figures.push(`installed footprint for Python ${p.minor}: CPython ${mb(tree)} + package ${mb(pkgBytes)}`)
+    }
+
+    // A prebuild for the wrong minor is refused unread, naming the file and what to do.
+    const slot = join(pkg, 'prebuilds', 'vis_py311', 'prebuilds', TUPLE, PREBUILT_ADDON_FILE)
+    copyFileSync(join(pkg, 'prebuilds', 'vis_py312', 'prebuilds', TUPLE, PREBUILT_ADDON_FILE), slot)
+    const wrong = await run(process.execPath, [join(pkg, 'bin', 'vis.js'), 'python', '-c', 'print(1)'], {
+      cwd: project,
+      env: { ...env, VIS_PYTHON_VERSION: '3.11' },
+    })
+    assert.equal(wrong.status, 1, wrong.out)
+    assert.ok(
+      wrong.out.includes(
+        `${slot} is the runtime addon for Python 3.12, but it stands where the one for Python 3.11 belongs`,
+      ),
+      wrong.out,
+    )
+    assert.match(wrong.out, /reinstall vis-runtime .*\[native\.version-mismatch\]/)
+  } finally {
+    release.server.close()
+  }
+})
+
+test('from the offline bundle: no registry, no network, no compiler, CPython through file://', {
+  timeout: 900_000,
+}, async () => {
+  const project = newProject('from-bundle')
+  // A private copy of the bundle's cache (npm writes logs and indexes into its cache); every
+  // network attempt would go to a closed proxy port and fail.
+  const cache = join(work, 'npm-cache-bundle')
+  cpSync(join(bundle, 'npm-cache'), cache, { recursive: true })
+  const env = {
+    ...baseEnv,
+    PATH: toolPath,
+    VIS_HOME: join(project, 'home'),
+    VIS_PYTHON_DIST_URL: `file://${join(bundle, 'cpython')}`,
+  }
+  const offline = ['--offline', '--proxy', 'http://127.0.0.1:9', '--https-proxy', 'http://127.0.0.1:9']
+  const t0 = Date.now()
+  const install = await run(
+    'npm',
+    [
+      'install',
+      join(bundle, manifest.package.tarball),
+      '--cache',
+      cache,
+      ...offline,
+      '--no-audit',
+      '--no-fund',
+      '--foreground-scripts',
+    ],
+    { cwd: project, env },
+  )
+  assert.equal(install.status, 0, install.out)
+  figures.push(`offline npm install from the bundle (everything, better-sqlite3 included): ${install.ms} ms`)
+  assert.match(install.out, /nothing to compile/)
+  // better-sqlite3 came from the binary the bundle carries: no node-gyp object files.
+  const sqliteBuild = join(project, 'node_modules', 'better-sqlite3', 'build', 'Release')
+  assert.deepEqual(readdirSync(sqliteBuild), ['better_sqlite3.node'])
+
+  const consumer = await run(process.execPath, ['consumer.mjs', ...MINORS], { cwd: project, env })
+  assert.equal(consumer.status, 0, consumer.out)
+  const lines = assertConsumer(consumer.out)
+  figures.push(`offline: npm install -> first block result (3.11): ${lines[0]!.firstResultAt - t0} ms`)
+  for (const p of manifest.python) {
+    const m = JSON.parse(
+      readFileSync(
+        join(project, 'home', 'python', 'runtime', p.minor, manifest.platform, 'python', 'vis-dist.json'),
+        'utf8',
+      ),
+    )
+    assert.equal(m.source, `download:file://${join(bundle, p.archive)}`)
+  }
+
+  // The manifest names every file; a changed or missing one is reported.
+  const vis = join(project, 'node_modules', 'vis-runtime', 'bin', 'vis.js')
+  const ok = await run(process.execPath, [vis, 'bundle', '--verify', bundle], { cwd: project, env })
+  assert.equal(ok.status, 0, ok.out)
+  assert.match(ok.out, new RegExp(`all ${manifest.files.length} files intact`))
+  writeFileSync(join(bundle, 'README.txt'), 'edited\n')
+  rmSync(join(bundle, 'cpython', `cpython-3.12-${manifest.platform}.json`))
+  const bad = await run(process.execPath, [vis, 'bundle', '--verify', bundle], { cwd: project, env })
+  assert.equal(bad.status, 1, bad.out)
+  assert.match(bad.out, /BAD {2}README\.txt: sha256 [0-9a-f]{64}, the manifest says [0-9a-f]{64}/)
+  assert.match(bad.out, /BAD {2}cpython\/cpython-3\.12-\S+\.json: missing/)
+})
