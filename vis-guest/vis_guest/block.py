@@ -5,7 +5,7 @@ import inspect
 import linecache
 import sys
 
-from . import attach, banned, errors, rewrite, schedule, snapshot
+from . import attach, banned, errors, plots, rewrite, schedule, snapshot
 from .capture import DEFAULT_CAP, Capture, Tee
 from .deferred import settle
 from .state import RT
@@ -120,6 +120,7 @@ def run(request: dict) -> dict:
     rt.globals["session"] = dict(ctx or {})
     rt.last_value = None
     rt.attachments = []
+    rt.notes = []
     rt.block_no += 1
     filename = f"<vis-block-{rt.block_no}>"
     capture = Capture(int(cap))
@@ -145,8 +146,11 @@ def run(request: dict) -> dict:
                     pass
             rt.restore()
         snapshot.record(rt, found, before)
+        plots.flush(rt)  # figures left open become the block's pictures
     outcome: dict = {}
     text = capture.text()
+    if rt.notes:
+        text += "".join(f"[vis: {n}]\n" for n in rt.notes)
     errors.loop_breaker(rt, err)
     if err is not None:
         outcome["error"] = err
