@@ -47,7 +47,7 @@ def _entries(rt):
         if obj is not None:
             yield name, tools.signature_text(obj), inspect.getdoc(obj) or "", "runtime"
     for module, dist, version, summary in packages.installed():
-        yield module, "", f"{summary} ({dist} {version}; import {module})", "package"
+        yield module, "", f"{dist} {version}: {summary}", "package"
 
 
 def make_helpers(rt):
