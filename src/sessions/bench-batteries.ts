@@ -1,0 +1,145 @@
+import { execFileSync } from 'node:child_process'
+import { cpSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, relative, sep } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { treePaths } from '../distribution/layout.js'
+import { readDistManifest } from '../distribution/manifest.js'
+import { DEPS_DIR } from '../distribution/packages/libs.js'
+import { treeRssMb } from '../worker/proctree.js'
+import { createRuntime } from './runtime.js'
+
+// What a staged package set costs a session: cold start and idle memory with the set
+// staged against the same interpreter without it (a lean copy made for the run), and the
+// first import of the heavy packages inside a session. Each tree is measured in a child
+// process of its own (the distribution is resolved once per process), alternating.
+
+export type TreeFigures = {
+  cold_create_p50_ms: number
+  idle_session_rss_mb: number
+  first_import_ms: Record<string, number>
+}
+
+const IMPORTS = ['numpy', 'pandas', 'matplotlib.pyplot', 'PIL.Image', 'requests']
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN
+const round = (x: number) => Math.round(x * 10) / 10
+
+// Runs in the child: VIS_PYTHON_HOME names the tree.
+export async function measureTree(opts: { sessions: number; imports: boolean }): Promise<TreeFigures> {
+  const home = mkdtempSync(join(tmpdir(), 'vis-bench-batteries-'))
+  const root = mkdtempSync(join(tmpdir(), 'vis-bench-batteries-root-'))
+  const rt = await createRuntime({ home, pool: { size: 0 } })
+  try {
+    const cold: number[] = []
+    const rss: number[] = []
+    for (let i = 0; i < opts.sessions; i++) {
+      const t0 = performance.now()
+      const s = await rt.createSession({ roots: [root] })
+      cold.push(performance.now() - t0)
+      await s.runBlock('n = 1')
+      await new Promise((r) => setTimeout(r, 200))
+      rss.push(treeRssMb(s.pid))
+      await s.dispose()
+    }
+    const first: Record<string, number> = {}
+    if (opts.imports) {
+      for (const mod of IMPORTS) {
+        const s = await rt.createSession({ roots: [root] })
+        const r = await s.runBlock(
+          `import time\n_t = time.perf_counter()\nimport ${mod}\nprint(round((time.perf_counter() - _t) * 1000, 1))`,
+          { timeoutMs: 120_000 },
+        )
+        if (r.error) throw new Error(`import ${mod} failed: ${r.error.message}`)
+        first[mod] = Number(r.stdout)
+        await s.dispose()
+      }
+    }
+    return {
+      cold_create_p50_ms: round(median(cold)),
+      idle_session_rss_mb: round(median(rss)),
+      first_import_ms: first,
+    }
+  } finally {
+    await rt.close()
+    rmSync(home, { recursive: true, force: true })
+    rmSync(root, { recursive: true, force: true })
+  }
+}
+
+// The tree without its staged packages and their libraries.
+function leanCopy(full: string, minor: string): string {
+  const out = join(mkdtempSync(join(tmpdir(), 'vis-bench-lean-')), 'python')
+  const site = treePaths(full, minor).sitePackages
+  const deps = join(treePaths(full, minor).lib, DEPS_DIR)
+  cpSync(full, out, {
+    recursive: true,
+    verbatimSymlinks: true,
+    filter: (src) => {
+      const inSite = relative(site, src)
+      if (inSite && !inSite.startsWith('..') && !inSite.includes(sep) && inSite !== 'README.txt') return false
+      return !(src === deps)
+    },
+  })
+  return out
+}
+
+export type BatteriesResult = {
+  packages: number
+  lean: TreeFigures
+  full: TreeFigures
+  cold_ratio: number
+  idle_rss_ratio: number
+}
+
+export async function measureBatteries(full: string, opts: { rounds?: number; sessions?: number } = {}) {
+  const m = readDistManifest(join(full, 'vis-dist.json'))
+  const lean = leanCopy(full, m.minor)
+  const child = fileURLToPath(new URL('./bench-batteries-child.js', import.meta.url))
+  const runChild = (tree: string, imports: boolean): TreeFigures =>
+    JSON.parse(
+      execFileSync(
+        process.execPath,
+        [...process.execArgv, child, String(opts.sessions ?? 5), imports ? '1' : '0'],
+        {
+          env: { ...process.env, VIS_PYTHON_HOME: tree },
+          encoding: 'utf8',
+          maxBuffer: 16 << 20,
+        },
+      ),
+    ) as TreeFigures
+  try {
+    const leans: TreeFigures[] = []
+    const fulls: TreeFigures[] = []
+    for (let r = 0; r < (opts.rounds ?? 3); r++) {
+      leans.push(runChild(lean, false))
+      fulls.push(runChild(full, r === 0))
+    }
+    const pick = (xs: TreeFigures[]): TreeFigures => ({
+      cold_create_p50_ms: median(xs.map((x) => x.cold_create_p50_ms)),
+      idle_session_rss_mb: median(xs.map((x) => x.idle_session_rss_mb)),
+      first_import_ms: xs[0]!.first_import_ms,
+    })
+    const l = pick(leans)
+    const f = pick(fulls)
+    return {
+      packages: m.packages.length,
+      lean: l,
+      full: f,
+      cold_ratio: Math.round((f.cold_create_p50_ms / l.cold_create_p50_ms) * 100) / 100,
+      idle_rss_ratio: Math.round((f.idle_session_rss_mb / l.idle_session_rss_mb) * 100) / 100,
+    } satisfies BatteriesResult
+  } finally {
+    rmSync(join(lean, '..'), { recursive: true, force: true })
+  }
+}
+
+export function formatBatteries(r: BatteriesResult): string {
+  const lines = [
+    `staged packages: ${r.packages}`,
+    `cold session start, p50   lean ${r.lean.cold_create_p50_ms} ms   with set ${r.full.cold_create_p50_ms} ms   ratio ${r.cold_ratio}× (target ≤ 1.05)`,
+    `idle session RSS (tree)   lean ${r.lean.idle_session_rss_mb} MB   with set ${r.full.idle_session_rss_mb} MB   ratio ${r.idle_rss_ratio}× (target ≤ 1.05)`,
+    'first import in a session:',
+    ...Object.entries(r.full.first_import_ms).map(([m, ms]) => `  ${m.padEnd(20)} ${ms} ms`),
+  ]
+  return lines.join('\n')
+}
