@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { VisError } from '../../util/errors.js'
@@ -75,6 +75,9 @@ async function installDebian(
       skipDir: (n) => SKIP_DIRS.has(n),
       hostLinks: ['/etc/ssl/certs'],
     })
+    // .pth files run code at every interpreter start (runtime-notes section 2); matplotlib's
+    // only declares mpl_toolkits a namespace package, which Python 3 does without it.
+    for (const n of readdirSync(p.sitePackages)) if (n.endsWith('.pth')) rmSync(join(p.sitePackages, n))
     if (report.dangling.length > 0) {
       opts.onProgress({ step: 'packages', detail: `left out dangling links: ${report.dangling.join(', ')}` })
     }
