@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { cpSync, mkdtempSync, rmSync } from 'node:fs'
+import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, relative, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -94,7 +94,9 @@ export type BatteriesResult = {
 export async function measureBatteries(full: string, opts: { rounds?: number; sessions?: number } = {}) {
   const m = readDistManifest(join(full, 'vis-dist.json'))
   const lean = leanCopy(full, m.minor)
-  const child = fileURLToPath(new URL('./bench-batteries-child.js', import.meta.url))
+  // The built .js beside this file, or the .ts source when run through tsx.
+  const js = fileURLToPath(new URL('./bench-batteries-child.js', import.meta.url))
+  const child = existsSync(js) ? js : js.replace(/\.js$/, '.ts')
   const runChild = (tree: string, imports: boolean): TreeFigures =>
     JSON.parse(
       execFileSync(

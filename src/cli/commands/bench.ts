@@ -1,7 +1,10 @@
+import { formatBatteries, measureBatteries } from '../../sessions/bench-batteries.js'
 import { formatRoundtrip, measureRoundtrip } from '../../sessions/bench-roundtrip.js'
+import { pythonHome } from '../../worker/python-home.js'
 import type { Command } from '../command.js'
 
 const usage = `Usage: vis bench [--json] [--iterations N] [--python 3.X] [--no-pin]
+       vis bench --batteries [--json] [--python 3.X]
 
 Measures session worker round trips on this machine and prints them beside a
 baseline measured in the same run (a bare Node-to-Node JSON-line ping-pong over a
@@ -14,7 +17,11 @@ memory. Figures are reported, not judged; the targets are shown for reference.
   --python 3.X    the Python minor to measure (default: the resolved one)
   --no-pin        leave placement to the scheduler; by default this process runs on
                   one CPU and both peers (baseline and worker) on another, so the two
-                  are compared under the same placement, run after run`
+                  are compared under the same placement, run after run
+  --batteries     what the staged package set costs instead: cold session start and
+                  idle worker RSS against a lean copy of the same tree (same run), and
+                  the first import of numpy, pandas, matplotlib.pyplot, PIL and requests
+                  in a session (bench/batteries.js runs the same)`
 
 export const bench: Command = {
   name: 'bench',
@@ -24,6 +31,12 @@ export const bench: Command = {
     const opt = (name: string) => {
       const i = argv.indexOf(name)
       return i >= 0 ? argv[i + 1] : undefined
+    }
+    if (argv.includes('--batteries')) {
+      const tree = (await pythonHome(opt('--python'))).root
+      const r = await measureBatteries(tree)
+      console.log(argv.includes('--json') ? JSON.stringify(r) : formatBatteries(r))
+      return 0
     }
     const n = opt('--iterations')
     const iterations = n === undefined ? undefined : Number(n)
