@@ -1,9 +1,10 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { VisError } from '../../util/errors.js'
 import type { TreePaths } from '../layout.js'
 import type { OnProgress } from '../progress.js'
+import { cleanPythonEnv, run } from '../tools.js'
 import { copyFromSysroot } from './copy.js'
 import { debianPythonMinor, debLabel, downloadDebs, extractAll, resolveClosure } from './debian.js'
 import { placeSharedLibs } from './libs.js'
@@ -85,6 +86,7 @@ async function installDebian(
     opts.onProgress({ step: 'packages', detail: 'placing shared libraries (RUNPATH $ORIGIN/...)' })
     const libs = await placeSharedLibs(p.sitePackages, p.lib, sysroot)
     configureMatplotlib(p.sitePackages)
+    await prebuildFontCache(p)
     const packages = closure.filter((i) => i.name.startsWith('python3-')).map(debLabel)
     opts.onProgress({
       step: 'packages',
@@ -107,6 +109,19 @@ function placeData(sysroot: string, p: TreePaths): void {
   const zoneinfo = join(sysroot, 'usr', 'share', 'zoneinfo')
   if (existsSync(zoneinfo)) copyFromSysroot(zoneinfo, join(p.root, 'share', 'zoneinfo'), sysroot)
   const pytz = join(p.sitePackages, 'pytz', '__init__.py')
+  const mplInit = join(p.sitePackages, 'matplotlib', '__init__.py')
+  if (existsSync(mplInit)) {
+    // Debian's matplotlib looks for matplotlibrc in /etc only; upstream's last resort is the
+    // one in its own mpl-data (outside the guest too: `vis python`, tool jails).
+    const text = readFileSync(mplInit, 'utf8')
+    const etc = "        yield '/etc/matplotlibrc'\n"
+    if (text.includes(etc) && !text.includes("get_data_path(), 'matplotlibrc'")) {
+      writeFileSync(
+        mplInit,
+        text.replace(etc, `${etc}        yield os.path.join(get_data_path(), 'matplotlibrc')\n`),
+      )
+    }
+  }
   if (existsSync(pytz)) {
     // Debian's pytz reads two files of /usr/share/zoneinfo at import, ignoring the
     // PYTZ_TZDATADIR its own open_resource honours; make those two honour it too.
@@ -115,6 +130,31 @@ function placeData(sysroot: string, p: TreePaths): void {
       'pathlib.Path(os.environ.get("PYTZ_TZDATADIR", "/usr/share/zoneinfo"), "$1")',
     )
     writeFileSync(pytz, text)
+  }
+}
+
+// The prefix the guest substitutes in the prebuilt font list (the tree is staged under a
+// temporary name and may be moved).
+export const FONT_CACHE_PREFIX = '@VIS_PREFIX@'
+
+// matplotlib builds a font list on its first import (most of a second); build it once here
+// and ship it in share/matplotlib/, with the tree's path left as a placeholder the guest
+// fills in when it copies the list into the worker's matplotlib cache.
+async function prebuildFontCache(p: TreePaths): Promise<void> {
+  if (!existsSync(join(p.sitePackages, 'matplotlib'))) return
+  const cache = mkdtempSync(join(tmpdir(), 'vis-mplcache-'))
+  try {
+    await run(p.executable, ['-I', '-m', 'matplotlib.font_manager'], {
+      env: { ...cleanPythonEnv(), MPLCONFIGDIR: cache, MPLBACKEND: 'Agg' },
+      code: 'dist.packages',
+    })
+    const list = readdirSync(cache).find((n) => /^fontlist-v\d+\.json$/.test(n))
+    if (!list) return
+    const text = readFileSync(join(cache, list), 'utf8').split(p.root).join(FONT_CACHE_PREFIX)
+    mkdirSync(join(p.root, 'share', 'matplotlib'), { recursive: true })
+    writeFileSync(join(p.root, 'share', 'matplotlib', list), text)
+  } finally {
+    rmSync(cache, { recursive: true, force: true })
   }
 }
 
