@@ -23,8 +23,11 @@ test('cold start, idle RSS and first imports are measured for both trees', async
     'PIL.Image',
     'requests',
   ])
-  for (const ms of Object.values(r.full.first_import_ms)) assert.ok(ms > 0)
+  for (const [m, ms] of Object.entries(r.full.first_import_ms)) {
+    assert.ok(ms > 0, m)
+    assert.ok(r.full.first_import_cpu_ms[m]! > 0, `${m} CPU`)
+  }
   // The ratios are the two trees' own figures divided.
   assert.ok(Math.abs(r.idle_rss_ratio - r.full.idle_session_rss_mb / r.lean.idle_session_rss_mb) < 0.01)
-  assert.match(formatBatteries(r), /first import in a session:\n {2}numpy {16}[\d.]+ ms/)
+  assert.match(formatBatteries(r), /first import in a session:\n {2}numpy {16}[\d.]+ ms \(CPU [\d.]+ ms\)/)
 })
