@@ -1,16 +1,17 @@
 import { execFileSync } from 'node:child_process'
-import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, relative, sep } from 'node:path'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { treePaths } from '../distribution/layout.js'
+import { findLocalPython } from '../distribution/discover.js'
 import { readDistManifest } from '../distribution/manifest.js'
-import { DEPS_DIR } from '../distribution/packages/libs.js'
+import { stageFromPython } from '../distribution/stage.js'
+import { VisError } from '../util/errors.js'
 import { treeRssMb } from '../worker/proctree.js'
 import { createRuntime } from './runtime.js'
 
 // What a staged package set costs a session: cold start and idle memory with the set
-// staged against the same interpreter without it (a lean copy made for the run), and the
+// staged against the same interpreter staged without it (for the run), and the
 // first import of the heavy packages inside a session. Each tree is measured in a child
 // process of its own (the distribution is resolved once per process), alternating.
 
@@ -73,21 +74,20 @@ export async function measureTree(opts: { sessions: number; imports: boolean }):
   }
 }
 
-// The tree without its staged packages and their libraries.
-function leanCopy(full: string, minor: string): string {
-  const out = join(mkdtempSync(join(tmpdir(), 'vis-bench-lean-')), 'python')
-  const site = treePaths(full, minor).sitePackages
-  const deps = join(treePaths(full, minor).lib, DEPS_DIR)
-  cpSync(full, out, {
-    recursive: true,
-    verbatimSymlinks: true,
-    filter: (src) => {
-      const inSite = relative(site, src)
-      if (inSite && !inSite.startsWith('..') && !inSite.includes(sep) && inSite !== 'README.txt') return false
-      return !(src === deps)
-    },
-  })
-  return out
+// The baseline: the same local CPython staged again without the set (pytest kept when the
+// tree has it), into a temporary directory. A copy of the tree with the set deleted is not
+// one: it measured slower than either, for reasons of its own.
+async function stageLean(minor: string, withPytest: boolean): Promise<string> {
+  const py = findLocalPython(minor)
+  if (!py) {
+    throw new VisError(
+      'bench.batteries',
+      `no local CPython ${minor} to stage the lean baseline from; give one with --lean DIR`,
+      { minor },
+    )
+  }
+  const out = mkdtempSync(join(tmpdir(), 'vis-bench-lean-'))
+  return (await stageFromPython(py.executable, { out, withPytest, archive: false })).root
 }
 
 export type BatteriesResult = {
@@ -98,9 +98,14 @@ export type BatteriesResult = {
   idle_rss_ratio: number
 }
 
-export async function measureBatteries(full: string, opts: { rounds?: number; sessions?: number } = {}) {
+// `lean`: a tree staged without the set to compare against; by default a copy of `full`
+// without its packages and libraries is made for the run.
+export async function measureBatteries(
+  full: string,
+  opts: { rounds?: number; sessions?: number; lean?: string } = {},
+) {
   const m = readDistManifest(join(full, 'vis-dist.json'))
-  const lean = leanCopy(full, m.minor)
+  const lean = opts.lean ?? (await stageLean(m.minor, (m.requested ?? []).includes('pytest')))
   // The built .js beside this file, or the .ts source when run through tsx.
   const js = fileURLToPath(new URL('./bench-batteries-child.js', import.meta.url))
   const child = existsSync(js) ? js : js.replace(/\.js$/, '.ts')
@@ -139,7 +144,7 @@ export async function measureBatteries(full: string, opts: { rounds?: number; se
       idle_rss_ratio: Math.round((f.idle_session_rss_mb / l.idle_session_rss_mb) * 100) / 100,
     } satisfies BatteriesResult
   } finally {
-    rmSync(join(lean, '..'), { recursive: true, force: true })
+    if (!opts.lean) rmSync(join(lean, '..', '..', '..'), { recursive: true, force: true })
   }
 }
 

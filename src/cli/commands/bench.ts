@@ -19,7 +19,7 @@ memory. Figures are reported, not judged; the targets are shown for reference.
                   one CPU and both peers (baseline and worker) on another, so the two
                   are compared under the same placement, run after run
   --batteries     what the staged package set costs instead: cold session start and
-                  idle worker RSS against a lean copy of the same tree (same run), and
+                  idle worker RSS against the same CPython staged without the set (same run), and
                   the first import of numpy, pandas, matplotlib.pyplot, PIL and requests
                   in a session (bench/batteries.js runs the same)`
 
