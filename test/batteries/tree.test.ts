@@ -3,12 +3,15 @@
 // the sets parse as documented.
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { readdirSync, readFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { before, test } from 'node:test'
 import { treePaths } from '../../src/distribution/layout.js'
 import { parseStanza } from '../../src/distribution/packages/debian.js'
+import { installSelection } from '../../src/distribution/packages/install.js'
 import { parseWith } from '../../src/distribution/packages/sets.js'
+import { noProgress } from '../../src/distribution/progress.js'
 import { listFiles } from '../../src/distribution/slim.js'
 import { cleanPythonEnv } from '../../src/distribution/tools.js'
 import { batteriesTree, MINOR, manifestOf, WANTED } from './helpers.js'
@@ -109,4 +112,24 @@ test('apt-cache stanzas: alternatives, versions, arch qualifiers and provides', 
   assert.deepEqual(info?.depends, [['python3'], ['python3.11'], ['libblas3', 'libblas.so.3']])
   assert.deepEqual(info?.provides, ['python3-numpy-abi9', 'python3-f2py'])
   assert.equal(info?.architecture, 'amd64')
+})
+
+test("Debian's C extensions are refused for another minor, before anything is downloaded", async () => {
+  const tmp = mkdtempSync(join(tmpdir(), 'vis-bat-minor-'))
+  try {
+    await assert.rejects(
+      installSelection(parseWith(['numpy']), treePaths(join(tmp, 'python'), '3.12'), '3.12', {
+        debCache: join(tmp, 'debs'),
+        onProgress: noProgress,
+      }),
+      {
+        code: 'dist.packages',
+        message:
+          /python3-numpy holds C extensions built for CPython 3\.11, not 3\.12; install them as wheels with --index-url/,
+      },
+    )
+    assert.deepEqual(readdirSync(tmp), [])
+  } finally {
+    rmSync(tmp, { recursive: true, force: true })
+  }
 })

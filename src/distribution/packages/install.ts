@@ -59,7 +59,7 @@ async function installDebian(
   if (compiled.length > 0 && debMinor !== minor) {
     throw new VisError(
       'dist.packages',
-      `${compiled.map((i) => i.name).join(', ')} hold C extensions built for CPython ${debMinor ?? '(unknown)'}, not ${minor}; ` +
+      `${compiled.map((i) => i.name).join(', ')} ${compiled.length > 1 ? 'hold' : 'holds'} C extensions built for CPython ${debMinor ?? '(unknown)'}, not ${minor}; ` +
         'install them as wheels with --index-url (a reachable package index or a directory of wheels)',
       { minor },
     )
