@@ -67,6 +67,11 @@ const SKIP_OPTIONAL = new Set([
   'python3-dev',
   'unicode-data',
 ])
+// Hard Depends that only optional code paths import: installed when asked for by name (or
+// by a set that names them), never only because something depends on them. fontTools'
+// XML features pull in lxml and, through libxml2, 33 MB of ICU.
+const ONLY_WHEN_ASKED = new Set(['python3-lxml'])
+
 const SKIP_TOOLCHAIN = /^(gcc|g\+\+|cpp|binutils|libboost|linux-libc-dev)|-dev$/
 
 export function skippedDeb(name: string): boolean {
@@ -168,6 +173,7 @@ export async function resolveClosure(roots: readonly string[]): Promise<DebInfo[
       for (const v of info.provides) provided.add(v)
       for (const group of info.depends) {
         if (group.some((alt) => skippedDeb(alt) || found.has(alt) || seen.has(alt))) continue
+        if (group.some((alt) => ONLY_WHEN_ASKED.has(alt))) continue
         chooseLater.push(group)
       }
     }
