@@ -451,6 +451,19 @@ int HookChecked(const char* e, PyObject* args) {
   if (OneOf(e, {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty",
                 "pty.spawn", "os.startfile", "os.kill", "os.killpg", "webbrowser.open"}))
     return CheckFlag(t_cfg->has_policy && p.processes, "starting or signalling processes", e);
+  if (strcmp(e, "ctypes.dlopen") == 0 && t_cfg->has_policy && !p.ctypes && PyTuple_GET_SIZE(args) > 0) {
+    // `import ctypes` opens the process itself (ctypes.pythonapi), and packages in the
+    // distribution (numpy.ctypeslib) import ctypes: loading what is already loaded, or a
+    // library of the read-only distribution, is allowed. Calling anything through ctypes
+    // (ctypes.call_function), raw memory (ctypes.cdata...) and any other library stay
+    // refused below.
+    if (PyTuple_GET_ITEM(args, 0) == Py_None) return 0;
+    std::string file, resolved;
+    if (PathArg(args, 0, &file) && file.find('/') != std::string::npos && Resolve(file, &resolved) &&
+        Under(resolved, t_cfg->dist))
+      return 0;
+    PyErr_Clear();
+  }
   if (StartsWith(e, "ctypes.")) return CheckFlag(t_cfg->has_policy && p.ctypes, "ctypes", e);
   return 0;
 }

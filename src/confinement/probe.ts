@@ -38,7 +38,14 @@ export const ProbeReportSchema = z.object({
   bubblewrap: z.object({ path: z.string(), version: z.string() }).nullable(),
   launcher: z.string().nullable(),
   addon: z.string().nullable(),
-  distributions: z.array(z.object({ root: z.string(), version: z.string(), platform: z.string() })),
+  distributions: z.array(
+    z.object({
+      root: z.string(),
+      version: z.string(),
+      platform: z.string(),
+      packages: z.array(z.string()).optional(),
+    }),
+  ),
   checks: z.array(CheckSchema),
 })
 export type ProbeReport = z.infer<typeof ProbeReportSchema>
@@ -110,8 +117,17 @@ function findDistributionsIn(base: string): ProbeReport['distributions'] {
       const manifest = join(minorDir, platform, 'python', 'vis-dist.json')
       if (!existsSync(manifest)) continue
       try {
-        const m = JSON.parse(readFileSync(manifest, 'utf8')) as { version?: string; platform?: string }
-        out.push({ root: join(minorDir, platform, 'python'), version: m.version ?? minor, platform })
+        const m = JSON.parse(readFileSync(manifest, 'utf8')) as {
+          version?: string
+          platform?: string
+          packages?: string[]
+        }
+        out.push({
+          root: join(minorDir, platform, 'python'),
+          version: m.version ?? minor,
+          platform,
+          ...(m.packages?.length ? { packages: m.packages } : {}),
+        })
       } catch {}
     }
   }
@@ -237,7 +253,11 @@ export function probe(options: { fresh?: boolean } = {}): ProbeReport {
       'no CPython distribution staged (cpython-dist/) or cached (~/.vis/python/runtime) yet',
     )
   for (const d of distributions)
-    add('distribution', 'info', `CPython ${d.version} (${d.platform}) at ${d.root}`)
+    add(
+      'distribution',
+      'info',
+      `CPython ${d.version} (${d.platform}) at ${d.root}${d.packages ? `; packages: ${d.packages.join(', ')}` : ''}`,
+    )
 
   // The default limits every session gets unless its policy sets its own.
   const l = LimitsSchema.parse({})

@@ -17,6 +17,10 @@ export const DistManifestSchema = z.object({
     .regex(/^[0-9a-f]{64}$/)
     .optional(),
   packages: z.array(z.string()).default([]),
+  // What `--with` asked for (sets expanded to package names), and the shared libraries
+  // copied into lib/deps for them.
+  requested: z.array(z.string()).optional(),
+  libraries: z.array(z.string()).optional(),
   created: z.string().optional(),
 })
 export type DistManifest = z.infer<typeof DistManifestSchema>

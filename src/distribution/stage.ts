@@ -6,6 +6,8 @@ import { cleanStaleSiblings, replaceInPlace, siblingTemp } from './atomic.js'
 import { findLocalPython, type LocalPython, localPythonCandidates, probePython } from './discover.js'
 import { defaultDistDir, stagedTreeRoot, treePaths } from './layout.js'
 import { type DistManifest, writeManifest } from './manifest.js'
+import { installSelection } from './packages/install.js'
+import { requestedNames, type Selection } from './packages/sets.js'
 import { isSupportedMinor, platformTag } from './platform.js'
 import { noProgress, type OnProgress } from './progress.js'
 import { installPytest } from './pytest.js'
@@ -20,6 +22,10 @@ export type StageOptions = {
   out?: string
   force?: boolean
   withPytest?: boolean
+  // Packages beyond pytest (`--with data,requests`); from Debian unless indexUrl is set.
+  packages?: Selection
+  // A package index URL or a directory of wheels (`--index-url`).
+  indexUrl?: string
   // Also write the archive and its manifests (default true).
   archive?: boolean
   onProgress?: OnProgress
@@ -37,11 +43,17 @@ export type StageResult = {
 }
 
 // A staged tree equivalent to what was asked for is left alone unless forced.
-function alreadyStaged(finalRoot: string, version: string, withPytest: boolean): boolean {
+function alreadyStaged(
+  finalRoot: string,
+  version: string,
+  withPytest: boolean,
+  requested: string[],
+): boolean {
   try {
     const t = validateTree(finalRoot)
     const hasPytest = t.manifest.packages.some((p) => p.startsWith('pytest '))
-    return t.version === version && hasPytest === withPytest
+    const same = (t.manifest.requested ?? []).filter((r) => r !== 'pytest').join(',') === requested.join(',')
+    return t.version === version && hasPytest === withPytest && same
   } catch {
     return false
   }
@@ -75,7 +87,8 @@ async function stageLocal(py: LocalPython, opts: StageOptions): Promise<StageRes
   const { minor, version } = py
   const finalRoot = stagedTreeRoot(out, minor, platform)
   const withPytest = opts.withPytest ?? false
-  if (!opts.force && alreadyStaged(finalRoot, version, withPytest)) {
+  const requested = opts.packages ? requestedNames({ ...opts.packages, pytest: false }) : []
+  if (!opts.force && alreadyStaged(finalRoot, version, withPytest, requested)) {
     onProgress({ step: 'stage', detail: `Python ${version} is already staged at ${finalRoot}` })
     return { root: finalRoot, version, minor, platform, skipped: true }
   }
@@ -83,13 +96,17 @@ async function stageLocal(py: LocalPython, opts: StageOptions): Promise<StageRes
   const tmp = siblingTemp(finalRoot)
   try {
     onProgress({ step: 'stage', detail: `staging Python ${version} from ${py.prefix}` })
-    const packages = await buildTree(py, tmp, out, withPytest, onProgress)
+    const { packages, libraries } = await buildTree(py, tmp, out, opts, onProgress)
     const manifest: DistManifest = {
       version,
       minor,
       platform,
       source: `local:${py.prefix}`,
       packages,
+      ...(requested.length || withPytest
+        ? { requested: [...(withPytest ? ['pytest'] : []), ...requested] }
+        : {}),
+      ...(libraries.length ? { libraries } : {}),
       created: new Date().toISOString(),
     }
     writeManifest(tmp, manifest)
@@ -130,9 +147,9 @@ async function buildTree(
   py: LocalPython,
   root: string,
   out: string,
-  withPytest: boolean,
+  opts: StageOptions,
   onProgress: OnProgress,
-): Promise<string[]> {
+): Promise<{ packages: string[]; libraries: string[] }> {
   const { minor } = py
   const p = treePaths(root, minor)
   mkdirSync(p.bin, { recursive: true })
@@ -175,7 +192,16 @@ async function buildTree(
   await setRunpath(p.executable, '$ORIGIN/../lib')
 
   let packages: string[] = []
-  if (withPytest) packages = await installPytest(p.sitePackages, join(out, '.debs'), onProgress)
+  if (opts.withPytest) packages = await installPytest(p.sitePackages, join(out, '.debs'), onProgress)
+  const extra = opts.packages
+    ? await installSelection(opts.packages, p, minor, {
+        indexUrl: opts.indexUrl,
+        debCache: join(out, '.debs'),
+        python: py.executable,
+        onProgress,
+      })
+    : { packages: [], libraries: [] }
+  packages = [...new Set([...packages, ...extra.packages])].sort()
 
   onProgress({ step: 'compile', detail: 'compiling .pyc files (unchecked-hash)' })
   // Unchecked-hash .pyc files stay valid after the tree is copied or
@@ -185,7 +211,7 @@ async function buildTree(
     ['-I', '-m', 'compileall', '-q', '-j', '0', '-o', '0', '--invalidation-mode', 'unchecked-hash', p.stdlib],
     { env: cleanPythonEnv(), code: 'dist.stage' },
   )
-  return packages
+  return { packages, libraries: extra.libraries }
 }
 
 function isInside(child: string, parent: string): boolean {

@@ -17,6 +17,8 @@ export const ExtensionManifest = z.object({
   ),
   ctx: z.enum(['data', 'function']).nullable(),
   ctx_data: z.record(z.unknown()).nullable(),
+  // Pure-Python modules made importable in every session's sandbox: name -> source.
+  sandbox_modules: z.record(z.string()).default({}),
 })
 export type ExtensionManifest = z.infer<typeof ExtensionManifest>
 

@@ -63,6 +63,8 @@ export type BindableSession = {
   // Directories its jail masks (WorkerPolicy.hidden).
   hidden?: string[]
   bindTool(tool: Tool): Promise<void>
+  // Calls into the sandbox's interpreter (to install the extensions' sandbox modules).
+  callModule?(module: string, fn: string, args: unknown[]): Promise<unknown>
 }
 
 // The host's view of the user's Python extensions: what loaded, what did not and why, and
@@ -419,7 +421,20 @@ export class ExtensionRegistry {
       ...hostTools.map((t) => session.bindTool(this.withHooks(t))),
       ...ext.map((t) => session.bindTool(t)),
     ])
+    // Every binding (a reload too) hands over the whole set: what changed is replaced, what
+    // is gone stops importing.
+    if (session.callModule) {
+      await session.callModule('vis_guest.sandbox_modules', 'install', [this.sandboxModules()])
+    }
     return ext.map((t) => t.name)
+  }
+
+  // The sandbox modules of every loaded extension (a later one wins a clash: project over
+  // user, as for tools).
+  sandboxModules(): Record<string, string> {
+    const out: Record<string, string> = {}
+    for (const ext of this.list()) Object.assign(out, ext.manifest.sandbox_modules)
+    return out
   }
 
   // What the extensions contribute to the session dict: { <alias>: slice }.

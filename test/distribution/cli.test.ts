@@ -85,9 +85,12 @@ describe('the vis CLI', () => {
     )
     assert.equal(both.status, 1)
     assert.match(both.stderr, /give only one of --python, --from-python, --from-archive \[dist\.stage\]/)
-    const extra = await runCli(['runtime', 'stage', '--with', 'numpy'], env)
+    const extra = await runCli(['runtime', 'stage', '--with', 'no/such'], env)
     assert.equal(extra.status, 1)
-    assert.match(extra.stderr, /only "pytest" can be added/)
+    assert.match(extra.stderr, /--with no\/such: not a package name \(known sets: data, web, all;/)
+    const unknown = await runCli(['runtime', 'stage', '--with', 'data,leftpad'], env)
+    assert.equal(unknown.status, 1)
+    assert.match(unknown.stderr, /--with leftpad: unknown to the Debian source .* give --index-url/)
   })
 
   test('runtime stage --from-archive stages the archive into --out', async () => {

@@ -52,6 +52,7 @@ class Extension:
         slash_commands=(),
         op_hooks=(),
         ctx=None,
+        sandbox_modules=None,
     ):
         self.name = name
         self.description = description
@@ -63,6 +64,8 @@ class Extension:
         self.slash_commands = slash_commands
         self.op_hooks = op_hooks
         self.ctx = ctx
+        # {module name: pure-Python source}: importable in every session's sandbox.
+        self.sandbox_modules = sandbox_modules
 
     def __repr__(self):
         return f"<vis extension {self.name!r}>"

@@ -6,6 +6,7 @@ stay here and are addressed by name (tools) or index (hooks)."""
 import inspect
 import keyword
 import re
+import sys
 
 import vis
 from vis._extension import Hook
@@ -90,6 +91,38 @@ def _functions(items, field):
     return out
 
 
+# All sandbox modules of one extension together, as source text.
+MAX_SANDBOX_SOURCE = 1 << 20
+_RUNTIME_MODULES = ("vis", "_vis", "vis_guest", "vis_worker", "vis_ext")
+
+
+def _sandbox_modules(mods):
+    """{name: source}: dotted identifiers, never a stdlib or runtime module, source that compiles."""
+    if mods is None:
+        return {}
+    if not isinstance(mods, dict):
+        raise LoadError(f"sandbox_modules must be a dict of module name to source, got {type(mods).__name__}")
+    out = {}
+    total = 0
+    for name, source in mods.items():
+        if not isinstance(name, str) or not all(_IDENT.match(p) and not keyword.iskeyword(p) for p in name.split(".")):
+            raise LoadError(f"sandbox_modules: {name!r} is not a module name")
+        top = name.split(".")[0]
+        if top in _RUNTIME_MODULES or top in sys.stdlib_module_names:
+            raise LoadError(f"sandbox_modules: {name!r} would shadow the {'runtime' if top in _RUNTIME_MODULES else 'standard library'} module {top!r}")
+        if not isinstance(source, str):
+            raise LoadError(f"sandbox_modules[{name!r}] must be Python source text, got {type(source).__name__}")
+        total += len(source.encode())
+        if total > MAX_SANDBOX_SOURCE:
+            raise LoadError(f"sandbox_modules: more than {MAX_SANDBOX_SOURCE} bytes of source")
+        try:
+            compile(source, f"<sandbox module {name}>", "exec")
+        except SyntaxError as e:
+            raise LoadError(f"sandbox_modules[{name!r}] does not compile: {e.msg} (line {e.lineno})") from None
+        out[name] = source
+    return out
+
+
 def seal(ext):
     """(manifest for the host, private table of callables)."""
     if not isinstance(ext, vis.Extension):
@@ -139,6 +172,7 @@ def seal(ext):
         "op_hooks": [{"index": i, "when": h.when, "tool": h.tool} for i, h in enumerate(hooks)],
         "ctx": ctx_kind,
         "ctx_data": ctx if ctx_kind == "data" else None,
+        "sandbox_modules": _sandbox_modules(getattr(ext, "sandbox_modules", None)),
     }
     table = {
         "tool": {n: t["fn"] for n, t in tools.items()},

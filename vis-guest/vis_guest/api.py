@@ -7,7 +7,7 @@ import builtins
 import os
 import sys
 
-from . import aio, attach, autoimport, banned, block, deferred, helpers, net, paths, schedule, signals, snapshot, surface, tools
+from . import aio, attach, autoimport, banned, block, deferred, helpers, net, paths, pkgenv, schedule, signals, snapshot, surface, tools
 from .state import RT, SYSTEM_VAR_NAMES
 
 
@@ -51,6 +51,7 @@ def install_runtime(config: dict) -> dict:
         os.makedirs(outbox, exist_ok=True)
         os.environ["VIS_OUTBOX"] = outbox
         rt.set_builtin("VIS_OUTBOX", outbox)
+        pkgenv.configure(rt)
     if "sys_path" in (config or {}):
         paths.apply(rt.config.get("sys_path"))
     rt.outbox_seen = attach.scan(rt)

@@ -7,6 +7,8 @@ import errno
 import fcntl
 import os
 
+from .plots import CONFIG_DIR
+
 MAX_BYTES = 32 << 20
 
 _MAGIC = (
@@ -51,7 +53,7 @@ def sniff(head: bytes, name: str) -> str:
         return "application/octet-stream"
 
 
-def _record(rt, name: str, data: bytes) -> dict:
+def record(rt, name: str, data: bytes) -> dict:
     if len(data) > MAX_BYTES:
         raise ValueError(f"{name} is {len(data)} bytes; attachments are limited to {MAX_BYTES} bytes")
     rec = {
@@ -66,17 +68,28 @@ def _record(rt, name: str, data: bytes) -> dict:
 
 def make_helpers(rt):
     def vis_attach(path, name=None):
-        """Hand a produced file to the host (read through the sandbox's own open())."""
+        """Hand a produced file to the host (read through the sandbox's own open()), or a
+        picture: a PIL image or a matplotlib figure, attached as PNG."""
+        if not isinstance(path, (str, bytes, os.PathLike)):
+            from .plots import image_png
+
+            png = image_png(path)
+            if png is None:
+                raise TypeError(
+                    f"vis_attach takes a file path, a PIL image or a matplotlib figure, not {type(path).__name__}"
+                )
+            record(rt, name or "image.png", png)
+            return
         p = os.fspath(path)
         with builtins.open(p, "rb") as f:  # the confined open: a denial reads as one
             data = f.read(MAX_BYTES + 1)
-        _record(rt, name or os.path.basename(p), data)
+        record(rt, name or os.path.basename(p), data)
 
     def vis_attach_bytes(data, name):
         """Hand bytes (or text, as UTF-8) to the host as a file called `name`."""
         if isinstance(data, str):
             data = data.encode("utf-8")
-        _record(rt, str(name), bytes(data))
+        record(rt, str(name), bytes(data))
 
     return vis_attach, vis_attach_bytes
 
@@ -93,7 +106,9 @@ def scan(rt) -> dict:
     if not root or not os.path.isdir(root):
         rt.outbox_dirs = dirs
         return seen
-    for dirpath, _dirs, files in os.walk(root):
+    for dirpath, subdirs, files in os.walk(root):
+        if dirpath == root and CONFIG_DIR in subdirs:
+            subdirs.remove(CONFIG_DIR)  # matplotlib's cache lives there, not attachments
         try:
             dirs[dirpath] = os.stat(dirpath).st_mtime_ns
         except OSError:

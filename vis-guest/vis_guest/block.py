@@ -6,7 +6,7 @@ import linecache
 import os
 import sys
 
-from . import attach, banned, errors, rewrite, schedule, snapshot
+from . import attach, banned, errors, plots, rewrite, schedule, snapshot
 from .capture import DEFAULT_CAP, Capture, Tee
 from .deferred import settle
 from .state import RT, SYSTEM_VAR_NAMES
@@ -121,6 +121,7 @@ def run(request: dict) -> dict:
     rt.globals["session"] = dict(ctx or {})
     rt.last_value = None
     rt.attachments = []
+    rt.notes = []
     rt.block_no += 1
     filename = f"<vis-block-{rt.block_no}>"
     capture = Capture(int(cap))
@@ -146,8 +147,11 @@ def run(request: dict) -> dict:
                     pass
             rt.restore()
         snapshot.record(rt, found, before)
+        plots.flush(rt)  # figures left open become the block's pictures
     outcome: dict = {}
     text = capture.text()
+    if rt.notes:
+        text += "".join(f"[vis: {n}]\n" for n in rt.notes)
     errors.loop_breaker(rt, err)
     if err is not None:
         outcome["error"] = err

@@ -3,7 +3,7 @@
 import inspect
 import re
 
-from . import surface, tools
+from . import packages, surface, tools
 
 RUNTIME_HELPERS = ("doc", "apropos", "defs", "gather", "vis_attach", "vis_attach_bytes", "network_probe")
 
@@ -46,6 +46,8 @@ def _entries(rt):
         obj = rt.builtins.get(name)
         if obj is not None:
             yield name, tools.signature_text(obj), inspect.getdoc(obj) or "", "runtime"
+    for module, dist, version, summary in packages.installed():
+        yield module, "", f"{dist} {version}: {summary}", "package"
 
 
 def make_helpers(rt):
@@ -58,6 +60,9 @@ def make_helpers(rt):
                 return f"{entry}{sig}  [{kind}]\n\n{text}".rstrip()
         if name in ("shell", "subprocess", "os.system", "os.popen"):
             return surface.text(rt)
+        about = packages.describe(name)
+        if about is not None:
+            return about
         if name in rt.removed:
             return f"{name} was a tool and has been removed from this session; see apropos({name!r})"
         obj = rt.globals.get(name, rt.builtins.get(name))

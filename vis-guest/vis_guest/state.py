@@ -39,6 +39,7 @@ class Runtime:
         self.failure_count = 0
         self.registry: dict = {}  # name -> {kind, source} for snapshots and defs()
         self.attachments: list = []
+        self.notes: list = []  # what the runtime tells the model after its output
         self.installed = False
 
     def set_builtin(self, name: str, value) -> None:

@@ -1,9 +1,12 @@
 import { formatHttp, measureHttp } from '../../http/bench-http.js'
+import { formatBatteries, measureBatteries } from '../../sessions/bench-batteries.js'
 import { formatRoundtrip, measureRoundtrip } from '../../sessions/bench-roundtrip.js'
+import { pythonHome } from '../../worker/python-home.js'
 import type { Command } from '../command.js'
 
 const usage = `Usage: vis bench [--json] [--iterations N] [--python 3.X] [--no-pin]
        vis bench --http [--json] [--iterations N] [--python 3.X]
+       vis bench --batteries [--json] [--python 3.X]
 
 Measures session worker round trips on this machine and prints them beside a
 baseline measured in the same run (a bare Node-to-Node JSON-line ping-pong over a
@@ -19,7 +22,11 @@ memory. Figures are reported, not judged; the targets are shown for reference.
                   are compared under the same placement, run after run
   --http          measure the HTTP API instead: a block \`x = 1\` over keep-alive on a
                   warm session against a floor of the same run (an HTTP echo + the
-                  worker's exec + one fsync), then 20 sessions x 20 blocks at once`
+                  worker's exec + one fsync), then 20 sessions x 20 blocks at once
+  --batteries     what the staged package set costs instead: cold session start and
+                  idle worker RSS against the same CPython staged without the set (same run), and
+                  the first import of numpy, pandas, matplotlib.pyplot, PIL and requests
+                  in a session (bench/batteries.js runs the same)`
 
 export const bench: Command = {
   name: 'bench',
@@ -29,6 +36,12 @@ export const bench: Command = {
     const opt = (name: string) => {
       const i = argv.indexOf(name)
       return i >= 0 ? argv[i + 1] : undefined
+    }
+    if (argv.includes('--batteries')) {
+      const tree = (await pythonHome(opt('--python'))).root
+      const r = await measureBatteries(tree)
+      console.log(argv.includes('--json') ? JSON.stringify(r) : formatBatteries(r))
+      return 0
     }
     const n = opt('--iterations')
     const iterations = n === undefined ? undefined : Number(n)

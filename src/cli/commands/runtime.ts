@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util'
 import { fetchIntoCache } from '../../distribution/fetch.js'
 import { cacheRoot } from '../../distribution/layout.js'
+import { checkSource, parseWith } from '../../distribution/packages/sets.js'
 import { progressPrinter } from '../../distribution/progress.js'
 import { distBaseUrl, explainResolution, selectMinor } from '../../distribution/resolve.js'
 import { type StageResult, stageFromPython, stageMinor } from '../../distribution/stage.js'
@@ -24,11 +25,17 @@ Find, fetch and stage the CPython distribution the runtime embeds.
       VIS_PYTHON_DIST_URL, checking its sha256.
 
   vis runtime stage [--python 3.X | --from-python PATH | --from-archive PATH|URL]
-                    [--with pytest] [--out DIR] [--force]
+                    [--with NAMES] [--index-url URL|DIR] [--out DIR] [--force]
       Build a slim, relocatable tree in cpython-dist/<minor>/<platform>/python
       and its archive in cpython-dist/archives/. --python finds a local
       shared-library CPython (pyenv's, then the system's); default 3.11.
-      --with pytest adds pytest from Debian's packages (apt-get download).
+      --with adds packages (comma-separated, repeatable): pytest; the sets
+      data (numpy, pandas, matplotlib, pillow), web (requests, httpx, bs4,
+      lxml, yaml) and all; or single packages by name. They come from
+      Debian's python3-* packages (apt-get download; C extensions for
+      Debian's CPython 3.11 only), their shared libraries copied into the
+      tree, or, with --index-url, as wheels from that package index or
+      directory of .whl files (any minor; pip resolves them).
 
 Minor selection: --python, else VIS_PYTHON_VERSION, else the lowest staged minor.
 
@@ -66,6 +73,7 @@ async function status(argv: string[]): Promise<number> {
       `  manifest    source=${r.manifest.source}${r.manifest.sha256 ? ` sha256=${r.manifest.sha256}` : ''}`,
     )
     if (r.manifest.packages.length) console.log(`  packages    ${r.manifest.packages.join(', ')}`)
+    if (r.manifest.libraries?.length) console.log(`  libraries   ${r.manifest.libraries.join(', ')}`)
   } else if (ex.error) {
     console.log(`No usable CPython ${ex.minor}: ${ex.error.message} [${ex.error.code}]`)
   } else {
@@ -117,14 +125,14 @@ async function stage(argv: string[]): Promise<number> {
       'from-python': { type: 'string' },
       'from-archive': { type: 'string' },
       with: { type: 'string', multiple: true, default: [] },
+      'index-url': { type: 'string' },
       out: { type: 'string' },
       force: { type: 'boolean', default: false },
     },
   })
-  const unknownExtras = values.with.filter((w) => w !== 'pytest')
-  if (unknownExtras.length) {
-    throw new VisError('dist.stage', `--with ${unknownExtras.join(', ')}: only "pytest" can be added`, {})
-  }
+  const selection = parseWith(values.with)
+  const hasPackages = selection.packages.length > 0 || selection.extra.length > 0
+  checkSource(selection, values['index-url'])
   const picked = [values.python, values['from-python'], values['from-archive']].filter((v) => v !== undefined)
   if (picked.length > 1) {
     throw new VisError('dist.stage', 'give only one of --python, --from-python, --from-archive', {})
@@ -132,13 +140,15 @@ async function stage(argv: string[]): Promise<number> {
   const opts = {
     out: values.out,
     force: values.force,
-    withPytest: values.with.includes('pytest'),
+    withPytest: selection.pytest,
+    packages: hasPackages ? selection : undefined,
+    indexUrl: values['index-url'],
     onProgress: progressPrinter(),
   }
   let result: StageResult
   if (values['from-archive']) {
-    if (opts.withPytest)
-      throw new VisError('dist.stage', '--with pytest applies to --python/--from-python only', {})
+    if (opts.withPytest || hasPackages)
+      throw new VisError('dist.stage', '--with applies to --python/--from-python only', {})
     result = await stageFromArchive(values['from-archive'], opts)
   } else if (values['from-python']) result = await stageFromPython(values['from-python'], opts)
   else result = await stageMinor(values.python ?? '3.11', opts)

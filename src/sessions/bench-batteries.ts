@@ -1,0 +1,162 @@
+import { execFileSync } from 'node:child_process'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { findLocalPython } from '../distribution/discover.js'
+import { readDistManifest } from '../distribution/manifest.js'
+import { stageFromPython } from '../distribution/stage.js'
+import { VisError } from '../util/errors.js'
+import { treeRssMb } from '../worker/proctree.js'
+import { createRuntime } from './runtime.js'
+
+// What a staged package set costs a session: cold start and idle memory with the set
+// staged against the same interpreter staged without it (for the run), and the
+// first import of the heavy packages inside a session. Each tree is measured in a child
+// process of its own (the distribution is resolved once per process), alternating.
+
+export type TreeFigures = {
+  cold_create_p50_ms: number
+  idle_session_rss_mb: number
+  first_import_ms: Record<string, number>
+  // The same imports' CPU time: what they cost on a loaded machine, where wall time also
+  // counts the wait for a CPU.
+  first_import_cpu_ms: Record<string, number>
+}
+
+const IMPORTS = ['numpy', 'pandas', 'matplotlib.pyplot', 'PIL.Image', 'requests']
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN
+const round = (x: number) => Math.round(x * 10) / 10
+
+// Runs in the child: VIS_PYTHON_HOME names the tree.
+export async function measureTree(opts: { sessions: number; imports: boolean }): Promise<TreeFigures> {
+  const home = mkdtempSync(join(tmpdir(), 'vis-bench-batteries-'))
+  const root = mkdtempSync(join(tmpdir(), 'vis-bench-batteries-root-'))
+  const rt = await createRuntime({ home, pool: { size: 0 } })
+  try {
+    const cold: number[] = []
+    const rss: number[] = []
+    for (let i = 0; i < opts.sessions; i++) {
+      const t0 = performance.now()
+      const s = await rt.createSession({ roots: [root] })
+      cold.push(performance.now() - t0)
+      await s.runBlock('n = 1')
+      await new Promise((r) => setTimeout(r, 200))
+      rss.push(treeRssMb(s.pid))
+      await s.dispose()
+    }
+    const first: Record<string, number> = {}
+    const firstCpu: Record<string, number> = {}
+    if (opts.imports) {
+      for (const mod of IMPORTS) {
+        const s = await rt.createSession({ roots: [root] })
+        const r = await s.runBlock(
+          `import time\n_t, _c = time.perf_counter(), time.process_time()\nimport ${mod}\nprint(round((time.perf_counter() - _t) * 1000, 1), round((time.process_time() - _c) * 1000, 1))`,
+          { timeoutMs: 120_000 },
+        )
+        if (r.error) throw new Error(`import ${mod} failed: ${r.error.message}`)
+        const [wall, cpu] = (r.stdout ?? '').trim().split(' ').map(Number)
+        first[mod] = wall ?? Number.NaN
+        firstCpu[mod] = cpu ?? Number.NaN
+        await s.dispose()
+      }
+    }
+    return {
+      cold_create_p50_ms: round(median(cold)),
+      idle_session_rss_mb: round(median(rss)),
+      first_import_ms: first,
+      first_import_cpu_ms: firstCpu,
+    }
+  } finally {
+    await rt.close()
+    rmSync(home, { recursive: true, force: true })
+    rmSync(root, { recursive: true, force: true })
+  }
+}
+
+// The baseline: the same local CPython staged again without the set (pytest kept when the
+// tree has it), into a temporary directory. A copy of the tree with the set deleted is not
+// one: it measured slower than either, for reasons of its own.
+async function stageLean(minor: string, withPytest: boolean): Promise<string> {
+  const py = findLocalPython(minor)
+  if (!py) {
+    throw new VisError(
+      'bench.batteries',
+      `no local CPython ${minor} to stage the lean baseline from; give one with --lean DIR`,
+      { minor },
+    )
+  }
+  const out = mkdtempSync(join(tmpdir(), 'vis-bench-lean-'))
+  return (await stageFromPython(py.executable, { out, withPytest, archive: false })).root
+}
+
+export type BatteriesResult = {
+  packages: number
+  lean: TreeFigures
+  full: TreeFigures
+  cold_ratio: number
+  idle_rss_ratio: number
+}
+
+// `lean`: a tree staged without the set to compare against; by default a copy of `full`
+// without its packages and libraries is made for the run.
+export async function measureBatteries(
+  full: string,
+  opts: { rounds?: number; sessions?: number; lean?: string } = {},
+) {
+  const m = readDistManifest(join(full, 'vis-dist.json'))
+  const lean = opts.lean ?? (await stageLean(m.minor, (m.requested ?? []).includes('pytest')))
+  // The built .js beside this file, or the .ts source when run through tsx.
+  const js = fileURLToPath(new URL('./bench-batteries-child.js', import.meta.url))
+  const child = existsSync(js) ? js : js.replace(/\.js$/, '.ts')
+  const runChild = (tree: string, imports: boolean): TreeFigures =>
+    JSON.parse(
+      execFileSync(
+        process.execPath,
+        [...process.execArgv, child, String(opts.sessions ?? 5), imports ? '1' : '0'],
+        {
+          env: { ...process.env, VIS_PYTHON_HOME: tree },
+          encoding: 'utf8',
+          maxBuffer: 16 << 20,
+        },
+      ),
+    ) as TreeFigures
+  try {
+    const leans: TreeFigures[] = []
+    const fulls: TreeFigures[] = []
+    for (let r = 0; r < (opts.rounds ?? 3); r++) {
+      leans.push(runChild(lean, false))
+      fulls.push(runChild(full, r === 0))
+    }
+    const pick = (xs: TreeFigures[]): TreeFigures => ({
+      cold_create_p50_ms: median(xs.map((x) => x.cold_create_p50_ms)),
+      idle_session_rss_mb: median(xs.map((x) => x.idle_session_rss_mb)),
+      first_import_ms: xs[0]!.first_import_ms,
+      first_import_cpu_ms: xs[0]!.first_import_cpu_ms,
+    })
+    const l = pick(leans)
+    const f = pick(fulls)
+    return {
+      packages: m.packages.length,
+      lean: l,
+      full: f,
+      cold_ratio: Math.round((f.cold_create_p50_ms / l.cold_create_p50_ms) * 100) / 100,
+      idle_rss_ratio: Math.round((f.idle_session_rss_mb / l.idle_session_rss_mb) * 100) / 100,
+    } satisfies BatteriesResult
+  } finally {
+    if (!opts.lean) rmSync(join(lean, '..', '..', '..'), { recursive: true, force: true })
+  }
+}
+
+export function formatBatteries(r: BatteriesResult): string {
+  const lines = [
+    `staged packages: ${r.packages}`,
+    `cold session start, p50   lean ${r.lean.cold_create_p50_ms} ms   with set ${r.full.cold_create_p50_ms} ms   ratio ${r.cold_ratio}× (target ≤ 1.05)`,
+    `idle session RSS (tree)   lean ${r.lean.idle_session_rss_mb} MB   with set ${r.full.idle_session_rss_mb} MB   ratio ${r.idle_rss_ratio}× (target ≤ 1.05)`,
+    'first import in a session:',
+    ...Object.entries(r.full.first_import_ms).map(
+      ([m, ms]) => `  ${m.padEnd(20)} ${ms} ms (CPU ${r.full.first_import_cpu_ms[m]} ms)`,
+    ),
+  ]
+  return lines.join('\n')
+}
