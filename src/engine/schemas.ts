@@ -167,6 +167,17 @@ export const EventTypeSchema = z.enum([
   'worker-retired',
   'defs-restored',
   'session-closed',
+  // The agent loop's turns (src/agent); block output travels as `output` events.
+  'turn.started',
+  'model.delta',
+  'block.started',
+  'block.ended',
+  'approval.requested',
+  'approval.resolved',
+  'turn.warning',
+  'turn.completed',
+  'turn.failed',
+  'turn.cancelled',
 ])
 export type EventType = z.infer<typeof EventTypeSchema>
 

@@ -1,0 +1,16 @@
+// The agent turn loop: a model writes Python, the session runs it, until the answer.
+
+export { type AgentConfig, loadAgentConfig, PRESETS, PROVIDERS, resolveModel } from './config.js'
+export {
+  type Agent,
+  Agent as AgentLoop,
+  type AgentEvent,
+  type AgentListener,
+  agentFor,
+  type StartedTurn,
+  type TurnOptions,
+  type TurnResult,
+} from './host.js'
+export { createProvider } from './providers/index.js'
+export type { Message, ModelReply, Part, Provider, ToolCall, Usage } from './providers/types.js'
+export * from './schemas.js'
