@@ -287,8 +287,10 @@ export class Agent {
       }
     }
     const payload = { turn_id: turnId, ...data } as unknown as JsonValue
-    if (type === 'model.delta')
-      return this.deltas.add(sessionId, turnId, data.iteration_id as string, data.text as string)
+    if (type === 'model.delta') {
+      this.deltas.add(sessionId, turnId, data.iteration_id as string, data.text as string)
+      return
+    }
     this.deltas.flush(sessionId)
     if (SSE_TYPES.has(type)) this.engine.emit(sessionId, type as EventType, payload)
     else if (type === 'model.retry')

@@ -19,7 +19,7 @@ export type Scripted = {
   fault?: Fault
 }
 export type Dialect = 'chat' | 'anthropic' | 'responses'
-export type Recorded = { dialect: Dialect; path: string; headers: Record<string, string>; body: any }
+export type Recorded = { dialect: Dialect; path: string; headers: Record<string, string>; body: any; at: number }
 export type Responder = Scripted | ((req: Recorded, n: number) => Scripted)
 
 const enc = new TextEncoder()
@@ -302,6 +302,7 @@ export class ProviderDouble {
         path: c.req.path,
         headers: Object.fromEntries(c.req.raw.headers),
         body,
+        at: performance.now(),
       }
       this.requests.push(rec)
       const next = this.queue.shift() ?? this.fallback
