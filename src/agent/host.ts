@@ -205,6 +205,13 @@ export class Agent {
       ...(r.template ? { template: r.template } : {}),
     })
     let end: Awaited<ReturnType<typeof runTurn>>
+    // The running block's output, for the library's listeners (SSE has it as `output` events).
+    const offOutput = this.engine.subscribe(sessionId, (ev) => {
+      const d = ev.data as { block_id?: string; stream?: string; data?: string }
+      if (ev.type === 'output' && d.block_id !== undefined && d.block_id === s.scope.blockId) {
+        this.tell(sessionId, turnId, 'block.output', { block_id: d.block_id, stream: d.stream, data: d.data })
+      }
+    })
     try {
       const session = await this.engine.runtimeSession(sessionId)
       session.setToolGate(journalGate(sessionId, s.scope, this.records, this.approvals))
@@ -246,6 +253,7 @@ export class Agent {
         usage: { input: 0, output: 0, reasoning: 0, cached: 0 },
       }
     } finally {
+      offOutput()
       s.scope.turnId = null
       s.scope.blockId = null
     }
@@ -276,16 +284,7 @@ export class Agent {
   }
 
   private emit(sessionId: string, turnId: string | null, type: string, data: Record<string, unknown>): void {
-    const s = this.sessions.get(sessionId)
-    if (s) {
-      for (const fn of [...s.listeners]) {
-        try {
-          fn({ ...data, type, sessionId, turnId })
-        } catch {
-          // A listener's failure is its own.
-        }
-      }
-    }
+    this.tell(sessionId, turnId, type, data)
     const payload = { turn_id: turnId, ...data } as unknown as JsonValue
     if (type === 'model.delta') {
       this.deltas.add(sessionId, turnId, data.iteration_id as string, data.text as string)
@@ -298,6 +297,20 @@ export class Agent {
         kind: 'model.retry',
         ...(payload as object),
       } as JsonValue)
+  }
+
+  // The library's listeners only.
+  private tell(sessionId: string, turnId: string | null, type: string, data: Record<string, unknown>): void {
+    const s = this.sessions.get(sessionId)
+    if (s) {
+      for (const fn of [...s.listeners]) {
+        try {
+          fn({ ...data, type, sessionId, turnId })
+        } catch {
+          // A listener's failure is its own.
+        }
+      }
+    }
   }
 
   private state(sessionId: string): SessionState {

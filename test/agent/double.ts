@@ -19,7 +19,13 @@ export type Scripted = {
   fault?: Fault
 }
 export type Dialect = 'chat' | 'anthropic' | 'responses'
-export type Recorded = { dialect: Dialect; path: string; headers: Record<string, string>; body: any; at: number }
+export type Recorded = {
+  dialect: Dialect
+  path: string
+  headers: Record<string, string>
+  body: any
+  at: number
+}
 export type Responder = Scripted | ((req: Recorded, n: number) => Scripted)
 
 const enc = new TextEncoder()

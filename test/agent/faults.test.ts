@@ -39,7 +39,10 @@ test('three 500s in a row end the turn with a clear error; one 500 is retried', 
     const r = await h.agent.turn(h.sessionId, 'two')
     assert.equal(r.status, 'failed')
     assert.equal(r.error?.code, 'agent.model-http-500')
-    assert.match(r.error!.message, /^The model request failed: 3 failures in a row; the last: openai answered HTTP 500: .*upstream exploded/)
+    assert.match(
+      r.error!.message,
+      /^The model request failed: 3 failures in a row; the last: openai answered HTTP 500: .*upstream exploded/,
+    )
     assert.equal(h.double.requests.length, 2 + 3)
     assert.equal(h.double.remaining, 1)
     assert.equal(h.agent.getTurn(h.sessionId, r.id).status, 'failed')
@@ -86,7 +89,10 @@ test('a stream that stalls before its first byte is aborted and retried once; tw
 test('a stream cut mid-way is retried and the whole reply is used', async () => {
   const h = await harness()
   try {
-    h.double.script([{ text: 'this reply will be cut in the middle', fault: { kind: 'cut-mid-stream' } }, { text: 'whole' }])
+    h.double.script([
+      { text: 'this reply will be cut in the middle', fault: { kind: 'cut-mid-stream' } },
+      { text: 'whole' },
+    ])
     const r = await h.agent.turn(h.sessionId, 'hi')
     assert.equal(r.status, 'done', JSON.stringify(r.error))
     assert.equal(r.answer, 'whole')
@@ -124,11 +130,17 @@ test('malformed tool-call JSON is answered with the error, nothing runs, the tur
       (req) => {
         const m = lastChatMessage(req.body)
         assert.equal(m.role, 'tool')
-        assert.match(m.content, /^✗ tool-call error: the arguments were not valid JSON \(.+\)\. Call python_execution again with arguments \{"code": "<python source>"\}\.$/)
+        assert.match(
+          m.content,
+          /^✗ tool-call error: the arguments were not valid JSON \(.+\)\. Call python_execution again with arguments \{"code": "<python source>"\}\.$/,
+        )
         return { calls: [{ args: '{"script": "print(1)"}' }] }
       },
       (req) => {
-        assert.match(lastChatMessage(req.body).content, /^✗ tool-call error: the arguments need a string "code"/)
+        assert.match(
+          lastChatMessage(req.body).content,
+          /^✗ tool-call error: the arguments need a string "code"/,
+        )
         return { calls: [{ name: 'bash', args: '{"code": "ls"}' }] }
       },
       (req) => {
@@ -150,7 +162,9 @@ test('the iteration cap asks once, without tools, for the best answer', async ()
   const h = await harness()
   try {
     h.double.script([], (req) =>
-      req.body.tool_choice === 'none' ? { text: 'best answer so far: 3 blocks ran' } : { calls: [pyCall('print("again")')] },
+      req.body.tool_choice === 'none'
+        ? { text: 'best answer so far: 3 blocks ran' }
+        : { calls: [pyCall('print("again")')] },
     )
     const r = await h.agent.turn(h.sessionId, 'loop forever', { maxIterations: 3 })
     assert.equal(r.status, 'done', JSON.stringify(r.error))
@@ -162,7 +176,10 @@ test('the iteration cap asks once, without tools, for the best answer', async ()
     )
     const last = h.double.requests[3]!.body
     assert.equal(lastChatMessage(last).role, 'user')
-    assert.match(lastChatMessage(last).content, /^You have used all 3 iterations of this turn\. Do not run any more code/)
+    assert.match(
+      lastChatMessage(last).content,
+      /^You have used all 3 iterations of this turn\. Do not run any more code/,
+    )
     assert.equal(h.engine.getSession(h.sessionId).blocks.length, 3)
     assert.equal(r.iterations.length, 4)
   } finally {
