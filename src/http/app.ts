@@ -4,10 +4,14 @@ import { Hono } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import type { Engine } from '../engine/engine.js'
 import { packageRoot } from '../util/home.js'
+import { AGENT_ROUTES } from './agent-routes.js'
 import { bearerAuth } from './auth.js'
 import { envelope, errorResponse } from './errors.js'
 import { OPENAPI_PATH, openApiDocument } from './openapi.js'
-import { ROUTES, type RouteContext } from './routes.js'
+import { ROUTES as CORE_ROUTES, type RouteContext } from './routes.js'
+
+// The agent's turns and approvals (src/agent) are mounted beside the core routes.
+const ROUTES = [...CORE_ROUTES, ...AGENT_ROUTES]
 
 export type AppOptions = {
   // Bearer token every request but /v1/health must carry; none on a loopback bind.

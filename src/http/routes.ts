@@ -45,7 +45,7 @@ export type RouteSpec = {
 }
 
 // A body is JSON or absent; absent reads as {} so `POST /v1/sessions` with no body works.
-async function readBody<S extends z.ZodTypeAny>(c: Context, schema: S): Promise<z.output<S>> {
+export async function readBody<S extends z.ZodTypeAny>(c: Context, schema: S): Promise<z.output<S>> {
   const text = await c.req.text()
   let value: unknown = {}
   if (text.trim() !== '') {
@@ -62,7 +62,7 @@ async function readBody<S extends z.ZodTypeAny>(c: Context, schema: S): Promise<
   return parsed.data
 }
 
-function readQuery<S extends z.AnyZodObject>(c: Context, schema: S): z.output<S> {
+export function readQuery<S extends z.AnyZodObject>(c: Context, schema: S): z.output<S> {
   const parsed = schema.safeParse(c.req.query())
   if (!parsed.success) {
     throw new VisError('http.invalid-query', 'The query string is invalid.', zodDetails(parsed.error))
@@ -83,14 +83,14 @@ function idempotencyKey(c: Context): string | undefined {
 }
 
 // RFC 7240: `Prefer: respond-async`, possibly among other preferences.
-const prefersAsync = (c: Context): boolean =>
+export const prefersAsync = (c: Context): boolean =>
   (c.req.header('prefer') ?? '')
     .split(',')
     .some((p) => p.trim().split(';')[0]!.trim().toLowerCase() === 'respond-async')
 
-const err = (description: string): ResponseSpec => ({ description, schema: ErrorEnvelopeSchema })
-const INVALID = err('Invalid body, query or header.')
-const NOT_FOUND = err('No such session (or attachment).')
+export const err = (description: string): ResponseSpec => ({ description, schema: ErrorEnvelopeSchema })
+export const INVALID = err('Invalid body, query or header.')
+export const NOT_FOUND = err('No such session (or attachment).')
 
 const HealthSchema = z.object({
   ok: z.boolean(),

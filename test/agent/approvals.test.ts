@@ -28,7 +28,10 @@ const requested = (events: AgentEvent[]) =>
 
 // The model calls deploy once, then answers with whatever the block reported.
 const script = (h: Harness) =>
-  h.double.script([{ calls: [pyCall('r = await deploy("prod")\nprint(r)')] }, (req) => ({ text: lastChatMessage(req.body).content })])
+  h.double.script([
+    { calls: [pyCall('r = await deploy("prod")\nprint(r)')] },
+    (req) => ({ text: lastChatMessage(req.body).content }),
+  ])
 
 test('approved: the block waits in its await, then the tool runs; the journal says who approved', async () => {
   const h = await harness()
@@ -49,7 +52,10 @@ test('approved: the block waits in its await, then the tool runs; the journal sa
       [a.id],
     )
     // The prompt told the model this tool waits for a person.
-    assert.match(h.double.requests[0]!.body.messages[0].content, /## deploy\(env\) \[each call waits for a person to approve it\]/)
+    assert.match(
+      h.double.requests[0]!.body.messages[0].content,
+      /## deploy\(env\) \[each call waits for a person to approve it\]/,
+    )
     const decided = h.agent.decide(h.sessionId, a.id, 'approve', 'alice', 'go')
     assert.equal(decided.status, 'approved')
     const r = await turn.done
@@ -66,8 +72,14 @@ test('approved: the block waits in its await, then the tool runs; the journal sa
     assert.equal(entry?.block_id, a.block_id)
     assert.ok(h.events.some((e) => e.type === 'approval.resolved'))
     // A settled approval cannot be decided again; an unknown one is not found.
-    assert.throws(() => h.agent.decide(h.sessionId, a.id, 'deny', 'mallory'), (e) => isVisError(e, 'approval.settled'))
-    assert.throws(() => h.agent.decide(h.sessionId, 'apr_nope', 'deny', 'x'), (e) => isVisError(e, 'approval.not-found'))
+    assert.throws(
+      () => h.agent.decide(h.sessionId, a.id, 'deny', 'mallory'),
+      (e) => isVisError(e, 'approval.settled'),
+    )
+    assert.throws(
+      () => h.agent.decide(h.sessionId, 'apr_nope', 'deny', 'x'),
+      (e) => isVisError(e, 'approval.not-found'),
+    )
   } finally {
     await h.close()
   }
@@ -99,7 +111,10 @@ test('an approval nobody answers is cancelled by its timeout; an interrupt cance
     const ran = await bindDeploy(h)
     script(h)
     const r = await h.agent.turn(h.sessionId, 'ship it')
-    assert.match(r.answer!, /deploy: the approval was cancelled \(no decision within 300 ms\); the call did not run/)
+    assert.match(
+      r.answer!,
+      /deploy: the approval was cancelled \(no decision within 300 ms\); the call did not run/,
+    )
     assert.deepEqual(ran, [])
     assert.equal(h.agent.listApprovals(h.sessionId)[0]?.status, 'cancelled')
   } finally {
@@ -125,13 +140,21 @@ test('an approval nobody answers is cancelled by its timeout; an interrupt cance
 })
 
 test('auto-policy and rules: a rule gates matching calls only; auto deny refuses them as "policy"', async () => {
-  const h = await harness({ config: { approvals: { auto: 'deny', timeoutMs: 60_000, rules: [{ tool: 'note', match: 'secret' }] } } })
+  const h = await harness({
+    config: { approvals: { auto: 'deny', timeoutMs: 60_000, rules: [{ tool: 'note', match: 'secret' }] } },
+  })
   try {
     const rs = await h.engine.runtimeSession(h.sessionId)
     const notes: string[] = []
     await rs.bind('note', async (s: string) => notes.push(s), { signature: '(text)' })
     h.double.script([
-      { calls: [pyCall('await note("hello")\ntry:\n    await note("the secret")\nexcept Exception as e:\n    print(e)')] },
+      {
+        calls: [
+          pyCall(
+            'await note("hello")\ntry:\n    await note("the secret")\nexcept Exception as e:\n    print(e)',
+          ),
+        ],
+      },
       (req) => ({ text: lastChatMessage(req.body).content }),
     ])
     const r = await h.agent.turn(h.sessionId, 'write notes')
@@ -155,7 +178,10 @@ test('outside any turn, a tool that needs approval is refused: nothing could gra
   try {
     const ran = await bindDeploy(h)
     const r = await h.engine.runBlock(h.sessionId, { code: 'await deploy("prod")' })
-    assert.match(r.block.error!.message, /deploy needs a person's approval and nothing in this session can ask for it/)
+    assert.match(
+      r.block.error!.message,
+      /deploy needs a person's approval and nothing in this session can ask for it/,
+    )
     assert.deepEqual(ran, [])
   } finally {
     await h.close()
