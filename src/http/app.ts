@@ -11,7 +11,7 @@ import { OPENAPI_PATH, openApiDocument } from './openapi.js'
 import { ROUTES as CORE_ROUTES, type RouteContext } from './routes.js'
 
 // The agent's turns and approvals (src/agent) are mounted beside the core routes.
-const ROUTES = [...CORE_ROUTES, ...AGENT_ROUTES]
+export const MOUNTED_ROUTES = [...CORE_ROUTES, ...AGENT_ROUTES]
 
 export type AppOptions = {
   // Bearer token every request but /v1/health must carry; none on a loopback bind.
@@ -58,13 +58,13 @@ export function createApp(engine: Engine, options: AppOptions = {}): Hono {
         ),
     }),
   )
-  for (const route of ROUTES) {
+  for (const route of MOUNTED_ROUTES) {
     app.on(route.method.toUpperCase(), route.path, (c) => route.handler(c, ctx))
   }
-  const doc = openApiDocument(ROUTES, packageVersion(), options.token !== undefined)
+  const doc = openApiDocument(MOUNTED_ROUTES, packageVersion(), options.token !== undefined)
   app.get(OPENAPI_PATH, (c) => c.json(doc))
 
-  const matchers = ROUTES.map((r) => ({ method: r.method.toUpperCase(), re: routeRegex(r.path) }))
+  const matchers = MOUNTED_ROUTES.map((r) => ({ method: r.method.toUpperCase(), re: routeRegex(r.path) }))
   app.notFound((c) => {
     const allowed = matchers.filter((m) => m.re.test(c.req.path)).map((m) => m.method)
     if (allowed.length > 0) {

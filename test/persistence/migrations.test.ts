@@ -29,6 +29,7 @@ test('a fresh home gets vis.db at the newest schema with WAL, FULL sync, foreign
     assert.equal(schemaVersion(store.db), latestVersion())
     assert.equal(latestVersion(), MIGRATIONS.at(-1)!.version)
     assert.deepEqual(tables(store.db), [
+      'approvals',
       'attachments',
       'blocks',
       'extension_kv',
@@ -37,6 +38,7 @@ test('a fresh home gets vis.db at the newest schema with WAL, FULL sync, foreign
       'session_defs',
       'session_events',
       'sessions',
+      'tool_calls',
       'turns',
     ])
     assert.equal(store.db.pragma('journal_mode', { simple: true }), 'wal')
@@ -68,7 +70,7 @@ test('a database left at an older version is migrated on open and keeps its rows
 
   const store = new Store({ home })
   try {
-    assert.equal(schemaVersion(store.db), 2)
+    assert.equal(schemaVersion(store.db), latestVersion())
     const s = store.sessions.require('s-old')
     assert.equal(s.title, 'kept')
     assert.deepEqual(s.policy, { a: 1 })
