@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util'
+import { agentChecks } from '../../agent/doctor.js'
 import { exitCodeFor, probe } from '../../confinement/probe.js'
 import { extensionChecks } from '../../extensions/index.js'
 import type { Command } from '../command.js'
@@ -10,7 +11,8 @@ kernel, Landlock ABI, seccomp, user/mount/pid/net/ipc namespaces (entered
 through bubblewrap), cgroups (memory, pids, whether a child group can be
 created), bubblewrap, vis-launcher, vis_confine.node, staged distributions; then load
 the trusted extensions (~/.vis/extensions and DIR/.vis/extensions) and warn for each
-file that fails to load.
+file that fails to load; last, the agent's model (VIS_MODEL or ~/.vis/agent.json) and
+whether its endpoint answers.
 
   --json          print the full report as JSON (what the HTTP API serves)
   --project DIR   the project whose .vis/extensions to load (default: the current directory)
@@ -31,7 +33,11 @@ export const doctor: Command = {
     const probed = probe({ fresh: true })
     const report = {
       ...probed,
-      checks: [...probed.checks, ...(await extensionChecks({ project: values.project ?? process.cwd() }))],
+      checks: [
+        ...probed.checks,
+        ...(await extensionChecks({ project: values.project ?? process.cwd() })),
+        ...(await agentChecks()),
+      ],
     }
     const code = exitCodeFor(report.checks)
     if (values.json) {

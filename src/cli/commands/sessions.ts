@@ -3,6 +3,7 @@ import { blockView, sessionView } from '../../engine/views.js'
 import { formatPythonForDisplay } from '../../format/index.js'
 import { exportTranscript, openStore, renderMarkdown, type Store } from '../../persistence/index.js'
 import { VisError } from '../../util/errors.js'
+import { sessionTurns, turnLines } from '../agent/show.js'
 import { type Command, subcommands } from '../command.js'
 
 const usage = `Usage: vis sessions list [--state open|closed|all] [--limit N] [--json]
@@ -13,7 +14,8 @@ Read the sessions stored under the vis home (VIS_HOME or ~/.vis). Works while
 \`vis serve\` runs: the database is shared safely.
 
   list     newest first: id, state, blocks, created, title
-  show     one session and its blocks (status, duration, first line of code)
+  show     one session, its blocks (status, duration, first line of code) and its agent
+           turns with each tool call of their journal
   export   the whole transcript, as Markdown (default) or as the canonical JSON`
 
 const oneLine = (s: string, max = 60): string => {
@@ -95,8 +97,11 @@ function show(argv: string[]): number {
       throw new VisError('session.not-found', `No session with id ${id} in ${store.path}.`, { sessionId: id })
     const attachments = store.attachments.listBySession(id)
     const blocks = store.blocks.listBySession(id).map((b) => blockView(b, attachments))
+    const turns = sessionTurns(store, id)
     if (values.json) {
-      process.stdout.write(`${JSON.stringify({ ...sessionView(s, 'dormant', false), blocks }, null, 2)}\n`)
+      process.stdout.write(
+        `${JSON.stringify({ ...sessionView(s, 'dormant', false), blocks, turns }, null, 2)}\n`,
+      )
       return 0
     }
     const out = [
@@ -115,6 +120,7 @@ function show(argv: string[]): number {
         `  #${String(b.position).padEnd(4)} ${outcome.padEnd(24)} ${ms.padStart(9)}  ${oneLine(b.code)}${att}`,
       )
     }
+    out.push(...turnLines(turns))
     process.stdout.write(`${out.join('\n')}\n`)
     return 0
   })
