@@ -13,6 +13,7 @@ import { systemPrompt } from './prompt.js'
 import { createProvider } from './providers/index.js'
 import type { Message, Provider } from './providers/types.js'
 import { AgentRecords } from './records.js'
+import { AgentSession } from './session.js'
 import type { ApprovalView, ToolCallView, TurnView, UsageView } from './schemas.js'
 import { expandTemplate } from './templates.js'
 import { addUsage, type CostedUsage, costed } from './usage.js'
@@ -62,6 +63,12 @@ export class Agent {
       this.emit(a.session_id, a.turn_id, type, { approval: a as unknown as JsonValue }),
     )
     this.deltas = new ModelDeltaBatcher((sessionId, data) => this.engine.emit(sessionId, 'model.delta', data))
+  }
+
+  // The session as an object: `await agent.session(id).turn('...')`.
+  session(sessionId: string): AgentSession {
+    this.engine.sessionView(sessionId)
+    return new AgentSession(this, sessionId)
   }
 
   subscribe(sessionId: string, fn: AgentListener): () => void {

@@ -2,8 +2,7 @@
 
 export { type AgentConfig, loadAgentConfig, PRESETS, PROVIDERS, resolveModel } from './config.js'
 export {
-  type Agent,
-  Agent as AgentLoop,
+  Agent,
   type AgentEvent,
   type AgentListener,
   agentFor,
@@ -14,3 +13,5 @@ export {
 export { createProvider } from './providers/index.js'
 export type { Message, ModelReply, Part, Provider, ToolCall, Usage } from './providers/types.js'
 export * from './schemas.js'
+export { AgentSession } from './session.js'
+export { type CostedUsage } from './usage.js'

@@ -32,7 +32,9 @@ test('a three-iteration turn reads a file with cat, fixes it with patch, and ans
         usage: { input: 1400, output: 12, cached: 1200, reasoning: 5 },
       },
     ])
-    const r = await h.agent.turn(h.sessionId, 'add() subtracts; fix calc.py')
+    // The library surface: the session as an object.
+    const session = h.agent.session(h.sessionId)
+    const r = await session.turn('add() subtracts; fix calc.py')
     assert.equal(r.status, 'done', JSON.stringify(r.error))
     assert.equal(r.answer, 'Fixed: add() now returns a + b.')
     assert.equal(readFileSync(join(h.root, 'calc.py'), 'utf8'), 'def add(a, b):\n    return a + b\n')
@@ -99,6 +101,15 @@ test('a three-iteration turn reads a file with cat, fixes it with patch, and ans
 
     // Persisted: the blocks belong to their iterations; the turn reads back the same.
     const stored = h.agent.getTurn(h.sessionId, r.id)
+    assert.deepEqual(session.turns(), [stored])
+    assert.deepEqual(session.usage(), r.usage)
+    assert.deepEqual(
+      session.journal(r.id).map((c) => [c.tool, c.ok]),
+      [
+        ['cat', true],
+        ['patch', true],
+      ],
+    )
     assert.deepEqual({ ...stored, session_usage: r.session_usage }, r)
     const blocks = h.engine.getSession(h.sessionId).blocks
     assert.equal(blocks.length, 2)
