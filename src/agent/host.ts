@@ -13,8 +13,8 @@ import { systemPrompt } from './prompt.js'
 import { createProvider } from './providers/index.js'
 import type { Message, Provider } from './providers/types.js'
 import { AgentRecords } from './records.js'
-import { AgentSession } from './session.js'
 import type { ApprovalView, ToolCallView, TurnView, UsageView } from './schemas.js'
+import { AgentSession } from './session.js'
 import { expandTemplate } from './templates.js'
 import { addUsage, type CostedUsage, costed } from './usage.js'
 
@@ -44,6 +44,9 @@ type SessionState = {
   queued: Set<string>
 }
 
+// What goes to the session's SSE log (each is a commit): the turn's own events. Its blocks are
+// there already as the engine's block-started / output / block-finished (with their turn_id);
+// block.started / block.output / block.ended are for the library's listeners.
 const SSE_TYPES = new Set<string>(EventTypeSchema.options)
 
 // The agent loop over one engine: turns of a session run one at a time (others queue), each

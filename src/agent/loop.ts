@@ -1,5 +1,6 @@
 import type { Engine } from '../engine/engine.js'
 import type { BlockView } from '../engine/schemas.js'
+import { newId } from '../persistence/ids.js'
 import { errorMessage, isVisError, VisError } from '../util/errors.js'
 import type { AgentConfig } from './config.js'
 import type { CallScope } from './journal.js'
@@ -86,14 +87,16 @@ export async function runTurn(t: TurnRun): Promise<TurnEnd> {
       const final = asked >= t.maxIterations
       if (final)
         t.history.push({ role: 'user', content: [{ type: 'text', text: capNotice(t.maxIterations) }] })
-      const iter = t.engine.store.turns.addIteration(t.turnId)
+      // The row is written once the reply is in (one commit per iteration); its id is known now so
+      // streamed text can name it.
+      const iter = { id: newId('iter'), position: asked + 1 }
       t.emit('iteration.started', { iteration_id: iter.id, position: iter.position, final })
       const reply = await callModel(t, final, iter.id)
       asked++
       const cost = costed(reply.usage, t.config, t.provider)
       usage = addUsage(usage, reply.usage)
       const calls = final ? [] : callsOf(reply, t.toolCalling, iter.position)
-      t.records.recordIteration(iter.id, {
+      t.records.addIteration(t.turnId, iter.id, {
         model: `${t.provider.name}/${t.provider.model}`,
         requestId: reply.requestId,
         text: reply.text,

@@ -92,12 +92,16 @@ export class AgentRecords {
     return this.store.db
   }
 
-  recordIteration(id: string, r: IterationRecord): void {
-    this.db
-      .prepare(
-        'UPDATE iterations SET model = ?, request_id = ?, text = ?, tool_calls = ?, usage = ?, stop = ? WHERE id = ?',
-      )
-      .run(r.model, r.requestId, r.text, JSON.stringify(r.toolCalls), JSON.stringify(r.usage), r.stop, id)
+  // The iteration and what the model answered, in one commit.
+  addIteration(turnId: string, id: string, r: IterationRecord): void {
+    this.store.transaction(() => {
+      this.store.turns.addIteration(turnId, id)
+      this.db
+        .prepare(
+          'UPDATE iterations SET model = ?, request_id = ?, text = ?, tool_calls = ?, usage = ?, stop = ? WHERE id = ?',
+        )
+        .run(r.model, r.requestId, r.text, JSON.stringify(r.toolCalls), JSON.stringify(r.usage), r.stop, id)
+    })
   }
 
   setTurnModel(id: string, model: string): void {

@@ -167,11 +167,9 @@ export const EventTypeSchema = z.enum([
   'worker-retired',
   'defs-restored',
   'session-closed',
-  // The agent loop's turns (src/agent); block output travels as `output` events.
+  // The agent loop's turns (src/agent); their blocks are the block-* events with a turn_id.
   'turn.started',
   'model.delta',
-  'block.started',
-  'block.ended',
   'approval.requested',
   'approval.resolved',
   'turn.warning',

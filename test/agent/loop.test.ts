@@ -138,18 +138,20 @@ test('a three-iteration turn reads a file with cat, fixes it with patch, and ans
         .join(''),
       'Let me read it.Fixed: add() now returns a + b.',
     )
-    const sse = h.engine.replayEvents(h.sessionId, 0).events.map((e) => e.type)
+    // On the session's SSE log: the turn's events, and its blocks as the engine's block events
+    // carrying the turn id.
+    const sse = h.engine.replayEvents(h.sessionId, 0).events
     assert.deepEqual(
-      sse.filter((t) => t.startsWith('turn.') || t.startsWith('block.') || t === 'model.delta'),
+      sse.filter((e) => e.type !== 'output').map((e) => [e.type, (e.data as { turn_id?: string }).turn_id]),
       [
-        'turn.started',
-        'model.delta',
-        'block.started',
-        'block.ended',
-        'block.started',
-        'block.ended',
-        'model.delta',
-        'turn.completed',
+        ['turn.started', r.id],
+        ['model.delta', r.id],
+        ['block-started', r.id],
+        ['block-finished', undefined],
+        ['block-started', r.id],
+        ['block-finished', undefined],
+        ['model.delta', r.id],
+        ['turn.completed', r.id],
       ],
     )
   } finally {
