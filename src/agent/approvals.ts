@@ -40,17 +40,19 @@ export class Approvals {
   // Resolves with the approved record; throws tool.denied / tool.approval-cancelled.
   async request(req: ApprovalRequest): Promise<ApprovalView> {
     const created = this.records.addApproval(req)
-    this.announce(created, 'approval.requested')
     const auto = this.config.approvals.auto
+    // The waiter is in place before anyone hears of the approval: a listener may decide at once.
+    const waiting = auto === 'ask' ? this.wait(created.id, req.sessionId, req.signal) : undefined
+    this.announce(created, 'approval.requested')
     const settled =
-      auto === 'ask'
-        ? await this.wait(created.id, req.sessionId, req.signal)
-        : this.settle(
+      waiting !== undefined
+        ? await waiting
+        : (this.settle(
             created.id,
             auto === 'approve' ? 'approved' : 'denied',
             'policy',
             `auto-policy: ${auto}`,
-          )!
+          ) ?? this.records.approval(created.id)!)
     if (settled.status === 'approved') return settled
     const who = settled.decided_by ?? 'nobody'
     if (settled.status === 'denied') {

@@ -54,6 +54,7 @@ const SSE_TYPES = new Set<string>(EventTypeSchema.options)
 export class Agent {
   readonly records: AgentRecords
   readonly approvals: Approvals
+  readonly abandonedAtStart: number
   private readonly sessions = new Map<string, SessionState>()
   private readonly deltas: ModelDeltaBatcher
 
@@ -62,6 +63,8 @@ export class Agent {
     readonly config: AgentConfig,
   ) {
     this.records = new AgentRecords(engine.store)
+    // One engine per home: whatever an earlier host left running is over.
+    this.abandonedAtStart = this.records.abandonLeftovers()
     this.approvals = new Approvals(this.records, config, (a, type) =>
       this.emit(a.session_id, a.turn_id, type, { approval: a as unknown as JsonValue }),
     )

@@ -182,17 +182,28 @@ export class AgentRecords {
     ).map((r) => r.id)
   }
 
-  // Turns the host left open when it stopped: nobody runs them any more.
-  abandonOpenTurns(sessionId: string): void {
-    for (const { id } of this.db
-      .prepare("SELECT id FROM turns WHERE session_id = ? AND status = 'open'")
-      .all(sessionId) as { id: string }[]) {
-      this.finishTurn(id, 'failed', {
-        answer: null,
-        error: { code: 'turn.abandoned', message: 'The host stopped while this turn was running.' },
-        usage: { input: 0, output: 0, reasoning: 0, cached: 0, cost_usd: null },
-      })
-    }
+  // Agent turns (those with a model) a stopped host left open, and approvals it left pending:
+  // nobody runs or answers them any more. Turns opened through the block API are not touched.
+  abandonLeftovers(): number {
+    const usage = JSON.stringify({ input: 0, output: 0, reasoning: 0, cached: 0, cost_usd: null })
+    const error = JSON.stringify({
+      code: 'turn.abandoned',
+      message: 'The host stopped while this turn was running.',
+    })
+    const now = Date.now()
+    return this.store.transaction(() => {
+      this.db
+        .prepare(
+          "UPDATE approvals SET status = 'cancelled', note = 'the host stopped', decided_at = ? WHERE status = 'pending'",
+        )
+        .run(now)
+      return this.db
+        .prepare(
+          `UPDATE turns SET status = 'failed', finished_at = ?, error = ?, usage = coalesce(usage, ?)
+           WHERE status = 'open' AND model IS NOT NULL`,
+        )
+        .run(now, error, usage).changes
+    })
   }
 
   // ---- approvals ----
@@ -251,15 +262,6 @@ export class AgentRecords {
         : this.db.prepare('SELECT id FROM approvals WHERE session_id = ? ORDER BY created_at').all(sessionId)
     ) as { id: string }[]
     return rows.map((r) => this.approval(r.id)!)
-  }
-
-  // Pending approvals of a host that stopped can never be answered.
-  cancelPendingApprovals(sessionId: string, note: string): void {
-    this.db
-      .prepare(
-        "UPDATE approvals SET status = 'cancelled', note = ?, decided_at = ? WHERE session_id = ? AND status = 'pending'",
-      )
-      .run(note, Date.now(), sessionId)
   }
 
   // ---- the journal ----

@@ -2,9 +2,17 @@
 // { approval: 'required' } makes its awaiting block wait for a decision.
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { test } from 'node:test'
+import { loadAgentConfig } from '../../src/agent/config.js'
 import type { AgentEvent } from '../../src/agent/host.js'
+import { agentFor } from '../../src/agent/index.js'
+import { AgentRecords } from '../../src/agent/records.js'
 import type { ApprovalView } from '../../src/agent/schemas.js'
+import { createEngine } from '../../src/engine/index.js'
+import { openStore } from '../../src/persistence/index.js'
 import { isVisError } from '../../src/util/errors.js'
 import { pyCall } from './double.js'
 import { type Harness, harness, lastChatMessage, until } from './harness.js'
@@ -185,5 +193,69 @@ test('outside any turn, a tool that needs approval is refused: nothing could gra
     assert.deepEqual(ran, [])
   } finally {
     await h.close()
+  }
+})
+
+test('a listener may decide the moment it hears of the approval (the README pattern)', async () => {
+  const h = await harness()
+  try {
+    const ran = await bindDeploy(h)
+    const session = h.agent.session(h.sessionId)
+    session.on((ev) => {
+      if (ev.type === 'approval.requested')
+        session.decide((ev.approval as ApprovalView).id, 'approve', 'listener')
+    })
+    script(h)
+    const r = await session.turn('ship it')
+    assert.equal(r.answer, "{'deployed': 'prod'}\n")
+    assert.deepEqual(ran, ['prod'])
+    assert.equal(session.approvals()[0]?.decided_by, 'listener')
+  } finally {
+    await h.close()
+  }
+})
+
+test('agent turns and approvals left open by a host that died are closed when the next one starts', async () => {
+  const home = mkdtempSync(join(tmpdir(), 'vis-agent-dead-home-'))
+  // What a host killed mid-turn leaves behind: an agent turn (it has a model) still open and an
+  // approval still pending; beside them, a turn of the block API, which is not the agent's.
+  const store = openStore({ home })
+  store.sessions.create({ id: 'ses_dead', policy: { roots: [], network: {}, shell: false } })
+  store.turns.start({ id: 'turn_agent', sessionId: 'ses_dead', request: { prompt: 'x' } })
+  const records = new AgentRecords(store)
+  records.setTurnModel('turn_agent', 'openai/m')
+  records.addApproval({
+    sessionId: 'ses_dead',
+    turnId: 'turn_agent',
+    blockId: null,
+    tool: 't',
+    args: [],
+    reason: 'r',
+  })
+  store.turns.start({ id: 'turn_blocks', sessionId: 'ses_dead' })
+  store.close()
+
+  const engine = await createEngine({
+    home,
+    pool: { size: 0 },
+    extensions: false,
+    python: process.env.VIS_PYTHON_VERSION,
+  })
+  try {
+    const agent = agentFor(engine, loadAgentConfig({ home }))
+    assert.equal(agent.abandonedAtStart, 1)
+    const t = agent.getTurn('ses_dead', 'turn_agent')
+    assert.equal(t.status, 'failed')
+    assert.deepEqual(t.error, {
+      code: 'turn.abandoned',
+      message: 'The host stopped while this turn was running.',
+    })
+    assert.deepEqual(
+      agent.listApprovals('ses_dead').map((a) => [a.status, a.note]),
+      [['cancelled', 'the host stopped']],
+    )
+    assert.equal(engine.store.turns.require('turn_blocks').status, 'open')
+  } finally {
+    await engine.close()
   }
 })

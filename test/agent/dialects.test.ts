@@ -30,11 +30,19 @@ test('anthropic: tool_use from input_json_delta fragments, tool_result appended,
     assert.equal(first!.headers.authorization, 'Bearer sk-ant-double')
     assert.ok(first!.headers['anthropic-version'])
     const { system, ...rest } = first!.body
-    assert.match(system, /^# How you work/)
+    // Cache breakpoints: the system prompt and the newest message block.
+    assert.equal(system.length, 1)
+    assert.match(system[0].text, /^# How you work/)
+    assert.deepEqual(system[0].cache_control, { type: 'ephemeral' })
     assert.deepEqual(rest, {
       model: 'double-model',
       max_tokens: 16000,
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'what is 6*7?' }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [{ type: 'text', text: 'what is 6*7?', cache_control: { type: 'ephemeral' } }],
+        },
+      ],
       stream: true,
       tools: [
         {
@@ -62,7 +70,12 @@ test('anthropic: tool_use from input_json_delta fragments, tool_result appended,
       {
         role: 'user',
         content: [
-          { type: 'tool_result', tool_use_id: 'toolu_double2_1', content: [{ type: 'text', text: '42\n' }] },
+          {
+            type: 'tool_result',
+            tool_use_id: 'toolu_double2_1',
+            content: [{ type: 'text', text: '42\n' }],
+            cache_control: { type: 'ephemeral' },
+          },
         ],
       },
     ])

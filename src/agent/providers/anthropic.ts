@@ -44,6 +44,12 @@ export function anthropicMessages(messages: readonly Message[]): Turn[] {
   return out
 }
 
+function withCacheBreakpoint(turns: Turn[]): Turn[] {
+  const last = turns.at(-1)?.content.at(-1)
+  if (last) last.cache_control = { type: 'ephemeral' }
+  return turns
+}
+
 export type AnthropicOptions = { model: string; baseURL?: string; apiKey?: string; maxTokens?: number }
 
 // Anthropic Messages, streamed; tool input JSON arrives as partial_json fragments per block index.
@@ -69,8 +75,10 @@ export class AnthropicProvider implements Provider {
     const params = {
       model: this.model,
       max_tokens: this.maxTokens,
-      system: req.system,
-      messages: anthropicMessages(req.messages),
+      // Cache breakpoints on the system prompt and the newest message: the history only grows, so
+      // each request reads the previous one's prefix from the cache.
+      system: [{ type: 'text', text: req.system, cache_control: { type: 'ephemeral' } }],
+      messages: withCacheBreakpoint(anthropicMessages(req.messages)),
       stream: true,
       ...(req.tools
         ? {
