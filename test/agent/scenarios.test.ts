@@ -214,3 +214,44 @@ test('templates: /name args from the project beats the vis home; $ARGUMENTS repl
     await h.close()
   }
 })
+
+test('turns of one session run one at a time: a second one queues until the first ends', async () => {
+  const h = await harness()
+  try {
+    const order: string[] = []
+    h.double.script([
+      { calls: [pyCall('import time\nprint("first", flush=True)\ntime.sleep(0.5)')] },
+      (req) => {
+        order.push(lastChatMessage(req.body).role)
+        return { text: 'first done' }
+      },
+      (req) => {
+        order.push(lastChatMessage(req.body).content)
+        return { text: 'second done' }
+      },
+    ])
+    const first = await h.agent.startTurn(h.sessionId, 'one')
+    const second = await h.agent.startTurn(h.sessionId, 'two')
+    await until('the first block runs', () => h.events.some((e) => e.type === 'block.started'))
+    assert.equal(h.agent.getTurn(h.sessionId, second.turnId).status, 'queued')
+    assert.equal(h.agent.getTurn(h.sessionId, first.turnId).status, 'running')
+    assert.equal((await first.done).answer, 'first done')
+    assert.equal((await second.done).answer, 'second done')
+    // The second turn's request came after the first turn's last one, and carried its history.
+    assert.deepEqual(order, ['tool', 'two'])
+    const third = h.double.requests[2]!.body.messages
+    assert.deepEqual(third.slice(-2), [
+      { role: 'assistant', content: 'first done' },
+      { role: 'user', content: 'two' },
+    ])
+    assert.deepEqual(
+      h.agent.listTurns(h.sessionId).map((t) => [t.position, t.status]),
+      [
+        [1, 'done'],
+        [2, 'done'],
+      ],
+    )
+  } finally {
+    await h.close()
+  }
+})
