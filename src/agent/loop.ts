@@ -236,10 +236,20 @@ async function runBlock(t: TurnRun, code: string, iterationId: string): Promise<
   const blockId = submitted.block.id
   t.scope.blockId = blockId
   t.emit('block.started', { block_id: blockId, iteration_id: iterationId, code })
-  // A cancel interrupts the block (when it is the one running): its pending tool calls and
-  // approvals are cancelled with it.
+  // A cancel interrupts the block; its pending tool calls and approvals are cancelled with it.
+  // An interrupt that arrives before the block's Python has started does not land, so it is
+  // sent again until one lands or the block ends.
+  let ended = false
   const onAbort = () => {
-    if (t.engine.runningBlock(t.sessionId) === blockId) t.engine.interrupt(t.sessionId).catch(() => undefined)
+    void (async () => {
+      while (!ended) {
+        if (t.engine.runningBlock(t.sessionId) === blockId) {
+          const r = await t.engine.interrupt(t.sessionId).catch(() => undefined)
+          if (r?.landed || r?.retired) return
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+    })()
   }
   t.signal.addEventListener('abort', onAbort, { once: true })
   if (t.signal.aborted) onAbort()
@@ -254,6 +264,7 @@ async function runBlock(t: TurnRun, code: string, iterationId: string): Promise<
     })
     return block
   } finally {
+    ended = true
     t.signal.removeEventListener('abort', onAbort)
     t.scope.blockId = null
   }

@@ -3,8 +3,17 @@ import { newId } from '../persistence/ids.js'
 import type { Store } from '../persistence/index.js'
 import type { TurnStatus } from '../persistence/turns.js'
 import { VisError } from '../util/errors.js'
+import type { ApprovalRequest } from './approvals.js'
 import { type Usage, UsageSchema } from './providers/types.js'
-import type { ApprovalView, IterationView, ToolCallView, TurnView, UsageView } from './schemas.js'
+import {
+  type ApprovalView,
+  ApprovalViewSchema,
+  type IterationView,
+  type ToolCallView,
+  ToolCallViewSchema,
+  type TurnView,
+  type UsageView,
+} from './schemas.js'
 
 // The agent's rows: turn outcomes and iteration replies (columns of migration 3 on the existing
 // turns/iterations tables), approvals and the tool-call journal.
@@ -39,32 +48,16 @@ const IterRow = z.object({
   stop: z.string().nullable(),
 })
 
-const ApprovalRow = z.object({
-  id: z.string(),
-  session_id: z.string(),
-  turn_id: z.string().nullable(),
-  block_id: z.string().nullable(),
-  tool: z.string(),
+// Stored as the view is shown, but with JSON text for args and epoch milliseconds for times.
+const ApprovalRow = ApprovalViewSchema.extend({
   args: z.string(),
-  reason: z.string(),
-  status: z.enum(['pending', 'approved', 'denied', 'cancelled']),
-  decided_by: z.string().nullable(),
-  note: z.string().nullable(),
   created_at: z.number().int(),
   decided_at: z.number().int().nullable(),
 })
 
-const CallRow = z.object({
-  id: z.string(),
-  turn_id: z.string().nullable(),
-  block_id: z.string().nullable(),
-  tool: z.string(),
-  args_sha256: z.string(),
-  args_bytes: z.number().int(),
+// A journal row joined with its approval's status and who decided it.
+const CallRow = ToolCallViewSchema.omit({ ok: true, approval: true, created_at: true }).extend({
   ok: z.number().int(),
-  error: z.string().nullable(),
-  duration_ms: z.number(),
-  result_bytes: z.number().int().nullable(),
   approval_id: z.string().nullable(),
   a_status: z.string().nullable(),
   a_by: z.string().nullable(),
@@ -208,14 +201,7 @@ export class AgentRecords {
 
   // ---- approvals ----
 
-  addApproval(a: {
-    sessionId: string
-    turnId: string | null
-    blockId: string | null
-    tool: string
-    args: unknown
-    reason: string
-  }): ApprovalView {
+  addApproval(a: Omit<ApprovalRequest, 'signal'>): ApprovalView {
     const id = newId('apr')
     this.db
       .prepare(

@@ -255,3 +255,25 @@ test('turns of one session run one at a time: a second one queues until the firs
     await h.close()
   }
 })
+
+test('a cancel that comes before the block has started still stops it', { timeout: 120_000 }, async () => {
+  const h = await harness()
+  try {
+    h.double.script([{ calls: [pyCall('import time\nwhile True:\n    time.sleep(0.05)')] }], {
+      text: 'never',
+    })
+    const ac = new AbortController()
+    // Cancelled the moment the block is submitted: its Python has not started yet.
+    h.agent.subscribe(h.sessionId, (e) => {
+      if (e.type === 'block.started') ac.abort()
+    })
+    const r = await h.agent.turn(h.sessionId, 'spin', { signal: ac.signal })
+    assert.equal(r.status, 'cancelled')
+    const [b] = h.engine.getSession(h.sessionId).blocks
+    assert.equal(b?.status, 'done')
+    assert.equal((b?.error as { phase?: string })?.phase, 'interrupted')
+    assert.equal(h.double.requests.length, 1)
+  } finally {
+    await h.close()
+  }
+})

@@ -1,6 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk'
-import type { CompleteRequest, Message, ModelReply, Part, Provider, ToolCall } from './types.js'
-import { PYTHON_TOOL, zeroUsage } from './types.js'
+import { ReplyBuilder } from './reply.js'
+import type { CompleteRequest, Message, ModelReply, Part, Provider } from './types.js'
+import { PYTHON_TOOL, pingAnswer, sdkOptions } from './types.js'
 
 type Block = Record<string, unknown>
 type Turn = { role: 'user' | 'assistant'; content: Block[] }
@@ -63,12 +64,7 @@ export class AnthropicProvider implements Provider {
   constructor(opts: AnthropicOptions) {
     this.model = opts.model
     this.maxTokens = opts.maxTokens ?? 16_000
-    this.client = new Anthropic({
-      apiKey: opts.apiKey ?? 'none',
-      baseURL: opts.baseURL,
-      maxRetries: 0,
-      timeout: 600_000,
-    })
+    this.client = new Anthropic(sdkOptions(opts))
   }
 
   async complete(req: CompleteRequest): Promise<ModelReply> {
@@ -96,16 +92,13 @@ export class AnthropicProvider implements Provider {
     const { data: stream, request_id } = await this.client.messages
       .create(params, { signal: req.signal })
       .withResponse()
-    let text = ''
-    let id: string | null = null
-    let stop: string | null = null
-    const usage = zeroUsage()
-    const calls = new Map<number, ToolCall>()
+    const reply = new ReplyBuilder(req.onDelta)
+    const usage = reply.usage
     for await (const ev of stream) {
       req.onDelta('')
       switch (ev.type) {
         case 'message_start': {
-          id = ev.message.id
+          reply.id = ev.message.id
           const u = ev.message.usage
           usage.cached = u.cache_read_input_tokens ?? 0
           usage.input = (u.input_tokens ?? 0) + usage.cached + (u.cache_creation_input_tokens ?? 0)
@@ -114,20 +107,17 @@ export class AnthropicProvider implements Provider {
         }
         case 'content_block_start':
           if (ev.content_block.type === 'tool_use') {
-            calls.set(ev.index, { id: ev.content_block.id, name: ev.content_block.name, arguments: '' })
+            reply.addCall(ev.index, { id: ev.content_block.id, name: ev.content_block.name })
           }
           break
         case 'content_block_delta':
-          if (ev.delta.type === 'text_delta') {
-            text += ev.delta.text
-            req.onDelta(ev.delta.text)
-          } else if (ev.delta.type === 'input_json_delta') {
-            const c = calls.get(ev.index)
-            if (c) c.arguments += ev.delta.partial_json
+          if (ev.delta.type === 'text_delta') reply.addText(ev.delta.text)
+          else if (ev.delta.type === 'input_json_delta' && reply.hasCall(ev.index)) {
+            reply.addCall(ev.index, { arguments: ev.delta.partial_json })
           }
           break
         case 'message_delta':
-          stop = ev.delta.stop_reason ?? stop
+          reply.stop = ev.delta.stop_reason ?? reply.stop
           if (ev.usage?.output_tokens !== undefined && ev.usage.output_tokens !== null)
             usage.output = ev.usage.output_tokens
           break
@@ -136,17 +126,14 @@ export class AnthropicProvider implements Provider {
       }
     }
     // A tool_use with no input fragments has the empty object as input.
-    const toolCalls = [...calls.entries()]
-      .sort((a, b) => a[0] - b[0])
-      .map(([, c]) => ({ ...c, arguments: c.arguments === '' ? '{}' : c.arguments }))
-    return { text, toolCalls, usage, requestId: request_id ?? id, stop }
+    return reply.finish(request_id)
   }
 
   async ping(signal: AbortSignal): Promise<string> {
     const r = await this.client.models.list({}, { signal })
-    const ids = r.data.map((m) => m.id)
-    return ids.includes(this.model)
-      ? `answers; model ${this.model} is listed`
-      : `answers; model ${this.model} is not listed`
+    return pingAnswer(
+      this.model,
+      r.data.map((m) => m.id),
+    )
   }
 }

@@ -4,8 +4,9 @@ import type {
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from 'openai/resources/chat/completions'
-import type { CompleteRequest, Message, ModelReply, Part, Provider, ToolCall } from './types.js'
-import { PYTHON_TOOL, zeroUsage } from './types.js'
+import { ReplyBuilder } from './reply.js'
+import type { CompleteRequest, Message, ModelReply, Part, Provider } from './types.js'
+import { PYTHON_TOOL, pingAnswer, sdkOptions } from './types.js'
 
 export type OpenAIOptions = {
   model: string
@@ -80,13 +81,7 @@ export class OpenAIChatProvider implements Provider {
     this.name = opts.name ?? 'openai'
     this.model = opts.model
     this.images = opts.images ?? true
-    // The loop retries itself (honouring retry-after, counting failures): the SDK must not.
-    this.client = new OpenAI({
-      apiKey: opts.apiKey ?? 'none',
-      baseURL: opts.baseURL,
-      maxRetries: 0,
-      timeout: 600_000,
-    })
+    this.client = new OpenAI(sdkOptions(opts))
   }
 
   async complete(req: CompleteRequest): Promise<ModelReply> {
@@ -102,48 +97,32 @@ export class OpenAIChatProvider implements Provider {
         { signal: req.signal },
       )
       .withResponse()
-    let text = ''
-    let id: string | null = null
-    let stop: string | null = null
-    const usage = zeroUsage()
-    // Argument fragments arrive per tool call index and are concatenated in order.
-    const calls = new Map<number, ToolCall>()
+    const reply = new ReplyBuilder(req.onDelta)
     for await (const chunk of stream) {
       req.onDelta('')
-      id ??= chunk.id ?? null
+      reply.id ??= chunk.id ?? null
       if (chunk.usage) {
-        usage.input = chunk.usage.prompt_tokens ?? 0
-        usage.output = chunk.usage.completion_tokens ?? 0
-        usage.cached = chunk.usage.prompt_tokens_details?.cached_tokens ?? 0
-        usage.reasoning = chunk.usage.completion_tokens_details?.reasoning_tokens ?? 0
+        reply.usage.input = chunk.usage.prompt_tokens ?? 0
+        reply.usage.output = chunk.usage.completion_tokens ?? 0
+        reply.usage.cached = chunk.usage.prompt_tokens_details?.cached_tokens ?? 0
+        reply.usage.reasoning = chunk.usage.completion_tokens_details?.reasoning_tokens ?? 0
       }
       const choice = chunk.choices?.[0]
       if (!choice) continue
-      if (choice.finish_reason) stop = choice.finish_reason
-      const delta = choice.delta
-      if (delta?.content) {
-        text += delta.content
-        req.onDelta(delta.content)
-      }
-      for (const tc of delta?.tool_calls ?? []) {
-        const cur = calls.get(tc.index) ?? { id: '', name: '', arguments: '' }
-        if (tc.id) cur.id = tc.id
-        if (tc.function?.name) cur.name += tc.function.name
-        if (tc.function?.arguments) cur.arguments += tc.function.arguments
-        calls.set(tc.index, cur)
+      if (choice.finish_reason) reply.stop = choice.finish_reason
+      if (choice.delta?.content) reply.addText(choice.delta.content)
+      for (const tc of choice.delta?.tool_calls ?? []) {
+        reply.addCall(tc.index, { id: tc.id, name: tc.function?.name, arguments: tc.function?.arguments })
       }
     }
-    const toolCalls = [...calls.entries()]
-      .sort((a, b) => a[0] - b[0])
-      .map(([i, c]) => ({ ...c, id: c.id || `call_${i}` }))
-    return { text, toolCalls, usage, requestId: request_id ?? id, stop }
+    return reply.finish(request_id)
   }
 
   async ping(signal: AbortSignal): Promise<string> {
     const r = await this.client.models.list({ signal })
-    const ids = r.data.map((m) => m.id)
-    return ids.includes(this.model)
-      ? `answers; model ${this.model} is listed`
-      : `answers; model ${this.model} is not among its ${ids.length} listed models`
+    return pingAnswer(
+      this.model,
+      r.data.map((m) => m.id),
+    )
   }
 }

@@ -1,6 +1,6 @@
 import OpenAI from 'openai'
 import type { CompleteRequest, Message, ModelReply, Part, Provider } from './types.js'
-import { PYTHON_TOOL, zeroUsage } from './types.js'
+import { PYTHON_TOOL, pingAnswer, sdkOptions, zeroUsage } from './types.js'
 
 type Item = Record<string, unknown>
 
@@ -46,12 +46,7 @@ export class OpenAIResponsesProvider implements Provider {
 
   constructor(opts: ResponsesOptions) {
     this.model = opts.model
-    this.client = new OpenAI({
-      apiKey: opts.apiKey ?? 'none',
-      baseURL: opts.baseURL,
-      maxRetries: 0,
-      timeout: 600_000,
-    })
+    this.client = new OpenAI(sdkOptions(opts))
   }
 
   async complete(req: CompleteRequest): Promise<ModelReply> {
@@ -116,8 +111,9 @@ export class OpenAIResponsesProvider implements Provider {
 
   async ping(signal: AbortSignal): Promise<string> {
     const r = await this.client.models.list({ signal })
-    return r.data.some((m) => m.id === this.model)
-      ? `answers; model ${this.model} is listed`
-      : `answers; model ${this.model} is not listed`
+    return pingAnswer(
+      this.model,
+      r.data.map((m) => m.id),
+    )
   }
 }

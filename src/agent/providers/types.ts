@@ -75,3 +75,18 @@ export interface Provider {
   // A cheap request proving the endpoint answers (vis doctor).
   ping(signal: AbortSignal): Promise<string>
 }
+
+// Both SDKs: the loop retries itself (honouring retry-after, counting failures), so the SDK must
+// not; the stall watchdog, not a fixed timeout, ends a request that goes quiet.
+export const sdkOptions = (o: { apiKey?: string; baseURL?: string }) => ({
+  apiKey: o.apiKey ?? 'none',
+  baseURL: o.baseURL,
+  maxRetries: 0,
+  timeout: 600_000,
+})
+
+// What `vis doctor` says of an endpoint that listed its models.
+export const pingAnswer = (model: string, ids: readonly string[]): string =>
+  ids.includes(model)
+    ? `answers; model ${model} is listed`
+    : `answers; model ${model} is not among its ${ids.length} listed models`
