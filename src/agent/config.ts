@@ -58,6 +58,12 @@ export const AgentConfigFileSchema = z
       .boolean()
       .optional()
       .describe('false: the fenced-block fallback for models without tools.'),
+    images: z
+      .boolean()
+      .optional()
+      .describe(
+        'Whether the model takes images (attachments as image parts); default: not for local presets.',
+      ),
     approvals: z
       .object({
         auto: z.enum(['ask', 'approve', 'deny']).default('ask'),
@@ -80,6 +86,7 @@ export type ModelSpec = {
   baseURL?: string
   apiKey?: string
   toolCalling: boolean
+  images: boolean
 }
 
 export type AgentConfig = AgentConfigFile & {
@@ -180,6 +187,8 @@ export function resolveModel(
     ...(baseURL ? { baseURL } : {}),
     ...(apiKey ? { apiKey } : {}),
     toolCalling: config.toolCalling ?? preset?.toolCalling ?? true,
+    // Most local models read text only: an image part would make the server refuse the request.
+    images: config.images ?? preset === undefined,
   }
 }
 

@@ -109,6 +109,7 @@ test('model references: providers, presets, keys and endpoints from the environm
     baseURL: 'http://127.0.0.1:11434/v1',
     apiKey: 'local',
     toolCalling: true,
+    images: false,
   })
   assert.equal(resolveModel('vllm/Qwen/Qwen2.5-7B', config, {}).model, 'Qwen/Qwen2.5-7B')
   assert.deepEqual(
@@ -123,6 +124,7 @@ test('model references: providers, presets, keys and endpoints from the environm
       baseURL: 'http://h/v1',
       apiKey: 'k',
       toolCalling: true,
+      images: true,
     },
   )
   assert.equal(
@@ -154,6 +156,7 @@ test('model references: providers, presets, keys and endpoints from the environm
     baseURL: 'http://127.0.0.1:1234/v1',
     apiKey: 'local',
     toolCalling: false,
+    images: false,
   })
   writeFileSync(join(home, 'agent.json'), JSON.stringify({ maxIterations: 0, colour: 'red' }))
   assert.throws(
