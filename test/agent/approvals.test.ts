@@ -41,14 +41,19 @@ const script = (h: Harness) =>
     (req) => ({ text: lastChatMessage(req.body).content }),
   ])
 
+// A turn whose block waits in `await deploy("prod")` for a decision.
+async function awaitingDeploy(h: Harness, signal?: AbortSignal) {
+  const ran = await bindDeploy(h)
+  script(h)
+  const turn = await h.agent.startTurn(h.sessionId, 'ship it', signal ? { signal } : {})
+  await until('the approval is requested', () => requested(h.events).length === 1)
+  return { ran, turn, approval: requested(h.events)[0]! }
+}
+
 test('approved: the block waits in its await, then the tool runs; the journal says who approved', async () => {
   const h = await harness()
   try {
-    const ran = await bindDeploy(h)
-    script(h)
-    const turn = await h.agent.startTurn(h.sessionId, 'ship it')
-    await until('the approval is requested', () => requested(h.events).length === 1)
-    const a = requested(h.events)[0]!
+    const { ran, turn, approval: a } = await awaitingDeploy(h)
     assert.equal(a.tool, 'deploy')
     assert.deepEqual(a.args, ['prod'])
     assert.equal(a.status, 'pending')
@@ -96,18 +101,15 @@ test('approved: the block waits in its await, then the tool runs; the journal sa
 test('denied: the await raises in the guest with the note; the tool never runs', async () => {
   const h = await harness()
   try {
-    const ran = await bindDeploy(h)
-    script(h)
-    const turn = await h.agent.startTurn(h.sessionId, 'ship it')
-    await until('the approval is requested', () => requested(h.events).length === 1)
-    h.agent.decide(h.sessionId, requested(h.events)[0]!.id, 'deny', 'bob', 'not on a Friday')
+    const { ran, turn, approval } = await awaitingDeploy(h)
+    h.agent.decide(h.sessionId, approval.id, 'deny', 'bob', 'not on a Friday')
     const r = await turn.done
     assert.match(r.answer!, /^✗ \w+ error: .*deploy: the call was denied by bob: not on a Friday/)
     assert.deepEqual(ran, [])
     const [entry] = h.agent.journal(h.sessionId, r.id)
     assert.equal(entry?.ok, false)
     assert.match(entry!.error!, /denied by bob/)
-    assert.deepEqual(entry?.approval, { id: requested(h.events)[0]!.id, status: 'denied', decided_by: 'bob' })
+    assert.deepEqual(entry?.approval, { id: approval.id, status: 'denied', decided_by: 'bob' })
   } finally {
     await h.close()
   }
@@ -130,13 +132,10 @@ test('an approval nobody answers is cancelled by its timeout; an interrupt cance
   }
   const h2 = await harness()
   try {
-    const ran = await bindDeploy(h2)
-    script(h2)
     const ac = new AbortController()
-    const pending = h2.agent.turn(h2.sessionId, 'ship it', { signal: ac.signal })
-    await until('the approval is requested', () => requested(h2.events).length === 1)
+    const { ran, turn } = await awaitingDeploy(h2, ac.signal)
     ac.abort()
-    const r = await pending
+    const r = await turn.done
     assert.equal(r.status, 'cancelled')
     const [a] = h2.agent.listApprovals(h2.sessionId)
     assert.equal(a?.status, 'cancelled')
