@@ -69,6 +69,8 @@ export class Agent {
       this.emit(a.session_id, a.turn_id, type, { approval: a as unknown as JsonValue }),
     )
     this.deltas = new ModelDeltaBatcher((sessionId, data) => this.engine.emit(sessionId, 'model.delta', data))
+    // A closing engine cancels the turns still running and waits for them to be stored.
+    engine.onClose(() => this.cancelAll())
   }
 
   // The session as an object: `await agent.session(id).turn('...')`.
@@ -143,6 +145,15 @@ export class Agent {
     if (!c) return false
     c.abort(new VisError('turn.cancelled', 'The turn was cancelled.', { sessionId, turnId }))
     return true
+  }
+
+  async cancelAll(): Promise<void> {
+    const tails: Promise<unknown>[] = []
+    for (const [id, s] of this.sessions) {
+      for (const turnId of [...s.running.keys()]) this.cancel(id, turnId)
+      tails.push(s.tail)
+    }
+    await Promise.allSettled(tails)
   }
 
   getTurn(sessionId: string, turnId: string): TurnView {

@@ -407,9 +407,16 @@ export class Engine {
     return warningChecks(reg.list().length, reg.warnings())
   }
 
+  // Work of other parts over this engine (the agent's turns) to end before the workers stop.
+  private readonly closeHooks: Array<() => Promise<void>> = []
+  onClose(hook: () => Promise<void>): void {
+    this.closeHooks.push(hook)
+  }
+
   // Stops every worker; blocks still running finish with an error; the store is closed last.
   close(): Promise<void> {
     this.closing ??= (async () => {
+      await Promise.allSettled(this.closeHooks.map((h) => h()))
       await this.runtime.close()
       await this.extensions?.close()
       await closeRegistrationWorkers()

@@ -5,6 +5,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
+import { openStore } from '../../src/persistence/index.js'
 import { isVisError } from '../../src/util/errors.js'
 import { pyCall } from './double.js'
 import { harness, lastChatMessage, until } from './harness.js'
@@ -275,5 +276,25 @@ test('a cancel that comes before the block has started still stops it', { timeou
     assert.equal(h.double.requests.length, 1)
   } finally {
     await h.close()
+  }
+})
+
+test('closing the engine cancels a running turn and stores it as cancelled', {
+  timeout: 120_000,
+}, async () => {
+  const h = await harness()
+  h.double.script([
+    { calls: [pyCall('import time\nprint("up", flush=True)\nwhile True:\n    time.sleep(0.05)')] },
+  ])
+  const started = await h.agent.startTurn(h.sessionId, 'spin')
+  await until('the block prints', () => h.events.some((e) => e.type === 'block.output'))
+  await h.close()
+  const r = await started.done
+  assert.equal(r.status, 'cancelled')
+  const store = openStore({ home: h.home })
+  try {
+    assert.equal(store.turns.require(r.id).status, 'cancelled')
+  } finally {
+    store.close()
   }
 })
