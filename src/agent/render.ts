@@ -42,12 +42,31 @@ function errorText(e: ErrorLike): string {
   return lines.join('\n')
 }
 
-// The `survived` report (what outlived an interrupt or timeout), wherever the outcome carries it.
+// The `survived` report (issue 13: what outlived an interrupt, a timeout or a worker
+// replacement), wherever the outcome carries it; a shape this does not know is shown as JSON.
 function survivedText(block: BlockView): string | undefined {
   const b = block as BlockView & { survived?: unknown }
   const s = b.survived ?? (b.error as { survived?: unknown } | null)?.survived
   if (s === undefined || s === null) return undefined
-  return `survived: ${typeof s === 'string' ? s : json(s)}`
+  if (typeof s === 'string') return `survived: ${s}`
+  const r = s as {
+    cause?: unknown
+    worker_replaced?: unknown
+    intact?: unknown
+    restored?: unknown
+    lost?: unknown
+    cancelled?: unknown
+  }
+  const names = (x: unknown) => (Array.isArray(x) && x.length > 0 ? x.map(String).join(', ') : '-')
+  if (typeof r.cause !== 'string' || !Array.isArray(r.intact)) return `survived: ${json(s)}`
+  const calls = Array.isArray(r.cancelled)
+    ? r.cancelled.map((c: { tool?: unknown; call_id?: unknown }) => `${String(c.tool)}#${String(c.call_id)}`)
+    : []
+  return (
+    `survived (${r.cause}${r.worker_replaced === true ? ', the worker was replaced' : ''}): ` +
+    `intact: ${names(r.intact)}; restored: ${names(r.restored)}; lost: ${names(r.lost)}; ` +
+    `cancelled tool calls: ${names(calls)}`
+  )
 }
 
 export type AttachmentBytes = (attachmentId: string) => { mediaType: string; data: Buffer } | undefined

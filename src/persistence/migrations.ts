@@ -125,8 +125,10 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  // Version 4: main took version 3 (issue 13, blocks.survived) while this was written; the
+  // runner applies versions in order and tolerates the gap on this branch.
   {
-    version: 3,
+    version: 4,
     name: 'agent turns: model replies and usage, tool-call journal, approvals',
     sql: `
       -- A turn's outcome as the agent loop (src/agent) ends it; usage is JSON token counts and cost.

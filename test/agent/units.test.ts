@@ -50,12 +50,21 @@ test('render: clipping at exactly 65,536 characters, survived reports, hints onc
       message: 'the block ran past its 100 ms limit and was stopped',
     },
     timed_out: true,
-    survived: { threads: ['worker-1'], tasks: 0 },
+    survived: {
+      cause: 'timeout',
+      worker_replaced: true,
+      intact: [],
+      restored: ['load', 'CONFIG'],
+      lost: ['rows'],
+      cancelled: [{ tool: 'cat', call_id: 7 }],
+    },
   })
   const [t] = renderBlock(timedOut, () => undefined, true)
   assert.deepEqual(t, {
     type: 'text',
-    text: 'partial\n\n✗ timeout error: the block ran past its 100 ms limit and was stopped\nsurvived: {"threads":["worker-1"],"tasks":0}',
+    text:
+      'partial\n\n✗ timeout error: the block ran past its 100 ms limit and was stopped\n' +
+      'survived (timeout, the worker was replaced): intact: -; restored: load, CONFIG; lost: rows; cancelled tool calls: cat#7',
   })
   const inError = block({
     error: { code: 'block.interrupted', message: 'KeyboardInterrupt', survived: 'a background task' },
@@ -63,6 +72,12 @@ test('render: clipping at exactly 65,536 characters, survived reports, hints onc
   assert.match(
     (renderBlock(inError, () => undefined, true)[0] as { text: string }).text,
     /\nsurvived: a background task$/,
+  )
+  // A report of a shape this does not know is shown as it is.
+  const odd = block({ error: { message: 'x' }, survived: { threads: 1 } })
+  assert.match(
+    (renderBlock(odd, () => undefined, true)[0] as { text: string }).text,
+    /\nsurvived: \{"threads":1\}$/,
   )
   const hinted = block({
     error: {
