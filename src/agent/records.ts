@@ -15,7 +15,7 @@ import {
   type UsageView,
 } from './schemas.js'
 
-// The agent's rows: turn outcomes and iteration replies (columns of migration 3 on the existing
+// The agent's rows: turn outcomes and iteration replies (columns of migration 4 on the existing
 // turns/iterations tables), approvals and the tool-call journal.
 
 const iso = (ms: number) => new Date(ms).toISOString()
