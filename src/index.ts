@@ -1,6 +1,18 @@
 // vis-runtime's public surface: the runtime and its sessions, and the seed-named
 // host functions over Python contexts addressed by key.
 
+export {
+  Agent,
+  type AgentConfig,
+  type AgentEvent,
+  AgentSession,
+  agentFor,
+  createProvider,
+  loadAgentConfig,
+  type Provider,
+  type TurnOptions,
+  type TurnResult,
+} from './agent/index.js'
 export { createEngine, Engine, type EngineOptions } from './engine/index.js'
 export {
   closeRegistrationWorkers,

@@ -8,6 +8,7 @@ import type { McpServersInput } from '../mcp/client/config.js'
 import { loadMcpConfig } from '../mcp/config.js'
 import type { Attachment, Block, Durability, FinishBlockInput, Store } from '../persistence/index.js'
 import { openStore } from '../persistence/index.js'
+import type { JsonValue } from '../persistence/json.js'
 import type { SessionEvent as RuntimeEvent } from '../sessions/events.js'
 import { createRuntime, type Runtime } from '../sessions/runtime.js'
 import type { Session } from '../sessions/session.js'
@@ -27,6 +28,7 @@ import {
   type BlockView,
   type CreateSessionBody,
   CreateSessionBodySchema,
+  type EventType,
   type ExtensionList,
   IdempotencyKeySchema,
   type InterruptResult,
@@ -247,7 +249,8 @@ export class Engine {
   async submitBlock(
     sessionId: string,
     body: RunBlockBody,
-    opts: { idempotencyKey?: string } = {},
+    // iterationId: the agent turn's iteration the block belongs to (src/agent).
+    opts: { idempotencyKey?: string; iterationId?: string } = {},
   ): Promise<SubmittedBlock> {
     this.assertOpen()
     const v = RunBlockBodySchema.parse(body)
@@ -275,7 +278,8 @@ export class Engine {
       this.store.transaction(() => {
         const turnId = v.turn_id ?? null
         if (turnId !== null) this.ensureTurn(sessionId, turnId)
-        return this.store.blocks.start({ sessionId, code: v.code, turnId, idempotencyKey: key })
+        const iterationId = opts.iterationId
+        return this.store.blocks.start({ sessionId, code: v.code, turnId, iterationId, idempotencyKey: key })
       }),
     )
     if (started.replayed) return this.replayed(started.block.id, v, key!)
@@ -408,6 +412,28 @@ export class Engine {
     return { attachment: attachmentView(sessionId, attachment), data }
   }
 
+  // The session's runtime session (its worker started or reopened as needed): what the agent
+  // loop reads tool specs from and installs its tool gate on.
+  async runtimeSession(sessionId: string): Promise<Session> {
+    this.assertOpen()
+    if (this.requireSession(sessionId).closedAt !== null) {
+      throw new VisError('session.closed', `Session ${sessionId} is closed; create a new session.`, {
+        sessionId,
+      })
+    }
+    return this.ensureWorker(this.liveFor(sessionId))
+  }
+
+  // The id of the block running in the session now, if any.
+  runningBlock(sessionId: string): string | undefined {
+    return this.lives.get(sessionId)?.currentBlock
+  }
+
+  // Appends an event of another part (the agent's turn events) to the session's log and SSE.
+  emit(sessionId: string, type: EventType, data: JsonValue): void {
+    this.log.append(sessionId, type, data)
+  }
+
   // ---- events ----
 
   // Live events of one session, in seq order. Replay what came before with replayEvents()
@@ -485,9 +511,16 @@ export class Engine {
     return warningChecks(reg.list().length, reg.warnings())
   }
 
+  // Work of other parts over this engine (the agent's turns) to end before the workers stop.
+  private readonly closeHooks: Array<() => Promise<void>> = []
+  onClose(hook: () => Promise<void>): void {
+    this.closeHooks.push(hook)
+  }
+
   // Stops every worker; blocks still running finish with an error; the store is closed last.
   close(): Promise<void> {
     this.closing ??= (async () => {
+      await Promise.allSettled(this.closeHooks.map((h) => h()))
       await this.runtime.close()
       await this.extensions?.close()
       await closeRegistrationWorkers()

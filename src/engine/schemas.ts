@@ -206,6 +206,15 @@ export const EventTypeSchema = z.enum([
   'worker-replaced',
   'defs-restored',
   'session-closed',
+  // The agent loop's turns (src/agent); their blocks are the block-* events with a turn_id.
+  'turn.started',
+  'model.delta',
+  'approval.requested',
+  'approval.resolved',
+  'turn.warning',
+  'turn.completed',
+  'turn.failed',
+  'turn.cancelled',
 ])
 export type EventType = z.infer<typeof EventTypeSchema>
 

@@ -6,11 +6,15 @@ import type { Engine } from '../engine/engine.js'
 import { type McpServePolicy, McpServePolicySchema } from '../mcp/config.js'
 import { mountMcp } from '../mcp/server/transport-http.js'
 import { packageRoot } from '../util/home.js'
+import { AGENT_ROUTES } from './agent-routes.js'
 import { envelope, errorResponse } from './errors.js'
 import { browserGuards } from './middleware/index.js'
 import { OPENAPI_PATH, openApiDocument } from './openapi.js'
 import { mountPage } from './page/index.js'
-import { ROUTES, type RouteContext } from './routes.js'
+import { ROUTES as CORE_ROUTES, type RouteContext } from './routes.js'
+
+// The agent's turns and approvals (src/agent) are mounted beside the core routes.
+export const MOUNTED_ROUTES = [...CORE_ROUTES, ...AGENT_ROUTES]
 
 export type AppOptions = {
   // Bearer token every request but /v1/health must carry; none on a loopback bind.
@@ -65,14 +69,14 @@ export function createApp(engine: Engine, options: AppOptions = {}): Hono {
         ),
     }),
   )
-  for (const route of ROUTES) {
+  for (const route of MOUNTED_ROUTES) {
     app.on(route.method.toUpperCase(), route.path, (c) => route.handler(c, ctx))
   }
   mountPage(app)
-  const doc = openApiDocument(ROUTES, packageVersion(), options.token !== undefined)
+  const doc = openApiDocument(MOUNTED_ROUTES, packageVersion(), options.token !== undefined)
   app.get(OPENAPI_PATH, (c) => c.json(doc))
 
-  const matchers = ROUTES.map((r) => ({ method: r.method.toUpperCase(), re: routeRegex(r.path) }))
+  const matchers = MOUNTED_ROUTES.map((r) => ({ method: r.method.toUpperCase(), re: routeRegex(r.path) }))
   app.notFound((c) => {
     const allowed = matchers.filter((m) => m.re.test(c.req.path)).map((m) => m.method)
     if (allowed.length > 0) {

@@ -40,6 +40,12 @@ const EXACT: Record<string, ContentfulStatusCode> = {
   'turn.conflict': 409,
   'db.session-exists': 409,
   'db.idempotency-conflict': 409,
+  // The agent loop (src/agent): a request naming no usable model or template is the client's to fix.
+  'agent.no-model': 400,
+  'agent.bad-model': 400,
+  'agent.no-api-key': 400,
+  'agent.unknown-template': 400,
+  'approval.settled': 409,
   'engine.closed': 503,
   'runtime.closed': 503,
 }

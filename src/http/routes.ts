@@ -53,7 +53,7 @@ export type RouteSpec = {
 }
 
 // A body is JSON or absent; absent reads as {} so `POST /v1/sessions` with no body works.
-async function readBody<S extends z.ZodTypeAny>(c: Context, schema: S): Promise<z.output<S>> {
+export async function readBody<S extends z.ZodTypeAny>(c: Context, schema: S): Promise<z.output<S>> {
   const text = await c.req.text()
   let value: unknown = {}
   if (text.trim() !== '') {
@@ -71,7 +71,7 @@ async function readBody<S extends z.ZodTypeAny>(c: Context, schema: S): Promise<
 }
 
 // A bad query parameter is reported as that parameter, by name.
-function readQuery<S extends z.AnyZodObject>(c: Context, schema: S): z.output<S> {
+export function readQuery<S extends z.AnyZodObject>(c: Context, schema: S): z.output<S> {
   // `token` belongs to the auth middleware (the page's URL and EventSource carry it), not the route.
   const { token: _token, ...query } = c.req.query()
   const parsed = schema.safeParse(query)
@@ -106,7 +106,7 @@ function idempotencyKey(c: Context): string | undefined {
 }
 
 // RFC 7240: `Prefer: respond-async`, possibly among other preferences.
-const prefersAsync = (c: Context): boolean =>
+export const prefersAsync = (c: Context): boolean =>
   (c.req.header('prefer') ?? '')
     .split(',')
     .some((p) => p.trim().split(';')[0]!.trim().toLowerCase() === 'respond-async')
@@ -114,9 +114,9 @@ const prefersAsync = (c: Context): boolean =>
 const blockUrl = (sessionId: string, blockId: string) =>
   `/v1/sessions/${encodeURIComponent(sessionId)}/blocks/${encodeURIComponent(blockId)}`
 
-const err = (description: string): ResponseSpec => ({ description, schema: ErrorEnvelopeSchema })
-const INVALID = err('Invalid body, query or header.')
-const NOT_FOUND = err('No such session (or attachment).')
+export const err = (description: string): ResponseSpec => ({ description, schema: ErrorEnvelopeSchema })
+export const INVALID = err('Invalid body, query or header.')
+export const NOT_FOUND = err('No such session (or attachment).')
 
 export const HealthSchema = z.object({
   ok: z.boolean(),

@@ -134,6 +134,60 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE blocks ADD COLUMN survived TEXT CHECK (survived IS NULL OR json_valid(survived));
     `,
   },
+  {
+    version: 4,
+    name: 'agent turns: model replies and usage, tool-call journal, approvals',
+    sql: `
+      -- A turn's outcome as the agent loop (src/agent) ends it; usage is JSON token counts and cost.
+      ALTER TABLE turns ADD COLUMN model TEXT;
+      ALTER TABLE turns ADD COLUMN answer TEXT;
+      ALTER TABLE turns ADD COLUMN error TEXT CHECK (error IS NULL OR json_valid(error));
+      ALTER TABLE turns ADD COLUMN usage TEXT CHECK (usage IS NULL OR json_valid(usage));
+
+      -- One model request per iteration: what it answered (text, tool calls) and what it cost.
+      ALTER TABLE iterations ADD COLUMN model TEXT;
+      ALTER TABLE iterations ADD COLUMN request_id TEXT;
+      ALTER TABLE iterations ADD COLUMN text TEXT;
+      ALTER TABLE iterations ADD COLUMN tool_calls TEXT CHECK (tool_calls IS NULL OR json_valid(tool_calls));
+      ALTER TABLE iterations ADD COLUMN usage TEXT CHECK (usage IS NULL OR json_valid(usage));
+      ALTER TABLE iterations ADD COLUMN stop TEXT;
+
+      CREATE TABLE approvals (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        turn_id TEXT REFERENCES turns(id) ON DELETE CASCADE,
+        block_id TEXT REFERENCES blocks(id) ON DELETE SET NULL,
+        tool TEXT NOT NULL,
+        args TEXT NOT NULL CHECK (json_valid(args)),
+        reason TEXT NOT NULL,
+        status TEXT NOT NULL DEFAULT 'pending'
+          CHECK (status IN ('pending', 'approved', 'denied', 'cancelled')),
+        decided_by TEXT,
+        note TEXT,
+        created_at INTEGER NOT NULL,
+        decided_at INTEGER,
+        CHECK ((status = 'pending') = (decided_at IS NULL))
+      ) STRICT;
+      CREATE INDEX approvals_pending ON approvals(session_id) WHERE status = 'pending';
+
+      CREATE TABLE tool_calls (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        turn_id TEXT REFERENCES turns(id) ON DELETE CASCADE,
+        block_id TEXT REFERENCES blocks(id) ON DELETE SET NULL,
+        tool TEXT NOT NULL,
+        args_sha256 TEXT NOT NULL CHECK (length(args_sha256) = 64),
+        args_bytes INTEGER NOT NULL,
+        ok INTEGER NOT NULL CHECK (ok IN (0, 1)),
+        error TEXT,
+        duration_ms REAL NOT NULL,
+        result_bytes INTEGER,
+        approval_id TEXT REFERENCES approvals(id) ON DELETE SET NULL,
+        created_at INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX tool_calls_by_turn ON tool_calls(turn_id);
+    `,
+  },
 ]
 
 export function latestVersion(migrations: readonly Migration[] = MIGRATIONS): number {

@@ -15,11 +15,17 @@ import { OutputBudget } from './output-cap.js'
 import { GUEST_API, WorkerSetup } from './replace.js'
 import { finishStopped, guestCwd, guestNames, killedOutcome } from './stopped.js'
 import { type RestoreReport, type Survived, survivedReplacement } from './survived.js'
-import { type BoundTool, ToolTable } from './tool-table.js'
+import { type BoundTool, type ToolGate, ToolTable } from './tool-table.js'
 
 export { GUEST_API }
 
-export type BindOptions = { doc?: string; signature?: string; args?: z.ZodTypeAny }
+export type BindOptions = {
+  doc?: string
+  signature?: string
+  args?: z.ZodTypeAny
+  // 'required': every call waits for approval (src/agent/approvals.ts).
+  approval?: 'required'
+}
 export type RunBlockOptions = {
   // Interrupt the block after this long; the outcome then says `timedOut`.
   timeoutMs?: number
@@ -187,6 +193,7 @@ export class Session {
       doc: opts.doc ?? '',
       signature: opts.signature ?? '(*args)',
       args: opts.args,
+      ...(opts.approval ? { approval: opts.approval } : {}),
       run: (args, ctx) => fn(...args, ctx),
     })
   }
@@ -258,6 +265,19 @@ export class Session {
 
   toolNames(): string[] {
     return this.tools.names()
+  }
+
+  // What the model is told about each bound tool (the agent's prompt).
+  toolSpecs(): Array<Pick<BoundTool, 'name' | 'doc' | 'signature' | 'approval'>> {
+    return this.tools.names().map((n) => {
+      const t = this.tools.get(n)!
+      return { name: t.name, doc: t.doc, signature: t.signature, approval: t.approval }
+    })
+  }
+
+  // Every tool call passes through `gate` (approvals, the journal); undefined removes it.
+  setToolGate(gate: ToolGate | undefined): void {
+    this.tools.gate = gate
   }
 
   // The next block waits for installs sent before it. The returned promise is marked

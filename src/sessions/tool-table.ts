@@ -11,7 +11,16 @@ export type BoundTool = {
   // Optional schema for the positional argument array; checked before the tool runs.
   args?: z.ZodTypeAny
   run: (args: unknown[], ctx: ToolContext) => unknown | Promise<unknown>
+  // 'required': each call waits for a person's (or a policy's) approval through the gate.
+  approval?: 'required'
 }
+
+// Wraps every tool call (the agent's approval gate and journal, src/agent/gate.ts). Without
+// one, a tool that requires approval is refused: nobody could give it.
+export type ToolGate = (
+  call: { tool: BoundTool; args: unknown[]; signal: AbortSignal },
+  run: () => Promise<unknown>,
+) => Promise<unknown>
 
 export const DEFAULT_MAX_CONCURRENT_HOST_CALLS = 16
 // Calls waiting for a slot; past it a call is refused at once, so a guest flooding the
@@ -25,6 +34,7 @@ export class ToolTable {
   private readonly tools = new Map<string, BoundTool>()
   private active = 0
   private readonly waiting: Array<() => void> = []
+  gate: ToolGate | undefined
 
   constructor(
     private readonly sessionId: string,
@@ -76,6 +86,28 @@ export class ToolTable {
       }
       args = r.data as unknown[]
     }
+    if (tool.approval === 'required' && !this.gate) {
+      throw new VisError(
+        'tool.approval-unavailable',
+        `${tool.name} needs a person's approval and nothing in this session can ask for it; run it in an agent turn`,
+        { sessionId: this.sessionId, tool: tool.name },
+      )
+    }
+    if (this.gate) {
+      const checked = args
+      return this.gate({ tool, args: checked, signal: call.signal }, () =>
+        this.invoke(tool, checked, call, base),
+      )
+    }
+    return this.invoke(tool, args, call, base)
+  }
+
+  private async invoke(
+    tool: BoundTool,
+    args: unknown[],
+    call: HostCall,
+    base: Omit<ToolContext, 'signal'>,
+  ): Promise<unknown> {
     await this.acquire(call.signal)
     try {
       const running = Promise.resolve().then(() => tool.run(args, { ...base, signal: call.signal }))

@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict'
 import { request } from 'node:http'
 import { after, before, describe, test } from 'node:test'
-import { ROUTES } from '../../src/http/routes.js'
+// Every mounted route: the core table and the agent's (src/http/agent-routes.ts).
+import { MOUNTED_ROUTES as ROUTES } from '../../src/http/app.js'
 import { startServer, type VisServer } from '../../src/http/server.js'
 import { client, finishedFor, openEvents, python, tempHome, waitFor } from './helpers.js'
 

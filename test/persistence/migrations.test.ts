@@ -29,6 +29,7 @@ test('a fresh home gets vis.db at the newest schema with WAL, FULL sync, foreign
     assert.equal(schemaVersion(store.db), latestVersion())
     assert.equal(latestVersion(), MIGRATIONS.at(-1)!.version)
     assert.deepEqual(tables(store.db), [
+      'approvals',
       'attachments',
       'blocks',
       'extension_kv',
@@ -37,6 +38,7 @@ test('a fresh home gets vis.db at the newest schema with WAL, FULL sync, foreign
       'session_defs',
       'session_events',
       'sessions',
+      'tool_calls',
       'turns',
     ])
     assert.equal(store.db.pragma('journal_mode', { simple: true }), 'wal')

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util'
+import { agentChecks } from '../../agent/doctor.js'
 import { summaryLines } from '../../confinement/advice.js'
 import { egressChecks } from '../../confinement/egress/health.js'
 import { exitCodeFor, probe } from '../../confinement/probe.js'
@@ -13,7 +14,8 @@ through bubblewrap), cgroups (memory, pids, whether a child group can be
 created), bubblewrap, vis-launcher, vis_confine.node, staged distributions, the egress
 path (relay -> host proxy -> checked dial, and its address floor); then load
 the trusted extensions (~/.vis/extensions and DIR/.vis/extensions) and warn for each
-file that fails to load.
+file that fails to load; last, the agent's model (VIS_MODEL or ~/.vis/agent.json) and
+whether its endpoint answers.
 
   --json          print the full report as JSON (what the HTTP API serves)
   --project DIR   the project whose .vis/extensions to load (default: the current directory)
@@ -38,6 +40,7 @@ export const doctor: Command = {
         ...probed.checks,
         ...(await egressChecks()),
         ...(await extensionChecks({ project: values.project ?? process.cwd() })),
+        ...(await agentChecks()),
       ],
     }
     const code = exitCodeFor(report.checks)

@@ -4,6 +4,7 @@ import { formatPythonForDisplay } from '../../format/index.js'
 import { exportTranscript, openStore, renderMarkdown, type Store } from '../../persistence/index.js'
 import { describeSurvived } from '../../sessions/survived.js'
 import { VisError } from '../../util/errors.js'
+import { sessionTurns, turnLines } from '../agent/show.js'
 import { type Command, subcommands } from '../command.js'
 
 const usage = `Usage: vis sessions list [--state open|closed|all] [--limit N] [--json]
@@ -14,7 +15,8 @@ Read the sessions stored under the vis home (VIS_HOME or ~/.vis). Works while
 \`vis serve\` runs: the database is shared safely.
 
   list     newest first: id, state, blocks, created, title
-  show     one session and its blocks (status, duration, first line of code)
+  show     one session, its blocks (status, duration, first line of code) and its agent
+           turns with each tool call of their journal
   export   the whole transcript, as Markdown (default) or as the canonical JSON`
 
 const oneLine = (s: string, max = 60): string => {
@@ -96,8 +98,11 @@ function show(argv: string[]): number {
       throw new VisError('session.not-found', `No session with id ${id} in ${store.path}.`, { sessionId: id })
     const attachments = store.attachments.listBySession(id)
     const blocks = store.blocks.listBySession(id).map((b) => blockView(b, attachments))
+    const turns = sessionTurns(store, id)
     if (values.json) {
-      process.stdout.write(`${JSON.stringify({ ...sessionView(s, 'dormant', false), blocks }, null, 2)}\n`)
+      process.stdout.write(
+        `${JSON.stringify({ ...sessionView(s, 'dormant', false), blocks, turns }, null, 2)}\n`,
+      )
       return 0
     }
     const out = [
@@ -117,6 +122,7 @@ function show(argv: string[]): number {
       )
       if (b.survived) out.push(`        survived: ${describeSurvived(b.survived)}`)
     }
+    out.push(...turnLines(turns))
     process.stdout.write(`${out.join('\n')}\n`)
     return 0
   })

@@ -1,0 +1,197 @@
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { z } from 'zod'
+import { VisError } from '../util/errors.js'
+import { visHome } from '../util/home.js'
+
+export const PROVIDERS = [
+  'openai',
+  'openai-responses',
+  'anthropic',
+  'ollama',
+  'lmstudio',
+  'vllm',
+  'llamacpp',
+] as const
+export type ProviderName = (typeof PROVIDERS)[number]
+
+// Local OpenAI-compatible servers: Chat Completions at their usual loopback address.
+export const PRESETS: Record<string, { baseURL: string; toolCalling: boolean }> = {
+  ollama: { baseURL: 'http://127.0.0.1:11434/v1', toolCalling: true },
+  lmstudio: { baseURL: 'http://127.0.0.1:1234/v1', toolCalling: true },
+  vllm: { baseURL: 'http://127.0.0.1:8000/v1', toolCalling: true },
+  llamacpp: { baseURL: 'http://127.0.0.1:8080/v1', toolCalling: true },
+}
+
+// Dollars per million tokens.
+const PriceSchema = z
+  .object({
+    input: z.number().min(0),
+    output: z.number().min(0),
+    cached: z.number().min(0).optional().describe('Cached input tokens; the input price when unset.'),
+  })
+  .strict()
+export type Price = z.infer<typeof PriceSchema>
+
+const EndpointSchema = z
+  .object({ baseURL: z.string().url().optional(), apiKey: z.string().optional() })
+  .strict()
+
+export const ApprovalRuleSchema = z
+  .object({
+    tool: z.string().min(1),
+    // A regular expression over the call's JSON arguments; absent: every call of the tool.
+    match: z.string().optional(),
+  })
+  .strict()
+
+// <vis home>/agent.json; every key optional, the environment fills the rest.
+export const AgentConfigFileSchema = z
+  .object({
+    model: z.string().optional().describe('<provider>/<model>, as VIS_MODEL'),
+    providers: z.record(EndpointSchema).default({}),
+    prices: z.record(PriceSchema).default({}).describe('Keyed by <provider>/<model> or by <model>.'),
+    maxIterations: z.number().int().min(1).max(1000).optional(),
+    stallMs: z.number().int().min(10).optional(),
+    blockTimeoutMs: z.number().int().min(1).optional(),
+    toolCalling: z
+      .boolean()
+      .optional()
+      .describe('false: the fenced-block fallback for models without tools.'),
+    images: z
+      .boolean()
+      .optional()
+      .describe(
+        'Whether the model takes images (attachments as image parts); default: not for local presets.',
+      ),
+    approvals: z
+      .object({
+        auto: z.enum(['ask', 'approve', 'deny']).default('ask'),
+        timeoutMs: z
+          .number()
+          .int()
+          .min(1)
+          .default(10 * 60_000),
+        rules: z.array(ApprovalRuleSchema).default([]),
+      })
+      .strict()
+      .default({}),
+  })
+  .strict()
+export type AgentConfigFile = z.infer<typeof AgentConfigFileSchema>
+
+export type ModelSpec = {
+  provider: ProviderName
+  model: string
+  baseURL?: string
+  apiKey?: string
+  toolCalling: boolean
+  images: boolean
+}
+
+export type AgentConfig = AgentConfigFile & {
+  maxIterations: number
+  stallMs: number
+  blockTimeoutMs: number
+  // Waits before retrying a retryable failure; the loop uses retry-after when the server sends it.
+  backoffMs: number[]
+  home: string
+}
+
+export const DEFAULTS = {
+  maxIterations: 30,
+  stallMs: 60_000,
+  blockTimeoutMs: 120_000,
+  backoffMs: [1000, 4000],
+}
+
+export function loadAgentConfig(
+  opts: { home?: string; overrides?: Partial<AgentConfigFile> & { backoffMs?: number[] } } = {},
+): AgentConfig {
+  const home = visHome(opts.home)
+  const path = join(home, 'agent.json')
+  let file: AgentConfigFile = AgentConfigFileSchema.parse({})
+  if (existsSync(path)) {
+    let raw: unknown
+    try {
+      raw = JSON.parse(readFileSync(path, 'utf8'))
+    } catch (err) {
+      throw new VisError('agent.config-invalid', `${path} is not JSON: ${(err as Error).message}`, { path })
+    }
+    const parsed = AgentConfigFileSchema.safeParse(raw)
+    if (!parsed.success) {
+      const why = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')
+      throw new VisError('agent.config-invalid', `${path}: ${why}`, { path })
+    }
+    file = parsed.data
+  }
+  const o = opts.overrides ?? {}
+  const merged = { ...file, ...Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) }
+  return {
+    ...merged,
+    providers: { ...file.providers, ...(o.providers ?? {}) },
+    prices: { ...file.prices, ...(o.prices ?? {}) },
+    approvals: AgentConfigFileSchema.shape.approvals.parse(o.approvals ?? file.approvals),
+    maxIterations: merged.maxIterations ?? DEFAULTS.maxIterations,
+    stallMs: merged.stallMs ?? DEFAULTS.stallMs,
+    blockTimeoutMs: merged.blockTimeoutMs ?? DEFAULTS.blockTimeoutMs,
+    backoffMs: o.backoffMs ?? DEFAULTS.backoffMs,
+    home,
+  }
+}
+
+// `<provider>/<model>`: the model part may hold more slashes (`vllm/Qwen/Qwen2.5-7B`).
+export function resolveModel(
+  ref: string | undefined,
+  config: AgentConfig,
+  env: NodeJS.ProcessEnv = process.env,
+): ModelSpec {
+  const spec = ref ?? env.VIS_MODEL ?? config.model
+  if (!spec) {
+    throw new VisError(
+      'agent.no-model',
+      'No model configured: set VIS_MODEL=<provider>/<model> (e.g. openai/gpt-4.1, anthropic/claude-sonnet-4-5, ollama/qwen2.5-coder) or "model" in agent.json under the vis home.',
+    )
+  }
+  const slash = spec.indexOf('/')
+  const provider = spec.slice(0, slash) as ProviderName
+  const model = spec.slice(slash + 1)
+  if (slash <= 0 || model === '' || !PROVIDERS.includes(provider)) {
+    throw new VisError(
+      'agent.bad-model',
+      `${JSON.stringify(spec)} is not <provider>/<model> with a provider among ${PROVIDERS.join(', ')}.`,
+      { model: spec },
+    )
+  }
+  const file = config.providers[provider] ?? {}
+  const preset = PRESETS[provider]
+  const anthropic = provider === 'anthropic'
+  const baseURL =
+    file.baseURL ??
+    (anthropic ? env.ANTHROPIC_BASE_URL : preset ? undefined : env.OPENAI_BASE_URL) ??
+    preset?.baseURL
+  const apiKey = file.apiKey ?? (anthropic ? env.ANTHROPIC_API_KEY : preset ? 'local' : env.OPENAI_API_KEY)
+  if (!apiKey && !baseURL) {
+    const v = anthropic ? 'ANTHROPIC_API_KEY' : 'OPENAI_API_KEY'
+    throw new VisError(
+      'agent.no-api-key',
+      `${provider} needs ${v} (or providers.${provider}.apiKey in agent.json).`,
+      {
+        provider,
+      },
+    )
+  }
+  return {
+    provider,
+    model,
+    ...(baseURL ? { baseURL } : {}),
+    ...(apiKey ? { apiKey } : {}),
+    toolCalling: config.toolCalling ?? preset?.toolCalling ?? true,
+    // Most local models read text only: an image part would make the server refuse the request.
+    images: config.images ?? preset === undefined,
+  }
+}
+
+export function priceFor(config: AgentConfig, spec: { provider: string; model: string }): Price | undefined {
+  return config.prices[`${spec.provider}/${spec.model}`] ?? config.prices[spec.model]
+}

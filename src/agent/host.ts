@@ -1,0 +1,383 @@
+import type { Engine } from '../engine/engine.js'
+import { type EventType, EventTypeSchema } from '../engine/schemas.js'
+import { newId } from '../persistence/ids.js'
+import type { JsonValue } from '../persistence/json.js'
+import { VisError } from '../util/errors.js'
+import { Approvals } from './approvals.js'
+import { type AgentConfig, loadAgentConfig, resolveModel } from './config.js'
+import { ModelDeltaBatcher } from './deltas.js'
+import { projectInstructions } from './instructions.js'
+import { type CallScope, journalGate } from './journal.js'
+import { runTurn } from './loop.js'
+import { systemPrompt } from './prompt.js'
+import { createProvider } from './providers/index.js'
+import type { Message, Provider } from './providers/types.js'
+import { AgentRecords } from './records.js'
+import type { ApprovalView, ToolCallView, TurnView, UsageView } from './schemas.js'
+import { AgentSession } from './session.js'
+import { expandTemplate } from './templates.js'
+import { addUsage, type CostedUsage, costed } from './usage.js'
+
+export type TurnOptions = {
+  // <provider>/<model>; default VIS_MODEL or agent.json.
+  model?: string
+  maxIterations?: number
+  signal?: AbortSignal
+  // A provider object instead of one built from the model reference (tests, custom hosts).
+  provider?: Provider
+}
+
+export type AgentEvent = { type: string; sessionId: string; turnId: string | null } & Record<string, unknown>
+export type AgentListener = (ev: AgentEvent) => void
+
+export type TurnResult = TurnView & { session_usage: CostedUsage }
+
+export type StartedTurn = { turnId: string; done: Promise<TurnResult> }
+
+type SessionState = {
+  history?: Message[]
+  tail: Promise<unknown>
+  scope: CallScope
+  listeners: Set<AgentListener>
+  // Turns accepted but not finished: their cancel switches, by turn id.
+  running: Map<string, AbortController>
+  queued: Set<string>
+}
+
+// What goes to the session's SSE log (each is a commit): the turn's own events. Its blocks are
+// there already as the engine's block-started / output / block-finished (with their turn_id);
+// block.started / block.output / block.ended are for the library's listeners.
+const SSE_TYPES = new Set<string>(EventTypeSchema.options)
+
+// The agent loop over one engine: turns of a session run one at a time (others queue), each
+// persisted with its iterations, blocks, usage, approvals and journal.
+export class Agent {
+  readonly records: AgentRecords
+  readonly approvals: Approvals
+  readonly abandonedAtStart: number
+  private readonly sessions = new Map<string, SessionState>()
+  private readonly deltas: ModelDeltaBatcher
+
+  constructor(
+    readonly engine: Engine,
+    readonly config: AgentConfig,
+  ) {
+    this.records = new AgentRecords(engine.store)
+    // One engine per home: whatever an earlier host left running is over.
+    this.abandonedAtStart = this.records.abandonLeftovers()
+    this.approvals = new Approvals(this.records, config, (a, type) =>
+      this.emit(a.session_id, a.turn_id, type, { approval: a as unknown as JsonValue }),
+    )
+    this.deltas = new ModelDeltaBatcher((sessionId, data) => this.engine.emit(sessionId, 'model.delta', data))
+    // A closing engine cancels the turns still running and waits for them to be stored.
+    engine.onClose(() => this.cancelAll())
+  }
+
+  // The session as an object: `await agent.session(id).turn('...')`.
+  session(sessionId: string): AgentSession {
+    this.engine.sessionView(sessionId)
+    return new AgentSession(this, sessionId)
+  }
+
+  subscribe(sessionId: string, fn: AgentListener): () => void {
+    const s = this.state(sessionId)
+    s.listeners.add(fn)
+    return () => s.listeners.delete(fn)
+  }
+
+  // Runs one turn and waits for it.
+  async turn(sessionId: string, prompt: string, opts: TurnOptions = {}): Promise<TurnResult> {
+    return (await this.startTurn(sessionId, prompt, opts)).done
+  }
+
+  // Accepts a turn: it runs once the session's earlier turns have finished. Bad input (no model,
+  // an unknown template, a closed session) is refused here, before anything is queued.
+  async startTurn(sessionId: string, prompt: string, opts: TurnOptions = {}): Promise<StartedTurn> {
+    const view = this.engine.sessionView(sessionId)
+    if (view.state === 'closed') {
+      throw new VisError('session.closed', `Session ${sessionId} is closed; create a new session.`, {
+        sessionId,
+      })
+    }
+    const policy = view.policy as {
+      roots: string[]
+      network: { enabled: boolean; allow?: string[]; deny?: string[] }
+      shell: boolean
+    }
+    const provider = opts.provider ?? createProvider(resolveModel(opts.model, this.config))
+    const toolCalling = opts.provider ? true : resolveModel(opts.model, this.config).toolCalling
+    const expanded = expandTemplate(prompt, this.config.home, policy.roots[0])
+    const maxIterations = opts.maxIterations ?? this.config.maxIterations
+    const s = this.state(sessionId)
+    const turnId = newId('turn')
+    const controller = new AbortController()
+    const outer = opts.signal
+    if (outer) {
+      if (outer.aborted) controller.abort(outer.reason)
+      else outer.addEventListener('abort', () => controller.abort(outer.reason), { once: true })
+    }
+    s.running.set(turnId, controller)
+    s.queued.add(turnId)
+    const run = s.tail.then(() =>
+      this.execute(sessionId, turnId, {
+        prompt,
+        expanded: expanded.prompt,
+        template: expanded.template?.name,
+        provider,
+        toolCalling,
+        maxIterations,
+        policy,
+        signal: controller.signal,
+      }),
+    )
+    s.tail = run.catch(() => undefined)
+    const done = run.finally(() => {
+      s.running.delete(turnId)
+      s.queued.delete(turnId)
+    })
+    done.catch(() => undefined)
+    return { turnId, done }
+  }
+
+  // Cancels a queued or running turn: the model request is aborted, the block interrupted.
+  cancel(sessionId: string, turnId: string): boolean {
+    const c = this.sessions.get(sessionId)?.running.get(turnId)
+    if (!c) return false
+    c.abort(new VisError('turn.cancelled', 'The turn was cancelled.', { sessionId, turnId }))
+    return true
+  }
+
+  async cancelAll(): Promise<void> {
+    const tails: Promise<unknown>[] = []
+    for (const [id, s] of this.sessions) {
+      for (const turnId of [...s.running.keys()]) this.cancel(id, turnId)
+      tails.push(s.tail)
+    }
+    await Promise.allSettled(tails)
+  }
+
+  getTurn(sessionId: string, turnId: string): TurnView {
+    const s = this.sessions.get(sessionId)
+    if (s?.queued.has(turnId) && !this.records.turn(turnId)) {
+      this.engine.sessionView(sessionId)
+      return queuedView(sessionId, turnId)
+    }
+    return this.records.requireTurn(sessionId, turnId)
+  }
+
+  listTurns(sessionId: string): TurnView[] {
+    this.engine.sessionView(sessionId)
+    return this.records.turnIds(sessionId).map((id) => this.records.turn(id)!)
+  }
+
+  journal(sessionId: string, turnId: string): ToolCallView[] {
+    this.records.requireTurn(sessionId, turnId)
+    return this.records.toolCalls(turnId)
+  }
+
+  listApprovals(sessionId: string, status?: ApprovalView['status']): ApprovalView[] {
+    this.engine.sessionView(sessionId)
+    return this.records.approvals(sessionId, status)
+  }
+
+  decide(sessionId: string, approvalId: string, decision: 'approve' | 'deny', by = 'library', note?: string) {
+    return this.approvals.decide(sessionId, approvalId, decision, by, note)
+  }
+
+  // Every turn's tokens summed; the cost is null as soon as one turn's model had no price.
+  sessionUsage(sessionId: string): CostedUsage {
+    const usages = this.listTurns(sessionId).flatMap((t) => (t.usage ? [t.usage] : []))
+    const tokens = usages.reduce(addUsage, { input: 0, output: 0, reasoning: 0, cached: 0 })
+    const priced = usages.every((u) => u.cost_usd !== null)
+    const cost = usages.reduce((a, u) => a + (u.cost_usd ?? 0), 0)
+    return { ...tokens, cost_usd: priced ? Math.round(cost * 1e8) / 1e8 : null }
+  }
+
+  // ---- internals ----
+
+  private async execute(
+    sessionId: string,
+    turnId: string,
+    r: {
+      prompt: string
+      expanded: string
+      template: string | undefined
+      provider: Provider
+      toolCalling: boolean
+      maxIterations: number
+      policy: {
+        roots: string[]
+        network: { enabled: boolean; allow?: string[]; deny?: string[] }
+        shell: boolean
+      }
+      signal: AbortSignal
+    },
+  ): Promise<TurnResult> {
+    const s = this.state(sessionId)
+    s.queued.delete(turnId)
+    const model = `${r.provider.name}/${r.provider.model}`
+    this.engine.store.turns.start({
+      id: turnId,
+      sessionId,
+      request: { prompt: r.prompt, ...(r.template ? { template: r.template } : {}) },
+    })
+    this.records.setTurnModel(turnId, model)
+    s.scope.turnId = turnId
+    this.emit(sessionId, turnId, 'turn.started', {
+      prompt: r.prompt,
+      model,
+      ...(r.template ? { template: r.template } : {}),
+    })
+    let end: Awaited<ReturnType<typeof runTurn>>
+    // The running block's output, for the library's listeners (SSE has it as `output` events).
+    const offOutput = this.engine.subscribe(sessionId, (ev) => {
+      const d = ev.data as { block_id?: string; stream?: string; data?: string }
+      if (ev.type === 'output' && d.block_id !== undefined && d.block_id === s.scope.blockId) {
+        this.tell(sessionId, turnId, 'block.output', { block_id: d.block_id, stream: d.stream, data: d.data })
+      }
+    })
+    try {
+      const session = await this.engine.runtimeSession(sessionId)
+      session.setToolGate(journalGate(sessionId, s.scope, this.records, this.approvals))
+      const { files, warnings } = projectInstructions(this.config.home, r.policy.roots)
+      for (const w of warnings)
+        this.emit(sessionId, turnId, 'turn.warning', { kind: 'instructions', path: w.path, reason: w.reason })
+      const fragments = (this.engine.extensions?.list() ?? [])
+        .filter((e) => e.manifest.prompt)
+        .map((e) => ({ name: e.manifest.name, text: e.manifest.prompt! }))
+      const system = systemPrompt({
+        policy: r.policy,
+        tools: session.toolSpecs(),
+        instructions: files,
+        fragments,
+        toolCalling: r.toolCalling,
+      })
+      s.history ??= this.priorHistory(sessionId, turnId)
+      end = await runTurn({
+        engine: this.engine,
+        records: this.records,
+        config: this.config,
+        provider: r.provider,
+        toolCalling: r.toolCalling,
+        sessionId,
+        turnId,
+        system,
+        history: s.history,
+        prompt: r.expanded,
+        maxIterations: r.maxIterations,
+        signal: r.signal,
+        scope: s.scope,
+        emit: (type, data) => this.emit(sessionId, turnId, type, data),
+      })
+    } catch (err) {
+      end = {
+        status: r.signal.aborted ? 'cancelled' : 'failed',
+        answer: null,
+        error: { code: (err as VisError).code ?? 'agent.failed', message: (err as Error).message },
+        usage: { input: 0, output: 0, reasoning: 0, cached: 0 },
+      }
+    } finally {
+      offOutput()
+      s.scope.turnId = null
+      s.scope.blockId = null
+    }
+    this.deltas.flush(sessionId)
+    const usage: UsageView = costed(end.usage, this.config, r.provider)
+    this.records.finishTurn(turnId, end.status, { answer: end.answer, error: end.error, usage })
+    const type =
+      end.status === 'done' ? 'turn.completed' : end.status === 'cancelled' ? 'turn.cancelled' : 'turn.failed'
+    this.emit(sessionId, turnId, type, { status: end.status, answer: end.answer, error: end.error, usage })
+    return { ...this.records.requireTurn(sessionId, turnId), session_usage: this.sessionUsage(sessionId) }
+  }
+
+  // A session's earlier turns (from before this process) as prompt/answer pairs.
+  private priorHistory(sessionId: string, current: string): Message[] {
+    const out: Message[] = []
+    for (const id of this.records.turnIds(sessionId)) {
+      if (id === current) continue
+      const t = this.records.turn(id)!
+      if (!t.prompt) continue
+      out.push({ role: 'user', content: [{ type: 'text', text: t.prompt }] })
+      out.push({
+        role: 'assistant',
+        text: t.answer ?? `(that turn ended ${t.status} without an answer)`,
+        toolCalls: [],
+      })
+    }
+    return out
+  }
+
+  private emit(sessionId: string, turnId: string | null, type: string, data: Record<string, unknown>): void {
+    this.tell(sessionId, turnId, type, data)
+    const payload = { turn_id: turnId, ...data } as unknown as JsonValue
+    if (type === 'model.delta') {
+      this.deltas.add(sessionId, turnId, data.iteration_id as string, data.text as string)
+      return
+    }
+    this.deltas.flush(sessionId)
+    if (SSE_TYPES.has(type)) this.engine.emit(sessionId, type as EventType, payload)
+    else if (type === 'model.retry')
+      this.engine.emit(sessionId, 'turn.warning', {
+        kind: 'model.retry',
+        ...(payload as object),
+      } as JsonValue)
+  }
+
+  // The library's listeners only.
+  private tell(sessionId: string, turnId: string | null, type: string, data: Record<string, unknown>): void {
+    const s = this.sessions.get(sessionId)
+    if (s) {
+      for (const fn of [...s.listeners]) {
+        try {
+          fn({ ...data, type, sessionId, turnId })
+        } catch {
+          // A listener's failure is its own.
+        }
+      }
+    }
+  }
+
+  private state(sessionId: string): SessionState {
+    let s = this.sessions.get(sessionId)
+    if (!s) {
+      s = {
+        tail: Promise.resolve(),
+        scope: { turnId: null, blockId: null },
+        listeners: new Set(),
+        running: new Map(),
+        queued: new Set(),
+      }
+      this.sessions.set(sessionId, s)
+    }
+    return s
+  }
+}
+
+function queuedView(sessionId: string, id: string): TurnView {
+  return {
+    id,
+    session_id: sessionId,
+    position: 0,
+    status: 'queued',
+    prompt: null,
+    model: null,
+    answer: null,
+    error: null,
+    usage: null,
+    created_at: new Date().toISOString(),
+    finished_at: null,
+    iterations: [],
+  }
+}
+
+const agents = new WeakMap<Engine, Agent>()
+
+// The engine's agent: one per engine, made on first use with the vis home's agent.json.
+export function agentFor(engine: Engine, config?: AgentConfig): Agent {
+  let a = agents.get(engine)
+  if (!a) {
+    a = new Agent(engine, config ?? loadAgentConfig({ home: engine.home }))
+    agents.set(engine, a)
+  }
+  return a
+}

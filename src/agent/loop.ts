@@ -1,0 +1,325 @@
+import type { Engine } from '../engine/engine.js'
+import type { BlockView } from '../engine/schemas.js'
+import { newId } from '../persistence/ids.js'
+import { errorMessage, isVisError, VisError } from '../util/errors.js'
+import type { AgentConfig } from './config.js'
+import type { CallScope } from './journal.js'
+import { classify, ProviderFailure, StallWatch } from './providers/failure.js'
+import type { Message, ModelReply, Part, Provider, ToolCall, Usage } from './providers/types.js'
+import { PYTHON_TOOL, zeroUsage } from './providers/types.js'
+import type { AgentRecords } from './records.js'
+import { type AttachmentBytes, renderBlock } from './render.js'
+import { addUsage, costed } from './usage.js'
+
+export const MAX_FAILURES = 3
+export const MAX_EMPTY_REPLIES = 3
+// A retry-after longer than this ends the turn instead of holding it.
+const MAX_RETRY_WAIT_MS = 120_000
+
+export type TurnEmit = (type: string, data: Record<string, unknown>) => void
+
+export type TurnRun = {
+  engine: Engine
+  records: AgentRecords
+  config: AgentConfig
+  provider: Provider
+  toolCalling: boolean
+  sessionId: string
+  turnId: string
+  system: string
+  // The session's conversation so far; the turn appends to it (history only grows).
+  history: Message[]
+  prompt: string
+  maxIterations: number
+  signal: AbortSignal
+  scope: CallScope
+  emit: TurnEmit
+}
+
+export type TurnEnd = {
+  status: 'done' | 'failed' | 'cancelled'
+  answer: string | null
+  error: { code: string; message: string } | null
+  usage: Usage
+}
+
+export class TurnCancelled extends VisError {
+  constructor(sessionId: string, turnId: string) {
+    super('turn.cancelled', 'The turn was cancelled.', { sessionId, turnId })
+  }
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason)
+    const t = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort)
+      resolve()
+    }, ms)
+    const onAbort = () => {
+      clearTimeout(t)
+      reject(signal.reason)
+    }
+    signal.addEventListener('abort', onAbort, { once: true })
+  })
+
+// Models without tool calling: the first fenced python block of a reply is the code to run.
+export function fencedBlock(text: string): string | undefined {
+  const m = /```(?:python|py|python3)[^\n]*\n([\s\S]*?)```/.exec(text)
+  return m ? m[1] : undefined
+}
+
+const capNotice = (n: number) =>
+  `You have used all ${n} iterations of this turn. Do not run any more code: answer now, in plain text, ` +
+  'with your best answer from what you have found so far (say what is unfinished).'
+
+// One turn: ask the model, run the block it wrote, append what the block did, until the model
+// answers in text (or the cap, three failures, three empty replies, or a cancel ends it).
+export async function runTurn(t: TurnRun): Promise<TurnEnd> {
+  let usage = zeroUsage()
+  const cancelled = () => t.signal.aborted
+  t.history.push({ role: 'user', content: [{ type: 'text', text: t.prompt }] })
+  let asked = 0
+  let empties = 0
+  try {
+    for (;;) {
+      if (cancelled()) throw new TurnCancelled(t.sessionId, t.turnId)
+      const final = asked >= t.maxIterations
+      if (final)
+        t.history.push({ role: 'user', content: [{ type: 'text', text: capNotice(t.maxIterations) }] })
+      // The row is written once the reply is in (one commit per iteration); its id is known now so
+      // streamed text can name it.
+      const iter = { id: newId('iter'), position: asked + 1 }
+      t.emit('iteration.started', { iteration_id: iter.id, position: iter.position, final })
+      const reply = await callModel(t, final, iter.id)
+      asked++
+      const cost = costed(reply.usage, t.config, t.provider)
+      usage = addUsage(usage, reply.usage)
+      const calls = final ? [] : callsOf(reply, t.toolCalling, iter.position)
+      t.records.addIteration(t.turnId, iter.id, {
+        model: `${t.provider.name}/${t.provider.model}`,
+        requestId: reply.requestId,
+        text: reply.text,
+        toolCalls: calls,
+        usage: cost,
+        stop: reply.stop,
+      })
+      t.emit('model.reply', {
+        iteration_id: iter.id,
+        request_id: reply.requestId,
+        usage: cost,
+        tool_calls: calls.length,
+      })
+      if (calls.length === 0) {
+        if (reply.text.trim() === '') {
+          if (final) {
+            return fail(
+              usage,
+              'agent.iteration-cap',
+              `The turn reached its cap of ${t.maxIterations} iterations and the model gave no final answer.`,
+            )
+          }
+          empties++
+          if (empties >= MAX_EMPTY_REPLIES) {
+            return fail(
+              usage,
+              'agent.empty-replies',
+              `The model sent ${MAX_EMPTY_REPLIES} empty replies in a row (no text, no code); the turn ends without an answer.`,
+            )
+          }
+          continue
+        }
+        t.history.push({ role: 'assistant', text: reply.text, toolCalls: [] })
+        return { status: 'done', answer: reply.text, error: null, usage }
+      }
+      empties = 0
+      t.history.push({ role: 'assistant', text: reply.text, toolCalls: t.toolCalling ? calls : [] })
+      await runCalls(t, calls, iter.id)
+    }
+  } catch (err) {
+    if (cancelled() || err instanceof TurnCancelled) {
+      return {
+        status: 'cancelled',
+        answer: null,
+        error: { code: 'turn.cancelled', message: 'The turn was cancelled.' },
+        usage,
+      }
+    }
+    if (err instanceof ProviderFailure || isVisError(err)) return fail(usage, err.code, err.message)
+    return fail(usage, 'agent.failed', errorMessage(err))
+  }
+}
+
+const fail = (usage: Usage, code: string, message: string): TurnEnd => ({
+  status: 'failed',
+  answer: null,
+  error: { code, message },
+  usage,
+})
+
+function callsOf(reply: ModelReply, toolCalling: boolean, position: number): ToolCall[] {
+  if (toolCalling) return reply.toolCalls
+  const code = fencedBlock(reply.text)
+  return code === undefined
+    ? []
+    : [{ id: `block_${position}`, name: PYTHON_TOOL.name, arguments: JSON.stringify({ code }) }]
+}
+
+// Each call's result is appended even when the turn stops half-way: a conversation whose tool
+// call has no result is refused by every provider on the next turn.
+async function runCalls(t: TurnRun, calls: ToolCall[], iterationId: string): Promise<void> {
+  let i = 0
+  try {
+    for (; i < calls.length; i++) {
+      if (t.signal.aborted) throw new TurnCancelled(t.sessionId, t.turnId)
+      const content = await runCall(t, calls[i]!, iterationId)
+      appendResult(t, calls[i]!, content)
+    }
+  } finally {
+    for (; i < calls.length; i++)
+      appendResult(t, calls[i]!, [{ type: 'text', text: '(not run: the turn was cancelled)' }])
+  }
+}
+
+function appendResult(t: TurnRun, call: ToolCall, content: Part[]): void {
+  if (t.toolCalling) t.history.push({ role: 'tool', callId: call.id, content })
+  else {
+    const [first, ...rest] = content
+    const text = first?.type === 'text' ? first.text : ''
+    t.history.push({
+      role: 'user',
+      content: [{ type: 'text', text: `What your block did:\n${text}` }, ...rest],
+    })
+  }
+}
+
+const errorPart = (text: string): Part[] => [{ type: 'text', text }]
+
+async function runCall(t: TurnRun, call: ToolCall, iterationId: string): Promise<Part[]> {
+  if (call.name !== PYTHON_TOOL.name) {
+    return errorPart(
+      `✗ tool error: there is no tool named ${JSON.stringify(call.name)}; the only tool is ${PYTHON_TOOL.name}(code).`,
+    )
+  }
+  let code: unknown
+  try {
+    code = (JSON.parse(call.arguments) as { code?: unknown })?.code
+  } catch (err) {
+    return errorPart(
+      `✗ tool-call error: the arguments were not valid JSON (${errorMessage(err)}). ` +
+        `Call ${PYTHON_TOOL.name} again with arguments {"code": "<python source>"}.`,
+    )
+  }
+  if (typeof code !== 'string') {
+    return errorPart(
+      `✗ tool-call error: the arguments need a string "code"; got ${call.arguments.slice(0, 200)}`,
+    )
+  }
+  const block = await runBlock(t, code, iterationId)
+  const bytes: AttachmentBytes = (id) => {
+    try {
+      const { attachment, data } = t.engine.attachment(t.sessionId, id)
+      return { mediaType: attachment.media_type, data }
+    } catch {
+      return undefined
+    }
+  }
+  return renderBlock(block, bytes, t.provider.images)
+}
+
+async function runBlock(t: TurnRun, code: string, iterationId: string): Promise<BlockView> {
+  const submitted = await t.engine.submitBlock(
+    t.sessionId,
+    { code, turn_id: t.turnId, timeout_ms: t.config.blockTimeoutMs },
+    { iterationId },
+  )
+  const blockId = submitted.block.id
+  t.scope.blockId = blockId
+  t.emit('block.started', { block_id: blockId, iteration_id: iterationId, code })
+  // A cancel interrupts the block; its pending tool calls and approvals are cancelled with it.
+  // An interrupt that arrives before the block's Python has started does not land, so it is
+  // sent again until one lands or the block ends.
+  let ended = false
+  const onAbort = () => {
+    void (async () => {
+      while (!ended) {
+        if (t.engine.runningBlock(t.sessionId) === blockId) {
+          const r = await t.engine.interrupt(t.sessionId).catch(() => undefined)
+          if (r?.landed || r?.retired) return
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+    })()
+  }
+  t.signal.addEventListener('abort', onAbort, { once: true })
+  if (t.signal.aborted) onAbort()
+  try {
+    const block = await submitted.done
+    t.emit('block.ended', {
+      block_id: blockId,
+      iteration_id: iterationId,
+      duration_ms: block.duration_ms,
+      error: block.error,
+      timed_out: block.timed_out,
+    })
+    return block
+  } finally {
+    ended = true
+    t.signal.removeEventListener('abort', onAbort)
+    t.scope.blockId = null
+  }
+}
+
+// One model request with its retries: 429/5xx/connection failures wait (retry-after when sent,
+// else the backoff) and try again, a stall is retried once; three failures in a row end the turn.
+async function callModel(t: TurnRun, final: boolean, iterationId: string): Promise<ModelReply> {
+  let failures = 0
+  let stalls = 0
+  for (;;) {
+    const watch = new StallWatch(t.config.stallMs, t.signal)
+    try {
+      return await t.provider.complete({
+        system: t.system,
+        messages: t.history,
+        tools: t.toolCalling,
+        toolChoice: final ? 'none' : 'auto',
+        signal: watch.signal,
+        onDelta: (text) => {
+          watch.kick()
+          if (text !== '') t.emit('model.delta', { iteration_id: iterationId, text })
+        },
+      })
+    } catch (err) {
+      if (t.signal.aborted) throw new TurnCancelled(t.sessionId, t.turnId)
+      const f = classify(err, t.provider.name, watch.stalled, t.config.stallMs)
+      failures++
+      if (watch.stalled) stalls++
+      const wait =
+        f.retryAfterMs ?? t.config.backoffMs[Math.min(failures - 1, t.config.backoffMs.length - 1)] ?? 1000
+      const last = !f.retryable || failures >= MAX_FAILURES || stalls > 1 || wait > MAX_RETRY_WAIT_MS
+      t.emit('model.retry', {
+        iteration_id: iterationId,
+        code: f.code,
+        message: f.message,
+        attempt: failures,
+        retrying: !last,
+        wait_ms: last ? null : wait,
+      })
+      if (last) {
+        const why = !f.retryable
+          ? f.message
+          : stalls > 1
+            ? `the stream stalled twice (${t.config.stallMs} ms without data): ${f.message}`
+            : wait > MAX_RETRY_WAIT_MS
+              ? `the provider asked to wait ${Math.round(wait / 1000)} s before retrying: ${f.message}`
+              : `${failures} failures in a row; the last: ${f.message}`
+        throw new ProviderFailure(f.code, `The model request failed: ${why}`, false, f.status, undefined)
+      }
+      await sleep(wait, t.signal).catch(() => {
+        throw new TurnCancelled(t.sessionId, t.turnId)
+      })
+    } finally {
+      watch.dispose()
+    }
+  }
+}

@@ -1,0 +1,139 @@
+import Anthropic from '@anthropic-ai/sdk'
+import { ReplyBuilder } from './reply.js'
+import type { CompleteRequest, Message, ModelReply, Part, Provider } from './types.js'
+import { PYTHON_TOOL, pingAnswer, sdkOptions } from './types.js'
+
+type Block = Record<string, unknown>
+type Turn = { role: 'user' | 'assistant'; content: Block[] }
+
+const partBlock = (p: Part): Block =>
+  p.type === 'text'
+    ? { type: 'text', text: p.text }
+    : { type: 'image', source: { type: 'base64', media_type: p.mediaType, data: p.data } }
+
+// Messages alternate user/assistant; tool results are user content. Adjacent messages of one
+// role (a tool result, then the next prompt) merge into one.
+export function anthropicMessages(messages: readonly Message[]): Turn[] {
+  const out: Turn[] = []
+  const push = (role: Turn['role'], blocks: Block[]) => {
+    const last = out.at(-1)
+    if (last && last.role === role) last.content.push(...blocks)
+    else out.push({ role, content: blocks })
+  }
+  for (const m of messages) {
+    if (m.role === 'user') push('user', m.content.map(partBlock))
+    else if (m.role === 'tool') {
+      push('user', [{ type: 'tool_result', tool_use_id: m.callId, content: m.content.map(partBlock) }])
+    } else {
+      const blocks: Block[] = []
+      if (m.text !== '') blocks.push({ type: 'text', text: m.text })
+      for (const c of m.toolCalls) {
+        let input: unknown = {}
+        try {
+          input = JSON.parse(c.arguments)
+        } catch {
+          // A malformed call was answered with an error; its input is kept as text so the
+          // conversation stays valid.
+          input = { code: c.arguments }
+        }
+        blocks.push({ type: 'tool_use', id: c.id, name: c.name, input })
+      }
+      if (blocks.length === 0) blocks.push({ type: 'text', text: '(empty reply)' })
+      push('assistant', blocks)
+    }
+  }
+  return out
+}
+
+function withCacheBreakpoint(turns: Turn[]): Turn[] {
+  const last = turns.at(-1)?.content.at(-1)
+  if (last) last.cache_control = { type: 'ephemeral' }
+  return turns
+}
+
+export type AnthropicOptions = { model: string; baseURL?: string; apiKey?: string; maxTokens?: number }
+
+// Anthropic Messages, streamed; tool input JSON arrives as partial_json fragments per block index.
+export class AnthropicProvider implements Provider {
+  readonly name = 'anthropic'
+  readonly model: string
+  readonly images = true
+  private readonly client: Anthropic
+  private readonly maxTokens: number
+
+  constructor(opts: AnthropicOptions) {
+    this.model = opts.model
+    this.maxTokens = opts.maxTokens ?? 16_000
+    this.client = new Anthropic(sdkOptions(opts))
+  }
+
+  async complete(req: CompleteRequest): Promise<ModelReply> {
+    const params = {
+      model: this.model,
+      max_tokens: this.maxTokens,
+      // Cache breakpoints on the system prompt and the newest message: the history only grows, so
+      // each request reads the previous one's prefix from the cache.
+      system: [{ type: 'text', text: req.system, cache_control: { type: 'ephemeral' } }],
+      messages: withCacheBreakpoint(anthropicMessages(req.messages)),
+      stream: true,
+      ...(req.tools
+        ? {
+            tools: [
+              {
+                name: PYTHON_TOOL.name,
+                description: PYTHON_TOOL.description,
+                input_schema: PYTHON_TOOL.parameters,
+              },
+            ],
+            tool_choice: { type: req.toolChoice },
+          }
+        : {}),
+    } as unknown as Anthropic.MessageCreateParamsStreaming
+    const { data: stream, request_id } = await this.client.messages
+      .create(params, { signal: req.signal })
+      .withResponse()
+    const reply = new ReplyBuilder(req.onDelta)
+    const usage = reply.usage
+    for await (const ev of stream) {
+      req.onDelta('')
+      switch (ev.type) {
+        case 'message_start': {
+          reply.id = ev.message.id
+          const u = ev.message.usage
+          usage.cached = u.cache_read_input_tokens ?? 0
+          usage.input = (u.input_tokens ?? 0) + usage.cached + (u.cache_creation_input_tokens ?? 0)
+          usage.output = u.output_tokens ?? 0
+          break
+        }
+        case 'content_block_start':
+          if (ev.content_block.type === 'tool_use') {
+            reply.addCall(ev.index, { id: ev.content_block.id, name: ev.content_block.name })
+          }
+          break
+        case 'content_block_delta':
+          if (ev.delta.type === 'text_delta') reply.addText(ev.delta.text)
+          else if (ev.delta.type === 'input_json_delta' && reply.hasCall(ev.index)) {
+            reply.addCall(ev.index, { arguments: ev.delta.partial_json })
+          }
+          break
+        case 'message_delta':
+          reply.stop = ev.delta.stop_reason ?? reply.stop
+          if (ev.usage?.output_tokens !== undefined && ev.usage.output_tokens !== null)
+            usage.output = ev.usage.output_tokens
+          break
+        default:
+          break
+      }
+    }
+    // A tool_use with no input fragments has the empty object as input.
+    return reply.finish(request_id)
+  }
+
+  async ping(signal: AbortSignal): Promise<string> {
+    const r = await this.client.models.list({}, { signal })
+    return pingAnswer(
+      this.model,
+      r.data.map((m) => m.id),
+    )
+  }
+}

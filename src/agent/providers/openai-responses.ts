@@ -1,0 +1,119 @@
+import OpenAI from 'openai'
+import type { CompleteRequest, Message, ModelReply, Part, Provider } from './types.js'
+import { PYTHON_TOOL, pingAnswer, sdkOptions, zeroUsage } from './types.js'
+
+type Item = Record<string, unknown>
+
+const inputPart = (p: Part): Item =>
+  p.type === 'text'
+    ? { type: 'input_text', text: p.text }
+    : { type: 'input_image', image_url: `data:${p.mediaType};base64,${p.data}`, detail: 'auto' }
+
+const textOf = (parts: Part[]) =>
+  parts
+    .filter((p): p is Extract<Part, { type: 'text' }> => p.type === 'text')
+    .map((p) => p.text)
+    .join('\n')
+
+// Stateless input items (no previous_response_id): the whole history is sent each time, so it
+// only grows and the provider's prompt cache keeps matching.
+export function responsesInput(messages: readonly Message[]): Item[] {
+  const out: Item[] = []
+  for (const m of messages) {
+    if (m.role === 'user') out.push({ role: 'user', content: m.content.map(inputPart) })
+    else if (m.role === 'assistant') {
+      if (m.text !== '') out.push({ role: 'assistant', content: m.text })
+      for (const c of m.toolCalls)
+        out.push({ type: 'function_call', call_id: c.id, name: c.name, arguments: c.arguments })
+    } else {
+      out.push({ type: 'function_call_output', call_id: m.callId, output: textOf(m.content) })
+      const images = m.content.filter((p) => p.type === 'image')
+      if (images.length > 0) out.push({ role: 'user', content: images.map(inputPart) })
+    }
+  }
+  return out
+}
+
+export type ResponsesOptions = { model: string; baseURL?: string; apiKey?: string }
+
+// OpenAI Responses API, streamed: text deltas as they come, the final output items from
+// response.completed.
+export class OpenAIResponsesProvider implements Provider {
+  readonly name = 'openai-responses'
+  readonly model: string
+  readonly images = true
+  private readonly client: OpenAI
+
+  constructor(opts: ResponsesOptions) {
+    this.model = opts.model
+    this.client = new OpenAI(sdkOptions(opts))
+  }
+
+  async complete(req: CompleteRequest): Promise<ModelReply> {
+    const params = {
+      model: this.model,
+      instructions: req.system,
+      input: responsesInput(req.messages),
+      stream: true,
+      store: false,
+      ...(req.tools
+        ? {
+            tools: [
+              {
+                type: 'function',
+                name: PYTHON_TOOL.name,
+                description: PYTHON_TOOL.description,
+                parameters: PYTHON_TOOL.parameters,
+                strict: false,
+              },
+            ],
+            tool_choice: req.toolChoice,
+          }
+        : {}),
+    } as unknown as OpenAI.Responses.ResponseCreateParamsStreaming
+    const { data: stream, request_id } = await this.client.responses
+      .create(params, { signal: req.signal })
+      .withResponse()
+    let text = ''
+    let final: OpenAI.Responses.Response | undefined
+    for await (const ev of stream) {
+      req.onDelta('')
+      if (ev.type === 'response.output_text.delta') {
+        text += ev.delta
+        req.onDelta(ev.delta)
+      } else if (ev.type === 'response.completed' || ev.type === 'response.incomplete') {
+        final = ev.response
+      } else if (ev.type === 'response.failed') {
+        throw new Error(`the response failed: ${ev.response.error?.message ?? 'no reason given'}`)
+      }
+    }
+    if (!final) throw new Error('the stream ended before response.completed')
+    const usage = zeroUsage()
+    usage.input = final.usage?.input_tokens ?? 0
+    usage.output = final.usage?.output_tokens ?? 0
+    usage.cached = final.usage?.input_tokens_details?.cached_tokens ?? 0
+    usage.reasoning = final.usage?.output_tokens_details?.reasoning_tokens ?? 0
+    const toolCalls = final.output.flatMap((o) =>
+      o.type === 'function_call' ? [{ id: o.call_id, name: o.name, arguments: o.arguments }] : [],
+    )
+    const completedText = final.output
+      .flatMap((o) => (o.type === 'message' ? o.content : []))
+      .map((c) => (c.type === 'output_text' ? c.text : ''))
+      .join('')
+    return {
+      text: completedText || text,
+      toolCalls,
+      usage,
+      requestId: request_id ?? final.id,
+      stop: final.status ?? null,
+    }
+  }
+
+  async ping(signal: AbortSignal): Promise<string> {
+    const r = await this.client.models.list({ signal })
+    return pingAnswer(
+      this.model,
+      r.data.map((m) => m.id),
+    )
+  }
+}

@@ -1,0 +1,317 @@
+import { z } from 'zod'
+import { newId } from '../persistence/ids.js'
+import type { Store } from '../persistence/index.js'
+import type { TurnStatus } from '../persistence/turns.js'
+import { VisError } from '../util/errors.js'
+import type { ApprovalRequest } from './approvals.js'
+import { type Usage, UsageSchema } from './providers/types.js'
+import {
+  type ApprovalView,
+  ApprovalViewSchema,
+  type IterationView,
+  type ToolCallView,
+  ToolCallViewSchema,
+  type TurnView,
+  type UsageView,
+} from './schemas.js'
+
+// The agent's rows: turn outcomes and iteration replies (columns of migration 4 on the existing
+// turns/iterations tables), approvals and the tool-call journal.
+
+const iso = (ms: number) => new Date(ms).toISOString()
+const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms))
+const parse = <T>(s: string | null): T | null => (s === null ? null : (JSON.parse(s) as T))
+const StoredUsage = UsageSchema.extend({ cost_usd: z.number().nullable().default(null) })
+
+const TurnRow = z.object({
+  id: z.string(),
+  session_id: z.string(),
+  position: z.number().int(),
+  request: z.string().nullable(),
+  status: z.enum(['open', 'done', 'failed', 'cancelled']),
+  created_at: z.number().int(),
+  finished_at: z.number().int().nullable(),
+  model: z.string().nullable(),
+  answer: z.string().nullable(),
+  error: z.string().nullable(),
+  usage: z.string().nullable(),
+})
+
+const IterRow = z.object({
+  id: z.string(),
+  position: z.number().int(),
+  model: z.string().nullable(),
+  request_id: z.string().nullable(),
+  text: z.string().nullable(),
+  tool_calls: z.string().nullable(),
+  usage: z.string().nullable(),
+  stop: z.string().nullable(),
+})
+
+// Stored as the view is shown, but with JSON text for args and epoch milliseconds for times.
+const ApprovalRow = ApprovalViewSchema.extend({
+  args: z.string(),
+  created_at: z.number().int(),
+  decided_at: z.number().int().nullable(),
+})
+
+// A journal row joined with its approval's status and who decided it.
+const CallRow = ToolCallViewSchema.omit({ ok: true, approval: true, created_at: true }).extend({
+  ok: z.number().int(),
+  approval_id: z.string().nullable(),
+  a_status: z.string().nullable(),
+  a_by: z.string().nullable(),
+  created_at: z.number().int(),
+})
+
+const usageView = (s: string | null): UsageView | null => {
+  const v = parse<unknown>(s)
+  return v === null ? null : StoredUsage.parse(v)
+}
+
+export type IterationRecord = {
+  model: string
+  requestId: string | null
+  text: string
+  toolCalls: { id: string; name: string; arguments: string }[]
+  usage: Usage & { cost_usd: number | null }
+  stop: string | null
+}
+
+export class AgentRecords {
+  constructor(private readonly store: Store) {}
+
+  private get db() {
+    return this.store.db
+  }
+
+  // The iteration and what the model answered, in one commit.
+  addIteration(turnId: string, id: string, r: IterationRecord): void {
+    this.store.transaction(() => {
+      this.store.turns.addIteration(turnId, id)
+      this.db
+        .prepare(
+          'UPDATE iterations SET model = ?, request_id = ?, text = ?, tool_calls = ?, usage = ?, stop = ? WHERE id = ?',
+        )
+        .run(r.model, r.requestId, r.text, JSON.stringify(r.toolCalls), JSON.stringify(r.usage), r.stop, id)
+    })
+  }
+
+  setTurnModel(id: string, model: string): void {
+    this.db.prepare('UPDATE turns SET model = ? WHERE id = ?').run(model, id)
+  }
+
+  finishTurn(
+    id: string,
+    status: Exclude<TurnStatus, 'open'>,
+    out: { answer: string | null; error: { code: string; message: string } | null; usage: UsageView },
+  ): void {
+    this.store.transaction(() => {
+      this.db
+        .prepare('UPDATE turns SET answer = ?, error = ?, usage = ? WHERE id = ?')
+        .run(out.answer, out.error ? JSON.stringify(out.error) : null, JSON.stringify(out.usage), id)
+      this.store.turns.finish(id, status)
+    })
+  }
+
+  turn(id: string): TurnView | undefined {
+    const row = this.db.prepare('SELECT * FROM turns WHERE id = ?').get(id)
+    if (row === undefined) return undefined
+    const t = TurnRow.parse(row)
+    const iters = this.db
+      .prepare('SELECT * FROM iterations WHERE turn_id = ? ORDER BY position')
+      .all(id)
+      .map((r) => IterRow.parse(r))
+    const blocks = this.db
+      .prepare('SELECT id, iteration_id FROM blocks WHERE turn_id = ? ORDER BY position')
+      .all(id) as { id: string; iteration_id: string | null }[]
+    const request = parse<unknown>(t.request)
+    const iterations: IterationView[] = iters.map((i) => ({
+      id: i.id,
+      position: i.position,
+      model: i.model,
+      request_id: i.request_id,
+      text: i.text,
+      tool_calls: parse<IterationView['tool_calls']>(i.tool_calls) ?? [],
+      stop: i.stop,
+      usage: usageView(i.usage),
+      block_ids: blocks.filter((b) => b.iteration_id === i.id).map((b) => b.id),
+    }))
+    return {
+      id: t.id,
+      session_id: t.session_id,
+      position: t.position,
+      status: t.status === 'open' ? 'running' : t.status,
+      prompt:
+        typeof request === 'object' && request !== null
+          ? String((request as { prompt?: unknown }).prompt ?? '')
+          : null,
+      model: t.model,
+      answer: t.answer,
+      error: parse(t.error),
+      usage: usageView(t.usage),
+      created_at: iso(t.created_at),
+      finished_at: isoOrNull(t.finished_at),
+      iterations,
+    }
+  }
+
+  requireTurn(sessionId: string, id: string): TurnView {
+    const t = this.turn(id)
+    if (!t || t.session_id !== sessionId) {
+      throw new VisError('turn.not-found', `No turn ${id} in session ${sessionId}.`, {
+        sessionId,
+        turnId: id,
+      })
+    }
+    return t
+  }
+
+  turnIds(sessionId: string): string[] {
+    return (
+      this.db.prepare('SELECT id FROM turns WHERE session_id = ? ORDER BY position').all(sessionId) as {
+        id: string
+      }[]
+    ).map((r) => r.id)
+  }
+
+  // Agent turns (those with a model) a stopped host left open, and approvals it left pending:
+  // nobody runs or answers them any more. Turns opened through the block API are not touched.
+  abandonLeftovers(): number {
+    const usage = JSON.stringify({ input: 0, output: 0, reasoning: 0, cached: 0, cost_usd: null })
+    const error = JSON.stringify({
+      code: 'turn.abandoned',
+      message: 'The host stopped while this turn was running.',
+    })
+    const now = Date.now()
+    return this.store.transaction(() => {
+      this.db
+        .prepare(
+          "UPDATE approvals SET status = 'cancelled', note = 'the host stopped', decided_at = ? WHERE status = 'pending'",
+        )
+        .run(now)
+      return this.db
+        .prepare(
+          `UPDATE turns SET status = 'failed', finished_at = ?, error = ?, usage = coalesce(usage, ?)
+           WHERE status = 'open' AND model IS NOT NULL`,
+        )
+        .run(now, error, usage).changes
+    })
+  }
+
+  // ---- approvals ----
+
+  addApproval(a: Omit<ApprovalRequest, 'signal'>): ApprovalView {
+    const id = newId('apr')
+    this.db
+      .prepare(
+        'INSERT INTO approvals (id, session_id, turn_id, block_id, tool, args, reason, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      )
+      .run(id, a.sessionId, a.turnId, a.blockId, a.tool, JSON.stringify(a.args ?? null), a.reason, Date.now())
+    return this.approval(id)!
+  }
+
+  // Settles a pending approval; false when it was settled already.
+  settleApproval(
+    id: string,
+    status: 'approved' | 'denied' | 'cancelled',
+    by: string | null,
+    note: string | null,
+  ): boolean {
+    return (
+      this.db
+        .prepare(
+          "UPDATE approvals SET status = ?, decided_by = ?, note = ?, decided_at = ? WHERE id = ? AND status = 'pending'",
+        )
+        .run(status, by, note, Date.now(), id).changes === 1
+    )
+  }
+
+  approval(id: string): ApprovalView | undefined {
+    const row = this.db.prepare('SELECT * FROM approvals WHERE id = ?').get(id)
+    if (row === undefined) return undefined
+    const a = ApprovalRow.parse(row)
+    return {
+      ...a,
+      args: JSON.parse(a.args),
+      created_at: iso(a.created_at),
+      decided_at: isoOrNull(a.decided_at),
+    }
+  }
+
+  approvals(sessionId: string, status?: ApprovalView['status']): ApprovalView[] {
+    const rows = (
+      status
+        ? this.db
+            .prepare('SELECT id FROM approvals WHERE session_id = ? AND status = ? ORDER BY created_at')
+            .all(sessionId, status)
+        : this.db.prepare('SELECT id FROM approvals WHERE session_id = ? ORDER BY created_at').all(sessionId)
+    ) as { id: string }[]
+    return rows.map((r) => this.approval(r.id)!)
+  }
+
+  // ---- the journal ----
+
+  addToolCall(c: {
+    sessionId: string
+    turnId: string | null
+    blockId: string | null
+    tool: string
+    argsSha256: string
+    argsBytes: number
+    ok: boolean
+    error: string | null
+    durationMs: number
+    resultBytes: number | null
+    approvalId: string | null
+  }): void {
+    this.db
+      .prepare(
+        `INSERT INTO tool_calls (id, session_id, turn_id, block_id, tool, args_sha256, args_bytes, ok, error,
+           duration_ms, result_bytes, approval_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        newId('call'),
+        c.sessionId,
+        c.turnId,
+        c.blockId,
+        c.tool,
+        c.argsSha256,
+        c.argsBytes,
+        c.ok ? 1 : 0,
+        c.error,
+        c.durationMs,
+        c.resultBytes,
+        c.approvalId,
+        Date.now(),
+      )
+  }
+
+  toolCalls(turnId: string): ToolCallView[] {
+    return this.db
+      .prepare(
+        `SELECT c.*, a.status AS a_status, a.decided_by AS a_by FROM tool_calls c
+         LEFT JOIN approvals a ON a.id = c.approval_id WHERE c.turn_id = ? ORDER BY c.created_at, c.rowid`,
+      )
+      .all(turnId)
+      .map((r) => {
+        const c = CallRow.parse(r)
+        return {
+          id: c.id,
+          turn_id: c.turn_id,
+          block_id: c.block_id,
+          tool: c.tool,
+          args_sha256: c.args_sha256,
+          args_bytes: c.args_bytes,
+          ok: c.ok === 1,
+          error: c.error,
+          duration_ms: c.duration_ms,
+          result_bytes: c.result_bytes,
+          approval: c.approval_id
+            ? { id: c.approval_id, status: c.a_status ?? 'unknown', decided_by: c.a_by }
+            : null,
+          created_at: iso(c.created_at),
+        }
+      })
+  }
+}

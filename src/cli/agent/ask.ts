@@ -1,0 +1,54 @@
+import type { Interface } from 'node:readline'
+import type { Agent, AgentEvent } from '../../agent/host.js'
+import type { ApprovalView } from '../../agent/schemas.js'
+
+// Lines from a readline interface, one at a time, whoever asks (the REPL or an approval prompt).
+export class Lines {
+  private readonly it: AsyncIterator<string>
+
+  constructor(private readonly rl: Interface) {
+    this.it = rl[Symbol.asyncIterator]()
+  }
+
+  async next(prompt: string): Promise<string | null> {
+    this.rl.setPrompt(prompt)
+    this.rl.prompt()
+    const r = await this.it.next()
+    return r.done ? null : r.value
+  }
+}
+
+const argsText = (args: unknown): string => {
+  const a = Array.isArray(args) ? args : [args]
+  const text = a.map((x) => JSON.stringify(x)).join(', ')
+  return text.length > 300 ? `${text.slice(0, 300)}…` : text
+}
+
+// Asks on the terminal for each approval a turn requests; `y` approves, anything else denies and
+// is kept as the note (an empty answer denies without one).
+export function approvalPrompter(agent: Agent, lines: Lines, out: NodeJS.WritableStream) {
+  let chain = Promise.resolve()
+  return (ev: AgentEvent) => {
+    if (ev.type !== 'approval.requested') return
+    const a = ev.approval as ApprovalView
+    chain = chain.then(async () => {
+      if (agent.records.approval(a.id)?.status !== 'pending') return
+      out.write(`\n? ${a.tool}(${argsText(a.args)}) needs approval (${a.reason})\n`)
+      const answer = await lines.next('  approve? [y/N, or a reason to deny] ')
+      const t = (answer ?? '').trim()
+      const yes = /^(y|yes)$/i.test(t)
+      try {
+        agent.decide(
+          a.session_id,
+          a.id,
+          yes ? 'approve' : 'deny',
+          'terminal',
+          yes || t === '' || /^(n|no)$/i.test(t) ? undefined : t,
+        )
+        out.write(yes ? '  approved\n' : '  denied\n')
+      } catch (err) {
+        out.write(`  ${(err as Error).message}\n`)
+      }
+    })
+  }
+}

@@ -1,0 +1,84 @@
+import type { AgentEvent } from '../../agent/host.js'
+import type { UsageView } from '../../agent/schemas.js'
+
+const n = (x: number) => x.toLocaleString('en-US')
+
+export function usageLine(u: UsageView | null | undefined, iterations: number): string {
+  if (!u) return `${iterations} iteration(s)`
+  const cached = u.cached > 0 ? ` (${n(u.cached)} cached)` : ''
+  const reasoning = u.reasoning > 0 ? `, ${n(u.reasoning)} reasoning` : ''
+  const cost = u.cost_usd === null ? '' : ` · $${u.cost_usd.toFixed(4)}`
+  return `${iterations} iteration(s) · ${n(u.input)} in${cached} / ${n(u.output)} out${reasoning} tokens${cost}`
+}
+
+// What `vis run` and `vis chat` show of a turn: the model's text as it streams, each block with
+// its output, errors, retries, and the end.
+export class TurnPrinter {
+  private atLineStart = true
+  private iterations = 0
+
+  constructor(
+    private readonly out: NodeJS.WritableStream,
+    private readonly err: NodeJS.WritableStream,
+  ) {}
+
+  private write(s: string): void {
+    if (s === '') return
+    this.out.write(s)
+    this.atLineStart = s.endsWith('\n')
+  }
+
+  private newline(): void {
+    if (!this.atLineStart) this.write('\n')
+  }
+
+  on(ev: AgentEvent): void {
+    switch (ev.type) {
+      case 'iteration.started':
+        this.iterations++
+        return
+      case 'model.delta':
+        this.write(String(ev.text))
+        return
+      case 'block.started': {
+        this.newline()
+        const code = String(ev.code)
+          .split('\n')
+          .map((l) => `│ ${l}`)
+          .join('\n')
+        this.write(`┌─ python\n${code}\n└─ output:\n`)
+        return
+      }
+      case 'block.output':
+        this.write(String(ev.data))
+        return
+      case 'block.ended': {
+        const e = ev.error as { phase?: string; code?: string; message?: string } | null
+        this.newline()
+        if (e) this.write(`✗ ${e.phase ?? e.code ?? 'block'} error: ${String(e.message).split('\n')[0]}\n`)
+        return
+      }
+      case 'model.retry':
+        this.newline()
+        this.err.write(`[model: ${ev.message}${ev.retrying ? `; retrying in ${ev.wait_ms} ms` : ''}]\n`)
+        return
+      case 'turn.warning':
+        this.err.write(`[warning: ${ev.path ?? ''} ${ev.reason ?? ''}]\n`)
+        return
+      case 'turn.completed':
+        this.newline()
+        this.err.write(`[done · ${usageLine(ev.usage as UsageView, this.iterations)}]\n`)
+        return
+      case 'turn.failed':
+        this.newline()
+        this.err.write(`✗ the turn failed: ${(ev.error as { message: string }).message}\n`)
+        return
+      case 'turn.cancelled':
+        this.newline()
+        this.err.write('[cancelled]\n')
+        return
+      default:
+        return
+    }
+  }
+}

@@ -1,0 +1,80 @@
+import { resolve } from 'node:path'
+import { type AgentConfig, loadAgentConfig, resolveModel } from '../../agent/config.js'
+import type { Agent } from '../../agent/host.js'
+import { agentFor } from '../../agent/host.js'
+import { createEngine, type Engine } from '../../engine/index.js'
+import { VisError } from '../../util/errors.js'
+
+export const AGENT_OPTIONS = {
+  model: { type: 'string' },
+  'max-iterations': { type: 'string' },
+  root: { type: 'string' },
+  shell: { type: 'boolean', default: false },
+  network: { type: 'boolean', default: false },
+  approve: { type: 'string' },
+  session: { type: 'string' },
+} as const
+
+export const AGENT_USAGE = `  --model P/M          <provider>/<model> (default VIS_MODEL or "model" in ~/.vis/agent.json);
+                       providers: openai, openai-responses, anthropic, ollama, lmstudio, vllm, llamacpp
+  --max-iterations N   blocks per turn before the model is asked for its best answer (default 30)
+  --root DIR           the session's root (default: the current directory)
+  --shell              bind the shell tool
+  --network            open the network (default closed)
+  --approve ask|approve|deny
+                       tool calls that need approval: ask on the terminal (default when it is one),
+                       or approve/deny them all (deny is the default without a terminal)
+  --session ID         continue a stored session instead of creating one`
+
+export type AgentCliOptions = {
+  model?: string
+  'max-iterations'?: string
+  root?: string
+  shell?: boolean
+  network?: boolean
+  approve?: string
+  session?: string
+}
+
+export type AgentCli = {
+  engine: Engine
+  agent: Agent
+  sessionId: string
+  maxIterations?: number
+  model?: string
+}
+
+// The engine in the vis home, its agent, and the session the turns run in. The model is resolved
+// first, so a missing key or model is reported before any worker starts.
+export async function openAgentCli(v: AgentCliOptions, interactive: boolean): Promise<AgentCli> {
+  const approve = v.approve ?? (interactive ? 'ask' : 'deny')
+  if (approve !== 'ask' && approve !== 'approve' && approve !== 'deny') {
+    throw new VisError('cli.bad-option', `--approve must be ask, approve or deny, not ${approve}`)
+  }
+  const max = v['max-iterations'] === undefined ? undefined : Number(v['max-iterations'])
+  if (max !== undefined && (!Number.isInteger(max) || max < 1)) {
+    throw new VisError('cli.bad-option', '--max-iterations must be a positive integer')
+  }
+  const base = loadAgentConfig()
+  const config: AgentConfig = { ...base, approvals: { ...base.approvals, auto: approve } }
+  resolveModel(v.model, config)
+  const root = resolve(v.root ?? process.cwd())
+  const engine = await createEngine({ project: root })
+  try {
+    const agent = agentFor(engine, config)
+    const sessionId =
+      v.session ??
+      (
+        await engine.createSession({
+          roots: [root],
+          shell: v.shell,
+          network: { enabled: v.network ?? false },
+          title: 'vis agent',
+        })
+      ).id
+    return { engine, agent, sessionId, maxIterations: max, model: v.model }
+  } catch (err) {
+    await engine.close()
+    throw err
+  }
+}

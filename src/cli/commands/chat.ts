@@ -1,0 +1,87 @@
+import { createInterface } from 'node:readline'
+import { parseArgs } from 'node:util'
+import { listTemplates } from '../../agent/templates.js'
+import { errorMessage, isVisError } from '../../util/errors.js'
+import { approvalPrompter, Lines } from '../agent/ask.js'
+import { TurnPrinter, usageLine } from '../agent/printer.js'
+import { AGENT_OPTIONS, AGENT_USAGE, openAgentCli } from '../agent/setup.js'
+import type { Command } from '../command.js'
+
+const usage = `Usage: vis chat [options]
+
+A line-edited conversation with the agent over one session (the current directory as its root).
+Each line is a turn; the session's history carries across turns. Ctrl-C cancels a running turn;
+at the prompt, Ctrl-D (or /exit) quits.
+
+  /<template> args     run a prompt template (.vis/prompts/<name>.md, or ~/.vis/prompts/)
+  /templates           list the templates
+  /usage               the session's tokens and cost so far
+  /exit                quit
+
+${AGENT_USAGE}`
+
+export const chat: Command = {
+  name: 'chat',
+  summary: 'A conversation with the agent (line-edited REPL)',
+  usage,
+  async run(argv) {
+    const { values } = parseArgs({ args: argv, options: AGENT_OPTIONS })
+    const tty = process.stdin.isTTY === true
+    const cli = await openAgentCli(values, true)
+    const { engine, agent, sessionId } = cli
+    const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: tty })
+    const lines = new Lines(rl)
+    let current: AbortController | undefined
+    rl.on('SIGINT', () => {
+      if (current) {
+        process.stderr.write('\n[cancelling the turn]\n')
+        current.abort()
+      } else rl.close()
+    })
+    const printer = new TurnPrinter(process.stdout, process.stderr)
+    const offs = [
+      agent.subscribe(sessionId, (ev) => printer.on(ev)),
+      agent.subscribe(sessionId, approvalPrompter(agent, lines, process.stdout)),
+    ]
+    const root = (engine.sessionView(sessionId).policy as { roots: string[] }).roots[0]
+    process.stdout.write(`vis chat · session ${sessionId} · /exit to quit\n`)
+    try {
+      for (;;) {
+        const line = await lines.next('› ')
+        if (line === null) break
+        const text = line.trim()
+        if (text === '') continue
+        if (text === '/exit' || text === '/quit') break
+        if (text === '/templates') {
+          const names = listTemplates(agent.config.home, root)
+          process.stdout.write(names.length ? `${names.map((n) => `/${n}`).join('  ')}\n` : 'no templates\n')
+          continue
+        }
+        if (text === '/usage') {
+          process.stdout.write(
+            `${usageLine(agent.sessionUsage(sessionId), agent.listTurns(sessionId).length)}\n`,
+          )
+          continue
+        }
+        current = new AbortController()
+        try {
+          await agent.turn(sessionId, text, {
+            signal: current.signal,
+            ...(cli.model ? { model: cli.model } : {}),
+            ...(cli.maxIterations ? { maxIterations: cli.maxIterations } : {}),
+          })
+        } catch (err) {
+          // A bad template or model is reported; the conversation goes on.
+          process.stderr.write(`✗ ${errorMessage(err)}${isVisError(err) ? ` [${err.code}]` : ''}\n`)
+        } finally {
+          current = undefined
+        }
+      }
+    } finally {
+      for (const off of offs) off()
+      rl.close()
+      await engine.close()
+    }
+    return 0
+  },
+}

@@ -1,0 +1,71 @@
+import { createInterface } from 'node:readline'
+import { parseArgs } from 'node:util'
+import { VisError } from '../../util/errors.js'
+import { approvalPrompter, Lines } from '../agent/ask.js'
+import { TurnPrinter } from '../agent/printer.js'
+import { AGENT_OPTIONS, AGENT_USAGE, openAgentCli } from '../agent/setup.js'
+import type { Command } from '../command.js'
+
+const usage = `Usage: vis run [options] "task"
+
+Run one agent turn with the current directory as the session's root: the model writes Python,
+the session runs it, until the answer. Streams the model's text, each block and its output, and
+the answer. Ctrl-C cancels the turn (the model request is aborted, the block interrupted).
+"/<template> args" runs a prompt template (.vis/prompts/<name>.md, or ~/.vis/prompts/).
+
+${AGENT_USAGE}
+  --json               print the finished turn as JSON on stdout instead of streaming
+
+Exit status: 0 answered, 1 failed, 130 cancelled.`
+
+export const run: Command = {
+  name: 'run',
+  summary: 'Run one agent turn in the current directory',
+  usage,
+  async run(argv) {
+    const { values, positionals } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { ...AGENT_OPTIONS, json: { type: 'boolean', default: false } },
+    })
+    const task = positionals.join(' ').trim()
+    if (task === '') throw new VisError('cli.missing-argument', `vis run needs a task.\n\n${usage}`)
+    const tty = process.stdin.isTTY === true
+    const cli = await openAgentCli(values, tty)
+    const { engine, agent, sessionId } = cli
+    const rl = tty ? createInterface({ input: process.stdin, output: process.stderr }) : undefined
+    const ac = new AbortController()
+    let interrupts = 0
+    const onInt = () => {
+      interrupts++
+      if (interrupts > 1) process.exit(130)
+      process.stderr.write('\n[cancelling: Ctrl-C again to quit at once]\n')
+      ac.abort()
+    }
+    process.on('SIGINT', onInt)
+    rl?.on('SIGINT', onInt)
+    try {
+      const roots = (engine.sessionView(sessionId).policy as { roots: string[] }).roots
+      process.stderr.write(`[session ${sessionId} · root ${roots.join(', ')}]\n`)
+      const printer = new TurnPrinter(process.stdout, process.stderr)
+      const offs = [
+        values.json ? () => undefined : agent.subscribe(sessionId, (ev) => printer.on(ev)),
+        rl
+          ? agent.subscribe(sessionId, approvalPrompter(agent, new Lines(rl), process.stderr))
+          : () => undefined,
+      ]
+      const r = await agent.turn(sessionId, task, {
+        signal: ac.signal,
+        ...(cli.model ? { model: cli.model } : {}),
+        ...(cli.maxIterations ? { maxIterations: cli.maxIterations } : {}),
+      })
+      for (const off of offs) off()
+      if (values.json) process.stdout.write(`${JSON.stringify(r, null, 2)}\n`)
+      return r.status === 'done' ? 0 : r.status === 'cancelled' ? 130 : 1
+    } finally {
+      process.off('SIGINT', onInt)
+      rl?.close()
+      await engine.close()
+    }
+  },
+}

@@ -1,0 +1,158 @@
+import { z } from 'zod'
+import { agentFor } from '../agent/host.js'
+import {
+  ApprovalDecisionSchema,
+  ApprovalViewSchema,
+  ToolCallViewSchema,
+  TurnBodySchema,
+  TurnViewSchema,
+  UsageViewSchema,
+} from '../agent/schemas.js'
+import { err, INVALID, NOT_FOUND, prefersAsync, type RouteSpec, readBody, readQuery } from './routes.js'
+
+const TurnResultSchema = TurnViewSchema.extend({ session_usage: UsageViewSchema })
+const TurnListSchema = z.object({ turns: z.array(TurnViewSchema), usage: UsageViewSchema })
+const ApprovalsQuerySchema = z
+  .object({ status: ApprovalViewSchema.shape.status.optional().describe('Only approvals in this state.') })
+  .strict()
+
+const turnPath = (id: string, turnId: string) =>
+  `/v1/sessions/${encodeURIComponent(id)}/turns/${encodeURIComponent(turnId)}`
+
+// Agent turns over HTTP: a model writes the blocks; their events go out on the session's SSE.
+export const AGENT_ROUTES: RouteSpec[] = [
+  {
+    method: 'post',
+    path: '/v1/sessions/:id/turns',
+    operationId: 'runTurn',
+    summary:
+      'Run an agent turn: the model writes Python, the session runs it, until the answer. Waits for the turn, ' +
+      'or with `Prefer: respond-async` answers 202 at once (follow the SSE events or poll the turn). Turns of a ' +
+      'session run one at a time; a later one queues. `prompt` may be `/<template> args`.',
+    body: TurnBodySchema,
+    headers: [{ name: 'Prefer', description: '`respond-async` to answer 202 at once.', schema: z.string() }],
+    responses: {
+      200: { description: 'The finished turn (done, failed or cancelled).', schema: TurnResultSchema },
+      202: { description: 'Accepted; the turn is queued or running.', schema: TurnViewSchema },
+      400: err('Invalid body, no usable model, or an unknown template.'),
+      404: NOT_FOUND,
+      409: err('The session is closed.'),
+    },
+    async handler(c, { engine }) {
+      const id = c.req.param('id')!
+      const body = await readBody(c, TurnBodySchema)
+      const agent = agentFor(engine)
+      const started = await agent.startTurn(id, body.prompt, {
+        ...(body.model ? { model: body.model } : {}),
+        ...(body.max_iterations ? { maxIterations: body.max_iterations } : {}),
+      })
+      c.header('Location', turnPath(id, started.turnId))
+      if (prefersAsync(c)) {
+        c.header('Preference-Applied', 'respond-async')
+        return c.json(agent.getTurn(id, started.turnId), 202)
+      }
+      return c.json(await started.done, 200)
+    },
+  },
+  {
+    method: 'get',
+    path: '/v1/sessions/:id/turns',
+    operationId: 'listTurns',
+    summary: "The session's turns, oldest first, with the session's total usage.",
+    responses: { 200: { description: 'The turns.', schema: TurnListSchema }, 404: NOT_FOUND },
+    handler(c, { engine }) {
+      const id = c.req.param('id')!
+      const agent = agentFor(engine)
+      return c.json({ turns: agent.listTurns(id), usage: agent.sessionUsage(id) })
+    },
+  },
+  {
+    method: 'get',
+    path: '/v1/sessions/:id/turns/:turnId',
+    operationId: 'getTurn',
+    summary: 'A turn with its iterations (model request ids, text, tool calls, usage) and their blocks.',
+    responses: { 200: { description: 'The turn.', schema: TurnViewSchema }, 404: NOT_FOUND },
+    handler(c, { engine }) {
+      return c.json(agentFor(engine).getTurn(c.req.param('id')!, c.req.param('turnId')!))
+    },
+  },
+  {
+    method: 'post',
+    path: '/v1/sessions/:id/turns/:turnId/cancel',
+    operationId: 'cancelTurn',
+    summary:
+      'Cancel a queued or running turn: the model request is aborted and the running block interrupted. ' +
+      '`cancelled` is false when the turn had already ended.',
+    responses: {
+      200: {
+        description: 'Whether a live turn was cancelled, and the turn.',
+        schema: z.object({ cancelled: z.boolean(), turn: TurnViewSchema }),
+      },
+      404: NOT_FOUND,
+    },
+    handler(c, { engine }) {
+      const id = c.req.param('id')!
+      const turnId = c.req.param('turnId')!
+      const agent = agentFor(engine)
+      const turn = agent.getTurn(id, turnId)
+      return c.json({ cancelled: agent.cancel(id, turnId), turn })
+    },
+  },
+  {
+    method: 'get',
+    path: '/v1/sessions/:id/turns/:turnId/journal',
+    operationId: 'turnJournal',
+    summary:
+      'Every tool call of the turn: tool, argument digest, duration, result size, and the approval with who gave it.',
+    responses: {
+      200: { description: 'The calls, in order.', schema: z.object({ calls: z.array(ToolCallViewSchema) }) },
+      404: NOT_FOUND,
+    },
+    handler(c, { engine }) {
+      return c.json({ calls: agentFor(engine).journal(c.req.param('id')!, c.req.param('turnId')!) })
+    },
+  },
+  {
+    method: 'get',
+    path: '/v1/sessions/:id/approvals',
+    operationId: 'listApprovals',
+    summary:
+      "The session's approvals (tool calls waiting for a person, and decided ones); `?status=pending`.",
+    query: ApprovalsQuerySchema,
+    responses: {
+      200: { description: 'The approvals.', schema: z.object({ approvals: z.array(ApprovalViewSchema) }) },
+      400: INVALID,
+      404: NOT_FOUND,
+    },
+    handler(c, { engine }) {
+      const q = readQuery(c, ApprovalsQuerySchema)
+      return c.json({ approvals: agentFor(engine).listApprovals(c.req.param('id')!, q.status) })
+    },
+  },
+  {
+    method: 'post',
+    path: '/v1/sessions/:id/approvals/:approvalId',
+    operationId: 'decideApproval',
+    summary:
+      'Approve or deny a pending tool call. The waiting block goes on: an approved call runs, a denied one ' +
+      'raises in the guest with the note.',
+    body: ApprovalDecisionSchema,
+    responses: {
+      200: { description: 'The decided approval.', schema: ApprovalViewSchema },
+      400: INVALID,
+      404: NOT_FOUND,
+      409: err('The approval was already decided or cancelled.'),
+    },
+    async handler(c, { engine }) {
+      const body = await readBody(c, ApprovalDecisionSchema)
+      const v = agentFor(engine).decide(
+        c.req.param('id')!,
+        c.req.param('approvalId')!,
+        body.decision,
+        body.by ?? 'http',
+        body.note,
+      )
+      return c.json(v)
+    },
+  },
+]

@@ -1,0 +1,409 @@
+// A provider double: a loopback Hono server speaking the streaming wire of OpenAI Chat
+// Completions, OpenAI Responses and Anthropic Messages byte for byte, driven by scripted replies.
+// The SDKs under test talk to it exactly as they talk to the hosted APIs.
+import type { Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { createAdaptorServer } from '@hono/node-server'
+import { Hono } from 'hono'
+
+export type ScriptedCall = { args: string; name?: string; id?: string }
+export type Fault =
+  | { kind: 'stall-before-first-byte' }
+  | { kind: 'cut-mid-stream' }
+  | { kind: 'status'; status: number; retryAfter?: string; message?: string }
+
+export type Scripted = {
+  text?: string
+  calls?: ScriptedCall[]
+  usage?: { input?: number; output?: number; cached?: number; reasoning?: number }
+  fault?: Fault
+}
+export type Dialect = 'chat' | 'anthropic' | 'responses'
+export type Recorded = {
+  dialect: Dialect
+  path: string
+  headers: Record<string, string>
+  body: any
+  at: number
+}
+export type Responder = Scripted | ((req: Recorded, n: number) => Scripted)
+
+const enc = new TextEncoder()
+// Small fragments, so every argument string crosses several deltas.
+export const FRAGMENT = 7
+const pieces = (s: string, n = FRAGMENT): string[] => {
+  const out: string[] = []
+  for (let i = 0; i < s.length; i += n) out.push(s.slice(i, i + n))
+  return out
+}
+const data = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`
+const named = (event: string, o: unknown) => `event: ${event}\ndata: ${JSON.stringify(o)}\n\n`
+
+function chatFrames(r: Scripted, n: number, model: string): string[] {
+  const id = `chatcmpl-double${n}`
+  const base = {
+    id,
+    object: 'chat.completion.chunk',
+    created: 1_700_000_000,
+    model,
+    system_fingerprint: 'fp_double',
+  }
+  const chunk = (delta: unknown, finish: string | null = null) =>
+    data({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })
+  const frames = [chunk({ role: 'assistant', content: '', refusal: null })]
+  for (const t of pieces(r.text ?? '', 5)) frames.push(chunk({ content: t }))
+  ;(r.calls ?? []).forEach((c, i) => {
+    frames.push(
+      chunk({
+        tool_calls: [
+          {
+            index: i,
+            id: c.id ?? `call_${n}_${i}`,
+            type: 'function',
+            function: { name: c.name ?? 'python_execution', arguments: '' },
+          },
+        ],
+      }),
+    )
+    for (const a of pieces(c.args))
+      frames.push(chunk({ tool_calls: [{ index: i, function: { arguments: a } }] }))
+  })
+  frames.push(chunk({}, r.calls?.length ? 'tool_calls' : 'stop'))
+  const u = r.usage ?? {}
+  frames.push(
+    data({
+      ...base,
+      choices: [],
+      usage: {
+        prompt_tokens: u.input ?? 100,
+        completion_tokens: u.output ?? 20,
+        total_tokens: (u.input ?? 100) + (u.output ?? 20),
+        prompt_tokens_details: { cached_tokens: u.cached ?? 0, audio_tokens: 0 },
+        completion_tokens_details: {
+          reasoning_tokens: u.reasoning ?? 0,
+          audio_tokens: 0,
+          accepted_prediction_tokens: 0,
+          rejected_prediction_tokens: 0,
+        },
+      },
+    }),
+  )
+  frames.push('data: [DONE]\n\n')
+  return frames
+}
+
+function anthropicFrames(r: Scripted, n: number, model: string): string[] {
+  const u = r.usage ?? {}
+  const frames = [
+    named('message_start', {
+      type: 'message_start',
+      message: {
+        id: `msg_double${n}`,
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: {
+          input_tokens: (u.input ?? 100) - (u.cached ?? 0),
+          cache_creation_input_tokens: 0,
+          cache_read_input_tokens: u.cached ?? 0,
+          output_tokens: 1,
+        },
+      },
+    }),
+  ]
+  let index = 0
+  if (r.text) {
+    frames.push(
+      named('content_block_start', {
+        type: 'content_block_start',
+        index,
+        content_block: { type: 'text', text: '' },
+      }),
+    )
+    frames.push(named('ping', { type: 'ping' }))
+    for (const t of pieces(r.text, 5)) {
+      frames.push(
+        named('content_block_delta', {
+          type: 'content_block_delta',
+          index,
+          delta: { type: 'text_delta', text: t },
+        }),
+      )
+    }
+    frames.push(named('content_block_stop', { type: 'content_block_stop', index }))
+    index++
+  }
+  for (const c of r.calls ?? []) {
+    frames.push(
+      named('content_block_start', {
+        type: 'content_block_start',
+        index,
+        content_block: {
+          type: 'tool_use',
+          id: c.id ?? `toolu_double${n}_${index}`,
+          name: c.name ?? 'python_execution',
+          input: {},
+        },
+      }),
+    )
+    for (const a of pieces(c.args)) {
+      frames.push(
+        named('content_block_delta', {
+          type: 'content_block_delta',
+          index,
+          delta: { type: 'input_json_delta', partial_json: a },
+        }),
+      )
+    }
+    frames.push(named('content_block_stop', { type: 'content_block_stop', index }))
+    index++
+  }
+  frames.push(
+    named('message_delta', {
+      type: 'message_delta',
+      delta: { stop_reason: r.calls?.length ? 'tool_use' : 'end_turn', stop_sequence: null },
+      usage: { output_tokens: u.output ?? 20 },
+    }),
+  )
+  frames.push(named('message_stop', { type: 'message_stop' }))
+  return frames
+}
+
+function responsesFrames(r: Scripted, n: number, model: string): string[] {
+  const u = r.usage ?? {}
+  let seq = 0
+  const ev = (type: string, o: Record<string, unknown>) => named(type, { type, sequence_number: seq++, ...o })
+  const resp = (status: string, output: unknown[], usage: unknown) => ({
+    id: `resp_double${n}`,
+    object: 'response',
+    created_at: 1_700_000_000,
+    status,
+    model,
+    output,
+    parallel_tool_calls: true,
+    tool_choice: 'auto',
+    tools: [],
+    usage,
+    error: null,
+    incomplete_details: null,
+  })
+  const frames = [ev('response.created', { response: resp('in_progress', [], null) })]
+  const output: Record<string, unknown>[] = []
+  if (r.text) {
+    const oi = output.length
+    const item_id = `msg_double${n}`
+    frames.push(
+      ev('response.output_item.added', {
+        output_index: oi,
+        item: { id: item_id, type: 'message', status: 'in_progress', role: 'assistant', content: [] },
+      }),
+    )
+    frames.push(
+      ev('response.content_part.added', {
+        item_id,
+        output_index: oi,
+        content_index: 0,
+        part: { type: 'output_text', text: '', annotations: [] },
+      }),
+    )
+    for (const t of pieces(r.text, 5))
+      frames.push(
+        ev('response.output_text.delta', {
+          item_id,
+          output_index: oi,
+          content_index: 0,
+          delta: t,
+          logprobs: [],
+        }),
+      )
+    frames.push(
+      ev('response.output_text.done', {
+        item_id,
+        output_index: oi,
+        content_index: 0,
+        text: r.text,
+        logprobs: [],
+      }),
+    )
+    const part = { type: 'output_text', text: r.text, annotations: [] }
+    frames.push(ev('response.content_part.done', { item_id, output_index: oi, content_index: 0, part }))
+    const item = { id: item_id, type: 'message', status: 'completed', role: 'assistant', content: [part] }
+    frames.push(ev('response.output_item.done', { output_index: oi, item }))
+    output.push(item)
+  }
+  for (const [i, c] of (r.calls ?? []).entries()) {
+    const oi = output.length
+    const item_id = `fc_double${n}_${i}`
+    const call_id = c.id ?? `call_double${n}_${i}`
+    const name = c.name ?? 'python_execution'
+    frames.push(
+      ev('response.output_item.added', {
+        output_index: oi,
+        item: { id: item_id, type: 'function_call', status: 'in_progress', call_id, name, arguments: '' },
+      }),
+    )
+    for (const a of pieces(c.args))
+      frames.push(ev('response.function_call_arguments.delta', { item_id, output_index: oi, delta: a }))
+    frames.push(ev('response.function_call_arguments.done', { item_id, output_index: oi, arguments: c.args }))
+    const item = { id: item_id, type: 'function_call', status: 'completed', call_id, name, arguments: c.args }
+    frames.push(ev('response.output_item.done', { output_index: oi, item }))
+    output.push(item)
+  }
+  frames.push(
+    ev('response.completed', {
+      response: resp('completed', output, {
+        input_tokens: u.input ?? 100,
+        input_tokens_details: { cached_tokens: u.cached ?? 0 },
+        output_tokens: u.output ?? 20,
+        output_tokens_details: { reasoning_tokens: u.reasoning ?? 0 },
+        total_tokens: (u.input ?? 100) + (u.output ?? 20),
+      }),
+    }),
+  )
+  return frames
+}
+
+const FRAMES: Record<Dialect, (r: Scripted, n: number, model: string) => string[]> = {
+  chat: chatFrames,
+  anthropic: anthropicFrames,
+  responses: responsesFrames,
+}
+
+export class ProviderDouble {
+  readonly requests: Recorded[] = []
+  private queue: Responder[] = []
+  private fallback: Responder | undefined
+  private server!: Server
+  private readonly stalls = new Set<() => void>()
+  port = 0
+
+  // The OpenAI SDKs take the /v1 base; the Anthropic SDK adds /v1 itself.
+  get openaiURL(): string {
+    return `http://127.0.0.1:${this.port}/v1`
+  }
+  get anthropicURL(): string {
+    return `http://127.0.0.1:${this.port}`
+  }
+
+  // Replies for the next requests, in order; `always` answers every request after them.
+  script(replies: Responder[], always?: Responder): this {
+    this.queue.push(...replies)
+    this.fallback = always
+    return this
+  }
+
+  get remaining(): number {
+    return this.queue.length
+  }
+
+  async start(): Promise<this> {
+    const app = new Hono()
+    const handle = (dialect: Dialect) => async (c: import('hono').Context) => {
+      const body = await c.req.json()
+      const rec: Recorded = {
+        dialect,
+        path: c.req.path,
+        headers: Object.fromEntries(c.req.raw.headers),
+        body,
+        at: performance.now(),
+      }
+      this.requests.push(rec)
+      const next = this.queue.shift() ?? this.fallback
+      if (!next)
+        return c.json({ error: { message: 'the double has no scripted reply left', type: 'double' } }, 500)
+      const reply = typeof next === 'function' ? next(rec, this.requests.length) : next
+      return this.respond(dialect, reply, body.model, c.req.raw.signal)
+    }
+    app.post('/v1/chat/completions', handle('chat'))
+    app.post('/v1/messages', handle('anthropic'))
+    app.post('/v1/responses', handle('responses'))
+    app.get('/v1/models', (c) =>
+      c.json({
+        object: 'list',
+        data: [{ id: 'double-model', object: 'model', created: 1_700_000_000, owned_by: 'double' }],
+        has_more: false,
+      }),
+    )
+    this.server = createAdaptorServer({ fetch: app.fetch, hostname: '127.0.0.1' }) as Server
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve))
+    this.port = (this.server.address() as AddressInfo).port
+    return this
+  }
+
+  private respond(
+    dialect: Dialect,
+    r: Scripted,
+    model: string,
+    signal: AbortSignal,
+  ): Response | Promise<Response> {
+    const f = r.fault
+    if (f?.kind === 'status') {
+      const headers: Record<string, string> = {
+        'content-type': 'application/json',
+        'x-request-id': 'req_fault',
+      }
+      if (f.retryAfter !== undefined) headers['retry-after'] = f.retryAfter
+      const body =
+        dialect === 'anthropic'
+          ? {
+              type: 'error',
+              error: {
+                type: f.status === 429 ? 'rate_limit_error' : 'api_error',
+                message: f.message ?? 'scripted',
+              },
+            }
+          : {
+              error: {
+                message: f.message ?? 'scripted',
+                type: f.status === 429 ? 'rate_limit_exceeded' : 'server_error',
+                code: null,
+              },
+            }
+      return new Response(JSON.stringify(body), { status: f.status, headers })
+    }
+    if (f?.kind === 'stall-before-first-byte') {
+      // No status line, no byte: held until the client gives up.
+      return new Promise<Response>((resolve) => {
+        const end = () => resolve(new Response('', { status: 499 }))
+        this.stalls.add(end)
+        signal.addEventListener('abort', end, { once: true })
+      })
+    }
+    const frames = FRAMES[dialect](r, this.requests.length, model)
+    const cut = f?.kind === 'cut-mid-stream' ? Math.max(1, Math.floor(frames.length / 2)) : -1
+    let i = 0
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (i === cut) {
+          controller.error(new Error('scripted cut'))
+          return
+        }
+        if (i >= frames.length) {
+          controller.close()
+          return
+        }
+        controller.enqueue(enc.encode(frames[i++]))
+      },
+    })
+    const headers: Record<string, string> = {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      [dialect === 'anthropic' ? 'request-id' : 'x-request-id']: `req_double${this.requests.length}`,
+    }
+    return new Response(stream, { status: 200, headers })
+  }
+
+  async close(): Promise<void> {
+    for (const end of this.stalls) end()
+    this.server.closeAllConnections()
+    await new Promise<void>((resolve) => this.server.close(() => resolve()))
+  }
+}
+
+export const pyCall = (code: string, id?: string): ScriptedCall => ({
+  args: JSON.stringify({ code }),
+  ...(id ? { id } : {}),
+})

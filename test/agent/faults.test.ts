@@ -1,0 +1,188 @@
+// Faults on the model's side, injected by the provider double on the real wire: each ends the
+// way the issue says (retried, or the turn ends with a clear error), with real sessions behind.
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { pyCall } from './double.js'
+import { harness, lastChatMessage } from './harness.js'
+
+const retries = (h: Awaited<ReturnType<typeof harness>>) => h.events.filter((e) => e.type === 'model.retry')
+
+test('429 with retry-after is retried after the time the server asked for', async () => {
+  const h = await harness()
+  try {
+    h.double.script([{ fault: { kind: 'status', status: 429, retryAfter: '1' } }, { text: 'after the wait' }])
+    const r = await h.agent.turn(h.sessionId, 'hi')
+    assert.equal(r.status, 'done', JSON.stringify(r.error))
+    assert.equal(r.answer, 'after the wait')
+    assert.equal(h.double.requests.length, 2)
+    const [retry] = retries(h)
+    assert.equal(retry?.code, 'agent.model-http-429')
+    assert.equal(retry?.wait_ms, 1000)
+    assert.equal(retry?.retrying, true)
+    // The second request came no sooner than the server allowed.
+    assert.ok(h.double.requests[1]!.at - h.double.requests[0]!.at >= 990)
+  } finally {
+    await h.close()
+  }
+})
+
+test('three 500s in a row end the turn with a clear error; one 500 is retried', async () => {
+  const h = await harness()
+  try {
+    const e500 = { fault: { kind: 'status' as const, status: 500, message: 'upstream exploded' } }
+    h.double.script([e500, { text: 'recovered' }])
+    const ok = await h.agent.turn(h.sessionId, 'one')
+    assert.equal(ok.status, 'done')
+    assert.equal(ok.answer, 'recovered')
+
+    h.double.script([e500, e500, e500, { text: 'never asked' }])
+    const r = await h.agent.turn(h.sessionId, 'two')
+    assert.equal(r.status, 'failed')
+    assert.equal(r.error?.code, 'agent.model-http-500')
+    assert.match(
+      r.error!.message,
+      /^The model request failed: 3 failures in a row; the last: openai answered HTTP 500: .*upstream exploded/,
+    )
+    assert.equal(h.double.requests.length, 2 + 3)
+    assert.equal(h.double.remaining, 1)
+    assert.equal(h.agent.getTurn(h.sessionId, r.id).status, 'failed')
+  } finally {
+    await h.close()
+  }
+})
+
+test('a client error (401) is not retried', async () => {
+  const h = await harness()
+  try {
+    h.double.script([{ fault: { kind: 'status', status: 401, message: 'bad key' } }, { text: 'unused' }])
+    const r = await h.agent.turn(h.sessionId, 'hi')
+    assert.equal(r.status, 'failed')
+    assert.equal(r.error?.code, 'agent.model-http-401')
+    assert.match(r.error!.message, /bad key/)
+    assert.equal(h.double.requests.length, 1)
+  } finally {
+    await h.close()
+  }
+})
+
+test('a stream that stalls before its first byte is aborted and retried once; twice ends the turn', async () => {
+  const h = await harness({ config: { stallMs: 1500 } })
+  try {
+    const stall = { fault: { kind: 'stall-before-first-byte' as const } }
+    h.double.script([stall, { text: 'second try' }])
+    const ok = await h.agent.turn(h.sessionId, 'one')
+    assert.equal(ok.status, 'done', JSON.stringify(ok.error))
+    assert.equal(ok.answer, 'second try')
+    assert.equal(retries(h)[0]?.code, 'agent.model-stalled')
+
+    h.double.script([stall, stall, { text: 'never asked' }])
+    const r = await h.agent.turn(h.sessionId, 'two')
+    assert.equal(r.status, 'failed')
+    assert.equal(r.error?.code, 'agent.model-stalled')
+    assert.match(r.error!.message, /stalled twice \(1500 ms without data\)/)
+    assert.equal(h.double.remaining, 1)
+  } finally {
+    await h.close()
+  }
+})
+
+test('a stream cut mid-way is retried and the whole reply is used', async () => {
+  const h = await harness()
+  try {
+    h.double.script([
+      { text: 'this reply will be cut in the middle', fault: { kind: 'cut-mid-stream' } },
+      { text: 'whole' },
+    ])
+    const r = await h.agent.turn(h.sessionId, 'hi')
+    assert.equal(r.status, 'done', JSON.stringify(r.error))
+    assert.equal(r.answer, 'whole')
+    assert.equal(retries(h)[0]?.code, 'agent.model-unreachable')
+    assert.equal(r.iterations.length, 1)
+  } finally {
+    await h.close()
+  }
+})
+
+test('three empty replies in a row end the turn; one is asked again', async () => {
+  const h = await harness()
+  try {
+    h.double.script([{}, { text: 'there you go' }])
+    const ok = await h.agent.turn(h.sessionId, 'one')
+    assert.equal(ok.answer, 'there you go')
+    assert.equal(ok.iterations.length, 2)
+
+    h.double.script([{}, {}, {}, { text: 'never asked' }])
+    const r = await h.agent.turn(h.sessionId, 'two')
+    assert.equal(r.status, 'failed')
+    assert.equal(r.error?.code, 'agent.empty-replies')
+    assert.match(r.error!.message, /3 empty replies in a row/)
+    assert.equal(h.double.remaining, 1)
+  } finally {
+    await h.close()
+  }
+})
+
+test('malformed tool-call JSON is answered with the error, nothing runs, the turn goes on', async () => {
+  const h = await harness()
+  try {
+    h.double.script([
+      { calls: [{ args: '{"code": "print(1)' }] },
+      (req) => {
+        const m = lastChatMessage(req.body)
+        assert.equal(m.role, 'tool')
+        assert.match(
+          m.content,
+          /^✗ tool-call error: the arguments were not valid JSON \(.+\)\. Call python_execution again with arguments \{"code": "<python source>"\}\.$/,
+        )
+        return { calls: [{ args: '{"script": "print(1)"}' }] }
+      },
+      (req) => {
+        assert.match(
+          lastChatMessage(req.body).content,
+          /^✗ tool-call error: the arguments need a string "code"/,
+        )
+        return { calls: [{ name: 'bash', args: '{"code": "ls"}' }] }
+      },
+      (req) => {
+        assert.match(lastChatMessage(req.body).content, /^✗ tool error: there is no tool named "bash"/)
+        return { text: 'gave up' }
+      },
+    ])
+    const r = await h.agent.turn(h.sessionId, 'hi')
+    assert.equal(r.status, 'done', JSON.stringify(r.error))
+    assert.equal(r.answer, 'gave up')
+    assert.equal(h.double.requests.length, 4)
+    assert.equal(h.engine.getSession(h.sessionId).blocks.length, 0)
+  } finally {
+    await h.close()
+  }
+})
+
+test('the iteration cap asks once, without tools, for the best answer', async () => {
+  const h = await harness()
+  try {
+    h.double.script([], (req) =>
+      req.body.tool_choice === 'none'
+        ? { text: 'best answer so far: 3 blocks ran' }
+        : { calls: [pyCall('print("again")')] },
+    )
+    const r = await h.agent.turn(h.sessionId, 'loop forever', { maxIterations: 3 })
+    assert.equal(r.status, 'done', JSON.stringify(r.error))
+    assert.equal(r.answer, 'best answer so far: 3 blocks ran')
+    assert.equal(h.double.requests.length, 4)
+    assert.deepEqual(
+      h.double.requests.map((q) => q.body.tool_choice),
+      ['auto', 'auto', 'auto', 'none'],
+    )
+    const last = h.double.requests[3]!.body
+    assert.equal(lastChatMessage(last).role, 'user')
+    assert.match(
+      lastChatMessage(last).content,
+      /^You have used all 3 iterations of this turn\. Do not run any more code/,
+    )
+    assert.equal(h.engine.getSession(h.sessionId).blocks.length, 3)
+    assert.equal(r.iterations.length, 4)
+  } finally {
+    await h.close()
+  }
+})

@@ -1,0 +1,75 @@
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { type AgentConfigFile, loadAgentConfig } from '../../src/agent/config.js'
+import type { Agent, AgentEvent } from '../../src/agent/host.js'
+import { agentFor } from '../../src/agent/index.js'
+import { createEngine, type Engine } from '../../src/engine/index.js'
+import { ProviderDouble } from './double.js'
+
+export const python = process.env.VIS_PYTHON_VERSION
+
+export type Harness = {
+  home: string
+  root: string
+  engine: Engine
+  agent: Agent
+  double: ProviderDouble
+  sessionId: string
+  events: AgentEvent[]
+  close(): Promise<void>
+}
+
+// A real engine (workers, SQLite) in a fresh vis home, its agent pointed at the provider double.
+export async function harness(
+  opts: { config?: Partial<AgentConfigFile> & { backoffMs?: number[] }; shell?: boolean; root?: string } = {},
+): Promise<Harness> {
+  const home = mkdtempSync(join(tmpdir(), 'vis-agent-home-'))
+  const root = opts.root ?? mkdtempSync(join(tmpdir(), 'vis-agent-root-'))
+  process.env.VIS_HOME = home
+  const double = await new ProviderDouble().start()
+  const engine = await createEngine({ home, python, pool: { size: 0 }, extensions: false })
+  const config = loadAgentConfig({
+    home,
+    overrides: {
+      providers: {
+        openai: { baseURL: double.openaiURL, apiKey: 'sk-double' },
+        'openai-responses': { baseURL: double.openaiURL, apiKey: 'sk-double' },
+        anthropic: { baseURL: double.anthropicURL, apiKey: 'sk-ant-double' },
+      },
+      model: 'openai/double-model',
+      stallMs: 2_000,
+      backoffMs: [20, 40],
+      ...opts.config,
+    },
+  })
+  const agent = agentFor(engine, config)
+  const s = await engine.createSession({ roots: [root], shell: opts.shell ?? false })
+  const events: AgentEvent[] = []
+  agent.subscribe(s.id, (ev) => events.push(ev))
+  return {
+    home,
+    root,
+    engine,
+    agent,
+    double,
+    sessionId: s.id,
+    events,
+    async close() {
+      await engine.close()
+      await double.close()
+    },
+  }
+}
+
+// Polls until the condition holds (no fixed sleeps).
+export async function until(what: string, cond: () => boolean, timeoutMs = 60_000): Promise<void> {
+  const t0 = Date.now()
+  while (!cond()) {
+    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 10))
+  }
+}
+
+// The text of the last message of a recorded Chat Completions request.
+export const lastChatMessage = (body: any) => body.messages[body.messages.length - 1]
