@@ -242,17 +242,17 @@ describe('browser guards', () => {
     assert.equal(authed.body.home, lockedHome)
   })
 
-  test('a route added after createApp (say /mcp) gets the same rules', async () => {
+  test('a route added after createApp gets the same rules', async () => {
     const app = createApp(locked.engine, { token: TOKEN })
     let reached = 0
-    app.post('/mcp', (c) => {
+    app.post('/v1/extra', (c) => {
       reached++
       return c.json({ ok: true })
     })
     const server = createAdaptorServer({ fetch: app.fetch })
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()))
     const port = (server.address() as import('node:net').AddressInfo).port
-    const url = `http://127.0.0.1:${port}/mcp`
+    const url = `http://127.0.0.1:${port}/v1/extra`
     const auth = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }
     try {
       assert.equal(
@@ -293,6 +293,25 @@ describe('browser guards', () => {
       assert.equal(reached, 0)
       assert.equal((await rawRequest(url, { method: 'POST', headers: auth, body: '{}' })).status, 200)
       assert.equal(reached, 1)
+      // MCP's Streamable HTTP endpoint is mounted inside the app: the same guards come first.
+      const mcp = `http://127.0.0.1:${port}/mcp`
+      const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {} })
+      const mcpHeaders = { ...auth, accept: 'application/json, text/event-stream' }
+      assert.equal(
+        (await rawRequest(mcp, { method: 'POST', headers: { ...mcpHeaders, host: 'evil.test' }, body: init }))
+          .status,
+        421,
+      )
+      assert.equal(
+        (
+          await rawRequest(mcp, {
+            method: 'POST',
+            headers: { ...mcpHeaders, origin: 'http://evil.example' },
+            body: init,
+          })
+        ).status,
+        403,
+      )
     } finally {
       await new Promise((r) => server.close(r))
     }
