@@ -1,6 +1,7 @@
 import { type ChildProcess, type StdioOptions, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { isAbsolute, join } from 'node:path'
 
@@ -140,6 +141,14 @@ export async function spawnConfined(
       context,
     )
   }
+  if (policy.overlay && !(launcher && useNamespaces)) {
+    throw new VisError(
+      'draft.unconfined',
+      'a draft needs the jail (bubblewrap namespaces and vis-launcher) to show its overlay; it cannot run unconfined',
+      { ...context, path: policy.overlay.root },
+    )
+  }
+  const overlayWork = policy.overlay ? overlayWorkDir(policy.overlay.dir) : undefined
   const egress =
     policy.network.enabled && useNamespaces && !shared ? await startEgressProxy(policy.network) : undefined
 
@@ -158,6 +167,7 @@ export async function spawnConfined(
     soleProcess: options.soleProcess,
     sharedNetwork: shared !== undefined,
     hostsFile: shared ? loopbackHosts() : undefined,
+    overlayWork,
   }
   let argv: string[]
   if (launcher && useNamespaces && report.bubblewrap) {
@@ -231,6 +241,7 @@ export async function spawnConfined(
       } catch {}
     }
     await egress?.close()
+    if (overlayWork) await rm(overlayWork, { recursive: true, force: true }).catch(() => undefined)
     // the group empties a moment after its last process is reaped
     for (let i = 0; i < 20 && cgroup.dirs.length > 0; i++) {
       cgroup.dispose()
@@ -267,6 +278,14 @@ export async function spawnConfined(
 }
 
 const NSENTER = '/usr/bin/nsenter'
+
+// overlayfs wants a work directory per mount on the upper's filesystem: the worker and
+// every tool jail of a draft mount their own overlay over the same upper directory.
+function overlayWorkDir(dir: string): string {
+  const base = join(dir, 'work')
+  mkdirSync(base, { recursive: true })
+  return mkdtempSync(join(base, 'w-'))
+}
 
 // The /etc/hosts of a jail on a shared tool network: `localhost` is its loopback. One
 // read-only file per host process.

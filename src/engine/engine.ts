@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import { resolve } from 'node:path'
 import type { Check } from '../confinement/probe.js'
+import { Drafts } from '../drafts/drafts.js'
+import { draftDiffTool } from '../drafts/tool.js'
+import { clearDraftView, setDraftView } from '../drafts/view.js'
 import { closeRegistrationWorkers, ExtensionRegistry, warningChecks } from '../extensions/index.js'
 import { formatPythonForDisplay } from '../format/index.js'
 import type { Attachment, Block, Durability, FinishBlockInput, Store } from '../persistence/index.js'
@@ -101,6 +104,8 @@ export class Engine {
   readonly bindAddress: string | undefined
   readonly metrics: EngineMetrics
   readonly abandonedAtStart: number
+  // Sessions' drafts (src/drafts): an isolated, reviewable copy of the primary root.
+  readonly drafts: Drafts
   private readonly lives = new Map<string, Live>()
   private readonly pending = new Map<string, Promise<BlockView>>()
   private readonly log: EventLog
@@ -120,6 +125,13 @@ export class Engine {
     this.bindAddress = options.bindAddress
     this.limits = { maxOutputChars: options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS }
     this.log = new EventLog(store, { flushMs: options.eventFlushMs })
+    this.drafts = new Drafts(store.db, store.home, {
+      primaryRoot: (id) =>
+        (PolicySchema.parse(this.requireSession(id).policy).roots ?? []).map((r) => resolve(r))[0],
+      exclusive: (id, fn) => this.exclusive(id, fn),
+      replaceWorker: (id) => this.replaceWorker(id),
+      record: (id, type, data) => this.log.append(id, type, JSON.parse(JSON.stringify(data))),
+    })
     this.metrics = engineMetrics({
       sessionsOpen: () => (this.store.db.open ? this.store.sessions.count('open') : 0),
       sessionsLive: () => [...this.lives.values()].filter((l) => l.session?.state === 'ready').length,
@@ -429,6 +441,7 @@ export class Engine {
     this.log.append(live.id, 'block-finished', this.finishedEventData(stored, attachments))
     this.metrics.blocks.inc({ outcome: outcomeLabel(finish) })
     this.metrics.blockLatency.observe((stored.durationMs ?? 0) / 1000)
+    await this.drafts.refresh(live.id).catch(() => undefined)
     return blockView(stored, attachments)
   }
 
@@ -529,16 +542,23 @@ export class Engine {
       python: this.options.python,
     })
     sysPath.catch(() => undefined)
+    const overlay = this.drafts.overlayFor(live.id)
     const session = await this.runtime.createSession({
       ...policy,
       ...(hidden.length > 0 ? { hidden } : {}),
+      ...(overlay ? { overlay } : {}),
       id: live.id,
     })
+    if (overlay) {
+      let helper: number | undefined
+      setDraftView(live.id, overlay.root, () => (helper ??= session.processTree().at(-1)))
+    } else clearDraftView(live.id)
     try {
       const host =
         this.options.tools !== false && policy.roots.length > 0
           ? await defaultTools({ sessionId: live.id, roots: policy.roots, shell: policy.shell, hidden })
           : []
+      if (host.length > 0) host.push(draftDiffTool(this.drafts, live.id))
       live.hostTools = host
       if (this.extensions) live.extTools = await this.extensions.bindInto(session, host)
       else await Promise.all(host.map((t) => session.bindTool(t)))
@@ -621,7 +641,38 @@ export class Engine {
   private viewOf(row: ReturnType<Store['sessions']['require']>): SessionView {
     const live = this.lives.get(row.id)
     const worker = live?.session ? (live.session.state === 'ready' ? 'live' : 'retired') : 'dormant'
-    return sessionView(row, worker, (live?.queued ?? 0) > 0)
+    return sessionView(row, worker, (live?.queued ?? 0) > 0, this.drafts.stateNow(row.id))
+  }
+
+  // Runs fn in the session's block queue: after the blocks before it, before later ones.
+  private exclusive<T>(id: string, fn: () => Promise<T>): Promise<T> {
+    this.assertOpen()
+    const row = this.requireSession(id)
+    if (row.closedAt !== null)
+      throw new VisError('session.closed', `Session ${id} is closed; create a new session.`, {
+        sessionId: id,
+      })
+    const live = this.liveFor(id)
+    const run = live.tail.then(fn)
+    live.tail = run.catch(() => undefined)
+    return run
+  }
+
+  // The worker is jailed for one view of the root (trunk or a draft): a switch ends it, and
+  // the next block starts a fresh one that restores the session's definitions (reopen).
+  private async replaceWorker(id: string): Promise<void> {
+    const live = this.lives.get(id)
+    clearDraftView(id)
+    if (!live) return
+    const session = live.session ?? (await live.opening?.catch(() => undefined))
+    live.off?.()
+    live.off = undefined
+    live.session = undefined
+    if (session) {
+      await session.dispose()
+      await this.extensions?.endSession(id)
+      this.log.append(id, 'worker-replaced', { reason: 'the draft state changed' })
+    }
   }
 
   private requireSession(id: string) {

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { DraftStateSchema } from '../drafts/drafts.js'
 import { JsonValueSchema } from '../persistence/json.js'
 
 // The engine's public shapes. The library and the HTTP API take and return exactly these
@@ -134,6 +135,8 @@ export const SessionViewSchema = z.object({
   created_at: Iso,
   closed_at: Iso.nullable(),
   last_event_id: z.number().int(),
+  // Trunk, or the draft the session works in (src/drafts).
+  draft: DraftStateSchema.optional(),
 })
 export type SessionView = z.infer<typeof SessionViewSchema>
 
@@ -167,6 +170,11 @@ export const EventTypeSchema = z.enum([
   'worker-retired',
   'defs-restored',
   'session-closed',
+  // drafts (src/drafts)
+  'draft-created',
+  'draft-applied',
+  'draft-abandoned',
+  'worker-replaced',
 ])
 export type EventType = z.infer<typeof EventTypeSchema>
 

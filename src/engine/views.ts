@@ -1,3 +1,4 @@
+import type { DraftState } from '../drafts/drafts.js'
 import type { ExtensionRegistry, LoadedExtension } from '../extensions/index.js'
 import { type Attachment, type Block, iso, isoOrNull, type Session } from '../persistence/index.js'
 import type { AttachmentView, BlockView, ExtensionList, ExtensionView, SessionView } from './schemas.js'
@@ -34,7 +35,12 @@ export function blockView(b: Block, attachments: readonly Attachment[]): BlockVi
   }
 }
 
-export function sessionView(s: Session, worker: SessionView['worker'], busy: boolean): SessionView {
+export function sessionView(
+  s: Session,
+  worker: SessionView['worker'],
+  busy: boolean,
+  draft?: DraftState,
+): SessionView {
   return {
     id: s.id,
     title: s.title,
@@ -45,6 +51,7 @@ export function sessionView(s: Session, worker: SessionView['worker'], busy: boo
     created_at: iso(s.createdAt),
     closed_at: isoOrNull(s.closedAt),
     last_event_id: s.lastEventSeq,
+    ...(draft ? { draft } : {}),
   }
 }
 

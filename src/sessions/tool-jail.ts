@@ -78,6 +78,7 @@ export function toolJail(o: ToolJailOptions): ToolJail {
         network: policy.network,
         shell: true,
         limits: policy.limits ?? {},
+        overlay: policy.overlay,
       },
       process.execPath,
       [init.script, exe, ...args],
