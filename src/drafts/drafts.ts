@@ -62,6 +62,19 @@ export const DraftDiffSchema = z.object({
 })
 export type DraftDiff = z.infer<typeof DraftDiffSchema>
 
+// Bad input is a VisError a person can act on (HTTP 400), not a bare ZodError.
+function parseInput<S extends z.ZodTypeAny>(
+  schema: S,
+  value: unknown,
+  what: string,
+  sessionId: string,
+): z.output<S> {
+  const r = schema.safeParse(value)
+  if (r.success) return r.data
+  const why = r.error.issues.map((i) => i.message).join('; ')
+  throw new VisError('draft.invalid', `${what}: ${why}`, { sessionId, op: 'draft' })
+}
+
 // What the drafts need from the engine that owns the sessions.
 export type DraftHost = {
   // The session's primary root (the one a draft covers); undefined: it has none.
@@ -111,8 +124,8 @@ export class Drafts {
     }
   }
 
-  create(sessionId: string, label: string, kind: 'copy' | 'blank' = 'copy'): Promise<DraftState> {
-    const l = DraftLabelSchema.parse(label)
+  async create(sessionId: string, label: string, kind: 'copy' | 'blank' = 'copy'): Promise<DraftState> {
+    const l = parseInput(DraftLabelSchema, label, 'a draft label', sessionId)
     return this.host.exclusive(sessionId, async () => {
       const root = this.host.primaryRoot(sessionId)
       const ctx = { sessionId, op: 'draft.create' }
@@ -182,8 +195,8 @@ export class Drafts {
     return { draft: d.id, changes: changes.map(changeView), diff: await renderDiff(changes, d.root) }
   }
 
-  apply(sessionId: string, options: ApplyOptions = {}): Promise<ApplyResult> {
-    const o = ApplyOptionsSchema.parse(options)
+  async apply(sessionId: string, options: ApplyOptions = {}): Promise<ApplyResult> {
+    const o = parseInput(ApplyOptionsSchema, options, 'apply options', sessionId)
     return this.host.exclusive(sessionId, async () => {
       const d = this.repo.active(sessionId)
       if (!d) return { status: 'noop', draft: null, landed: [], kept_theirs: [] }
@@ -213,8 +226,8 @@ export class Drafts {
     })
   }
 
-  abandon(sessionId: string, why?: string): Promise<DraftState> {
-    const reason = why === undefined ? null : z.string().max(2000).parse(why)
+  async abandon(sessionId: string, why?: string): Promise<DraftState> {
+    const reason = why === undefined ? null : parseInput(z.string().max(2000), why, 'the reason', sessionId)
     return this.host.exclusive(sessionId, async () => {
       const d = this.repo.active(sessionId)
       if (!d)
@@ -256,6 +269,23 @@ export class Drafts {
     this.counts.delete(d.sessionId)
     await removeTree(d.dir)
   }
+}
+
+// The drafts of a store opened without an engine (`vis sessions show/export`): state and
+// diff only; anything that would change a session is refused.
+export function readOnlyDrafts(db: Db, home: string): Drafts {
+  const refuse = (): never => {
+    throw new VisError(
+      'draft.read-only',
+      'drafts change only through the engine that owns the session (vis serve)',
+    )
+  }
+  return new Drafts(db, home, {
+    primaryRoot: () => undefined,
+    exclusive: refuse,
+    replaceWorker: refuse,
+    record: refuse,
+  })
 }
 
 // overlayfs leaves its work directories mode 000: an unprivileged owner must open them up

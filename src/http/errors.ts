@@ -34,6 +34,13 @@ const EXACT: Record<string, ContentfulStatusCode> = {
   'turn.conflict': 409,
   'db.session-exists': 409,
   'db.idempotency-conflict': 409,
+  'draft.invalid': 400,
+  'draft.exists': 409,
+  'draft.conflict': 409,
+  'draft.none': 409,
+  'draft.no-root': 400,
+  'draft.path-unsupported': 400,
+  'draft.unconfined': 400,
   'engine.closed': 503,
   'runtime.closed': 503,
 }

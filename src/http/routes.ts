@@ -18,6 +18,7 @@ import {
   SessionViewSchema,
 } from '../engine/schemas.js'
 import { VisError } from '../util/errors.js'
+import { DRAFT_ROUTES } from './draft-routes.js'
 import { ErrorEnvelopeSchema, zodDetails } from './errors.js'
 import { parseLastEventId, sessionEventStream } from './sse.js'
 
@@ -45,7 +46,7 @@ export type RouteSpec = {
 }
 
 // A body is JSON or absent; absent reads as {} so `POST /v1/sessions` with no body works.
-async function readBody<S extends z.ZodTypeAny>(c: Context, schema: S): Promise<z.output<S>> {
+export async function readBody<S extends z.ZodTypeAny>(c: Context, schema: S): Promise<z.output<S>> {
   const text = await c.req.text()
   let value: unknown = {}
   if (text.trim() !== '') {
@@ -318,6 +319,7 @@ export const ROUTES: RouteSpec[] = [
       return new Response(engine.metricsText(), { headers: { 'Content-Type': PROMETHEUS_CONTENT_TYPE } })
     },
   },
+  ...DRAFT_ROUTES,
 ]
 
 // Hono `:id` → OpenAPI `{id}`.
