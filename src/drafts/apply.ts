@@ -12,6 +12,7 @@ import {
   unlink,
 } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
+import { inBatches } from './batches.js'
 import type { Change } from './changes.js'
 
 // The real paths a change lands on: a rename also removes where it came from.
@@ -21,12 +22,10 @@ const touched = (c: Change) => (c.status === 'renamed' ? [c.from!, c.path] : [c.
 // can set back, unlike mtime) is not older than the draft's base, read from the same clock.
 export async function findConflicts(changes: Change[], real: string, baseAt: number): Promise<string[]> {
   const out = new Set<string>()
-  for (const c of changes) {
-    for (const p of touched(c)) {
-      const st = await lstat(join(real, p)).catch(() => undefined)
-      if (st && st.ctimeMs >= baseAt) out.add(p)
-    }
-  }
+  await inBatches(changes.flatMap(touched), async (p) => {
+    const st = await lstat(join(real, p)).catch(() => undefined)
+    if (st && st.ctimeMs >= baseAt) out.add(p)
+  })
   return [...out].sort()
 }
 
@@ -50,25 +49,25 @@ async function atomicPut(c: Change, dest: string): Promise<void> {
 // Lands changes in the real root, one file at a time, each atomically. `skip` holds the
 // paths to leave as they are in the real root (conflicts resolved with theirs).
 export async function landChanges(changes: Change[], real: string, skip: Set<string>): Promise<string[]> {
-  const landed: string[] = []
-  // Deletions first: a file the draft puts where a real directory was needs it gone.
-  const ordered = [
-    ...changes.filter((c) => c.status === 'deleted'),
-    ...changes.filter((c) => c.status !== 'deleted'),
-  ]
-  for (const c of ordered) {
-    if (touched(c).some((p) => skip.has(p))) continue
-    const dest = join(real, c.path)
-    if (c.status === 'deleted') await unlink(dest).catch(ignoreMissing)
-    else {
+  const todo = changes.filter((c) => !touched(c).some((p) => skip.has(p)))
+  // Deletions first: a file the draft puts where a real directory was needs it gone. Each
+  // path is independent of the others, so the file operations overlap.
+  await inBatches(
+    todo.filter((c) => c.status === 'deleted'),
+    (c) => unlink(join(real, c.path)).catch(ignoreMissing),
+  )
+  await inBatches(
+    todo.filter((c) => c.status !== 'deleted'),
+    async (c) => {
+      const dest = join(real, c.path)
       // A directory where the draft has a file was deleted in the draft.
       const st = await lstat(dest).catch(() => undefined)
       if (st?.isDirectory()) await removeEmptyDirs(dest)
       await atomicPut(c, dest)
       if (c.status === 'renamed') await unlink(join(real, c.from!)).catch(ignoreMissing)
-    }
-    landed.push(c.path)
-  }
+    },
+  )
+  const landed = todo.map((c) => c.path)
   // Directories the draft emptied by deletions go too, as with git.
   for (const c of changes) {
     if (c.status !== 'deleted' && c.status !== 'renamed') continue

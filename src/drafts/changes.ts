@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import type { Stats } from 'node:fs'
 import { lstat, open, readdir, readFile, readlink } from 'node:fs/promises'
 import { join } from 'node:path'
+import { inBatches } from './batches.js'
 
 // What a draft changed, read from its overlay's upper directory against the real root.
 // Only the upper directory is walked (the real tree may be huge; a draft's changes are
@@ -62,6 +63,7 @@ async function filesBelow(dir: string, rel: string, out: { path: string; st: Sta
   }
 }
 
+const byPath = (x: Change, y: Change) => (x.path < y.path ? -1 : x.path > y.path ? 1 : 0)
 const typeOf = (st: Stats): Change['type'] => (st.isSymbolicLink() ? 'symlink' : 'file')
 const perm = (st: Stats) => st.mode & 0o7777
 
@@ -71,30 +73,30 @@ export async function scanChanges(upper: string, real: string, kind: 'copy' | 'b
   const out: Change[] = []
   const walk = async (rel: string): Promise<void> => {
     const entries = await readdir(join(upper, rel), { withFileTypes: true })
-    entries.sort((a, b) => (a.name < b.name ? -1 : 1))
-    for (const d of entries) {
+    // Entries are independent: their checks overlap (the result is sorted at the end).
+    await inBatches(entries, async (d) => {
       const path = rel ? `${rel}/${d.name}` : d.name
       const up = join(upper, path)
       const st = await lstat(up)
       const low = await lstatOrUndefined(join(real, path))
       if (isWhiteout(st)) {
-        if (kind === 'blank' || !low) continue
+        if (kind === 'blank' || !low) return
         if (low.isDirectory()) {
           const files: { path: string; st: Stats }[] = []
           await filesBelow(real, path, files)
           for (const f of files)
             out.push({ path: f.path, status: 'deleted', type: typeOf(f.st), mode: perm(f.st) })
         } else out.push({ path, status: 'deleted', type: typeOf(low), mode: perm(low) })
-        continue
+        return
       }
       if (st.isDirectory()) {
         // A real file replaced by a directory: the file is gone.
         if (kind === 'copy' && low && !low.isDirectory())
           out.push({ path, status: 'deleted', type: typeOf(low), mode: perm(low) })
         await walk(path)
-        continue
+        return
       }
-      if (!st.isFile() && !st.isSymbolicLink()) continue // sockets, fifos: not content
+      if (!st.isFile() && !st.isSymbolicLink()) return // sockets, fifos: not content
       if (low?.isDirectory()) {
         if (kind === 'copy') {
           const files: { path: string; st: Stats }[] = []
@@ -103,14 +105,14 @@ export async function scanChanges(upper: string, real: string, kind: 'copy' | 'b
             out.push({ path: f.path, status: 'deleted', type: typeOf(f.st), mode: perm(f.st) })
         }
         out.push({ path, status: 'added', type: typeOf(st), mode: perm(st), source: up })
-        continue
+        return
       }
       if (!low) {
         out.push({ path, status: 'added', type: typeOf(st), mode: perm(st), source: up })
-        continue
+        return
       }
       const same = await sameContent(up, join(real, path), st, low)
-      if (same && perm(st) === perm(low)) continue // copied up (touched, chmod back) but equal
+      if (same && perm(st) === perm(low)) return // copied up (touched, chmod back) but equal
       out.push({
         path,
         status: 'changed',
@@ -119,10 +121,10 @@ export async function scanChanges(upper: string, real: string, kind: 'copy' | 'b
         ...(perm(st) !== perm(low) ? { oldMode: perm(low) } : {}),
         source: up,
       })
-    }
+    })
   }
   await walk('')
-  return detectRenames(out, real)
+  return (await detectRenames(out, real)).sort(byPath)
 }
 
 async function digest(p: string, st: Stats): Promise<string> {
@@ -153,5 +155,5 @@ async function detectRenames(changes: Change[], real: string): Promise<Change[]>
     a.from = from.path
     if (from.mode !== a.mode) a.oldMode = from.mode
   }
-  return changes.filter((c) => !gone.has(c)).sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : 0))
+  return changes.filter((c) => !gone.has(c))
 }
