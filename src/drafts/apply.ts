@@ -23,14 +23,34 @@ const touched = (c: Change) => (c.status === 'renamed' ? [c.from!, c.path] : [c.
 export async function findConflicts(changes: Change[], real: string, baseAt: number): Promise<string[]> {
   const out = new Set<string>()
   await inBatches(changes.flatMap(touched), async (p) => {
+    if (!(await realParents(real, p, false))) return
     const st = await lstat(join(real, p)).catch(() => undefined)
     if (st && st.ctimeMs >= baseAt) out.add(p)
   })
   return [...out].sort()
 }
 
-async function atomicPut(c: Change, dest: string): Promise<void> {
-  await mkdir(dirname(dest), { recursive: true })
+// Makes every directory from the root down to rel's parent a real directory: a symlink or
+// file where the draft has a directory goes (the draft replaced it), so nothing written
+// below can follow a link out of the root. false (create off): one is not a directory.
+async function realParents(real: string, rel: string, create: boolean): Promise<boolean> {
+  let cur = real
+  for (const comp of rel.split('/').slice(0, -1)) {
+    cur = join(cur, comp)
+    const st = await lstat(cur).catch(() => undefined)
+    if (st?.isDirectory()) continue
+    if (!create) return false
+    if (st) await unlink(cur)
+    await mkdir(cur).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EEXIST') throw err
+    })
+  }
+  return true
+}
+
+async function atomicPut(c: Change, real: string): Promise<void> {
+  await realParents(real, c.path, true)
+  const dest = join(real, c.path)
   const tmp = join(dirname(dest), `.vis-draft-${randomBytes(6).toString('hex')}`)
   try {
     if (c.type === 'symlink') await symlink(await readlink(c.source!), tmp)
@@ -54,17 +74,22 @@ export async function landChanges(changes: Change[], real: string, skip: Set<str
   // path is independent of the others, so the file operations overlap.
   await inBatches(
     todo.filter((c) => c.status === 'deleted'),
-    (c) => unlink(join(real, c.path)).catch(ignoreMissing),
+    async (c) => {
+      if (await realParents(real, c.path, false)) await unlink(join(real, c.path)).catch(ignoreMissing)
+    },
   )
   await inBatches(
     todo.filter((c) => c.status !== 'deleted'),
     async (c) => {
-      const dest = join(real, c.path)
       // A directory where the draft has a file was deleted in the draft.
-      const st = await lstat(dest).catch(() => undefined)
+      const dest = join(real, c.path)
+      const st = (await realParents(real, c.path, false))
+        ? await lstat(dest).catch(() => undefined)
+        : undefined
       if (st?.isDirectory()) await removeEmptyDirs(dest)
-      await atomicPut(c, dest)
-      if (c.status === 'renamed') await unlink(join(real, c.from!)).catch(ignoreMissing)
+      await atomicPut(c, real)
+      if (c.status === 'renamed' && (await realParents(real, c.from!, false)))
+        await unlink(join(real, c.from!)).catch(ignoreMissing)
     },
   )
   const landed = todo.map((c) => c.path)

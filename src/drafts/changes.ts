@@ -71,14 +71,17 @@ const perm = (st: Stats) => st.mode & 0o7777
 // what it holds is added, or changes the real file at that path.
 export async function scanChanges(upper: string, real: string, kind: 'copy' | 'blank'): Promise<Change[]> {
   const out: Change[] = []
-  const walk = async (rel: string): Promise<void> => {
+  // lowerOk: real/rel is a real directory (not a symlink). Below a real symlink that the
+  // draft replaced by a directory nothing of the real root exists: looking there would
+  // follow the link out of the root.
+  const walk = async (rel: string, lowerOk: boolean): Promise<void> => {
     const entries = await readdir(join(upper, rel), { withFileTypes: true })
     // Entries are independent: their checks overlap (the result is sorted at the end).
     await inBatches(entries, async (d) => {
       const path = rel ? `${rel}/${d.name}` : d.name
       const up = join(upper, path)
       const st = await lstat(up)
-      const low = await lstatOrUndefined(join(real, path))
+      const low = lowerOk ? await lstatOrUndefined(join(real, path)) : undefined
       if (isWhiteout(st)) {
         if (kind === 'blank' || !low) return
         if (low.isDirectory()) {
@@ -93,7 +96,7 @@ export async function scanChanges(upper: string, real: string, kind: 'copy' | 'b
         // A real file replaced by a directory: the file is gone.
         if (kind === 'copy' && low && !low.isDirectory())
           out.push({ path, status: 'deleted', type: typeOf(low), mode: perm(low) })
-        await walk(path)
+        await walk(path, low?.isDirectory() === true)
         return
       }
       if (!st.isFile() && !st.isSymbolicLink()) return // sockets, fifos: not content
@@ -123,7 +126,7 @@ export async function scanChanges(upper: string, real: string, kind: 'copy' | 'b
       })
     })
   }
-  await walk('')
+  await walk('', true)
   return (await detectRenames(out, real)).sort(byPath)
 }
 

@@ -1,7 +1,16 @@
 // Drafts with real jails, files and git: the session's primary root becomes an overlay;
 // the real directory is untouched until apply.
 import assert from 'node:assert/strict'
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import {
+  existsSync,
+  lstatSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { createEngine, type Engine } from '../../src/engine/index.js'
@@ -10,7 +19,8 @@ import { newHome, newRepo, python, treeHash } from './helpers.js'
 
 const run = async (e: Engine, id: string, code: string) => {
   const r = await e.runBlock(id, { code })
-  assert.equal(r.block.status, 'done', JSON.stringify(r.block.error))
+  assert.equal(r.block.status, 'done')
+  assert.equal(r.block.error, null, JSON.stringify(r.block.error))
   return r.block
 }
 
@@ -225,5 +235,38 @@ test('a draft survives an engine restart: state, files and definitions come back
     assert.equal(readFileSync(join(root, 'wip.txt'), 'utf8'), 'work in progress\n')
   } finally {
     await e2.close()
+  }
+})
+
+test('a real symlink the draft replaced by a directory is never followed out of the root, by diff or apply', async () => {
+  const home = newHome()
+  const root = newRepo()
+  const outside = mkdtempSync(join(tmpdir(), 'vis-drafts-outside-'))
+  writeFileSync(join(outside, 'f.txt'), 'SECRET outside the root\n')
+  symlinkSync(outside, join(root, 'link'))
+  const e = await createEngine({ home, python, pool: { size: 0 } })
+  try {
+    const s = await e.createSession({ roots: [root], shell: true })
+    await e.drafts.create(s.id, 'links')
+    // (the guest's audit hook refuses os.remove of a link that leads out; the shell may)
+    const b = await run(
+      e,
+      s.id,
+      "r = await shell('rm link && mkdir link && echo draft file > link/f.txt')\nprint(r['exit'], r['stderr'])",
+    )
+    assert.equal(b.stdout, '0 \n')
+    const d = await e.drafts.diff(s.id)
+    assert.deepEqual(
+      d.changes.map((c) => `${c.status} ${c.type} ${c.path}`),
+      ['deleted symlink link', 'added file link/f.txt'],
+    )
+    assert.doesNotMatch(d.diff, /SECRET/)
+    await e.drafts.apply(s.id)
+    assert.equal(readFileSync(join(outside, 'f.txt'), 'utf8'), 'SECRET outside the root\n')
+    assert.deepEqual(readdirSync(outside), ['f.txt'])
+    assert.ok(lstatSync(join(root, 'link')).isDirectory())
+    assert.equal(readFileSync(join(root, 'link', 'f.txt'), 'utf8'), 'draft file\n')
+  } finally {
+    await e.close()
   }
 })
