@@ -423,6 +423,8 @@ export class Engine {
         position: block.position,
         turn_id: block.turnId,
         code: block.code,
+        // The draft the block runs in (null: the trunk), for the transcript of events.
+        draft: this.drafts.stateNow(live.id).draft?.label ?? null,
       })
       const context = await this.blockContext(live)
       const outcome = await session.runBlock(block.code, { timeoutMs, ...(context ? { context } : {}) })

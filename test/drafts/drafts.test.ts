@@ -224,12 +224,18 @@ test('a draft survives an engine restart: state, files and definitions come back
     const st = await e2.drafts.state(id)
     assert.equal(st.draft?.label, 'durable')
     assert.equal(st.draft?.files_changed, 1)
+    const seen: { type: string; data: unknown }[] = []
+    const off = e2.subscribe(id, (ev) => seen.push(ev))
     const b = await run(
       e2,
       id,
       "print(open('wip.txt').read().strip(), N + 1)\nprint((await cat('wip.txt'))['content'])",
     )
     assert.match(b.stdout, /^work in progress 42\n1:[0-9a-f]+\|work in progress\n$/)
+    off()
+    const started = seen.find((ev) => ev.type === 'block-started')
+    assert.equal((started?.data as { draft: string | null }).draft, 'durable')
+    assert.ok(seen.some((ev) => ev.type === 'defs-restored'))
     assert.deepEqual(treeHash(root), before)
     await e2.drafts.apply(id)
     assert.equal(readFileSync(join(root, 'wip.txt'), 'utf8'), 'work in progress\n')
