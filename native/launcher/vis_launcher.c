@@ -17,13 +17,6 @@
  *                [--min-abi N] [--no-landlock] [--keep-fds N] -- PROGRAM [ARGS...]
  *
  * --noexec  remount PATH noexec,nosuid,nodev (needs CAP_SYS_ADMIN in the namespace)
- * --ovl-lower DIR --ovl-upper DIR --ovl-work DIR --overlay TARGET
- *           mount an overlayfs at TARGET (a draft: DIR lower read-only below, the draft's
- *           upper directory above), before the noexec remounts so TARGET gets them too.
- *           bubblewrap 0.8 has no overlay options, and the mount needs the namespace's
- *           CAP_SYS_ADMIN, which only this step holds.
- * --ovl-hide DIR  after the overlay mount, cover DIR (where upper and work live) with an
- *           empty read-only tmpfs: the sandbox sees the draft only through TARGET.
  * --ro   read + execute (distribution, package files, libraries)
  * --rw   read + write, never execute (the session's roots)
  * --dev  read + write on a device file (/dev/null)
@@ -162,26 +155,6 @@ static void remount_noexec(const char *path) {
   if (mount(NULL, path, NULL, flags, NULL) != 0) die("remount %s noexec: %s", path, strerror(errno));
 }
 
-/* Paths reach the mount options verbatim: the host refuses ',', ':' and '\\' in them. */
-static void mount_overlay(const char *lower, const char *upper, const char *work, const char *target) {
-  if (!lower || !upper || !work) die("--overlay needs --ovl-lower, --ovl-upper and --ovl-work first");
-  char opts[4096];
-  int n = snprintf(opts, sizeof opts, "lowerdir=%s,upperdir=%s,workdir=%s,userxattr,index=off", lower, upper, work);
-  if (n < 0 || (size_t)n >= sizeof opts) die("overlay options too long");
-  if (mount("overlay", target, "overlay", MS_NOSUID | MS_NODEV, opts) != 0)
-    die("mount overlay on %s (%s): %s", target, opts, strerror(errno));
-  /* bubblewrap chdir'd before the mount: the working directory is still the real root
-     beneath it. Entering it again by name lands on the overlay. */
-  char cwd[4096];
-  if (getcwd(cwd, sizeof cwd) == NULL) die("getcwd: %s", strerror(errno));
-  if (chdir(cwd) != 0) die("chdir %s: %s", cwd, strerror(errno));
-}
-
-static void hide_dir(const char *path) {
-  if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, "size=4k,mode=0555") != 0)
-    die("hide %s: %s", path, strerror(errno));
-}
-
 static void drop_capabilities(void) {
   for (int cap = 0; cap <= 63; cap++) {
     if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL)
@@ -202,7 +175,6 @@ int main(int argc, char **argv) {
   int n_ro = 0, n_rw = 0, n_dev = 0, n_connect = 0, n_bind = 0;
   long long nofile = -1, nproc = -1, fsize = -1, tcp_from = -1;
   int min_abi = 1, no_landlock = 0;
-  const char *ovl_lower = NULL, *ovl_upper = NULL, *ovl_work = NULL, *ovl_target = NULL, *ovl_hide = NULL;
   unsigned keep_fds = 3;
   int i = 1;
 
@@ -222,11 +194,6 @@ int main(int argc, char **argv) {
                n_bind >= MAX_RULES;
     if (full) die("too many rules");
     if (strcmp(a, "--noexec") == 0) noexec[n_noexec++] = v;
-    else if (strcmp(a, "--ovl-lower") == 0) ovl_lower = v;
-    else if (strcmp(a, "--ovl-upper") == 0) ovl_upper = v;
-    else if (strcmp(a, "--ovl-work") == 0) ovl_work = v;
-    else if (strcmp(a, "--overlay") == 0) ovl_target = v;
-    else if (strcmp(a, "--ovl-hide") == 0) ovl_hide = v;
     else if (strcmp(a, "--ro") == 0) ro[n_ro++] = v;
     else if (strcmp(a, "--rw") == 0) rw[n_rw++] = v;
     else if (strcmp(a, "--dev") == 0) dev[n_dev++] = v;
@@ -244,8 +211,6 @@ int main(int argc, char **argv) {
   }
   if (i >= argc) die("no program given after --");
 
-  if (ovl_target) mount_overlay(ovl_lower, ovl_upper, ovl_work, ovl_target);
-  if (ovl_hide) hide_dir(ovl_hide);
   for (int k = 0; k < n_noexec; k++) remount_noexec(noexec[k]);
   drop_capabilities();
 

@@ -34,8 +34,6 @@ export type SandboxArgsInput = {
   sharedNetwork?: boolean
   // With sharedNetwork: a file shown read-only at /etc/hosts so `localhost` resolves.
   hostsFile?: string
-  // With policy.overlay: this mount's own work directory (inside overlay.dir).
-  overlayWork?: string
 }
 
 // The lowest port a tool jail sharing its session's network namespace may bind or connect
@@ -99,10 +97,6 @@ export function bubblewrapArgs(input: SandboxArgsInput): string[] {
     'CAP_SYS_ADMIN',
     '--cap-add',
     'CAP_SETPCAP',
-    // overlayfs makes its work directory mode 000 and works in it with the mounter's
-    // credentials: the overlay's mount needs DAC override (in this namespace only, and
-    // vis-launcher drops it with every other capability before the command runs).
-    ...(policy.overlay ? ['--cap-add', 'CAP_DAC_OVERRIDE'] : []),
     '--new-session',
     '--die-with-parent',
     ...(input.soleProcess && !policy.shell && !input.pty ? ['--as-pid-1'] : []),
@@ -127,8 +121,6 @@ export function bubblewrapArgs(input: SandboxArgsInput): string[] {
   for (const p of policy.readOnly) binds.push({ src: p, kind: 'ro' })
   binds.push({ src: command, kind: 'ro' }, { src: launcher, kind: 'ro' })
   for (const p of policy.roots) binds.push({ src: p, kind: 'rw' })
-  // The draft's directory must be in view for vis-launcher to mount the overlay from it.
-  if (policy.overlay) binds.push({ src: policy.overlay.dir, kind: 'rw' })
   const hidden = hiddenMounts(policy)
   for (const p of hidden.pins) binds.push({ src: p, kind: 'rw' })
   for (const p of hidden.masks) binds.push({ src: p, kind: 'mask' })
@@ -163,12 +155,6 @@ export function bubblewrapArgs(input: SandboxArgsInput): string[] {
 export function launcherArgs(input: SandboxArgsInput, options: { inNamespace: boolean }): string[] {
   const { policy, command } = input
   const args: string[] = []
-  const ovl = policy.overlay
-  if (ovl && options.inNamespace) {
-    if (!input.overlayWork) throw new Error('an overlay needs its work directory')
-    args.push('--ovl-lower', ovl.lower, '--ovl-upper', ovl.upper, '--ovl-work', input.overlayWork)
-    args.push('--overlay', ovl.root, '--ovl-hide', ovl.dir)
-  }
   // The pins under a hidden directory are mounts of their own: noexec like their root.
   const pins = hiddenMounts(policy).pins
   if (options.inNamespace) for (const r of [...policy.roots, ...pins, '/tmp']) args.push('--noexec', r)

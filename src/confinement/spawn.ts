@@ -1,12 +1,12 @@
 import { type ChildProcess, type StdioOptions, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
-import { rm } from 'node:fs/promises'
+import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { isAbsolute, join } from 'node:path'
 
 import { VisError } from '../util/errors.js'
 import { createSandboxCgroup, detectCgroups, type SandboxCgroup } from './cgroup.js'
+import { draftMount } from './draft-mount.js'
 import { type EgressProxy, startEgressProxy } from './egress/proxy.js'
 import { sandboxEnvironment } from './environment.js'
 import { launcherPath } from './native.js'
@@ -148,7 +148,8 @@ export async function spawnConfined(
       { ...context, path: policy.overlay.root },
     )
   }
-  const overlayWork = policy.overlay ? overlayWorkDir(policy.overlay.dir) : undefined
+  // A draft: the jail starts inside the draft's mount namespace (draft-mount.ts).
+  const draft = policy.overlay ? await draftMount(policy.overlay) : undefined
   const egress =
     policy.network.enabled && useNamespaces && !shared ? await startEgressProxy(policy.network) : undefined
 
@@ -167,7 +168,6 @@ export async function spawnConfined(
     soleProcess: options.soleProcess,
     sharedNetwork: shared !== undefined,
     hostsFile: shared ? loopbackHosts() : undefined,
-    overlayWork,
   }
   let argv: string[]
   if (launcher && useNamespaces && report.bubblewrap) {
@@ -181,7 +181,29 @@ export async function spawnConfined(
       command,
       ...args,
     ]
-    if (shared) {
+    if (draft) {
+      // The draft's namespaces first (its user namespace owns its mount namespace); a
+      // shared network's come after, from inside it (the holder was started in it too).
+      const [u, m] = [keepFds + (shared ? 2 : 0), keepFds + (shared ? 3 : 1)]
+      const inner = shared
+        ? [
+            NSENTER,
+            `--user=/proc/self/fd/${keepFds}`,
+            `--net=/proc/self/fd/${keepFds + 1}`,
+            '--preserve-credentials',
+            '--',
+          ]
+        : []
+      argv = [
+        NSENTER,
+        `--user=/proc/self/fd/${u}`,
+        `--mount=/proc/self/fd/${m}`,
+        '--preserve-credentials',
+        '--',
+        ...inner,
+        ...argv,
+      ]
+    } else if (shared) {
       // nsenter enters the holder's user namespace (its owner, the host user, has every
       // capability there) and then its network namespace, and execs bubblewrap, which
       // nests its own user namespace: the sandbox gets no capability over the holder.
@@ -216,11 +238,11 @@ export async function spawnConfined(
 
   const env = sandboxEnvironment(policy, options.env)
   let stdio: StdioOptions = options.stdio ?? ['ignore', 'inherit', 'inherit']
-  if (shared) {
+  if (shared || draft) {
     const base = Array.isArray(stdio) ? [...stdio] : [stdio, stdio, stdio]
     while (base.length < keepFds) base.push('ignore')
     // vis-launcher closes them (fds >= keepFds) before the command runs.
-    stdio = [...base, shared.user, shared.net]
+    stdio = [...base, ...(shared ? [shared.user, shared.net] : []), ...(draft ? [draft.user, draft.mnt] : [])]
   }
   const [file, ...rest] = argv as [string, ...string[]]
   const child = spawn(file, rest, {
@@ -241,7 +263,6 @@ export async function spawnConfined(
       } catch {}
     }
     await egress?.close()
-    if (overlayWork) await rm(overlayWork, { recursive: true, force: true }).catch(() => undefined)
     // the group empties a moment after its last process is reaped
     for (let i = 0; i < 20 && cgroup.dirs.length > 0; i++) {
       cgroup.dispose()
@@ -278,14 +299,6 @@ export async function spawnConfined(
 }
 
 const NSENTER = '/usr/bin/nsenter'
-
-// overlayfs wants a work directory per mount on the upper's filesystem: the worker and
-// every tool jail of a draft mount their own overlay over the same upper directory.
-function overlayWorkDir(dir: string): string {
-  const base = join(dir, 'work')
-  mkdirSync(base, { recursive: true })
-  return mkdtempSync(join(base, 'w-'))
-}
 
 // The /etc/hosts of a jail on a shared tool network: `localhost` is its loopback. One
 // read-only file per host process.

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { chmod, lstat, mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { z } from 'zod'
+import { releaseDraftMount } from '../confinement/draft-mount.js'
 import type { Overlay } from '../confinement/policy.js'
 import type { Db } from '../persistence/statements.js'
 import { VisError } from '../util/errors.js'
@@ -265,7 +266,14 @@ export class Drafts {
     }
   }
 
+  // Ends the draft's mount holder (its jails are gone); the next jail starts another.
+  async releaseMount(sessionId: string): Promise<void> {
+    const o = this.overlayFor(sessionId)
+    if (o) await releaseDraftMount(o.dir)
+  }
+
   private async discard(d: DraftRecord): Promise<void> {
+    await releaseDraftMount(d.dir)
     this.counts.delete(d.sessionId)
     await removeTree(d.dir)
   }

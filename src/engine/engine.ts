@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { resolve } from 'node:path'
+import { draftMount } from '../confinement/draft-mount.js'
 import type { Check } from '../confinement/probe.js'
 import { Drafts } from '../drafts/drafts.js'
 import { draftDiffTool } from '../drafts/tool.js'
@@ -397,6 +398,7 @@ export class Engine {
   close(): Promise<void> {
     this.closing ??= (async () => {
       await this.runtime.close()
+      await Promise.all([...this.lives.keys()].map((id) => this.drafts.releaseMount(id)))
       await this.extensions?.close()
       await closeRegistrationWorkers()
       await Promise.allSettled([...this.pending.values()])
@@ -551,10 +553,8 @@ export class Engine {
       ...(overlay ? { overlay } : {}),
       id: live.id,
     })
-    if (overlay) {
-      let helper: number | undefined
-      setDraftView(live.id, overlay.root, () => (helper ??= session.processTree().at(-1)))
-    } else clearDraftView(live.id)
+    if (overlay) setDraftView(live.id, overlay.root, (await draftMount(overlay)).pid)
+    else clearDraftView(live.id)
     try {
       const host =
         this.options.tools !== false && policy.roots.length > 0

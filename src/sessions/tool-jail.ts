@@ -178,6 +178,9 @@ class NetworkHolder {
         network: policy.network,
         shell: true,
         limits: policy.limits ?? {},
+        // In a draft the holder lives in the draft's user namespace, so tool jails can
+        // enter both its network namespace and the draft's mount namespace.
+        overlay: policy.overlay,
       },
       process.execPath,
       [init.script, '/bin/sh', '-c', 'echo ready && exec sleep infinity'],

@@ -277,3 +277,33 @@ test('a real symlink the draft replaced by a directory is never followed out of 
     await e.close()
   }
 })
+
+test('one overlay for every jail: what shell rewrites, Python and cat see at once, even after reading it first', async () => {
+  const home = newHome()
+  const root = newRepo()
+  const before = treeHash(root)
+  const e = await createEngine({ home, python, pool: { size: 0 } })
+  try {
+    const s = await e.createSession({ roots: [root], shell: true })
+    await e.drafts.create(s.id, 'coherent')
+    const b = await run(
+      e,
+      s.id,
+      `import json
+first = open('edit.txt').read()
+c1 = (await cat('keep.txt'))['content']
+await shell("sed -i s/line/LINE/ edit.txt && echo more >> keep.txt && echo n > fresh.txt")
+import os
+print(json.dumps([first, open('edit.txt').read(), c1, (await cat('keep.txt'))['content'], os.path.exists('fresh.txt')]))`,
+    )
+    const [first, after, c1, c2, fresh] = JSON.parse(b.stdout)
+    assert.equal(first, 'line 1\nline 2\nline 3\n')
+    assert.equal(after, 'LINE 1\nLINE 2\nLINE 3\n')
+    assert.match(c1, /^1:[0-9a-f]+\|unchanged$/)
+    assert.match(c2, /\|unchanged\n2:[0-9a-f]+\|more$/)
+    assert.equal(fresh, true)
+    assert.deepEqual(treeHash(root), before)
+  } finally {
+    await e.close()
+  }
+})
