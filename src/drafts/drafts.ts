@@ -113,6 +113,20 @@ export class Drafts {
     this.repo = new DraftsRepo(db)
   }
 
+  // The library surface for one session: `engine.draft(id).create('label')`, ….diff() is
+  // the unified diff as a string (changes() has the file list too).
+  for(sessionId: string) {
+    return {
+      create: (label: string) => this.create(sessionId, label, 'copy'),
+      blank: (label: string) => this.create(sessionId, label, 'blank'),
+      diff: async () => (await this.diff(sessionId)).diff,
+      changes: () => this.diff(sessionId),
+      apply: (options?: ApplyOptions) => this.apply(sessionId, options),
+      abandon: (why?: string) => this.abandon(sessionId, why),
+      state: () => this.state(sessionId),
+    }
+  }
+
   // The overlay a session's jails mount, while it is in a draft.
   overlayFor(sessionId: string): Overlay | undefined {
     const d = this.repo.active(sessionId)
@@ -178,9 +192,13 @@ export class Drafts {
   }
 
   // For synchronous views: the count is the one last measured (after the last block).
+  // null until measured (a draft from an earlier process): a measurement starts now.
   stateNow(sessionId: string): DraftState {
     const d = this.repo.active(sessionId)
-    return d ? this.stateOf(d, this.counts.get(sessionId) ?? null) : { mode: 'trunk', draft: null }
+    if (!d) return { mode: 'trunk', draft: null }
+    const n = this.counts.get(sessionId)
+    if (n === undefined) void this.refresh(sessionId).catch(() => undefined)
+    return this.stateOf(d, n ?? null)
   }
 
   async refresh(sessionId: string): Promise<void> {

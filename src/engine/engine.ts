@@ -646,6 +646,12 @@ export class Engine {
     return sessionView(row, worker, (live?.queued ?? 0) > 0, this.drafts.stateNow(row.id))
   }
 
+  // A session's draft: create(label), blank(label), diff(), apply(options?), abandon(why?), state().
+  draft(sessionId: string) {
+    this.requireSession(sessionId)
+    return this.drafts.for(sessionId)
+  }
+
   // Runs fn in the session's block queue: after the blocks before it, before later ones.
   private exclusive<T>(id: string, fn: () => Promise<T>): Promise<T> {
     this.assertOpen()

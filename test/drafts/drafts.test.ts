@@ -189,15 +189,21 @@ test('a blank draft starts empty; what it creates lands as additions', async () 
   const e = await createEngine({ home, python, pool: { size: 0 } })
   try {
     const s = await e.createSession({ roots: [root] })
-    await e.drafts.create(s.id, 'fresh', 'blank')
+    const draft = e.draft(s.id)
+    assert.equal((await draft.blank('fresh')).draft?.kind, 'blank')
     const b = await run(e, s.id, "import os\nprint(os.listdir('.'))\nopen('only.txt', 'w').write('hi\\n')")
     assert.equal(b.stdout, '[]\n')
-    const d = await e.drafts.diff(s.id)
+    const d = await draft.changes()
     assert.deepEqual(
       d.changes.map((c) => [c.path, c.status]),
       [['only.txt', 'added']],
     )
-    await e.drafts.apply(s.id)
+    assert.match(
+      await draft.diff(),
+      /^diff --git a\/only\.txt b\/only\.txt\nnew file mode 100644\n--- \/dev\/null\n\+\+\+ b\/only\.txt\n@@ -0,0 \+1 @@\n\+hi\n$/,
+    )
+    await draft.apply()
+    assert.equal((await draft.state()).mode, 'trunk')
     assert.equal(readFileSync(join(root, 'only.txt'), 'utf8'), 'hi\n')
     assert.equal(readFileSync(join(root, 'keep.txt'), 'utf8'), 'unchanged\n')
   } finally {
