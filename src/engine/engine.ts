@@ -229,6 +229,7 @@ export class Engine {
       await live.tail
       this.forget(live)
     }
+    await this.drafts.releaseMount(id)
     await this.extensions?.endSession(id)
     this.log.append(id, 'session-closed', { reason: 'closed by request' })
     this.metrics.sessionsClosed.inc()
