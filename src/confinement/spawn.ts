@@ -181,43 +181,16 @@ export async function spawnConfined(
       command,
       ...args,
     ]
-    if (draft) {
-      // The draft's namespaces first (its user namespace owns its mount namespace); a
-      // shared network's come after, from inside it (the holder was started in it too).
-      const [u, m] = [keepFds + (shared ? 2 : 0), keepFds + (shared ? 3 : 1)]
-      const inner = shared
-        ? [
-            NSENTER,
-            `--user=/proc/self/fd/${keepFds}`,
-            `--net=/proc/self/fd/${keepFds + 1}`,
-            '--preserve-credentials',
-            '--',
-          ]
-        : []
-      argv = [
-        NSENTER,
-        `--user=/proc/self/fd/${u}`,
-        `--mount=/proc/self/fd/${m}`,
-        '--preserve-credentials',
-        '--',
-        ...inner,
-        ...argv,
-      ]
-    } else if (shared) {
-      // nsenter enters the holder's user namespace (its owner, the host user, has every
-      // capability there) and then its network namespace, and execs bubblewrap, which
-      // nests its own user namespace: the sandbox gets no capability over the holder.
-      // The namespaces come as inherited fds, so a recycled pid can never name others.
-      const [u, n] = [keepFds, keepFds + 1]
-      argv = [
-        NSENTER,
-        `--user=/proc/self/fd/${u}`,
-        `--net=/proc/self/fd/${n}`,
-        '--preserve-credentials',
-        '--',
-        ...argv,
-      ]
-    }
+    // nsenter enters the holder's user namespace (its owner, the host user, has every
+    // capability there) and then its network namespace, and execs bubblewrap, which
+    // nests its own user namespace: the sandbox gets no capability over the holder.
+    // The namespaces come as inherited fds, so a recycled pid can never name others.
+    const network = shared ? nsenter({ user: keepFds, net: keepFds + 1 }) : []
+    // A draft's namespaces come first (its user namespace owns its mount namespace); a
+    // shared network's from inside them (that holder was started in them too).
+    const base = keepFds + (shared ? 2 : 0)
+    const mount = draft ? nsenter({ user: base, mount: base + 1 }) : []
+    argv = [...mount, ...network, ...argv]
   } else if (launcher) {
     argv = [launcher, ...launcherArgs(input, { inNamespace: false }), '--', command, ...args]
   } else {
@@ -299,6 +272,14 @@ export async function spawnConfined(
 }
 
 const NSENTER = '/usr/bin/nsenter'
+
+// nsenter into the namespaces named by inherited fds, keeping the caller's credentials.
+const nsenter = (ns: Record<string, number>): string[] => [
+  NSENTER,
+  ...Object.entries(ns).map(([kind, fd]) => `--${kind}=/proc/self/fd/${fd}`),
+  '--preserve-credentials',
+  '--',
+]
 
 // The /etc/hosts of a jail on a shared tool network: `localhost` is its loopback. One
 // read-only file per host process.

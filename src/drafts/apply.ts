@@ -1,16 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import {
-  chmod,
-  copyFile,
-  lstat,
-  mkdir,
-  readdir,
-  readlink,
-  rename,
-  rmdir,
-  symlink,
-  unlink,
-} from 'node:fs/promises'
+import { copyFile, lstat, mkdir, readdir, readlink, rename, rmdir, symlink, unlink } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { inBatches } from './batches.js'
 import type { Change } from './changes.js'
@@ -48,18 +37,29 @@ async function realParents(real: string, rel: string, create: boolean): Promise<
   return true
 }
 
-async function atomicPut(c: Change, real: string): Promise<void> {
-  await realParents(real, c.path, true)
+async function atomicPut(c: Change, real: string, parents: Map<string, Promise<boolean>>): Promise<void> {
+  // Each directory is made real once, however many files land in it.
+  const dir = dirname(c.path)
+  let ready = parents.get(dir)
+  if (!ready) {
+    ready = realParents(real, c.path, true)
+    parents.set(dir, ready)
+  }
+  await ready
   const dest = join(real, c.path)
   const tmp = join(dirname(dest), `.vis-draft-${randomBytes(6).toString('hex')}`)
   try {
+    // copyFile gives the copy its source's mode (the draft's).
     if (c.type === 'symlink') await symlink(await readlink(c.source!), tmp)
-    else {
-      await copyFile(c.source!, tmp)
-      await chmod(tmp, c.mode)
-    }
+    else await copyFile(c.source!, tmp)
     // Replaces a file in one step; readers see the old or the new content, never half.
-    await rename(tmp, dest)
+    await rename(tmp, dest).catch(async (err: NodeJS.ErrnoException) => {
+      // A directory where the draft has a file: the draft deleted it (what is left of it
+      // after the deletions is empty directories).
+      if (err.code !== 'EISDIR' && err.code !== 'ENOTEMPTY' && err.code !== 'EEXIST') throw err
+      await removeEmptyDirs(dest)
+      await rename(tmp, dest)
+    })
   } catch (err) {
     await unlink(tmp).catch(() => undefined)
     throw err
@@ -78,16 +78,11 @@ export async function landChanges(changes: Change[], real: string, skip: Set<str
       if (await realParents(real, c.path, false)) await unlink(join(real, c.path)).catch(ignoreMissing)
     },
   )
+  const parents = new Map<string, Promise<boolean>>()
   await inBatches(
     todo.filter((c) => c.status !== 'deleted'),
     async (c) => {
-      // A directory where the draft has a file was deleted in the draft.
-      const dest = join(real, c.path)
-      const st = (await realParents(real, c.path, false))
-        ? await lstat(dest).catch(() => undefined)
-        : undefined
-      if (st?.isDirectory()) await removeEmptyDirs(dest)
-      await atomicPut(c, real)
+      await atomicPut(c, real, parents)
       if (c.status === 'renamed' && (await realParents(real, c.from!, false)))
         await unlink(join(real, c.from!)).catch(ignoreMissing)
     },

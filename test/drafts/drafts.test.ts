@@ -46,6 +46,7 @@ with open('edit.txt', 'a') as f:
 os.remove('gone.txt')
 os.rename('move-me.txt', 'moved.txt')
 await write('sub/new.txt', 'brand new\\n')
+await shell('chmod 755 keep.txt')
 st = await shell('git status --porcelain')
 g = await git('status', '--porcelain')
 print(json.dumps({"shell": st["stdout"], "cat": (await cat('sub/new.txt'))["content"], "ls": sorted(os.listdir('.'))}))`,
@@ -63,7 +64,21 @@ print(json.dumps({"shell": st["stdout"], "cat": (await cat('sub/new.txt'))["cont
     const byPath = Object.fromEntries(
       d.changes.filter((c) => !c.path.startsWith('.git/')).map((c) => [c.path, c]),
     )
-    assert.deepEqual(Object.keys(byPath).sort(), ['edit.txt', 'gone.txt', 'moved.txt', 'sub/new.txt'])
+    assert.deepEqual(Object.keys(byPath).sort(), [
+      'edit.txt',
+      'gone.txt',
+      'keep.txt',
+      'moved.txt',
+      'sub/new.txt',
+    ])
+    assert.deepEqual(byPath['keep.txt'], {
+      path: 'keep.txt',
+      status: 'changed',
+      type: 'file',
+      mode: '100755',
+      old_mode: '100644',
+    })
+    assert.match(d.diff, /diff --git a\/keep\.txt b\/keep\.txt\nold mode 100644\nnew mode 100755\n/)
     assert.equal(byPath['edit.txt']!.status, 'changed')
     assert.equal(byPath['gone.txt']!.status, 'deleted')
     assert.equal(byPath['moved.txt']!.status, 'renamed')
@@ -89,6 +104,8 @@ print(json.dumps({"shell": st["stdout"], "cat": (await cat('sub/new.txt'))["cont
     assert.equal(readFileSync(join(root, 'edit.txt'), 'utf8'), 'line 1\nline 2\nline 3\nline 4\n')
     assert.equal(readFileSync(join(root, 'sub/new.txt'), 'utf8'), 'brand new\n')
     assert.equal(readFileSync(join(root, 'moved.txt'), 'utf8'), 'moved content\n')
+    assert.equal(lstatSync(join(root, 'keep.txt')).mode & 0o777, 0o755)
+    assert.equal(readFileSync(join(root, 'keep.txt'), 'utf8'), 'unchanged\n')
     assert.ok(!existsSync(join(root, 'gone.txt')) && !existsSync(join(root, 'move-me.txt')))
     assert.equal(e.sessionView(s.id).draft?.mode, 'trunk')
     const landed = treeHash(root)
