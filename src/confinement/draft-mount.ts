@@ -47,11 +47,10 @@ export async function releaseDraftMount(dir: string): Promise<void> {
       closeSync(fd)
     } catch {}
   }
-  if (h.child.exitCode === null && h.child.signalCode === null) {
-    const gone = new Promise((r) => h.child.once('exit', r))
-    h.child.kill('SIGKILL')
-    await gone
-  }
+  // Not awaited: when its namespace's last process exits the kernel unmounts the overlay,
+  // which syncs the upper directory's whole filesystem (seconds, on a busy disk). Nothing
+  // new can use the mount meanwhile: its namespace fds are closed above.
+  if (h.child.exitCode === null && h.child.signalCode === null) h.child.kill('SIGKILL')
 }
 
 export async function releaseAllDraftMounts(): Promise<void> {
