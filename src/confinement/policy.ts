@@ -24,6 +24,16 @@ export const LimitsSchema = z.object({
     .default(1 << 20),
 })
 
+// A draft: `root` (one of the roots) is shown as an overlay, `lower` read-only below (the
+// real root, or an empty directory for a blank draft) and `upper` above; `dir` holds upper
+// and the per-mount work directories and is hidden from the sandbox once mounted.
+export const OverlaySchema = z.object({
+  root: AbsolutePath,
+  lower: AbsolutePath,
+  upper: AbsolutePath,
+  dir: AbsolutePath,
+})
+
 // Fixed when the worker is spawned; a warm pool is keyed by it.
 export const ConfinementPolicySchema = z.object({
   roots: z.array(AbsolutePath).default([]),
@@ -33,9 +43,11 @@ export const ConfinementPolicySchema = z.object({
   network: NetworkPolicySchema.default({}),
   shell: z.boolean().default(false),
   limits: LimitsSchema.default({}),
+  overlay: OverlaySchema.optional(),
 })
 
 export type ConfinementPolicy = z.infer<typeof ConfinementPolicySchema>
 export type ConfinementPolicyInput = z.input<typeof ConfinementPolicySchema>
 export type NetworkPolicy = z.infer<typeof NetworkPolicySchema>
 export type Limits = z.infer<typeof LimitsSchema>
+export type Overlay = z.infer<typeof OverlaySchema>

@@ -6,6 +6,7 @@ import { isAbsolute, join } from 'node:path'
 
 import { VisError } from '../util/errors.js'
 import { createSandboxCgroup, detectCgroups, type SandboxCgroup } from './cgroup.js'
+import { draftMount } from './draft-mount.js'
 import { type EgressProxy, startEgressProxy } from './egress/proxy.js'
 import { sandboxEnvironment } from './environment.js'
 import { launcherPath } from './native.js'
@@ -140,6 +141,15 @@ export async function spawnConfined(
       context,
     )
   }
+  if (policy.overlay && !(launcher && useNamespaces)) {
+    throw new VisError(
+      'draft.unconfined',
+      'a draft needs the jail (bubblewrap namespaces and vis-launcher) to show its overlay; it cannot run unconfined',
+      { ...context, path: policy.overlay.root },
+    )
+  }
+  // A draft: the jail starts inside the draft's mount namespace (draft-mount.ts).
+  const draft = policy.overlay ? await draftMount(policy.overlay) : undefined
   const egress =
     policy.network.enabled && useNamespaces && !shared ? await startEgressProxy(policy.network) : undefined
 
@@ -171,21 +181,16 @@ export async function spawnConfined(
       command,
       ...args,
     ]
-    if (shared) {
-      // nsenter enters the holder's user namespace (its owner, the host user, has every
-      // capability there) and then its network namespace, and execs bubblewrap, which
-      // nests its own user namespace: the sandbox gets no capability over the holder.
-      // The namespaces come as inherited fds, so a recycled pid can never name others.
-      const [u, n] = [keepFds, keepFds + 1]
-      argv = [
-        NSENTER,
-        `--user=/proc/self/fd/${u}`,
-        `--net=/proc/self/fd/${n}`,
-        '--preserve-credentials',
-        '--',
-        ...argv,
-      ]
-    }
+    // nsenter enters the holder's user namespace (its owner, the host user, has every
+    // capability there) and then its network namespace, and execs bubblewrap, which
+    // nests its own user namespace: the sandbox gets no capability over the holder.
+    // The namespaces come as inherited fds, so a recycled pid can never name others.
+    const network = shared ? nsenter({ user: keepFds, net: keepFds + 1 }) : []
+    // A draft's namespaces come first (its user namespace owns its mount namespace); a
+    // shared network's from inside them (that holder was started in them too).
+    const base = keepFds + (shared ? 2 : 0)
+    const mount = draft ? nsenter({ user: base, mount: base + 1 }) : []
+    argv = [...mount, ...network, ...argv]
   } else if (launcher) {
     argv = [launcher, ...launcherArgs(input, { inNamespace: false }), '--', command, ...args]
   } else {
@@ -206,11 +211,11 @@ export async function spawnConfined(
 
   const env = sandboxEnvironment(policy, options.env)
   let stdio: StdioOptions = options.stdio ?? ['ignore', 'inherit', 'inherit']
-  if (shared) {
+  if (shared || draft) {
     const base = Array.isArray(stdio) ? [...stdio] : [stdio, stdio, stdio]
     while (base.length < keepFds) base.push('ignore')
     // vis-launcher closes them (fds >= keepFds) before the command runs.
-    stdio = [...base, shared.user, shared.net]
+    stdio = [...base, ...(shared ? [shared.user, shared.net] : []), ...(draft ? [draft.user, draft.mnt] : [])]
   }
   const [file, ...rest] = argv as [string, ...string[]]
   const child = spawn(file, rest, {
@@ -267,6 +272,14 @@ export async function spawnConfined(
 }
 
 const NSENTER = '/usr/bin/nsenter'
+
+// nsenter into the namespaces named by inherited fds, keeping the caller's credentials.
+const nsenter = (ns: Record<string, number>): string[] => [
+  NSENTER,
+  ...Object.entries(ns).map(([kind, fd]) => `--${kind}=/proc/self/fd/${fd}`),
+  '--preserve-credentials',
+  '--',
+]
 
 // The /etc/hosts of a jail on a shared tool network: `localhost` is its loopback. One
 // read-only file per host process.

@@ -1,6 +1,10 @@
 import { randomUUID } from 'node:crypto'
 import { resolve } from 'node:path'
+import { draftMount } from '../confinement/draft-mount.js'
 import type { Check } from '../confinement/probe.js'
+import { Drafts } from '../drafts/drafts.js'
+import { draftDiffTool } from '../drafts/tool.js'
+import { clearDraftView, setDraftView } from '../drafts/view.js'
 import { closeRegistrationWorkers, ExtensionRegistry, warningChecks } from '../extensions/index.js'
 import { formatPythonForDisplay } from '../format/index.js'
 import { bindMcpServers } from '../mcp/client/bind.js'
@@ -118,6 +122,8 @@ export class Engine {
   readonly bindAddress: string | undefined
   readonly metrics: EngineMetrics
   readonly abandonedAtStart: number
+  // Sessions' drafts (src/drafts): an isolated, reviewable copy of the primary root.
+  readonly drafts: Drafts
   private readonly lives = new Map<string, Live>()
   private readonly pending = new Map<string, Promise<BlockView>>()
   private readonly log: EventLog
@@ -139,6 +145,13 @@ export class Engine {
     this.limits = { maxOutputChars: options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS }
     this.mcpServers = options.mcpServers ?? loadMcpConfig(this.home).servers
     this.log = new EventLog(store, { flushMs: options.eventFlushMs })
+    this.drafts = new Drafts(store.db, store.home, {
+      primaryRoot: (id) =>
+        (PolicySchema.parse(this.requireSession(id).policy).roots ?? []).map((r) => resolve(r))[0],
+      exclusive: (id, fn) => this.exclusive(id, fn),
+      replaceWorker: (id) => this.replaceWorker(id),
+      record: (id, type, data) => this.log.append(id, type, JSON.parse(JSON.stringify(data))),
+    })
     this.metrics = engineMetrics({
       sessionsOpen: () => (this.store.db.open ? this.store.sessions.count('open') : 0),
       sessionsLive: () => [...this.lives.values()].filter((l) => l.session?.state === 'ready').length,
@@ -238,6 +251,7 @@ export class Engine {
       await live.tail
       this.forget(live)
     }
+    await this.drafts.releaseMount(id)
     await this.extensions?.endSession(id)
     this.log.append(id, 'session-closed', { reason: 'closed by request' })
     this.metrics.sessionsClosed.inc()
@@ -522,6 +536,7 @@ export class Engine {
     this.closing ??= (async () => {
       await Promise.allSettled(this.closeHooks.map((h) => h()))
       await this.runtime.close()
+      await Promise.all([...this.lives.keys()].map((id) => this.drafts.releaseMount(id)))
       await this.extensions?.close()
       await closeRegistrationWorkers()
       await Promise.allSettled([...this.pending.values()])
@@ -568,6 +583,7 @@ export class Engine {
     )
     this.metrics.blocks.inc({ outcome: outcomeLabel(finish) })
     this.metrics.blockLatency.observe((stored.durationMs ?? 0) / 1000)
+    await this.drafts.refresh(live.id).catch(() => undefined)
     // The outcome is acknowledged only once it is on disk; blocks finishing together share the fsync.
     await this.store.synced()
     return blockView(stored, attachments)
@@ -671,16 +687,21 @@ export class Engine {
       python: this.options.python,
     })
     sysPath.catch(() => undefined)
+    const overlay = this.drafts.overlayFor(live.id)
     const session = await this.runtime.createSession({
       ...policy,
       ...(hidden.length > 0 ? { hidden } : {}),
+      ...(overlay ? { overlay } : {}),
       id: live.id,
     })
+    if (overlay) setDraftView(live.id, overlay.root, (await draftMount(overlay)).pid)
+    else clearDraftView(live.id)
     try {
       const host =
         this.options.tools !== false && policy.roots.length > 0
           ? await defaultTools({ sessionId: live.id, roots: policy.roots, shell: policy.shell, hidden })
           : []
+      if (host.length > 0) host.push(draftDiffTool(this.drafts, live.id))
       live.hostTools = host
       if (this.extensions) live.extTools = await this.extensions.bindInto(session, host)
       else await Promise.all(host.map((t) => session.bindTool(t)))
@@ -731,6 +752,8 @@ export class Engine {
           position: block.position,
           turn_id: block.turnId,
           code: block.code,
+          // The draft the block runs in (null: the trunk), for the transcript of events.
+          draft: this.drafts.stateNow(live.id).draft?.label ?? null,
         })
         return
       }
@@ -801,7 +824,44 @@ export class Engine {
   private viewOf(row: ReturnType<Store['sessions']['require']>): SessionView {
     const live = this.lives.get(row.id)
     const worker = live?.session ? (live.session.state === 'ready' ? 'live' : 'retired') : 'dormant'
-    return sessionView(row, worker, (live?.queued ?? 0) > 0)
+    return sessionView(row, worker, (live?.queued ?? 0) > 0, this.drafts.stateNow(row.id))
+  }
+
+  // A session's draft: create(label), blank(label), diff(), apply(options?), abandon(why?), state().
+  draft(sessionId: string) {
+    this.requireSession(sessionId)
+    return this.drafts.for(sessionId)
+  }
+
+  // Runs fn in the session's block queue: after the blocks before it, before later ones.
+  private exclusive<T>(id: string, fn: () => Promise<T>): Promise<T> {
+    this.assertOpen()
+    const row = this.requireSession(id)
+    if (row.closedAt !== null)
+      throw new VisError('session.closed', `Session ${id} is closed; create a new session.`, {
+        sessionId: id,
+      })
+    const live = this.liveFor(id)
+    const run = live.tail.then(fn)
+    live.tail = run.catch(() => undefined)
+    return run
+  }
+
+  // The worker is jailed for one view of the root (trunk or a draft): a switch ends it, and
+  // the next block starts a fresh one that restores the session's definitions (reopen).
+  private async replaceWorker(id: string): Promise<void> {
+    const live = this.lives.get(id)
+    clearDraftView(id)
+    if (!live) return
+    const session = live.session ?? (await live.opening?.catch(() => undefined))
+    live.off?.()
+    live.off = undefined
+    live.session = undefined
+    if (session) {
+      await session.dispose()
+      await this.extensions?.endSession(id)
+      this.log.append(id, 'worker-replaced', { reason: 'the draft state changed' })
+    }
   }
 
   private requireSession(id: string) {

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { NetworkDenySchema, NetworkEntrySchema } from '../confinement/egress/policy.js'
+import { DraftStateSchema } from '../drafts/drafts.js'
 import { JsonValueSchema } from '../persistence/json.js'
 import { SurvivedSchema } from '../sessions/survived.js'
 
@@ -159,6 +160,8 @@ export const SessionViewSchema = z.object({
   created_at: Iso,
   closed_at: Iso.nullable(),
   last_event_id: z.number().int(),
+  // Trunk, or the draft the session works in (src/drafts).
+  draft: DraftStateSchema.optional(),
 })
 export type SessionView = z.infer<typeof SessionViewSchema>
 
@@ -215,6 +218,10 @@ export const EventTypeSchema = z.enum([
   'turn.completed',
   'turn.failed',
   'turn.cancelled',
+  // drafts (src/drafts)
+  'draft-created',
+  'draft-applied',
+  'draft-abandoned',
 ])
 export type EventType = z.infer<typeof EventTypeSchema>
 

@@ -1,3 +1,4 @@
+import type { DraftState } from '../drafts/drafts.js'
 import type { ExtensionRegistry, LoadedExtension } from '../extensions/index.js'
 import { type Attachment, type Block, iso, isoOrNull, type Session } from '../persistence/index.js'
 import { SurvivedSchema } from '../sessions/survived.js'
@@ -36,7 +37,12 @@ export function blockView(b: Block, attachments: readonly Attachment[]): BlockVi
   }
 }
 
-export function sessionView(s: Session, worker: SessionView['worker'], busy: boolean): SessionView {
+export function sessionView(
+  s: Session,
+  worker: SessionView['worker'],
+  busy: boolean,
+  draft?: DraftState,
+): SessionView {
   return {
     id: s.id,
     title: s.title,
@@ -47,6 +53,7 @@ export function sessionView(s: Session, worker: SessionView['worker'], busy: boo
     created_at: iso(s.createdAt),
     closed_at: isoOrNull(s.closedAt),
     last_event_id: s.lastEventSeq,
+    ...(draft ? { draft } : {}),
   }
 }
 

@@ -46,6 +46,13 @@ const EXACT: Record<string, ContentfulStatusCode> = {
   'agent.no-api-key': 400,
   'agent.unknown-template': 400,
   'approval.settled': 409,
+  'draft.invalid': 400,
+  'draft.exists': 409,
+  'draft.conflict': 409,
+  'draft.none': 409,
+  'draft.no-root': 400,
+  'draft.path-unsupported': 400,
+  'draft.unconfined': 400,
   'engine.closed': 503,
   'runtime.closed': 503,
 }

@@ -20,6 +20,7 @@ import {
 } from '../engine/schemas.js'
 import { formatPythonForDisplay } from '../format/index.js'
 import { VisError } from '../util/errors.js'
+import { DRAFT_ROUTES } from './draft-routes.js'
 import { ErrorEnvelopeSchema, zodDetails } from './errors.js'
 import { SseFrameDataSchema } from './event-schemas.js'
 import { isAuthenticated } from './middleware/index.js'
@@ -396,6 +397,7 @@ export const ROUTES: RouteSpec[] = [
       return new Response(engine.metricsText(), { headers: { 'Content-Type': PROMETHEUS_CONTENT_TYPE } })
     },
   },
+  ...DRAFT_ROUTES,
 ]
 
 // Hono `:id` → OpenAPI `{id}`.

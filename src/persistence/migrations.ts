@@ -188,6 +188,27 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX tool_calls_by_turn ON tool_calls(turn_id);
     `,
   },
+  {
+    version: 5,
+    name: 'drafts',
+    sql: `
+      -- A session's drafts (src/drafts): at most one active per session; ended ones stay as history.
+      CREATE TABLE drafts (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        label TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('copy', 'blank')),
+        root TEXT NOT NULL,
+        dir TEXT NOT NULL,
+        base_at REAL NOT NULL, -- ms, with the ctime clock's sub-ms precision
+        status TEXT NOT NULL CHECK (status IN ('active', 'applied', 'abandoned')),
+        reason TEXT,
+        ended_at INTEGER,
+        created_at INTEGER NOT NULL
+      ) STRICT;
+      CREATE UNIQUE INDEX drafts_one_active ON drafts(session_id) WHERE status = 'active';
+    `,
+  },
 ]
 
 export function latestVersion(migrations: readonly Migration[] = MIGRATIONS): number {

@@ -107,7 +107,8 @@ export async function createRuntime(input: RuntimeOptions = {}): Promise<Runtime
     } finally {
       // Refilled after this session's setup, never competing with it.
       setImmediate(() => {
-        if (!closed) pool.prewarm(policy)
+        // A draft's overlay belongs to one session: no warm worker is kept for it.
+        if (!closed && !policy.overlay) pool.prewarm(policy)
       })
     }
     if (closed) {

@@ -102,6 +102,7 @@ export function toolJail(input: ToolJailOptions): ToolJail {
         network: policy.network,
         shell: true,
         limits: policy.limits ?? {},
+        overlay: policy.overlay,
       },
       process.execPath,
       [init.script, exe, ...args],
@@ -210,6 +211,9 @@ class NetworkHolder {
         network: policy.network,
         shell: true,
         limits: policy.limits ?? {},
+        // In a draft the holder lives in the draft's user namespace, so tool jails can
+        // enter both its network namespace and the draft's mount namespace.
+        overlay: policy.overlay,
       },
       process.execPath,
       [init.script, '/bin/sh', '-c', 'echo ready && exec sleep infinity'],

@@ -1,5 +1,6 @@
 import { stat } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
+import { draftPath } from '../drafts/view.js'
 import type { GrepEngineChoice } from './fs/grep.js'
 import { fileTools } from './fs/index.js'
 import { PathGuard } from './fs/paths.js'
@@ -44,7 +45,9 @@ export async function insideGitRepo(dir: string): Promise<boolean> {
 // The tools a session gets by default: the file tools always, git when the
 // workspace is in a repository, shell when the session's toggle is on.
 export async function defaultTools(opts: ToolSetOptions): Promise<Tool[]> {
-  const guard = new PathGuard(opts.roots, opts.sessionId, opts.hidden)
+  const guard = new PathGuard(opts.roots, opts.sessionId, opts.hidden, (abs) =>
+    draftPath(opts.sessionId ?? '', abs),
+  )
   const tools = fileTools(guard, { grepEngine: opts.grepEngine })
   if (await insideGitRepo((await guard.realRoots())[0]!)) tools.push(gitTool(guard))
   if (opts.shell) tools.push(shellTool(guard))

@@ -7,7 +7,7 @@ import {
   NetworkPolicySchema,
   sortedEntries,
 } from '../confinement/egress/policy.js'
-import { LimitsSchema } from '../confinement/policy.js'
+import { LimitsSchema, OverlaySchema } from '../confinement/policy.js'
 
 // Everything that must be fixed when a worker is spawned: the OS jail is built from it,
 // so two sessions may share a warm worker only if their policies are equal.
@@ -25,6 +25,8 @@ export const WorkerPolicy = z
     // Directories inside the roots the sandbox must neither read nor write (the extension
     // directories: code written there would run unconfined). The jail masks each one.
     hidden: z.array(z.string().min(1)).optional(),
+    // The session is in a draft: its primary root is shown as this overlay (src/drafts).
+    overlay: OverlaySchema.strict().optional(),
   })
   .strict()
 export type WorkerPolicy = z.infer<typeof WorkerPolicy>
@@ -42,6 +44,7 @@ export function normalizePolicy(input: WorkerPolicyInput): WorkerPolicy {
     shell: p.shell,
     ...(p.limits ? { limits: p.limits } : {}),
     ...(p.hidden?.length ? { hidden: [...new Set(p.hidden.map((h) => resolve(h)))].sort() } : {}),
+    ...(p.overlay ? { overlay: p.overlay } : {}),
   }
 }
 
@@ -55,6 +58,7 @@ export function policyKey(policy: WorkerPolicy, python: string | undefined): str
     policy.shell,
     limits,
     policy.hidden ?? [],
+    policy.overlay ?? null,
   ])
 }
 

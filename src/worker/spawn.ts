@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import type { EgressProxy } from '../confinement/egress/proxy.js'
 import { type LayerStatus, spawnConfined } from '../confinement/spawn.js'
+import { VisError } from '../util/errors.js'
 import { packageRoot } from '../util/home.js'
 import { workerPackageDirs } from './package-deps.js'
 import type { WorkerPolicy } from './policy.js'
@@ -40,6 +41,17 @@ export type SpawnedProcess = {
 export async function spawnWorkerProcess(req: SpawnRequest): Promise<SpawnedProcess> {
   const stdio: ['ignore', number, number, 'pipe'] = ['ignore', req.logFd, req.logFd, 'pipe']
   if (req.confine === false) {
+    if (req.policy.overlay) {
+      throw new VisError(
+        'draft.unconfined',
+        'a draft needs the jail to show its overlay; this runtime runs unconfined',
+        {
+          sessionId: req.sessionId,
+          op: 'spawn',
+          path: req.policy.overlay.root,
+        },
+      )
+    }
     // Its own process group, so the tree can be killed at once.
     const child = spawn(req.command, req.args, { cwd: packageRoot, env: req.env, stdio, detached: true })
     return {
@@ -63,6 +75,7 @@ export async function spawnWorkerProcess(req: SpawnRequest): Promise<SpawnedProc
       shell: req.policy.shell,
       limits: req.policy.limits,
       hidden: req.policy.hidden,
+      overlay: req.policy.overlay,
     },
     req.command,
     req.args,

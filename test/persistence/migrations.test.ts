@@ -32,6 +32,7 @@ test('a fresh home gets vis.db at the newest schema with WAL, FULL sync, foreign
       'approvals',
       'attachments',
       'blocks',
+      'drafts',
       'extension_kv',
       'idempotency_keys',
       'iterations',

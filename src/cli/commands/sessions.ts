@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util'
+import { type DraftDiff, type DraftState, readOnlyDrafts } from '../../drafts/drafts.js'
 import { blockView, sessionView } from '../../engine/views.js'
 import { formatPythonForDisplay } from '../../format/index.js'
 import { exportTranscript, openStore, renderMarkdown, type Store } from '../../persistence/index.js'
@@ -31,6 +32,18 @@ function withStore<T>(fn: (store: Store) => T): T {
   } finally {
     store.close()
   }
+}
+
+// The session's draft, read from the store and the draft's directory (no engine needed).
+async function draftOf(store: Store, id: string): Promise<{ state: DraftState; diff: DraftDiff }> {
+  const drafts = readOnlyDrafts(store.db, store.home)
+  return { state: await drafts.state(id), diff: await drafts.diff(id) }
+}
+
+function draftLine(state: DraftState): string {
+  const d = state.draft
+  if (!d) return 'trunk'
+  return `draft "${d.label}" (${d.kind}, since ${d.base_at}, ${d.files_changed ?? '?'} file(s) changed)`
 }
 
 function requireId(id: string | undefined, sub: string): string {
@@ -85,24 +98,25 @@ function list(argv: string[]): number {
   })
 }
 
-function show(argv: string[]): number {
+async function show(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
     options: { json: { type: 'boolean', default: false } },
   })
   const id = requireId(positionals[0], 'show')
-  return withStore((store) => {
+  const store = openStore()
+  try {
     const s = store.sessions.get(id)
     if (!s)
       throw new VisError('session.not-found', `No session with id ${id} in ${store.path}.`, { sessionId: id })
     const attachments = store.attachments.listBySession(id)
     const blocks = store.blocks.listBySession(id).map((b) => blockView(b, attachments))
     const turns = sessionTurns(store, id)
+    const draft = await draftOf(store, id)
     if (values.json) {
-      process.stdout.write(
-        `${JSON.stringify({ ...sessionView(s, 'dormant', false), blocks, turns }, null, 2)}\n`,
-      )
+      const view = sessionView(s, 'dormant', false, draft.state)
+      process.stdout.write(`${JSON.stringify({ ...view, blocks, turns, draft_diff: draft.diff }, null, 2)}\n`)
       return 0
     }
     const out = [
@@ -111,6 +125,7 @@ function show(argv: string[]): number {
       `created  ${new Date(s.createdAt).toISOString()}`,
       `policy   ${JSON.stringify(s.policy)}`,
       `events   ${s.lastEventSeq}`,
+      `works on ${draftLine(draft.state)}`,
       `blocks   ${blocks.length}`,
     ]
     for (const b of blocks) {
@@ -123,12 +138,15 @@ function show(argv: string[]): number {
       if (b.survived) out.push(`        survived: ${describeSurvived(b.survived)}`)
     }
     out.push(...turnLines(turns))
+    if (draft.diff.diff) out.push('', draft.diff.diff.trimEnd())
     process.stdout.write(`${out.join('\n')}\n`)
     return 0
-  })
+  } finally {
+    store.close()
+  }
 }
 
-function exportSession(argv: string[]): number {
+async function exportSession(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -138,19 +156,31 @@ function exportSession(argv: string[]): number {
   if (values.format !== 'md' && values.format !== 'json') {
     throw new VisError('cli.bad-option', `--format must be md or json, not ${values.format}`)
   }
-  return withStore((store) => {
+  const store = openStore()
+  try {
     if (!store.sessions.get(id)) {
       throw new VisError('session.not-found', `No session with id ${id} in ${store.path}.`, { sessionId: id })
     }
     const t = exportTranscript(store, id)
+    const draft = await draftOf(store, id)
     // Markdown is for people: code is shown formatted (ruff); the JSON keeps it as written.
-    process.stdout.write(
-      values.format === 'json'
-        ? `${JSON.stringify(t, null, 2)}\n`
-        : renderMarkdown(t, { formatCode: formatPythonForDisplay }),
-    )
+    if (values.format === 'json') {
+      process.stdout.write(`${JSON.stringify({ ...t, draft: { ...draft.state, ...draft.diff } }, null, 2)}\n`)
+      return 0
+    }
+    let md = renderMarkdown(t, { formatCode: formatPythonForDisplay })
+    if (draft.state.draft) {
+      // A fence longer than any backtick run in the diff, so the diff cannot close it.
+      const fence = '`'.repeat(
+        Math.max(3, ...[...draft.diff.diff.matchAll(/`+/g)].map((m) => m[0].length + 1)),
+      )
+      md += `\n## Draft\n\n${draftLine(draft.state)}\n\n${fence}diff\n${draft.diff.diff}${fence}\n`
+    }
+    process.stdout.write(md)
     return 0
-  })
+  } finally {
+    store.close()
+  }
 }
 
 export const sessions: Command = {

@@ -58,6 +58,9 @@ export class PathGuard {
     // Directories inside the roots the tools must not touch (the extension directories the
     // session's jail masks): host tools run unjailed, so the guard refuses them here too.
     readonly hidden: readonly string[] = [],
+    // Where a checked path is actually opened: a session in a draft sees its workspace
+    // through its worker's overlay (src/drafts/view.ts); identity otherwise.
+    readonly through: (abs: string) => string = (abs) => abs,
   ) {
     if (roots.length === 0) throw new VisError('tool.no-roots', 'the session has no roots to work in', {})
   }
@@ -141,7 +144,7 @@ export class PathGuard {
     const abs = await this.lexical(path, op)
     let fh: FileHandle
     try {
-      fh = await open(abs, flags | C.O_NOCTTY | C.O_NONBLOCK)
+      fh = await open(this.through(abs), flags | C.O_NOCTTY | C.O_NONBLOCK)
     } catch (err) {
       throw this.fsError(err, path, op)
     }

@@ -1,0 +1,340 @@
+import { randomUUID } from 'node:crypto'
+import { chmod, lstat, mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { z } from 'zod'
+import { releaseDraftMount } from '../confinement/draft-mount.js'
+import type { Overlay } from '../confinement/policy.js'
+import type { Db } from '../persistence/statements.js'
+import { VisError } from '../util/errors.js'
+import { findConflicts, landChanges } from './apply.js'
+import { type Change, gitMode, scanChanges } from './changes.js'
+import { renderDiff } from './render.js'
+import { type DraftRecord, DraftsRepo } from './repo.js'
+
+export const DraftLabelSchema = z
+  .string()
+  .min(1)
+  .max(100)
+  .regex(/^[^\0\n\r]+$/, 'one line, no NUL')
+export const ApplyOptionsSchema = z
+  .object({
+    // Conflicting files keep the real root's version (the draft's changes to them dropped)...
+    theirs: z.boolean().optional(),
+    // ...or get the draft's version over whatever the real root has now.
+    ours: z.boolean().optional(),
+  })
+  .strict()
+  .refine((o) => !(o.theirs && o.ours), { message: 'choose theirs or ours, not both' })
+export type ApplyOptions = z.infer<typeof ApplyOptionsSchema>
+
+export const DraftInfoSchema = z.object({
+  id: z.string(),
+  label: z.string(),
+  kind: z.enum(['copy', 'blank']),
+  root: z.string(),
+  base_at: z.string(),
+  files_changed: z.number().int().nullable(),
+})
+export const DraftStateSchema = z.object({
+  mode: z.enum(['trunk', 'draft']),
+  draft: DraftInfoSchema.nullable(),
+})
+export type DraftState = z.infer<typeof DraftStateSchema>
+export const ApplyResultSchema = z.object({
+  // 'noop': the session is on the trunk, nothing to land.
+  status: z.enum(['applied', 'noop']),
+  draft: z.string().nullable(),
+  landed: z.array(z.string()),
+  kept_theirs: z.array(z.string()),
+})
+export type ApplyResult = z.infer<typeof ApplyResultSchema>
+export const ChangeViewSchema = z.object({
+  path: z.string(),
+  status: z.enum(['added', 'changed', 'deleted', 'renamed']),
+  from: z.string().optional(),
+  type: z.enum(['file', 'symlink']),
+  mode: z.string(),
+  old_mode: z.string().optional(),
+})
+export const DraftDiffSchema = z.object({
+  draft: z.string().nullable(),
+  changes: z.array(ChangeViewSchema),
+  diff: z.string(),
+})
+export type DraftDiff = z.infer<typeof DraftDiffSchema>
+
+// Bad input is a VisError a person can act on (HTTP 400), not a bare ZodError.
+function parseInput<S extends z.ZodTypeAny>(
+  schema: S,
+  value: unknown,
+  what: string,
+  sessionId: string,
+): z.output<S> {
+  const r = schema.safeParse(value)
+  if (r.success) return r.data
+  const why = r.error.issues.map((i) => i.message).join('; ')
+  throw new VisError('draft.invalid', `${what}: ${why}`, { sessionId, op: 'draft' })
+}
+
+// What the drafts need from the engine that owns the sessions.
+export type DraftHost = {
+  // The session's primary root (the one a draft covers); undefined: it has none.
+  primaryRoot(sessionId: string): string | undefined
+  // Runs fn while no block of the session runs (queued behind them, blocking later ones).
+  exclusive<T>(sessionId: string, fn: () => Promise<T>): Promise<T>
+  // Ends the session's worker: the next block starts one jailed for the new state (trunk
+  // or draft) and restores the session's definitions.
+  replaceWorker(sessionId: string): Promise<void>
+  record(
+    sessionId: string,
+    type: 'draft-created' | 'draft-applied' | 'draft-abandoned',
+    data: Record<string, unknown>,
+  ): void
+}
+
+// overlayfs mount options are comma- and colon-separated, with no escaping on this path.
+const UNSAFE = /[,:\\]/
+
+// A session's drafts: its primary root becomes an overlay (the real root read-only below,
+// the draft's upper directory under the vis home above), so every block, tool process
+// and host file tool works on the draft while the real directory stays untouched. The
+// upper directory holds only what the draft wrote: a draft costs nothing to create or
+// throw away. apply lands the changes in the real root, file by file.
+export class Drafts {
+  readonly repo: DraftsRepo
+  // files_changed per session, refreshed after blocks (views are synchronous).
+  private readonly counts = new Map<string, number>()
+
+  constructor(
+    db: Db,
+    private readonly home: string,
+    private readonly host: DraftHost,
+  ) {
+    this.repo = new DraftsRepo(db)
+  }
+
+  // The library surface for one session: `engine.draft(id).create('label')`, ….diff() is
+  // the unified diff as a string (changes() has the file list too).
+  for(sessionId: string) {
+    return {
+      create: (label: string) => this.create(sessionId, label, 'copy'),
+      blank: (label: string) => this.create(sessionId, label, 'blank'),
+      diff: async () => (await this.diff(sessionId)).diff,
+      changes: () => this.diff(sessionId),
+      apply: (options?: ApplyOptions) => this.apply(sessionId, options),
+      abandon: (why?: string) => this.abandon(sessionId, why),
+      state: () => this.state(sessionId),
+    }
+  }
+
+  // The overlay a session's jails mount, while it is in a draft.
+  overlayFor(sessionId: string): Overlay | undefined {
+    const d = this.repo.active(sessionId)
+    if (!d) return undefined
+    return {
+      root: d.root,
+      lower: d.kind === 'blank' ? join(d.dir, 'empty') : d.root,
+      upper: join(d.dir, 'upper'),
+      dir: d.dir,
+    }
+  }
+
+  async create(sessionId: string, label: string, kind: 'copy' | 'blank' = 'copy'): Promise<DraftState> {
+    const l = parseInput(DraftLabelSchema, label, 'a draft label', sessionId)
+    return this.host.exclusive(sessionId, async () => {
+      const root = this.host.primaryRoot(sessionId)
+      const ctx = { sessionId, op: 'draft.create' }
+      if (root === undefined)
+        throw new VisError('draft.no-root', `session ${sessionId} has no root to draft`, ctx)
+      if (UNSAFE.test(root))
+        throw new VisError(
+          'draft.path-unsupported',
+          `a draft cannot cover ${root}: its path has ',', ':' or '\\'`,
+          {
+            ...ctx,
+            path: root,
+          },
+        )
+      const existing = this.repo.active(sessionId)
+      if (existing)
+        throw new VisError(
+          'draft.exists',
+          `session ${sessionId} is already in draft "${existing.label}"; apply or abandon it first`,
+          ctx,
+        )
+      const id = `drf_${randomUUID().replaceAll('-', '')}`
+      const dir = join(this.home, 'drafts', id)
+      if (UNSAFE.test(dir))
+        throw new VisError(
+          'draft.path-unsupported',
+          `the vis home ${this.home} has ',', ':' or '\\' in its path`,
+          ctx,
+        )
+      await mkdir(join(dir, 'upper'), { recursive: true })
+      await mkdir(join(dir, 'empty'))
+      // The base time comes from the filesystem's own clock (a file's ctime), the clock the
+      // conflict check compares real files' ctimes with.
+      await writeFile(join(dir, 'base'), `${sessionId}\n`)
+      const baseAt = (await stat(join(dir, 'base'))).ctimeMs
+      const d = this.repo.create({ id, sessionId, label: l, kind, root, dir, baseAt })
+      this.counts.set(sessionId, 0)
+      await this.host.replaceWorker(sessionId)
+      this.host.record(sessionId, 'draft-created', { draft_id: id, label: l, kind })
+      return this.stateOf(d, 0)
+    })
+  }
+
+  async state(sessionId: string): Promise<DraftState> {
+    const d = this.repo.active(sessionId)
+    if (!d) return { mode: 'trunk', draft: null }
+    const changes = await this.changesOf(d)
+    return this.stateOf(d, changes.length)
+  }
+
+  // For synchronous views: the count is the one last measured (after the last block).
+  // null until measured (a draft from an earlier process): a measurement starts now.
+  stateNow(sessionId: string): DraftState {
+    const d = this.repo.active(sessionId)
+    if (!d) return { mode: 'trunk', draft: null }
+    const n = this.counts.get(sessionId)
+    if (n === undefined) void this.refresh(sessionId).catch(() => undefined)
+    return this.stateOf(d, n ?? null)
+  }
+
+  async refresh(sessionId: string): Promise<void> {
+    const d = this.repo.active(sessionId)
+    if (d) this.counts.set(sessionId, (await this.changesOf(d)).length)
+  }
+
+  async diff(sessionId: string): Promise<DraftDiff> {
+    const d = this.repo.active(sessionId)
+    if (!d) return { draft: null, changes: [], diff: '' }
+    const changes = await this.changesOf(d)
+    this.counts.set(sessionId, changes.length)
+    return { draft: d.id, changes: changes.map(changeView), diff: await renderDiff(changes, d.root) }
+  }
+
+  async apply(sessionId: string, options: ApplyOptions = {}): Promise<ApplyResult> {
+    const o = parseInput(ApplyOptionsSchema, options, 'apply options', sessionId)
+    return this.host.exclusive(sessionId, async () => {
+      const d = this.repo.active(sessionId)
+      if (!d) return { status: 'noop', draft: null, landed: [], kept_theirs: [] }
+      const changes = await this.changesOf(d)
+      const conflicts = await findConflicts(changes, d.root, d.baseAt)
+      if (conflicts.length > 0 && !o.theirs && !o.ours) {
+        throw new VisError(
+          'draft.conflict',
+          `these files changed in ${d.root} since draft "${d.label}" began: ${conflicts.join(', ')}. ` +
+            'Apply with theirs (keep the real files) or ours (the draft wins), or abandon the draft',
+          { sessionId, op: 'draft.apply', path: conflicts[0], conflicts },
+        )
+      }
+      const skip = new Set(o.theirs ? conflicts : [])
+      // The worker goes first: nothing writes to the draft while it lands.
+      await this.host.replaceWorker(sessionId)
+      const landed = await landChanges(changes, d.root, skip)
+      this.repo.end(d.id, 'applied', null)
+      await this.discard(d)
+      this.host.record(sessionId, 'draft-applied', {
+        draft_id: d.id,
+        label: d.label,
+        landed,
+        kept_theirs: [...skip],
+      })
+      return { status: 'applied', draft: d.id, landed, kept_theirs: [...skip] }
+    })
+  }
+
+  async abandon(sessionId: string, why?: string): Promise<DraftState> {
+    const reason = why === undefined ? null : parseInput(z.string().max(2000), why, 'the reason', sessionId)
+    return this.host.exclusive(sessionId, async () => {
+      const d = this.repo.active(sessionId)
+      if (!d)
+        throw new VisError(
+          'draft.none',
+          `session ${sessionId} is on the trunk: there is no draft to abandon`,
+          {
+            sessionId,
+            op: 'draft.abandon',
+          },
+        )
+      this.repo.end(d.id, 'abandoned', reason)
+      await this.host.replaceWorker(sessionId)
+      await this.discard(d)
+      this.host.record(sessionId, 'draft-abandoned', { draft_id: d.id, label: d.label, reason })
+      return { mode: 'trunk', draft: null }
+    })
+  }
+
+  private async changesOf(d: DraftRecord): Promise<Change[]> {
+    return scanChanges(join(d.dir, 'upper'), d.root, d.kind)
+  }
+
+  private stateOf(d: DraftRecord, files: number | null): DraftState {
+    return {
+      mode: 'draft',
+      draft: {
+        id: d.id,
+        label: d.label,
+        kind: d.kind,
+        root: d.root,
+        base_at: new Date(Math.floor(d.baseAt)).toISOString(),
+        files_changed: files,
+      },
+    }
+  }
+
+  // Ends the draft's mount holder (its jails are gone); the next jail starts another.
+  async releaseMount(sessionId: string): Promise<void> {
+    const o = this.overlayFor(sessionId)
+    if (o) await releaseDraftMount(o.dir)
+  }
+
+  private async discard(d: DraftRecord): Promise<void> {
+    await releaseDraftMount(d.dir)
+    this.counts.delete(d.sessionId)
+    await removeTree(d.dir)
+  }
+}
+
+// The drafts of a store opened without an engine (`vis sessions show/export`): state and
+// diff only; anything that would change a session is refused.
+export function readOnlyDrafts(db: Db, home: string): Drafts {
+  const refuse = (): never => {
+    throw new VisError(
+      'draft.read-only',
+      'drafts change only through the engine that owns the session (vis serve)',
+    )
+  }
+  return new Drafts(db, home, {
+    primaryRoot: () => undefined,
+    exclusive: refuse,
+    replaceWorker: refuse,
+    record: refuse,
+  })
+}
+
+// overlayfs leaves its work directories mode 000: an unprivileged owner must open them up
+// before it can remove them.
+async function removeTree(dir: string): Promise<void> {
+  const open = async (d: string): Promise<void> => {
+    await chmod(d, 0o700).catch(() => undefined)
+    for (const e of await readdir(d, { withFileTypes: true }).catch(() => [])) {
+      if (e.isDirectory()) await open(join(d, e.name))
+    }
+  }
+  if (!(await lstat(dir).catch(() => undefined))) return
+  await open(dir)
+  await rm(dir, { recursive: true, force: true })
+}
+
+function changeView(c: Change): z.infer<typeof ChangeViewSchema> {
+  return {
+    path: c.path,
+    status: c.status,
+    ...(c.from !== undefined ? { from: c.from } : {}),
+    type: c.type,
+    mode: gitMode(c.type, c.mode),
+    ...(c.oldMode !== undefined ? { old_mode: gitMode(c.type, c.oldMode) } : {}),
+  }
+}
