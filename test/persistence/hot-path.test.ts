@@ -83,3 +83,25 @@ test('event appends validate on the fast path and report bad input by key path',
   // Nothing invalid was stored: the two good events are all there is.
   assert.equal(store.events.lastSeq(s.id), 2)
 })
+
+test('a block without a turn or iteration writes no entry to their indexes, and lookups by a parent still use them', () => {
+  const store = openTempStore()
+  const s = store.sessions.create({})
+  store.turns.start({ id: 'turn_a', sessionId: s.id })
+  store.blocks.start({ sessionId: s.id, code: 'x = 1' })
+  store.blocks.start({ sessionId: s.id, code: 'y = 2', turnId: 'turn_a' })
+  const indexSql = (name: string) =>
+    store.db.prepare('SELECT sql FROM sqlite_master WHERE name = ?').pluck().get(name) as string
+  assert.match(indexSql('blocks_by_turn'), /WHERE turn_id IS NOT NULL$/)
+  assert.match(indexSql('blocks_by_iteration'), /WHERE iteration_id IS NOT NULL$/)
+  const plan = store.db
+    .prepare('EXPLAIN QUERY PLAN SELECT * FROM blocks WHERE turn_id = ? ORDER BY position')
+    .all('turn_a')
+    .map((r) => (r as { detail: string }).detail)
+    .join('\n')
+  assert.match(plan, /USING INDEX blocks_by_turn/)
+  assert.deepEqual(
+    store.blocks.listByTurn('turn_a').map((b) => b.code),
+    ['y = 2'],
+  )
+})
