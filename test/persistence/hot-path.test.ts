@@ -105,3 +105,22 @@ test('a block without a turn or iteration writes no entry to their indexes, and 
     ['y = 2'],
   )
 })
+
+test('lazily writes without the per-commit fsync and restores full durability after, even when fn throws', () => {
+  const store = openTempStore()
+  const level = () => store.db.pragma('synchronous', { simple: true })
+  assert.equal(level(), 2)
+  assert.equal(
+    store.lazily(() => level()),
+    1,
+  )
+  assert.equal(level(), 2)
+  assert.throws(
+    () =>
+      store.lazily(() => {
+        throw new Error('boom')
+      }),
+    /boom/,
+  )
+  assert.equal(level(), 2)
+})
