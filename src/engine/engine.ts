@@ -595,7 +595,7 @@ export class Engine {
     const write = () =>
       this.store.transaction(() => {
         const b = this.store.blocks.finish(block.id, finish)
-        if (snapshot !== undefined && snapshot !== null) this.store.defs.put(block.sessionId, snapshot)
+        if (snapshot !== undefined && snapshot !== null) this.store.defs.write(block.sessionId, snapshot)
         return b
       })
     try {

@@ -209,6 +209,19 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE UNIQUE INDEX drafts_one_active ON drafts(session_id) WHERE status = 'active';
     `,
   },
+  {
+    version: 6,
+    name: 'partial indexes for the optional parents of a block',
+    sql: `
+      -- Issue 15 §5: most blocks have no turn or iteration, yet each insert wrote a NULL entry
+      -- into both indexes: two of the ~13 WAL pages a block's fsync carries. Lookups by a parent
+      -- (turn_id = ?, and the foreign-key cascades) imply NOT NULL, so partial indexes serve them.
+      DROP INDEX blocks_by_turn;
+      DROP INDEX blocks_by_iteration;
+      CREATE INDEX blocks_by_turn ON blocks(turn_id) WHERE turn_id IS NOT NULL;
+      CREATE INDEX blocks_by_iteration ON blocks(iteration_id) WHERE iteration_id IS NOT NULL;
+    `,
+  },
 ]
 
 export function latestVersion(migrations: readonly Migration[] = MIGRATIONS): number {
