@@ -3,6 +3,8 @@
 // runtime and the sys.path entries the host named; no writes, sockets, processes,
 // ctypes or foreign native extensions.
 #include <fcntl.h>
+#include <fstream>
+#include <iterator>
 #include <limits.h>
 #include <netdb.h>
 #include <stdlib.h>
@@ -27,6 +29,7 @@ namespace {
 struct AuditConfig {
   std::vector<std::string> base_reads;
   std::string dist;
+  std::string dist_given;  // as configured (code objects carry this spelling of the path)
   bool has_policy = false;
   Policy policy;
 };
@@ -328,9 +331,15 @@ bool OneOf(const char* e, std::initializer_list<const char*> names) {
 
 int HookChecked(const char* e, PyObject* args);
 
-// The code object of the real types.coroutine, taken right after start-up (before any
-// guest code can rebind types.coroutine); owned for the life of the process.
+// What the hook trusts to build code objects, all taken right after start-up (before any
+// guest code runs) and owned for the life of the process: the code object of the real
+// types.coroutine, of the import system's _call_with_frames_removed, and the builtins that
+// import runs through it (exec for a module body, _imp's loaders for an extension's init).
 PyObject* g_types_coroutine_code = nullptr;
+PyObject* g_import_call_code = nullptr;
+PyObject* g_builtin_exec = nullptr;
+PyObject* g_imp_exec_dynamic = nullptr;
+PyObject* g_imp_create_dynamic = nullptr;
 
 // Owns one strong reference (RAII), so every return path releases it.
 struct OwnedRef {
@@ -341,23 +350,99 @@ struct OwnedRef {
   OwnedRef& operator=(const OwnedRef&) = delete;
 };
 
+bool IsLibraryPath(const char* f) {
+  if (StartsWith(f, "<frozen ")) return true;
+  return Under(f, t_cfg->dist) || Under(f, t_cfg->dist_given);
+}
+
+// Code of the read-only distribution (stdlib, staged packages) or a frozen module. A guest
+// cannot make its own code look like this: compile() under such a filename is refused
+// (CheckCompile), and renaming a code object is itself a code.__new__.
+bool IsLibraryCode(PyObject* code) {
+  OwnedRef name(PyObject_GetAttrString(code, "co_filename"));
+  const char* f = name.p != nullptr && PyUnicode_Check(name.p) ? PyUnicode_AsUTF8(name.p) : nullptr;
+  if (f == nullptr) {
+    PyErr_Clear();
+    return false;
+  }
+  return IsLibraryPath(f);
+}
+
+// The callable an import-system frame (_call_with_frames_removed(f, ...)) is running.
+PyObject* ImportCallee(PyFrameObject* frame) {
+  OwnedRef locals(PyFrame_GetLocals(frame));
+  if (locals.p == nullptr) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  OwnedRef f(PyMapping_GetItemString(locals.p, "f"));
+  if (f.p == nullptr) PyErr_Clear();
+  return f.p;  // compared by identity only; the frame keeps it alive
+}
+
 // code.__new__ is raised by types.CodeType(...) and by code.replace(...): both hand-build a
 // code object, which with crafted bytecode is a memory-corruption primitive inside the
-// worker. The one use the standard library makes at run time is types.coroutine() marking a
-// generator function (asyncio does it on import): it only sets a flag on bytecode the
-// compiler made, so a call whose innermost frame is that function's own code passes. A code
-// object's identity cannot be forged the way a filename or a name can.
+// worker. Libraries do it legitimately while they are being imported: numpy renames its
+// dispatchers with code.replace, and Cython-compiled extensions build their code objects
+// through the same call from their init. So a call passes when, walking out from the
+// innermost frame through library code only, it reaches the import system running a module
+// body (exec) or an extension's init (_imp) -- or when it is types.coroutine flagging a
+// generator (asyncio does it on import). Guest code on the way, a stack with no import under
+// it (a thread, an event loop callback), or the import frame running anything else is refused.
 int CheckCodeNew() {
-  if (g_types_coroutine_code != nullptr) {
-    PyFrameObject* frame = PyEval_GetFrame();  // borrowed
-    if (frame != nullptr) {
-      OwnedRef code(reinterpret_cast<PyObject*>(PyFrame_GetCode(frame)));
-      if (code.p == g_types_coroutine_code) return 0;
+  PyFrameObject* frame = PyEval_GetFrame();  // borrowed
+  Py_XINCREF(frame);
+  bool innermost = true;
+  bool allowed = false;
+  while (frame != nullptr) {
+    OwnedRef code(reinterpret_cast<PyObject*>(PyFrame_GetCode(frame)));
+    if (innermost && code.p == g_types_coroutine_code && code.p != nullptr) {
+      allowed = true;
+      break;
     }
+    if (code.p == g_import_call_code && code.p != nullptr) {
+      PyObject* callee = ImportCallee(frame);
+      allowed = callee != nullptr && (innermost ? (callee == g_imp_exec_dynamic || callee == g_imp_create_dynamic)
+                                                : callee == g_builtin_exec);
+      break;
+    }
+    if (!IsLibraryCode(code.p)) break;
+    innermost = false;
+    PyFrameObject* back = PyFrame_GetBack(frame);  // new reference
+    Py_DECREF(frame);
+    frame = back;
   }
+  Py_XDECREF(frame);
+  if (allowed) return 0;
   return Deny(
       "building a code object by hand (types.CodeType(...) or code.replace(...)) is not allowed: crafted "
       "bytecode could corrupt the worker; write the function as Python source instead [code.__new__]");
+}
+
+// compile() under a filename of the distribution (or of a frozen module) would let guest code
+// pass for library code in CheckCodeNew. The import system compiles a library's own source
+// when it has no .pyc: that source is the file's bytes, which is what passes here.
+int CheckCompile(PyObject* args) {
+  if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) < 2) return 0;
+  PyObject* name = PyTuple_GET_ITEM(args, 1);
+  const char* f = name != nullptr && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : nullptr;
+  if (f == nullptr) {
+    PyErr_Clear();
+    return 0;
+  }
+  if (!IsLibraryPath(f)) return 0;
+  PyObject* source = PyTuple_GET_ITEM(args, 0);
+  if (source != nullptr && PyBytes_Check(source) && !StartsWith(f, "<frozen ")) {
+    std::ifstream in(f, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (in.good() || in.eof()) {
+      if (text.size() == static_cast<size_t>(PyBytes_GET_SIZE(source)) &&
+          memcmp(text.data(), PyBytes_AS_STRING(source), text.size()) == 0)
+        return 0;
+    }
+  }
+  return Deny(std::string("compiling source under the filename '") + f +
+              "' of the Python distribution is not allowed: give the code a filename of its own [compile]");
 }
 
 int Hook(const char* e, PyObject* args, void*) {
@@ -372,7 +457,7 @@ int Hook(const char* e, PyObject* args, void*) {
 
 int HookChecked(const char* e, PyObject* args) {
   // The hot, harmless events first.
-  if (e[0] == 'c' && strcmp(e, "compile") == 0) return 0;
+  if (e[0] == 'c' && strcmp(e, "compile") == 0) return CheckCompile(args);
   if (e[0] == 'c' && strcmp(e, "code.__new__") == 0) return CheckCodeNew();
   if (strcmp(e, "exec") == 0 || strcmp(e, "object.__getattr__") == 0 || strcmp(e, "sys._getframe") == 0) return 0;
   if (strcmp(e, "sys.addaudithook") == 0) {
@@ -478,6 +563,7 @@ void AuditInstall(const std::vector<std::string>& readRoots, const std::string& 
   }
   std::string d;
   cfg->dist = Resolve(distRoot, &d) ? d : distRoot;
+  cfg->dist_given = distRoot;
   cfg->base_reads.push_back(cfg->dist);
   std::atomic_store(g_config, std::shared_ptr<const AuditConfig>(cfg));
   PySys_AddAuditHook(Hook, nullptr);
@@ -488,8 +574,16 @@ void AuditAfterInit() {
   OwnedRef types(PyImport_ImportModule("types"));
   OwnedRef fn(types.p != nullptr ? PyObject_GetAttrString(types.p, "coroutine") : nullptr);
   g_types_coroutine_code = fn.p != nullptr ? PyObject_GetAttrString(fn.p, "__code__") : nullptr;
-  // Without it every code.__new__ is refused (fail closed); asyncio's import would then fail.
-  if (g_types_coroutine_code == nullptr) PyErr_Clear();
+  OwnedRef bootstrap(PyImport_ImportModule("_frozen_importlib"));
+  OwnedRef call(bootstrap.p != nullptr ? PyObject_GetAttrString(bootstrap.p, "_call_with_frames_removed") : nullptr);
+  g_import_call_code = call.p != nullptr ? PyObject_GetAttrString(call.p, "__code__") : nullptr;
+  OwnedRef builtins(PyImport_ImportModule("builtins"));
+  g_builtin_exec = builtins.p != nullptr ? PyObject_GetAttrString(builtins.p, "exec") : nullptr;
+  OwnedRef imp(PyImport_ImportModule("_imp"));
+  g_imp_exec_dynamic = imp.p != nullptr ? PyObject_GetAttrString(imp.p, "exec_dynamic") : nullptr;
+  g_imp_create_dynamic = imp.p != nullptr ? PyObject_GetAttrString(imp.p, "create_dynamic") : nullptr;
+  // Whatever is missing stays null and trusts nothing (fail closed).
+  PyErr_Clear();
 }
 
 void AuditSetPolicy(const Policy& p) {

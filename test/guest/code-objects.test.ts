@@ -50,15 +50,20 @@ const ATTEMPTS: Array<[string, string]> = [
     'CT = type((lambda: 0).__code__)\nCT(0, 0, 0, 0, 0, 0, b"", (), (), (), "", "", "", 1, b"", b"", (), ())',
   ],
   [
-    'a function of our own named like types.coroutine, compiled under the filename of types.py',
+    'the import system as a trampoline: _call_with_frames_removed(CodeType, ...)',
     [
-      'import types',
-      'src = "def coroutine(f):\\n    return f.__code__.replace(co_code=bytes(len(f.__code__.co_code)))\\n"',
-      'ns = {}',
-      'exec(compile(src, types.__file__, "exec"), ns)',
-      'def victim():',
+      'import importlib._bootstrap as b',
+      'CT = type((lambda: 0).__code__)',
+      'b._call_with_frames_removed(CT, 0, 0, 0, 0, 0, 0, b"", (), (), (), "", "", "", 1, b"", b"", (), ())',
+    ].join('\n'),
+  ],
+  [
+    'the import system running a library-looking callable: _call_with_frames_removed(code.replace)',
+    [
+      'import importlib._bootstrap as b',
+      'def f():',
       '    return 1',
-      'ns["coroutine"](victim)',
+      'b._call_with_frames_removed(f.__code__.replace, co_code=bytes(len(f.__code__.co_code)))',
     ].join('\n'),
   ],
   [
@@ -85,6 +90,50 @@ for (const [what, code] of ATTEMPTS) {
     assert.match(r.error?.message ?? '', /hint: sandbox: code objects are never built by hand here/)
   })
 }
+
+test('compiling under a filename of the distribution is refused, so guest code cannot pass for library code', async () => {
+  const r = await s.runBlock(
+    [
+      'import types',
+      'src = "def coroutine(f):\\n    return f.__code__.replace(co_code=bytes(len(f.__code__.co_code)))\\n"',
+      'ns = {}',
+      'exec(compile(src, types.__file__, "exec"), ns)',
+    ].join('\n'),
+    { timeoutMs: 60_000 },
+  )
+  assert.equal(r.error?.phase, 'runtime', JSON.stringify(r))
+  assert.match(
+    r.error?.message ?? '',
+    /PermissionError: vis: compiling source under the filename '.*types\.py' .*\[compile\]/,
+  )
+  assert.match(r.error?.message ?? '', /hint: sandbox: code compiled here cannot pass/)
+  // The library's own bytes under its own name still compile (the import system does this
+  // for a module without a .pyc).
+  const own = await s.runBlock(
+    'import types\nwith open(types.__file__, "rb") as fh:\n    data = fh.read()\nprint(type(compile(data, types.__file__, "exec")).__name__)',
+  )
+  assert.equal(own.error, undefined, JSON.stringify(own.error))
+  assert.equal(own.stdout, 'code\n')
+})
+
+test('a library trampoline outside an import (a thread) does not make code.replace pass', async () => {
+  const r = await s.runBlock(
+    [
+      'import threading',
+      'errors = []',
+      'threading.excepthook = lambda a: errors.append(str(a.exc_value))',
+      'def f():',
+      '    return 1',
+      't = threading.Thread(target=f.__code__.replace, kwargs={"co_code": bytes(len(f.__code__.co_code))})',
+      't.start()',
+      't.join()',
+      'print(len(errors), "[code.__new__]" in errors[0])',
+    ].join('\n'),
+    { timeoutMs: 60_000 },
+  )
+  assert.equal(r.error, undefined, JSON.stringify(r.error))
+  assert.equal(r.stdout, '1 True\n')
+})
 
 test('the refusal is catchable as PermissionError, and the session goes on', async () => {
   const r = await s.runBlock(

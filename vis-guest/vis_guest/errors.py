@@ -146,6 +146,8 @@ def _denial_hint(exc: BaseException, policy: dict, hints: dict) -> str | None:
     text = str(exc)
     if "[code.__new__]" in text:
         return "sandbox: code objects are never built by hand here; define the function in Python source"
+    if "[compile]" in text:
+        return "sandbox: code compiled here cannot pass for the Python distribution's; give it a filename of its own"
     what = getattr(exc, "filename", None)
     if what is None:
         # The audit hook's refusal names the path in its message rather than in .filename.
