@@ -84,45 +84,67 @@ bool InstallSigint() {
   return r != nullptr;
 }
 
-bool Initialise(const StartOptions& o, std::string* err) {
+bool Initialise(const StartOptions& o, std::string* err, std::string* plan) {
   if (o.audit) AuditInstall(o.readRoots, o.distRoot);
   if (PyImport_AppendInittab("_vis", PyInit__vis) != 0) {
     *err = "PyImport_AppendInittab(_vis) failed";
     return false;
   }
-  // Locale handling as python3's: UTF-8 mode when the locale is C/POSIX. No locale
-  // coercion, which would rewrite LC_CTYPE in the host's environment.
-  PyPreConfig pre;
-  PyPreConfig_InitIsolatedConfig(&pre);
-  pre.utf8_mode = -1;
-  pre.configure_locale = 1;
-  pre.coerce_c_locale = 0;
-  PyStatus pst = Py_PreInitialize(&pre);
+  // `vis python` passes python3's command line: argv[0] is the executable.
+  std::vector<char*> argv;
+  static char empty[] = "";
+  if (o.cli) argv.push_back(const_cast<char*>(o.executable.c_str()));
+  for (const auto& a : o.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  if (argv.empty()) argv.push_back(empty);
+  PyStatus pst;
+  if (o.cli) {
+    pst = CliPreInitialize(&argv);
+  } else {
+    // Locale handling as python3's: UTF-8 mode when the locale is C/POSIX. No locale
+    // coercion, which would rewrite LC_CTYPE in the host's environment.
+    PyPreConfig pre;
+    PyPreConfig_InitIsolatedConfig(&pre);
+    pre.utf8_mode = -1;
+    pre.configure_locale = 1;
+    pre.coerce_c_locale = 0;
+    pst = Py_PreInitialize(&pre);
+  }
   if (PyStatus_Exception(pst)) {
     *err = StatusText(pst);
     return false;
   }
   PyConfig config;
-  PyConfig_InitIsolatedConfig(&config);
+  if (o.cli) {
+    CliConfigInit(&config);
+  } else {
+    PyConfig_InitIsolatedConfig(&config);
+    config.write_bytecode = 0;
+    config.parse_argv = 0;
+  }
   config.install_signal_handlers = 0;
-  config.write_bytecode = 0;
-  config.parse_argv = 0;
   // Core phase first, so extension-module dlopen flags are set before site imports any.
   config._init_main = 0;
   // No home for a built checkout: getpath finds its stdlib from the executable.
   PyStatus st = o.home.empty() ? PyStatus_Ok() : PyConfig_SetBytesString(&config, &config.home, o.home.c_str());
   if (!PyStatus_Exception(st)) st = PyConfig_SetBytesString(&config, &config.executable, o.executable.c_str());
   if (!PyStatus_Exception(st)) st = PyConfig_SetBytesString(&config, &config.program_name, o.executable.c_str());
-  if (!PyStatus_Exception(st)) {
-    std::vector<char*> argv;
-    static char empty[] = "";
-    for (const auto& a : o.argv) argv.push_back(const_cast<char*>(a.c_str()));
-    if (argv.empty()) argv.push_back(empty);
-    st = PyConfig_SetBytesArgv(&config, static_cast<Py_ssize_t>(argv.size()), argv.data());
-  }
+  if (!PyStatus_Exception(st)) st = PyConfig_SetBytesArgv(&config, static_cast<Py_ssize_t>(argv.size()), argv.data());
+  // Parses the command line now (python3 prints -h/-V/usage errors here), so the plan
+  // below can read run_command/run_module/run_filename.
+  if (!PyStatus_Exception(st) && o.cli) st = PyConfig_Read(&config);
   if (!PyStatus_Exception(st)) st = Py_InitializeFromConfig(&config);
-  PyConfig_Clear(&config);
+  if (PyStatus_IsExit(st)) {
+    fflush(stdout);
+    fflush(stderr);
+    auto* ev = new Event{kInitExit};
+    ev->a = std::to_string(st.exitcode);
+    Post(ev);
+    PyConfig_Clear(&config);
+    *err = "";
+    return false;
+  }
   if (PyStatus_Exception(st)) {
+    PyConfig_Clear(&config);
     *err = StatusText(st);
     return false;
   }
@@ -132,6 +154,9 @@ bool Initialise(const StartOptions& o, std::string* err) {
   Py_DECREF(flags);
   if (!ok) PyErr_Clear();
   st = _Py_InitializeMain();
+  // After site ran (as Py_RunMain does): site makes the entries then present absolute.
+  if (!PyStatus_Exception(st) && o.cli) *plan = CliPlan(config);
+  PyConfig_Clear(&config);
   if (PyStatus_Exception(st)) {
     *err = StatusText(st);
     return false;
@@ -154,6 +179,11 @@ bool Initialise(const StartOptions& o, std::string* err) {
   if (!InstallSigint()) {
     PyErr_Print();
     *err = "could not install the SIGINT handler";
+    return false;
+  }
+  if (!SignalsInstall(g_signal)) {
+    PyErr_Print();
+    *err = "could not install the signal forwarding";
     return false;
   }
   return true;
@@ -437,6 +467,12 @@ std::string RunJob(Job* job) {
       Py_XDECREF(mod);
       break;
     }
+    case kRunModule:
+      result = RunModuleMain(job->a);
+      break;
+    case kRepl:
+      result = RunRepl(job->a == "1");
+      break;
     case kFinalize:
     case kWire:
       break;
@@ -463,7 +499,7 @@ std::string RunJob(Job* job) {
           ",\"ok\":false,\"error\":{\"type\":\"SystemError\",\"message\":\"job failed without an exception\","
           "\"traceback\":[]}}";
   } else {
-    if (job->kind == kMain) {
+    if (job->kind == kMain || job->kind == kRunModule || job->kind == kRepl) {
       // Print it the way python3 does at top level (without PyErr_Print, which exits).
       if (PyErr_GivenExceptionMatches(type, PyExc_SystemExit)) {
         std::string text;
@@ -506,13 +542,14 @@ void ThreadMain(StartOptions opts) {
   sigemptyset(&set);
   sigaddset(&set, g_signal);
   pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
-  std::string err;
-  if (!Initialise(opts, &err)) {
-    PostInitError(err);
+  std::string err, plan;
+  if (!Initialise(opts, &err, &plan)) {
+    if (!err.empty()) PostInitError(err);
     return;
   }
   auto* ready = new Event{kReady};
   ready->a = Py_GetVersion();
+  ready->b = plan;
   Post(ready);
   // Let guest threads run while we wait for work.
   PyThreadState* ts = PyEval_SaveThread();

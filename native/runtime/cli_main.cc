@@ -1,0 +1,122 @@
+// `vis python`'s command line is python3's: CPython parses it itself (parse_argv=1 on
+// python3's default config), so -m/-c/-i/-u/-I/-E/-s/-S/-B/-O/-W/-X/-q/-V/-h, sys.flags,
+// sys.orig_argv and sys.argv come out exactly as in python3. What Py_RunMain would then
+// do (run the program, the REPL) happens as ordinary jobs the CLI submits: Py_RunMain
+// ends SystemExit with exit() on the interpreter thread, which would tear Node down
+// under its own feet.
+#include <limits.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "runtime.h"
+
+namespace vis {
+
+namespace {
+
+std::string Wide(const wchar_t* w) {
+  std::string out;
+  if (w == nullptr) return out;
+  PyObject* s = PyUnicode_FromWideChar(w, -1);
+  if (s == nullptr || !Utf8(s, &out)) PyErr_Clear();
+  Py_XDECREF(s);
+  return out;
+}
+
+void Field(std::string* out, const char* name, const wchar_t* w) {
+  if (w == nullptr) return;
+  *out += std::string(",\"") + name + "\":";
+  JsonQuote(out, Wide(w));
+}
+
+// sys.path[0] as python3 computes it: the script's directory (symlinks resolved), the
+// working directory for -m, '' otherwise; nothing under -I/-P (safe_path).
+void InsertPath0(const PyConfig& c) {
+  if (c.safe_path) return;
+  std::string path0;
+  if (c.run_filename != nullptr) {
+    std::string file = Wide(c.run_filename);
+    char buf[PATH_MAX];
+    if (realpath(file.c_str(), buf) != nullptr) file = buf;
+    size_t slash = file.rfind('/');
+    path0 = slash == std::string::npos ? "" : (slash == 0 ? "/" : file.substr(0, slash));
+  } else if (c.run_module != nullptr) {
+    char buf[PATH_MAX];
+    if (getcwd(buf, sizeof buf) != nullptr) path0 = buf;
+  }
+  PyObject* path = PySys_GetObject("path");  // borrowed
+  PyObject* s = PyUnicode_DecodeFSDefault(path0.c_str());
+  if (path == nullptr || s == nullptr || !PyList_Check(path) || PyList_Insert(path, 0, s) != 0) PyErr_Clear();
+  Py_XDECREF(s);
+}
+
+}  // namespace
+
+PyStatus CliPreInitialize(std::vector<char*>* argv) {
+  PyPreConfig pre;
+  PyPreConfig_InitPythonConfig(&pre);
+  // -E/-I/-X utf8 are read here; locale coercion stays off: it would rewrite LC_CTYPE in
+  // the host's environment.
+  pre.parse_argv = 1;
+  pre.coerce_c_locale = 0;
+  return Py_PreInitializeFromBytesArgs(&pre, static_cast<Py_ssize_t>(argv->size()), argv->data());
+}
+
+void CliConfigInit(PyConfig* config) {
+  PyConfig_InitPythonConfig(config);
+  config->parse_argv = 1;
+}
+
+std::string CliPlan(const PyConfig& c) {
+  InsertPath0(c);
+  std::string out = "{\"inspect\":";
+  out += c.inspect ? "true" : "false";
+  out += ",\"quiet\":";
+  out += c.quiet ? "true" : "false";
+  Field(&out, "command", c.run_command);
+  Field(&out, "module", c.run_module);
+  Field(&out, "file", c.run_filename);
+  out += "}";
+  return out;
+}
+
+PyObject* RunModuleMain(const std::string& name) {
+  PyObject* runpy = PyImport_ImportModule("runpy");
+  if (runpy == nullptr) return nullptr;
+  PyObject* r = PyObject_CallMethod(runpy, "_run_module_as_main", "si", name.c_str(), 1);
+  Py_DECREF(runpy);
+  return r;
+}
+
+// python3's REPL: sys.__interactivehook__ (site's: readline line editing, completion,
+// ~/.python_history), then read-eval-print in __main__ until EOF or SystemExit.
+PyObject* RunRepl(bool banner) {
+  PyObject* hook = PySys_GetObject("__interactivehook__");  // borrowed
+  if (hook != nullptr) {
+    PyObject* r = PyObject_CallNoArgs(hook);
+    if (r == nullptr) {
+      PySys_WriteStderr("Failed calling sys.__interactivehook__\n");
+      PyErr_Clear();
+    }
+    Py_XDECREF(r);
+  }
+  std::string text;
+  if (banner) {
+    text = std::string("Python ") + Py_GetVersion() + " on " + Py_GetPlatform() +
+           "\nType \"help\", \"copyright\", \"credits\" or \"license\" for more information.";
+  }
+  PyObject* main = PyImport_AddModule("__main__");  // borrowed
+  PyObject* ns = main ? PyModule_GetDict(main) : nullptr;
+  PyObject* code = ns ? PyImport_ImportModule("code") : nullptr;
+  PyObject* interact = code ? PyObject_GetAttrString(code, "interact") : nullptr;
+  PyObject* args = interact ? PyTuple_New(0) : nullptr;
+  PyObject* kw = args ? Py_BuildValue("{s:s,s:O,s:s}", "banner", text.c_str(), "local", ns, "exitmsg", "") : nullptr;
+  PyObject* r = kw ? PyObject_Call(interact, args, kw) : nullptr;
+  Py_XDECREF(kw);
+  Py_XDECREF(args);
+  Py_XDECREF(interact);
+  Py_XDECREF(code);
+  return r;
+}
+
+}  // namespace vis
