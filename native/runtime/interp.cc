@@ -70,7 +70,10 @@ bool CallSys(const char* name, PyObject* arg) {
 
 // Python-level SIGINT handler while Node keeps the OS-level one: PyErr_SetInterruptEx
 // is a no-op without a Python handler, and install_signal_handlers=0 leaves none.
-bool InstallSigint() {
+// `vis python` (keep_host false) hands SIGINT to Python at the OS level too, as python3
+// does: a SIGINT the program sends itself must raise KeyboardInterrupt at once, not
+// whenever Node's event loop gets to it.
+bool InstallSigint(bool keep_host) {
   struct sigaction saved;
   sigaction(SIGINT, nullptr, &saved);
   PyObject* signal_mod = PyImport_ImportModule("signal");
@@ -79,7 +82,7 @@ bool InstallSigint() {
   PyObject* r = PyObject_CallMethod(signal_mod, "signal", "iO", SIGINT, handler);
   Py_XDECREF(handler);
   Py_DECREF(signal_mod);
-  sigaction(SIGINT, &saved, nullptr);
+  if (keep_host) sigaction(SIGINT, &saved, nullptr);
   Py_XDECREF(r);
   return r != nullptr;
 }
@@ -176,12 +179,12 @@ bool Initialise(const StartOptions& o, std::string* err, std::string* plan) {
     *err = "could not install the captured sys.stdout/sys.stderr";
     return false;
   }
-  if (!InstallSigint()) {
+  if (!InstallSigint(!o.cli)) {
     PyErr_Print();
     *err = "could not install the SIGINT handler";
     return false;
   }
-  if (!SignalsInstall(g_signal)) {
+  if (!SignalsInstall(g_signal, o.cli)) {
     PyErr_Print();
     *err = "could not install the signal forwarding";
     return false;

@@ -186,7 +186,8 @@ void StdinWakeAll();
 
 // ---- signals (signals.cc) ------------------------------------------------------
 // On the interpreter thread after start-up: Python's handlers run there (see signals.cc).
-bool SignalsInstall(int private_signal);
+// python_sigint: SIGINT's C handler is Python's (`vis python`), forwarded like the rest.
+bool SignalsInstall(int private_signal, bool python_sigint);
 
 // ---- python3's command line (cli_main.cc) -------------------------------------
 PyStatus CliPreInitialize(std::vector<char*>* argv);

@@ -4,18 +4,30 @@
 // handler then trips its flag there, but the interpreter thread's blocking call
 // (select, sleep, pause, write) never sees EINTR and the handler waits for the next
 // bytecode. Node's threads already exist, so their masks cannot be changed; instead
-// every C handler Python installs is wrapped in Forward(), which re-sends a signal that
-// landed elsewhere to the interpreter thread with pthread_kill. There Python's own
-// handler runs and the blocking call is interrupted, as on python3's main thread.
+// each thread that existed before Python started (Node's, the addon's) is made to block
+// every signal Python installs a handler for: a private signal (kMaskSignal) runs a
+// handler on that thread which adds them to the mask restored when it returns. Threads
+// Node creates later inherit the mask of their (masked) creator. So the kernel delivers
+// to the interpreter thread (or a thread Python started), synchronously when the program
+// signals itself, as python3 does with its main thread. Forward() wraps Python's C
+// handler for what still lands elsewhere (a thread not yet masked, a Python thread):
+// it re-sends the signal to the interpreter thread with pthread_kill, where Python's own
+// handler runs and interrupts the blocking call.
 //
 // Also: signal.getsignal() reports None for a disposition Python did not set (a
 // handler Node installed), and save-and-restore code then fails restoring None. At
 // start every such signal is recorded as SIG_DFL in Python's table while the OS
 // disposition is left as it was.
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <vector>
 
 #include "runtime.h"
 
@@ -27,6 +39,38 @@ int g_private = 0;  // the runtime's interrupt signal: its C handler is the runt
 // Python's C handler for each signal Forward() wraps; written before Forward is installed.
 struct sigaction g_python_handler[_NSIG];
 PyObject* g_real_signal = nullptr;  // _signal.signal as CPython defines it
+
+// Signals the host's threads block; read by MaskHandler, grown only on the interpreter thread.
+sigset_t g_host_blocked;
+std::vector<pid_t>* g_host_threads = new std::vector<pid_t>;  // never freed (exit order)
+int MaskSignal() { return SIGRTMAX - 2; }
+
+// Runs on a host thread: the mask restored on return from a handler is uc_sigmask.
+void MaskHandler(int, siginfo_t*, void* ctx) {
+  auto* uc = static_cast<ucontext_t*>(ctx);
+  for (int sig = 1; sig < _NSIG; ++sig) {
+    if (sigismember(&g_host_blocked, sig) == 1) sigaddset(&uc->uc_sigmask, sig);
+  }
+}
+
+// The threads of this process other than the calling (interpreter) thread.
+void SnapshotHostThreads() {
+  pid_t self = static_cast<pid_t>(syscall(SYS_gettid));
+  DIR* d = opendir("/proc/self/task");
+  if (d == nullptr) return;
+  for (dirent* e = readdir(d); e != nullptr; e = readdir(d)) {
+    pid_t tid = static_cast<pid_t>(atoi(e->d_name));
+    if (tid > 0 && tid != self) g_host_threads->push_back(tid);
+  }
+  closedir(d);
+}
+
+void BlockInHostThreads(int sig) {
+  if (sigismember(&g_host_blocked, sig) == 1) return;
+  sigaddset(&g_host_blocked, sig);
+  pid_t pid = getpid();
+  for (pid_t tid : *g_host_threads) syscall(SYS_tgkill, pid, tid, MaskSignal());
+}
 
 void CallPythonHandler(int sig, siginfo_t* info, void* ctx) {
   const struct sigaction& h = g_python_handler[sig];
@@ -65,6 +109,7 @@ void Adopt(int sig) {
   fw.sa_sigaction = Forward;
   fw.sa_flags = cur.sa_flags | SA_SIGINFO;
   sigaction(sig, &fw, nullptr);
+  BlockInHostThreads(sig);
 }
 
 // _signal.signal(signalnum, handler): CPython's, then the disposition it set is adopted.
@@ -126,17 +171,25 @@ bool ReportForeignAsDefault(PyObject* signal_mod) {
 
 }  // namespace
 
-bool SignalsInstall(int private_signal) {
+bool SignalsInstall(int private_signal, bool python_sigint) {
   g_py_thread = pthread_self();
   g_private = private_signal;
+  sigemptyset(&g_host_blocked);
+  struct sigaction ms = {};
+  ms.sa_sigaction = MaskHandler;
+  sigemptyset(&ms.sa_mask);
+  ms.sa_flags = SA_SIGINFO | SA_RESTART;  // the host thread's own syscalls just carry on
+  sigaction(MaskSignal(), &ms, nullptr);
+  SnapshotHostThreads();
   PyObject* signal_mod = PyImport_ImportModule("_signal");
   if (signal_mod == nullptr) return false;
   g_real_signal = PyObject_GetAttrString(signal_mod, "signal");  // kept for the process's life
   PyObject* wrapper = g_real_signal ? PyCFunction_New(&g_wrapper_def, nullptr) : nullptr;
   bool ok = wrapper != nullptr && ReportForeignAsDefault(signal_mod) &&
             PyObject_SetAttrString(signal_mod, "signal", wrapper) == 0;
-  // No handler is adopted here: at start the only non-default C handlers are the host's
-  // (install_signal_handlers=0; InstallSigint put Node's SIGINT handler back).
+  // At start the only C handlers Python installed is SIGINT's, and only `vis python`
+  // keeps it (elsewhere InstallSigint put Node's back; Node's are not Python's to wrap).
+  if (ok && python_sigint) Adopt(SIGINT);
   Py_XDECREF(wrapper);
   Py_DECREF(signal_mod);
   return ok;

@@ -62,10 +62,9 @@ export const python: Command = {
       if (err instanceof VisError && err.code === 'native.init-exit') return Number(err.context.status)
       throw err
     }
-    // Node owns SIGINT; a Ctrl-C becomes a KeyboardInterrupt in the running code.
-    const onSigint = () => rt.interrupt()
-    process.on('SIGINT', onSigint)
-    try {
+    // SIGINT is Python's, as in python3 (native/runtime/interp.cc: InstallSigint): no Node
+    // listener, which would take the OS handler back.
+    {
       const stdinIsTty = process.stdin.isTTY === true
       let status = await runProgram(rt, stdinIsTty)
       // -i after the program, or no operand on a terminal: python3's REPL.
@@ -74,8 +73,6 @@ export const python: Command = {
       }
       const finalized = await rt.close()
       return status === 0 ? finalized : status
-    } finally {
-      process.off('SIGINT', onSigint)
     }
   },
 }
