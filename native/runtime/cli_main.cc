@@ -50,6 +50,41 @@ void InsertPath0(const PyConfig& c) {
   Py_XDECREF(s);
 }
 
+// Piped stdin: python3 writes the prompt to stderr and reads the line without readline.
+PyObject* ReadPiped(PyObject*, PyObject* args) {
+  PyObject* prompt = nullptr;
+  if (!PyArg_ParseTuple(args, "|U", &prompt)) return nullptr;
+  PyObject* err = PySys_GetObject("stderr");  // borrowed
+  if (prompt != nullptr && err != nullptr && err != Py_None) {
+    PyObject* r = PyObject_CallMethod(err, "write", "O", prompt);
+    PyObject* f = r ? PyObject_CallMethod(err, "flush", nullptr) : nullptr;
+    Py_XDECREF(f);
+    Py_XDECREF(r);
+    if (f == nullptr) return nullptr;
+  }
+  PyObject* in = PySys_GetObject("stdin");  // borrowed
+  if (in == nullptr || in == Py_None) {
+    PyErr_SetString(PyExc_RuntimeError, "lost sys.stdin");
+    return nullptr;
+  }
+  PyObject* line = PyObject_CallMethod(in, "readline", nullptr);
+  if (line == nullptr) return nullptr;
+  Py_ssize_t n = PyUnicode_Check(line) ? PyUnicode_GetLength(line) : -1;
+  if (n == 0) {
+    Py_DECREF(line);
+    PyErr_SetNone(PyExc_EOFError);
+    return nullptr;
+  }
+  if (n > 0 && PyUnicode_ReadChar(line, n - 1) == '\n') {
+    PyObject* cut = PyUnicode_Substring(line, 0, n - 1);
+    Py_DECREF(line);
+    return cut;
+  }
+  return line;
+}
+
+PyMethodDef g_read_def = {"raw_input", ReadPiped, METH_VARARGS, nullptr};
+
 }  // namespace
 
 PyStatus CliPreInitialize(std::vector<char*>* argv) {
@@ -107,14 +142,17 @@ PyObject* RunRepl(bool banner) {
   }
   PyObject* main = PyImport_AddModule("__main__");  // borrowed
   PyObject* ns = main ? PyModule_GetDict(main) : nullptr;
+  // code.InteractiveConsole named "<stdin>" as python3's tracebacks name the REPL.
   PyObject* code = ns ? PyImport_ImportModule("code") : nullptr;
-  PyObject* interact = code ? PyObject_GetAttrString(code, "interact") : nullptr;
-  PyObject* args = interact ? PyTuple_New(0) : nullptr;
-  PyObject* kw = args ? Py_BuildValue("{s:s,s:O,s:s}", "banner", text.c_str(), "local", ns, "exitmsg", "") : nullptr;
-  PyObject* r = kw ? PyObject_Call(interact, args, kw) : nullptr;
-  Py_XDECREF(kw);
-  Py_XDECREF(args);
-  Py_XDECREF(interact);
+  PyObject* console = code ? PyObject_CallMethod(code, "InteractiveConsole", "Os", ns, "<stdin>") : nullptr;
+  bool ok = console != nullptr;
+  if (ok && !isatty(0)) {
+    PyObject* read = PyCFunction_New(&g_read_def, nullptr);
+    ok = read != nullptr && PyObject_SetAttrString(console, "raw_input", read) == 0;
+    Py_XDECREF(read);
+  }
+  PyObject* r = ok ? PyObject_CallMethod(console, "interact", "ss", text.c_str(), "") : nullptr;
+  Py_XDECREF(console);
   Py_XDECREF(code);
   return r;
 }
