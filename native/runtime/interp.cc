@@ -3,6 +3,7 @@
 // runs on the JS thread.
 #include <dlfcn.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -30,6 +31,15 @@ std::atomic<bool> g_thread_ready{false};
 int g_signal = 0;
 bool g_capture = true;
 std::atomic<int64_t> g_last_kick_ns{0};
+
+pid_t g_pid = 0;  // the process that started the interpreter; another one is a fork child
+
+[[noreturn]] void ExitForkedChild(int status) {
+  int rc = Py_FinalizeEx();
+  fflush(nullptr);
+  // _exit: Node's atexit/static destructors belong to the parent's threads, absent here.
+  _exit(rc < 0 && status == 0 ? 120 : status);
+}
 
 int64_t NowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -393,7 +403,8 @@ void RegisterSource(const std::string& source, const std::string& file) {
 }
 
 // Runs one job with the GIL held; returns the outcome JSON.
-std::string RunJob(Job* job) {
+std::string RunJob(Job* job, int* status) {
+  *status = 0;
   const uint64_t id = job->id;
   PyObject* result = nullptr;
   std::string value_json;  // raw JSON for "value", empty for none
@@ -502,6 +513,11 @@ std::string RunJob(Job* job) {
           ",\"ok\":false,\"error\":{\"type\":\"SystemError\",\"message\":\"job failed without an exception\","
           "\"traceback\":[]}}";
   } else {
+    *status = PyErr_GivenExceptionMatches(type, PyExc_KeyboardInterrupt) ? 130 : 1;
+    if (PyErr_GivenExceptionMatches(type, PyExc_SystemExit)) {
+      std::string ignored;
+      *status = ExitCodeOf(value, &ignored);
+    }
     if (job->kind == kMain || job->kind == kRunModule || job->kind == kRepl) {
       // Print it the way python3 does at top level (without PyErr_Print, which exits).
       if (PyErr_GivenExceptionMatches(type, PyExc_SystemExit)) {
@@ -605,8 +621,12 @@ void ThreadMain(StartOptions opts) {
       continue;
     }
     WireGiveToken();
-    std::string outcome = RunJob(job);
+    int status = 0;
+    std::string outcome = RunJob(job, &status);
     if (!g_capture) FlushStdio();
+    // A child of os.fork() has only this thread: nobody reads its events. It ends the
+    // way python3's child does when its program ends: finalize (atexit), exit status.
+    if (getpid() != g_pid) ExitForkedChild(status);
     OutputJobEnd();
     HostCancelJob(job->id);
     auto* ev = new Event{kResult};
@@ -624,6 +644,7 @@ bool OnPythonThread() { return g_thread_ready.load() && pthread_equal(pthread_se
 
 void StartInterpreter(const StartOptions& opts) {
   g_signal = opts.interruptSignal > 0 ? opts.interruptSignal : SIGRTMIN + 3;
+  g_pid = getpid();
   g_capture = opts.capture;
   struct sigaction sa = {};
   sa.sa_handler = OnInterruptSignal;

@@ -87,6 +87,9 @@ const cases: Record<string, Case> = {
   },
   // Signals (issue 22): handlers on the main thread, EINTR, getsignal never None.
   'signals as in python3': { args: [join(fixtures, 'signals_like_python3.py')] },
+  'os.fork: at-fork hooks, the child exits as python3, fds not inherited unless asked': {
+    args: [join(fixtures, 'fork_like_python3.py')],
+  },
 }
 
 function baseEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
