@@ -1,6 +1,6 @@
-import { z } from 'zod'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
+import { z } from 'zod'
 import { type ResolvedDistribution, resolveDistribution } from '../distribution/resolve.js'
 import { isSpinUs, MAX_SPIN_US } from '../protocol/framing.js'
 import { errorMessage, VisError } from '../util/errors.js'
@@ -436,7 +436,11 @@ async function start(opts: LoadOptions): Promise<PythonRuntime> {
         } else if (kind === Ev.InitExit) {
           addon.unref()
           const status = Number(a)
-          reject(new VisError('native.init-exit', `the command line ended start-up with status ${status}`, { status }))
+          reject(
+            new VisError('native.init-exit', `the command line ended start-up with status ${status}`, {
+              status,
+            }),
+          )
         } else if (kind === Ev.InitError) {
           addon.unref()
           reject(

@@ -58,8 +58,21 @@ const cases: Record<string, Case> = {
     args: ['-c', 'import sys; print(sys.flags, sys.orig_argv[1:], sys.argv, sys.executable, sys.path)', 'a'],
   },
   '-I -B -O -q -u -W -X set sys.flags, warnoptions and _xoptions': {
-    args: ['-I', '-B', '-OO', '-q', '-u', '-W', 'error::DeprecationWarning', '-X', 'dev', '-X', 'utf8', '-c',
-      'import sys; print(sys.flags, sys.warnoptions, sys._xoptions, sys.path[0])'],
+    args: [
+      '-I',
+      '-B',
+      '-OO',
+      '-q',
+      '-u',
+      '-W',
+      'error::DeprecationWarning',
+      '-X',
+      'dev',
+      '-X',
+      'utf8',
+      '-c',
+      'import sys; print(sys.flags, sys.warnoptions, sys._xoptions, sys.path[0])',
+    ],
   },
   '-E -s -S': {
     args: ['-E', '-s', '-S', '-c', 'import sys; print(sys.flags, "site" in sys.modules, sys.path)'],
@@ -69,7 +82,10 @@ const cases: Record<string, Case> = {
     args: ['-c', 'import sys; print(sys.path[1])'],
     env: { PYTHONPATH: '/nonexistent-dir' },
   },
-  '-m runs a module as __main__ with its argv': { args: ['-m', 'json.tool', '--sort-keys'], input: '{"b":1,"a":2}' },
+  '-m runs a module as __main__ with its argv': {
+    args: ['-m', 'json.tool', '--sort-keys'],
+    input: '{"b":1,"a":2}',
+  },
   '-m with a module of the working directory': { args: ['-m', 'main', 'x'] },
   '-m with a missing module': { args: ['-m', 'no_such_module_here'] },
   '-V': { args: ['-V'] },
@@ -83,7 +99,10 @@ const cases: Record<string, Case> = {
   },
   'no operand with piped stdin runs it as a program': { args: [], input: 'import sys\nprint(sys.argv)\n' },
   'sys.executable runs the same Python with the same sys.path': {
-    args: ['-c', 'import subprocess, sys; o = subprocess.run([sys.executable, "-c", "import sys; print(sys.path)"], capture_output=True, text=True).stdout; print(o == repr(sys.path) + "\\n", o)'],
+    args: [
+      '-c',
+      'import subprocess, sys; o = subprocess.run([sys.executable, "-c", "import sys; print(sys.path)"], capture_output=True, text=True).stdout; print(o == repr(sys.path) + "\\n", o)',
+    ],
   },
   // Signals (issue 22): handlers on the main thread, EINTR, getsignal never None.
   'signals as in python3': { args: [join(fixtures, 'signals_like_python3.py')] },
