@@ -2,12 +2,12 @@
 // exit status for argv, stdin, environment, exceptions and exits.
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { before, describe, test } from 'node:test'
 import { type ResolvedDistribution, resolveDistribution } from '../../src/distribution/resolve.js'
-import { fixtures, type RunResult, run, runTs, tempHome } from './helpers.js'
+import { fixtures, type RunResult, run, runTs, tempHome, tsxLoader } from './helpers.js'
 
 tempHome()
 const dir = mkdtempSync(join(tmpdir(), 'vis-cli-'))
@@ -152,6 +152,31 @@ test('`vis python` through the CLI runs the same Python as the reference, -h inc
   const [ours, theirs] = await Promise.all([visPython(c, true), python3(c)])
   assert.equal(ours.stdout, theirs.stdout)
   assert.ok(ours.stdout.startsWith(dist.version))
+})
+
+// On a terminal (a pty from util-linux `script`): python3's banner, prompts, readline echo,
+// tracebacks, SystemExit's status, and ~/.python_history written through readline.
+test('no operand on a terminal: the REPL, byte for byte as python3, history included', async () => {
+  const input = 'x = 6*7\nx\n1/0\nraise SystemExit(5)\n'
+  const onPty = async (commandLine: string, name: string) => {
+    const home = join(dir, `pty-home-${name}`)
+    mkdirSync(home, { recursive: true })
+    const r = await run('script', ['-qfec', commandLine, '/dev/null'], {
+      cwd: dir,
+      env: { ...baseEnv(), HOME: home, TERM: 'dumb' },
+      input,
+    })
+    return { ...r, history: readFileSync(join(home, '.python_history'), 'utf8') }
+  }
+  const visCommand = `${process.execPath} --import ${tsxLoader} ${join(fixtures, 'python-cmd.ts')}`
+  const [ours, theirs] = await Promise.all([onPty(visCommand, 'vis'), onPty(dist.executable, 'python3')])
+  assert.equal(theirs.code, 5)
+  assert.equal(ours.code, 5)
+  assert.equal(ours.stdout, theirs.stdout)
+  assert.match(ours.stdout, /Type "help", "copyright", "credits" or "license" for more information\.\r\n>>> /)
+  assert.match(ours.stdout, /\r\n42\r\n/)
+  assert.equal(ours.history, theirs.history)
+  assert.equal(ours.history, 'x = 6*7\nx\n1/0\nraise SystemExit(5)\n')
 })
 
 test('a missing script is a usage error (status 2), like python3', async () => {
