@@ -41,6 +41,7 @@ struct sigaction g_python_handler[_NSIG];
 PyObject* g_real_signal = nullptr;  // _signal.signal as CPython defines it
 
 // Signals the host's threads block; read by MaskHandler, grown only on the interpreter thread.
+// kMaskSignal: SIGRTMAX-2, which neither Node nor CPython uses.
 sigset_t g_host_blocked;
 std::vector<pid_t>* g_host_threads = new std::vector<pid_t>;  // never freed (exit order)
 int MaskSignal() { return SIGRTMAX - 2; }
@@ -113,8 +114,8 @@ void Adopt(int sig) {
 }
 
 // _signal.signal(signalnum, handler): CPython's, then the disposition it set is adopted.
-// For the runtime's private signal the runtime's C handler is put back: Python's table
-// records what was asked, but the host's interrupt keeps working.
+// For the runtime's own signals (the interrupt, kMaskSignal) the runtime's C handler is
+// put back: Python's table records what was asked, but the runtime keeps working.
 PyObject* SignalWrapper(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   int sig = -1;
   struct sigaction before;
@@ -125,10 +126,11 @@ PyObject* SignalWrapper(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
       sig = -1;
     }
   }
-  if (sig == g_private && sig > 0) sigaction(sig, nullptr, &before);
+  const bool runtime_own = sig > 0 && (sig == g_private || sig == MaskSignal());
+  if (runtime_own) sigaction(sig, nullptr, &before);
   PyObject* r = PyObject_Vectorcall(g_real_signal, args, static_cast<size_t>(nargs), nullptr);
   if (r == nullptr) return nullptr;
-  if (sig == g_private && sig > 0) {
+  if (runtime_own) {
     sigaction(sig, &before, nullptr);
   } else {
     Adopt(sig);
