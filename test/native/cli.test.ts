@@ -136,11 +136,26 @@ function python3(c: Case): Promise<RunResult> {
 }
 
 // Each case is two processes; three cases at a time keeps a 2-core runner busy, not swamped.
+// 3.13's REPL prints the source line (and carets) under a `File "<stdin>"` frame; the REPL of
+// `vis python` is the classic one (code.InteractiveConsole), which does not: the one
+// documented difference (docs/cpython-tests.md), removed from python3's side before comparing.
+function withoutReplSource(text: string): string {
+  if (Number(dist.minor.split('.')[1]) < 13) return text
+  const lines = text.split(/(?<=\n)/)
+  const out: string[] = []
+  for (let i = 0; i < lines.length; i++) {
+    out.push(lines[i]!)
+    if (!/^ {2}File "<stdin>", line \d+/.test(lines[i]!)) continue
+    while (i + 1 < lines.length && /^ {4}\S|^ +[~^]+\s*$/.test(lines[i + 1]!)) i++
+  }
+  return out.join('')
+}
+
 describe('vis python matches python3', { concurrency: 3 }, () => {
   for (const [name, c] of Object.entries(cases)) {
     test(name, async () => {
       const [ours, theirs] = await Promise.all([visPython(c), python3(c)])
-      assert.equal(ours.stderr, theirs.stderr)
+      assert.equal(ours.stderr, c.args.includes('-i') ? withoutReplSource(theirs.stderr) : theirs.stderr)
       assert.equal(ours.stdout, theirs.stdout)
       assert.equal(ours.code, theirs.code)
     })
@@ -163,7 +178,8 @@ test('no operand on a terminal: the REPL, byte for byte as python3, history incl
     mkdirSync(home, { recursive: true })
     const r = await run('script', ['-qfec', commandLine, '/dev/null'], {
       cwd: dir,
-      env: { ...baseEnv(), HOME: home, TERM: 'dumb' },
+      // 3.13's new REPL (_pyrepl) is not what `vis python` runs: compare with its classic one.
+      env: { ...baseEnv(), HOME: home, TERM: 'dumb', PYTHON_BASIC_REPL: '1' },
       input,
     })
     return { ...r, history: readFileSync(join(home, '.python_history'), 'utf8') }
@@ -172,7 +188,7 @@ test('no operand on a terminal: the REPL, byte for byte as python3, history incl
   const [ours, theirs] = await Promise.all([onPty(visCommand, 'vis'), onPty(dist.executable, 'python3')])
   assert.equal(theirs.code, 5)
   assert.equal(ours.code, 5)
-  assert.equal(ours.stdout, theirs.stdout)
+  assert.equal(ours.stdout, withoutReplSource(theirs.stdout.replace(/\r\n/g, '\n')).replace(/\n/g, '\r\n'))
   assert.match(ours.stdout, /Type "help", "copyright", "credits" or "license" for more information\.\r\n>>> /)
   assert.match(ours.stdout, /\r\n42\r\n/)
   assert.equal(ours.history, theirs.history)
