@@ -123,9 +123,51 @@ PyObject* RunModuleMain(const std::string& name) {
   return r;
 }
 
+namespace {
+
+// $PYTHONSTARTUP in __main__, as python3 runs it before a REPL that has no program (not
+// under -E/-I); an error in it is printed and the REPL still starts.
+void RunStartup(PyObject* ns) {
+  PyObject* flags = PySys_GetObject("flags");  // borrowed
+  PyObject* ignore = flags ? PyObject_GetAttrString(flags, "ignore_environment") : nullptr;
+  bool ignored = ignore == nullptr || PyObject_IsTrue(ignore) != 0;
+  Py_XDECREF(ignore);
+  PyErr_Clear();
+  const char* path = ignored ? nullptr : getenv("PYTHONSTARTUP");
+  if (path == nullptr || *path == '\0') return;
+  PyObject* io = PyImport_ImportModule("io");
+  PyObject* f = io ? PyObject_CallMethod(io, "open_code", "s", path) : nullptr;
+  PyObject* src = f ? PyObject_CallMethod(f, "read", nullptr) : nullptr;
+  if (f != nullptr) {
+    PyObject* r = PyObject_CallMethod(f, "close", nullptr);
+    Py_XDECREF(r);
+  }
+  PyObject* code = src ? Py_CompileStringExFlags(PyBytes_AsString(src), path, Py_file_input, nullptr, -1) : nullptr;
+  PyObject* r = code ? PyEval_EvalCode(code, ns, ns) : nullptr;
+  if (r == nullptr) {
+    if (f == nullptr && PyErr_ExceptionMatches(PyExc_OSError)) PySys_WriteStderr("Could not open PYTHONSTARTUP\n");
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    if (type != nullptr) {
+      PyErr_NormalizeException(&type, &value, &tb);
+      PyErr_Display(type, value, tb);
+    }
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+  }
+  Py_XDECREF(r);
+  Py_XDECREF(code);
+  Py_XDECREF(src);
+  Py_XDECREF(f);
+  Py_XDECREF(io);
+}
+
+}  // namespace
+
 // python3's REPL: sys.__interactivehook__ (site's: readline line editing, completion,
 // ~/.python_history), then read-eval-print in __main__ until EOF or SystemExit.
-PyObject* RunRepl(bool banner) {
+PyObject* RunRepl(bool banner, bool startup) {
   PyObject* hook = PySys_GetObject("__interactivehook__");  // borrowed
   if (hook != nullptr) {
     PyObject* r = PyObject_CallNoArgs(hook);
@@ -142,6 +184,7 @@ PyObject* RunRepl(bool banner) {
   }
   PyObject* main = PyImport_AddModule("__main__");  // borrowed
   PyObject* ns = main ? PyModule_GetDict(main) : nullptr;
+  if (ns != nullptr && startup) RunStartup(ns);
   // code.InteractiveConsole named "<stdin>" as python3's tracebacks name the REPL.
   PyObject* code = ns ? PyImport_ImportModule("code") : nullptr;
   PyObject* console = code ? PyObject_CallMethod(code, "InteractiveConsole", "Os", ns, "<stdin>") : nullptr;

@@ -485,7 +485,7 @@ std::string RunJob(Job* job, int* status) {
       result = RunModuleMain(job->a);
       break;
     case kRepl:
-      result = RunRepl(job->a == "1");
+      result = RunRepl(job->a == "1", job->b == "1");
       break;
     case kFinalize:
     case kWire:

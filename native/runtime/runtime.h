@@ -54,7 +54,7 @@ enum JobKind : int {
   kFinalize = 6,
   kWire = 7,
   kRunModule = 8,  // runpy as `python3 -m a`: a = module name
-  kRepl = 9,    // the interactive loop in __main__: a = "1" to print python3's banner
+  kRepl = 9,    // the interactive loop in __main__: a = "1" python3's banner, b = "1" run PYTHONSTARTUP
 };
 
 struct Job {
@@ -196,7 +196,7 @@ void CliConfigInit(PyConfig* config);
 // inspect, quiet).
 std::string CliPlan(const PyConfig& config);
 PyObject* RunModuleMain(const std::string& name);
-PyObject* RunRepl(bool banner);
+PyObject* RunRepl(bool banner, bool startup);
 
 // ---- helpers ------------------------------------------------------------------
 void JsonQuote(std::string* out, const std::string& s);

@@ -171,9 +171,10 @@ export class PythonRuntime {
   }
 
   // python3's interactive loop in __main__ (readline through sys.__interactivehook__),
-  // until EOF (ok) or SystemExit (error.exitCode); banner: python3's opening lines.
-  repl(banner: boolean): JobPromise<Outcome> {
-    return this.submit(Kind.Repl, banner ? '1' : '', '', '')
+  // until EOF (ok) or SystemExit (error.exitCode); banner: python3's opening lines;
+  // startup: run $PYTHONSTARTUP first (python3 does when the REPL has no program).
+  repl(banner: boolean, startup = false): JobPromise<Outcome> {
+    return this.submit(Kind.Repl, banner ? '1' : '', startup ? '1' : '', '')
   }
 
   onOutput(listener: OutputListener): () => void {

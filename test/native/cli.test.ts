@@ -24,6 +24,7 @@ before(async () => {
     join(dir, 'boom.py'),
     'def inner(d):\n    return d["missing"]\n\ndef outer():\n    inner({})\n\nouter()\n',
   )
+  writeFileSync(join(dir, 'startup.py'), 'STARTED = "from PYTHONSTARTUP"\n')
   writeFileSync(join(dir, 'syntax.py'), 'x = 1\nif x\n    pass\n')
   writeFileSync(
     join(dir, 'echo.py'),
@@ -96,6 +97,21 @@ const cases: Record<string, Case> = {
   '-i after -c, reading piped stdin (prompts to stderr)': {
     args: ['-i', '-c', 'x = 5'],
     input: 'print(x * 2)\n1/0\nraise SystemExit(4)\n',
+  },
+  '-i with no operand: banner and PYTHONSTARTUP, then the piped lines': {
+    args: ['-i'],
+    input: 'print(STARTED)\n',
+    env: { PYTHONSTARTUP: 'startup.py' },
+  },
+  '-i -q with a PYTHONSTARTUP that does not exist': {
+    args: ['-i', '-q'],
+    input: 'print(1)\n',
+    env: { PYTHONSTARTUP: 'no-such-startup.py' },
+  },
+  '-E -i ignores PYTHONSTARTUP': {
+    args: ['-E', '-i'],
+    input: 'print("STARTED" in globals())\n',
+    env: { PYTHONSTARTUP: 'startup.py' },
   },
   'no operand with piped stdin runs it as a program': { args: [], input: 'import sys\nprint(sys.argv)\n' },
   'sys.executable runs the same Python with the same sys.path': {

@@ -69,7 +69,10 @@ export const python: Command = {
       let status = await runProgram(rt, stdinIsTty)
       // -i after the program, or no operand on a terminal: python3's REPL.
       if (status === undefined || rt.commandLine!.inspect) {
-        status = statusOf(await rt.repl(status === undefined && stdinIsTty && !rt.commandLine!.quiet))
+        // No program: the banner (unless -q) and $PYTHONSTARTUP, as python3 (stdin is a
+        // terminal, or -i was given).
+        const noProgram = status === undefined
+        status = statusOf(await rt.repl(noProgram && !rt.commandLine!.quiet, noProgram))
       }
       const finalized = await rt.close()
       return status === 0 ? finalized : status
