@@ -5,7 +5,7 @@
 // (select, sleep, pause, write) never sees EINTR and the handler waits for the next
 // bytecode. Node's threads already exist, so their masks cannot be changed; instead
 // each thread that existed before Python started (Node's, the addon's) is made to block
-// every signal Python installs a handler for: a private signal (kMaskSignal) runs a
+// every signal Python installs a handler for: a private signal (MaskSignal()) runs a
 // handler on that thread which adds them to the mask restored when it returns. Threads
 // Node creates later inherit the mask of their (masked) creator. So the kernel delivers
 // to the interpreter thread (or a thread Python started), synchronously when the program
@@ -41,7 +41,7 @@ struct sigaction g_python_handler[_NSIG];
 PyObject* g_real_signal = nullptr;  // _signal.signal as CPython defines it
 
 // Signals the host's threads block; read by MaskHandler, grown only on the interpreter thread.
-// kMaskSignal: SIGRTMAX-2, which neither Node nor CPython uses.
+// MaskSignal(): SIGRTMAX-2, which neither Node nor CPython uses.
 sigset_t g_host_blocked;
 std::vector<pid_t>* g_host_threads = new std::vector<pid_t>;  // never freed (exit order)
 int MaskSignal() { return SIGRTMAX - 2; }
@@ -114,7 +114,7 @@ void Adopt(int sig) {
 }
 
 // _signal.signal(signalnum, handler): CPython's, then the disposition it set is adopted.
-// For the runtime's own signals (the interrupt, kMaskSignal) the runtime's C handler is
+// For the runtime's own signals (the interrupt, MaskSignal()) the runtime's C handler is
 // put back: Python's table records what was asked, but the runtime keeps working.
 PyObject* SignalWrapper(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   int sig = -1;

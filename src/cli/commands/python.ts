@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
+import { isatty } from 'node:tty'
 import { loadPython, type Outcome, type PythonRuntime } from '../../native/index.js'
 import { VisError } from '../../util/errors.js'
 import type { Command } from '../command.js'
@@ -63,19 +64,18 @@ export const python: Command = {
       throw err
     }
     // SIGINT is Python's, as in python3 (native/runtime/interp.cc: InstallSigint): no Node
-    // listener, which would take the OS handler back.
-    {
-      const stdinIsTty = process.stdin.isTTY === true
-      let status = await runProgram(rt, stdinIsTty)
-      // -i after the program, or no operand on a terminal: python3's REPL.
-      if (status === undefined || rt.commandLine!.inspect) {
-        // No program: the banner (unless -q) and $PYTHONSTARTUP, as python3 (stdin is a
-        // terminal, or -i was given).
-        const noProgram = status === undefined
-        status = statusOf(await rt.repl(noProgram && !rt.commandLine!.quiet, noProgram))
-      }
-      const finalized = await rt.close()
-      return status === 0 ? finalized : status
+    // listener, which would take the OS handler back. isatty, not process.stdin: that would
+    // open a Node stream on the fd Python reads.
+    const stdinIsTty = isatty(0)
+    let status = await runProgram(rt, stdinIsTty)
+    // -i after the program, or no operand on a terminal: python3's REPL.
+    if (status === undefined || rt.commandLine!.inspect) {
+      // No program: the banner (unless -q) and $PYTHONSTARTUP, as python3 (stdin is a
+      // terminal, or -i was given).
+      const noProgram = status === undefined
+      status = statusOf(await rt.repl(noProgram && !rt.commandLine!.quiet, noProgram))
     }
+    const finalized = await rt.close()
+    return status === 0 ? finalized : status
   },
 }
