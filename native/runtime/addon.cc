@@ -88,6 +88,7 @@ Napi::Value Start(const Napi::CallbackInfo& info) {
   opts.argv = Strings(o.Get("argv"));
   opts.capture = o.Get("capture").ToBoolean();
   opts.audit = o.Get("audit").ToBoolean();
+  opts.cli = o.Get("cli").ToBoolean();
   if (o.Get("interruptSignal").IsNumber()) opts.interruptSignal = o.Get("interruptSignal").As<Napi::Number>();
   g_tsfn = new Napi::ThreadSafeFunction(
       Napi::ThreadSafeFunction::New(env, info[1].As<Napi::Function>(), "vis-python", 0, 1));

@@ -3,6 +3,7 @@
 // runs on the JS thread.
 #include <dlfcn.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -30,6 +31,15 @@ std::atomic<bool> g_thread_ready{false};
 int g_signal = 0;
 bool g_capture = true;
 std::atomic<int64_t> g_last_kick_ns{0};
+
+pid_t g_pid = 0;  // the process that started the interpreter; another one is a fork child
+
+[[noreturn]] void ExitForkedChild(int status) {
+  int rc = Py_FinalizeEx();
+  fflush(nullptr);
+  // _exit: Node's atexit/static destructors belong to the parent's threads, absent here.
+  _exit(rc < 0 && status == 0 ? 120 : status);
+}
 
 int64_t NowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -70,7 +80,10 @@ bool CallSys(const char* name, PyObject* arg) {
 
 // Python-level SIGINT handler while Node keeps the OS-level one: PyErr_SetInterruptEx
 // is a no-op without a Python handler, and install_signal_handlers=0 leaves none.
-bool InstallSigint() {
+// `vis python` (keep_host false) hands SIGINT to Python at the OS level too, as python3
+// does: a SIGINT the program sends itself must raise KeyboardInterrupt at once, not
+// whenever Node's event loop gets to it.
+bool InstallSigint(bool keep_host) {
   struct sigaction saved;
   sigaction(SIGINT, nullptr, &saved);
   PyObject* signal_mod = PyImport_ImportModule("signal");
@@ -79,50 +92,72 @@ bool InstallSigint() {
   PyObject* r = PyObject_CallMethod(signal_mod, "signal", "iO", SIGINT, handler);
   Py_XDECREF(handler);
   Py_DECREF(signal_mod);
-  sigaction(SIGINT, &saved, nullptr);
+  if (keep_host) sigaction(SIGINT, &saved, nullptr);
   Py_XDECREF(r);
   return r != nullptr;
 }
 
-bool Initialise(const StartOptions& o, std::string* err) {
+bool Initialise(const StartOptions& o, std::string* err, std::string* plan) {
   if (o.audit) AuditInstall(o.readRoots, o.distRoot);
   if (PyImport_AppendInittab("_vis", PyInit__vis) != 0) {
     *err = "PyImport_AppendInittab(_vis) failed";
     return false;
   }
-  // Locale handling as python3's: UTF-8 mode when the locale is C/POSIX. No locale
-  // coercion, which would rewrite LC_CTYPE in the host's environment.
-  PyPreConfig pre;
-  PyPreConfig_InitIsolatedConfig(&pre);
-  pre.utf8_mode = -1;
-  pre.configure_locale = 1;
-  pre.coerce_c_locale = 0;
-  PyStatus pst = Py_PreInitialize(&pre);
+  // `vis python` passes python3's command line: argv[0] is the executable.
+  std::vector<char*> argv;
+  static char empty[] = "";
+  if (o.cli) argv.push_back(const_cast<char*>(o.executable.c_str()));
+  for (const auto& a : o.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  if (argv.empty()) argv.push_back(empty);
+  PyStatus pst;
+  if (o.cli) {
+    pst = CliPreInitialize(&argv);
+  } else {
+    // Locale handling as python3's: UTF-8 mode when the locale is C/POSIX. No locale
+    // coercion, which would rewrite LC_CTYPE in the host's environment.
+    PyPreConfig pre;
+    PyPreConfig_InitIsolatedConfig(&pre);
+    pre.utf8_mode = -1;
+    pre.configure_locale = 1;
+    pre.coerce_c_locale = 0;
+    pst = Py_PreInitialize(&pre);
+  }
   if (PyStatus_Exception(pst)) {
     *err = StatusText(pst);
     return false;
   }
   PyConfig config;
-  PyConfig_InitIsolatedConfig(&config);
+  if (o.cli) {
+    CliConfigInit(&config);
+  } else {
+    PyConfig_InitIsolatedConfig(&config);
+    config.write_bytecode = 0;
+    config.parse_argv = 0;
+  }
   config.install_signal_handlers = 0;
-  config.write_bytecode = 0;
-  config.parse_argv = 0;
   // Core phase first, so extension-module dlopen flags are set before site imports any.
   config._init_main = 0;
   // No home for a built checkout: getpath finds its stdlib from the executable.
   PyStatus st = o.home.empty() ? PyStatus_Ok() : PyConfig_SetBytesString(&config, &config.home, o.home.c_str());
   if (!PyStatus_Exception(st)) st = PyConfig_SetBytesString(&config, &config.executable, o.executable.c_str());
   if (!PyStatus_Exception(st)) st = PyConfig_SetBytesString(&config, &config.program_name, o.executable.c_str());
-  if (!PyStatus_Exception(st)) {
-    std::vector<char*> argv;
-    static char empty[] = "";
-    for (const auto& a : o.argv) argv.push_back(const_cast<char*>(a.c_str()));
-    if (argv.empty()) argv.push_back(empty);
-    st = PyConfig_SetBytesArgv(&config, static_cast<Py_ssize_t>(argv.size()), argv.data());
-  }
+  if (!PyStatus_Exception(st)) st = PyConfig_SetBytesArgv(&config, static_cast<Py_ssize_t>(argv.size()), argv.data());
+  // Parses the command line now (python3 prints -h/-V/usage errors here), so the plan
+  // below can read run_command/run_module/run_filename.
+  if (!PyStatus_Exception(st) && o.cli) st = PyConfig_Read(&config);
   if (!PyStatus_Exception(st)) st = Py_InitializeFromConfig(&config);
-  PyConfig_Clear(&config);
+  if (PyStatus_IsExit(st)) {
+    fflush(stdout);
+    fflush(stderr);
+    auto* ev = new Event{kInitExit};
+    ev->a = std::to_string(st.exitcode);
+    Post(ev);
+    PyConfig_Clear(&config);
+    *err = "";
+    return false;
+  }
   if (PyStatus_Exception(st)) {
+    PyConfig_Clear(&config);
     *err = StatusText(st);
     return false;
   }
@@ -132,6 +167,9 @@ bool Initialise(const StartOptions& o, std::string* err) {
   Py_DECREF(flags);
   if (!ok) PyErr_Clear();
   st = _Py_InitializeMain();
+  // After site ran (as Py_RunMain does): site makes the entries then present absolute.
+  if (!PyStatus_Exception(st) && o.cli) *plan = CliPlan(config);
+  PyConfig_Clear(&config);
   if (PyStatus_Exception(st)) {
     *err = StatusText(st);
     return false;
@@ -151,9 +189,14 @@ bool Initialise(const StartOptions& o, std::string* err) {
     *err = "could not install the captured sys.stdout/sys.stderr";
     return false;
   }
-  if (!InstallSigint()) {
+  if (!InstallSigint(!o.cli)) {
     PyErr_Print();
     *err = "could not install the SIGINT handler";
+    return false;
+  }
+  if (!SignalsInstall(g_signal, o.cli)) {
+    PyErr_Print();
+    *err = "could not install the signal forwarding";
     return false;
   }
   return true;
@@ -360,7 +403,8 @@ void RegisterSource(const std::string& source, const std::string& file) {
 }
 
 // Runs one job with the GIL held; returns the outcome JSON.
-std::string RunJob(Job* job) {
+std::string RunJob(Job* job, int* status) {
+  *status = 0;
   const uint64_t id = job->id;
   PyObject* result = nullptr;
   std::string value_json;  // raw JSON for "value", empty for none
@@ -437,6 +481,12 @@ std::string RunJob(Job* job) {
       Py_XDECREF(mod);
       break;
     }
+    case kRunModule:
+      result = RunModuleMain(job->a);
+      break;
+    case kRepl:
+      result = RunRepl(job->a == "1", job->b == "1");
+      break;
     case kFinalize:
     case kWire:
       break;
@@ -463,7 +513,12 @@ std::string RunJob(Job* job) {
           ",\"ok\":false,\"error\":{\"type\":\"SystemError\",\"message\":\"job failed without an exception\","
           "\"traceback\":[]}}";
   } else {
-    if (job->kind == kMain) {
+    *status = PyErr_GivenExceptionMatches(type, PyExc_KeyboardInterrupt) ? 130 : 1;
+    if (PyErr_GivenExceptionMatches(type, PyExc_SystemExit)) {
+      std::string ignored;
+      *status = ExitCodeOf(value, &ignored);
+    }
+    if (job->kind == kMain || job->kind == kRunModule || job->kind == kRepl) {
       // Print it the way python3 does at top level (without PyErr_Print, which exits).
       if (PyErr_GivenExceptionMatches(type, PyExc_SystemExit)) {
         std::string text;
@@ -506,13 +561,14 @@ void ThreadMain(StartOptions opts) {
   sigemptyset(&set);
   sigaddset(&set, g_signal);
   pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
-  std::string err;
-  if (!Initialise(opts, &err)) {
-    PostInitError(err);
+  std::string err, plan;
+  if (!Initialise(opts, &err, &plan)) {
+    if (!err.empty()) PostInitError(err);
     return;
   }
   auto* ready = new Event{kReady};
   ready->a = Py_GetVersion();
+  ready->b = plan;
   Post(ready);
   // Let guest threads run while we wait for work.
   PyThreadState* ts = PyEval_SaveThread();
@@ -565,8 +621,12 @@ void ThreadMain(StartOptions opts) {
       continue;
     }
     WireGiveToken();
-    std::string outcome = RunJob(job);
+    int status = 0;
+    std::string outcome = RunJob(job, &status);
     if (!g_capture) FlushStdio();
+    // A child of os.fork() has only this thread: nobody reads its events. It ends the
+    // way python3's child does when its program ends: finalize (atexit), exit status.
+    if (getpid() != g_pid) ExitForkedChild(status);
     OutputJobEnd();
     HostCancelJob(job->id);
     auto* ev = new Event{kResult};
@@ -584,6 +644,7 @@ bool OnPythonThread() { return g_thread_ready.load() && pthread_equal(pthread_se
 
 void StartInterpreter(const StartOptions& opts) {
   g_signal = opts.interruptSignal > 0 ? opts.interruptSignal : SIGRTMIN + 3;
+  g_pid = getpid();
   g_capture = opts.capture;
   struct sigaction sa = {};
   sa.sa_handler = OnInterruptSignal;

@@ -24,6 +24,7 @@ enum EventKind : int {
   kClosed = 7,
   kWireMessage = 8,
   kWireClosed = 9,
+  kInitExit = 10,  // the command line ended start-up (-h, -V, a usage error): a = exit status
 };
 
 struct Chunk {
@@ -44,7 +45,17 @@ struct Event {
 void Post(Event* ev);
 
 // ---- the interpreter thread (interp.cc) -------------------------------------
-enum JobKind : int { kExec = 1, kEval = 2, kCompile = 3, kCall = 4, kMain = 5, kFinalize = 6, kWire = 7 };
+enum JobKind : int {
+  kExec = 1,
+  kEval = 2,
+  kCompile = 3,
+  kCall = 4,
+  kMain = 5,
+  kFinalize = 6,
+  kWire = 7,
+  kRunModule = 8,  // runpy as `python3 -m a`: a = module name
+  kRepl = 9,    // the interactive loop in __main__: a = "1" python3's banner, b = "1" run PYTHONSTARTUP
+};
 
 struct Job {
   JobKind kind;
@@ -62,6 +73,8 @@ struct StartOptions {
   bool capture = true;
   bool audit = true;
   int interruptSignal = 0;
+  // `vis python`: python3's default config, argv parsed by CPython as its command line.
+  bool cli = false;
 };
 
 void StartInterpreter(const StartOptions& opts);
@@ -170,6 +183,20 @@ int StdinWait(std::string* line);
 void StdinJobStart(uint64_t job);
 void StdinJobEnd(uint64_t job);
 void StdinWakeAll();
+
+// ---- signals (signals.cc) ------------------------------------------------------
+// On the interpreter thread after start-up: Python's handlers run there (see signals.cc).
+// python_sigint: SIGINT's C handler is Python's (`vis python`), forwarded like the rest.
+bool SignalsInstall(int private_signal, bool python_sigint);
+
+// ---- python3's command line (cli_main.cc) -------------------------------------
+PyStatus CliPreInitialize(std::vector<char*>* argv);
+void CliConfigInit(PyConfig* config);
+// After start-up: sets sys.path[0]; returns what to run as JSON (command/module/file,
+// inspect, quiet).
+std::string CliPlan(const PyConfig& config);
+PyObject* RunModuleMain(const std::string& name);
+PyObject* RunRepl(bool banner, bool startup);
 
 // ---- helpers ------------------------------------------------------------------
 void JsonQuote(std::string* out, const std::string& s);

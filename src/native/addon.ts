@@ -26,6 +26,7 @@ export type RuntimeAddon = {
       argv: string[]
       capture: boolean
       audit: boolean
+      cli?: boolean
     },
     onEvent: (kind: number, job: number, call: number, a: string, b: string | [number, string][]) => void,
   ): void

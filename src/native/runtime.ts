@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
+import { z } from 'zod'
 import { type ResolvedDistribution, resolveDistribution } from '../distribution/resolve.js'
 import { isSpinUs, MAX_SPIN_US } from '../protocol/framing.js'
 import { errorMessage, VisError } from '../util/errors.js'
@@ -30,7 +31,21 @@ export type LoadOptions = {
   // Install the fail-closed audit hook (default true). false = no hook at all, as in
   // python3: only for code the user runs in their own terminal.
   audit?: boolean
+  // `vis python`: argv is python3's command line (options included), parsed by CPython on
+  // python3's default (non-isolated) config; see native/runtime/cli_main.cc. -h, -V and
+  // usage errors reject with VisError('native.init-exit', context.status).
+  commandLine?: boolean
 }
+
+// What a python3 command line asks to run (native/runtime/cli_main.cc: CliPlan).
+export const CommandLinePlanSchema = z.object({
+  inspect: z.boolean(),
+  quiet: z.boolean(),
+  command: z.string().optional(),
+  module: z.string().optional(),
+  file: z.string().optional(),
+})
+export type CommandLinePlan = z.infer<typeof CommandLinePlanSchema>
 
 export type JobOptions = { ns?: string; filename?: string }
 export type JobPromise<T> = Promise<T> & { job: number }
@@ -70,6 +85,7 @@ enum Ev {
   Closed = 7,
   WireMessage = 8,
   WireClosed = 9,
+  InitExit = 10,
 }
 enum Kind {
   Exec = 1,
@@ -78,6 +94,8 @@ enum Kind {
   Call = 4,
   Main = 5,
   Finalize = 6,
+  RunModule = 8,
+  Repl = 9,
 }
 
 type Pending = { resolve: (o: Outcome) => void; reject: (e: unknown) => void }
@@ -98,6 +116,8 @@ export class PythonRuntime {
   private closing: Promise<number> | undefined
   private onClosed: ((code: number) => void) | undefined
   private wire: WireOptions | undefined
+  // Set at start with LoadOptions.commandLine: what the command line asks to run.
+  commandLine: CommandLinePlan | undefined
 
   /** @internal use loadPython() */
   constructor(addon: RuntimeAddon, dist: Distribution, version: string, audit: boolean) {
@@ -143,6 +163,18 @@ export class PythonRuntime {
   // printing an uncaught exception through sys.excepthook. error.exitCode for SystemExit.
   runMain(code: string, filename: string): JobPromise<Outcome> {
     return this.submit(Kind.Main, code, filename, '__main__')
+  }
+
+  // `python3 -m module`: runpy in __main__, errors printed as python3 prints them.
+  runModule(module: string): JobPromise<Outcome> {
+    return this.submit(Kind.RunModule, module, '', '')
+  }
+
+  // python3's interactive loop in __main__ (readline through sys.__interactivehook__),
+  // until EOF (ok) or SystemExit (error.exitCode); banner: python3's opening lines;
+  // startup: run $PYTHONSTARTUP first (python3 does when the REPL has no program).
+  repl(banner: boolean, startup = false): JobPromise<Outcome> {
+    return this.submit(Kind.Repl, banner ? '1' : '', startup ? '1' : '', '')
   }
 
   onOutput(listener: OutputListener): () => void {
@@ -390,16 +422,26 @@ async function start(opts: LoadOptions): Promise<PythonRuntime> {
         executable: dist.executable,
         readRoots: [dist.root, ...sysPath.filter((p) => p !== '')],
         sysPath,
-        argv: opts.argv ?? [''],
+        argv: opts.argv ?? (opts.commandLine ? [] : ['']),
         capture: opts.capture ?? true,
         audit,
+        cli: opts.commandLine ?? false,
       },
       (kind, job, call, a, b) => {
         if (ready) return rt.handle(kind, job, call, a, b)
         if (kind === Ev.Ready) {
+          if (opts.commandLine) rt.commandLine = CommandLinePlanSchema.parse(JSON.parse(b as string))
           ready = true
           addon.unref()
           resolve(rt)
+        } else if (kind === Ev.InitExit) {
+          addon.unref()
+          const status = Number(a)
+          reject(
+            new VisError('native.init-exit', `the command line ended start-up with status ${status}`, {
+              status,
+            }),
+          )
         } else if (kind === Ev.InitError) {
           addon.unref()
           reject(

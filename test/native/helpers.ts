@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url'
 
 export const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url))
 // Absolute, so fixtures can run from any working directory.
-const tsxLoader = import.meta.resolve('tsx')
+export const tsxLoader = import.meta.resolve('tsx')
 export const repoRoot = fileURLToPath(new URL('../../', import.meta.url))
 
 // Each test file gets its own VIS_HOME so nothing touches ~/.vis.

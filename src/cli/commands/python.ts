@@ -1,87 +1,81 @@
-import { readFileSync, realpathSync } from 'node:fs'
-import { dirname, resolve } from 'node:path'
-import { loadPython } from '../../native/index.js'
+import { readFileSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { isatty } from 'node:tty'
+import { loadPython, type Outcome, type PythonRuntime } from '../../native/index.js'
+import { VisError } from '../../util/errors.js'
 import type { Command } from '../command.js'
 
-const usage = `Usage: vis python [-c CODE | SCRIPT | -] [ARG...]
+// CPython parses the command line itself (native/runtime/cli_main.cc), so -h prints
+// python3's own usage; this text is what `vis help python` shows.
+const usage = `Usage: vis python [option] ... [-c CODE | -m MODULE | SCRIPT | -] [ARG...]
 
-Run Python in this process's embedded interpreter, the way python3 would:
-  -c CODE   run CODE (sys.argv[0] is "-c")
-  SCRIPT    run the file (sys.argv[0] is SCRIPT, sys.path[0] its directory)
-  -         read the program from stdin (also with no operand)
-ARGs go to sys.argv; the environment to os.environ; stdin, stdout and stderr are the
-terminal's. Exit status as python3: 0, SystemExit's code, 1 for an uncaught exception,
-130 for Ctrl-C (KeyboardInterrupt), 2 for a usage error.
+python3, run by this process's embedded interpreter. Every python3 option works and is
+parsed by CPython itself (-c, -m, -i, -u, -I, -E, -s, -S, -B, -O, -W, -X, -q, -V, -h, ...);
+sys.flags, sys.orig_argv and sys.argv are python3's. With no operand on a terminal it
+starts the interactive REPL (readline line editing and history, as python3).
+sys.executable is the distribution's bin/python3.X: the same Python, the same sys.path.
+Exit status as python3: 0, SystemExit's code, 1 for an uncaught exception, 130 for
+Ctrl-C (KeyboardInterrupt), 2 for a usage error.
 
 This is your own terminal, so no sandbox applies: the audit hook is not installed
 and sys.stdout/sys.stderr are python3's own fd-backed streams.`
 
-type Program = { code: string; filename: string; argv: string[]; path0: string }
+function statusOf(outcome: Outcome): number {
+  if (outcome.ok) return 0
+  const { type, exitCode } = outcome.error
+  return type === 'SystemExit' ? (exitCode ?? 1) : type === 'KeyboardInterrupt' ? 130 : 1
+}
 
-// python3's command line, reduced to what selects the program.
-function parse(argv: string[]): Program | { error: string; status: number } {
-  const [first, ...rest] = argv[0] === '--' ? argv.slice(1) : argv
-  if (first === '-c') {
-    if (rest.length === 0) return { error: 'Argument expected for the -c option', status: 2 }
-    return { code: rest[0]!, filename: '<string>', argv: ['-c', ...rest.slice(1)], path0: '' }
-  }
-  if (first === undefined || first === '-') {
-    return {
-      code: readFileSync(0, 'utf8'),
-      filename: '<stdin>',
-      argv: first ? ['-', ...rest] : [''],
-      path0: '',
+// Runs what the command line names; undefined when it names nothing (stdin on a terminal).
+async function runProgram(rt: PythonRuntime, stdinIsTty: boolean): Promise<number | undefined> {
+  const plan = rt.commandLine!
+  if (plan.command !== undefined) return statusOf(await rt.runMain(plan.command, '<string>'))
+  if (plan.module !== undefined) return statusOf(await rt.runModule(plan.module))
+  if (plan.file !== undefined) {
+    // python3 shows (and sets __file__ to) the absolute path, symlinks kept.
+    const file = resolve(plan.file)
+    let code: string
+    try {
+      code = readFileSync(file, 'utf8')
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException
+      const why = e.code === 'ENOENT' ? '[Errno 2] No such file or directory' : e.message
+      process.stderr.write(`${rt.distribution.executable}: can't open file '${file}': ${why}\n`)
+      return 2
     }
+    return statusOf(await rt.runMain(code, file))
   }
-  if (first.startsWith('-')) return { error: `unknown option ${first}`, status: 2 }
-  let code: string
-  try {
-    code = readFileSync(first, 'utf8')
-  } catch (err) {
-    const e = err as NodeJS.ErrnoException
-    const why = e.code === 'ENOENT' ? '[Errno 2] No such file or directory' : e.message
-    return { error: `can't open file '${first}': ${why}`, status: 2 }
-  }
-  // python3 shows (and sets __file__ to) the absolute path, symlinks kept.
-  return { code, filename: resolve(first), argv: [first, ...rest], path0: dirname(realpathSync(first)) }
+  if (stdinIsTty || plan.inspect) return undefined
+  return statusOf(await rt.runMain(readFileSync(0, 'utf8'), '<stdin>'))
 }
 
 export const python: Command = {
   name: 'python',
-  summary: 'Run Python (-c CODE, a script, or stdin) in the embedded interpreter, like python3',
+  summary: 'python3 in the embedded interpreter: -c, -m, a script, stdin or the REPL, with python3 options',
   usage,
   rawArgs: true,
   async run(argv) {
-    if (argv[0] === '--help' || argv[0] === '-h') {
-      process.stdout.write(`${usage}\n`)
-      return 0
-    }
-    const program = parse(argv)
-    if ('error' in program) {
-      process.stderr.write(`vis python: ${program.error}\n`)
-      return program.status
-    }
-    const rt = await loadPython({
-      argv: program.argv,
-      sysPath: [program.path0],
-      guest: false,
-      capture: false,
-      audit: false,
-    })
-    // Node owns SIGINT; a Ctrl-C becomes a KeyboardInterrupt in the running code.
-    const onSigint = () => rt.interrupt()
-    process.on('SIGINT', onSigint)
+    let rt: PythonRuntime
     try {
-      const outcome = await rt.runMain(program.code, program.filename)
-      let status = 0
-      if (!outcome.ok) {
-        const { type, exitCode } = outcome.error
-        status = type === 'SystemExit' ? (exitCode ?? 1) : type === 'KeyboardInterrupt' ? 130 : 1
-      }
-      const finalized = await rt.close()
-      return status === 0 ? finalized : status
-    } finally {
-      process.off('SIGINT', onSigint)
+      rt = await loadPython({ argv, commandLine: true, guest: false, capture: false, audit: false })
+    } catch (err) {
+      // -h, -V and usage errors: CPython printed them already.
+      if (err instanceof VisError && err.code === 'native.init-exit') return Number(err.context.status)
+      throw err
     }
+    // SIGINT is Python's, as in python3 (native/runtime/interp.cc: InstallSigint): no Node
+    // listener, which would take the OS handler back. isatty, not process.stdin: that would
+    // open a Node stream on the fd Python reads.
+    const stdinIsTty = isatty(0)
+    let status = await runProgram(rt, stdinIsTty)
+    // -i after the program, or no operand on a terminal: python3's REPL.
+    if (status === undefined || rt.commandLine!.inspect) {
+      // No program: the banner (unless -q) and $PYTHONSTARTUP, as python3 (stdin is a
+      // terminal, or -i was given).
+      const noProgram = status === undefined
+      status = statusOf(await rt.repl(noProgram && !rt.commandLine!.quiet, noProgram))
+    }
+    const finalized = await rt.close()
+    return status === 0 ? finalized : status
   },
 }
