@@ -22,9 +22,9 @@
 
 #define MAX_INSNS 256
 #define X32_SYSCALL_BIT 0x40000000u
-#define NS_CLONE_FLAGS                                                                                  \
-  (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID |         \
-   CLONE_NEWNET | 0x00000080u /* CLONE_NEWTIME */)
+#define NS_CLONE_FLAGS                                                                                         \
+  (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | \
+   0x00000080u /* CLONE_NEWTIME */)
 #define TCP_LEVEL 6
 #define TCP_FASTOPEN_CONNECT_OPT 30
 #ifndef MSG_FASTOPEN
