@@ -59,7 +59,10 @@ def best(fns: dict, src: str, rounds: int = 40, per: int = 100) -> dict:
 
 
 def main() -> None:
-    fns = {"base": baseline, "this": prepare_with(load("rw_this", os.path.join(HERE, "..", "vis-guest", "vis_guest", "rewrite.py")))}
+    fns = {
+        "base": baseline,
+        "this": prepare_with(load("rw_this", os.path.join(HERE, "..", "vis-guest", "vis_guest", "rewrite.py"))),
+    }
     if "--against" in sys.argv:
         fns["other"] = prepare_with(load("rw_other", sys.argv[sys.argv.index("--against") + 1]))
     print(f"python {sys.version.split()[0]}; best of 40 rounds, µs per block")

@@ -11,6 +11,6 @@ def handle(line):
     msg = json.loads(line)
     try:
         exec(compile(msg["code"], "<bench>", "exec"), NS)
-        return '{"id":%d,"ok":true,"value":null}' % msg["id"]
+        return f'{{"id":{msg["id"]:d},"ok":true,"value":null}}'
     except BaseException as e:
         return json.dumps({"id": msg["id"], "ok": False, "error": {"code": "guest", "message": str(e)}})

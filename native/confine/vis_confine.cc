@@ -46,8 +46,7 @@ Napi::Value VerifySeccomp(const Napi::CallbackInfo& info) {
   uint32_t threads = 0, bad = 0;
   DIR* dir = opendir("/proc/self/task");
   if (dir == nullptr) {
-    Napi::Error::New(env, std::string("cannot list /proc/self/task: ") + strerror(errno))
-        .ThrowAsJavaScriptException();
+    Napi::Error::New(env, std::string("cannot list /proc/self/task: ") + strerror(errno)).ThrowAsJavaScriptException();
     return env.Undefined();
   }
   while (dirent* e = readdir(dir)) {

@@ -31,17 +31,17 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/capability.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
-#include <sys/statvfs.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -116,8 +116,7 @@ static void set_limit(int resource, const char *name, rlim_t value) {
 
 static uint64_t fs_rights_for_abi(int abi) {
   uint64_t all = FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | FS_READ_DIR | FS_REMOVE_DIR | FS_REMOVE_FILE |
-                 FS_MAKE_CHAR | FS_MAKE_DIR | FS_MAKE_REG | FS_MAKE_SOCK | FS_MAKE_FIFO | FS_MAKE_BLOCK |
-                 FS_MAKE_SYM;
+                 FS_MAKE_CHAR | FS_MAKE_DIR | FS_MAKE_REG | FS_MAKE_SOCK | FS_MAKE_FIFO | FS_MAKE_BLOCK | FS_MAKE_SYM;
   if (abi >= 2) all |= FS_REFER;
   if (abi >= 3) all |= FS_TRUNCATE;
   if (abi >= 5) all |= FS_IOCTL_DEV;
@@ -190,8 +189,8 @@ int main(int argc, char **argv) {
     }
     if (i + 1 >= argc) die("%s needs a value", a);
     const char *v = argv[++i];
-    int full = n_noexec >= MAX_RULES || n_ro >= MAX_RULES || n_rw >= MAX_RULES || n_dev >= MAX_RULES || n_connect >= MAX_RULES ||
-               n_bind >= MAX_RULES;
+    int full = n_noexec >= MAX_RULES || n_ro >= MAX_RULES || n_rw >= MAX_RULES || n_dev >= MAX_RULES ||
+               n_connect >= MAX_RULES || n_bind >= MAX_RULES;
     if (full) die("too many rules");
     if (strcmp(a, "--noexec") == 0) noexec[n_noexec++] = v;
     else if (strcmp(a, "--ro") == 0) ro[n_ro++] = v;
@@ -243,8 +242,7 @@ int main(int argc, char **argv) {
     uint64_t read_write = handled & ~(FS_EXECUTE | FS_MAKE_CHAR | FS_MAKE_BLOCK);
     for (int k = 0; k < n_ro; k++) add_path_rule(rs, ro[k], read_exec, handled, 0);
     for (int k = 0; k < n_rw; k++) add_path_rule(rs, rw[k], read_write, handled, 1);
-    for (int k = 0; k < n_dev; k++)
-      add_path_rule(rs, dev[k], FS_READ_FILE | FS_WRITE_FILE | FS_IOCTL_DEV, handled, 0);
+    for (int k = 0; k < n_dev; k++) add_path_rule(rs, dev[k], FS_READ_FILE | FS_WRITE_FILE | FS_IOCTL_DEV, handled, 0);
 
     if (abi >= 4) {
       for (int k = 0; k < n_connect; k++) {

@@ -1,13 +1,13 @@
 // A bare thread-safe-function ping with no Python: the baseline the runtime's round
 // trips are compared against (JS -> native thread -> JS through the same mechanisms:
 // mutex+condvar wake-up there, NonBlockingCall back).
+#include "ping.h"
+
 #include <napi.h>
 
 #include <condition_variable>
 #include <mutex>
 #include <thread>
-
-#include "ping.h"
 
 namespace {
 
@@ -36,10 +36,10 @@ void PingThread() {
         fn.Call({Napi::Number::New(env, x)});
       } catch (const Napi::Error& e) {
         try {
-      e.ThrowAsJavaScriptException();
-    } catch (...) {
-      // the environment is shutting down: nobody is left to tell
-    }
+          e.ThrowAsJavaScriptException();
+        } catch (...) {
+          // the environment is shutting down: nobody is left to tell
+        }
       }
     });
   }

@@ -41,10 +41,9 @@ void CallJs(Napi::Env env, Napi::Function fn, Event* ev) {
   } else {
     payload = Napi::String::New(env, ev->b);
   }
-  std::initializer_list<napi_value> args = {Napi::Number::New(env, ev->kind),
-                                            Napi::Number::New(env, static_cast<double>(ev->job)),
-                                            Napi::Number::New(env, static_cast<double>(ev->call)),
-                                            Napi::String::New(env, ev->a), payload};
+  std::initializer_list<napi_value> args = {
+      Napi::Number::New(env, ev->kind), Napi::Number::New(env, static_cast<double>(ev->job)),
+      Napi::Number::New(env, static_cast<double>(ev->call)), Napi::String::New(env, ev->a), payload};
   delete ev;
   try {
     fn.Call(args);
@@ -160,7 +159,8 @@ Napi::Value WireStartJs(const Napi::CallbackInfo& info) {
     if (o.Get("maxDepth").IsNumber()) limits.max_depth = o.Get("maxDepth").As<Napi::Number>().Int32Value();
     if (o.Get("spinUs").IsNumber()) limits.spin_ns = o.Get("spinUs").As<Napi::Number>().Int64Value() * 1000;
   }
-  if (!WireStart(fd, Strings(info[1]), module, fn, limits)) throw Napi::Error::New(info.Env(), "wire mode is already on");
+  if (!WireStart(fd, Strings(info[1]), module, fn, limits))
+    throw Napi::Error::New(info.Env(), "wire mode is already on");
   return info.Env().Undefined();
 }
 

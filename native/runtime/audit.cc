@@ -3,8 +3,6 @@
 // runtime and the sys.path entries the host named; no writes, sockets, processes,
 // ctypes or foreign native extensions.
 #include <fcntl.h>
-#include <fstream>
-#include <iterator>
 #include <limits.h>
 #include <netdb.h>
 #include <stdlib.h>
@@ -13,8 +11,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <memory>
 #include <cstring>
+#include <fstream>
+#include <iterator>
+#include <memory>
 #include <mutex>
 #include <set>
 
@@ -158,8 +158,8 @@ int CheckPath(Access access, const std::string& raw, const std::string& base, co
   }
   std::string shown = resolved == raw ? "'" + raw + "'" : "'" + raw + "' (resolves to '" + resolved + "')";
   std::string why = !t_cfg->has_policy ? std::string(kNoPolicy)
-                    : access == kRead    ? ": it is outside the readable roots"
-                                         : ": it is outside the read-write roots";
+                    : access == kRead  ? ": it is outside the readable roots"
+                                       : ": it is outside the read-write roots";
   return Deny(std::string(verb) + " " + shown + " is not allowed" + why + " [" + event + "]");
 }
 
@@ -192,7 +192,8 @@ int CheckLinks(PyObject* args, Py_ssize_t i, Py_ssize_t dirfd, const char* event
   if (!S_ISREG(st.st_mode) || st.st_nlink <= 1) return 0;
   return Deny("writing '" + raw + "' is not allowed: it has " + std::to_string(st.st_nlink) +
               " hard links, and a write through the root would also change the other links, which may be "
-              "outside the roots; write a new file (or remove the other links) instead [" + event + "]");
+              "outside the roots; write a new file (or remove the other links) instead [" +
+              event + "]");
 }
 
 int CheckWriteArg(PyObject* args, Py_ssize_t i, Py_ssize_t dirfd, const char* event) {
@@ -285,8 +286,10 @@ int CheckHost(PyObject* host_obj, PyObject* port_obj, const char* event) {
     PyErr_Clear();
   }
   std::string where = host + (port >= 0 ? ":" + std::to_string(port) : "");
-  if (!t_cfg->has_policy) return Deny("network access to '" + where + "' is not allowed" + kNoPolicy + " [" + event + "]");
-  if (!t_cfg->policy.network) return Deny("network access is disabled by the sandbox policy ('" + where + "', " + event + ")");
+  if (!t_cfg->has_policy)
+    return Deny("network access to '" + where + "' is not allowed" + kNoPolicy + " [" + event + "]");
+  if (!t_cfg->policy.network)
+    return Deny("network access is disabled by the sandbox policy ('" + where + "', " + event + ")");
   long granted = -1;
   if (host.empty() || HostAllowed(host, port, &granted)) {
     if (!t_cfg->policy.allowAll && strcmp(event, "socket.getaddrinfo") == 0 && !host.empty())
@@ -487,7 +490,8 @@ int HookChecked(const char* e, PyObject* args) {
   if (OneOf(e, {"os.listdir", "os.scandir"})) {
     std::string raw;
     if (!PathArg(args, 0, &raw)) {
-      if (PyTuple_GET_SIZE(args) == 0 || PyTuple_GET_ITEM(args, 0) == Py_None) return CheckPath(kRead, ".", BaseDir(args, -1), e);
+      if (PyTuple_GET_SIZE(args) == 0 || PyTuple_GET_ITEM(args, 0) == Py_None)
+        return CheckPath(kRead, ".", BaseDir(args, -1), e);
       return 0;
     }
     return CheckPath(kRead, raw, BaseDir(args, -1), e);

@@ -1,8 +1,8 @@
 // Host calls: the guest asks JS for something by name and waits (GIL released) on a
 // condition variable that both the reply and an interrupt notify, since signals do
 // not wake futex waits.
-#include <cstdio>
 #include <condition_variable>
+#include <cstdio>
 #include <mutex>
 #include <unordered_map>
 

@@ -319,7 +319,8 @@ std::string ErrorOutcome(uint64_t job, PyObject* type, PyObject* value, PyObject
         line = lineno;
         col = 0;
         int sl, sc, el, ec;
-        if (has_lasti && PyCode_Addr2Location(code, static_cast<int>(lasti), &sl, &sc, &el, &ec) && sc >= 0) col = sc + 1;
+        if (has_lasti && PyCode_Addr2Location(code, static_cast<int>(lasti), &sl, &sc, &el, &ec) && sc >= 0)
+          col = sc + 1;
       }
       Py_DECREF(code);
     }
@@ -423,8 +424,8 @@ std::string RunJob(Job* job, int* status) {
         PyDict_SetItemString(ns, "__cached__", Py_None);
         Py_XDECREF(f);
       }
-      PyObject* code = ns ? Py_CompileStringExFlags(job->a.c_str(), file.c_str(), is_eval ? Py_eval_input : Py_file_input,
-                                                    nullptr, -1)
+      PyObject* code = ns ? Py_CompileStringExFlags(job->a.c_str(), file.c_str(),
+                                                    is_eval ? Py_eval_input : Py_file_input, nullptr, -1)
                           : nullptr;
       if (code != nullptr && job->kind == kMain && file == "<string>") RegisterSource(job->a, file);
       if (code != nullptr) result = PyEval_EvalCode(code, ns, ns);
@@ -488,8 +489,7 @@ std::string RunJob(Job* job, int* status) {
       result = RunRepl(job->a == "1", job->b == "1");
       break;
     case kFinalize:
-    case kWire:
-      break;
+    case kWire: break;
   }
   // The job's own code is done: from here an interrupt must not land, and a stale one
   // must not leak into the outcome building below or into the next job.

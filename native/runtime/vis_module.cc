@@ -252,6 +252,8 @@ PyObject* stream_get_false(PyObject*, void*) { Py_RETURN_FALSE; }
 PyObject* stream_get_none(PyObject*, void*) { Py_RETURN_NONE; }
 PyObject* stream_get_mode(PyObject*, void*) { return PyUnicode_FromString("w"); }
 
+// One method a row: kept as written.
+// clang-format off
 PyMethodDef kStreamMethods[] = {
     {"write", stream_write, METH_O, nullptr},
     {"writelines", stream_writelines, METH_O, nullptr},
@@ -263,6 +265,7 @@ PyMethodDef kStreamMethods[] = {
     {"writable", stream_true, METH_NOARGS, nullptr},
     {"close", stream_flush, METH_NOARGS, nullptr},
     {nullptr, nullptr, 0, nullptr}};
+// clang-format on
 
 PyGetSetDef kStreamGetSet[] = {{"name", stream_get_name, nullptr, nullptr, nullptr},
                                {"encoding", stream_get_encoding, nullptr, nullptr, nullptr},

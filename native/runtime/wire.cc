@@ -165,7 +165,8 @@ void Ack(uint64_t id, const std::string& value) {
 }
 
 void Refuse(uint64_t id, const char* code, const std::string& message) {
-  std::string line = "{\"id\":" + std::to_string(id) + ",\"ok\":false,\"error\":{\"code\":\"" + code + "\",\"message\":";
+  std::string line =
+      "{\"id\":" + std::to_string(id) + ",\"ok\":false,\"error\":{\"code\":\"" + code + "\",\"message\":";
   JsonQuote(&line, message);
   WireWrite(line + "}}");
 }

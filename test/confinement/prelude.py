@@ -28,7 +28,6 @@ class _Refused:
         raise self._err
 
 
-
 def _unshim():
     """Undo the guest runtime's Python-level refusals as a hostile guest would: they are
     ergonomics, not security, so every case must meet the kernel (or the audit hook)

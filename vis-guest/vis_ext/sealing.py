@@ -20,6 +20,7 @@ class LoadError(Exception):
 
 def check_crossable(value, where):
     """Raises LoadError/TypeError naming the key path of the first value JSON cannot carry."""
+
     def walk(v, at):
         if v is None or isinstance(v, (bool, str)):
             return
@@ -109,7 +110,8 @@ def _sandbox_modules(mods):
             raise LoadError(f"sandbox_modules: {name!r} is not a module name")
         top = name.split(".")[0]
         if top in _RUNTIME_MODULES or top in sys.stdlib_module_names:
-            raise LoadError(f"sandbox_modules: {name!r} would shadow the {'runtime' if top in _RUNTIME_MODULES else 'standard library'} module {top!r}")
+            owner = "runtime" if top in _RUNTIME_MODULES else "standard library"
+            raise LoadError(f"sandbox_modules: {name!r} would shadow the {owner} module {top!r}")
         if not isinstance(source, str):
             raise LoadError(f"sandbox_modules[{name!r}] must be Python source text, got {type(source).__name__}")
         total += len(source.encode())

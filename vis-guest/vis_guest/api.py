@@ -7,7 +7,23 @@ import builtins
 import os
 import sys
 
-from . import aio, attach, autoimport, banned, block, deferred, helpers, net, paths, pkgenv, schedule, signals, snapshot, surface, tools
+from . import (
+    aio,
+    attach,
+    autoimport,
+    banned,
+    block,
+    deferred,
+    helpers,
+    net,
+    paths,
+    pkgenv,
+    schedule,
+    signals,
+    snapshot,
+    surface,
+    tools,
+)
 from .state import RT, SYSTEM_VAR_NAMES
 
 

@@ -201,7 +201,7 @@ def restore_defs(snap) -> dict:
     except (ValueError, SyntaxError) as e:
         return {"restored": [], "skipped": [], "failed": [], "error": f"unusable snapshot, nothing restored: {e}"}
     restored, skipped, failed = [], [], []
-    for name, kind, source, _tree in items:
+    for name, _kind, source, _tree in items:
         if name in rt.tools:
             skipped.append(name)
             continue

@@ -24,7 +24,7 @@ class Capture:
             self.parts.append(text)
             self.size += len(data)
             return text
-        kept = data[:max(room, 0)].decode("utf-8", "ignore")
+        kept = data[: max(room, 0)].decode("utf-8", "ignore")
         self.dropped += len(data) - len(kept.encode("utf-8"))
         if kept:
             self.parts.append(kept)

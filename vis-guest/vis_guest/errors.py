@@ -2,6 +2,7 @@
 a numbered excerpt with a caret, and hints (each with a flag)."""
 
 import errno
+import itertools
 import keyword
 import re
 import unicodedata
@@ -92,7 +93,9 @@ def _earlier_block_frame(exc: BaseException, filename: str) -> str | None:
     code = deepest.tb_frame.f_code
     text = linecache.getline(code.co_filename, deepest.tb_lineno).strip()
     first = code.co_firstlineno
-    return f"raised in {code.co_name}() (defined in an earlier block), line {deepest.tb_lineno - first + 1} of it: {text}"
+    return (
+        f"raised in {code.co_name}() (defined in an earlier block), line {deepest.tb_lineno - first + 1} of it: {text}"
+    )
 
 
 def _phase(exc: BaseException) -> str:
@@ -175,7 +178,7 @@ def _two_words(text: str) -> bool:
     other, but prose always does ("I will", "the code"). Keywords do not count ("Foo is not
     None", "None if x else y"), nor does a word closing a clause ("First, I'll")."""
     tokens = text.split()[:6]
-    for a, b in zip(tokens, tokens[1:]):
+    for a, b in itertools.pairwise(tokens):
         if not (_WORD.fullmatch(a) and _WORD.fullmatch(b)) or a[-1] in ",:;.!?)":
             continue
         if not any(keyword.iskeyword(w.strip("(),:;.!?")) for w in (a, b)):

@@ -35,7 +35,7 @@ def _entries(rt):
             yield name, obj._signature_text, obj.__doc__, "tool"
         elif isinstance(obj, tools.Namespace):
             yield name, "", obj.__doc__, "tools"
-            for attr, member in vars(obj).items():
+            for member in vars(obj).values():
                 if isinstance(member, tools.Tool):
                     yield member.__name__, member._signature_text, member.__doc__, "tool"
         else:
@@ -106,8 +106,6 @@ def make_helpers(rt):
             return f"{name!r} is not one of your definitions; defs() lists them"
         if not mine:
             return "no definitions yet"
-        return "\n".join(
-            f"{n}{tools.signature_text(o)}  {_gist(inspect.getdoc(o))}".rstrip() for n, o in mine.items()
-        )
+        return "\n".join(f"{n}{tools.signature_text(o)}  {_gist(inspect.getdoc(o))}".rstrip() for n, o in mine.items())
 
     return doc, apropos, defs

@@ -194,7 +194,9 @@ def _open_tunnel(host: str, port: int, timeout):
     if code == 403:
         reason = body.removeprefix("vis egress refused: ") or text
         raise _refused(where, reason)
-    raise ConnectionRefusedError(errno.ECONNREFUSED, f"vis: {where}: {body or text or 'the egress proxy gave no answer'}")
+    raise ConnectionRefusedError(
+        errno.ECONNREFUSED, f"vis: {where}: {body or text or 'the egress proxy gave no answer'}"
+    )
 
 
 def connect(self, address):
@@ -202,7 +204,9 @@ def connect(self, address):
     if target is None:
         return _real_connect(self, address)
     if self.type != socket.SOCK_STREAM:
-        raise _refused(f"{target[0]}:{target[1]}", "only TCP leaves the sandbox (through the egress proxy); UDP does not")
+        raise _refused(
+            f"{target[0]}:{target[1]}", "only TCP leaves the sandbox (through the egress proxy); UDP does not"
+        )
     timeout = self.gettimeout()
     tunnel = _open_tunnel(*target, timeout)
     try:

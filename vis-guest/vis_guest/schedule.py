@@ -10,7 +10,6 @@ import inspect
 from . import wire
 from .deferred import DeferredCall, _running_loop
 
-
 NO_LOOP = (
     "this awaits an asyncio future, but a block runs without an event loop: use gather() for "
     "concurrency, or put the asyncio code in `async def main()` and call asyncio.run(main())"

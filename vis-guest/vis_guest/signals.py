@@ -11,9 +11,8 @@ bounds a block is the host killing its worker after a short grace (src/sessions/
 this module makes the common case fail early and say why. Setting the runtime's own SIGINT
 handler again (what `signal.getsignal` returned) stays allowed: it changes nothing."""
 
-import signal as _signal_py
-
 import _signal
+import signal as _signal_py
 
 from .errors import ProcessRefused
 

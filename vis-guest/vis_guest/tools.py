@@ -38,12 +38,12 @@ def parse_signature(text: str | None) -> inspect.Signature | None:
 
     positional = a.posonlyargs + a.args
     defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
-    for i, (arg, d) in enumerate(zip(positional, defaults)):
+    for i, (arg, d) in enumerate(zip(positional, defaults, strict=True)):
         kind = P.POSITIONAL_ONLY if i < len(a.posonlyargs) else P.POSITIONAL_OR_KEYWORD
         params.append(P(arg.arg, kind, default=default(d)))
     if a.vararg:
         params.append(P(a.vararg.arg, P.VAR_POSITIONAL))
-    for arg, d in zip(a.kwonlyargs, a.kw_defaults):
+    for arg, d in zip(a.kwonlyargs, a.kw_defaults, strict=True):
         params.append(P(arg.arg, P.KEYWORD_ONLY, default=default(d)))
     if a.kwarg:
         params.append(P(a.kwarg.arg, P.VAR_KEYWORD))
@@ -110,5 +110,3 @@ def signature_text(obj) -> str:
         return str(inspect.signature(obj))
     except (TypeError, ValueError):
         return "(...)"
-
-

@@ -104,8 +104,8 @@ def handle(line: str) -> str:
         rid = msg["id"]
         value = OPS[msg["op"]](msg)
         if value is None:
-            return '{"id":%d,"ok":true,"value":null}' % rid
-        return '{"id":%d,"ok":true,"value":%s}' % (rid, _encode_value(value))
+            return f'{{"id":{rid:d},"ok":true,"value":null}}'
+        return f'{{"id":{rid:d},"ok":true,"value":{_encode_value(value)}}}'
     except BaseException as e:  # noqa: BLE001 - KeyboardInterrupt in `run` too
         code = "python.interrupted" if isinstance(e, KeyboardInterrupt) else "python.exception"
         message = f"{type(e).__name__}: {e}"
