@@ -482,12 +482,8 @@ std::string RunJob(Job* job, int* status) {
       Py_XDECREF(mod);
       break;
     }
-    case kRunModule:
-      result = RunModuleMain(job->a);
-      break;
-    case kRepl:
-      result = RunRepl(job->a == "1", job->b == "1");
-      break;
+    case kRunModule: result = RunModuleMain(job->a); break;
+    case kRepl: result = RunRepl(job->a == "1", job->b == "1"); break;
     case kFinalize:
     case kWire: break;
   }

@@ -54,7 +54,7 @@ enum JobKind : int {
   kFinalize = 6,
   kWire = 7,
   kRunModule = 8,  // runpy as `python3 -m a`: a = module name
-  kRepl = 9,    // the interactive loop in __main__: a = "1" python3's banner, b = "1" run PYTHONSTARTUP
+  kRepl = 9,       // the interactive loop in __main__: a = "1" python3's banner, b = "1" run PYTHONSTARTUP
 };
 
 struct Job {

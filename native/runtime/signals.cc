@@ -95,9 +95,7 @@ void Forward(int sig, siginfo_t* info, void* ctx) {
   errno = saved;
 }
 
-bool IsForward(const struct sigaction& sa) {
-  return (sa.sa_flags & SA_SIGINFO) && sa.sa_sigaction == Forward;
-}
+bool IsForward(const struct sigaction& sa) { return (sa.sa_flags & SA_SIGINFO) && sa.sa_sigaction == Forward; }
 
 // After Python changed sig's disposition: wrap its C handler in Forward.
 void Adopt(int sig) {
