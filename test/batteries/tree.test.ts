@@ -99,6 +99,15 @@ test('--with names: sets, aliases, unknown and malformed names', () => {
   )
   assert.deepEqual(s.sets, ['data'])
   assert.deepEqual(parseWith(['leftpad']).extra, ['leftpad'])
+  // pip is a single package (Debian's python3-pip), in no set: `--with all` does not add it.
+  assert.deepEqual(
+    parseWith(['pip']).packages.map((p) => p.debian),
+    ['python3-pip'],
+  )
+  assert.equal(
+    parseWith(['all']).packages.some((p) => p.name === 'pip'),
+    false,
+  )
   assert.throws(() => parseWith(['a/b']), {
     code: 'dist.packages',
     message: /--with a\/b: not a package name/,

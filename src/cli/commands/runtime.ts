@@ -31,8 +31,9 @@ Find, fetch and stage the CPython distribution the runtime embeds.
       shared-library CPython (pyenv's, then the system's); default 3.11.
       --with adds packages (comma-separated, repeatable): pytest; the sets
       data (numpy, pandas, matplotlib, pillow), web (requests, httpx, bs4,
-      lxml, yaml) and all; or single packages by name. They come from
-      Debian's python3-* packages (apt-get download; C extensions for
+      lxml, yaml) and all; or single packages by name (pip gives tool
+      processes python3 -m pip). They come from Debian's python3-*
+      packages (apt-get download; C extensions for
       Debian's CPython 3.11 only), their shared libraries copied into the
       tree, or, with --index-url, as wheels from that package index or
       directory of .whl files (any minor; pip resolves them).

@@ -22,6 +22,9 @@ const PACKAGES: readonly PackageSpec[] = [
   { name: 'bs4', module: 'bs4', debian: 'python3-bs4', wheel: 'beautifulsoup4' },
   { name: 'lxml', module: 'lxml', debian: 'python3-lxml', wheel: 'lxml' },
   { name: 'yaml', module: 'yaml', debian: 'python3-yaml', wheel: 'pyyaml' },
+  // pip for tool processes (`python3 -m pip download` under shell()); in no set, since the
+  // distribution the package ships strips ensurepip and a block installs nothing at run time.
+  { name: 'pip', module: 'pip', debian: 'python3-pip', wheel: 'pip' },
 ]
 
 // Other spellings of the same packages.

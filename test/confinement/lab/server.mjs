@@ -1,6 +1,6 @@
 // The lab upstream, run inside the lab's network namespace (`ip netns exec`): plain
 // HTTP, HTTPS with the lab CA's certificate, a raw TCP echo, and static files (a bare git
-// repository served the "dumb" way). Prints "ready" once every listener is up.
+// repository served the "dumb" way, a package index). Prints "ready" once every listener is up.
 import { createReadStream, readFileSync, statSync } from 'node:fs'
 import { createServer as http } from 'node:http'
 import { createServer as https } from 'node:https'
@@ -28,10 +28,14 @@ function handle(scheme) {
         const file = normalize(join(cfg.files, url.pathname.slice('/files/'.length)))
         if (!file.startsWith(cfg.files)) return res.writeHead(403).end()
         try {
-          const st = statSync(file)
+          // A directory is served by its index.html: a PEP 503 simple index is such a tree
+          // (/simple/<name>/ lists the files), and pip wants it as text/html.
+          const path = url.pathname.endsWith('/') ? join(file, 'index.html') : file
+          const st = statSync(path)
           if (!st.isFile()) throw new Error('not a file')
-          res.writeHead(200, { 'content-length': st.size })
-          createReadStream(file).pipe(res)
+          const type = path.endsWith('.html') ? 'text/html' : 'application/octet-stream'
+          res.writeHead(200, { 'content-length': st.size, 'content-type': type })
+          createReadStream(path).pipe(res)
         } catch {
           res.writeHead(404).end('no such file\n')
         }
