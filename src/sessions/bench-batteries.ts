@@ -140,8 +140,15 @@ export async function measureBatteries(
     const leans: TreeFigures[] = []
     const fulls: TreeFigures[] = []
     for (let r = 0; r < (opts.rounds ?? 5); r++) {
-      leans.push(runChild(lean, false))
-      fulls.push(runChild(full, r === 0))
+      // Which tree goes first swaps every round: a child starting while the previous
+      // one's workers are still being torn down would otherwise always be the same tree.
+      if (r % 2 === 0) {
+        leans.push(runChild(lean, false))
+        fulls.push(runChild(full, r === 0))
+      } else {
+        fulls.push(runChild(full, false))
+        leans.push(runChild(lean, false))
+      }
     }
     const pick = (xs: TreeFigures[]): TreeFigures => ({
       cold_create_p50_ms: median(xs.map((x) => x.cold_create_p50_ms)),
