@@ -17,7 +17,8 @@ import { createRuntime } from './runtime.js'
 
 export type TreeFigures = {
   cold_create_p50_ms: number
-  // The fastest start of the run: the least disturbed by other work on the machine.
+  // The fastest start of the run. Under load it is no steadier than p50: one tree measured
+  // against itself (--lean = --tree) gave 0.78-0.91x here, while CPU gave 0.99-1.01x.
   cold_create_min_ms: number
   // CPU time one start costs (p50): the host's own share plus the worker tree's, read when
   // the session is ready. The machine's load does not inflate it as it does wall time.
