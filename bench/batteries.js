@@ -25,7 +25,7 @@ const base = new URL('../cpython-dist/3.11/', import.meta.url).pathname
 const tree =
   opt('--tree') ?? join(base, readdirSync(base).find((p) => p.startsWith('linux-')) ?? '', 'python')
 const result = await measureBatteries(tree, {
-  rounds: opt('--rounds') ? Number(opt('--rounds')) : 3,
+  rounds: opt('--rounds') ? Number(opt('--rounds')) : 5,
   lean: opt('--lean'),
 })
 console.log(argv.includes('--json') ? JSON.stringify(result) : formatBatteries(result))

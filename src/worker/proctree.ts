@@ -66,3 +66,30 @@ export function privateKb(pid: number): number {
 export function treePrivateMb(root: number): number {
   return processTree(root).reduce((sum, pid) => sum + privateKb(pid), 0) / 1024
 }
+
+const TICK_MS = 10 // USER_HZ on Linux: /proc/<pid>/stat counts CPU time in 1/100 s
+
+// CPU time (ms) this tree has used so far: every live thread's run time from schedstat
+// (nanoseconds, so a short start-up is not rounded to ticks) plus what children that were
+// already reaped used. On a loaded machine this is what a start costs; wall time also
+// counts the wait for a CPU.
+export function treeCpuMs(root: number): number {
+  let ms = 0
+  for (const pid of processTree(root)) {
+    try {
+      for (const tid of readdirSync(`/proc/${pid}/task`)) {
+        try {
+          ms += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]) / 1e6
+        } catch {
+          // the thread ended while we looked
+        }
+      }
+      // cutime and cstime (fields 16 and 17 of proc(5)); the split starts at field 3.
+      const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+      ms += (Number(f[13]) + Number(f[14])) * TICK_MS
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return ms
+}
