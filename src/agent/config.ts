@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { z } from 'zod'
 import { VisError } from '../util/errors.js'
 import { visHome } from '../util/home.js'
+import { issuesText } from '../util/zod-issues.js'
 
 export const PROVIDERS = [
   'openai',
@@ -120,7 +121,7 @@ export function loadAgentConfig(
     }
     const parsed = AgentConfigFileSchema.safeParse(raw)
     if (!parsed.success) {
-      const why = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')
+      const why = issuesText(parsed.error, '(root)')
       throw new VisError('agent.config-invalid', `${path}: ${why}`, { path })
     }
     file = parsed.data

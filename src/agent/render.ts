@@ -1,4 +1,5 @@
 import type { BlockView } from '../engine/schemas.js'
+import { jsonText as json, type RenderedError, renderError, renderSurvived } from '../format/outcome.js'
 import type { Part } from './providers/types.js'
 
 export const STDOUT_CLIP_CHARS = 65_536
@@ -16,69 +17,19 @@ export function clipStdout(stdout: string, max = STDOUT_CLIP_CHARS): string {
   )
 }
 
-const json = (v: unknown): string => {
-  try {
-    return JSON.stringify(v)
-  } catch {
-    return String(v)
-  }
-}
-
-type ErrorLike = { phase?: unknown; code?: unknown; message: string; excerpt?: unknown; hints?: unknown }
-
-function errorText(e: ErrorLike): string {
-  const phase =
-    typeof e.phase === 'string'
-      ? e.phase
-      : typeof e.code === 'string'
-        ? e.code.replace(/^block\./, '')
-        : 'block'
-  const lines = [`✗ ${phase} error: ${e.message}`]
-  if (typeof e.excerpt === 'string' && e.excerpt !== '') lines.push(e.excerpt)
-  // The guest already folds its hints into the message; others' hints are added here.
-  if (Array.isArray(e.hints)) {
-    for (const h of e.hints) if (typeof h === 'string' && !e.message.includes(h)) lines.push(`hint: ${h}`)
-  }
-  return lines.join('\n')
-}
-
-// The `survived` report (issue 13: what outlived an interrupt, a timeout or a worker
-// replacement), wherever the outcome carries it; a shape this does not know is shown as JSON.
-function survivedText(block: BlockView): string | undefined {
-  const b = block as BlockView & { survived?: unknown }
-  const s = b.survived ?? (b.error as { survived?: unknown } | null)?.survived
-  if (s === undefined || s === null) return undefined
-  if (typeof s === 'string') return `survived: ${s}`
-  const r = s as {
-    cause?: unknown
-    worker_replaced?: unknown
-    intact?: unknown
-    restored?: unknown
-    lost?: unknown
-    cancelled?: unknown
-  }
-  const names = (x: unknown) => (Array.isArray(x) && x.length > 0 ? x.map(String).join(', ') : '-')
-  if (typeof r.cause !== 'string' || !Array.isArray(r.intact)) return `survived: ${json(s)}`
-  const calls = Array.isArray(r.cancelled)
-    ? r.cancelled.map((c: { tool?: unknown; call_id?: unknown }) => `${String(c.tool)}#${String(c.call_id)}`)
-    : []
-  return (
-    `survived (${r.cause}${r.worker_replaced === true ? ', the worker was replaced' : ''}): ` +
-    `intact: ${names(r.intact)}; restored: ${names(r.restored)}; lost: ${names(r.lost)}; ` +
-    `cancelled tool calls: ${names(calls)}`
-  )
-}
-
 export type AttachmentBytes = (attachmentId: string) => { mediaType: string; data: Buffer } | undefined
 
-// What the model reads after a block: stdout (clipped), the result, the error with its excerpt,
-// the survived report, and images as image parts (other attachments are named).
+// What the model reads after a block: stdout (clipped, a notice only the agent loop gives), the
+// result, the error with its excerpt, the survived report, and images as image parts (other
+// attachments are named).
 export function renderBlock(block: BlockView, bytes: AttachmentBytes, images: boolean): Part[] {
   const text: string[] = []
   if (block.stdout !== '') text.push(clipStdout(block.stdout))
   if (block.result !== null && block.result !== undefined) text.push(`result: ${json(block.result)}`)
-  if (block.error) text.push(errorText(block.error))
-  const survived = survivedText(block)
+  // The error and the survived report read as they do on every surface (src/format/outcome.ts).
+  const error = block.error as RenderedError | null
+  if (error) text.push(renderError(error))
+  const survived = renderSurvived(block.survived, error)
   if (survived) text.push(survived)
   const parts: Part[] = []
   for (const a of block.attachments) {

@@ -1,31 +1,28 @@
 import { randomUUID } from 'node:crypto'
 import { resolve } from 'node:path'
-import { draftMount } from '../confinement/draft-mount.js'
 import type { Check } from '../confinement/probe.js'
 import { Drafts } from '../drafts/drafts.js'
-import { draftDiffTool } from '../drafts/tool.js'
-import { clearDraftView, setDraftView } from '../drafts/view.js'
+import { clearDraftView } from '../drafts/view.js'
 import { closeRegistrationWorkers, ExtensionRegistry, warningChecks } from '../extensions/index.js'
 import { formatPythonForDisplay } from '../format/index.js'
-import { bindMcpServers } from '../mcp/client/bind.js'
 import type { McpServersInput } from '../mcp/client/config.js'
 import { loadMcpConfig } from '../mcp/config.js'
-import type { Attachment, Block, Durability, FinishBlockInput, Store } from '../persistence/index.js'
+import type { Block, Durability, Store } from '../persistence/index.js'
 import { openStore } from '../persistence/index.js'
 import type { JsonValue } from '../persistence/json.js'
-import type { SessionEvent as RuntimeEvent } from '../sessions/events.js'
 import { createRuntime, type Runtime } from '../sessions/runtime.js'
 import type { Session } from '../sessions/session.js'
-import { defaultTools } from '../tools/index.js'
-import type { Tool } from '../tools/types.js'
 import { VisError } from '../util/errors.js'
 import { visHome } from '../util/home.js'
 import { normalizePolicy } from '../worker/policy.js'
 import { type EventListener, EventLog } from './event-log.js'
+import { finishedEventData, onRuntimeEvent } from './events-bridge.js'
+import { type ExecuteDeps, executeBlock } from './execute.js'
 import { lockHome } from './home-lock.js'
+import { type Live, newLive } from './live.js'
 import { type EngineMetrics, engineMetrics } from './metrics.js'
-import { finishFromFailure, finishFromOutcome, type OutcomeLimits, outcomeLabel } from './outcome.js'
-import { unrunError, type Waiting, waitingTicket } from './queue.js'
+import type { OutcomeLimits } from './outcome.js'
+import { unrunError, waitingTicket } from './queue.js'
 import { checkRoots, jailRefusal } from './roots.js'
 import {
   type AttachmentView,
@@ -46,8 +43,8 @@ import {
   SessionDetailQuerySchema,
   type SessionView,
 } from './schemas.js'
-import { sandboxSysPath } from './sys-path.js'
 import { attachmentView, blockView, extensionList, sessionView } from './views.js'
+import { reopenWorker, startWorker, type WorkerDeps } from './worker-start.js'
 
 export type EngineOptions = {
   home?: string
@@ -87,31 +84,6 @@ export type SubmittedBlock = {
   accepted: () => Promise<void>
 }
 
-// One per open session this process has touched. `session` is its runtime session once a
-// worker holds it; a session opened by an earlier host process has none until its next block.
-type Live = {
-  id: string
-  session?: Session
-  opening?: Promise<Session>
-  off?: () => void
-  // Blocks of one session run one at a time, in submission order.
-  tail: Promise<unknown>
-  queued: number
-  // Accepted blocks that have not started, by id: they can be cancelled or time out waiting.
-  waiting: Map<string, Waiting>
-  currentBlock?: string
-  // The block handed to the worker, until the worker says it started it (then it is current):
-  // a block is "running" only once an interrupt can reach it.
-  starting?: Block
-  // What the current block printed, kept here because a failed block's outcome has none.
-  printed: string
-  // The host tools bound into its worker, and the extension tools (by name) bound beside them.
-  hostTools: Tool[]
-  extTools: string[]
-  // An extension context was sent before: later blocks send one even when it became empty.
-  hadContext: boolean
-}
-
 const DEFAULT_MAX_OUTPUT_CHARS = 1024 * 1024
 
 // The one engine behind the library and the HTTP API: sessions with their workers (the
@@ -131,11 +103,15 @@ export class Engine {
   private readonly startedAt = Date.now()
   private closing: Promise<void> | undefined
   private readonly mcpServers: McpServersInput
+  // What the modules this engine is split into need from it (src/engine/execute.ts,
+  // worker-start.ts, events-bridge.ts).
+  private readonly executeDeps: ExecuteDeps
+  private readonly workerDeps: WorkerDeps
 
   constructor(
     readonly store: Store,
     readonly runtime: Runtime,
-    private readonly options: EngineOptions,
+    readonly options: EngineOptions,
     private readonly unlock: () => void = () => {},
     // The trusted Python extensions; one registry per engine.
     readonly extensions?: ExtensionRegistry,
@@ -159,6 +135,25 @@ export class Engine {
       poolSize: () => options.pool?.size ?? 1,
       workerProcesses: () => this.runtime.workerPids().length,
     })
+    const bridge = { log: this.log, metrics: this.metrics, drafts: this.drafts, limits: this.limits }
+    this.executeDeps = {
+      ...bridge,
+      store,
+      extensions,
+      ensureWorker: (live) => this.ensureWorker(live),
+    }
+    this.workerDeps = {
+      runtime,
+      store,
+      log: this.log,
+      metrics: this.metrics,
+      drafts: this.drafts,
+      extensions,
+      options,
+      mcpServers: this.mcpServers,
+      requireSession: (id) => this.requireSession(id),
+      onEvent: (live, ev) => onRuntimeEvent(bridge, live, ev),
+    }
     this.abandonedAtStart = this.abandonLeftovers()
   }
 
@@ -175,7 +170,7 @@ export class Engine {
     this.store.transaction(() => this.store.blocks.abandonRunning())
     for (const r of rows) {
       const b = this.store.blocks.require(r.id)
-      this.log.append(r.session_id, 'block-finished', this.finishedEventData(b, []))
+      this.log.append(r.session_id, 'block-finished', finishedEventData(b, []))
     }
     return rows.length
   }
@@ -195,7 +190,7 @@ export class Engine {
     // The worker first: a policy the jail refuses must not leave a session row behind.
     let session: Session
     try {
-      session = await this.startWorker(live, policy)
+      session = await startWorker(this.workerDeps, live, policy)
     } catch (err) {
       this.forget(live)
       throw jailRefusal(err, policy.roots, id)
@@ -372,7 +367,7 @@ export class Engine {
       durationMs: 0,
       timedOut: why === 'queue-timeout',
     })
-    this.log.append(live.id, 'block-finished', this.finishedEventData(stored, []))
+    this.log.append(live.id, 'block-finished', finishedEventData(stored, []))
     this.metrics.blocks.inc({ outcome: why === 'cancelled' ? 'error' : 'timeout' })
     ticket.settle(blockView(stored, []))
     return true
@@ -549,92 +544,9 @@ export class Engine {
 
   // ---- internals ----
 
-  private async execute(live: Live, block: Block, timeoutMs: number): Promise<BlockView> {
-    const t0 = performance.now()
-    let finish: FinishBlockInput
-    let snapshot: unknown
-    let session: Session | undefined
-    try {
-      session = await this.ensureWorker(live)
-      live.starting = block
-      live.printed = ''
-      const context = await this.blockContext(live)
-      const outcome = await session.runBlock(block.code, { timeoutMs, ...(context ? { context } : {}) })
-      finish = finishFromOutcome(outcome, performance.now() - t0, this.limits)
-      snapshot = session.lastSnapshot
-    } catch (err) {
-      const partial = live.currentBlock === block.id ? live.printed : ''
-      finish = finishFromFailure(err, partial, performance.now() - t0, this.limits)
-    } finally {
-      live.currentBlock = undefined
-      live.starting = undefined
-      live.printed = ''
-    }
-    // The outcome and its block-finished event commit together: one write, and no reader sees
-    // a finished block without its event or the other way round.
-    const { stored, attachments } = this.store.lazily(() =>
-      this.store.transaction(() => {
-        this.log.flush(live.id)
-        const stored = this.persistFinish(block, finish, snapshot)
-        const attachments = this.store.attachments.listByBlock(block.id)
-        this.log.append(live.id, 'block-finished', this.finishedEventData(stored, attachments))
-        return { stored, attachments }
-      }),
-    )
-    this.metrics.blocks.inc({ outcome: outcomeLabel(finish) })
-    this.metrics.blockLatency.observe((stored.durationMs ?? 0) / 1000)
-    await this.drafts.refresh(live.id).catch(() => undefined)
-    // The outcome is acknowledged only once it is on disk; blocks finishing together share the fsync.
-    await this.store.synced()
-    return blockView(stored, attachments)
-  }
-
-  // The outcome, its attachments and the session's defs snapshot commit together: after a
-  // crash the defs are never ahead of or behind the last finished block.
-  private persistFinish(block: Block, finish: FinishBlockInput, snapshot: unknown): Block {
-    const write = () =>
-      this.store.transaction(() => {
-        const b = this.store.blocks.finish(block.id, finish)
-        if (snapshot !== undefined && snapshot !== null) this.store.defs.write(block.sessionId, snapshot)
-        return b
-      })
-    try {
-      return write()
-    } catch (err) {
-      // An outcome the store refuses (a bad attachment, an oversized snapshot) must not leave the
-      // block running forever: keep the block, with the reason, and drop the rest.
-      if (snapshot !== undefined || finish.attachments?.length) {
-        return this.store.blocks.finish(block.id, {
-          ...finish,
-          attachments: [],
-          error: finish.error ?? { code: 'block.persist-failed', message: (err as Error).message },
-        })
-      }
-      throw err
-    }
-  }
-
-  // The extensions' ctx slices, as the block's `session` dict. A failing ctx function fails
-  // the block with its reason: the model must not run on a silently missing context.
-  private async blockContext(live: Live): Promise<Record<string, unknown> | undefined> {
-    if (!this.extensions) return undefined
-    const context = await this.extensions.sessionContext(live.id)
-    if (Object.keys(context).length === 0 && !live.hadContext) return undefined
-    live.hadContext = true
-    return context
-  }
-
-  private finishedEventData(b: Block, attachments: readonly Attachment[]) {
-    return {
-      block_id: b.id,
-      position: b.position,
-      duration_ms: b.durationMs,
-      timed_out: b.timedOut,
-      survived: b.survived,
-      result: b.result,
-      error: b.error,
-      attachments: attachments.map((a) => a.id),
-    }
+  // Runs a block and stores its outcome (src/engine/execute.ts).
+  private execute(live: Live, block: Block, timeoutMs: number): Promise<BlockView> {
+    return executeBlock(this.executeDeps, live, block, timeoutMs)
   }
 
   private async ensureWorker(live: Live): Promise<Session> {
@@ -649,118 +561,11 @@ export class Engine {
       return live.session
     }
     if (!live.opening) {
-      live.opening = this.reopen(live).finally(() => {
+      live.opening = reopenWorker(this.workerDeps, live).finally(() => {
         live.opening = undefined
       })
     }
     return live.opening
-  }
-
-  // A session this process has no worker for (it was opened by an earlier host process):
-  // a fresh worker with the same policy, then its definitions restored from the snapshot.
-  private async reopen(live: Live): Promise<Session> {
-    const row = this.requireSession(live.id)
-    const policy = normalizePolicy(PolicySchema.parse(row.policy))
-    const session = await this.startWorker(live, policy)
-    this.metrics.workerRestarts.inc()
-    const defs = this.store.defs.get(live.id)
-    if (defs !== undefined) {
-      let data: Record<string, unknown>
-      try {
-        const r = await session.callGuest('restore_defs', defs.snapshot)
-        data = typeof r === 'object' && r !== null ? (r as Record<string, unknown>) : { result: String(r) }
-      } catch (err) {
-        data = { error: (err as Error).message }
-      }
-      this.log.append(live.id, 'defs-restored', JSON.parse(JSON.stringify(data)))
-    }
-    return session
-  }
-
-  private async startWorker(live: Live, policy: ReturnType<typeof normalizePolicy>): Promise<Session> {
-    // Extension directories inside the roots are masked by the jail (refused when they cannot be).
-    const hidden = this.extensions?.maskFor(policy.roots, live.id) ?? []
-    const sysPath = sandboxSysPath({
-      roots: policy.roots,
-      project: this.options.project,
-      sourcePaths: this.options.sourcePaths,
-      python: this.options.python,
-    })
-    sysPath.catch(() => undefined)
-    const overlay = this.drafts.overlayFor(live.id)
-    const session = await this.runtime.createSession({
-      ...policy,
-      ...(hidden.length > 0 ? { hidden } : {}),
-      ...(overlay ? { overlay } : {}),
-      id: live.id,
-    })
-    if (overlay) setDraftView(live.id, overlay.root, (await draftMount(overlay)).pid)
-    else clearDraftView(live.id)
-    try {
-      const host =
-        this.options.tools !== false && policy.roots.length > 0
-          ? await defaultTools({ sessionId: live.id, roots: policy.roots, shell: policy.shell, hidden })
-          : []
-      if (host.length > 0) host.push(draftDiffTool(this.drafts, live.id))
-      live.hostTools = host
-      if (this.extensions) live.extTools = await this.extensions.bindInto(session, host)
-      else await Promise.all(host.map((t) => session.bindTool(t)))
-      // MCP clients run here on the host, never in the jail; they close with the session.
-      await bindMcpServers(session, this.mcpServers)
-      const paths = await sysPath
-      if (paths.length > 0) await session.callGuest('install_runtime', { sys_path: paths })
-    } catch (err) {
-      await session.dispose()
-      await this.extensions?.endSession(live.id)
-      throw err
-    }
-    live.session = session
-    live.off = session.subscribe((ev) => this.onRuntimeEvent(live, ev))
-    return session
-  }
-
-  private onRuntimeEvent(live: Live, ev: RuntimeEvent): void {
-    switch (ev.type) {
-      case 'output':
-        if (!live.currentBlock) return
-        if (ev.stream === 'stdout' && live.printed.length < this.limits.maxOutputChars)
-          live.printed += ev.data
-        this.log.output(live.id, live.currentBlock, ev.stream, ev.data)
-        return
-      case 'interrupt':
-        this.log.append(live.id, 'interrupt', {
-          block_id: live.currentBlock ?? null,
-          landed: ev.landed,
-          retired: ev.retired,
-        })
-        return
-      case 'worker-replaced':
-        this.metrics.workerRestarts.inc()
-        this.log.append(live.id, 'worker-replaced', { old_pid: ev.oldPid, pid: ev.pid, reason: ev.reason })
-        return
-      case 'worker-retired':
-        this.metrics.workerRetirements.inc()
-        this.log.append(live.id, 'worker-retired', { pid: ev.pid, reason: ev.reason })
-        return
-      case 'block-started': {
-        const block = live.starting
-        if (!block) return
-        live.starting = undefined
-        live.currentBlock = block.id
-        this.log.append(live.id, 'block-started', {
-          block_id: block.id,
-          position: block.position,
-          turn_id: block.turnId,
-          code: block.code,
-          // The draft the block runs in (null: the trunk), for the transcript of events.
-          draft: this.drafts.stateNow(live.id).draft?.label ?? null,
-        })
-        return
-      }
-      default:
-        // block-finished is emitted by execute() with the stored block.
-        return
-    }
   }
 
   private ensureTurn(sessionId: string, turnId: string): void {
@@ -801,16 +606,7 @@ export class Engine {
   private liveFor(id: string): Live {
     let live = this.lives.get(id)
     if (!live) {
-      live = {
-        id,
-        tail: Promise.resolve(),
-        queued: 0,
-        waiting: new Map(),
-        printed: '',
-        hostTools: [],
-        extTools: [],
-        hadContext: false,
-      }
+      live = newLive(id)
       this.lives.set(id, live)
     }
     return live

@@ -1,9 +1,10 @@
 import { pyJsonLiteral } from '../guest/py-literal.js'
 
-// How a block's outcome reads to a model: what it printed, its value, and a failure as
-// `✗ <phase> error: <message>` with the excerpt and the hints on their own lines. One
-// renderer, so every surface that hands outcomes to a model (MCP, the agent loop) says the
-// same thing the same way.
+// How a block's outcome reads to a model: what it printed, its value, a failure as
+// `✗ <phase> error: <message>` with the excerpt and the hints on their own lines, and the
+// `survived` report. One renderer, so every surface that hands outcomes to a model (MCP, the
+// agent loop) says the same thing the same way; each surface only adds what is its own (the
+// agent loop's stdout clipping and image parts, MCP's resource links).
 
 export type RenderedError = {
   phase?: unknown
@@ -19,18 +20,21 @@ export type RenderableOutcome = {
   result?: unknown
   error?: RenderedError | null
   timedOut?: boolean
+  survived?: unknown
 }
 
-// The guest appends its hints to the message ("\nhint: ..."); they are shown once, below the
-// excerpt, where the model reads them after seeing where it failed.
+// The guest appends its hints to the message ("\nhint: ..."); then they are shown once, below
+// the excerpt, where the model reads them after seeing where it failed. Hints a message does
+// not end with are kept where the message has them and only the others are added below.
 function splitHints(error: RenderedError): { message: string; hints: string[] } {
   const hints = Array.isArray(error.hints)
     ? error.hints.filter((h): h is string => typeof h === 'string')
     : []
   const suffix = hints.map((h) => `\nhint: ${h}`).join('')
-  const message =
-    suffix && error.message.endsWith(suffix) ? error.message.slice(0, -suffix.length) : error.message
-  return { message, hints }
+  if (suffix && error.message.endsWith(suffix)) {
+    return { message: error.message.slice(0, -suffix.length), hints }
+  }
+  return { message: error.message, hints: hints.filter((h) => !error.message.includes(h)) }
 }
 
 // The phase the guest reported, else one derived from a stored code (`block.syntax`,
@@ -51,6 +55,42 @@ export function renderError(error: RenderedError): string {
   return lines.join('\n')
 }
 
+// JSON for a report line; what JSON cannot carry (a cycle, a bigint) as its string.
+export function jsonText(v: unknown): string {
+  try {
+    return JSON.stringify(v)
+  } catch {
+    return String(v)
+  }
+}
+
+// The `survived` report (issue 13: what outlived an interrupt, a timeout or a worker
+// replacement), from the outcome or, in older rows, its error; a shape this does not know is
+// shown as JSON.
+export function renderSurvived(survived: unknown, error?: RenderedError | null): string | undefined {
+  const s = survived ?? error?.survived
+  if (s === undefined || s === null) return undefined
+  if (typeof s === 'string') return `survived: ${s}`
+  const r = s as {
+    cause?: unknown
+    worker_replaced?: unknown
+    intact?: unknown
+    restored?: unknown
+    lost?: unknown
+    cancelled?: unknown
+  }
+  const names = (x: unknown) => (Array.isArray(x) && x.length > 0 ? x.map(String).join(', ') : '-')
+  if (typeof r.cause !== 'string' || !Array.isArray(r.intact)) return `survived: ${jsonText(s)}`
+  const calls = Array.isArray(r.cancelled)
+    ? r.cancelled.map((c: { tool?: unknown; call_id?: unknown }) => `${String(c.tool)}#${String(c.call_id)}`)
+    : []
+  return (
+    `survived (${r.cause}${r.worker_replaced === true ? ', the worker was replaced' : ''}): ` +
+    `intact: ${names(r.intact)}; restored: ${names(r.restored)}; lost: ${names(r.lost)}; ` +
+    `cancelled tool calls: ${names(calls)}`
+  )
+}
+
 // Data as the Python literal the model would write; a top-level string as is (the guest sends
 // objects JSON cannot carry as their repr, which must not be quoted again).
 export function renderResult(result: unknown): string {
@@ -62,8 +102,8 @@ export function renderResult(result: unknown): string {
   }
 }
 
-// stdout as printed, then the value of a last expression (`→ value`), then the error.
-// An outcome with nothing to show says so, so a model never reads an empty reply.
+// stdout as printed, then the value of a last expression (`→ value`), then the error and the
+// survived report. An outcome with nothing to show says so, so a model never reads an empty reply.
 export function renderOutcomeText(outcome: RenderableOutcome): string {
   const parts: string[] = []
   const stdout = outcome.stdout ?? ''
@@ -72,6 +112,8 @@ export function renderOutcomeText(outcome: RenderableOutcome): string {
     parts.push(`→ ${renderResult(outcome.result)}`)
   }
   if (outcome.error) parts.push(renderError(outcome.error))
+  const survived = renderSurvived(outcome.survived, outcome.error)
+  if (survived) parts.push(survived)
   if (parts.length === 0) parts.push('(no output)')
   return parts.join('\n')
 }

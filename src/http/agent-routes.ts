@@ -8,7 +8,8 @@ import {
   TurnViewSchema,
   UsageViewSchema,
 } from '../agent/schemas.js'
-import { err, INVALID, NOT_FOUND, prefersAsync, type RouteSpec, readBody, readQuery } from './routes.js'
+import { err } from './errors.js'
+import { INVALID, NOT_FOUND, prefersAsync, type RouteSpec, readBody, readQuery } from './routes.js'
 
 const TurnResultSchema = TurnViewSchema.extend({ session_usage: UsageViewSchema })
 const TurnListSchema = z.object({ turns: z.array(TurnViewSchema), usage: UsageViewSchema })

@@ -6,7 +6,7 @@ import {
   DraftLabelSchema,
   DraftStateSchema,
 } from '../drafts/drafts.js'
-import { ErrorEnvelopeSchema } from './errors.js'
+import { err } from './errors.js'
 import { type RouteSpec, readBody } from './routes.js'
 
 export const CreateDraftBodySchema = z
@@ -19,7 +19,6 @@ export const AbandonDraftBodySchema = z
   .object({ why: z.string().max(2000).optional().describe('Why it was abandoned; recorded.') })
   .strict()
 
-const err = (description: string) => ({ description, schema: ErrorEnvelopeSchema })
 const NOT_FOUND = err('No such session.')
 const INVALID = err('Invalid body.')
 

@@ -13,6 +13,10 @@ export const ErrorEnvelopeSchema = z.object({
 })
 export type ErrorEnvelope = z.infer<typeof ErrorEnvelopeSchema>
 
+// An error response in a route's OpenAPI description (routes.ts and the route files it
+// mounts); here, not in routes.ts, so those files can use it while routes.ts imports them.
+export const err = (description: string) => ({ description, schema: ErrorEnvelopeSchema })
+
 // Status by code: exact codes first, then by suffix, so a new "*.not-found" is a 404 without
 // anyone listing it here.
 const EXACT: Record<string, ContentfulStatusCode> = {

@@ -21,7 +21,7 @@ import {
 import { formatPythonForDisplay } from '../format/index.js'
 import { VisError } from '../util/errors.js'
 import { DRAFT_ROUTES } from './draft-routes.js'
-import { ErrorEnvelopeSchema, zodDetails } from './errors.js'
+import { err, zodDetails } from './errors.js'
 import { SseFrameDataSchema } from './event-schemas.js'
 import { isAuthenticated } from './middleware/index.js'
 import { parseLastEventId, sessionEventStream } from './sse.js'
@@ -115,7 +115,6 @@ export const prefersAsync = (c: Context): boolean =>
 const blockUrl = (sessionId: string, blockId: string) =>
   `/v1/sessions/${encodeURIComponent(sessionId)}/blocks/${encodeURIComponent(blockId)}`
 
-export const err = (description: string): ResponseSpec => ({ description, schema: ErrorEnvelopeSchema })
 export const INVALID = err('Invalid body, query or header.')
 export const NOT_FOUND = err('No such session (or attachment).')
 

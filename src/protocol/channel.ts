@@ -1,6 +1,7 @@
 import type { Duplex } from 'node:stream'
 import type { z } from 'zod'
 import { VisError } from '../util/errors.js'
+import { issuesText } from '../util/zod-issues.js'
 import {
   DEFAULT_MAX_DEPTH,
   DEFAULT_MAX_FRAME_CHARS,
@@ -244,7 +245,7 @@ export class Channel {
     const parsed = schema.safeParse(obj)
     if (!parsed.success) {
       this.stats.invalid++
-      const why = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')
+      const why = issuesText(parsed.error, '(root)')
       this.log(`refused invalid ${op} request (id ${id}): ${why}`)
       this.reply(id, { code: 'protocol.invalid', message: `invalid ${op} request: ${why}` })
       return

@@ -1,6 +1,7 @@
 import type { z } from 'zod'
 import type { ToolContext } from '../tools/types.js'
 import { VisError } from '../util/errors.js'
+import { issuesText } from '../util/zod-issues.js'
 import type { HostCall } from '../worker/worker.js'
 import { assertCrossable } from './crossing.js'
 
@@ -78,7 +79,7 @@ export class ToolTable {
     if (tool.args) {
       const r = tool.args.safeParse(args)
       if (!r.success) {
-        const why = r.error.issues.map((i) => `${i.path.join('.') || 'args'}: ${i.message}`).join('; ')
+        const why = issuesText(r.error, 'args')
         throw new VisError('tool.bad-args', `${tool.name}${tool.signature}: ${why}`, {
           sessionId: this.sessionId,
           tool: tool.name,

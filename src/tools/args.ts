@@ -1,5 +1,6 @@
 import type { z } from 'zod'
 import { VisError } from '../util/errors.js'
+import { issuesText } from '../util/zod-issues.js'
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
@@ -50,8 +51,6 @@ export function parseArgs<S extends z.ZodTypeAny>(
 ): z.infer<S> {
   const r = schema.safeParse(value)
   if (r.success) return r.data
-  const detail = r.error.issues
-    .map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message))
-    .join('; ')
+  const detail = issuesText(r.error)
   throw badArgs(tool, signature, detail)
 }

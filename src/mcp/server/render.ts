@@ -19,6 +19,7 @@ export function blockResult(engine: Engine, block: BlockView): CallToolResult {
     result: block.result,
     error: block.error,
     timedOut: block.timed_out,
+    survived: block.survived,
   })
   const content: Content[] = [{ type: 'text', text }]
   for (const a of block.attachments) {

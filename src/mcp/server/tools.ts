@@ -12,6 +12,7 @@ import { PathGuard } from '../../tools/fs/paths.js'
 import { SessionResources } from '../../tools/resources.js'
 import type { Tool } from '../../tools/types.js'
 import { errorMessage } from '../../util/errors.js'
+import { issuesText } from '../../util/zod-issues.js'
 import type { McpServePolicy } from '../config.js'
 import { type BlockRequest, runBlockForClient } from './execution.js'
 import type { ClientPolicy, RootsAsker } from './policy.js'
@@ -188,6 +189,6 @@ export class McpTools {
 function parse<S extends z.ZodTypeAny>(tool: string, schema: S, value: unknown): z.output<S> {
   const r = schema.safeParse(value)
   if (r.success) return r.data
-  const why = r.error.issues.map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`).join('; ')
+  const why = issuesText(r.error, 'arguments')
   throw new Error(`${tool}: ${why}`)
 }

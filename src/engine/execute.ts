@@ -1,0 +1,84 @@
+import type { Drafts } from '../drafts/drafts.js'
+import type { ExtensionRegistry } from '../extensions/index.js'
+import type { Block, FinishBlockInput, Store } from '../persistence/index.js'
+import type { Session } from '../sessions/session.js'
+import type { EventLog } from './event-log.js'
+import { finishedEventData } from './events-bridge.js'
+import type { Live } from './live.js'
+import type { EngineMetrics } from './metrics.js'
+import { finishFromFailure, finishFromOutcome, type OutcomeLimits, outcomeLabel } from './outcome.js'
+import { persistFinish } from './persist-outcome.js'
+import type { BlockView } from './schemas.js'
+import { blockView } from './views.js'
+
+// What running one block needs from the engine that owns the session.
+export type ExecuteDeps = {
+  store: Store
+  log: EventLog
+  metrics: EngineMetrics
+  drafts: Drafts
+  limits: OutcomeLimits
+  extensions: ExtensionRegistry | undefined
+  ensureWorker: (live: Live) => Promise<Session>
+}
+
+// Runs a block in the session's worker and stores its outcome; a failure (no worker, a worker
+// that died) is an outcome too, with what the block printed before it.
+export async function executeBlock(
+  deps: ExecuteDeps,
+  live: Live,
+  block: Block,
+  timeoutMs: number,
+): Promise<BlockView> {
+  const { store, log, metrics } = deps
+  const t0 = performance.now()
+  let finish: FinishBlockInput
+  let snapshot: unknown
+  let session: Session | undefined
+  try {
+    session = await deps.ensureWorker(live)
+    live.starting = block
+    live.printed = ''
+    const context = await blockContext(deps.extensions, live)
+    const outcome = await session.runBlock(block.code, { timeoutMs, ...(context ? { context } : {}) })
+    finish = finishFromOutcome(outcome, performance.now() - t0, deps.limits)
+    snapshot = session.lastSnapshot
+  } catch (err) {
+    const partial = live.currentBlock === block.id ? live.printed : ''
+    finish = finishFromFailure(err, partial, performance.now() - t0, deps.limits)
+  } finally {
+    live.currentBlock = undefined
+    live.starting = undefined
+    live.printed = ''
+  }
+  // The outcome and its block-finished event commit together: one write, and no reader sees
+  // a finished block without its event or the other way round.
+  const { stored, attachments } = store.lazily(() =>
+    store.transaction(() => {
+      log.flush(live.id)
+      const stored = persistFinish(store, block, finish, snapshot)
+      const attachments = store.attachments.listByBlock(block.id)
+      log.append(live.id, 'block-finished', finishedEventData(stored, attachments))
+      return { stored, attachments }
+    }),
+  )
+  metrics.blocks.inc({ outcome: outcomeLabel(finish) })
+  metrics.blockLatency.observe((stored.durationMs ?? 0) / 1000)
+  await deps.drafts.refresh(live.id).catch(() => undefined)
+  // The outcome is acknowledged only once it is on disk; blocks finishing together share the fsync.
+  await store.synced()
+  return blockView(stored, attachments)
+}
+
+// The extensions' ctx slices, as the block's `session` dict. A failing ctx function fails
+// the block with its reason: the model must not run on a silently missing context.
+async function blockContext(
+  extensions: ExtensionRegistry | undefined,
+  live: Live,
+): Promise<Record<string, unknown> | undefined> {
+  if (!extensions) return undefined
+  const context = await extensions.sessionContext(live.id)
+  if (Object.keys(context).length === 0 && !live.hadContext) return undefined
+  live.hadContext = true
+  return context
+}

@@ -1,0 +1,105 @@
+import { draftMount } from '../confinement/draft-mount.js'
+import type { Drafts } from '../drafts/drafts.js'
+import { draftDiffTool } from '../drafts/tool.js'
+import { clearDraftView, setDraftView } from '../drafts/view.js'
+import type { ExtensionRegistry } from '../extensions/index.js'
+import { bindMcpServers } from '../mcp/client/bind.js'
+import type { McpServersInput } from '../mcp/client/config.js'
+import type { Store } from '../persistence/index.js'
+import type { SessionEvent as RuntimeEvent } from '../sessions/events.js'
+import type { Runtime } from '../sessions/runtime.js'
+import type { Session } from '../sessions/session.js'
+import { defaultTools } from '../tools/index.js'
+import { normalizePolicy } from '../worker/policy.js'
+import type { EngineOptions } from './engine.js'
+import type { EventLog } from './event-log.js'
+import type { Live } from './live.js'
+import type { EngineMetrics } from './metrics.js'
+import { PolicySchema } from './schemas.js'
+import { sandboxSysPath } from './sys-path.js'
+
+// What starting a session's worker needs from the engine that owns it.
+export type WorkerDeps = {
+  runtime: Runtime
+  store: Store
+  log: EventLog
+  metrics: EngineMetrics
+  drafts: Drafts
+  extensions: ExtensionRegistry | undefined
+  options: EngineOptions
+  mcpServers: McpServersInput
+  // The session's stored row (its policy); throws session.not-found.
+  requireSession: (id: string) => { policy: unknown }
+  // Where the worker's runtime events go (src/engine/events-bridge.ts).
+  onEvent: (live: Live, ev: RuntimeEvent) => void
+}
+
+// A session this process has no worker for (it was opened by an earlier host process):
+// a fresh worker with the same policy, then its definitions restored from the snapshot.
+export async function reopenWorker(deps: WorkerDeps, live: Live): Promise<Session> {
+  const row = deps.requireSession(live.id)
+  const policy = normalizePolicy(PolicySchema.parse(row.policy))
+  const session = await startWorker(deps, live, policy)
+  deps.metrics.workerRestarts.inc()
+  const defs = deps.store.defs.get(live.id)
+  if (defs !== undefined) {
+    let data: Record<string, unknown>
+    try {
+      const r = await session.callGuest('restore_defs', defs.snapshot)
+      data = typeof r === 'object' && r !== null ? (r as Record<string, unknown>) : { result: String(r) }
+    } catch (err) {
+      data = { error: (err as Error).message }
+    }
+    deps.log.append(live.id, 'defs-restored', JSON.parse(JSON.stringify(data)))
+  }
+  return session
+}
+
+// A jailed worker for the session's policy with everything bound into it: host tools (and the
+// draft diff tool), extension tools, MCP servers' tools, and the sandbox's sys.path.
+export async function startWorker(
+  deps: WorkerDeps,
+  live: Live,
+  policy: ReturnType<typeof normalizePolicy>,
+): Promise<Session> {
+  const { extensions, options, drafts } = deps
+  // Extension directories inside the roots are masked by the jail (refused when they cannot be).
+  const hidden = extensions?.maskFor(policy.roots, live.id) ?? []
+  const sysPath = sandboxSysPath({
+    roots: policy.roots,
+    project: options.project,
+    sourcePaths: options.sourcePaths,
+    python: options.python,
+  })
+  sysPath.catch(() => undefined)
+  const overlay = drafts.overlayFor(live.id)
+  const session = await deps.runtime.createSession({
+    ...policy,
+    ...(hidden.length > 0 ? { hidden } : {}),
+    ...(overlay ? { overlay } : {}),
+    id: live.id,
+  })
+  if (overlay) setDraftView(live.id, overlay.root, (await draftMount(overlay)).pid)
+  else clearDraftView(live.id)
+  try {
+    const host =
+      options.tools !== false && policy.roots.length > 0
+        ? await defaultTools({ sessionId: live.id, roots: policy.roots, shell: policy.shell, hidden })
+        : []
+    if (host.length > 0) host.push(draftDiffTool(drafts, live.id))
+    live.hostTools = host
+    if (extensions) live.extTools = await extensions.bindInto(session, host)
+    else await Promise.all(host.map((t) => session.bindTool(t)))
+    // MCP clients run here on the host, never in the jail; they close with the session.
+    await bindMcpServers(session, deps.mcpServers)
+    const paths = await sysPath
+    if (paths.length > 0) await session.callGuest('install_runtime', { sys_path: paths })
+  } catch (err) {
+    await session.dispose()
+    await extensions?.endSession(live.id)
+    throw err
+  }
+  live.session = session
+  live.off = session.subscribe((ev) => deps.onEvent(live, ev))
+  return session
+}
