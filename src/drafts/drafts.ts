@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { chmod, lstat, mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { z } from 'zod'
-import { releaseDraftMount } from '../confinement/draft-mount.js'
+import { draftMount, releaseDraftMount } from '../confinement/draft-mount.js'
 import type { Overlay } from '../confinement/policy.js'
 import type { Db } from '../persistence/statements.js'
 import { VisError } from '../util/errors.js'
@@ -137,6 +137,15 @@ export class Drafts {
       upper: join(d.dir, 'upper'),
       dir: d.dir,
     }
+  }
+
+  // The namespaces of the session's draft mount (undefined on the trunk): processes that
+  // are not jailed (the trusted extension worker) start in them to see the draft.
+  async namespacesFor(sessionId: string): Promise<{ user: number; mnt: number } | undefined> {
+    const o = this.overlayFor(sessionId)
+    if (!o) return undefined
+    const { user, mnt } = await draftMount(o)
+    return { user, mnt }
   }
 
   async create(sessionId: string, label: string, kind: 'copy' | 'blank' = 'copy'): Promise<DraftState> {

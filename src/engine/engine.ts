@@ -152,6 +152,7 @@ export class Engine {
       replaceWorker: (id) => this.replaceWorker(id),
       record: (id, type, data) => this.log.append(id, type, JSON.parse(JSON.stringify(data))),
     })
+    extensions?.followDrafts((id) => this.drafts.namespacesFor(id))
     this.metrics = engineMetrics({
       sessionsOpen: () => (this.store.db.open ? this.store.sessions.count('open') : 0),
       sessionsLive: () => [...this.lives.values()].filter((l) => l.session?.state === 'ready').length,
@@ -852,6 +853,8 @@ export class Engine {
   private async replaceWorker(id: string): Promise<void> {
     const live = this.lives.get(id)
     clearDraftView(id)
+    // The extension worker too, even alone (a slash command started it): it sees one view.
+    await this.extensions?.endSession(id)
     if (!live) return
     const session = live.session ?? (await live.opening?.catch(() => undefined))
     live.off?.()

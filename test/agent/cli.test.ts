@@ -219,11 +219,11 @@ test('vis chat /draft: new, diff, apply, a conflict refused then abandoned, blan
   assert.match(out, /this session works on the draft "fix add" \(copy, since \S+Z, 3 file\(s\) changed\)/)
   assert.match(
     out,
-    /diff --git a\/calc\.py b\/calc\.py\n[^]*- {4}return a - b\n\+ {4}return a \+ b\n[^]*diff --git a\/new\.txt b\/new\.txt\nnew file mode 100644\n[^]*\+fresh\n[^]*diff --git a\/old\.txt b\/old\.txt\ndeleted file mode 100644\n/,
+    /diff --git a\/calc\.py b\/calc\.py\n[\s\S]*- {4}return a - b\n\+ {4}return a \+ b\n[\s\S]*diff --git a\/new\.txt b\/new\.txt\nnew file mode 100644\n[\s\S]*\+fresh\n[\s\S]*diff --git a\/old\.txt b\/old\.txt\ndeleted file mode 100644\n/,
   )
   assert.match(
     r.stderr,
-    /✗ \/draft apply: choose --theirs or --ours, not both\n[^]*\[cli\.bad-draft-command\]/,
+    /✗ \/draft apply: choose --theirs or --ours, not both\n[\s\S]*\[cli\.bad-draft-command\]/,
   )
   assert.match(out, /applied: 3 file\(s\) landed: calc\.py, new\.txt, old\.txt\nback on the trunk\n/)
   // A second apply is a no-op.
@@ -242,11 +242,11 @@ test('vis chat /draft: new, diff, apply, a conflict refused then abandoned, blan
   assert.match(r.stderr, /is already in draft "scratch"; apply or abandon it first \[draft\.exists\]/)
   assert.match(
     r.stderr,
-    /✗ unknown \/draft command "frobnicate"\n {2}\/draft {15}whether[^]*\[cli\.bad-draft-command\]/,
+    /✗ unknown \/draft command "frobnicate"\n {2}\/draft {15}whether[\s\S]*\[cli\.bad-draft-command\]/,
   )
   assert.match(
     r.stderr,
-    /✗ \/draft new needs a label, e\.g\. \/draft new try the refactor\n[^]*\[cli\.bad-draft-command\]/,
+    /✗ \/draft new needs a label, e\.g\. \/draft new try the refactor\n[\s\S]*\[cli\.bad-draft-command\]/,
   )
   assert.match(out, /abandoned draft "scratch"; back on the trunk/)
   // None of these lines reached the model.
