@@ -689,6 +689,7 @@ export class Engine {
     })
     sysPath.catch(() => undefined)
     const overlay = this.drafts.overlayFor(live.id)
+    this.drafts.prepareMasks(live.id, hidden)
     const session = await this.runtime.createSession({
       ...policy,
       ...(hidden.length > 0 ? { hidden } : {}),
@@ -862,7 +863,6 @@ export class Engine {
     live.session = undefined
     if (session) {
       await session.dispose()
-      await this.extensions?.endSession(id)
       this.log.append(id, 'worker-replaced', { reason: 'the draft state changed' })
     }
   }

@@ -176,6 +176,8 @@ test('vis chat /draft: new, diff, apply, a conflict refused then abandoned, blan
       return { calls: [pyCall('await write("calc.py", "# the draft\'s version\\n")')] }
     },
     { text: 'edited' },
+    { calls: [pyCall('import os\nprint("blank view:", sorted(os.listdir(".")))')] },
+    { text: 'nothing here' },
   ])
   const input = [
     '/draft',
@@ -193,6 +195,7 @@ test('vis chat /draft: new, diff, apply, a conflict refused then abandoned, blan
     '/draft apply',
     '/draft abandon the real file moved on',
     '/draft blank scratch',
+    'what is here?',
     '/draft',
     '/draft new another',
     '/draft frobnicate',
@@ -238,6 +241,8 @@ test('vis chat /draft: new, diff, apply, a conflict refused then abandoned, blan
 
   // A blank draft, then bad input, each refused with its own error.
   assert.ok(out.includes(`now in draft "scratch": an empty view of ${root}`), out)
+  // A block in the blank draft sees only the (masked) extension directory.
+  assert.match(out, /blank view: \['\.vis'\]\n/)
   assert.match(out, /this session works on the draft "scratch" \(blank, since \S+Z, \d+ file\(s\) changed\)/)
   assert.match(r.stderr, /is already in draft "scratch"; apply or abandon it first \[draft\.exists\]/)
   assert.match(

@@ -116,4 +116,15 @@ test('in a draft an extension tool reads and writes the draft (relative and abso
   assert.match(back, /^'real\\n'\n1:\w+\|fine\n$/)
   assert.deepEqual(treeHash(root), before)
   assert.equal(readFileSync(join(root, 'notes.txt'), 'utf8'), 'real\n')
+
+  // A blank draft: the extension sees the empty view, not the real files.
+  await engine.draft(s.id).blank('empty')
+  const blank = await run(
+    engine,
+    s.id,
+    `try:\n    await scribe_edit(${abs('notes.txt')}, "x")\nexcept Exception as e:\n    print(e)`,
+  )
+  assert.match(blank, /scribe_edit: FileNotFoundError: .*No such file or directory.*notes\.txt/)
+  await engine.draft(s.id).abandon()
+  assert.deepEqual(treeHash(root), before)
 })
