@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto'
+import { mkdirSync } from 'node:fs'
 import { chmod, lstat, mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
+import { isAbsolute, join, relative } from 'node:path'
 import { z } from 'zod'
-import { releaseDraftMount } from '../confinement/draft-mount.js'
+import { draftMount, releaseDraftMount } from '../confinement/draft-mount.js'
 import type { Overlay } from '../confinement/policy.js'
 import type { Db } from '../persistence/statements.js'
 import { VisError } from '../util/errors.js'
@@ -136,6 +137,27 @@ export class Drafts {
       lower: d.kind === 'blank' ? join(d.dir, 'empty') : d.root,
       upper: join(d.dir, 'upper'),
       dir: d.dir,
+    }
+  }
+
+  // The namespaces of the session's draft mount (undefined on the trunk): processes that
+  // are not jailed (the trusted extension worker) start in them to see the draft.
+  async namespacesFor(sessionId: string): Promise<{ user: number; mnt: number } | undefined> {
+    const o = this.overlayFor(sessionId)
+    if (!o) return undefined
+    const { user, mnt } = await draftMount(o)
+    return { user, mnt }
+  }
+
+  // A blank draft's lower layer is empty, but the jail masks the extension directories
+  // inside the root (hidden) and bubblewrap needs each to exist: they are made, empty, in
+  // the lower layer before its overlay is first mounted. They are no change of the draft.
+  prepareMasks(sessionId: string, hidden: string[]): void {
+    const o = this.overlayFor(sessionId)
+    if (!o || o.lower === o.root) return
+    for (const h of hidden) {
+      const rel = relative(o.root, h)
+      if (rel && !rel.startsWith('..') && !isAbsolute(rel)) mkdirSync(join(o.lower, rel), { recursive: true })
     }
   }
 

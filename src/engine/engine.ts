@@ -128,6 +128,7 @@ export class Engine {
       replaceWorker: (id) => this.replaceWorker(id),
       record: (id, type, data) => this.log.append(id, type, JSON.parse(JSON.stringify(data))),
     })
+    extensions?.followDrafts((id) => this.drafts.namespacesFor(id))
     this.metrics = engineMetrics({
       sessionsOpen: () => (this.store.db.open ? this.store.sessions.count('open') : 0),
       sessionsLive: () => [...this.lives.values()].filter((l) => l.session?.state === 'ready').length,
@@ -648,6 +649,8 @@ export class Engine {
   private async replaceWorker(id: string): Promise<void> {
     const live = this.lives.get(id)
     clearDraftView(id)
+    // The extension worker too, even alone (a slash command started it): it sees one view.
+    await this.extensions?.endSession(id)
     if (!live) return
     const session = live.session ?? (await live.opening?.catch(() => undefined))
     live.off?.()
@@ -655,7 +658,6 @@ export class Engine {
     live.session = undefined
     if (session) {
       await session.dispose()
-      await this.extensions?.endSession(id)
       this.log.append(id, 'worker-replaced', { reason: 'the draft state changed' })
     }
   }

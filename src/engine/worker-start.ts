@@ -73,6 +73,8 @@ export async function startWorker(
   })
   sysPath.catch(() => undefined)
   const overlay = drafts.overlayFor(live.id)
+  // A blank draft's empty lower layer lacks the masked extension folders bubblewrap binds over.
+  drafts.prepareMasks(live.id, hidden)
   const session = await deps.runtime.createSession({
     ...policy,
     ...(hidden.length > 0 ? { hidden } : {}),

@@ -7,7 +7,7 @@ import { visHome } from '../util/home.js'
 import { type Discovery, discoverExtensions, type ExtensionSource, extensionDirs } from './discover.js'
 import { type ExtensionManifest, HookAnswer, LoadResult } from './manifest.js'
 import { exclusive, registrationWorker } from './registration.js'
-import { type RealiseSpec, SessionWorkers } from './session-workers.js'
+import { type DraftNamespaces, type RealiseSpec, SessionWorkers } from './session-workers.js'
 import { pythonReason, type TrustedWorker } from './trusted-worker.js'
 
 const MODULE = 'vis_ext.extensions'
@@ -220,6 +220,12 @@ export class ExtensionRegistry {
 
   get dirs(): string[] {
     return [...this.discovery.dirs]
+  }
+
+  // Sessions in a draft get their trusted worker in the draft's namespaces: extension
+  // tools and hooks see and write the draft (src/drafts).
+  followDrafts(namespaces: DraftNamespaces): void {
+    this.sessions.followDrafts(namespaces)
   }
 
   // The pid of a session's trusted extension worker, starting it if needed.

@@ -1,5 +1,9 @@
 import type { ExtensionKvRepo } from '../persistence/kv.js'
+import type { EnterNamespaces } from '../worker/spawn.js'
 import { TrustedWorker } from './trusted-worker.js'
+
+// The namespaces of a session's draft, undefined on the trunk.
+export type DraftNamespaces = (sessionId: string) => Promise<EnterNamespaces | undefined>
 
 const MODULE = 'vis_ext.extensions'
 
@@ -22,7 +26,8 @@ class SessionWorker {
   private readonly tails = new Map<string, Promise<unknown>>()
 
   constructor(
-    private readonly opts: { home: string; python?: string; kv?: ExtensionKvRepo; project?: string },
+    private readonly sessionId: string,
+    private readonly opts: SessionWorkersOptions,
   ) {}
 
   private started(): Promise<TrustedWorker> {
@@ -36,7 +41,17 @@ class SessionWorker {
 
   private restart(): Promise<TrustedWorker> {
     this.realised.clear()
-    const p = TrustedWorker.start({ home: this.opts.home, python: this.opts.python, kv: this.opts.kv })
+    // In a draft the worker lives in the draft's mount namespace: the extension's hooks
+    // and tools read and write the draft where the root is, by any path. Switching trunk
+    // <-> draft ends this worker (Engine.replaceWorker), so it never outlives its view.
+    const p = (this.opts.draftNamespaces?.(this.sessionId) ?? Promise.resolve(undefined)).then((enter) =>
+      TrustedWorker.start({
+        home: this.opts.home,
+        python: this.opts.python,
+        kv: this.opts.kv,
+        ...(enter ? { enter } : {}),
+      }),
+    )
     this.worker = p
     p.catch(() => {
       if (this.worker === p) this.worker = undefined
@@ -73,17 +88,28 @@ class SessionWorker {
   }
 }
 
+type SessionWorkersOptions = {
+  home: string
+  python?: string
+  kv?: ExtensionKvRepo
+  project?: string
+  draftNamespaces?: DraftNamespaces
+}
+
 export class SessionWorkers {
   private readonly bySession = new Map<string, SessionWorker>()
 
-  constructor(
-    private readonly opts: { home: string; python?: string; kv?: ExtensionKvRepo; project?: string },
-  ) {}
+  constructor(private readonly opts: SessionWorkersOptions) {}
+
+  // Where sessions in a draft start their workers (set by the engine that owns the drafts).
+  followDrafts(namespaces: DraftNamespaces): void {
+    this.opts.draftNamespaces = namespaces
+  }
 
   for(sessionId: string): SessionWorker {
     let sw = this.bySession.get(sessionId)
     if (!sw) {
-      sw = new SessionWorker(this.opts)
+      sw = new SessionWorker(sessionId, this.opts)
       this.bySession.set(sessionId, sw)
     }
     return sw

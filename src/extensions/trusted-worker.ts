@@ -2,6 +2,7 @@ import { z } from 'zod'
 import type { ExtensionKvRepo } from '../persistence/kv.js'
 import { errorMessage, VisError } from '../util/errors.js'
 import { normalizePolicy } from '../worker/policy.js'
+import type { EnterNamespaces } from '../worker/spawn.js'
 import { type HostCall, Worker } from '../worker/worker.js'
 
 export type TrustedWorkerOptions = {
@@ -9,6 +10,8 @@ export type TrustedWorkerOptions = {
   python?: string
   // Serves vis.state; without it the extension's state calls fail with a clear message.
   kv?: ExtensionKvRepo
+  // A draft's namespaces: the worker sees the draft where the session's root is.
+  enter?: EnterNamespaces
 }
 
 const KvCall = z.union([
@@ -63,6 +66,7 @@ export class TrustedWorker {
       python: opts.python,
       policy: normalizePolicy({}),
       trusted: true,
+      ...(opts.enter ? { enter: opts.enter } : {}),
     })
     worker.setHostHandler(async (call) => serveKv(opts.kv, call))
     return new TrustedWorker(worker)

@@ -20,7 +20,11 @@ export type SpawnRequest = {
   // false: a plain process with no OS jail (only for peers that run no guest code).
   confine?: boolean
   sessionId?: string
+  // Unconfined only: the user and mount namespaces (open fds) to start in.
+  enter?: EnterNamespaces
 }
+
+export type EnterNamespaces = { user: number; mnt: number }
 
 export type SpawnedProcess = {
   child: ChildProcess
@@ -52,8 +56,16 @@ export async function spawnWorkerProcess(req: SpawnRequest): Promise<SpawnedProc
         },
       )
     }
+    const { command, args, fds } = req.enter
+      ? enterNamespaces(req.enter, req.command, req.args)
+      : { command: req.command, args: req.args, fds: [] }
     // Its own process group, so the tree can be killed at once.
-    const child = spawn(req.command, req.args, { cwd: packageRoot, env: req.env, stdio, detached: true })
+    const child = spawn(command, args, {
+      cwd: packageRoot,
+      env: req.env,
+      stdio: [...stdio, ...fds],
+      detached: true,
+    })
     return {
       child,
       kill() {
@@ -87,5 +99,32 @@ export async function spawnWorkerProcess(req: SpawnRequest): Promise<SpawnedProc
     layers: confined.layers,
     outOfMemory: () => confined.outOfMemory(),
     egress: confined.egress,
+  }
+}
+
+const NSENTER = '/usr/bin/nsenter'
+
+// nsenter into a draft's namespaces (passed as fds 4 and 5), then exec the command. Root
+// joins only the mount namespace: in the draft's user namespace it would lose its power
+// over files of users not mapped there. Anyone else joins the user namespace too (it owns
+// the mount namespace), keeping their uid. The working directory is the package's, as
+// without a namespace (setns would leave it at the namespace's /).
+function enterNamespaces(
+  ns: EnterNamespaces,
+  command: string,
+  args: string[],
+): { command: string; args: string[]; fds: number[] } {
+  const asRoot = process.getuid?.() === 0
+  return {
+    command: NSENTER,
+    args: [
+      ...(asRoot ? [] : ['--user=/proc/self/fd/4', '--preserve-credentials']),
+      '--mount=/proc/self/fd/5',
+      `--wd=${packageRoot}`,
+      '--',
+      command,
+      ...args,
+    ],
+    fds: [ns.user, ns.mnt],
   }
 }

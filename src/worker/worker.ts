@@ -20,7 +20,7 @@ import { appendLog, openWorkerLog, readLogTail } from './logfile.js'
 import type { WorkerPolicy } from './policy.js'
 import { processTree, waitGone } from './proctree.js'
 import { pythonHome } from './python-home.js'
-import { type SpawnedProcess, spawnWorkerProcess } from './spawn.js'
+import { type EnterNamespaces, type SpawnedProcess, spawnWorkerProcess } from './spawn.js'
 
 export const DEFAULT_INTERRUPT_ACK_MS = 2000
 const CLOSE_GRACE_MS = 1000
@@ -42,6 +42,9 @@ export type WorkerOptions = {
   confine?: boolean
   // A trusted extension worker: no jail, no audit hook, no sandbox guest runtime.
   trusted?: boolean
+  // Unconfined only: start inside these namespaces (a draft's, so the process sees the
+  // draft's overlay at the root's path). Open fds, owned by the caller.
+  enter?: EnterNamespaces
   // 'permissive' installs an audit policy that refuses nothing the hook can grant, so
   // the attack suite can show the kernel layers holding by themselves in a real worker.
   // Never for untrusted code outside that proof.
@@ -215,6 +218,7 @@ export class Worker {
         readOnly,
         writable: [outbox],
         confine,
+        ...(opts.enter ? { enter: opts.enter } : {}),
       })
     } catch (err) {
       rmSync(log.path, { force: true })

@@ -2,11 +2,12 @@
 // processes), against the provider double.
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { agentChecks } from '../../src/agent/doctor.js'
+import { treeHash } from '../drafts/helpers.js'
 import { ProviderDouble, pyCall } from './double.js'
 import { until } from './harness.js'
 
@@ -143,6 +144,125 @@ test('vis chat: turns share the session, approvals are asked on the terminal, /t
   assert.match(r.stdout, / {2}approved\n/)
   assert.match(r.stdout, /it says: 1:\w+\|the code is 1234/)
   assert.match(r.stdout, /\/peek/)
+})
+
+test('vis chat /draft: new, diff, apply, a conflict refused then abandoned, blank, bad input; the real root untouched until apply', async () => {
+  const { home, root } = dirs()
+  writeFileSync(join(root, 'calc.py'), 'def add(a, b):\n    return a - b\n')
+  writeFileSync(join(root, 'old.txt'), 'to be deleted\n')
+  const real = () => treeHash(root)
+  const base = real()
+  let inDraft: Record<string, string> | undefined
+  let conflict: Record<string, string> | undefined
+  double.script([
+    {
+      calls: [
+        pyCall(
+          'await write("calc.py", "def add(a, b):\\n    return a + b\\n")\n' +
+            'await write("new.txt", "fresh\\n")\n' +
+            'import os\nos.remove("old.txt")\nprint(sorted(os.listdir(".")))',
+        ),
+      ],
+    },
+    (req) => {
+      // The block has run in the draft: the real root is byte-identical.
+      inDraft = real()
+      return { text: `done: ${req.body.messages.at(-1).content}` }
+    },
+    () => {
+      // Someone edits the real calc.py after the second draft began.
+      writeFileSync(join(root, 'calc.py'), 'def add(a, b):\n    return b + a  # real\n')
+      conflict = real()
+      return { calls: [pyCall('await write("calc.py", "# the draft\'s version\\n")')] }
+    },
+    { text: 'edited' },
+    { calls: [pyCall('import os\nprint("blank view:", sorted(os.listdir(".")))')] },
+    { text: 'nothing here' },
+  ])
+  const input = [
+    '/draft',
+    '/draft diff',
+    '/draft abandon',
+    '/draft new fix add',
+    'fix add and tidy up',
+    '/draft',
+    '/draft diff',
+    '/draft apply --theirs --ours',
+    '/draft apply',
+    '/draft apply',
+    '/draft new second try',
+    'edit calc again',
+    '/draft apply',
+    '/draft abandon the real file moved on',
+    '/draft blank scratch',
+    'what is here?',
+    '/draft',
+    '/draft new another',
+    '/draft frobnicate',
+    '/draft new',
+    '/draft abandon',
+    '/exit',
+  ].join('\n')
+  const r = await visCli(['chat'], { cwd: root, home, input: `${input}\n` }).done
+  assert.equal(r.code, 0, r.stderr)
+  const out = r.stdout
+
+  // On the trunk: state, an empty diff, and nothing to abandon.
+  assert.match(out, /this session works on the trunk\n/)
+  assert.match(out, /no draft: this session works directly in its root \(the trunk\)\n/)
+  assert.match(r.stderr, /✗ session ses_\w+ is on the trunk: there is no draft to abandon \[draft\.none\]/)
+
+  // The first draft: the block saw and wrote the draft; the real root did not change.
+  assert.ok(
+    out.includes(`now in draft "fix add": a copy of ${root}; the real directory stays untouched`),
+    out,
+  )
+  assert.match(out, /\['\.vis', 'calc\.py', 'new\.txt'\]/)
+  assert.deepEqual(inDraft, base)
+  assert.match(out, /this session works on the draft "fix add" \(copy, since \S+Z, 3 file\(s\) changed\)/)
+  assert.match(
+    out,
+    /diff --git a\/calc\.py b\/calc\.py\n[\s\S]*- {4}return a - b\n\+ {4}return a \+ b\n[\s\S]*diff --git a\/new\.txt b\/new\.txt\nnew file mode 100644\n[\s\S]*\+fresh\n[\s\S]*diff --git a\/old\.txt b\/old\.txt\ndeleted file mode 100644\n/,
+  )
+  assert.match(
+    r.stderr,
+    /✗ \/draft apply: choose --theirs or --ours, not both\n[\s\S]*\[cli\.bad-draft-command\]/,
+  )
+  assert.match(out, /applied: 3 file\(s\) landed: calc\.py, new\.txt, old\.txt\nback on the trunk\n/)
+  // A second apply is a no-op.
+  assert.match(out, /back on the trunk\n› no draft to apply: this session is on the trunk\n/)
+
+  // The second draft: the real calc.py changed meanwhile, so apply refuses and names it.
+  assert.match(
+    r.stderr,
+    /✗ these files changed in \S+ since draft "second try" began: calc\.py\. Apply with theirs[^\n]*\[draft\.conflict\]/,
+  )
+  assert.match(out, /abandoned draft "second try" \(the real file moved on\); back on the trunk/)
+
+  // A blank draft, then bad input, each refused with its own error.
+  assert.ok(out.includes(`now in draft "scratch": an empty view of ${root}`), out)
+  // A block in the blank draft sees only the (masked) extension directory.
+  assert.match(out, /blank view: \['\.vis'\]\n/)
+  assert.match(out, /this session works on the draft "scratch" \(blank, since \S+Z, \d+ file\(s\) changed\)/)
+  assert.match(r.stderr, /is already in draft "scratch"; apply or abandon it first \[draft\.exists\]/)
+  assert.match(
+    r.stderr,
+    /✗ unknown \/draft command "frobnicate"\n {2}\/draft {15}whether[\s\S]*\[cli\.bad-draft-command\]/,
+  )
+  assert.match(
+    r.stderr,
+    /✗ \/draft new needs a label, e\.g\. \/draft new try the refactor\n[\s\S]*\[cli\.bad-draft-command\]/,
+  )
+  assert.match(out, /abandoned draft "scratch"; back on the trunk/)
+  // None of these lines reached the model.
+  assert.equal(double.requests.filter((q) => JSON.stringify(q.body).includes('/draft')).length, 0)
+
+  // The real root: the first draft's changes landed; the conflicting one kept the real edit.
+  const after = real()
+  assert.deepEqual(Object.keys(after).sort(), ['calc.py', 'new.txt'])
+  assert.equal(readFileSync(join(root, 'calc.py'), 'utf8'), 'def add(a, b):\n    return b + a  # real\n')
+  assert.equal(readFileSync(join(root, 'new.txt'), 'utf8'), 'fresh\n')
+  assert.deepEqual(after, conflict)
 })
 
 test('vis doctor reports the configured model and whether it answers', async () => {

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util'
 import { listTemplates } from '../../agent/templates.js'
 import { errorMessage, isVisError } from '../../util/errors.js'
 import { approvalPrompter, Lines } from '../agent/ask.js'
+import { DRAFT_USAGE, runDraftCommand } from '../agent/draft-command.js'
 import { TurnPrinter, usageLine } from '../agent/printer.js'
 import { AGENT_OPTIONS, AGENT_USAGE, openAgentCli } from '../agent/setup.js'
 import type { Command } from '../command.js'
@@ -16,6 +17,7 @@ at the prompt, Ctrl-D (or /exit) quits.
   /<template> args     run a prompt template (.vis/prompts/<name>.md, or ~/.vis/prompts/)
   /templates           list the templates
   /usage               the session's tokens and cost so far
+${DRAFT_USAGE}
   /exit                quit
 
 ${AGENT_USAGE}`
@@ -60,6 +62,15 @@ export const chat: Command = {
         if (text === '/usage') {
           process.stdout.write(
             `${usageLine(agent.sessionUsage(sessionId), agent.listTurns(sessionId).length)}\n`,
+          )
+          continue
+        }
+        if (text === '/draft' || text.startsWith('/draft ')) {
+          // Built in: a prompt template named "draft" does not shadow it.
+          await runDraftCommand(engine, sessionId, text).then(
+            (out) => process.stdout.write(`${out}\n`),
+            (err) =>
+              process.stderr.write(`✗ ${errorMessage(err)}${isVisError(err) ? ` [${err.code}]` : ''}\n`),
           )
           continue
         }

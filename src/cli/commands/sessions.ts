@@ -5,6 +5,7 @@ import { formatPythonForDisplay } from '../../format/index.js'
 import { exportTranscript, openStore, renderMarkdown, type Store } from '../../persistence/index.js'
 import { describeSurvived } from '../../sessions/survived.js'
 import { VisError } from '../../util/errors.js'
+import { draftLine } from '../agent/draft-command.js'
 import { sessionTurns, turnLines } from '../agent/show.js'
 import { type Command, subcommands } from '../command.js'
 
@@ -38,12 +39,6 @@ function withStore<T>(fn: (store: Store) => T): T {
 async function draftOf(store: Store, id: string): Promise<{ state: DraftState; diff: DraftDiff }> {
   const drafts = readOnlyDrafts(store.db, store.home)
   return { state: await drafts.state(id), diff: await drafts.diff(id) }
-}
-
-function draftLine(state: DraftState): string {
-  const d = state.draft
-  if (!d) return 'trunk'
-  return `draft "${d.label}" (${d.kind}, since ${d.base_at}, ${d.files_changed ?? '?'} file(s) changed)`
 }
 
 function requireId(id: string | undefined, sub: string): string {
