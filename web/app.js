@@ -171,12 +171,44 @@ function onEvent(type, ev) {
     case 'block-finished':
       fetchBlock(d.block_id).catch(() => undefined)
       loadSessions().catch(() => undefined)
+      refreshDraft(state.current).catch(() => undefined)
+      break
+    case 'draft-created':
+    case 'draft-applied':
+    case 'draft-abandoned':
+      refreshDraft(state.current).catch(() => undefined)
       break
     case 'session-closed':
     case 'worker-retired':
       showSession(state.current, false).catch(() => undefined)
       break
   }
+}
+
+// Whether the session works on its trunk or in a draft; in a draft, its unified diff against the
+// real root. Refetched whole on every change: the diff route is the one source of truth.
+async function refreshDraft(id) {
+  const st = await api('GET', `/v1/sessions/${enc(id)}/draft`)
+  const diff = st.mode === 'draft' ? await api('GET', `/v1/sessions/${enc(id)}/draft/diff`) : null
+  const box = document.getElementById('draft')
+  if (state.current !== id || !box) return
+  box.dataset.mode = st.mode
+  if (st.mode !== 'draft' || !st.draft) {
+    box.replaceChildren(h('p', { class: 'draft-state' }, 'On the trunk'))
+    return
+  }
+  const n = st.draft.files_changed
+  const files = n === null || n === undefined ? '' : ` · ${n} file${n === 1 ? '' : 's'} changed`
+  box.replaceChildren(
+    h(
+      'p',
+      { class: 'draft-state' },
+      'Draft ',
+      h('strong', { class: 'draft-label' }, st.draft.label),
+      ` · since ${st.draft.base_at}${files}`,
+    ),
+    h('pre', { class: 'diff' }, diff?.diff || '(no changes yet)'),
+  )
 }
 
 // Blocks accepted behind a running one have no event until they start: look for them.
@@ -209,8 +241,10 @@ async function showSession(id, follow = true) {
       { class: 'meta', id: 'session-meta', 'data-state': s.state },
       `${s.id} · ${s.state} · worker ${s.worker}${roots ? ` · roots ${roots}` : ''}`,
     ),
+    h('section', { id: 'draft', 'aria-label': 'Draft' }),
     h('div', { id: 'blocks' }),
   )
+  refreshDraft(id).catch(() => undefined)
   for (const b of s.blocks) upsertBlock(b)
   for (const a of document.querySelectorAll('nav a')) {
     a.toggleAttribute('aria-current', a.dataset.session === id)
@@ -221,7 +255,17 @@ async function showSession(id, follow = true) {
   const es = new EventSource(`/v1/sessions/${enc(id)}/events?after=${s.last_event_id}`)
   state.events = es
   state.poll = setInterval(() => pollQueued(id).catch(() => undefined), 2000)
-  for (const type of ['block-started', 'output', 'block-finished', 'interrupt', 'worker-retired', 'session-closed']) {
+  for (const type of [
+    'block-started',
+    'output',
+    'block-finished',
+    'interrupt',
+    'worker-retired',
+    'session-closed',
+    'draft-created',
+    'draft-applied',
+    'draft-abandoned',
+  ]) {
     es.addEventListener(type, (e) => onEvent(type, JSON.parse(e.data)))
   }
   es.addEventListener('gap', () => showSession(id).catch(() => undefined))

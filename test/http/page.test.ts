@@ -1,7 +1,7 @@
 // The session page at `/` in a real browser (Debian's Chromium), behind the token as `vis serve`
 // runs it: the printed URL lets the page in (cookie), a block streams in live, its code shows
 // formatted by ruff, an image attachment renders, an error shows its excerpt and hints, and the
-// interrupt button stops a running block.
+// interrupt button stops a running block. A draft shows its label and live diff.
 import assert from 'node:assert/strict'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -158,5 +158,41 @@ describe('the session page', () => {
       10_000,
       'idle',
     )
+  })
+
+  test('the session view shows the trunk, then the draft with its label and live diff', async () => {
+    const draft = page.locator('#draft')
+    await page.locator('#draft[data-mode="trunk"]').waitFor({ timeout: 30_000 })
+    assert.match((await draft.textContent()) ?? '', /On the trunk/)
+    assert.equal(await draft.locator('pre.diff').count(), 0)
+
+    const created = await call('POST', `/v1/sessions/${sessionId}/draft`, { label: 'try <b>bold</b> idea' })
+    assert.equal(created.status, 201, created.text)
+    // The draft-created event switches the view without a reload.
+    await page.locator('#draft[data-mode="draft"]').waitFor({ timeout: 30_000 })
+    assert.equal(
+      await draft.locator('.draft-label').textContent(),
+      'try <b>bold</b> idea',
+      'the label is text',
+    )
+    assert.equal(await draft.locator('b').count(), 0, 'no markup from data')
+
+    const r = await call('POST', `/v1/sessions/${sessionId}/blocks`, {
+      code: "open('page-note.txt', 'w').write('hello from the draft\\n')",
+    })
+    assert.equal(r.status, 200, r.text)
+    assert.equal(r.body.error, null)
+    // block-finished refreshes the diff.
+    const diff = draft.locator('pre.diff')
+    await diff.filter({ hasText: 'page-note.txt' }).waitFor({ timeout: 30_000 })
+    const text = (await diff.textContent()) ?? ''
+    assert.match(text, /^\+\+\+ .*page-note\.txt$/m)
+    assert.match(text, /^\+hello from the draft$/m)
+    assert.match((await draft.locator('.draft-state').textContent()) ?? '', /1 file changed/)
+
+    const abandoned = await call('POST', `/v1/sessions/${sessionId}/draft/abandon`, { why: 'page test' })
+    assert.equal(abandoned.status, 200, abandoned.text)
+    await page.locator('#draft[data-mode="trunk"]').waitFor({ timeout: 30_000 })
+    assert.equal(await draft.locator('pre.diff').count(), 0)
   })
 })
