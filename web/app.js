@@ -50,7 +50,11 @@ async function loadSessions() {
         {},
         h(
           'a',
-          { href: `#/s/${enc(s.id)}`, 'aria-current': s.id === state.current ? 'page' : undefined, 'data-session': s.id },
+          {
+            href: `#/s/${enc(s.id)}`,
+            'aria-current': s.id === state.current ? 'page' : undefined,
+            'data-session': s.id,
+          },
           s.title || s.id,
           h('small', {}, `${s.state} · ${s.worker}${s.busy ? ' · busy' : ''}`),
         ),
@@ -65,7 +69,9 @@ function blockStatus(b) {
 }
 
 function renderError(err) {
-  const [first, ...rest] = String(err.message ?? '').split('\n').filter((l) => !l.startsWith('hint: '))
+  const [first, ...rest] = String(err.message ?? '')
+    .split('\n')
+    .filter((l) => !l.startsWith('hint: '))
   return h(
     'div',
     { class: 'error' },
@@ -112,7 +118,9 @@ function renderBlock(b) {
     ),
     h('pre', { class: 'code' }, b.code_display ?? b.code),
     h('pre', { class: 'stdout' }, b.stdout ?? ''),
-    b.result !== null && b.result !== undefined ? h('div', { class: 'result' }, `→ ${JSON.stringify(b.result)}`) : null,
+    b.result !== null && b.result !== undefined
+      ? h('div', { class: 'result' }, `→ ${JSON.stringify(b.result)}`)
+      : null,
     b.error ? renderError(b.error) : null,
     renderAttachments(b.attachments),
   )
@@ -121,7 +129,8 @@ function renderBlock(b) {
 function upsertBlock(b) {
   // A running block's stored stdout is written when it finishes; until then what streamed in counts.
   const seen = state.blocks.get(b.id)
-  if (b.status !== 'done' && seen && seen.stdout.length > (b.stdout ?? '').length) b = { ...b, stdout: seen.stdout }
+  if (b.status !== 'done' && seen && seen.stdout.length > (b.stdout ?? '').length)
+    b = { ...b, stdout: seen.stdout }
   state.blocks.set(b.id, b)
   const el = renderBlock(b)
   const old = document.getElementById(`block-${b.id}`)
@@ -270,7 +279,9 @@ async function showSession(id, follow = true) {
   }
   es.addEventListener('gap', () => showSession(id).catch(() => undefined))
   es.addEventListener('open', () => setStatus('live'))
-  es.addEventListener('error', () => setStatus(es.readyState === EventSource.CLOSED ? 'ended' : 'reconnecting…'))
+  es.addEventListener('error', () =>
+    setStatus(es.readyState === EventSource.CLOSED ? 'ended' : 'reconnecting…'),
+  )
 }
 
 function route() {
