@@ -2,6 +2,7 @@ import type { Command } from '../command.js'
 import { bench } from './bench.js'
 import { bundle } from './bundle.js'
 import { chat } from './chat.js'
+import { cluster } from './cluster.js'
 import { doctor } from './doctor.js'
 import { ext } from './ext.js'
 import { mcp } from './mcp.js'
@@ -24,4 +25,5 @@ export const commands: Command[] = [
   bundle,
   run,
   chat,
+  cluster,
 ]
