@@ -70,6 +70,9 @@ export type EngineOptions = {
   sourcePaths?: string[]
   // MCP servers whose tools every session gets (default: "servers" of the home's mcp.json).
   mcpServers?: McpServersInput
+  // Close blocks left running by a dead host at start (default true). A cluster node sharing
+  // the store with others must not: those blocks may be running on a live node (src/cluster).
+  abandonAtStart?: boolean
 }
 
 export type SubmittedBlock = {
@@ -155,7 +158,7 @@ export class Engine {
       requireSession: (id) => this.requireSession(id),
       onEvent: (live, ev) => onRuntimeEvent(bridge, live, ev),
     }
-    this.abandonedAtStart = this.abandonLeftovers()
+    this.abandonedAtStart = options.abandonAtStart === false ? 0 : this.abandonLeftovers()
   }
 
   // Blocks still "running" in the store belong to a host process that died: no worker will
@@ -434,6 +437,12 @@ export class Engine {
     return this.ensureWorker(this.liveFor(sessionId))
   }
 
+  // The session's worker if one runs in this process now (none is started for it).
+  liveSession(sessionId: string): Session | undefined {
+    const s = this.lives.get(sessionId)?.session
+    return s?.state === 'ready' ? s : undefined
+  }
+
   // The id of the block running in the session now, if any.
   runningBlock(sessionId: string): string | undefined {
     return this.lives.get(sessionId)?.currentBlock
@@ -442,6 +451,19 @@ export class Engine {
   // Appends an event of another part (the agent's turn events) to the session's log and SSE.
   emit(sessionId: string, type: EventType, data: JsonValue): void {
     this.log.append(sessionId, type, data)
+  }
+
+  // Stops the session's worker without closing the session (a cluster node that lost the
+  // session's lease, src/cluster): a running block ends with an error, the next block anywhere
+  // starts a fresh worker from the defs snapshot.
+  async dropWorker(id: string): Promise<void> {
+    const live = this.lives.get(id)
+    if (!live) return
+    const session = live.session ?? (await live.opening?.catch(() => undefined))
+    await session?.dispose()
+    await live.tail
+    this.forget(live)
+    await this.extensions?.endSession(id)
   }
 
   // ---- events ----

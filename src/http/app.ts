@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Hono } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
+import { clusterMiddleware } from '../cluster/middleware.js'
+import type { ClusterNode } from '../cluster/node.js'
 import type { Engine } from '../engine/engine.js'
 import { type McpServePolicy, McpServePolicySchema } from '../mcp/config.js'
 import { mountMcp } from '../mcp/server/transport-http.js'
@@ -32,6 +34,8 @@ export type AppOptions = {
   maxQueuedFrames?: number
   // The policy of sessions MCP clients start at /mcp (default: no roots, network off).
   mcp?: McpServePolicy
+  // This node of a cluster: requests about sessions another node owns go there (src/cluster).
+  cluster?: ClusterNode
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
@@ -69,6 +73,7 @@ export function createApp(engine: Engine, options: AppOptions = {}): Hono {
         ),
     }),
   )
+  if (options.cluster) app.use('*', clusterMiddleware(options.cluster))
   for (const route of MOUNTED_ROUTES) {
     app.on(route.method.toUpperCase(), route.path, (c) => route.handler(c, ctx))
   }

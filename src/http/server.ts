@@ -1,6 +1,8 @@
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createAdaptorServer } from '@hono/node-server'
+import type { ClusterOptions } from '../cluster/node.js'
+import { startCluster } from '../cluster/start.js'
 import { protectPort } from '../confinement/egress/guard.js'
 import { createEngine, type Engine, type EngineOptions } from '../engine/engine.js'
 import { VisError } from '../util/errors.js'
@@ -11,7 +13,9 @@ export const DEFAULT_HOST = '127.0.0.1'
 export const DEFAULT_PORT = 7878
 
 export type ServerOptions = Omit<EngineOptions, 'bindAddress'> &
-  AppOptions & {
+  Omit<AppOptions, 'cluster'> & {
+    // Run as one node of a cluster sharing a PostgreSQL store (src/cluster, docs/cluster.md).
+    cluster?: ClusterOptions
     host?: string
     // 0 picks a free port.
     port?: number
@@ -37,8 +41,24 @@ export async function startServer(options: ServerOptions = {}): Promise<VisServe
   requireTokenFor(host, token)
   const owned = options.engine === undefined
   const engine =
-    options.engine ?? (await createEngine({ ...options, bindAddress: `${hostInUrl(host)}:${port}` }))
-  const app = createApp(engine, { ...options, token, bindHost: host })
+    options.engine ??
+    (await createEngine({
+      ...options,
+      bindAddress: `${hostInUrl(host)}:${port}`,
+      // Other nodes' blocks are theirs: a cluster node closes them only by taking a session over.
+      ...(options.cluster ? { abandonAtStart: false } : {}),
+    }))
+  let cluster: ReturnType<typeof startCluster> | undefined
+  try {
+    cluster = options.cluster ? startCluster(engine, options.cluster) : undefined
+  } catch (err) {
+    if (owned) await engine.close()
+    throw err
+  }
+  const allowedHosts = [...(options.allowedHosts ?? [])]
+  // Other nodes pass requests on to the address this one advertises.
+  if (cluster) allowedHosts.push(new URL(cluster.url).hostname)
+  const app = createApp(engine, { ...options, token, bindHost: host, allowedHosts, cluster })
   const server = createAdaptorServer({ fetch: app.fetch, hostname: host }) as Server
   // A waiting block may take long: the request timeout is the block's own timeout, not Node's.
   server.requestTimeout = 0
@@ -52,6 +72,7 @@ export async function startServer(options: ServerOptions = {}): Promise<VisServe
       })
     })
   } catch (err) {
+    cluster?.stop()
     if (owned) await engine.close()
     const e = err as NodeJS.ErrnoException
     throw new VisError('http.listen', `Cannot listen on ${host}:${port}: ${e.message}`, {
@@ -75,6 +96,8 @@ export async function startServer(options: ServerOptions = {}): Promise<VisServe
         // Event streams never end on their own; idle keep-alive sockets neither.
         server.closeIdleConnections()
         const sweep = setTimeout(() => server.closeAllConnections(), 200)
+        // Renewals stop; the leases run out and other nodes take the sessions over.
+        cluster?.stop()
         if (owned) await engine.close()
         server.closeAllConnections()
         await stopped

@@ -78,6 +78,17 @@ export class Session {
   private lastNames: string[] = []
   // The report the next block's `session['survived']` carries.
   private pendingSurvived: Survived | undefined
+
+  // The names after the last block that finished: a cluster node keeps them, so that the node
+  // taking the session over can say which plain values were lost (src/cluster).
+  get names(): readonly string[] {
+    return this.lastNames
+  }
+
+  // What a takeover left (src/cluster): the next block reads it as session['survived'].
+  noteSurvived(survived: Survived): void {
+    this.pendingSurvived = survived
+  }
   private spawnHook: SpawnHook | undefined
   private tail: Promise<unknown> = Promise.resolve()
   private queued = 0

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { parseArgs } from 'node:util'
+import { clusterOptionsFrom } from '../../cluster/start.js'
 import { isLoopbackHost } from '../../http/auth.js'
 import { DEFAULT_HOST, DEFAULT_PORT, startServer } from '../../http/server.js'
 import { loadMcpConfig } from '../../mcp/config.js'
@@ -8,6 +9,7 @@ import type { Command } from '../command.js'
 
 const usage = `Usage: vis serve [--host ${DEFAULT_HOST}] [--port ${DEFAULT_PORT}] [--pool N] [--python 3.X] [--project DIR]
                  [--no-token] [--allow-host NAME]... [--cors-origin URL]...
+                 [--node-id ID --advertise URL [--lease-ms N]]
 
 Serve the HTTP API and the session page: sessions, blocks, live events (SSE), attachments,
 doctor, metrics. State lives in SQLite under the vis home (VIS_HOME or ~/.vis); sessions survive
@@ -31,6 +33,13 @@ Clients send Authorization: Bearer <token>.
   --cors-origin  a web origin (http://host:port) allowed to call the API from a browser;
                  repeatable. Requests from other pages get 403.
 
+Cluster mode (docs/cluster.md): several nodes share one PostgreSQL store (VIS_DATABASE_URL)
+behind nginx (\`vis cluster nginx-config\`); each session runs on the node holding its lease.
+  --node-id      this node's name, unique in the cluster (VIS_NODE_ID)
+  --advertise    the URL other nodes reach this one at, e.g. http://10.0.0.11:7878 (VIS_NODE_URL)
+  --lease-ms     how long a session's lease lasts unrenewed (VIS_LEASE_MS; default 10000): a
+                 dead node's sessions move after at most this long
+
 The OpenAPI document is served at /v1/openapi.json. SIGINT or SIGTERM stops cleanly.`
 
 export const serve: Command = {
@@ -49,8 +58,12 @@ export const serve: Command = {
         'no-token': { type: 'boolean', default: false },
         'allow-host': { type: 'string', multiple: true, default: [] },
         'cors-origin': { type: 'string', multiple: true, default: [] },
+        'node-id': { type: 'string' },
+        advertise: { type: 'string' },
+        'lease-ms': { type: 'string' },
       },
     })
+    const cluster = clusterOptionsFrom(values)
     const port = Number(values.port)
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
       throw new VisError('cli.bad-option', `--port must be 0..65535, not ${values.port}`)
@@ -86,6 +99,7 @@ export const serve: Command = {
       token,
       allowedHosts: values['allow-host'],
       corsOrigins: values['cors-origin'],
+      cluster,
     })
     if (noToken) {
       process.stderr.write(
@@ -95,8 +109,9 @@ export const serve: Command = {
     const shown = token === undefined ? '' : configured ? '$VIS_TOKEN' : token
     const auth = token === undefined ? '' : ` -H "Authorization: Bearer ${shown}"`
     const pageUrl = token === undefined ? `${server.url}/` : `${server.url}/?token=${shown}`
+    const role = cluster ? `, node ${cluster.nodeId} at ${cluster.advertise}` : ''
     process.stdout.write(
-      `vis serving ${server.url} (home ${server.engine.home})\n` +
+      `vis serving ${server.url} (home ${server.engine.home}${role})\n` +
         `open: ${pageUrl}\n` +
         `try: curl -s${auth} -X POST ${server.url}/v1/sessions -H 'content-type: application/json' -d '{}'\n`,
     )

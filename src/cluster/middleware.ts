@@ -1,0 +1,119 @@
+import type { Context, MiddlewareHandler } from 'hono'
+import { envelope } from '../http/errors.js'
+import { FORWARDED_BY, forward, OWNER_HEADER, OwnerFailed, OwnerUnreachable } from './forward.js'
+import type { ClusterNode } from './node.js'
+
+// Where ownership meets HTTP: every request about one session (/v1/sessions/<id>[/...]) is served
+// here only while this node holds the session's lease; otherwise it is passed on to the owner and
+// its answer streamed back. An owner that cannot be reached is waited for until its lease runs
+// out (polled, bounded by that lease), then this node takes the session over and serves it.
+
+const SESSION_PATH = /^\/v1\/sessions\/([^/]+)/
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+function setOwner(c: Context, nodeId: string): void {
+  try {
+    c.res.headers.set(OWNER_HEADER, nodeId)
+  } catch {
+    // Immutable headers (a raw Response): the owner header is a courtesy.
+  }
+}
+
+export function clusterMiddleware(node: ClusterNode): MiddlewareHandler {
+  const engine = node.engine
+  return async (c, next) => {
+    const m = SESSION_PATH.exec(c.req.path)
+    if (!m) {
+      await next()
+      // A session created here runs here: its worker started with it.
+      if (
+        c.req.method === 'POST' &&
+        c.req.path.replace(/\/$/, '') === '/v1/sessions' &&
+        c.res.status === 201
+      ) {
+        const id = decodeURIComponent((c.res.headers.get('location') ?? '').split('/').pop() ?? '')
+        if (id) node.adoptCreated(id)
+        setOwner(c, node.nodeId)
+      }
+      return
+    }
+    const sessionId = decodeURIComponent(m[1]!)
+    // An unknown session is the route's 404; no lease is made for it.
+    if (!engine.store.sessions.get(sessionId)) return next()
+    const forwardedBy = c.req.header(FORWARDED_BY)
+    const body = ['GET', 'HEAD'].includes(c.req.method) ? undefined : Buffer.from(await c.req.arrayBuffer())
+    // Past this, the owner is neither answering nor letting its lease run out: something is wrong
+    // with the store's clock or the owner's renewals, and the client hears so.
+    const giveUpAt = Date.now() + 2 * node.leaseMs + 5_000
+    for (;;) {
+      const claim = await node.claim(sessionId)
+      if (claim.local) {
+        await next()
+        setOwner(c, node.nodeId)
+        if (c.req.method === 'DELETE' && c.req.path === m[0] && c.res.status === 200) node.release(sessionId)
+        return
+      }
+      const holder = claim.holder
+      if (forwardedBy !== undefined) {
+        // Passed on to us by a node that thought we own it; we do not (any more). Never pass it
+        // on again: two nodes must not bounce a request between them.
+        c.header(OWNER_HEADER, holder.nodeId)
+        return c.json(
+          envelope(
+            'cluster.not-owner',
+            `Session ${sessionId} is owned by node ${holder.nodeId}, not ${node.nodeId}; retry the request.`,
+            { sessionId, owner: holder.nodeId, forwardedBy },
+          ),
+          503,
+        )
+      }
+      // While we wait for the owner, it may lose the lease (frozen, cut off): stop waiting then.
+      const watch = new AbortController()
+      const check = setInterval(
+        () => {
+          const now = node.leases.holder(sessionId)
+          if (!now || now.nodeId !== holder.nodeId || now.expiresAt <= Date.now()) watch.abort()
+        },
+        Math.max(100, Math.floor(node.leaseMs / 2)),
+      )
+      try {
+        return await forward(c.req.raw, {
+          nodeId: node.nodeId,
+          ownerId: holder.nodeId,
+          ownerUrl: holder.nodeUrl,
+          body,
+          signal: watch.signal,
+        })
+      } catch (err) {
+        if (err instanceof OwnerFailed) {
+          c.header(OWNER_HEADER, holder.nodeId)
+          return c.json(
+            envelope(
+              'cluster.owner-failed',
+              `Node ${holder.nodeId}, which runs session ${sessionId}, failed while answering; retry (a block with the same Idempotency-Key runs once).`,
+              { sessionId, owner: holder.nodeId },
+            ),
+            502,
+          )
+        }
+        if (!(err instanceof OwnerUnreachable)) throw err
+        if (c.req.raw.signal.aborted) throw err
+        if (Date.now() > giveUpAt) {
+          return c.json(
+            envelope(
+              'cluster.owner-unreachable',
+              `Node ${holder.nodeId} owns session ${sessionId} but cannot be reached, and its lease keeps being renewed.`,
+              { sessionId, owner: holder.nodeId, ownerUrl: holder.nodeUrl },
+            ),
+            503,
+          )
+        }
+        // Wait for the lease to run out (polled: it may be released sooner), then claim again.
+        await sleep(Math.min(250, Math.max(25, holder.expiresAt - Date.now() + 5)))
+      } finally {
+        clearInterval(check)
+      }
+    }
+  }
+}
