@@ -1,5 +1,6 @@
 import { z } from 'zod'
-import type { Db } from '../persistence/statements.js'
+import { constraintViolation } from '../persistence/constraint.js'
+import { type Db, dialectOf } from '../persistence/statements.js'
 import { VisError } from '../util/errors.js'
 
 export const DraftKindSchema = z.enum(['copy', 'blank'])
@@ -50,7 +51,7 @@ export class DraftsRepo {
         )
         .run(d.id, d.sessionId, d.label, d.kind, d.root, d.dir, d.baseAt, Date.now())
     } catch (err) {
-      if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') {
+      if (constraintViolation(err) === 'unique') {
         throw new VisError(
           'draft.exists',
           `session ${d.sessionId} is already in a draft; apply or abandon it first`,
@@ -79,7 +80,11 @@ export class DraftsRepo {
 
   list(sessionId: string): DraftRecord[] {
     return this.db
-      .prepare('SELECT * FROM drafts WHERE session_id = ? ORDER BY created_at, rowid')
+      // Creation order: SQLite's rowid breaks ties within a millisecond; PostgreSQL has no rowid and
+      // ids are random, so there the tie-break is the id (one active draft per session keeps ties rare).
+      .prepare(
+        `SELECT * FROM drafts WHERE session_id = ? ORDER BY created_at, ${dialectOf(this.db) === 'postgres' ? 'id' : 'rowid'}`,
+      )
       .all(sessionId)
       .map((r) => DraftRecordSchema.parse(r))
   }

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { VisError } from '../util/errors.js'
 import type { AttachmentInput, AttachmentsRepo } from './attachments.js'
+import { constraintViolation } from './constraint.js'
 import { IdempotencyKeySchema, type IdempotencyRepo } from './idempotency.js'
 import { newId } from './ids.js'
 import { decodeJson, decodeNullableJson, encodeJson, JsonValueSchema, parseInput } from './json.js'
@@ -101,6 +102,9 @@ export class BlocksRepo {
     const v = parseInput(StartBlockInputSchema, input, 'blocks.start')
     const id = v.id ?? newId('blk')
     const outcome = this.ctx.db.transaction((): StartedBlock | string => {
+      // On PostgreSQL several nodes may write one session: the session's row lock serialises
+      // their starts (key lookup, next position, insert), as SQLite's write lock does here.
+      if (this.ctx.dialect === 'postgres') this.ctx.sql.get('SELECT 1 FROM sessions WHERE id = ? FOR NO KEY UPDATE').get(v.sessionId)
       if (v.idempotencyKey !== undefined) {
         const first = this.idempotency.lookup(v.sessionId, v.idempotencyKey)
         if (first !== undefined) return { block: this.require(first), replayed: true }
@@ -117,7 +121,7 @@ export class BlocksRepo {
           )
           .run(id, v.sessionId, v.turnId ?? null, v.iterationId ?? null, position, v.code, this.ctx.now())
       } catch (err) {
-        if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
+        if (constraintViolation(err) === 'primary-key') {
           throw new VisError('db.block-exists', `A block with id ${id} already exists.`, {
             sessionId: v.sessionId,
             blockId: id,
@@ -173,9 +177,9 @@ export class BlocksRepo {
     const error = encodeJson({ code: 'block.abandoned', message })
     const now = this.ctx.now()
     const sql = `UPDATE blocks SET status = 'done', error = ?, finished_at = ?,
-                   duration_ms = max(0, ? - created_at)
+                   duration_ms = CASE WHEN ? > created_at THEN ? - created_at ELSE 0 END
                  WHERE status = 'running'${sessionId === undefined ? '' : ' AND session_id = ?'}`
-    const args = sessionId === undefined ? [error, now, now] : [error, now, now, sessionId]
+    const args = sessionId === undefined ? [error, now, now, now] : [error, now, now, now, sessionId]
     return this.ctx.sql.get(sql).run(...args).changes
   }
 
@@ -193,7 +197,7 @@ export class BlocksRepo {
   listBySession(sessionId: string, options: { afterPosition?: number; limit?: number } = {}): Block[] {
     return this.ctx.sql
       .get('SELECT * FROM blocks WHERE session_id = ? AND position > ? ORDER BY position LIMIT ?')
-      .all(sessionId, options.afterPosition ?? 0, options.limit ?? -1)
+      .all(sessionId, options.afterPosition ?? 0, options.limit ?? Number.MAX_SAFE_INTEGER)
       .map((row) => BlockSchema.parse(row))
   }
 

@@ -4,7 +4,7 @@ import Database from 'better-sqlite3'
 import { VisError } from '../util/errors.js'
 import { visHome } from '../util/home.js'
 import { MIGRATIONS, type Migration, migrate } from './migrations.js'
-import type { Db } from './statements.js'
+import type { SqliteDb as Db } from './statements.js'
 
 export const DB_FILE = 'vis.db'
 

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { VisError } from '../util/errors.js'
+import { constraintViolation } from './constraint.js'
 import { decodeJson, encodeJson, parseJsonValue } from './json.js'
 import type { RepoContext } from './statements.js'
 
@@ -34,8 +35,9 @@ export class DefsRepo {
     const text = encodeJson(parseJsonValue(snapshot, 'defs.put'))
     const same = this.ctx.sql
       .pluck('SELECT snapshot = ? FROM session_defs WHERE session_id = ?')
-      .get(text, sessionId) as number | undefined
-    if (same === 1) return false
+      .get(text, sessionId) as number | boolean | undefined
+    // SQLite answers a comparison with 1/0, PostgreSQL with true/false.
+    if (same === 1 || same === true) return false
     try {
       this.ctx.sql
         .get(
@@ -44,7 +46,7 @@ export class DefsRepo {
         )
         .run(sessionId, text, this.ctx.now())
     } catch (err) {
-      if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_FOREIGNKEY') {
+      if (constraintViolation(err) === 'foreign-key') {
         throw new VisError('db.session-not-found', `No session with id ${sessionId}.`, { sessionId })
       }
       throw err

@@ -18,19 +18,20 @@ export class IdempotencyRepo {
 
   record(sessionId: string, key: string, blockId: string): void {
     parseInput(IdempotencyKeySchema, key, 'idempotency.record')
-    try {
-      this.ctx.sql
-        .get('INSERT INTO idempotency_keys (session_id, key, block_id, created_at) VALUES (?, ?, ?, ?)')
-        .run(sessionId, key, blockId, this.ctx.now())
-    } catch (err) {
-      if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') {
-        throw new VisError(
-          'db.idempotency-conflict',
-          `The idempotency key ${JSON.stringify(key)} was already used in session ${sessionId}.`,
-          { sessionId, key, blockId: this.lookup(sessionId, key) },
-        )
-      }
-      throw err
+    // DO NOTHING rather than catching the unique violation: on PostgreSQL a failed statement
+    // aborts the enclosing transaction, and the lookup below must still run in it.
+    const inserted = this.ctx.sql
+      .get(
+        `INSERT INTO idempotency_keys (session_id, key, block_id, created_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT (session_id, key) DO NOTHING`,
+      )
+      .run(sessionId, key, blockId, this.ctx.now()).changes
+    if (inserted === 0) {
+      throw new VisError(
+        'db.idempotency-conflict',
+        `The idempotency key ${JSON.stringify(key)} was already used in session ${sessionId}.`,
+        { sessionId, key, blockId: this.lookup(sessionId, key) },
+      )
     }
   }
 

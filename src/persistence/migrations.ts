@@ -1,5 +1,5 @@
 import { VisError } from '../util/errors.js'
-import type { Db } from './statements.js'
+import type { SqliteDb as Db } from './statements.js'
 
 export type Migration = {
   readonly version: number
@@ -220,6 +220,29 @@ export const MIGRATIONS: readonly Migration[] = [
       DROP INDEX blocks_by_iteration;
       CREATE INDEX blocks_by_turn ON blocks(turn_id) WHERE turn_id IS NOT NULL;
       CREATE INDEX blocks_by_iteration ON blocks(iteration_id) WHERE iteration_id IS NOT NULL;
+    `,
+  },
+  {
+    version: 7,
+    name: 'cluster: session leases and nodes',
+    sql: `
+      -- Issue 19: which node owns a live session (renewed by its owner, taken over once expired;
+      -- src/persistence/leases.ts), and the nodes with their last heartbeat. Same on PostgreSQL.
+      CREATE TABLE session_leases (
+        session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+        node_id TEXT NOT NULL,
+        node_url TEXT NOT NULL,
+        expires_at INTEGER NOT NULL,
+        acquired_at INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX session_leases_by_node ON session_leases(node_id);
+
+      CREATE TABLE nodes (
+        id TEXT PRIMARY KEY,
+        url TEXT NOT NULL,
+        started_at INTEGER NOT NULL,
+        heartbeat_at INTEGER NOT NULL
+      ) STRICT;
     `,
   },
 ]

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { VisError } from '../util/errors.js'
+import { constraintViolation } from './constraint.js'
 import { newId } from './ids.js'
 import { decodeJson, encodeJson, JsonValueSchema, parseInput } from './json.js'
 import type { RepoContext } from './statements.js'
@@ -49,7 +50,7 @@ export class SessionsRepo {
         .get('INSERT INTO sessions (id, title, policy, created_at) VALUES (?, ?, ?, ?)')
         .run(id, v.title ?? null, encodeJson(v.policy ?? {}), this.ctx.now())
     } catch (err) {
-      if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
+      if (constraintViolation(err) === 'primary-key') {
         throw new VisError('db.session-exists', `A session with id ${id} already exists.`, { sessionId: id })
       }
       throw err

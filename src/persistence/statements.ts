@@ -1,7 +1,43 @@
 import type Database from 'better-sqlite3'
 
-export type Db = Database.Database
-export type Statement = Database.Statement<unknown[], unknown>
+// The better-sqlite3 subset the repositories use. On SQLite the Db IS the better-sqlite3
+// Database (structural typing: no wrapper on the hot path); on PostgreSQL it is a PgDatabase
+// (postgres/database.ts) that blocks on a worker thread, so the same synchronous repository code
+// runs on both. `dialect` is present only on PostgreSQL: read it through dialectOf().
+export type RunResult = { changes: number }
+
+export interface Statement {
+  run(...params: unknown[]): RunResult
+  get(...params: unknown[]): unknown
+  all(...params: unknown[]): unknown[]
+  pluck(toggle?: boolean): this
+}
+
+export type Transaction<A extends unknown[], R> = ((...args: A) => R) & {
+  deferred(...args: A): R
+  immediate(...args: A): R
+  exclusive(...args: A): R
+}
+
+export interface Db {
+  prepare(sql: string): Statement
+  // The returned function runs fn in a transaction; nested calls become savepoints.
+  transaction<A extends unknown[], R>(fn: (...args: A) => R): Transaction<A, R>
+  exec(sql: string): unknown
+  readonly inTransaction: boolean
+  readonly open: boolean
+  // The file (SQLite) or the URL without its password (PostgreSQL), for messages.
+  readonly name: string
+  close(): unknown
+  readonly dialect?: 'postgres'
+}
+
+export type SqliteDb = Database.Database
+export type Dialect = 'sqlite' | 'postgres'
+
+export function dialectOf(db: Db): Dialect {
+  return db.dialect ?? 'sqlite'
+}
 
 // Prepared once per connection and reused: preparing is most of the cost of a small query.
 export class Statements {
@@ -34,6 +70,8 @@ export class Statements {
 // What every repository needs: the connection, its statement cache and the clock.
 export type RepoContext = {
   readonly db: Db
+  // Where a statement must differ between the backends (few places; see dialectOf()).
+  readonly dialect: Dialect
   readonly sql: Statements
   readonly now: () => number
 }

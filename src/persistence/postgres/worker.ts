@@ -1,0 +1,85 @@
+// Runs in a worker_threads Worker: owns one pg Client and answers the main thread's requests in
+// order. After posting each reply it flips the shared signal and wakes the main thread, which
+// is blocked in Atomics.wait (sync-client.ts) and takes the reply with receiveMessageOnPort.
+import { workerData } from 'node:worker_threads'
+import pg from 'pg'
+import type { PgFailure, Reply, Request, WorkerData } from './protocol.js'
+
+const data = workerData as WorkerData
+const signal = new Int32Array(data.signal)
+const port = data.port
+
+// BIGINT holds ms timestamps and counters (count(*) is BIGINT too): all far below 2^53, so a
+// number is exact and is what the repositories' schemas expect. NUMERIC likewise for sums.
+const INT8 = 20
+const NUMERIC = 1700
+const types = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === INT8 || oid === NUMERIC) return (v: string) => Number(v)
+    return pg.types.getTypeParser(oid, format)
+  },
+}
+
+let lost: PgFailure | undefined
+const client = new pg.Client({ connectionString: data.url, types, application_name: data.applicationName })
+// A dropped connection is reported on the client, not only by the query in flight: remember it
+// so every later request fails at once instead of waiting on a socket that is gone.
+client.on('error', (err) => {
+  lost = { message: err.message, lost: true }
+})
+client.on('end', () => {
+  lost ??= { message: 'the connection to PostgreSQL was closed', lost: true }
+})
+
+function reply(r: Reply): void {
+  port.postMessage(r)
+  Atomics.store(signal, 0, 1)
+  Atomics.notify(signal, 0)
+}
+
+function failure(err: unknown): PgFailure {
+  const e = err as { message?: string; code?: string; constraint?: string; detail?: string }
+  const f: PgFailure = { message: e.message ?? String(err) }
+  if (typeof e.code === 'string') f.pgCode = e.code
+  if (typeof e.constraint === 'string') f.constraint = e.constraint
+  if (typeof e.detail === 'string') f.detail = e.detail
+  if (lost) f.lost = true
+  return f
+}
+
+// Structured clone turns a Buffer into a plain Uint8Array; pg sends only Buffers as bytea.
+function param(v: unknown): unknown {
+  return v instanceof Uint8Array && !Buffer.isBuffer(v) ? Buffer.from(v.buffer, v.byteOffset, v.byteLength) : v
+}
+
+const connected = client.connect().then(
+  () => undefined,
+  (err: unknown) => failure(err),
+)
+
+// Requests arrive strictly one at a time (the main thread blocks until each reply), so the
+// handler needs no queue of its own.
+port.on('message', async (req: Request) => {
+  const openFailed = await connected
+  if (openFailed) return reply({ ok: false, error: { ...openFailed, lost: true } })
+  if (req.op === 'close') {
+    await client.end().catch(() => undefined)
+    reply({ ok: true, rows: [], rowCount: 0 })
+    port.close()
+    return
+  }
+  if (lost) return reply({ ok: false, error: lost })
+  try {
+    if (req.op === 'exec') {
+      await client.query(req.sql)
+      return reply({ ok: true, rows: [], rowCount: 0 })
+    }
+    const config: pg.QueryConfig & { rowMode?: 'array' } = { text: req.sql, values: req.params.map(param) }
+    if (req.name !== undefined) config.name = req.name
+    if (req.rowMode) config.rowMode = req.rowMode
+    const r = await client.query(config)
+    reply({ ok: true, rows: r.rows, rowCount: r.rowCount ?? 0 })
+  } catch (err) {
+    reply({ ok: false, error: failure(err) })
+  }
+})
