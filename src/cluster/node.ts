@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import type { Engine } from '../engine/engine.js'
+import type { Lease, LeasesRepo } from '../persistence/leases.js'
 import { VisError } from '../util/errors.js'
-import { type Lease, LeaseTable } from './lease-table.js'
 import { NAMES_KV, namesKey, takeOver } from './takeover.js'
 
 // One `vis serve` among several sharing a PostgreSQL store (docs/cluster.md). A session is run by
@@ -31,7 +31,7 @@ export class ClusterNode {
   readonly nodeId: string
   readonly url: string
   readonly leaseMs: number
-  readonly leases: LeaseTable
+  readonly leases: LeasesRepo
   // Sessions whose lease this process holds, with when it runs out by our own clock (measured
   // from before the write that set it, so we never think it longer than the store does).
   private readonly held = new Map<string, number>()
@@ -39,7 +39,6 @@ export class ClusterNode {
   // Names last written per session (src/cluster/takeover.ts reads them on a takeover).
   private readonly namesWritten = new Map<string, string>()
   private readonly watching = new Map<string, () => void>()
-  private readonly startedAt = Date.now()
   private timer: NodeJS.Timeout | undefined
   private renewing = false
 
@@ -51,13 +50,17 @@ export class ClusterNode {
     this.nodeId = v.nodeId
     this.url = v.advertise.replace(/\/$/, '')
     this.leaseMs = v.leaseMs
-    this.leases = new LeaseTable(engine.store)
+    this.leases = engine.store.leases
   }
 
   start(): void {
-    this.leases.heartbeat(this.nodeId, this.url, this.startedAt)
+    this.leases.announce(this.ref())
     this.timer = setInterval(() => this.renew(), Math.max(100, Math.floor(this.leaseMs / 3)))
     this.timer.unref()
+  }
+
+  private ref() {
+    return { id: this.nodeId, url: this.url }
   }
 
   heldCount(): number {
@@ -83,7 +86,7 @@ export class ClusterNode {
   // A session this node just created (its worker is here already): its lease, no takeover.
   adoptCreated(sessionId: string): void {
     const t0 = Date.now()
-    const r = this.leases.acquire(sessionId, this.nodeId, this.url, this.leaseMs)
+    const r = this.leases.acquire(sessionId, this.ref(), this.leaseMs)
     if (!r.acquired) {
       throw new VisError(
         'cluster.lease-taken',
@@ -113,11 +116,16 @@ export class ClusterNode {
 
   private async acquire(sessionId: string): Promise<Claim> {
     const t0 = Date.now()
-    const r = this.leases.acquire(sessionId, this.nodeId, this.url, this.leaseMs)
+    // Who had it, for the lost blocks' message (the acquire below decides, atomically).
+    const before = this.leases.holder(sessionId)
+    const r = this.leases.acquire(sessionId, this.ref(), this.leaseMs)
     if (!r.acquired) return { local: false, holder: r.holder }
+    // Not held by this process: whoever ran the session before (another node, or an earlier run
+    // of this one under the same id) is gone, and what it left running is lost.
     const fresh = !this.held.has(sessionId)
     this.hold(sessionId, t0)
-    if (fresh) await takeOver(this.engine, sessionId, this.nodeId, r.previous)
+    if (fresh)
+      await takeOver(this.engine, sessionId, this.nodeId, before?.nodeId === this.nodeId ? undefined : before)
     return { local: true }
   }
 
@@ -162,8 +170,7 @@ export class ClusterNode {
       const t0 = Date.now()
       let kept: Set<string> | undefined
       try {
-        kept = this.leases.renew(this.nodeId, ids, this.leaseMs)
-        this.leases.heartbeat(this.nodeId, this.url, this.startedAt)
+        kept = new Set(this.leases.renew(this.nodeId, this.leaseMs))
       } catch {
         kept = undefined
       }

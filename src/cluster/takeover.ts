@@ -1,9 +1,9 @@
 import type { Engine } from '../engine/engine.js'
 import { finishedEventData } from '../engine/events-bridge.js'
 import type { Block, BlockError } from '../persistence/index.js'
+import type { Lease } from '../persistence/leases.js'
 import { RestoreReportSchema, type Survived, survivedReplacement } from '../sessions/survived.js'
 import { isVisError } from '../util/errors.js'
-import type { Lease } from './lease-table.js'
 
 // Where a node keeps each session's names after its last finished block (the extension kv table,
 // under a name no extension file can have): the node taking a session over compares them with
