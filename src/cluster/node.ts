@@ -122,10 +122,13 @@ export class ClusterNode {
     if (!r.acquired) return { local: false, holder: r.holder }
     // Not held by this process: whoever ran the session before (another node, or an earlier run
     // of this one under the same id) is gone, and what it left running is lost.
-    const fresh = !this.held.has(sessionId)
-    this.hold(sessionId, t0)
-    if (fresh)
+    // Held only once the takeover is done: until then every request for the session waits on
+    // this claim, so no block runs before the lost ones are closed and the report is noted.
+    // (The store's renewal extends the lease meanwhile: it renews all of this node's leases.)
+    if (!this.held.has(sessionId)) {
       await takeOver(this.engine, sessionId, this.nodeId, before?.nodeId === this.nodeId ? undefined : before)
+    }
+    this.hold(sessionId, t0)
     return { local: true }
   }
 
@@ -185,6 +188,19 @@ export class ClusterNode {
 
   private giveUp(sessionId: string): void {
     this.forget(sessionId)
-    this.engine.dropWorker(sessionId).catch(() => undefined)
+    this.engine
+      .dropWorker(sessionId)
+      .catch(() => undefined)
+      .finally(() => {
+        // Claimed again meanwhile: the lease is in use.
+        if (this.held.has(sessionId) || this.claiming.has(sessionId)) return
+        try {
+          // Still ours in the store (the renewal failed, not the lease): let the next node have it
+          // now rather than renewing a lease nobody here serves.
+          this.leases.release(sessionId, this.nodeId)
+        } catch {
+          // The store is unreachable: the lease runs out on its own.
+        }
+      })
   }
 }

@@ -26,35 +26,39 @@ export async function takeOver(
   // A worker this process kept from an earlier time it held the session is stale.
   await engine.dropWorker(sessionId)
   const running = engine.store.blocks.listBySession(sessionId).filter((b) => b.status === 'running')
-  if (running.length === 0) return { lost: [] }
-  const from = previous?.nodeId ?? 'an earlier run of this node'
-  engine.emit(sessionId, 'worker-replaced', {
-    reason: `node ${from} stopped while the session was live; node ${nodeId} took it over`,
-    from_node: previous?.nodeId ?? null,
-    to_node: nodeId,
-  })
   const before = namesBefore(engine, sessionId)
-  let report: unknown
-  let failure: string | undefined
+  // Nothing ran there, nothing to lose: the next block reopens the worker as after a restart.
+  if (running.length === 0 && before.length === 0) return { lost: [] }
+  const from = previous?.nodeId ?? 'an earlier run of this node'
   const closed = engine.sessionView(sessionId).state === 'closed'
-  if (!closed) {
-    // reopenWorker reports what the snapshot rebuilt as a defs-restored event.
+  let survived: Survived
+  if (closed) {
+    survived = survivedReplacement('node-lost', before, undefined, [], 'the session is closed')
+  } else {
+    // The fresh worker now, so that what came back is known: reopenWorker reports what the
+    // snapshot rebuilt as a defs-restored event, and the next block reads the comparison as
+    // session['survived'].
+    let report: unknown
     const off = engine.subscribe(sessionId, (ev) => {
       if (ev.type === 'defs-restored') report = ev.data
     })
     try {
       const session = await engine.runtimeSession(sessionId)
       const parsed = RestoreReportSchema.safeParse(report ?? {})
-      const survived = survivedReplacement('node-lost', before, parsed.success ? parsed.data : undefined, [])
+      survived = survivedReplacement('node-lost', before, parsed.success ? parsed.data : undefined, [])
       session.noteSurvived(survived)
-      return { lost: finishLost(engine, sessionId, running, from, nodeId, survived), survived }
     } catch (err) {
-      failure = (err as Error).message
+      survived = survivedReplacement('node-lost', before, undefined, [], (err as Error).message)
     } finally {
       off()
     }
   }
-  const survived = survivedReplacement('node-lost', before, undefined, [], failure ?? 'the session is closed')
+  engine.emit(sessionId, 'worker-replaced', {
+    reason: `node ${from} stopped while the session was live; node ${nodeId} took it over`,
+    from_node: previous?.nodeId ?? null,
+    to_node: nodeId,
+    survived,
+  })
   return { lost: finishLost(engine, sessionId, running, from, nodeId, survived), survived }
 }
 

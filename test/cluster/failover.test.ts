@@ -134,6 +134,7 @@ test('30 sessions through nginx survive the loss of a node', { timeout: 170_000 
   const failoverMs = performance.now() - killedAt
   assert.equal(first.status, 200, first.text)
   assert.deepEqual(first.body.result, [3 * running.i, running.i, false], 'f and k restored, gen lost')
+  assert.deepEqual(first.body.survived, null, 'the report is on the lost block, not this one')
   assert.notEqual(first.headers.get('x-vis-owner'), victim.id)
   ack(running.id, first.body.id)
   console.log(
@@ -169,11 +170,14 @@ test('30 sessions through nginx survive the loss of a node', { timeout: 170_000 
   for (let i = 0; i < SESSIONS; i += 6) {
     await Promise.all(
       sessions.slice(i, i + 6).map(async (s) => {
-        const r = await c('POST', `/v1/sessions/${s.id}/blocks`, { code: `f(7), k, 'gen' in globals()` })
+        const code = `f(7), k, 'gen' in globals(), (session.get('survived') or {}).get('lost')`
+        const r = await c('POST', `/v1/sessions/${s.id}/blocks`, { code })
         assert.equal(r.status, 200, r.text)
         assert.equal(r.body.error, null, JSON.stringify(r.body.error))
-        // Plain state is lost only where its node was.
-        assert.deepEqual(r.body.result, [7 * s.i, s.i, s.owner !== victim.id], s.id)
+        // Plain state is lost only where its node was, and the first block after the takeover
+        // is told (the two sessions used above already heard it).
+        const told = s.owner === victim.id && s !== running && s !== retried ? ['gen'] : null
+        assert.deepEqual(r.body.result, [7 * s.i, s.i, s.owner !== victim.id, told], s.id)
         assert.notEqual(r.headers.get('x-vis-owner'), victim.id)
         ack(s.id, r.body.id)
       }),

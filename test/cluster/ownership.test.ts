@@ -2,7 +2,6 @@
 // session is answered by the owner (blocks, reads, SSE), never run locally; a frozen owner's
 // session is taken over once its lease expires, and the owner, thawed, gives its worker up.
 import assert from 'node:assert/strict'
-import { readFileSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
 import { freshDatabaseUrl } from '../helpers/postgres.js'
 import { client, openEvents, waitFor } from '../http/helpers.js'
