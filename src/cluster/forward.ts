@@ -67,7 +67,10 @@ export function forward(req: Request, opts: ForwardOptions): Promise<Response> {
       {
         method: req.method,
         headers,
-        agent: target.protocol === 'https:' ? undefined : agent,
+        // A POST goes on a new connection: on a pooled one the owner may have died (or closed it
+        // idle) just before, and a reset there would look as if the request had reached it.
+        // On a new one, "refused" proves it did not, and a takeover may serve it.
+        agent: target.protocol === 'https:' ? undefined : idempotent ? agent : false,
         signal: opts.signal,
       },
       (res: IncomingMessage) => {
