@@ -40,7 +40,7 @@ test('SIGKILL mid-stream loses no acknowledged block and leaves no torn row', {
   const store = new Store({ home })
   try {
     assert.deepEqual(store.integrityCheck(), ['ok'])
-    assert.deepEqual(store.db.pragma('foreign_key_check'), [])
+    assert.deepEqual(store.sqlite!.pragma('foreign_key_check'), [])
 
     for (const [n, id] of acked) {
       const b = store.blocks.require(id)
