@@ -87,10 +87,19 @@ export function postgresServer(): PgServer {
       if (attempt >= 3) throw err
     }
   }
-  process.on('exit', () => {
+  const stop = () => {
     spawnSync('runuser', ['-u', 'postgres', '--', join(bin, 'pg_ctl'), '-D', data, '-m', 'immediate', 'stop'])
     rmSync(dir, { recursive: true, force: true })
-  })
+  }
+  process.on('exit', stop)
+  // 'exit' does not run when a signal ends the process (the test runner's timeout, ^C): stop the
+  // server then too, or it outlives the test.
+  for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
+    process.once(sig, () => {
+      stop()
+      process.kill(process.pid, sig)
+    })
+  }
   server = { port, dir, url: (database) => `postgres://vis@127.0.0.1:${port}/${database}` }
   return server
 }

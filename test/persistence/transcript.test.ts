@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import type { Store, TranscriptBlock } from '../../src/persistence/index.js'
 import { exportTranscript, fence, renderMarkdown, TranscriptSchema } from '../../src/persistence/index.js'
-import { BACKENDS, openTempStore, tempPlace } from './helpers.js'
+import { BACKENDS, openTempStore } from './helpers.js'
 
 // Every stamp a second apart, so the order of events is unambiguous and the output reproducible.
 function ticking(): () => number {
