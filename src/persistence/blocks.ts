@@ -102,8 +102,10 @@ export class BlocksRepo {
     const v = parseInput(StartBlockInputSchema, input, 'blocks.start')
     const id = v.id ?? newId('blk')
     const outcome = this.ctx.db.transaction((): StartedBlock | string => {
-      // On PostgreSQL several nodes may write one session: the session's row lock serialises
-      // their starts (key lookup, next position, insert), as SQLite's write lock does here.
+      // Several processes may start blocks in one session (nodes of a cluster; the CLI beside
+      // `vis serve`): key lookup, next position and insert must be one critical section. SQLite:
+      // IMMEDIATE takes the write lock up front (a deferred one could not upgrade and would fail
+      // with SQLITE_BUSY); PostgreSQL: the session's row lock.
       if (this.ctx.dialect === 'postgres')
         this.ctx.sql.get('SELECT 1 FROM sessions WHERE id = ? FOR NO KEY UPDATE').get(v.sessionId)
       if (v.idempotencyKey !== undefined) {
@@ -132,7 +134,7 @@ export class BlocksRepo {
       }
       if (v.idempotencyKey !== undefined) this.idempotency.record(v.sessionId, v.idempotencyKey, id)
       return id
-    })()
+    }).immediate()
     return typeof outcome === 'string' ? { block: this.require(outcome), replayed: false } : outcome
   }
 

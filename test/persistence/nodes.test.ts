@@ -77,22 +77,27 @@ for (const backend of BACKENDS) {
       }
     })
 
-    test('one idempotency key sent to three nodes at once starts one block', {
+    test('idempotency keys sent to three nodes at once start one block each', {
       timeout: 120_000,
     }, async () => {
       const place = seeded(backend, ['ses_retry'])
+      const keys = 10
       const results = (await race(
         place,
-        [1, 2, 3].map(() => ['start', 'ses_retry', 'retry-1']),
-      )) as { blockId: string; replayed: boolean }[]
-      const ids = new Set(results.map((r) => r.blockId))
-      assert.equal(ids.size, 1, JSON.stringify(results))
-      assert.equal(results.filter((r) => !r.replayed).length, 1)
+        [1, 2, 3].map(() => ['start', 'ses_retry', String(keys)]),
+      )) as { blockId: string; replayed: boolean }[][]
+      for (let k = 0; k < keys; k++) {
+        const outcomes = results.map((r) => r[k]!)
+        assert.equal(new Set(outcomes.map((o) => o.blockId)).size, 1, `key-${k}: ${JSON.stringify(outcomes)}`)
+        assert.equal(outcomes.filter((o) => !o.replayed).length, 1, `key-${k}`)
+      }
       const store = new Store(place)
       try {
+        const blocks = store.blocks.listBySession('ses_retry')
+        assert.equal(blocks.length, keys)
         assert.deepEqual(
-          store.blocks.listBySession('ses_retry').map((b) => b.id),
-          [...ids],
+          blocks.map((b) => b.position),
+          blocks.map((_, i) => i + 1),
         )
       } finally {
         store.close()
