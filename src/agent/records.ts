@@ -177,7 +177,9 @@ export class AgentRecords {
 
   // Agent turns (those with a model) a stopped host left open, and approvals it left pending:
   // nobody runs or answers them any more. Turns opened through the block API are not touched.
+  // Per-home semantics: on PostgreSQL the open turns may be other live nodes', so nothing is closed.
   abandonLeftovers(): number {
+    if (this.store.dialect === 'postgres') return 0
     const usage = JSON.stringify({ input: 0, output: 0, reasoning: 0, cached: 0, cost_usd: null })
     const error = JSON.stringify({
       code: 'turn.abandoned',

@@ -79,14 +79,16 @@ export class DraftsRepo {
   }
 
   list(sessionId: string): DraftRecord[] {
-    return this.db
-      // Creation order: SQLite's rowid breaks ties within a millisecond; PostgreSQL has no rowid and
-      // ids are random, so there the tie-break is the id (one active draft per session keeps ties rare).
-      .prepare(
-        `SELECT * FROM drafts WHERE session_id = ? ORDER BY created_at, ${dialectOf(this.db) === 'postgres' ? 'id' : 'rowid'}`,
-      )
-      .all(sessionId)
-      .map((r) => DraftRecordSchema.parse(r))
+    return (
+      this.db
+        // Creation order: SQLite's rowid breaks ties within a millisecond; PostgreSQL has no rowid and
+        // ids are random, so there the tie-break is the id (one active draft per session keeps ties rare).
+        .prepare(
+          `SELECT * FROM drafts WHERE session_id = ? ORDER BY created_at, ${dialectOf(this.db) === 'postgres' ? 'id' : 'rowid'}`,
+        )
+        .all(sessionId)
+        .map((r) => DraftRecordSchema.parse(r))
+    )
   }
 
   end(id: string, status: 'applied' | 'abandoned', reason: string | null): DraftRecord {

@@ -48,6 +48,8 @@ import { reopenWorker, startWorker, type WorkerDeps } from './worker-start.js'
 
 export type EngineOptions = {
   home?: string
+  // postgres://... stores sessions in PostgreSQL (default: VIS_DATABASE_URL; none: SQLite in home).
+  databaseUrl?: string
   python?: string
   pool?: { size: number }
   // Where the HTTP API listens, when one does; reported by health().
@@ -70,9 +72,6 @@ export type EngineOptions = {
   sourcePaths?: string[]
   // MCP servers whose tools every session gets (default: "servers" of the home's mcp.json).
   mcpServers?: McpServersInput
-  // Close blocks left running by a dead host at start (default true). A cluster node sharing
-  // the store with others must not: those blocks may be running on a live node (src/cluster).
-  abandonAtStart?: boolean
 }
 
 export type SubmittedBlock = {
@@ -158,7 +157,9 @@ export class Engine {
       requireSession: (id) => this.requireSession(id),
       onEvent: (live, ev) => onRuntimeEvent(bridge, live, ev),
     }
-    this.abandonedAtStart = options.abandonAtStart === false ? 0 : this.abandonLeftovers()
+    // On PostgreSQL other nodes' blocks are running right now: a node closes only what it takes
+    // over from a dead one (leases, store.blocks.abandonRunningIn), never everything at start.
+    this.abandonedAtStart = store.dialect === 'postgres' ? 0 : this.abandonLeftovers()
   }
 
   // Blocks still "running" in the store belong to a host process that died: no worker will
@@ -703,6 +704,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
       home: options.home,
       durability: options.durability,
       eventRetention: options.eventRetention,
+      databaseUrl: options.databaseUrl,
     })
   } catch (err) {
     unlock()

@@ -41,13 +41,7 @@ export async function startServer(options: ServerOptions = {}): Promise<VisServe
   requireTokenFor(host, token)
   const owned = options.engine === undefined
   const engine =
-    options.engine ??
-    (await createEngine({
-      ...options,
-      bindAddress: `${hostInUrl(host)}:${port}`,
-      // Other nodes' blocks are theirs: a cluster node closes them only by taking a session over.
-      ...(options.cluster ? { abandonAtStart: false } : {}),
-    }))
+    options.engine ?? (await createEngine({ ...options, bindAddress: `${hostInUrl(host)}:${port}` }))
   let cluster: ReturnType<typeof startCluster> | undefined
   try {
     cluster = options.cluster ? startCluster(engine, options.cluster) : undefined

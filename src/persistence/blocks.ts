@@ -102,9 +102,12 @@ export class BlocksRepo {
     const v = parseInput(StartBlockInputSchema, input, 'blocks.start')
     const id = v.id ?? newId('blk')
     const outcome = this.ctx.db.transaction((): StartedBlock | string => {
-      // On PostgreSQL several nodes may write one session: the session's row lock serialises
-      // their starts (key lookup, next position, insert), as SQLite's write lock does here.
-      if (this.ctx.dialect === 'postgres') this.ctx.sql.get('SELECT 1 FROM sessions WHERE id = ? FOR NO KEY UPDATE').get(v.sessionId)
+      // Several processes may start blocks in one session (nodes of a cluster; the CLI beside
+      // `vis serve`): key lookup, next position and insert must be one critical section. SQLite:
+      // IMMEDIATE takes the write lock up front (a deferred one could not upgrade and would fail
+      // with SQLITE_BUSY); PostgreSQL: the session's row lock.
+      if (this.ctx.dialect === 'postgres')
+        this.ctx.sql.get('SELECT 1 FROM sessions WHERE id = ? FOR NO KEY UPDATE').get(v.sessionId)
       if (v.idempotencyKey !== undefined) {
         const first = this.idempotency.lookup(v.sessionId, v.idempotencyKey)
         if (first !== undefined) return { block: this.require(first), replayed: true }
@@ -131,7 +134,7 @@ export class BlocksRepo {
       }
       if (v.idempotencyKey !== undefined) this.idempotency.record(v.sessionId, v.idempotencyKey, id)
       return id
-    })()
+    }).immediate()
     return typeof outcome === 'string' ? { block: this.require(outcome), replayed: false } : outcome
   }
 
@@ -181,6 +184,31 @@ export class BlocksRepo {
                  WHERE status = 'running'${sessionId === undefined ? '' : ' AND session_id = ?'}`
     const args = sessionId === undefined ? [error, now, now, now] : [error, now, now, now, sessionId]
     return this.ctx.sql.get(sql).run(...args).changes
+  }
+
+  // A cluster node taking over sessions whose owner died (issue 19): closes their running blocks
+  // with `code` and returns them as closed, so the caller can tell their watchers. One transaction.
+  abandonRunningIn(
+    sessionIds: readonly string[],
+    message = 'The node running this block stopped.',
+    code = 'block.abandoned',
+  ): Block[] {
+    const error = encodeJson({ code, message })
+    return this.ctx.db.transaction(() => {
+      const closed: Block[] = []
+      for (const sessionId of sessionIds) {
+        const now = this.ctx.now()
+        const ids = this.ctx.sql
+          .pluck(
+            `UPDATE blocks SET status = 'done', error = ?, finished_at = ?,
+               duration_ms = CASE WHEN ? > created_at THEN ? - created_at ELSE 0 END
+             WHERE status = 'running' AND session_id = ? RETURNING id`,
+          )
+          .all(error, now, now, now, sessionId) as string[]
+        for (const id of ids) closed.push(this.require(id))
+      }
+      return closed
+    })()
   }
 
   get(id: string): Block | undefined {

@@ -17,7 +17,11 @@ export const NodeSchema = z.object({
 })
 export type NodeRef = z.infer<typeof NodeSchema>
 
-const TtlSchema = z.number().int().min(1).max(24 * 3600 * 1000)
+const TtlSchema = z
+  .number()
+  .int()
+  .min(1)
+  .max(24 * 3600 * 1000)
 
 const LeaseRowSchema = z.object({
   session_id: z.string(),
@@ -113,8 +117,9 @@ export class LeasesRepo {
   // Gives the lease up (a closed or moved session); only the holder can. True when it held it.
   release(sessionId: string, nodeId: string): boolean {
     return (
-      this.ctx.sql.get('DELETE FROM session_leases WHERE session_id = ? AND node_id = ?').run(sessionId, nodeId)
-        .changes > 0
+      this.ctx.sql
+        .get('DELETE FROM session_leases WHERE session_id = ? AND node_id = ?')
+        .run(sessionId, nodeId).changes > 0
     )
   }
 

@@ -3,14 +3,14 @@ import { AttachmentsRepo } from './attachments.js'
 import { BlobStore } from './blob-store.js'
 import { BlocksRepo } from './blocks.js'
 import { type Durability, databasePath, openDatabase } from './database.js'
-import { databaseUrlOf, openPostgres, postgresIntegrity } from './postgres/open.js'
 import { DefsRepo } from './defs.js'
 import { EventsRepo } from './events.js'
 import { GroupCommit } from './group-commit.js'
 import { IdempotencyRepo } from './idempotency.js'
-import { LeasesRepo } from './leases.js'
 import { ExtensionKvRepo } from './kv.js'
+import { LeasesRepo } from './leases.js'
 import type { Migration } from './migrations.js'
+import { databaseUrlOf, openPostgres, postgresIntegrity } from './postgres/open.js'
 import { SessionsRepo } from './sessions.js'
 import { type Db, type Dialect, type RepoContext, type SqliteDb, Statements } from './statements.js'
 import { TurnsRepo } from './turns.js'
@@ -131,7 +131,9 @@ export class Store {
   // constraints itself; there a cheap check of what no constraint covers (postgres/open.ts).
   integrityCheck(): string[] {
     if (this.sqlite === undefined) return postgresIntegrity(this.db)
-    return (this.sqlite.pragma('integrity_check') as { integrity_check: string }[]).map((r) => r.integrity_check)
+    return (this.sqlite.pragma('integrity_check') as { integrity_check: string }[]).map(
+      (r) => r.integrity_check,
+    )
   }
 
   close(): void {

@@ -5,7 +5,7 @@
 // fresh database per call to freshDatabaseUrl(). Synchronous on purpose: the stores under test
 // are synchronous, so tests stay plain functions.
 import { execFileSync, spawnSync } from 'node:child_process'
-import { chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PgDatabase } from '../../src/persistence/postgres/database.js'
@@ -36,7 +36,10 @@ function uidGid(user: string): { uid: number; gid: number } {
 function freePort(): number {
   const r = spawnSync(
     process.execPath,
-    ['-e', "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"],
+    [
+      '-e',
+      "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})",
+    ],
     { encoding: 'utf8' },
   )
   const port = Number(r.stdout.trim())
@@ -84,10 +87,19 @@ export function postgresServer(): PgServer {
       if (attempt >= 3) throw err
     }
   }
-  process.on('exit', () => {
+  const stop = () => {
     spawnSync('runuser', ['-u', 'postgres', '--', join(bin, 'pg_ctl'), '-D', data, '-m', 'immediate', 'stop'])
     rmSync(dir, { recursive: true, force: true })
-  })
+  }
+  process.on('exit', stop)
+  // 'exit' does not run when a signal ends the process (the test runner's timeout, ^C): stop the
+  // server then too, or it outlives the test.
+  for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
+    process.once(sig, () => {
+      stop()
+      process.kill(process.pid, sig)
+    })
+  }
   server = { port, dir, url: (database) => `postgres://vis@127.0.0.1:${port}/${database}` }
   return server
 }

@@ -108,7 +108,7 @@ test('a block without a turn or iteration writes no entry to their indexes, and 
 
 test('lazily writes without the per-commit fsync and restores full durability after, even when fn throws', () => {
   const store = openTempStore()
-  const level = () => store.db.pragma('synchronous', { simple: true })
+  const level = () => store.sqlite!.pragma('synchronous', { simple: true })
   assert.equal(level(), 2)
   assert.equal(
     store.lazily(() => level()),

@@ -26,9 +26,9 @@ test('a fresh home gets vis.db at the newest schema with WAL, FULL sync, foreign
   try {
     assert.equal(store.path, join(home, 'vis.db'))
     assert.ok(existsSync(store.path))
-    assert.equal(schemaVersion(store.db), latestVersion())
+    assert.equal(schemaVersion(store.sqlite!), latestVersion())
     assert.equal(latestVersion(), MIGRATIONS.at(-1)!.version)
-    assert.deepEqual(tables(store.db), [
+    assert.deepEqual(tables(store.sqlite!), [
       'approvals',
       'attachments',
       'blocks',
@@ -36,23 +36,25 @@ test('a fresh home gets vis.db at the newest schema with WAL, FULL sync, foreign
       'extension_kv',
       'idempotency_keys',
       'iterations',
+      'nodes',
       'session_defs',
       'session_events',
+      'session_leases',
       'sessions',
       'tool_calls',
       'turns',
     ])
-    assert.equal(store.db.pragma('journal_mode', { simple: true }), 'wal')
-    assert.equal(store.db.pragma('synchronous', { simple: true }), 2) // FULL
-    assert.equal(store.db.pragma('foreign_keys', { simple: true }), 1)
-    assert.equal(store.db.pragma('busy_timeout', { simple: true }), 5000)
+    assert.equal(store.sqlite!.pragma('journal_mode', { simple: true }), 'wal')
+    assert.equal(store.sqlite!.pragma('synchronous', { simple: true }), 2) // FULL
+    assert.equal(store.sqlite!.pragma('foreign_keys', { simple: true }), 1)
+    assert.equal(store.sqlite!.pragma('busy_timeout', { simple: true }), 5000)
   } finally {
     store.close()
   }
   // Reopening an up-to-date database changes nothing.
   const again = new Store({ durability: 'normal' })
-  assert.equal(schemaVersion(again.db), latestVersion())
-  assert.equal(again.db.pragma('synchronous', { simple: true }), 1) // NORMAL on request
+  assert.equal(schemaVersion(again.sqlite!), latestVersion())
+  assert.equal(again.sqlite!.pragma('synchronous', { simple: true }), 1) // NORMAL on request
   again.close()
 })
 
@@ -71,7 +73,7 @@ test('a database left at an older version is migrated on open and keeps its rows
 
   const store = new Store({ home })
   try {
-    assert.equal(schemaVersion(store.db), latestVersion())
+    assert.equal(schemaVersion(store.sqlite!), latestVersion())
     const s = store.sessions.require('s-old')
     assert.equal(s.title, 'kept')
     assert.deepEqual(s.policy, { a: 1 })

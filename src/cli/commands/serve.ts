@@ -12,8 +12,8 @@ const usage = `Usage: vis serve [--host ${DEFAULT_HOST}] [--port ${DEFAULT_PORT}
                  [--node-id ID --advertise URL [--lease-ms N]]
 
 Serve the HTTP API and the session page: sessions, blocks, live events (SSE), attachments,
-doctor, metrics. State lives in SQLite under the vis home (VIS_HOME or ~/.vis); sessions survive
-a restart.
+doctor, metrics. State lives in SQLite under the vis home (VIS_HOME or ~/.vis), or in PostgreSQL
+when VIS_DATABASE_URL=postgres://user@host:port/db is set; sessions survive a restart.
 
 Like Jupyter, every request needs a token: VIS_TOKEN when set, otherwise a random one made at
 start. The printed URL carries it; opening it in a browser keeps it in a cookie for the page.

@@ -120,7 +120,9 @@ export class PgDatabase implements Db {
     } catch (err) {
       this.depth = level
       try {
-        this.exec(level === 0 ? 'ROLLBACK' : `ROLLBACK TO SAVEPOINT ${savepoint}; RELEASE SAVEPOINT ${savepoint}`)
+        this.exec(
+          level === 0 ? 'ROLLBACK' : `ROLLBACK TO SAVEPOINT ${savepoint}; RELEASE SAVEPOINT ${savepoint}`,
+        )
       } catch {
         // The connection is gone (the rollback happens server-side) or already aborted: the
         // original error is the one to report.

@@ -27,7 +27,10 @@ export type OpenPostgresOptions = {
 }
 
 export function openPostgres(url: string, options: OpenPostgresOptions = {}): PgDatabase {
-  const db = new PgDatabase(url, options.queryTimeoutMs === undefined ? {} : { timeoutMs: options.queryTimeoutMs })
+  const db = new PgDatabase(
+    url,
+    options.queryTimeoutMs === undefined ? {} : { timeoutMs: options.queryTimeoutMs },
+  )
   try {
     // A commit must be on the server's disk before it returns: that is what lets Store.synced()
     // resolve at once here. Set per connection so a server default of `off` cannot weaken it.

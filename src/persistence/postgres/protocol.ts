@@ -23,9 +23,7 @@ export type PgFailure = {
   lost?: boolean
 }
 
-export type Reply =
-  | { ok: true; rows: unknown[]; rowCount: number }
-  | { ok: false; error: PgFailure }
+export type Reply = { ok: true; rows: unknown[]; rowCount: number } | { ok: false; error: PgFailure }
 
 export type WorkerData = {
   url: string

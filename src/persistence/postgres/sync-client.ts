@@ -64,7 +64,12 @@ export class SyncPgClient {
     this.signal = new Int32Array(shared)
     const { port1, port2 } = new MessageChannel()
     this.port = port1
-    const data: WorkerData = { url, port: port2, signal: shared, applicationName: `vis-runtime pid ${process.pid}` }
+    const data: WorkerData = {
+      url,
+      port: port2,
+      signal: shared,
+      applicationName: `vis-runtime pid ${process.pid}`,
+    }
     this.worker = startWorker(data, [port2])
     // Neither keeps the process alive: a host that forgets close() still exits.
     this.worker.unref()
@@ -135,11 +140,15 @@ export function firstLine(sql: string): string {
 // constraint.ts) can tell a unique violation (23505) from a foreign key (23503) or a CHECK (23514).
 function queryError(f: PgFailure, req: Request): VisError {
   const sql = req.op === 'close' ? 'close' : firstLine(req.sql)
-  return new VisError('db.query-failed', `PostgreSQL refused \`${sql}\`: ${f.message} (SQLSTATE ${f.pgCode ?? '?'})`, {
-    op: 'query',
-    sql,
-    pgCode: f.pgCode,
-    ...(f.constraint ? { constraint: f.constraint } : {}),
-    ...(f.detail ? { detail: f.detail } : {}),
-  })
+  return new VisError(
+    'db.query-failed',
+    `PostgreSQL refused \`${sql}\`: ${f.message} (SQLSTATE ${f.pgCode ?? '?'})`,
+    {
+      op: 'query',
+      sql,
+      pgCode: f.pgCode,
+      ...(f.constraint ? { constraint: f.constraint } : {}),
+      ...(f.detail ? { detail: f.detail } : {}),
+    },
+  )
 }

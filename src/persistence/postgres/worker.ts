@@ -49,7 +49,9 @@ function failure(err: unknown): PgFailure {
 
 // Structured clone turns a Buffer into a plain Uint8Array; pg sends only Buffers as bytea.
 function param(v: unknown): unknown {
-  return v instanceof Uint8Array && !Buffer.isBuffer(v) ? Buffer.from(v.buffer, v.byteOffset, v.byteLength) : v
+  return v instanceof Uint8Array && !Buffer.isBuffer(v)
+    ? Buffer.from(v.buffer, v.byteOffset, v.byteLength)
+    : v
 }
 
 const connected = client.connect().then(
