@@ -1,13 +1,11 @@
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { freePort } from '../helpers/nginx.js'
-import { python, waitFor } from '../http/helpers.js'
+import { python, spawnServe } from '../http/helpers.js'
 
 // Real `vis serve` nodes from source, one process each, sharing a PostgreSQL database.
-
-const vis = join(import.meta.dirname, '..', 'http', 'fixtures', 'vis.ts')
 
 export const TOKEN = 'cluster-test-token-0123456789abcdef'
 export const auth = { authorization: `Bearer ${TOKEN}` }
@@ -46,38 +44,27 @@ export async function startNode(spec: NodeSpec): Promise<VisNode> {
   const port = spec.port ?? (await freePort())
   const home = spec.home ?? mkdtempSync(join(tmpdir(), `vis-cluster-${spec.id}-`))
   const url = `http://127.0.0.1:${port}`
-  const args = ['serve', '--port', String(port), '--pool', '1', '--node-id', spec.id, '--advertise', url]
+  const args = ['--port', String(port), '--pool', '1', '--node-id', spec.id, '--advertise', url]
   args.push('--lease-ms', String(spec.leaseMs))
   if (spec.allowHost) args.push('--allow-host', spec.allowHost)
   if (python) args.push('--python', python)
-  const child = spawn(process.execPath, ['--import', 'tsx', vis, ...args], {
-    env: {
-      ...process.env,
-      VIS_HOME: home,
-      VIS_TOKEN: TOKEN,
-      VIS_DATABASE_URL: spec.databaseUrl,
-      ...(python ? { VIS_PYTHON_VERSION: python } : {}),
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  // spawnServe passes `--port 0` first; ours comes later and wins (the advertised URL needs it).
+  const { child, out, err } = await spawnServe(args, {
+    ...process.env,
+    VIS_HOME: home,
+    VIS_TOKEN: TOKEN,
+    VIS_DATABASE_URL: spec.databaseUrl,
+    ...(python ? { VIS_PYTHON_VERSION: python } : {}),
   })
-  let out = ''
-  let err = ''
-  child.stdout!.on('data', (d) => {
-    out += d
-  })
-  child.stderr!.on('data', (d) => {
-    err += d
-  })
-  await waitFor(() => /try: curl/.test(out) || child.exitCode !== null, 90_000, `node ${spec.id} to start`)
-  if (child.exitCode !== null) throw new Error(`node ${spec.id} exited (${child.exitCode}): ${err}`)
+  if (child.exitCode !== null) throw new Error(`node ${spec.id} exited (${child.exitCode}): ${err()}`)
   return {
     id: spec.id,
     port,
     url,
     home,
     child,
-    out: () => out,
-    err: () => err,
+    out,
+    err,
     async kill() {
       child.kill('SIGKILL')
       await exited(child)

@@ -29,32 +29,16 @@ describe('vis cluster nginx-config', () => {
   })
 
   it('the CLI prints it, and refuses bad flags naming each one', () => {
-    const ok = spawnSync(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        vis,
-        'cluster',
-        'nginx-config',
-        '--listen',
-        '127.0.0.1:8080',
-        '--node',
-        '127.0.0.1:7001',
-      ],
-      { encoding: 'utf8' },
-    )
+    const nginxConfigCli = (...args: string[]) =>
+      spawnSync(process.execPath, ['--import', 'tsx', vis, 'cluster', 'nginx-config', ...args], {
+        encoding: 'utf8',
+      })
+    const ok = nginxConfigCli('--listen', '127.0.0.1:8080', '--node', '127.0.0.1:7001')
     assert.equal(ok.status, 0, ok.stderr)
     assert.match(ok.stdout, /upstream vis_nodes \{/)
     assert.match(ok.stdout, /listen 127\.0\.0\.1:8080;/)
-    const bad = spawnSync(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        vis,
-        'cluster',
-        'nginx-config',
+    const bad = nginxConfigCli(
+      ...[
         '--listen',
         '8080',
         '--node',
@@ -66,7 +50,6 @@ describe('vis cluster nginx-config', () => {
         '--server-name',
         'bad name',
       ],
-      { encoding: 'utf8' },
     )
     assert.equal(bad.status, 1)
     assert.equal(bad.stdout, '')
@@ -75,13 +58,7 @@ describe('vis cluster nginx-config', () => {
     assert.match(bad.stderr, /--node: "b:70000" is not host:port/)
     assert.match(bad.stderr, /--server-name: /)
     assert.match(bad.stderr, /\[cli\.bad-option\]/)
-    const none = spawnSync(
-      process.execPath,
-      ['--import', 'tsx', vis, 'cluster', 'nginx-config', '--listen', '127.0.0.1:1'],
-      {
-        encoding: 'utf8',
-      },
-    )
+    const none = nginxConfigCli('--listen', '127.0.0.1:1')
     assert.equal(none.status, 1)
     assert.match(none.stderr, /at least one --node host:port is needed/)
   })
