@@ -39,8 +39,10 @@ export function clusterMiddleware(node: ClusterNode): MiddlewareHandler {
       return
     }
     const sessionId = decodeURIComponent(m[1]!)
-    // An unknown session is the route's 404; no lease is made for it.
-    if (!engine.store.sessions.get(sessionId)) return next()
+    // An unknown session is the route's 404; a closed one has no worker anywhere, and its
+    // history reads the same from every node: no lease for either.
+    const row = engine.store.sessions.get(sessionId)
+    if (!row || row.closedAt !== null) return next()
     const forwardedBy = c.req.header(FORWARDED_BY)
     const body = ['GET', 'HEAD'].includes(c.req.method) ? undefined : Buffer.from(await c.req.arrayBuffer())
     // Past this, the owner is neither answering nor letting its lease run out: something is wrong

@@ -57,7 +57,7 @@ function watch(sessionId: string) {
 
 const call = () => client(base, auth)
 
-test('30 sessions through nginx survive the loss of a node', { timeout: 170_000 }, async () => {
+test('30 sessions through nginx survive the loss of a node', { timeout: 170_000 }, async (t) => {
   const c = call()
   // ---- 30 sessions, each with a function, a literal and a plain value no snapshot can hold.
   const sessions: { id: string; owner: string; i: number }[] = []

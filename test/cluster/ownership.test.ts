@@ -3,6 +3,7 @@
 // session is taken over once its lease expires, and the owner, thawed, gives its worker up.
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import { PgDatabase } from '../../src/persistence/postgres/database.js'
 import { freshDatabaseUrl } from '../helpers/postgres.js'
 import { client, openEvents, waitFor } from '../http/helpers.js'
 import { auth, startNode, stopAll, type VisNode } from './helpers.js'
@@ -114,6 +115,30 @@ describe('cluster ownership', () => {
     // The retried submission made one block, whatever reached the frozen node.
     const detail = await client(n2.url, auth)('GET', `/v1/sessions/${sid}`)
     assert.equal(detail.body.blocks.filter((b: { code: string }) => b.code === 'f() + 1').length, 1)
+  })
+
+  it('closing through the other node closes on the owner and drops the lease; any node reads it then', async () => {
+    const closed = await client(n1.url, auth)('DELETE', `/v1/sessions/${sid}`)
+    assert.equal(closed.status, 200, closed.text)
+    assert.equal(closed.body.state, 'closed')
+    assert.equal(closed.headers.get('x-vis-owner'), 'n2')
+    const db = new PgDatabase(databaseUrl)
+    try {
+      const row = db.prepare('SELECT count(*) AS n FROM session_leases WHERE session_id = ?').get(sid) as {
+        n: unknown
+      }
+      assert.equal(Number(row.n), 0)
+    } finally {
+      db.close()
+    }
+    await waitFor(async () => (await liveWorkers(n2)) === 0, 30_000, "n2 to stop the closed session's worker")
+    const read = await client(n1.url, auth)('GET', `/v1/sessions/${sid}`)
+    assert.equal(read.status, 200)
+    assert.equal(read.body.state, 'closed')
+    assert.equal(read.headers.get('x-vis-owner'), null, 'served where it landed')
+    const refused = await client(n1.url, auth)('POST', `/v1/sessions/${sid}/blocks`, { code: '1' })
+    assert.equal(refused.status, 409)
+    assert.equal(refused.body.error.code, 'session.closed')
   })
 
   it('cluster mode refuses a node without PostgreSQL', async () => {
