@@ -137,8 +137,8 @@ test('30 sessions through nginx survive the loss of a node', { timeout: 170_000 
   assert.deepEqual(first.body.survived, null, 'the report is on the lost block, not this one')
   assert.notEqual(first.headers.get('x-vis-owner'), victim.id)
   ack(running.id, first.body.id)
-  console.log(
-    `# failover: ${Math.round(failoverMs)} ms from SIGKILL to the first block of an affected session`,
+  t.diagnostic(
+    `failover: ${Math.round(failoverMs)} ms from SIGKILL to the first block of an affected session`,
   )
 
   // The block that was running on the victim ended lost, with what it had printed.
