@@ -101,40 +101,42 @@ export class BlocksRepo {
   start(input: StartBlockInput): StartedBlock {
     const v = parseInput(StartBlockInputSchema, input, 'blocks.start')
     const id = v.id ?? newId('blk')
-    const outcome = this.ctx.db.transaction((): StartedBlock | string => {
-      // Several processes may start blocks in one session (nodes of a cluster; the CLI beside
-      // `vis serve`): key lookup, next position and insert must be one critical section. SQLite:
-      // IMMEDIATE takes the write lock up front (a deferred one could not upgrade and would fail
-      // with SQLITE_BUSY); PostgreSQL: the session's row lock.
-      if (this.ctx.dialect === 'postgres')
-        this.ctx.sql.get('SELECT 1 FROM sessions WHERE id = ? FOR NO KEY UPDATE').get(v.sessionId)
-      if (v.idempotencyKey !== undefined) {
-        const first = this.idempotency.lookup(v.sessionId, v.idempotencyKey)
-        if (first !== undefined) return { block: this.require(first), replayed: true }
-      }
-      this.checkParents(v.sessionId, v.turnId ?? null, v.iterationId ?? null)
-      const position = this.ctx.sql
-        .pluck('SELECT coalesce(max(position), 0) + 1 FROM blocks WHERE session_id = ?')
-        .get(v.sessionId) as number
-      try {
-        this.ctx.sql
-          .get(
-            `INSERT INTO blocks (id, session_id, turn_id, iteration_id, position, code, created_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?)`,
-          )
-          .run(id, v.sessionId, v.turnId ?? null, v.iterationId ?? null, position, v.code, this.ctx.now())
-      } catch (err) {
-        if (constraintViolation(err) === 'primary-key') {
-          throw new VisError('db.block-exists', `A block with id ${id} already exists.`, {
-            sessionId: v.sessionId,
-            blockId: id,
-          })
+    const outcome = this.ctx.db
+      .transaction((): StartedBlock | string => {
+        // Several processes may start blocks in one session (nodes of a cluster; the CLI beside
+        // `vis serve`): key lookup, next position and insert must be one critical section. SQLite:
+        // IMMEDIATE takes the write lock up front (a deferred one could not upgrade and would fail
+        // with SQLITE_BUSY); PostgreSQL: the session's row lock.
+        if (this.ctx.dialect === 'postgres')
+          this.ctx.sql.get('SELECT 1 FROM sessions WHERE id = ? FOR NO KEY UPDATE').get(v.sessionId)
+        if (v.idempotencyKey !== undefined) {
+          const first = this.idempotency.lookup(v.sessionId, v.idempotencyKey)
+          if (first !== undefined) return { block: this.require(first), replayed: true }
         }
-        throw err
-      }
-      if (v.idempotencyKey !== undefined) this.idempotency.record(v.sessionId, v.idempotencyKey, id)
-      return id
-    }).immediate()
+        this.checkParents(v.sessionId, v.turnId ?? null, v.iterationId ?? null)
+        const position = this.ctx.sql
+          .pluck('SELECT coalesce(max(position), 0) + 1 FROM blocks WHERE session_id = ?')
+          .get(v.sessionId) as number
+        try {
+          this.ctx.sql
+            .get(
+              `INSERT INTO blocks (id, session_id, turn_id, iteration_id, position, code, created_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?)`,
+            )
+            .run(id, v.sessionId, v.turnId ?? null, v.iterationId ?? null, position, v.code, this.ctx.now())
+        } catch (err) {
+          if (constraintViolation(err) === 'primary-key') {
+            throw new VisError('db.block-exists', `A block with id ${id} already exists.`, {
+              sessionId: v.sessionId,
+              blockId: id,
+            })
+          }
+          throw err
+        }
+        if (v.idempotencyKey !== undefined) this.idempotency.record(v.sessionId, v.idempotencyKey, id)
+        return id
+      })
+      .immediate()
     return typeof outcome === 'string' ? { block: this.require(outcome), replayed: false } : outcome
   }
 

@@ -131,3 +131,34 @@ test('attachments are validated at the boundary', () => {
   ])
   assert.equal(store.attachments.read(added!.id).data.toString(), 'hi')
 })
+
+// On PostgreSQL the file store (per vis home) is not shared by a cluster's nodes, so every
+// attachment stays inline in bytea, whatever inlineFloorBytes says; reads are the same bytes.
+test('on PostgreSQL every attachment stays inline, big non-images too, and reads back whole', () => {
+  const big = bytes(FLOOR * 64, 4)
+  const store = openTempStore({ inlineFloorBytes: FLOOR }, 'postgres')
+  const s = store.sessions.create()
+  const { block } = store.blocks.start({ sessionId: s.id, code: 'save()' })
+  store.blocks.finish(block.id, {
+    durationMs: 5,
+    attachments: [
+      { mediaType: 'application/octet-stream', name: 'big.bin', data: big },
+      { mediaType: 'text/plain', data: Buffer.from('') },
+    ],
+  })
+  const list = store.attachments.listByBlock(block.id)
+  assert.deepEqual(
+    list.map((a) => [a.name, a.storage, a.size, a.storageUri]),
+    [
+      ['big.bin', 'inline', big.length, null],
+      [null, 'inline', 0, null],
+    ],
+  )
+  assert.equal(existsSync(join(store.home, 'blobs')), false)
+  const got = store.attachments.read(list[0]!.id)
+  assert.ok(Buffer.isBuffer(got.data))
+  assert.deepEqual(got.data, big)
+  assert.equal(got.attachment.sha256, sha(big))
+  assert.deepEqual(store.attachments.read(list[1]!.id).data, Buffer.alloc(0))
+  assert.equal(store.attachments.collectGarbage(0), 0)
+})

@@ -2,45 +2,10 @@
 // real race, not just in sequence. Each node is a child process (fixtures/node-race.ts); all of
 // them are released together once every one has loaded.
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
-import { once } from 'node:events'
-import { join } from 'node:path'
-import { createInterface } from 'node:readline'
 import { describe, test } from 'node:test'
 import { Store } from '../../src/persistence/index.js'
 import { BACKENDS, type Backend, tempPlace } from './helpers.js'
-
-const NODE = join(import.meta.dirname, 'fixtures', 'node-race.ts')
-
-type Place = { home: string; databaseUrl: string }
-
-async function race(place: Place, args: string[][]): Promise<unknown[]> {
-  const children = args.map((a) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', NODE, ...a], {
-      env: { ...process.env, VIS_HOME: place.home, VIS_DATABASE_URL: place.databaseUrl },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    })
-    let stderr = ''
-    child.stderr.on('data', (d) => {
-      stderr += d
-    })
-    const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]()
-    return { child, lines, stderr: () => stderr, exited: once(child, 'exit') }
-  })
-  for (const c of children) {
-    const first = await c.lines.next()
-    assert.equal(first.value, 'ready', c.stderr())
-  }
-  for (const c of children) c.child.stdin.end('go\n')
-  const results: unknown[] = []
-  for (const c of children) {
-    const line = await c.lines.next()
-    const [code] = await c.exited
-    assert.equal(code, 0, c.stderr())
-    results.push(JSON.parse(String(line.value)))
-  }
-  return results
-}
+import { type Place, race } from './race.js'
 
 function seeded(backend: Backend, sessions: string[]): Place {
   const place = tempPlace(backend)

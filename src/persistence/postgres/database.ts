@@ -7,7 +7,8 @@ import { toPostgresPlaceholders } from './translate.js'
 // bytea arrives from the worker as a plain Uint8Array (structured clone drops Buffer's class);
 // the repositories expect Buffers as from better-sqlite3.
 function buffers(row: unknown): unknown {
-  if (row === null || typeof row !== 'object') return row instanceof Uint8Array ? asBuffer(row) : row
+  if (row instanceof Uint8Array) return Buffer.isBuffer(row) ? row : asBuffer(row)
+  if (row === null || typeof row !== 'object') return row
   const r = row as Record<string, unknown>
   for (const k in r) {
     const v = r[k]

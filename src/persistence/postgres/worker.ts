@@ -43,7 +43,16 @@ function failure(err: unknown): PgFailure {
   if (typeof e.code === 'string') f.pgCode = e.code
   if (typeof e.constraint === 'string') f.constraint = e.constraint
   if (typeof e.detail === 'string') f.detail = e.detail
-  if (lost) f.lost = true
+  // The server ended this session (57P01 admin shutdown, 57P02 crash, class 08 connection
+  // exceptions) or the socket died (no SQLSTATE at all): nothing more can run on this client.
+  const gone =
+    lost !== undefined ||
+    /^(08|57P0)/.test(e.code ?? '') ||
+    (e.code === undefined && /Connection terminated|ECONNRESET|EPIPE|not queryable/i.test(f.message))
+  if (gone) {
+    f.lost = true
+    lost ??= f
+  }
   return f
 }
 
