@@ -103,6 +103,7 @@ export async function runTurn(t: TurnRun): Promise<TurnEnd> {
         toolCalls: calls,
         usage: cost,
         stop: reply.stop,
+        reasoning: reply.reasoning ?? null,
       })
       t.emit('model.reply', {
         iteration_id: iter.id,
@@ -129,11 +130,16 @@ export async function runTurn(t: TurnRun): Promise<TurnEnd> {
           }
           continue
         }
-        t.history.push({ role: 'assistant', text: reply.text, toolCalls: [] })
+        t.history.push({ role: 'assistant', text: reply.text, toolCalls: [], ...reasoningOf(reply) })
         return { status: 'done', answer: reply.text, error: null, usage }
       }
       empties = 0
-      t.history.push({ role: 'assistant', text: reply.text, toolCalls: t.toolCalling ? calls : [] })
+      t.history.push({
+        role: 'assistant',
+        text: reply.text,
+        toolCalls: t.toolCalling ? calls : [],
+        ...reasoningOf(reply),
+      })
       await runCalls(t, calls, iter.id)
     }
   } catch (err) {
@@ -156,6 +162,9 @@ const fail = (usage: Usage, code: string, message: string): TurnEnd => ({
   error: { code, message },
   usage,
 })
+
+// The reply's reasoning rides with it in the history, so the next request sends it back.
+const reasoningOf = (reply: ModelReply) => (reply.reasoning?.length ? { reasoning: reply.reasoning } : {})
 
 function callsOf(reply: ModelReply, toolCalling: boolean, position: number): ToolCall[] {
   if (toolCalling) return reply.toolCalls
