@@ -6,16 +6,9 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { loadConfineAddon } from '../../src/confinement/native.js'
-import { createEngine, type Engine } from '../../src/engine/index.js'
+import { createEngine } from '../../src/engine/index.js'
 import { isVisError } from '../../src/util/errors.js'
-import { newHome, newRepo, python, treeHash } from './helpers.js'
-
-const run = async (e: Engine, id: string, code: string) => {
-  const r = await e.runBlock(id, { code })
-  assert.equal(r.block.status, 'done')
-  assert.equal(r.block.error, null, JSON.stringify(r.block.error))
-  return r.block
-}
+import { newHome, newRepo, python, run, treeHash } from './helpers.js'
 
 const summary = (changes: { path: string; status: string; from?: string }[]) =>
   changes.map((c) => `${c.status} ${c.from ? `${c.from} -> ` : ''}${c.path}`)
