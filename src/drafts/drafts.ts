@@ -254,7 +254,7 @@ export class Drafts {
       if (conflicts.length > 0 && !o.theirs && !o.ours) {
         throw new VisError(
           'draft.conflict',
-          `these files changed in ${d.root} (or were deleted there) since draft "${d.label}" began: ${conflicts.join(', ')}. ` +
+          `these files changed in ${d.root} since draft "${d.label}" began, or may have been deleted there: ${conflicts.join(', ')}. ` +
             'Apply with theirs (keep the real files) or ours (the draft wins), or abandon the draft',
           { sessionId, op: 'draft.apply', path: conflicts[0], conflicts },
         )

@@ -49,7 +49,13 @@ test('a directory deleted and made again: the real files below it the draft did 
     assert.equal(b.stdout, "['a.py', 'new.py', 'same.txt', 'sub'] []\n")
     // It is the opaque-directory case: overlayfs marked the recreated directory.
     const upperPkg = join(home, 'drafts', st.draft!.id, 'upper', 'pkg')
-    assert.equal(loadConfineAddon()!.getXattr(upperPkg, 'user.overlay.opaque')?.toString(), 'y')
+    const addon = loadConfineAddon()!
+    assert.equal(addon.getXattr(upperPkg, 'user.overlay.opaque')?.toString(), 'y')
+    assert.equal(addon.getXattr(join(upperPkg, 'new.py'), 'user.overlay.opaque'), null)
+    assert.throws(
+      () => addon.getXattr(join(upperPkg, 'no-such-file'), 'user.overlay.opaque'),
+      (err: Error & { errno?: number }) => err.errno === 2 && /No such file/.test(err.message),
+    )
 
     const d = await e.draft(s.id).changes()
     assert.deepEqual(summary(d.changes), [
@@ -195,5 +201,31 @@ test('ours writes the draft version of a file the real root deleted; what the dr
     assert.deepEqual(r2.landed.sort(), ['a/b/c.txt', 'top.txt'])
   } finally {
     await e2.close()
+  }
+})
+
+test('a file the draft first wrote after the real directory changed cannot be told from a deletion: apply asks', async () => {
+  const home = newHome()
+  const root = newRepo()
+  const e = await createEngine({ home, python, pool: { size: 0 } })
+  try {
+    const s = await e.createSession({ roots: [root] })
+    await e.drafts.create(s.id, 'late')
+    await run(e, s.id, "open('early.txt', 'w').write('early\\n')")
+    // A person adds a file: the root directory's entries changed since the base.
+    writeFileSync(join(root, 'person.txt'), 'by hand\n')
+    await run(e, s.id, "open('late.txt', 'w').write('late\\n')")
+    // early.txt was seen missing while the root was unchanged: known new. late.txt was not.
+    await assert.rejects(e.drafts.apply(s.id), (err) => {
+      assert.ok(isVisError(err, 'draft.conflict'), String(err))
+      assert.deepEqual(err.context.conflicts, ['late.txt'])
+      return true
+    })
+    const r = await e.drafts.apply(s.id, { ours: true })
+    assert.deepEqual(r.landed.sort(), ['early.txt', 'late.txt'])
+    assert.equal(readFileSync(join(root, 'late.txt'), 'utf8'), 'late\n')
+    assert.equal(readFileSync(join(root, 'person.txt'), 'utf8'), 'by hand\n')
+  } finally {
+    await e.close()
   }
 })
