@@ -8,6 +8,7 @@ import { type ClientRequest, request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
+import { agentFor } from '../../src/agent/index.js'
 import type { VisServer } from '../../src/http/server.js'
 import { ProviderDouble, pyCall } from '../agent/double.js'
 import { type client, testServer, waitFor } from './helpers.js'
@@ -116,6 +117,54 @@ describe('clients that hang up', () => {
     client.hangUp()
     await waitFor(async () => (await turnsOf(id))[0]?.status === 'cancelled', 60_000, 'the turn to end')
     assert.equal(double.requests.length, asked + 1, 'no retry of the aborted request')
+  })
+
+  test('a sync turn whose client hangs up while it is queued ends cancelled when its time comes', async () => {
+    const id = await newSession()
+    // Should the queued turn reach the model before the server has seen the hang-up, that request
+    // stalls until the hang-up aborts it: either way the turn answers nothing.
+    double.script([{ calls: [pyCall(SLOW)] }], { fault: { kind: 'stall-before-first-byte' } })
+    const started = startedBlock(server, id)
+    const first = await call(
+      'POST',
+      `/v1/sessions/${id}/turns`,
+      { prompt: 'loop' },
+      { Prefer: 'respond-async' },
+    )
+    await waitFor(() => started() !== undefined, 60_000, 'the first turn to run its block')
+    // The turn's id, which a sync request only learns from its answer: from the agent itself.
+    const agent = agentFor(server.engine)
+    const startTurn = agent.startTurn.bind(agent)
+    let queuedId: string | undefined
+    agent.startTurn = async (...args) => {
+      const st = await startTurn(...args)
+      queuedId = st.turnId
+      return st
+    }
+    const queued = send(server.url, `/v1/sessions/${id}/turns`, { prompt: 'after that' })
+    try {
+      await waitFor(() => queuedId !== undefined, 60_000, 'the second turn to be accepted')
+    } finally {
+      agent.startTurn = startTurn
+    }
+    const waiting = await call('GET', `/v1/sessions/${id}/turns/${queuedId}`)
+    assert.equal(waiting.body.status, 'queued')
+    queued.hangUp()
+    const cancel = await call('POST', `/v1/sessions/${id}/turns/${first.body.id}/cancel`)
+    assert.equal(cancel.body.cancelled, true)
+    await waitFor(
+      async () => {
+        const ts = await turnsOf(id)
+        return ts.length === 2 && ts.every((t) => t.status === 'cancelled')
+      },
+      60_000,
+      'both turns to end',
+    )
+    const second = (await call('GET', `/v1/sessions/${id}/turns/${queuedId}`)).body
+    assert.equal(second.status, 'cancelled')
+    assert.match(second.error.message, /HTTP client waiting for it disconnected/)
+    assert.deepEqual(second.iterations, [])
+    assert.equal(second.answer, null)
   })
 
   test('an async turn runs on after its client has gone', async () => {
