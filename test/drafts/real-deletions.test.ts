@@ -2,7 +2,17 @@
 // again (overlayfs marks it opaque: nothing of the real root below shows through), and a
 // real file the real root deleted after the draft began while the draft changed it.
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { loadConfineAddon } from '../../src/confinement/native.js'
@@ -225,6 +235,39 @@ test('a file the draft first wrote after the real directory changed cannot be to
     assert.deepEqual(r.landed.sort(), ['early.txt', 'late.txt'])
     assert.equal(readFileSync(join(root, 'late.txt'), 'utf8'), 'late\n')
     assert.equal(readFileSync(join(root, 'person.txt'), 'utf8'), 'by hand\n')
+  } finally {
+    await e.close()
+  }
+})
+
+test('a recreated directory holding a real symlink to outside the root: the link alone is deleted, nothing it points at', async () => {
+  const home = newHome()
+  const root = newRepo()
+  const outside = mkdtempSync(join(tmpdir(), 'vis-drafts-outside-'))
+  writeFileSync(join(outside, 'precious.txt'), 'keep me\n')
+  mkdirSync(join(root, 'pkg'))
+  writeFileSync(join(root, 'pkg', 'a.py'), 'A = 1\n')
+  symlinkSync(outside, join(root, 'pkg', 'elsewhere'))
+  const e = await createEngine({ home, python, pool: { size: 0 } })
+  try {
+    const s = await e.createSession({ roots: [root], shell: true })
+    await e.drafts.create(s.id, 'regenerate')
+    // The guest refuses to unlink a link that leads outside its roots; a shell in the jail may.
+    const r = await run(
+      e,
+      s.id,
+      "r = await shell('rm -rf pkg && mkdir pkg && echo \"B = 2\" > pkg/b.py')\nprint(r['exit'], r['stderr'])",
+    )
+    assert.equal(r.stdout, '0 \n')
+    const d = await e.draft(s.id).changes()
+    assert.deepEqual(
+      d.changes.map((c) => `${c.status} ${c.type} ${c.path}`),
+      ['deleted file pkg/a.py', 'added file pkg/b.py', 'deleted symlink pkg/elsewhere'],
+    )
+    await e.drafts.apply(s.id)
+    assert.equal(lstatSync(join(root, 'pkg', 'elsewhere'), { throwIfNoEntry: false }), undefined)
+    assert.equal(readFileSync(join(outside, 'precious.txt'), 'utf8'), 'keep me\n')
+    assert.equal(readFileSync(join(root, 'pkg', 'b.py'), 'utf8'), 'B = 2\n')
   } finally {
     await e.close()
   }
