@@ -2,6 +2,7 @@
 // Deliberately free of Python symbols so it loads before (or without) libpython.
 #include <dirent.h>
 #include <napi.h>
+#include <sys/xattr.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -83,11 +84,45 @@ Napi::Value LandlockAbi(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), static_cast<double>(vis_landlock_abi()));
 }
 
+// getXattr(path, name) -> Buffer | null: one extended attribute of path itself (never
+// followed through a symlink). null when the file has no such attribute or its filesystem
+// none at all. The drafts read overlayfs' markers (an opaque directory, a copy-up) with it:
+// node has no xattr API.
+Napi::Value GetXattr(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[0].IsString() || !info[1].IsString()) {
+    Napi::TypeError::New(env, "getXattr expects (path: string, name: string)").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  std::string path = info[0].As<Napi::String>().Utf8Value();
+  std::string name = info[1].As<Napi::String>().Utf8Value();
+  for (;;) {
+    ssize_t size = lgetxattr(path.c_str(), name.c_str(), nullptr, 0);
+    if (size < 0) {
+      if (errno == ENODATA || errno == ENOTSUP) return env.Null();
+      int code = errno;
+      Napi::Error err = Napi::Error::New(env, path + ": " + strerror(code));
+      err.Set("errno", Napi::Number::New(env, code));
+      err.ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+    Napi::Buffer<char> out = Napi::Buffer<char>::New(env, static_cast<size_t>(size));
+    ssize_t got = size == 0 ? 0 : lgetxattr(path.c_str(), name.c_str(), out.Data(), out.Length());
+    if (got == size) return out;
+    // Changed between the two calls (ERANGE: it grew): ask again.
+    if (got < 0 && errno != ERANGE) {
+      Napi::Error::New(env, path + ": " + strerror(errno)).ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+  }
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("installSeccomp", Napi::Function::New(env, InstallSeccomp));
   exports.Set("verifySeccomp", Napi::Function::New(env, VerifySeccomp));
   exports.Set("seccompAvailable", Napi::Function::New(env, SeccompAvailable));
   exports.Set("landlockAbi", Napi::Function::New(env, LandlockAbi));
+  exports.Set("getXattr", Napi::Function::New(env, GetXattr));
   return exports;
 }
 

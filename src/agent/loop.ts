@@ -1,5 +1,6 @@
 import type { Engine } from '../engine/engine.js'
 import type { BlockView } from '../engine/schemas.js'
+import { stopBlock } from '../engine/stop-block.js'
 import { newId } from '../persistence/ids.js'
 import { errorMessage, isVisError, VisError } from '../util/errors.js'
 import type { AgentConfig } from './config.js'
@@ -103,6 +104,7 @@ export async function runTurn(t: TurnRun): Promise<TurnEnd> {
         toolCalls: calls,
         usage: cost,
         stop: reply.stop,
+        reasoning: reply.reasoning ?? null,
       })
       t.emit('model.reply', {
         iteration_id: iter.id,
@@ -129,21 +131,24 @@ export async function runTurn(t: TurnRun): Promise<TurnEnd> {
           }
           continue
         }
-        t.history.push({ role: 'assistant', text: reply.text, toolCalls: [] })
+        t.history.push({ role: 'assistant', text: reply.text, toolCalls: [], ...reasoningOf(reply) })
         return { status: 'done', answer: reply.text, error: null, usage }
       }
       empties = 0
-      t.history.push({ role: 'assistant', text: reply.text, toolCalls: t.toolCalling ? calls : [] })
+      t.history.push({
+        role: 'assistant',
+        text: reply.text,
+        toolCalls: t.toolCalling ? calls : [],
+        ...reasoningOf(reply),
+      })
       await runCalls(t, calls, iter.id)
     }
   } catch (err) {
     if (cancelled() || err instanceof TurnCancelled) {
-      return {
-        status: 'cancelled',
-        answer: null,
-        error: { code: 'turn.cancelled', message: 'The turn was cancelled.' },
-        usage,
-      }
+      // Why, when whoever cancelled said (a client that hung up on a synchronous turn).
+      const why = t.signal.reason
+      const message = isVisError(why, 'turn.cancelled') ? why.message : 'The turn was cancelled.'
+      return { status: 'cancelled', answer: null, error: { code: 'turn.cancelled', message }, usage }
     }
     if (err instanceof ProviderFailure || isVisError(err)) return fail(usage, err.code, err.message)
     return fail(usage, 'agent.failed', errorMessage(err))
@@ -156,6 +161,9 @@ const fail = (usage: Usage, code: string, message: string): TurnEnd => ({
   error: { code, message },
   usage,
 })
+
+// The reply's reasoning rides with it in the history, so the next request sends it back.
+const reasoningOf = (reply: ModelReply) => (reply.reasoning?.length ? { reasoning: reply.reasoning } : {})
 
 function callsOf(reply: ModelReply, toolCalling: boolean, position: number): ToolCall[] {
   if (toolCalling) return reply.toolCalls
@@ -236,21 +244,10 @@ async function runBlock(t: TurnRun, code: string, iterationId: string): Promise<
   const blockId = submitted.block.id
   t.scope.blockId = blockId
   t.emit('block.started', { block_id: blockId, iteration_id: iterationId, code })
-  // A cancel interrupts the block; its pending tool calls and approvals are cancelled with it.
-  // An interrupt that arrives before the block's Python has started does not land, so it is
-  // sent again until one lands or the block ends.
+  // A cancel stops the block (queued: cancelled, running: interrupted); its pending tool calls
+  // and approvals are cancelled with it.
   let ended = false
-  const onAbort = () => {
-    void (async () => {
-      while (!ended) {
-        if (t.engine.runningBlock(t.sessionId) === blockId) {
-          const r = await t.engine.interrupt(t.sessionId).catch(() => undefined)
-          if (r?.landed || r?.retired) return
-        }
-        await new Promise((resolve) => setTimeout(resolve, 50))
-      }
-    })()
-  }
+  const onAbort = () => void stopBlock(t.engine, t.sessionId, blockId, () => ended)
   t.signal.addEventListener('abort', onAbort, { once: true })
   if (t.signal.aborted) onAbort()
   try {

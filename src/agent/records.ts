@@ -4,7 +4,7 @@ import type { Store } from '../persistence/index.js'
 import type { TurnStatus } from '../persistence/turns.js'
 import { VisError } from '../util/errors.js'
 import type { ApprovalRequest } from './approvals.js'
-import { type Usage, UsageSchema } from './providers/types.js'
+import { type ReasoningItem, type Usage, UsageSchema } from './providers/types.js'
 import {
   type ApprovalView,
   ApprovalViewSchema,
@@ -76,6 +76,8 @@ export type IterationRecord = {
   toolCalls: { id: string; name: string; arguments: string }[]
   usage: Usage & { cost_usd: number | null }
   stop: string | null
+  // The reply's reasoning items, as the provider sent them (migration 7); null: none.
+  reasoning: ReasoningItem[] | null
 }
 
 export class AgentRecords {
@@ -91,9 +93,18 @@ export class AgentRecords {
       this.store.turns.addIteration(turnId, id)
       this.db
         .prepare(
-          'UPDATE iterations SET model = ?, request_id = ?, text = ?, tool_calls = ?, usage = ?, stop = ? WHERE id = ?',
+          'UPDATE iterations SET model = ?, request_id = ?, text = ?, tool_calls = ?, usage = ?, stop = ?, reasoning = ? WHERE id = ?',
         )
-        .run(r.model, r.requestId, r.text, JSON.stringify(r.toolCalls), JSON.stringify(r.usage), r.stop, id)
+        .run(
+          r.model,
+          r.requestId,
+          r.text,
+          JSON.stringify(r.toolCalls),
+          JSON.stringify(r.usage),
+          r.stop,
+          r.reasoning?.length ? JSON.stringify(r.reasoning) : null,
+          id,
+        )
     })
   }
 

@@ -35,6 +35,8 @@ export type ConfineAddon = {
   verifySeccomp(): SeccompReport
   seccompAvailable(): boolean
   landlockAbi(): number
+  // One extended attribute of the path itself (lgetxattr); null when it has none.
+  getXattr(path: string, name: string): Buffer | null
 }
 
 let cached: ConfineAddon | null | undefined

@@ -19,6 +19,12 @@ export async function findConflicts(changes: Change[], real: string, baseAt: num
   return [...out].sort()
 }
 
+// Whether the real root has an entry at rel, looked up without following a real symlink.
+export async function realEntry(real: string, rel: string): Promise<boolean> {
+  if (!(await realParents(real, rel, false))) return false
+  return (await lstat(join(real, rel)).catch(() => undefined)) !== undefined
+}
+
 // Makes every directory from the root down to rel's parent a real directory: a symlink or
 // file where the draft has a directory goes (the draft replaced it), so nothing written
 // below can follow a link out of the root. false (create off): one is not a directory.

@@ -3,13 +3,14 @@ import type { Stats } from 'node:fs'
 import { lstat, open, readdir, readFile, readlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import { inBatches } from './batches.js'
+import { isOpaqueDir } from './overlay-marks.js'
 
 // What a draft changed, read from its overlay's upper directory against the real root.
 // Only the upper directory is walked (the real tree may be huge; a draft's changes are
 // small). overlayfs writes a deletion as a whiteout: a character device 0/0 in the upper
-// directory. A directory deleted and made again is marked opaque with an xattr, which
-// node cannot read: such a directory is compared entry by entry like any other, so real
-// files below it the draft never recreated are not reported deleted (documented limit).
+// directory. A directory deleted and made again is marked opaque (an xattr, overlay-marks.ts):
+// below it nothing of the real root shows through, so every real file below it that the
+// draft has no file for is deleted.
 export type Change = {
   path: string
   status: 'added' | 'changed' | 'deleted' | 'renamed'
@@ -67,14 +68,30 @@ const byPath = (x: Change, y: Change) => (x.path < y.path ? -1 : x.path > y.path
 const typeOf = (st: Stats): Change['type'] => (st.isSymbolicLink() ? 'symlink' : 'file')
 const perm = (st: Stats) => st.mode & 0o7777
 
+// What the scan saw of the real root for one file of the draft (not a whiteout): the real
+// entry at its path then (undefined: none). The draft's base record learns from it.
+export type Observer = (path: string, real: Stats | undefined) => void
+
 // kind 'blank': the draft began empty, so nothing is deleted relative to the real root;
 // what it holds is added, or changes the real file at that path.
-export async function scanChanges(upper: string, real: string, kind: 'copy' | 'blank'): Promise<Change[]> {
+export async function scanChanges(
+  upper: string,
+  real: string,
+  kind: 'copy' | 'blank',
+  observe?: Observer,
+): Promise<Change[]> {
   const out: Change[] = []
+  const deleted = (path: string, st: Stats) =>
+    out.push({ path, status: 'deleted', type: typeOf(st), mode: perm(st) })
+  // Below an opaque directory: the real files there (each deleted unless the draft has a
+  // file at its path) and the draft's files there.
+  const hidden: { path: string; st: Stats }[] = []
+  const present = new Set<string>()
   // lowerOk: real/rel is a real directory (not a symlink). Below a real symlink that the
   // draft replaced by a directory nothing of the real root exists: looking there would
-  // follow the link out of the root.
-  const walk = async (rel: string, lowerOk: boolean): Promise<void> => {
+  // follow the link out of the root. opaque: rel is (below) an opaque directory, whose
+  // deletions are judged as a whole, not entry by entry.
+  const walk = async (rel: string, lowerOk: boolean, opaque: boolean): Promise<void> => {
     const entries = await readdir(join(upper, rel), { withFileTypes: true })
     // Entries are independent: their checks overlap (the result is sorted at the end).
     await inBatches(entries, async (d) => {
@@ -82,30 +99,32 @@ export async function scanChanges(upper: string, real: string, kind: 'copy' | 'b
       const up = join(upper, path)
       const st = await lstat(up)
       const low = lowerOk ? await lstatOrUndefined(join(real, path)) : undefined
+      const copy = kind === 'copy'
       if (isWhiteout(st)) {
-        if (kind === 'blank' || !low) return
+        if (!copy || !low || opaque) return
         if (low.isDirectory()) {
           const files: { path: string; st: Stats }[] = []
           await filesBelow(real, path, files)
-          for (const f of files)
-            out.push({ path: f.path, status: 'deleted', type: typeOf(f.st), mode: perm(f.st) })
-        } else out.push({ path, status: 'deleted', type: typeOf(low), mode: perm(low) })
+          for (const f of files) deleted(f.path, f.st)
+        } else deleted(path, low)
         return
       }
       if (st.isDirectory()) {
         // A real file replaced by a directory: the file is gone.
-        if (kind === 'copy' && low && !low.isDirectory())
-          out.push({ path, status: 'deleted', type: typeOf(low), mode: perm(low) })
-        await walk(path, low?.isDirectory() === true)
+        if (copy && !opaque && low && !low.isDirectory()) deleted(path, low)
+        const opaqueHere = copy && !opaque && low?.isDirectory() === true && isOpaqueDir(up)
+        if (opaqueHere) await filesBelow(real, path, hidden)
+        await walk(path, low?.isDirectory() === true, opaque || opaqueHere)
         return
       }
       if (!st.isFile() && !st.isSymbolicLink()) return // sockets, fifos: not content
+      if (opaque) present.add(path)
+      observe?.(path, low)
       if (low?.isDirectory()) {
-        if (kind === 'copy') {
+        if (copy && !opaque) {
           const files: { path: string; st: Stats }[] = []
           await filesBelow(real, path, files)
-          for (const f of files)
-            out.push({ path: f.path, status: 'deleted', type: typeOf(f.st), mode: perm(f.st) })
+          for (const f of files) deleted(f.path, f.st)
         }
         out.push({ path, status: 'added', type: typeOf(st), mode: perm(st), source: up })
         return
@@ -126,7 +145,8 @@ export async function scanChanges(upper: string, real: string, kind: 'copy' | 'b
       })
     })
   }
-  await walk('', true)
+  await walk('', true, false)
+  for (const f of hidden) if (!present.has(f.path)) deleted(f.path, f.st)
   return (await detectRenames(out, real)).sort(byPath)
 }
 

@@ -8,6 +8,7 @@ import type { Overlay } from '../confinement/policy.js'
 import type { Db } from '../persistence/statements.js'
 import { VisError } from '../util/errors.js'
 import { findConflicts, landChanges } from './apply.js'
+import { BaseRecord } from './base-record.js'
 import { type Change, gitMode, scanChanges } from './changes.js'
 import { renderDiff } from './render.js'
 import { type DraftRecord, DraftsRepo } from './repo.js'
@@ -105,6 +106,8 @@ export class Drafts {
   readonly repo: DraftsRepo
   // files_changed per session, refreshed after blocks (views are synchronous).
   private readonly counts = new Map<string, number>()
+  // What each draft knows of the real root at its base (base-record.ts), by draft id.
+  private readonly bases = new Map<string, Promise<BaseRecord>>()
 
   constructor(
     db: Db,
@@ -242,11 +245,16 @@ export class Drafts {
       const d = this.repo.active(sessionId)
       if (!d) return { status: 'noop', draft: null, landed: [], kept_theirs: [] }
       const changes = await this.changesOf(d)
-      const conflicts = await findConflicts(changes, d.root, d.baseAt)
+      const conflicts = [
+        ...new Set([
+          ...(await findConflicts(changes, d.root, d.baseAt)),
+          ...(await (await this.baseOf(d)).vanished(changes)),
+        ]),
+      ].sort()
       if (conflicts.length > 0 && !o.theirs && !o.ours) {
         throw new VisError(
           'draft.conflict',
-          `these files changed in ${d.root} since draft "${d.label}" began: ${conflicts.join(', ')}. ` +
+          `these files changed in ${d.root} since draft "${d.label}" began, or may have been deleted there: ${conflicts.join(', ')}. ` +
             'Apply with theirs (keep the real files) or ours (the draft wins), or abandon the draft',
           { sessionId, op: 'draft.apply', path: conflicts[0], conflicts },
         )
@@ -289,7 +297,20 @@ export class Drafts {
   }
 
   private async changesOf(d: DraftRecord): Promise<Change[]> {
-    return scanChanges(join(d.dir, 'upper'), d.root, d.kind)
+    const seen: Parameters<BaseRecord['observe']>[0] = []
+    const changes = await scanChanges(join(d.dir, 'upper'), d.root, d.kind, (p, st) => seen.push([p, st]))
+    await (await this.baseOf(d)).observe(seen)
+    return changes
+  }
+
+  private baseOf(d: DraftRecord): Promise<BaseRecord> {
+    let b = this.bases.get(d.id)
+    if (!b) {
+      b = BaseRecord.open(d.dir, d.root, d.baseAt)
+      this.bases.set(d.id, b)
+      b.catch(() => this.bases.delete(d.id))
+    }
+    return b
   }
 
   private stateOf(d: DraftRecord, files: number | null): DraftState {
@@ -315,6 +336,7 @@ export class Drafts {
   private async discard(d: DraftRecord): Promise<void> {
     await releaseDraftMount(d.dir)
     this.counts.delete(d.sessionId)
+    this.bases.delete(d.id)
     await removeTree(d.dir)
   }
 }

@@ -8,7 +8,9 @@ import {
   TurnViewSchema,
   UsageViewSchema,
 } from '../agent/schemas.js'
+import { VisError } from '../util/errors.js'
 import { err } from './errors.js'
+import { onHangup } from './hangup.js'
 import { INVALID, NOT_FOUND, prefersAsync, type RouteSpec, readBody, readQuery } from './routes.js'
 
 const TurnResultSchema = TurnViewSchema.extend({ session_usage: UsageViewSchema })
@@ -29,7 +31,8 @@ export const AGENT_ROUTES: RouteSpec[] = [
     summary:
       'Run an agent turn: the model writes Python, the session runs it, until the answer. Waits for the turn, ' +
       'or with `Prefer: respond-async` answers 202 at once (follow the SSE events or poll the turn). Turns of a ' +
-      'session run one at a time; a later one queues. `prompt` may be `/<template> args`.',
+      'session run one at a time; a later one queues. `prompt` may be `/<template> args`. A client that ' +
+      'disconnects while waiting cancels the turn (as the cancel route does); an async turn runs on.',
     body: TurnBodySchema,
     headers: [{ name: 'Prefer', description: '`respond-async` to answer 202 at once.', schema: z.string() }],
     responses: {
@@ -43,12 +46,27 @@ export const AGENT_ROUTES: RouteSpec[] = [
       const id = c.req.param('id')!
       const body = await readBody(c, TurnBodySchema)
       const agent = agentFor(engine)
+      const sync = !prefersAsync(c)
+      // A client that hangs up on a turn it waits for ends it: the model request is aborted and
+      // the running block stopped, as the cancel route does (an async turn runs on).
+      const hangup = new AbortController()
+      if (sync)
+        onHangup(c, () =>
+          hangup.abort(
+            new VisError(
+              'turn.cancelled',
+              'The turn was cancelled: the HTTP client waiting for it disconnected.',
+              { sessionId: id },
+            ),
+          ),
+        )
       const started = await agent.startTurn(id, body.prompt, {
         ...(body.model ? { model: body.model } : {}),
         ...(body.max_iterations ? { maxIterations: body.max_iterations } : {}),
+        ...(sync ? { signal: hangup.signal } : {}),
       })
       c.header('Location', turnPath(id, started.turnId))
-      if (prefersAsync(c)) {
+      if (!sync) {
         c.header('Preference-Applied', 'respond-async')
         return c.json(agent.getTurn(id, started.turnId), 202)
       }

@@ -75,7 +75,7 @@ export const DRAFT_ROUTES: RouteSpec[] = [
     operationId: 'applyDraft',
     summary:
       'Land the draft in the real root (each file atomically) and leave it. Refused with the conflicting files when the ' +
-      'real root changed them since the draft began, unless `theirs` (keep the real files) or `ours` (the draft wins).',
+      'real root changed or deleted them since the draft began, unless `theirs` (keep the real files) or `ours` (the draft wins).',
     body: ApplyOptionsSchema,
     responses: {
       200: {

@@ -23,6 +23,7 @@ import { VisError } from '../util/errors.js'
 import { DRAFT_ROUTES } from './draft-routes.js'
 import { err, zodDetails } from './errors.js'
 import { SseFrameDataSchema } from './event-schemas.js'
+import { stopBlockOnHangup } from './hangup.js'
 import { isAuthenticated } from './middleware/index.js'
 import { parseLastEventId, sessionEventStream } from './sse.js'
 
@@ -193,7 +194,9 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'runBlock',
     summary:
       'Run a block. Waits for the outcome, or with `Prefer: respond-async` answers 202 with the block at once. ' +
-      'A retried submission with the same Idempotency-Key returns the first one instead of running again.',
+      'A retried submission with the same Idempotency-Key returns the first one instead of running again. ' +
+      'A client that disconnects while waiting stops the block (cancelled or interrupted), unless it sent an ' +
+      'Idempotency-Key: that block runs to its end for the retry.',
     body: RunBlockBodySchema,
     headers: [
       {
@@ -223,6 +226,7 @@ export const ROUTES: RouteSpec[] = [
         c.header('Preference-Applied', 'respond-async')
         return c.json(submitted.block, submitted.block.status === 'done' ? 200 : 202)
       }
+      stopBlockOnHangup(c, engine, id, submitted, key)
       return c.json(await submitted.done, 200)
     },
   },

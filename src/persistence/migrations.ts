@@ -245,6 +245,15 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    version: 8,
+    name: 'reasoning items of an iteration',
+    sql: `
+      -- Issue 17 gap: the reasoning items an OpenAI Responses reply returned (JSON array, each as
+      -- sent, encrypted_content included), which the turn sends back in its later requests.
+      ALTER TABLE iterations ADD COLUMN reasoning TEXT CHECK (reasoning IS NULL OR json_valid(reasoning));
+    `,
+  },
 ]
 
 export function latestVersion(migrations: readonly Migration[] = MIGRATIONS): number {

@@ -235,7 +235,7 @@ test('vis chat /draft: new, diff, apply, a conflict refused then abandoned, blan
   // The second draft: the real calc.py changed meanwhile, so apply refuses and names it.
   assert.match(
     r.stderr,
-    /✗ these files changed in \S+ since draft "second try" began: calc\.py\. Apply with theirs[^\n]*\[draft\.conflict\]/,
+    /✗ these files changed in \S+ since draft "second try" began, or may have been deleted there: calc\.py\. Apply with theirs[^\n]*\[draft\.conflict\]/,
   )
   assert.match(out, /abandoned draft "second try" \(the real file moved on\); back on the trunk/)
 

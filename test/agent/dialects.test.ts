@@ -113,6 +113,7 @@ test('openai-responses: function_call items, function_call_output appended, reas
       input: [{ role: 'user', content: [{ type: 'input_text', text: 'what is 6*7?' }] }],
       stream: true,
       store: false,
+      include: ['reasoning.encrypted_content'],
       tools: [
         {
           type: 'function',

@@ -10,9 +10,12 @@ export type ScriptedCall = { args: string; name?: string; id?: string }
 export type Fault =
   | { kind: 'stall-before-first-byte' }
   | { kind: 'cut-mid-stream' }
-  | { kind: 'status'; status: number; retryAfter?: string; message?: string }
+  | { kind: 'status'; status: number; retryAfter?: string; message?: string; param?: string }
 
 export type Scripted = {
+  // Responses only: a reasoning item before the rest of the output, with a summary; its
+  // encrypted_content is sent only when the request asked for it (include), as the API does.
+  reasoning?: { summary: string; encrypted: string }
   text?: string
   calls?: ScriptedCall[]
   usage?: { input?: number; output?: number; cached?: number; reasoning?: number }
@@ -172,7 +175,7 @@ function anthropicFrames(r: Scripted, n: number, model: string): string[] {
   return frames
 }
 
-function responsesFrames(r: Scripted, n: number, model: string): string[] {
+function responsesFrames(r: Scripted, n: number, model: string, req?: Recorded): string[] {
   const u = r.usage ?? {}
   let seq = 0
   const ev = (type: string, o: Record<string, unknown>) => named(type, { type, sequence_number: seq++, ...o })
@@ -192,6 +195,35 @@ function responsesFrames(r: Scripted, n: number, model: string): string[] {
   })
   const frames = [ev('response.created', { response: resp('in_progress', [], null) })]
   const output: Record<string, unknown>[] = []
+  if (r.reasoning) {
+    const oi = output.length
+    const item_id = `rs_double${n}`
+    const text = r.reasoning.summary
+    frames.push(
+      ev('response.output_item.added', {
+        output_index: oi,
+        item: { id: item_id, type: 'reasoning', summary: [] },
+      }),
+    )
+    const at = { item_id, output_index: oi, summary_index: 0 }
+    frames.push(
+      ev('response.reasoning_summary_part.added', { ...at, part: { type: 'summary_text', text: '' } }),
+    )
+    for (const t of pieces(text, 5))
+      frames.push(ev('response.reasoning_summary_text.delta', { ...at, delta: t }))
+    frames.push(ev('response.reasoning_summary_text.done', { ...at, text }))
+    const part = { type: 'summary_text', text }
+    frames.push(ev('response.reasoning_summary_part.done', { ...at, part }))
+    const encrypted = (req?.body?.include ?? []).includes('reasoning.encrypted_content')
+    const item = {
+      id: item_id,
+      type: 'reasoning',
+      ...(encrypted ? { encrypted_content: r.reasoning.encrypted } : {}),
+      summary: [part],
+    }
+    frames.push(ev('response.output_item.done', { output_index: oi, item }))
+    output.push(item)
+  }
   if (r.text) {
     const oi = output.length
     const item_id = `msg_double${n}`
@@ -266,7 +298,7 @@ function responsesFrames(r: Scripted, n: number, model: string): string[] {
   return frames
 }
 
-const FRAMES: Record<Dialect, (r: Scripted, n: number, model: string) => string[]> = {
+const FRAMES: Record<Dialect, (r: Scripted, n: number, model: string, req?: Recorded) => string[]> = {
   chat: chatFrames,
   anthropic: anthropicFrames,
   responses: responsesFrames,
@@ -315,7 +347,7 @@ export class ProviderDouble {
       if (!next)
         return c.json({ error: { message: 'the double has no scripted reply left', type: 'double' } }, 500)
       const reply = typeof next === 'function' ? next(rec, this.requests.length) : next
-      return this.respond(dialect, reply, body.model, c.req.raw.signal)
+      return this.respond(dialect, reply, body.model, c.req.raw.signal, rec)
     }
     app.post('/v1/chat/completions', handle('chat'))
     app.post('/v1/messages', handle('anthropic'))
@@ -338,6 +370,7 @@ export class ProviderDouble {
     r: Scripted,
     model: string,
     signal: AbortSignal,
+    req: Recorded,
   ): Response | Promise<Response> {
     const f = r.fault
     if (f?.kind === 'status') {
@@ -358,7 +391,13 @@ export class ProviderDouble {
           : {
               error: {
                 message: f.message ?? 'scripted',
-                type: f.status === 429 ? 'rate_limit_exceeded' : 'server_error',
+                type:
+                  f.status === 429
+                    ? 'rate_limit_exceeded'
+                    : f.status === 400
+                      ? 'invalid_request_error'
+                      : 'server_error',
+                param: f.param ?? null,
                 code: null,
               },
             }
@@ -372,7 +411,7 @@ export class ProviderDouble {
         signal.addEventListener('abort', end, { once: true })
       })
     }
-    const frames = FRAMES[dialect](r, this.requests.length, model)
+    const frames = FRAMES[dialect](r, this.requests.length, model, req)
     const cut = f?.kind === 'cut-mid-stream' ? Math.max(1, Math.floor(frames.length / 2)) : -1
     let i = 0
     const stream = new ReadableStream<Uint8Array>({

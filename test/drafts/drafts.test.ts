@@ -13,16 +13,9 @@ import {
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { createEngine, type Engine } from '../../src/engine/index.js'
+import { createEngine } from '../../src/engine/index.js'
 import { isVisError } from '../../src/util/errors.js'
-import { newHome, newRepo, python, treeHash } from './helpers.js'
-
-const run = async (e: Engine, id: string, code: string) => {
-  const r = await e.runBlock(id, { code })
-  assert.equal(r.block.status, 'done')
-  assert.equal(r.block.error, null, JSON.stringify(r.block.error))
-  return r.block
-}
+import { newHome, newRepo, python, run, treeHash } from './helpers.js'
 
 test('a draft: blocks and tools see and write the copy, the real root stays byte-identical, diff is exact, apply lands it once', async () => {
   const home = newHome()

@@ -1,8 +1,10 @@
+import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { Engine } from '../../src/engine/index.js'
 
 export const python = process.env.VIS_PYTHON_VERSION
 
@@ -57,4 +59,12 @@ export async function until(cond: () => boolean, what: string, ms = 20_000): Pro
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
     await new Promise((r) => setTimeout(r, 20))
   }
+}
+
+// Runs a block that must succeed; its view.
+export async function run(e: Engine, id: string, code: string) {
+  const r = await e.runBlock(id, { code })
+  assert.equal(r.block.status, 'done')
+  assert.equal(r.block.error, null, JSON.stringify(r.block.error))
+  return r.block
 }

@@ -1,6 +1,6 @@
 import OpenAI from 'openai'
-import type { CompleteRequest, Message, ModelReply, Part, Provider } from './types.js'
-import { PYTHON_TOOL, pingAnswer, sdkOptions, zeroUsage } from './types.js'
+import type { CompleteRequest, Message, ModelReply, Part, Provider, ReasoningItem } from './types.js'
+import { PYTHON_TOOL, pingAnswer, ReasoningItemSchema, sdkOptions, zeroUsage } from './types.js'
 
 type Item = Record<string, unknown>
 
@@ -22,6 +22,8 @@ export function responsesInput(messages: readonly Message[]): Item[] {
   for (const m of messages) {
     if (m.role === 'user') out.push({ role: 'user', content: m.content.map(inputPart) })
     else if (m.role === 'assistant') {
+      // Reasoning first, as the reply had it: each item precedes the output it led to.
+      for (const r of m.reasoning ?? []) out.push(r)
       if (m.text !== '') out.push({ role: 'assistant', content: m.text })
       for (const c of m.toolCalls)
         out.push({ type: 'function_call', call_id: c.id, name: c.name, arguments: c.arguments })
@@ -34,6 +36,17 @@ export function responsesInput(messages: readonly Message[]): Item[] {
   return out
 }
 
+// Stateless requests (`store: false`) ask for each reasoning item's encrypted_content: without
+// it a reasoning item cannot be sent back (the server keeps nothing to look its id up by). A
+// model without reasoning refuses that with a 400 naming the `include` parameter ("Encrypted
+// content is not supported with this model."): the request is sent again without it, and
+// that endpoint and model are asked without it from then on (for this process).
+const NO_ENCRYPTED = new Set<string>()
+
+function refusesEncrypted(err: unknown): boolean {
+  return err instanceof OpenAI.APIError && err.status === 400 && err.param === 'include'
+}
+
 export type ResponsesOptions = { model: string; baseURL?: string; apiKey?: string }
 
 // OpenAI Responses API, streamed: text deltas as they come, the final output items from
@@ -44,18 +57,34 @@ export class OpenAIResponsesProvider implements Provider {
   readonly images = true
   private readonly client: OpenAI
 
+  private readonly baseURL: string
+
   constructor(opts: ResponsesOptions) {
     this.model = opts.model
     this.client = new OpenAI(sdkOptions(opts))
+    this.baseURL = this.client.baseURL
   }
 
   async complete(req: CompleteRequest): Promise<ModelReply> {
+    const key = `${this.baseURL}|${this.model}`
+    const encrypted = !NO_ENCRYPTED.has(key)
+    try {
+      return await this.stream(req, encrypted)
+    } catch (err) {
+      if (!encrypted || !refusesEncrypted(err)) throw err
+      NO_ENCRYPTED.add(key)
+      return this.stream(req, false)
+    }
+  }
+
+  private async stream(req: CompleteRequest, encrypted: boolean): Promise<ModelReply> {
     const params = {
       model: this.model,
       instructions: req.system,
       input: responsesInput(req.messages),
       stream: true,
       store: false,
+      ...(encrypted ? { include: ['reasoning.encrypted_content'] } : {}),
       ...(req.tools
         ? {
             tools: [
@@ -100,12 +129,17 @@ export class OpenAIResponsesProvider implements Provider {
       .flatMap((o) => (o.type === 'message' ? o.content : []))
       .map((c) => (c.type === 'output_text' ? c.text : ''))
       .join('')
+    // Kept as they came (not re-serialised through the schema): sent back verbatim.
+    const reasoning = (final.output as unknown[]).filter(
+      (o): o is ReasoningItem => ReasoningItemSchema.safeParse(o).success,
+    )
     return {
       text: completedText || text,
       toolCalls,
       usage,
       requestId: request_id ?? final.id,
       stop: final.status ?? null,
+      ...(reasoning.length > 0 ? { reasoning } : {}),
     }
   }
 

@@ -15,9 +15,18 @@ export const ToolCallSchema = z.object({
 })
 export type ToolCall = z.infer<typeof ToolCallSchema>
 
+// A reasoning item of an OpenAI Responses reply, kept exactly as it came (its
+// encrypted_content is the model's chain of thought, opaque to us): sent back in the next
+// requests so a reasoning model keeps its chain across the iterations of a turn. Only items
+// carrying encrypted_content can be sent back (requests are stateless, `store: false`).
+export const ReasoningItemSchema = z
+  .object({ type: z.literal('reasoning'), id: z.string(), encrypted_content: z.string() })
+  .passthrough()
+export type ReasoningItem = z.infer<typeof ReasoningItemSchema>
+
 export type Message =
   | { role: 'user'; content: Part[] }
-  | { role: 'assistant'; text: string; toolCalls: ToolCall[] }
+  | { role: 'assistant'; text: string; toolCalls: ToolCall[]; reasoning?: ReasoningItem[] }
   // The result of one tool call; images ride along as parts (providers that cannot put images
   // in a tool result send them in a user message right after).
   | { role: 'tool'; callId: string; content: Part[] }
@@ -38,6 +47,8 @@ export type ModelReply = {
   // The provider's id for the request (x-request-id / request-id header, else the reply's id).
   requestId: string | null
   stop: string | null
+  // Items the provider needs back in the next requests (Responses reasoning); absent: none.
+  reasoning?: ReasoningItem[]
 }
 
 // The one tool the model sees.

@@ -239,6 +239,13 @@ export const PG_MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 8,
+    name: 'reasoning items of an iteration',
+    sql: `
+      ALTER TABLE iterations ADD COLUMN reasoning TEXT CHECK (reasoning IS NULL OR json_valid(reasoning));
+    `,
+  },
 ]
 
 // Any constant shared by every vis node: the key of the advisory lock that serialises migrations.
