@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Hono } from 'hono'
-import { bodyLimit } from 'hono/body-limit'
 import type { Engine } from '../engine/engine.js'
 import { type McpServePolicy, McpServePolicySchema } from '../mcp/config.js'
 import { mountMcp } from '../mcp/server/transport-http.js'
 import { packageRoot } from '../util/home.js'
 import { AGENT_ROUTES } from './agent-routes.js'
 import { envelope, errorResponse } from './errors.js'
+import { bodyLimit } from './middleware/body-limit.js'
 import { browserGuards } from './middleware/index.js'
 import { OPENAPI_PATH, openApiDocument } from './openapi.js'
 import { mountPage } from './page/index.js'
@@ -58,16 +58,14 @@ export function createApp(engine: Engine, options: AppOptions = {}): Hono {
   for (const guard of browserGuards(options)) app.use('*', guard)
   app.use(
     '*',
-    bodyLimit({
-      maxSize: maxBody,
-      onError: (c) =>
-        c.json(
-          envelope('http.body-too-large', `Request bodies are limited to ${maxBody} bytes.`, {
-            limit: maxBody,
-          }),
-          413,
-        ),
-    }),
+    bodyLimit(maxBody, (c) =>
+      c.json(
+        envelope('http.body-too-large', `Request bodies are limited to ${maxBody} bytes.`, {
+          limit: maxBody,
+        }),
+        413,
+      ),
+    ),
   )
   for (const route of MOUNTED_ROUTES) {
     app.on(route.method.toUpperCase(), route.path, (c) => route.handler(c, ctx))
