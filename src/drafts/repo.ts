@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { constraintViolation } from '../persistence/constraint.js'
-import { type Db, dialectOf } from '../persistence/statements.js'
+import { type Db, dialectOf, Statements } from '../persistence/statements.js'
 import { VisError } from '../util/errors.js'
 
 export const DraftKindSchema = z.enum(['copy', 'blank'])
@@ -40,12 +40,18 @@ export type DraftRecord = z.output<typeof DraftRecordSchema>
 // The drafts table (migration 3): at most one active draft per session; ended ones stay
 // as history with their reason.
 export class DraftsRepo {
-  constructor(private readonly db: Db) {}
+  // Prepared once: active() runs twice per block (the block-started event and the refresh after
+  // it), and preparing was most of its cost.
+  private readonly sql: Statements
+
+  constructor(db: Db) {
+    this.sql = new Statements(db)
+  }
 
   create(d: Omit<DraftRecord, 'status' | 'reason' | 'endedAt' | 'createdAt'>): DraftRecord {
     try {
-      this.db
-        .prepare(
+      this.sql
+        .get(
           `INSERT INTO drafts (id, session_id, label, kind, root, dir, base_at, status, created_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, 'active', ?)`,
         )
@@ -66,25 +72,23 @@ export class DraftsRepo {
   }
 
   require(id: string): DraftRecord {
-    const row = this.db.prepare('SELECT * FROM drafts WHERE id = ?').get(id)
+    const row = this.sql.get('SELECT * FROM drafts WHERE id = ?').get(id)
     if (row === undefined) throw new VisError('draft.not-found', `no draft with id ${id}`, { draftId: id })
     return DraftRecordSchema.parse(row)
   }
 
   active(sessionId: string): DraftRecord | undefined {
-    const row = this.db
-      .prepare("SELECT * FROM drafts WHERE session_id = ? AND status = 'active'")
-      .get(sessionId)
+    const row = this.sql.get("SELECT * FROM drafts WHERE session_id = ? AND status = 'active'").get(sessionId)
     return row === undefined ? undefined : DraftRecordSchema.parse(row)
   }
 
   list(sessionId: string): DraftRecord[] {
     return (
-      this.db
+      this.sql
         // Creation order: SQLite's rowid breaks ties within a millisecond; PostgreSQL has no rowid and
         // ids are random, so there the tie-break is the id (one active draft per session keeps ties rare).
-        .prepare(
-          `SELECT * FROM drafts WHERE session_id = ? ORDER BY created_at, ${dialectOf(this.db) === 'postgres' ? 'id' : 'rowid'}`,
+        .get(
+          `SELECT * FROM drafts WHERE session_id = ? ORDER BY created_at, ${dialectOf(this.sql.db) === 'postgres' ? 'id' : 'rowid'}`,
         )
         .all(sessionId)
         .map((r) => DraftRecordSchema.parse(r))
@@ -92,8 +96,8 @@ export class DraftsRepo {
   }
 
   end(id: string, status: 'applied' | 'abandoned', reason: string | null): DraftRecord {
-    this.db
-      .prepare("UPDATE drafts SET status = ?, reason = ?, ended_at = ? WHERE id = ? AND status = 'active'")
+    this.sql
+      .get("UPDATE drafts SET status = ?, reason = ?, ended_at = ? WHERE id = ? AND status = 'active'")
       .run(status, reason, Date.now(), id)
     return this.require(id)
   }

@@ -9,6 +9,10 @@ type PendingOutput = {
   stream: 'stdout' | 'stderr'
   data: string
 }
+// An event that waits in the batch for the next commit instead of paying one of its own.
+type PendingEvent = { type: EventType; data: JsonValue }
+type Pending = PendingOutput | PendingEvent
+const isOutput = (p: Pending): p is PendingOutput => 'stream' in p
 
 export type EventLogOptions = {
   // Output chunks arriving within this window are committed together (one transaction).
@@ -29,10 +33,7 @@ export const toEventView = (e: SessionEvent): EventView => ({
 // append and the notification happen in one tick, a reader that replays and then subscribes
 // within one tick misses nothing.
 export class EventLog {
-  private readonly pending = new Map<
-    string,
-    { chunks: PendingOutput[]; chars: number; timer: NodeJS.Timeout }
-  >()
+  private readonly pending = new Map<string, { chunks: Pending[]; chars: number; timer: NodeJS.Timeout }>()
   private readonly listeners = new Map<string, Set<EventListener>>()
   private readonly flushMs: number
   private readonly maxBatchChars: number
@@ -47,17 +48,30 @@ export class EventLog {
 
   // Output is batched: adjacent chunks of the same block and stream merge into one event.
   output(sessionId: string, blockId: string, stream: 'stdout' | 'stderr', data: string): void {
+    const batch = this.batch(sessionId)
+    const last = batch.chunks.at(-1)
+    if (last && isOutput(last) && last.blockId === blockId && last.stream === stream) last.data += data
+    else batch.chunks.push({ blockId, stream, data })
+    batch.chars += data.length
+    if (batch.chars >= this.maxBatchChars) this.flush(sessionId)
+  }
+
+  // Like append(), but the event joins the pending batch: it is stored and announced with the
+  // next commit (the next event, the block's finish, or the flush timer, whichever comes
+  // first), in order. block-started goes this way: a short block's start and finish then
+  // share one transaction (and one set of WAL pages) instead of committing twice.
+  deferred(sessionId: string, type: EventType, data: JsonValue): void {
+    this.batch(sessionId).chunks.push({ type, data })
+  }
+
+  private batch(sessionId: string) {
     let batch = this.pending.get(sessionId)
     if (!batch) {
       batch = { chunks: [], chars: 0, timer: setTimeout(() => this.flush(sessionId), this.flushMs) }
       batch.timer.unref()
       this.pending.set(sessionId, batch)
     }
-    const last = batch.chunks.at(-1)
-    if (last && last.blockId === blockId && last.stream === stream) last.data += data
-    else batch.chunks.push({ blockId, stream, data })
-    batch.chars += data.length
-    if (batch.chars >= this.maxBatchChars) this.flush(sessionId)
+    return batch
   }
 
   // Any other event first commits the output before it, so seq order is the order things happened.
@@ -73,10 +87,9 @@ export class EventLog {
     clearTimeout(batch.timer)
     this.commit(
       sessionId,
-      batch.chunks.map((c) => ({
-        type: 'output',
-        data: { block_id: c.blockId, stream: c.stream, data: c.data },
-      })),
+      batch.chunks.map((c) =>
+        isOutput(c) ? { type: 'output', data: { block_id: c.blockId, stream: c.stream, data: c.data } } : c,
+      ),
     )
   }
 

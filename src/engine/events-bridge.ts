@@ -43,7 +43,8 @@ export function onRuntimeEvent(deps: BridgeDeps, live: Live, ev: RuntimeEvent): 
       if (!block) return
       live.starting = undefined
       live.currentBlock = block.id
-      log.append(live.id, 'block-started', {
+      // Deferred: committed with the block's finish or its first output batch (EventLog.deferred).
+      log.deferred(live.id, 'block-started', {
         block_id: block.id,
         position: block.position,
         turn_id: block.turnId,

@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Hono } from 'hono'
-import { bodyLimit } from 'hono/body-limit'
 import { clusterMiddleware } from '../cluster/middleware.js'
 import type { ClusterNode } from '../cluster/node.js'
 import type { Engine } from '../engine/engine.js'
@@ -10,6 +9,7 @@ import { mountMcp } from '../mcp/server/transport-http.js'
 import { packageRoot } from '../util/home.js'
 import { AGENT_ROUTES } from './agent-routes.js'
 import { envelope, errorResponse } from './errors.js'
+import { bodyLimit } from './middleware/body-limit.js'
 import { browserGuards } from './middleware/index.js'
 import { OPENAPI_PATH, openApiDocument } from './openapi.js'
 import { mountPage } from './page/index.js'
@@ -62,16 +62,14 @@ export function createApp(engine: Engine, options: AppOptions = {}): Hono {
   for (const guard of browserGuards(options)) app.use('*', guard)
   app.use(
     '*',
-    bodyLimit({
-      maxSize: maxBody,
-      onError: (c) =>
-        c.json(
-          envelope('http.body-too-large', `Request bodies are limited to ${maxBody} bytes.`, {
-            limit: maxBody,
-          }),
-          413,
-        ),
-    }),
+    bodyLimit(maxBody, (c) =>
+      c.json(
+        envelope('http.body-too-large', `Request bodies are limited to ${maxBody} bytes.`, {
+          limit: maxBody,
+        }),
+        413,
+      ),
+    ),
   )
   if (options.cluster) app.use('*', clusterMiddleware(options.cluster))
   for (const route of MOUNTED_ROUTES) {

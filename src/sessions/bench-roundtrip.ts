@@ -8,6 +8,7 @@ import { encodeFrame } from '../protocol/framing.js'
 import { packageRoot } from '../util/home.js'
 import { processTree, treePrivateMb, treeRssMb } from '../worker/proctree.js'
 import { pythonHome } from '../worker/python-home.js'
+import { RunQueueProbe, tailWaitShare, withoutWaits } from '../worker/runqueue.js'
 import { createRuntime } from './runtime.js'
 
 // The round-trip benchmark behind `node bench/roundtrip.js` and `vis bench`. Every ratio
@@ -27,6 +28,17 @@ export type RoundtripResult = {
   hostcall_p50_us: number
   hostcall_p99_us: number
   hostcall_ratio: number
+  // The tails with each sample's run-queue wait (host, peer and worker threads on the path,
+  // RunQueueProbe) taken out, and the share of the slowest 1% that mostly waited for a CPU.
+  runqueue_threads: number
+  floor_p99_oncpu_us: number
+  floor_tail_waited: number
+  exec_p99_oncpu_us: number
+  exec_tail_waited: number
+  hostcall_env_p50_us: number
+  hostcall_env_p99_us: number
+  hostcall_p99_oncpu_us: number
+  hostcall_tail_waited: number
   floor64k_p50_us: number
   floor64k_p99_us: number
   payload64k_p50_us: number
@@ -56,7 +68,12 @@ function quantile(xs: number[], q: number): number {
 }
 const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d
 
-type FloorPeer = { pid: number; ping(n: number, payload: unknown): Promise<number[]>; close(): void }
+type FloorPeer = {
+  pid: number
+  // Round trip times; with a probe, each one's run-queue wait goes into `waits`.
+  ping(n: number, payload: unknown, probe?: RunQueueProbe, waits?: number[]): Promise<number[]>
+  close(): void
+}
 
 // A minimal JSON-line client for the floor peer (no zod, no channel: the baseline).
 function startFloorPeer(): FloorPeer {
@@ -89,9 +106,10 @@ function startFloorPeer(): FloorPeer {
   })
   let id = 0
   return {
-    async ping(n, payload) {
+    async ping(n, payload, probe, waits) {
       const times: number[] = []
       for (let i = 0; i < n; i++) {
+        const w0 = probe?.waitedUs() ?? 0
         const t0 = performance.now()
         const line = await new Promise<string>((resolve) => {
           waiter = resolve
@@ -99,6 +117,7 @@ function startFloorPeer(): FloorPeer {
         })
         JSON.parse(line)
         times.push((performance.now() - t0) * 1000)
+        if (probe) waits?.push(probe.waitedUs() - w0)
       }
       return times
     },
@@ -194,12 +213,33 @@ export async function measureRoundtrip(opts: RoundtripOptions = {}): Promise<Rou
     }
     await peer.ping(50, null) // warm-up, both ends
     for (let i = 0; i < 50; i++) await s.exec('x = 1')
+    // The threads on the paths: those whose run time moves during a short warm-up of each.
+    const probe = await RunQueueProbe.busyThreads([peer.pid, s.pid], async () => {
+      await peer!.ping(100, null)
+      for (let i = 0; i < 100; i++) await s.exec('x = 1')
+      await s.callModule('__main__', '_vis_bench_hostcalls', [100])
+    })
+    const floorWait: number[] = []
+    const execWait: number[] = []
+    const envelope: number[] = []
+    const envelopeWait: number[] = []
     for (let r = 0; r < rounds; r++) {
-      floor.push(...(await peer.ping(batch, null)))
+      floor.push(...(await peer.ping(batch, null, probe, floorWait)))
       for (let i = 0; i < batch; i++) {
+        const w0 = probe.waitedUs()
         const t0 = performance.now()
         await s.exec('x = 1')
         exec.push((performance.now() - t0) * 1000)
+        execWait.push(probe.waitedUs() - w0)
+      }
+      // One host call per request, for its run-queue wait: timed from JS, so the time also
+      // covers the request that makes the call (the envelope).
+      for (let i = 0; i < Math.max(2, Math.floor(batch / 4)); i++) {
+        const w0 = probe.waitedUs()
+        const t0 = performance.now()
+        await s.callModule('__main__', '_vis_bench_hostcalls', [1])
+        envelope.push((performance.now() - t0) * 1000)
+        envelopeWait.push(probe.waitedUs() - w0)
       }
       // Host calls are timed inside Python, from the call to its reply.
       const ns = (await s.callModule('__main__', '_vis_bench_hostcalls', [batch])) as number[]
@@ -213,6 +253,8 @@ export async function measureRoundtrip(opts: RoundtripOptions = {}): Promise<Rou
     }
 
     await s.dispose()
+    const threads = probe.threads
+    probe.close()
 
     const f50 = quantile(floor, 0.5)
     const f64 = quantile(floor64k, 0.5)
@@ -228,6 +270,15 @@ export async function measureRoundtrip(opts: RoundtripOptions = {}): Promise<Rou
       hostcall_p50_us: round(quantile(hostcall, 0.5)),
       hostcall_p99_us: round(quantile(hostcall, 0.99)),
       hostcall_ratio: round(quantile(hostcall, 0.5) / f50, 2),
+      runqueue_threads: threads,
+      floor_p99_oncpu_us: round(quantile(withoutWaits(floor, floorWait), 0.99)),
+      floor_tail_waited: round(tailWaitShare(floor, floorWait), 2),
+      exec_p99_oncpu_us: round(quantile(withoutWaits(exec, execWait), 0.99)),
+      exec_tail_waited: round(tailWaitShare(exec, execWait), 2),
+      hostcall_env_p50_us: round(quantile(envelope, 0.5)),
+      hostcall_env_p99_us: round(quantile(envelope, 0.99)),
+      hostcall_p99_oncpu_us: round(quantile(withoutWaits(envelope, envelopeWait), 0.99)),
+      hostcall_tail_waited: round(tailWaitShare(envelope, envelopeWait), 2),
       floor64k_p50_us: round(f64),
       floor64k_p99_us: round(quantile(floor64k, 0.99)),
       payload64k_p50_us: round(quantile(payload, 0.5)),
@@ -267,6 +318,22 @@ export function formatRoundtrip(r: RoundtripResult): string {
     ['exec ratio to floor', `${r.exec_ratio}×`, 'exec_ratio'],
     ['host call from Python, p50 / p99', `${r.hostcall_p50_us} / ${r.hostcall_p99_us} µs`, ''],
     ['host call ratio to floor', `${r.hostcall_ratio}×`, 'hostcall_ratio'],
+    [
+      'floor p99 without run-queue waits; tail that waited',
+      `${r.floor_p99_oncpu_us} µs; ${Math.round(r.floor_tail_waited * 100)}%`,
+      '',
+    ],
+    [
+      'exec p99 without run-queue waits; tail that waited',
+      `${r.exec_p99_oncpu_us} µs; ${Math.round(r.exec_tail_waited * 100)}%`,
+      '',
+    ],
+    ['request + 1 host call, p50 / p99', `${r.hostcall_env_p50_us} / ${r.hostcall_env_p99_us} µs`, ''],
+    [
+      '  its p99 without run-queue waits; tail that waited',
+      `${r.hostcall_p99_oncpu_us} µs; ${Math.round(r.hostcall_tail_waited * 100)}%`,
+      '',
+    ],
     ['64 KiB string, floor: p50 / p99', `${r.floor64k_p50_us} / ${r.floor64k_p99_us} µs`, ''],
     ['64 KiB string, worker: p50 / p99', `${r.payload64k_p50_us} / ${r.payload64k_p99_us} µs`, ''],
     ['64 KiB ratio to floor', `${r.payload64k_ratio}×`, 'payload64k_ratio'],

@@ -34,6 +34,19 @@ test('one run measures every figure against its own baseline and restores the ho
   assert.ok(Math.abs(r.exec_ratio - r.exec_p50_us / r.floor_p50_us) < 0.02)
   assert.ok(Math.abs(r.payload64k_ratio - r.payload64k_p50_us / r.floor64k_p50_us) < 0.02)
   assert.ok(r.idle_session_private_mb < r.idle_session_rss_mb)
+  // The tails' run-queue attribution: at least the host's thread and the worker's interpreter
+  // thread are read; a tail without its waits is never longer than with them; shares are shares.
+  assert.ok(r.runqueue_threads >= 2, `runqueue_threads = ${r.runqueue_threads}`)
+  for (const [oncpu, p99] of [
+    [r.floor_p99_oncpu_us, r.floor_p99_us],
+    [r.exec_p99_oncpu_us, r.exec_p99_us],
+    [r.hostcall_p99_oncpu_us, r.hostcall_env_p99_us],
+  ] as const) {
+    assert.ok(oncpu >= 0 && oncpu <= p99, `${oncpu} <= ${p99}`)
+  }
+  for (const share of [r.floor_tail_waited, r.exec_tail_waited, r.hostcall_tail_waited]) {
+    assert.ok(share >= 0 && share <= 1, `share ${share}`)
+  }
   // Every p50 has its p99 beside it, in the result and in the table.
   for (const key of Object.keys(r).filter((k) => k.endsWith('_p50_us') || k.endsWith('_p50_ms'))) {
     const p99 = key.replace('_p50_', '_p99_') as keyof typeof r

@@ -12,7 +12,11 @@ Measures session worker round trips on this machine and prints them beside a
 baseline measured in the same run (a bare Node-to-Node JSON-line ping-pong over a
 socketpair): exec of \`x = 1\`, a host tool call from Python, a 64 KiB string,
 taking a session from the warm pool, a cold session start, and an idle worker's
-memory. Figures are reported, not judged; the targets are shown for reference.
+memory. Every p50 has its p99 beside it; for the floor, exec and a host call the
+tail is also shown without each sample's run-queue wait (the time the threads on the
+path were runnable but had no CPU, from /proc schedstat), with the share of the
+slowest 1% that mostly waited. Figures are reported, not judged; the targets are
+shown for reference.
 
   --json          print one JSON object instead of the table
   --iterations N  round trips per measurement (default 2000)
