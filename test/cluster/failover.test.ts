@@ -35,7 +35,11 @@ before(async () => {
   base = `http://127.0.0.1:${listen}`
 })
 
+// Closed after the test whatever happened: an open EventSource reconnects forever.
+const sources: EventSource[] = []
+
 after(async () => {
+  for (const es of sources) es.close()
   await stopAll(nodes)
   await nginx?.stop()
 })
@@ -47,6 +51,7 @@ function watch(sessionId: string) {
     fetch: (input, init) =>
       fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), ...auth } }),
   })
+  sources.push(es)
   for (const type of EventTypeSchema.options) {
     es.addEventListener(type, (ev) =>
       got.push({ id: Number(ev.lastEventId), type, data: JSON.parse(ev.data) }),
