@@ -9,6 +9,8 @@ import type { ClusterNode } from './node.js'
 // out (polled, bounded by that lease), then this node takes the session over and serves it.
 
 const SESSION_PATH = /^\/v1\/sessions\/([^/]+)/
+// On a cluster.not-owner answer: the request was not acted on, the forwarder may ask again.
+const MISROUTED = 'x-vis-misrouted'
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
@@ -61,6 +63,7 @@ export function clusterMiddleware(node: ClusterNode): MiddlewareHandler {
         // Passed on to us by a node that thought we own it; we do not (any more). Never pass it
         // on again: two nodes must not bounce a request between them.
         c.header(OWNER_HEADER, holder.nodeId)
+        c.header(MISROUTED, '1')
         return c.json(
           envelope(
             'cluster.not-owner',
@@ -80,13 +83,16 @@ export function clusterMiddleware(node: ClusterNode): MiddlewareHandler {
         Math.max(100, Math.floor(node.leaseMs / 2)),
       )
       try {
-        return await forward(c.req.raw, {
+        const res = await forward(c.req.raw, {
           nodeId: node.nodeId,
           ownerId: holder.nodeId,
           ownerUrl: holder.nodeUrl,
           body,
           signal: watch.signal,
         })
+        // The lease moved on between our read and the owner's: it did nothing, ask again.
+        if (res.status !== 503 || res.headers.get(MISROUTED) !== '1' || Date.now() > giveUpAt) return res
+        await res.body?.cancel()
       } catch (err) {
         if (err instanceof OwnerFailed) {
           c.header(OWNER_HEADER, holder.nodeId)

@@ -93,6 +93,8 @@ describe('cluster ownership', () => {
     const r = await client(n2.url, { ...auth, 'x-vis-forwarded-by': 'n3' })('GET', `/v1/sessions/${sid}`)
     assert.equal(r.status, 503)
     assert.equal(r.body.error.code, 'cluster.not-owner')
+    // It did nothing: the node that forwarded it may ask the new owner.
+    assert.equal(r.headers.get('x-vis-misrouted'), '1')
     assert.equal(r.headers.get('x-vis-owner'), 'n1')
   })
 
