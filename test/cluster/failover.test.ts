@@ -10,7 +10,7 @@ import { nginxConfig } from '../../src/cluster/nginx-config.js'
 import { EventTypeSchema } from '../../src/engine/schemas.js'
 import { freePort, type Nginx, startNginx } from '../helpers/nginx.js'
 import { freshDatabaseUrl } from '../helpers/postgres.js'
-import { client, type Json, waitFor } from '../http/helpers.js'
+import { client, type Json, rawRequest, waitFor } from '../http/helpers.js'
 import { auth, startNode, stopAll, type VisNode } from './helpers.js'
 
 const LEASE_MS = 2000
@@ -26,7 +26,9 @@ before(async () => {
   databaseUrl = freshDatabaseUrl()
   for (let i = 0; i < 3; i++) ports.push(await freePort())
   nodes = await Promise.all(
-    ports.map((port, i) => startNode({ id: `n${i + 1}`, port, databaseUrl, leaseMs: LEASE_MS })),
+    ports.map((port, i) =>
+      startNode({ id: `n${i + 1}`, port, databaseUrl, leaseMs: LEASE_MS, allowHost: 'vis.test' }),
+    ),
   )
   const listen = await freePort()
   nginx = await startNginx(
@@ -61,6 +63,14 @@ function watch(sessionId: string) {
 }
 
 const call = () => client(base, auth)
+
+test('the nodes answer the name clients use through nginx, and only names they were given', async () => {
+  const named = await rawRequest(`${base}/v1/sessions`, { headers: { ...auth, host: 'vis.test:8080' } })
+  assert.equal(named.status, 200, named.text)
+  const other = await rawRequest(`${base}/v1/sessions`, { headers: { ...auth, host: 'evil.test' } })
+  assert.equal(other.status, 421)
+  assert.equal(other.body.error.code, 'http.host-not-allowed')
+})
 
 test('30 sessions through nginx survive the loss of a node', { timeout: 170_000 }, async (t) => {
   const c = call()
@@ -233,7 +243,13 @@ test('30 sessions through nginx survive the loss of a node', { timeout: 170_000 
   }
 
   // ---- the node comes back (same id, same port) and takes new sessions.
-  const back = await startNode({ id: victim.id, port: victim.port, databaseUrl, leaseMs: LEASE_MS })
+  const back = await startNode({
+    id: victim.id,
+    port: victim.port,
+    databaseUrl,
+    leaseMs: LEASE_MS,
+    allowHost: 'vis.test',
+  })
   nodes = nodes.map((n) => (n.id === victim.id ? back : n))
   let taken: string | undefined
   await waitFor(
