@@ -242,7 +242,16 @@ test('30 sessions through nginx survive the loss of a node', { timeout: 170_000 
     w.es.close()
   }
 
-  // ---- the node comes back (same id, same port) and takes new sessions.
+  // ---- the node comes back (same id, same port) and takes new sessions; a block running on
+  // another node meanwhile is left alone (no node closes others' blocks at start).
+  const busy = elsewhere[2]!
+  const sleeper = await c(
+    'POST',
+    `/v1/sessions/${busy.id}/blocks`,
+    { code: 'import time\ntime.sleep(120)' },
+    { prefer: 'respond-async' },
+  )
+  assert.equal(sleeper.status, 202)
   const back = await startNode({
     id: victim.id,
     port: victim.port,
@@ -266,4 +275,9 @@ test('30 sessions through nginx survive the loss of a node', { timeout: 170_000 
   assert.equal(onBack.status, 200)
   assert.equal(onBack.body.result, 42)
   assert.equal(onBack.headers.get('x-vis-owner'), victim.id)
+  const still = await c('GET', `/v1/sessions/${busy.id}/blocks/${sleeper.body.id}`)
+  assert.equal(still.body.status, 'running', 'the restarted node left the other node’s block running')
+  const stopped = await c('POST', `/v1/sessions/${busy.id}/interrupt`, { block_id: sleeper.body.id })
+  assert.equal(stopped.status, 200, stopped.text)
+  assert.equal(stopped.body.landed, true)
 })
