@@ -28,15 +28,18 @@ export function clusterMiddleware(node: ClusterNode): MiddlewareHandler {
     const m = SESSION_PATH.exec(c.req.path)
     if (!m) {
       await next()
-      // A session created here runs here: its worker started with it.
-      if (
-        c.req.method === 'POST' &&
-        c.req.path.replace(/\/$/, '') === '/v1/sessions' &&
-        c.res.status === 201
-      ) {
-        const id = decodeURIComponent((c.res.headers.get('location') ?? '').split('/').pop() ?? '')
-        if (id) node.adoptCreated(id)
-        setOwner(c, node.nodeId)
+      // A creation lands on any node (nginx spreads them); the session's later requests hash to
+      // one node, which takes its lease on demand. So the new session is left dormant and
+      // unowned here: its worker (started to prove the jail accepts the policy) is stopped, and
+      // the node its requests reach starts one on its first block, with no hop in between.
+      const created = c.req.method === 'POST' && c.req.path.replace(/\/$/, '') === '/v1/sessions'
+      if (created && c.res.status === 201) {
+        const location = c.res.headers.get('location') ?? ''
+        const id = decodeURIComponent(location.split('/').pop() ?? '')
+        if (id) {
+          await engine.dropWorker(id)
+          c.res = c.json(engine.sessionView(id), 201, { Location: location })
+        }
       }
       return
     }

@@ -49,8 +49,14 @@ describe('cluster ownership', () => {
     const c2 = client(n2.url, auth)
     const created = await c1('POST', '/v1/sessions', {})
     assert.equal(created.status, 201, created.text)
-    assert.equal(created.headers.get('x-vis-owner'), 'n1')
+    // Created anywhere, owned by nobody yet: the node its requests reach takes it.
+    assert.equal(created.headers.get('x-vis-owner'), null)
+    assert.equal(created.body.worker, 'dormant')
+    assert.equal(await liveWorkers(n1), 0)
     sid = created.body.id
+    const first = await c1('POST', `/v1/sessions/${sid}/blocks`, { code: 'k = 1' })
+    assert.equal(first.status, 200, first.text)
+    assert.equal(first.headers.get('x-vis-owner'), 'n1')
     const ran = await c2('POST', `/v1/sessions/${sid}/blocks`, { code: 'def f():\n    return 41 + 1\nf()' })
     assert.equal(ran.status, 200, ran.text)
     assert.equal(ran.body.result, 42)
