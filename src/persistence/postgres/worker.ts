@@ -81,6 +81,7 @@ port.on('message', async (req: Request) => {
   }
   if (lost) return reply({ ok: false, error: lost })
   try {
+    if (req.prefix !== undefined) await client.query(req.prefix)
     if (req.op === 'exec') {
       await client.query(req.sql)
       return reply({ ok: true, rows: [], rowCount: 0 })
