@@ -191,6 +191,16 @@ test('placeholders become $n outside literals, quoted names and comments', () =>
   )
 })
 
+test('a NUL character in text is stored as U+FFFD on PostgreSQL instead of failing the block', () => {
+  const store = openTempStore({}, 'postgres')
+  const s = store.sessions.create()
+  const { block } = store.blocks.start({ sessionId: s.id, code: 'print("a\\0b")' })
+  const done = store.blocks.finish(block.id, { stdout: 'a\0b\n', result: 'x\0y', durationMs: 1 })
+  assert.equal(done.stdout, 'a\uFFFDb\n')
+  // JSON escapes it (\u0000), so results keep the NUL exactly.
+  assert.equal(done.result, 'x\0y')
+})
+
 test('types come back as the repositories expect: numbers, Buffers, null', () => {
   const db = new PgDatabase(freshDatabaseUrl())
   try {
