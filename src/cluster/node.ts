@@ -62,10 +62,6 @@ export class ClusterNode {
     return { id: this.nodeId, url: this.url }
   }
 
-  heldCount(): number {
-    return this.held.size
-  }
-
   holds(sessionId: string): boolean {
     return (this.held.get(sessionId) ?? 0) > Date.now()
   }
