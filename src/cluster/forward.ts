@@ -10,18 +10,10 @@ import { Readable } from 'node:stream'
 export const FORWARDED_BY = 'x-vis-forwarded-by'
 export const OWNER_HEADER = 'x-vis-owner'
 
-// Headers that describe one hop, not the request (RFC 9110 section 7.6.1), and Host, which
-// names the owner now.
-const HOP = [
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'te',
-  'trailer',
-  'upgrade',
-  'host',
-]
+// Headers that describe one hop, not the request (RFC 9110 section 7.6.1). Host is kept, as
+// nginx keeps it: the owner's browser guards judge the request by the name the client used (a
+// page's same-origin request stays same-origin), and every node answers to the same names.
+const HOP = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade']
 
 // The owner could not be reached at all: nothing was delivered, the caller may wait for the
 // lease to expire and take the session over.

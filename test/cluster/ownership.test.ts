@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { PgDatabase } from '../../src/persistence/postgres/database.js'
 import { freshDatabaseUrl } from '../helpers/postgres.js'
-import { client, openEvents, waitFor } from '../http/helpers.js'
+import { client, openEvents, rawRequest, waitFor } from '../http/helpers.js'
 import { auth, startNode, stopAll, type VisNode } from './helpers.js'
 
 const LEASE_MS = 1500
@@ -71,6 +71,22 @@ describe('cluster ownership', () => {
     const missing = await c2('GET', '/v1/sessions/ses_nope')
     assert.equal(missing.status, 404)
     assert.equal(missing.body.error.code, 'session.not-found')
+  })
+
+  it("a page's same-origin request stays same-origin when forwarded; another origin is refused", async () => {
+    const page = (origin: string) =>
+      rawRequest(`${n2.url}/v1/sessions/${sid}/blocks`, {
+        method: 'POST',
+        headers: { ...auth, origin, 'content-type': 'application/json' },
+        body: JSON.stringify({ code: '"from the page"' }),
+      })
+    const own = await page(n2.url)
+    assert.equal(own.status, 200, own.text)
+    assert.equal(own.headers['x-vis-owner'], 'n1')
+    assert.equal(own.body.result, 'from the page')
+    const other = await page('http://evil.test')
+    assert.equal(other.status, 403)
+    assert.equal(other.body.error.code, 'http.origin-not-allowed')
   })
 
   it('streams the owner’s events through the other node', async () => {
