@@ -64,6 +64,8 @@ export function forward(req: Request, opts: ForwardOptions): Promise<Response> {
         // On a new one, "refused" proves it did not, and a takeover may serve it.
         agent: target.protocol === 'https:' ? undefined : idempotent ? agent : false,
         signal: opts.signal,
+        // TLS to the owner checks the owner's certificate, not the client's Host name.
+        ...(target.protocol === 'https:' ? { servername: target.hostname } : {}),
       },
       (res: IncomingMessage) => {
         const out = new Headers()
