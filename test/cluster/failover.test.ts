@@ -147,6 +147,8 @@ test('30 sessions through nginx survive the loss of a node', { timeout: 170_000 
       )
       if (r?.status === 200) return r
       assert.ok(r === undefined || [502, 503, 504].includes(r.status), `unexpected ${r?.status}: ${r?.text}`)
+      // Polling, as a client's retry loop would: not faster than the failure comes back.
+      await new Promise((resolve) => setTimeout(resolve, 50))
     }
   })()
 
