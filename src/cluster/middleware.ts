@@ -43,7 +43,13 @@ export function clusterMiddleware(node: ClusterNode): MiddlewareHandler {
       }
       return
     }
-    const sessionId = decodeURIComponent(m[1]!)
+    let sessionId: string
+    try {
+      sessionId = decodeURIComponent(m[1]!)
+    } catch {
+      // Not a session id anyone could have: the route answers (404).
+      return next()
+    }
     // An unknown session is the route's 404; a closed one has no worker anywhere, and its
     // history reads the same from every node: no lease for either.
     const row = engine.store.sessions.get(sessionId)
