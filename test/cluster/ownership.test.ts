@@ -71,6 +71,8 @@ describe('cluster ownership', () => {
     const missing = await c2('GET', '/v1/sessions/ses_nope')
     assert.equal(missing.status, 404)
     assert.equal(missing.body.error.code, 'session.not-found')
+    const malformed = await c2('GET', '/v1/sessions/%E0%A4%A')
+    assert.ok(malformed.status === 404 || malformed.status === 400, `${malformed.status} ${malformed.text}`)
   })
 
   it("a page's same-origin request stays same-origin when forwarded; another origin is refused", async () => {
