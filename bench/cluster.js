@@ -58,15 +58,26 @@ function treeCpu(root) {
 const postmasterPid = () =>
   Number(readFileSync(join(postgresServer().dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0])
 
-async function createSessions(base, n) {
+// n sessions, as many on each of `owners` nodes (creations land where nginx sends them: the
+// surplus is closed), each with a warm worker.
+async function createSessions(base, n, owners) {
   const c = client(base, auth)
   const out = []
-  for (let i = 0; i < n; i++) {
+  const per = new Map(owners.map((o) => [o, 0]))
+  while (out.length < n) {
     const r = await c('POST', '/v1/sessions', {})
     if (r.status !== 201) throw new Error(`create: ${r.status} ${r.text}`)
-    out.push({ id: r.body.id, owner: r.headers.get('x-vis-owner') })
-    // The first block starts the worker; the load below measures warm blocks.
-    await c('POST', `/v1/sessions/${r.body.id}/blocks`, { code: 'x = 0' })
+    // The first block starts the worker where the session's requests land (its owner); the load
+    // below measures warm blocks.
+    const warm = await c('POST', `/v1/sessions/${r.body.id}/blocks`, { code: 'x = 0' })
+    if (warm.status !== 200) throw new Error(`first block: ${warm.status} ${warm.text}`)
+    const owner = warm.headers.get('x-vis-owner')
+    if ((per.get(owner) ?? n) >= n / owners.length) {
+      await c('DELETE', `/v1/sessions/${r.body.id}`)
+      continue
+    }
+    per.set(owner, per.get(owner) + 1)
+    out.push({ id: r.body.id, owner })
   }
   return out
 }
@@ -101,6 +112,65 @@ async function load(base, sessions, nodes) {
   return { blocks, secs, perSecond: blocks / secs, nodeCpu, pgCpuMsPerBlock: (pgCpu * 1000) / blocks }
 }
 
+// Arrival time of each SSE event id on one stream (performance.now()).
+async function timedStream(url) {
+  const ac = new AbortController()
+  const res = await fetch(url, { headers: auth, signal: ac.signal })
+  const arrived = new Map()
+  const reading = (async () => {
+    const decoder = new TextDecoder()
+    let buf = ''
+    for await (const chunk of res.body) {
+      const now = performance.now()
+      buf += decoder.decode(chunk, { stream: true })
+      for (let i = buf.indexOf('\n\n'); i >= 0; i = buf.indexOf('\n\n')) {
+        const id = /^id: (\d+)$/m.exec(buf.slice(0, i))
+        if (id) arrived.set(Number(id[1]), now)
+        buf = buf.slice(i + 2)
+      }
+    }
+  })().catch(() => undefined)
+  return {
+    arrived,
+    owner: res.headers.get('x-vis-owner'),
+    close: async () => {
+      ac.abort()
+      await reading
+    },
+  }
+}
+
+// Live events: one session's stream read on its owner and, at once, through another node that
+// forwards it; the same events' arrival times differ by what the forwarding hop costs.
+async function eventLatency(base, nodes) {
+  const c = client(base, auth)
+  const [s] = await createSessions(
+    base,
+    1,
+    nodes.map((n) => n.id),
+  )
+  const owner = nodes.find((n) => n.id === s.owner)
+  const other = nodes.find((n) => n.id !== s.owner)
+  const direct = await timedStream(`${owner.url}/v1/sessions/${s.id}/events`)
+  const forwarded = await timedStream(`${other.url}/v1/sessions/${s.id}/events`)
+  for (let i = 0; i < 30; i++) {
+    await c('POST', `/v1/sessions/${s.id}/blocks`, { code: `print(${i})` })
+  }
+  await new Promise((r) => setTimeout(r, 300))
+  await direct.close()
+  await forwarded.close()
+  const hops = [...direct.arrived]
+    .filter(([id]) => forwarded.arrived.has(id))
+    .map(([id, t]) => forwarded.arrived.get(id) - t)
+  hops.sort((a, b) => a - b)
+  return {
+    events: hops.length,
+    median: hops[Math.floor(hops.length / 2)],
+    p90: hops[Math.floor(hops.length * 0.9)],
+    forwardedBy: forwarded.owner,
+  }
+}
+
 const databaseUrl = freshDatabaseUrl()
 const ports = [await freePort(), await freePort(), await freePort()]
 let nodes = await Promise.all(
@@ -118,18 +188,20 @@ const base1 = `http://127.0.0.1:${listen1}`
 const base3 = `http://127.0.0.1:${listen3}`
 
 try {
-  const s1 = await createSessions(base1, SESSIONS)
+  const s1 = await createSessions(base1, SESSIONS, ['n1'])
   const one = await load(base1, s1, [nodes[0]])
   for (const s of s1) await client(base1, auth)('DELETE', `/v1/sessions/${s.id}`)
-  const s3 = await createSessions(base3, SESSIONS)
+  const s3 = await createSessions(base3, SESSIONS, ['n1', 'n2', 'n3'])
   const three = await load(base3, s3, nodes)
+
+  const latency = await eventLatency(base3, nodes)
 
   // Failover: a block running on the owner of a session, the owner killed, the session's next
   // block through nginx timed; then the node restarted for the next round.
   const failovers = []
   for (let k = 0; k < FAILOVERS; k++) {
     const c = client(base3, auth)
-    const [s] = await createSessions(base3, 1)
+    const [s] = await createSessions(base3, 1, ['n1', 'n2', 'n3'])
     const victim = nodes.find((n) => n.id === s.owner)
     await c(
       'POST',
@@ -169,6 +241,10 @@ try {
   console.log(
     `  projection: one core per node sustains about ${f1(1000 / perBlock)} blocks/s; N nodes on N cores about N times that,` +
       ` until PostgreSQL (${f1(three.pgCpuMsPerBlock)} ms CPU per block) or nginx saturate`,
+  )
+  console.log(
+    `  live events: ${latency.events} events read on the owner and through a forwarding node at once; ` +
+      `the forwarded copy arrives ${f1(latency.median)} ms later (median; p90 ${f1(latency.p90)} ms)`,
   )
   console.log(
     `  failover (SIGKILL -> first block of an affected session, lease ${LEASE_MS} ms): ` +

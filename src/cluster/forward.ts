@@ -10,18 +10,10 @@ import { Readable } from 'node:stream'
 export const FORWARDED_BY = 'x-vis-forwarded-by'
 export const OWNER_HEADER = 'x-vis-owner'
 
-// Headers that describe one hop, not the request (RFC 9110 section 7.6.1), and Host, which
-// names the owner now.
-const HOP = [
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'te',
-  'trailer',
-  'upgrade',
-  'host',
-]
+// Headers that describe one hop, not the request (RFC 9110 section 7.6.1). Host is kept, as
+// nginx keeps it: the owner's browser guards judge the request by the name the client used (a
+// page's same-origin request stays same-origin), and every node answers to the same names.
+const HOP = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade']
 
 // The owner could not be reached at all: nothing was delivered, the caller may wait for the
 // lease to expire and take the session over.
@@ -72,6 +64,8 @@ export function forward(req: Request, opts: ForwardOptions): Promise<Response> {
         // On a new one, "refused" proves it did not, and a takeover may serve it.
         agent: target.protocol === 'https:' ? undefined : idempotent ? agent : false,
         signal: opts.signal,
+        // TLS to the owner checks the owner's certificate, not the client's Host name.
+        ...(target.protocol === 'https:' ? { servername: target.hostname } : {}),
       },
       (res: IncomingMessage) => {
         const out = new Headers()

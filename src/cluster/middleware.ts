@@ -9,6 +9,8 @@ import type { ClusterNode } from './node.js'
 // out (polled, bounded by that lease), then this node takes the session over and serves it.
 
 const SESSION_PATH = /^\/v1\/sessions\/([^/]+)/
+// On a cluster.not-owner answer: the request was not acted on, the forwarder may ask again.
+const MISROUTED = 'x-vis-misrouted'
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
@@ -26,19 +28,28 @@ export function clusterMiddleware(node: ClusterNode): MiddlewareHandler {
     const m = SESSION_PATH.exec(c.req.path)
     if (!m) {
       await next()
-      // A session created here runs here: its worker started with it.
-      if (
-        c.req.method === 'POST' &&
-        c.req.path.replace(/\/$/, '') === '/v1/sessions' &&
-        c.res.status === 201
-      ) {
-        const id = decodeURIComponent((c.res.headers.get('location') ?? '').split('/').pop() ?? '')
-        if (id) node.adoptCreated(id)
-        setOwner(c, node.nodeId)
+      // A creation lands on any node (nginx spreads them); the session's later requests hash to
+      // one node, which takes its lease on demand. So the new session is left dormant and
+      // unowned here: its worker (started to prove the jail accepts the policy) is stopped, and
+      // the node its requests reach starts one on its first block, with no hop in between.
+      const created = c.req.method === 'POST' && c.req.path.replace(/\/$/, '') === '/v1/sessions'
+      if (created && c.res.status === 201) {
+        const location = c.res.headers.get('location') ?? ''
+        const id = decodeURIComponent(location.split('/').pop() ?? '')
+        if (id) {
+          await engine.dropWorker(id)
+          c.res = c.json(engine.sessionView(id), 201, { Location: location })
+        }
       }
       return
     }
-    const sessionId = decodeURIComponent(m[1]!)
+    let sessionId: string
+    try {
+      sessionId = decodeURIComponent(m[1]!)
+    } catch {
+      // Not a session id anyone could have: the route answers (404).
+      return next()
+    }
     // An unknown session is the route's 404; a closed one has no worker anywhere, and its
     // history reads the same from every node: no lease for either.
     const row = engine.store.sessions.get(sessionId)
@@ -61,6 +72,7 @@ export function clusterMiddleware(node: ClusterNode): MiddlewareHandler {
         // Passed on to us by a node that thought we own it; we do not (any more). Never pass it
         // on again: two nodes must not bounce a request between them.
         c.header(OWNER_HEADER, holder.nodeId)
+        c.header(MISROUTED, '1')
         return c.json(
           envelope(
             'cluster.not-owner',
@@ -80,13 +92,16 @@ export function clusterMiddleware(node: ClusterNode): MiddlewareHandler {
         Math.max(100, Math.floor(node.leaseMs / 2)),
       )
       try {
-        return await forward(c.req.raw, {
+        const res = await forward(c.req.raw, {
           nodeId: node.nodeId,
           ownerId: holder.nodeId,
           ownerUrl: holder.nodeUrl,
           body,
           signal: watch.signal,
         })
+        // The lease moved on between our read and the owner's: it did nothing, ask again.
+        if (res.status !== 503 || res.headers.get(MISROUTED) !== '1' || Date.now() > giveUpAt) return res
+        await res.body?.cancel()
       } catch (err) {
         if (err instanceof OwnerFailed) {
           c.header(OWNER_HEADER, holder.nodeId)

@@ -1,7 +1,6 @@
 import { z } from 'zod'
 import type { Engine } from '../engine/engine.js'
 import type { Lease, LeasesRepo } from '../persistence/leases.js'
-import { VisError } from '../util/errors.js'
 import { NAMES_KV, namesKey, takeOver } from './takeover.js'
 
 // One `vis serve` among several sharing a PostgreSQL store (docs/cluster.md). A session is run by
@@ -63,10 +62,6 @@ export class ClusterNode {
     return { id: this.nodeId, url: this.url }
   }
 
-  heldCount(): number {
-    return this.held.size
-  }
-
   holds(sessionId: string): boolean {
     return (this.held.get(sessionId) ?? 0) > Date.now()
   }
@@ -81,22 +76,6 @@ export class ClusterNode {
       this.claiming.set(sessionId, pending)
     }
     return pending
-  }
-
-  // A session this node just created (its worker is here already): its lease, no takeover.
-  adoptCreated(sessionId: string): void {
-    const t0 = Date.now()
-    const r = this.leases.acquire(sessionId, this.ref(), this.leaseMs)
-    if (!r.acquired) {
-      throw new VisError(
-        'cluster.lease-taken',
-        `Session ${sessionId} was leased to ${r.holder.nodeId} at once.`,
-        {
-          sessionId,
-        },
-      )
-    }
-    this.hold(sessionId, t0)
   }
 
   // The session closed: its lease goes, so no node keeps renewing it.

@@ -52,6 +52,11 @@ const NodeRowSchema = z.object({
 })
 export type NodeRecord = { id: string; url: string; startedAt: number; heartbeatAt: number }
 
+function nodeRecord(row: unknown): NodeRecord {
+  const r = NodeRowSchema.parse(row)
+  return { id: r.id, url: r.url, startedAt: r.started_at, heartbeatAt: r.heartbeat_at }
+}
+
 function lease(row: unknown): Lease {
   const r = LeaseRowSchema.parse(row)
   return {
@@ -158,17 +163,10 @@ export class LeasesRepo {
          RETURNING *`,
       )
       .get(n.id, n.url, now, now, restarted ? 1 : 0)
-    const r = NodeRowSchema.parse(row)
-    return { id: r.id, url: r.url, startedAt: r.started_at, heartbeatAt: r.heartbeat_at }
+    return nodeRecord(row)
   }
 
   nodes(): NodeRecord[] {
-    return this.ctx.sql
-      .get('SELECT * FROM nodes ORDER BY id')
-      .all()
-      .map((row) => {
-        const r = NodeRowSchema.parse(row)
-        return { id: r.id, url: r.url, startedAt: r.started_at, heartbeatAt: r.heartbeat_at }
-      })
+    return this.ctx.sql.get('SELECT * FROM nodes ORDER BY id').all().map(nodeRecord)
   }
 }

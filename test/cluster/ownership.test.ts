@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { PgDatabase } from '../../src/persistence/postgres/database.js'
 import { freshDatabaseUrl } from '../helpers/postgres.js'
-import { client, openEvents, waitFor } from '../http/helpers.js'
+import { client, openEvents, rawRequest, waitFor } from '../http/helpers.js'
 import { auth, startNode, stopAll, type VisNode } from './helpers.js'
 
 const LEASE_MS = 1500
@@ -49,8 +49,14 @@ describe('cluster ownership', () => {
     const c2 = client(n2.url, auth)
     const created = await c1('POST', '/v1/sessions', {})
     assert.equal(created.status, 201, created.text)
-    assert.equal(created.headers.get('x-vis-owner'), 'n1')
+    // Created anywhere, owned by nobody yet: the node its requests reach takes it.
+    assert.equal(created.headers.get('x-vis-owner'), null)
+    assert.equal(created.body.worker, 'dormant')
+    assert.equal(await liveWorkers(n1), 0)
     sid = created.body.id
+    const first = await c1('POST', `/v1/sessions/${sid}/blocks`, { code: 'k = 1' })
+    assert.equal(first.status, 200, first.text)
+    assert.equal(first.headers.get('x-vis-owner'), 'n1')
     const ran = await c2('POST', `/v1/sessions/${sid}/blocks`, { code: 'def f():\n    return 41 + 1\nf()' })
     assert.equal(ran.status, 200, ran.text)
     assert.equal(ran.body.result, 42)
@@ -65,6 +71,24 @@ describe('cluster ownership', () => {
     const missing = await c2('GET', '/v1/sessions/ses_nope')
     assert.equal(missing.status, 404)
     assert.equal(missing.body.error.code, 'session.not-found')
+    const malformed = await c2('GET', '/v1/sessions/%E0%A4%A')
+    assert.ok(malformed.status === 404 || malformed.status === 400, `${malformed.status} ${malformed.text}`)
+  })
+
+  it("a page's same-origin request stays same-origin when forwarded; another origin is refused", async () => {
+    const page = (origin: string) =>
+      rawRequest(`${n2.url}/v1/sessions/${sid}/blocks`, {
+        method: 'POST',
+        headers: { ...auth, origin, 'content-type': 'application/json' },
+        body: JSON.stringify({ code: '"from the page"' }),
+      })
+    const own = await page(n2.url)
+    assert.equal(own.status, 200, own.text)
+    assert.equal(own.headers['x-vis-owner'], 'n1')
+    assert.equal(own.body.result, 'from the page')
+    const other = await page('http://evil.test')
+    assert.equal(other.status, 403)
+    assert.equal(other.body.error.code, 'http.origin-not-allowed')
   })
 
   it('streams the owner’s events through the other node', async () => {
@@ -93,6 +117,8 @@ describe('cluster ownership', () => {
     const r = await client(n2.url, { ...auth, 'x-vis-forwarded-by': 'n3' })('GET', `/v1/sessions/${sid}`)
     assert.equal(r.status, 503)
     assert.equal(r.body.error.code, 'cluster.not-owner')
+    // It did nothing: the node that forwarded it may ask the new owner.
+    assert.equal(r.headers.get('x-vis-misrouted'), '1')
     assert.equal(r.headers.get('x-vis-owner'), 'n1')
   })
 

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -64,6 +64,8 @@ export type Nginx = { dir: string; pid: number; errorLog(): string; stop(): Prom
 export async function startNginx(generated: string): Promise<Nginx> {
   const bin = requireNginx()
   const dir = mkdtempSync(join(tmpdir(), 'vis-nginx-'))
+  // As root, nginx's workers run as nobody: they must reach the temp paths inside.
+  chmodSync(dir, 0o755)
   writeFileSync(join(dir, 'vis.conf'), generated)
   const conf = join(dir, 'nginx.conf')
   writeFileSync(conf, nginxMain(dir, join(dir, 'vis.conf')))

@@ -19,7 +19,11 @@ for (const backend of BACKENDS) {
       const b = new Store({ ...place, now: () => clock.t })
       a.sessions.create({ id: 'ses_1' })
       a.sessions.create({ id: 'ses_2' })
-      return { clock, a, b, close: () => (a.close(), b.close()) }
+      const close = () => {
+        a.close()
+        b.close()
+      }
+      return { clock, a, b, close }
     }
 
     test('a free lease is taken; a live one is refused with its holder; an expired one is taken over', () => {

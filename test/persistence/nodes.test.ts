@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { Store } from '../../src/persistence/index.js'
+import { PgDatabase } from '../../src/persistence/postgres/database.js'
 import { BACKENDS, type Backend, tempPlace } from './helpers.js'
 import { type Place, race } from './race.js'
 
@@ -103,3 +104,43 @@ for (const backend of BACKENDS) {
     })
   })
 }
+
+// The worst interleaving, forced: a transaction elsewhere holds the session's row, so all three
+// nodes are stopped mid-start at the same point and released together. Without the session row
+// lock in BlocksRepo.start they would all have looked the key up (absent) and picked the same
+// position before stopping, and two would fail; with it they queue before the lookup and the
+// later ones find the first one's block.
+test('postgres: starts released together after a held session row still start one block', {
+  timeout: 120_000,
+}, async () => {
+  const place = seeded('postgres', ['ses_held'])
+  const admin = new PgDatabase(place.databaseUrl)
+  const watcher = new PgDatabase(place.databaseUrl)
+  try {
+    admin.exec("BEGIN; SELECT 1 FROM sessions WHERE id = 'ses_held' FOR UPDATE")
+    const racing = race(
+      place,
+      [1, 2, 3].map(() => ['start', 'ses_held', '1']),
+    )
+    // Asked outside the admin's transaction: pg_stat_activity is a snapshot per transaction.
+    const waiting = () =>
+      watcher
+        .prepare(
+          "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
+        )
+        .pluck()
+        .get() as number
+    for (let i = 0; waiting() < 3; i++) {
+      assert.ok(i < 1200, 'the three nodes to wait on the held row')
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    admin.exec('COMMIT')
+    const results = (await racing) as { blockId: string; replayed: boolean }[][]
+    const outcomes = results.map((r) => r[0]!)
+    assert.equal(new Set(outcomes.map((o) => o.blockId)).size, 1, JSON.stringify(outcomes))
+    assert.equal(outcomes.filter((o) => !o.replayed).length, 1)
+  } finally {
+    admin.close()
+    watcher.close()
+  }
+})

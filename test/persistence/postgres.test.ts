@@ -146,6 +146,52 @@ test('a lost connection is an error at once, not a hang, and stays one', () => {
   }
 })
 
+test('a server that stops answering is db.connection-lost after queryTimeoutMs, not a hang', () => {
+  const store = new Store({ ...tempPlace('postgres'), queryTimeoutMs: 1_000 })
+  try {
+    const started = Date.now()
+    // A query that outlives the timeout stands for a frozen server or a cut network.
+    assert.throws(
+      () => store.db.prepare('SELECT pg_sleep(30)').run(),
+      (e: unknown) => isVisError(e, 'db.connection-lost') && /within 1000 ms/.test(e.message),
+    )
+    assert.ok(Date.now() - started < 15_000)
+    // The connection is not reused in an unknown state.
+    assert.throws(
+      () => store.sessions.count(),
+      (e: unknown) => isVisError(e, 'db.connection-lost'),
+    )
+  } finally {
+    store.close()
+  }
+})
+
+test('commits are durable when they return: lazily() just runs, synced() resolves at once', async () => {
+  const store = new Store(tempPlace('postgres'))
+  try {
+    const s = store.lazily(() => store.sessions.create({ title: 'lazy' }))
+    await store.synced()
+    assert.equal(store.sessions.require(s.id).title, 'lazy')
+    assert.equal(store.db.prepare('SHOW synchronous_commit').pluck().get(), 'on')
+  } finally {
+    store.close()
+  }
+})
+
+test('the integrity check reports an event counter behind its log', () => {
+  const store = new Store(tempPlace('postgres'))
+  try {
+    const s = store.sessions.create()
+    store.events.append(s.id, { type: 'a' })
+    store.events.append(s.id, { type: 'b' })
+    assert.deepEqual(store.integrityCheck(), ['ok'])
+    store.db.prepare('UPDATE sessions SET event_seq = 1 WHERE id = ?').run(s.id)
+    assert.deepEqual(store.integrityCheck(), [`session ${s.id}: event_seq is behind its event log`])
+  } finally {
+    store.close()
+  }
+})
+
 test('no server behind the URL is db.open-failed; a URL that is not postgres:// is refused', () => {
   const home = tempHome()
   // The test server's port with a database that does not exist, and a port nobody listens on.
@@ -189,6 +235,16 @@ test('placeholders become $n outside literals, quoted names and comments', () =>
     toPostgresPlaceholders(`SELECT '?', "a?" , ? -- what?\n, ? /* ? */ FROM t WHERE x = 'it''s ?' AND y = ?`),
     `SELECT '?', "a?" , $1 -- what?\n, $2 /* ? */ FROM t WHERE x = 'it''s ?' AND y = $3`,
   )
+})
+
+test('a NUL character in text is stored as U+FFFD on PostgreSQL instead of failing the block', () => {
+  const store = openTempStore({}, 'postgres')
+  const s = store.sessions.create()
+  const { block } = store.blocks.start({ sessionId: s.id, code: 'print("a\\0b")' })
+  const done = store.blocks.finish(block.id, { stdout: 'a\0b\n', result: 'x\0y', durationMs: 1 })
+  assert.equal(done.stdout, 'a\uFFFDb\n')
+  // JSON escapes it (\u0000), so results keep the NUL exactly.
+  assert.equal(done.result, 'x\0y')
 })
 
 test('types come back as the repositories expect: numbers, Buffers, null', () => {

@@ -1,6 +1,7 @@
 // The better-sqlite3 subset the repositories use (statements.ts `Db`), over a synchronous
 // PostgreSQL connection, so the same repository code runs on both backends.
 import type { Db, RunResult, Statement, Transaction } from '../statements.js'
+import type { Request } from './protocol.js'
 import { redactUrl, type SyncClientOptions, SyncPgClient } from './sync-client.js'
 import { toPostgresPlaceholders } from './translate.js'
 
@@ -37,17 +38,17 @@ class PgStatement implements Statement {
   }
 
   run(...params: unknown[]): RunResult {
-    return { changes: this.db.client.request(this.query(params)).rowCount }
+    return { changes: this.db.send(this.query(params)).rowCount }
   }
 
   get(...params: unknown[]): unknown {
-    const row = this.db.client.request(this.query(params)).rows[0]
+    const row = this.db.send(this.query(params)).rows[0]
     if (row === undefined) return undefined
     return this.plucking ? buffers((row as unknown[])[0]) : buffers(row)
   }
 
   all(...params: unknown[]): unknown[] {
-    const rows = this.db.client.request(this.query(params)).rows
+    const rows = this.db.send(this.query(params)).rows
     return this.plucking ? rows.map((r) => buffers((r as unknown[])[0])) : rows.map(buffers)
   }
 
@@ -67,6 +68,9 @@ export class PgDatabase implements Db {
   readonly name: string
   readonly client: SyncPgClient
   private depth = 0
+  // BEGIN / SAVEPOINT not sent yet: they ride along with the transaction's first statement (one
+  // round trip fewer per transaction), and a transaction that ran nothing sends nothing at all.
+  private readonly deferred: string[] = []
   // One server-side prepared statement per distinct SQL text, named once per connection.
   private readonly names = new Map<string, string>()
 
@@ -94,8 +98,16 @@ export class PgDatabase implements Db {
   }
 
   exec(sql: string): this {
-    this.client.request({ op: 'exec', sql })
+    this.send({ op: 'exec', sql })
     return this
+  }
+
+  // Every request goes out here, carrying whatever transaction opening is still deferred.
+  send(req: Extract<Request, { op: 'query' | 'exec' }>) {
+    if (this.deferred.length === 0) return this.client.request(req)
+    const prefix = this.deferred.join('; ')
+    this.deferred.length = 0
+    return this.client.request({ ...req, prefix })
   }
 
   // better-sqlite3's contract: the returned function runs fn in a transaction (a savepoint when
@@ -113,13 +125,20 @@ export class PgDatabase implements Db {
   private inTx<R>(fn: () => R): R {
     const level = this.depth
     const savepoint = `vis_sp_${level}`
-    this.exec(level === 0 ? 'BEGIN' : `SAVEPOINT ${savepoint}`)
+    const mark = this.deferred.length
+    this.deferred.push(level === 0 ? 'BEGIN' : `SAVEPOINT ${savepoint}`)
     this.depth++
+    // True while this level's opening has not reached the server: then closing it is a no-op.
+    const unsent = () => this.deferred.length > mark
     let result: R
     try {
       result = fn()
     } catch (err) {
       this.depth = level
+      if (unsent()) {
+        this.deferred.length = mark
+        throw err
+      }
       try {
         this.exec(
           level === 0 ? 'ROLLBACK' : `ROLLBACK TO SAVEPOINT ${savepoint}; RELEASE SAVEPOINT ${savepoint}`,
@@ -131,7 +150,8 @@ export class PgDatabase implements Db {
       throw err
     }
     this.depth = level
-    this.exec(level === 0 ? 'COMMIT' : `RELEASE SAVEPOINT ${savepoint}`)
+    if (unsent()) this.deferred.length = mark
+    else this.exec(level === 0 ? 'COMMIT' : `RELEASE SAVEPOINT ${savepoint}`)
     return result
   }
 }

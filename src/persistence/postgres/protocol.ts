@@ -8,9 +8,10 @@ import type { MessagePort } from 'node:worker_threads'
 
 export type Request =
   // One statement on the extended protocol; `name` makes pg prepare it once per connection.
-  | { op: 'query'; sql: string; name?: string; params: unknown[]; rowMode?: 'array' }
+  // `prefix`: statements run first on the simple protocol (a deferred BEGIN or SAVEPOINT).
+  | { op: 'query'; sql: string; name?: string; params: unknown[]; rowMode?: 'array'; prefix?: string }
   // One or several statements on the simple protocol, no parameters (DDL, BEGIN, SAVEPOINT...).
-  | { op: 'exec'; sql: string }
+  | { op: 'exec'; sql: string; prefix?: string }
   | { op: 'close' }
 
 export type PgFailure = {

@@ -54,6 +54,8 @@ export class SyncPgClient {
   private readonly timeoutMs: number
   private broken: PgFailure | undefined
   private closed = false
+  // Round trips made so far (the benchmark reports them per block).
+  requests = 0
 
   constructor(
     readonly url: string,
@@ -85,6 +87,7 @@ export class SyncPgClient {
   request(req: Request): Reply & { ok: true } {
     if (this.closed) throw new VisError('db.closed', 'The PostgreSQL connection is closed.', { op: req.op })
     if (this.broken) throw this.lostError(this.broken, req)
+    this.requests++
     Atomics.store(this.signal, 0, 0)
     this.port.postMessage(req)
     const waited = Atomics.wait(this.signal, 0, 0, this.timeoutMs)

@@ -57,7 +57,10 @@ function failure(err: unknown): PgFailure {
 }
 
 // Structured clone turns a Buffer into a plain Uint8Array; pg sends only Buffers as bytea.
+// PostgreSQL's text cannot hold NUL (SQLite's can): a block that printed one would fail to store
+// at all, so NUL becomes U+FFFD, the replacement character, rather than losing the block.
 function param(v: unknown): unknown {
+  if (typeof v === 'string') return v.includes('\0') ? v.replaceAll('\0', '\uFFFD') : v
   return v instanceof Uint8Array && !Buffer.isBuffer(v)
     ? Buffer.from(v.buffer, v.byteOffset, v.byteLength)
     : v
@@ -81,6 +84,7 @@ port.on('message', async (req: Request) => {
   }
   if (lost) return reply({ ok: false, error: lost })
   try {
+    if (req.prefix !== undefined) await client.query(req.prefix)
     if (req.op === 'exec') {
       await client.query(req.sql)
       return reply({ ok: true, rows: [], rowCount: 0 })
