@@ -22,7 +22,13 @@ export type Harness = {
 
 // A real engine (workers, SQLite) in a fresh vis home, its agent pointed at the provider double.
 export async function harness(
-  opts: { config?: Partial<AgentConfigFile> & { backoffMs?: number[] }; shell?: boolean; root?: string } = {},
+  opts: {
+    config?: Partial<AgentConfigFile> & { backoffMs?: number[] }
+    shell?: boolean
+    root?: string
+    // Anthropic's own endpoint keys (thinking, maxTokens), beside the double's address.
+    anthropic?: { thinking?: { budget_tokens: number }; maxTokens?: number }
+  } = {},
 ): Promise<Harness> {
   const home = mkdtempSync(join(tmpdir(), 'vis-agent-home-'))
   const root = opts.root ?? mkdtempSync(join(tmpdir(), 'vis-agent-root-'))
@@ -35,7 +41,7 @@ export async function harness(
       providers: {
         openai: { baseURL: double.openaiURL, apiKey: 'sk-double' },
         'openai-responses': { baseURL: double.openaiURL, apiKey: 'sk-double' },
-        anthropic: { baseURL: double.anthropicURL, apiKey: 'sk-ant-double' },
+        anthropic: { baseURL: double.anthropicURL, apiKey: 'sk-ant-double', ...opts.anthropic },
       },
       model: 'openai/double-model',
       stallMs: 2_000,
