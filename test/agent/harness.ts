@@ -17,6 +17,9 @@ export type Harness = {
   double: ProviderDouble
   sessionId: string
   events: AgentEvent[]
+  // Closes the engine and opens a new one (and its agent) on the same home: a host restart.
+  // `engine` and `agent` then name the new ones; the double keeps running.
+  restart(): Promise<void>
   close(): Promise<void>
 }
 
@@ -53,7 +56,7 @@ export async function harness(
   const s = await engine.createSession({ roots: [root], shell: opts.shell ?? false })
   const events: AgentEvent[] = []
   agent.subscribe(s.id, (ev) => events.push(ev))
-  return {
+  const h: Harness = {
     home,
     root,
     engine,
@@ -61,11 +64,18 @@ export async function harness(
     double,
     sessionId: s.id,
     events,
+    async restart() {
+      await h.engine.close()
+      h.engine = await createEngine({ home, python, pool: { size: 0 }, extensions: false })
+      h.agent = agentFor(h.engine, config)
+      h.agent.subscribe(h.sessionId, (ev) => events.push(ev))
+    },
     async close() {
-      await engine.close()
+      await h.engine.close()
       await double.close()
     },
   }
+  return h
 }
 
 // Polls until the condition holds (no fixed sleeps).
