@@ -37,6 +37,23 @@ export type Price = z.infer<typeof PriceSchema>
 
 // Anthropic's own keys: extended thinking needs 1024 ≤ budget_tokens < max_tokens.
 const ANTHROPIC_ONLY = ['thinking', 'maxTokens'] as const
+const ThinkingSchema = z
+  .object({
+    type: z.enum(['enabled', 'adaptive']).default('enabled'),
+    budget_tokens: z.number().int().min(1024).optional(),
+  })
+  .strict()
+  .superRefine((t, ctx) => {
+    if (t.type === 'enabled' && t.budget_tokens === undefined)
+      ctx.addIssue({ code: 'custom', path: ['budget_tokens'], message: 'required when thinking is enabled' })
+    if (t.type === 'adaptive' && t.budget_tokens !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['budget_tokens'],
+        message: 'adaptive thinking takes no budget (the model chooses it)',
+      })
+  })
+export type ThinkingConfig = z.infer<typeof ThinkingSchema>
 const EndpointSchema = z
   .object({
     baseURL: z.string().url().optional(),
@@ -47,16 +64,14 @@ const EndpointSchema = z
       .min(1)
       .optional()
       .describe(`Anthropic: max_tokens (default ${ANTHROPIC_MAX_TOKENS}).`),
-    thinking: z
-      .object({ budget_tokens: z.number().int().min(1024) })
-      .strict()
-      .optional()
-      .describe('Anthropic: extended thinking on, with this token budget (≥ 1024, below maxTokens).'),
+    thinking: ThinkingSchema.optional().describe(
+      'Anthropic: extended thinking on: {"budget_tokens": N} (N ≥ 1024, below maxTokens), or {"type": "adaptive"} for models that choose their own budget.',
+    ),
   })
   .strict()
   .superRefine((e, ctx) => {
     const max = e.maxTokens ?? ANTHROPIC_MAX_TOKENS
-    if (e.thinking && e.thinking.budget_tokens >= max) {
+    if (e.thinking?.budget_tokens !== undefined && e.thinking.budget_tokens >= max) {
       ctx.addIssue({
         code: 'custom',
         path: ['thinking', 'budget_tokens'],
@@ -132,7 +147,7 @@ export type ModelSpec = {
   images: boolean
   // Anthropic only (the schema refuses them elsewhere).
   maxTokens?: number
-  thinking?: { budget_tokens: number }
+  thinking?: ThinkingConfig
 }
 
 export type AgentConfig = AgentConfigFile & {

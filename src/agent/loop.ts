@@ -10,7 +10,16 @@ import type { Message, ModelReply, Part, Provider, ToolCall, Usage } from './pro
 import { PYTHON_TOOL, zeroUsage } from './providers/types.js'
 import type { AgentRecords } from './records.js'
 import { renderBlock } from './render.js'
-import { callCode, capNotice, engineAttachments, NOT_RUN, resultMessage, userText } from './transcript.js'
+import {
+  callCode,
+  capNotice,
+  engineAttachments,
+  modelRef,
+  NOT_RUN,
+  ownReasoning,
+  resultMessage,
+  userText,
+} from './transcript.js'
 import { addUsage, costed } from './usage.js'
 
 export const MAX_FAILURES = 3
@@ -94,7 +103,7 @@ export async function runTurn(t: TurnRun): Promise<TurnEnd> {
       usage = addUsage(usage, reply.usage)
       const calls = final ? [] : callsOf(reply, t.toolCalling, iter.position)
       t.records.addIteration(t.turnId, iter.id, {
-        model: `${t.provider.name}/${t.provider.model}`,
+        model: modelRef(t.provider),
         requestId: reply.requestId,
         text: reply.text,
         toolCalls: calls,
@@ -127,7 +136,12 @@ export async function runTurn(t: TurnRun): Promise<TurnEnd> {
           }
           continue
         }
-        t.history.push({ role: 'assistant', text: reply.text, toolCalls: [], ...reasoningOf(reply) })
+        t.history.push({
+          role: 'assistant',
+          text: reply.text,
+          toolCalls: [],
+          ...reasoningOf(reply, t.provider),
+        })
         return { status: 'done', answer: reply.text, error: null, usage }
       }
       empties = 0
@@ -135,7 +149,7 @@ export async function runTurn(t: TurnRun): Promise<TurnEnd> {
         role: 'assistant',
         text: reply.text,
         toolCalls: t.toolCalling ? calls : [],
-        ...reasoningOf(reply),
+        ...reasoningOf(reply, t.provider),
       })
       await runCalls(t, calls, iter.id)
     }
@@ -159,7 +173,8 @@ const fail = (usage: Usage, code: string, message: string): TurnEnd => ({
 })
 
 // The reply's reasoning rides with it in the history, so the next request sends it back.
-const reasoningOf = (reply: ModelReply) => (reply.reasoning?.length ? { reasoning: reply.reasoning } : {})
+const reasoningOf = (reply: ModelReply, p: Provider) =>
+  reply.reasoning?.length ? { reasoning: reply.reasoning, reasoningModel: modelRef(p) } : {}
 
 function callsOf(reply: ModelReply, toolCalling: boolean, position: number): ToolCall[] {
   if (toolCalling) return reply.toolCalls
@@ -233,7 +248,7 @@ async function callModel(t: TurnRun, final: boolean, iterationId: string): Promi
     try {
       return await t.provider.complete({
         system: t.system,
-        messages: t.history,
+        messages: ownReasoning(t.history, modelRef(t.provider)),
         tools: t.toolCalling,
         toolChoice: final ? 'none' : 'auto',
         signal: watch.signal,

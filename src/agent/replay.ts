@@ -61,7 +61,7 @@ export function replayHistory(
         role: 'assistant',
         text,
         toolCalls: toolCalling ? calls : [],
-        ...(reasoning ? { reasoning } : {}),
+        ...(reasoning ? { reasoning, reasoningModel: it.model ?? '' } : {}),
       })
       // The iteration's blocks, in order, belong to its usable calls in order; a usable call
       // without a block was not run (the turn was cancelled or the host stopped first).

@@ -1,6 +1,6 @@
 import type { Engine } from '../engine/engine.js'
 import { errorMessage } from '../util/errors.js'
-import type { Message, Part, ToolCall } from './providers/types.js'
+import type { Message, Part, Provider, ToolCall } from './providers/types.js'
 import { PYTHON_TOOL } from './providers/types.js'
 import type { AttachmentBytes } from './render.js'
 
@@ -69,3 +69,17 @@ export const engineAttachments =
       return undefined
     }
   }
+
+export const modelRef = (p: Pick<Provider, 'name' | 'model'>) => `${p.name}/${p.model}`
+
+// The conversation as one model is sent it: reasoning goes back only to the model that wrote it.
+// A signature or an encrypted chain is bound to its model (Anthropic refuses another model's
+// thinking blocks), and both APIs allow earlier turns' reasoning to be left out; within a turn
+// the model never changes, so the tool cycle always keeps its own.
+export function ownReasoning(history: readonly Message[], model: string): readonly Message[] {
+  const foreign = (m: Message) => m.role === 'assistant' && m.reasoning && m.reasoningModel !== model
+  if (!history.some(foreign)) return history
+  return history.map((m) =>
+    m.role === 'assistant' && foreign(m) ? { role: m.role, text: m.text, toolCalls: m.toolCalls } : m,
+  )
+}

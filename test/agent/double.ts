@@ -121,7 +121,7 @@ function anthropicFrames(r: Scripted, n: number, model: string, req?: Recorded):
     }),
   ]
   let index = 0
-  const thinkingOn = req?.body?.thinking?.type === 'enabled'
+  const thinkingOn = ['enabled', 'adaptive'].includes(req?.body?.thinking?.type)
   for (const t of thinkingOn ? (r.thinking ?? []) : []) {
     const start = (content_block: unknown) =>
       named('content_block_start', { type: 'content_block_start', index, content_block })

@@ -30,7 +30,7 @@ export async function harness(
     shell?: boolean
     root?: string
     // Anthropic's own endpoint keys (thinking, maxTokens), beside the double's address.
-    anthropic?: { thinking?: { budget_tokens: number }; maxTokens?: number }
+    anthropic?: { thinking?: { type?: 'enabled' | 'adaptive'; budget_tokens?: number }; maxTokens?: number }
   } = {},
 ): Promise<Harness> {
   const home = mkdtempSync(join(tmpdir(), 'vis-agent-home-'))

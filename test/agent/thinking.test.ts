@@ -149,6 +149,18 @@ test('thinking config: a budget under 1024, one not below maxTokens, or thinking
       /providers\.openai\.thinking: only the anthropic provider/,
     ],
     [{ anthropic: { thinking: { budget: 2048 } } }, /providers\.anthropic\.thinking: Unrecognized key/],
+    [
+      { anthropic: { thinking: {} } },
+      /providers\.anthropic\.thinking\.budget_tokens: required when thinking is enabled/,
+    ],
+    [
+      { anthropic: { thinking: { type: 'adaptive', budget_tokens: 2048 } } },
+      /providers\.anthropic\.thinking\.budget_tokens: adaptive thinking takes no budget/,
+    ],
+    [
+      { anthropic: { thinking: { type: 'always' } } },
+      /providers\.anthropic\.thinking\.type: Invalid enum value/,
+    ],
   ]
   for (const [providers, why] of cases) {
     const home = mkdtempSync(join(tmpdir(), 'vis-thinking-config-'))
@@ -168,5 +180,57 @@ test('thinking config: a budget under 1024, one not below maxTokens, or thinking
     }),
   )
   const config = loadAgentConfig({ home })
-  assert.deepEqual(config.providers.anthropic?.thinking, { budget_tokens: 8000 })
+  assert.deepEqual(config.providers.anthropic?.thinking, { type: 'enabled', budget_tokens: 8000 })
+  writeFileSync(
+    join(home, 'agent.json'),
+    JSON.stringify({ providers: { anthropic: { thinking: { type: 'adaptive' } } } }),
+  )
+  assert.deepEqual(loadAgentConfig({ home }).providers.anthropic?.thinking, { type: 'adaptive' })
+})
+
+test('anthropic adaptive thinking: the parameter is sent as adaptive, and the blocks go back all the same', async () => {
+  const h = await harness({
+    config: { model: 'anthropic/double-model' },
+    anthropic: { thinking: { type: 'adaptive' } },
+  })
+  try {
+    h.double.script(script().slice(0, 2))
+    const r = await h.agent.turn(h.sessionId, 'what is 6*7?')
+    assert.equal(r.status, 'done', JSON.stringify(r.error))
+    const [first, second] = h.double.requests as [Recorded, Recorded]
+    assert.deepEqual(first.body.thinking, { type: 'adaptive' })
+    assert.deepEqual(second.body.messages[1].content.slice(0, 2), [thinking1, redacted1])
+  } finally {
+    await h.close()
+  }
+})
+
+test('thinking goes back only to the model that wrote it: another model of the session is sent the turn without it', async () => {
+  const h = await harness({
+    config: { model: 'anthropic/double-model' },
+    anthropic: { thinking: { budget_tokens: 2048 } },
+  })
+  try {
+    h.double.script([...script().slice(0, 2), { text: 'Other: 42.' }, { text: 'Back: 42.' }])
+    const r1 = await h.agent.turn(h.sessionId, 'what is 6*7?')
+    assert.equal(r1.status, 'done', JSON.stringify(r1.error))
+    const callId = h.double.requests[1]!.body.messages[1].content.at(-1).id as string
+    const r2 = await h.agent.turn(h.sessionId, 'and on another model?', { model: 'anthropic/other-model' })
+    assert.equal(r2.answer, 'Other: 42.')
+    const other = h.double.requests[2]!
+    assert.equal(other.body.model, 'other-model')
+    // Its signature is bound to double-model: left out, the rest of the reply kept.
+    assert.deepEqual(other.body.messages[1].content, [
+      { type: 'text', text: 'Let me compute.' },
+      toolUse(callId),
+    ])
+    // Back on the model that wrote it, the thinking is sent again, verbatim.
+    const r3 = await h.agent.turn(h.sessionId, 'and back?')
+    assert.equal(r3.answer, 'Back: 42.')
+    const back = h.double.requests[3]!
+    assert.equal(back.body.model, 'double-model')
+    assert.deepEqual(back.body.messages[1].content.slice(0, 2), [thinking1, redacted1])
+  } finally {
+    await h.close()
+  }
 })

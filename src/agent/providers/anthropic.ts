@@ -55,6 +55,11 @@ export function anthropicMessages(messages: readonly Message[]): Turn[] {
   return out
 }
 
+// Thinking blocks stream whenever the model thinks, also without this parameter (models whose
+// thinking is on by default): the blocks go back either way.
+const thinkingParam = (t: NonNullable<AnthropicOptions['thinking']>) =>
+  t.type === 'adaptive' ? { type: 'adaptive' } : { type: 'enabled', budget_tokens: t.budget_tokens }
+
 const isThinking = (r: ReasoningItem) => r.type === 'thinking' || r.type === 'redacted_thinking'
 
 function withCacheBreakpoint(turns: Turn[]): Turn[] {
@@ -68,8 +73,8 @@ export type AnthropicOptions = {
   baseURL?: string
   apiKey?: string
   maxTokens?: number
-  // Extended thinking on, with this budget (validated in config.ts: ≥ 1024, < maxTokens).
-  thinking?: { budget_tokens: number }
+  // Extended thinking on: with a budget (validated in config.ts: ≥ 1024, < maxTokens), or adaptive.
+  thinking?: { type: 'enabled' | 'adaptive'; budget_tokens?: number | undefined }
 }
 
 // Anthropic Messages, streamed; tool input JSON arrives as partial_json fragments per block index.
@@ -79,7 +84,7 @@ export class AnthropicProvider implements Provider {
   readonly images = true
   private readonly client: Anthropic
   private readonly maxTokens: number
-  private readonly thinking: { budget_tokens: number } | undefined
+  private readonly thinking: AnthropicOptions['thinking']
 
   constructor(opts: AnthropicOptions) {
     this.model = opts.model
@@ -97,7 +102,7 @@ export class AnthropicProvider implements Provider {
       system: [{ type: 'text', text: req.system, cache_control: { type: 'ephemeral' } }],
       messages: withCacheBreakpoint(anthropicMessages(req.messages)),
       stream: true,
-      ...(this.thinking ? { thinking: { type: 'enabled', budget_tokens: this.thinking.budget_tokens } } : {}),
+      ...(this.thinking ? { thinking: thinkingParam(this.thinking) } : {}),
       ...(req.tools
         ? {
             tools: [

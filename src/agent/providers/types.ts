@@ -37,7 +37,14 @@ export type ReasoningItem = z.infer<typeof ReasoningItemSchema>
 
 export type Message =
   | { role: 'user'; content: Part[] }
-  | { role: 'assistant'; text: string; toolCalls: ToolCall[]; reasoning?: ReasoningItem[] }
+  | {
+      role: 'assistant'
+      text: string
+      toolCalls: ToolCall[]
+      reasoning?: ReasoningItem[]
+      // `<provider>/<model>` that wrote the reasoning: it goes back to that model only.
+      reasoningModel?: string
+    }
   // The result of one tool call; images ride along as parts (providers that cannot put images
   // in a tool result send them in a user message right after).
   | { role: 'tool'; callId: string; content: Part[] }
