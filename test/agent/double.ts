@@ -19,6 +19,9 @@ export type Scripted = {
   // Anthropic only: thinking blocks (text + signature) or redacted ones, before the rest of the
   // content; streamed only when the request turned thinking on, as the API does.
   thinking?: ({ thinking: string; signature: string } | { redacted: string })[]
+  // A model that thinks by default (adaptive, always on): its thinking streams whatever the
+  // request says.
+  alwaysThinks?: boolean
   text?: string
   calls?: ScriptedCall[]
   usage?: { input?: number; output?: number; cached?: number; reasoning?: number }
@@ -121,7 +124,7 @@ function anthropicFrames(r: Scripted, n: number, model: string, req?: Recorded):
     }),
   ]
   let index = 0
-  const thinkingOn = ['enabled', 'adaptive'].includes(req?.body?.thinking?.type)
+  const thinkingOn = r.alwaysThinks || ['enabled', 'adaptive'].includes(req?.body?.thinking?.type)
   for (const t of thinkingOn ? (r.thinking ?? []) : []) {
     const start = (content_block: unknown) =>
       named('content_block_start', { type: 'content_block_start', index, content_block })

@@ -4,7 +4,7 @@
 // thinking with signatures, Responses reasoning items), what each block did (rendered again from
 // the stored block), refused calls, the iteration cap's notice, fenced-block results.
 import assert from 'node:assert/strict'
-import { mkdtempSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
@@ -20,8 +20,9 @@ type Scenario = {
   config: Partial<AgentConfigFile>
   anthropic?: { thinking: { budget_tokens: number } }
   script: Scripted[]
-  // Options of the first turn.
+  // Options of the first turn, and its prompt (default: what is 6*7?).
   first?: { maxIterations?: number }
+  prompt?: string
 }
 
 // The session's two turns, the host restarted between them or not; every request the double saw.
@@ -30,7 +31,7 @@ async function run(s: Scenario, restart: boolean, root: string): Promise<Recorde
   const h = await harness({ config: s.config, root, ...(s.anthropic ? { anthropic: s.anthropic } : {}) })
   try {
     h.double.script(s.script)
-    const r1 = await h.agent.turn(h.sessionId, 'what is 6*7?', s.first ?? {})
+    const r1 = await h.agent.turn(h.sessionId, s.prompt ?? 'what is 6*7?', s.first ?? {})
     assert.equal(r1.status, 'done', JSON.stringify(r1.error))
     if (restart) await h.restart()
     const r2 = await h.agent.turn(h.sessionId, 'and again?')
@@ -43,8 +44,10 @@ async function run(s: Scenario, restart: boolean, root: string): Promise<Recorde
 }
 
 // The last request (the second turn's) after a restart, checked equal to the unbroken process's.
-async function afterRestart(s: Scenario): Promise<Recorded> {
-  const root = mkdtempSync(join(tmpdir(), 'vis-replay-root-'))
+async function afterRestart(
+  s: Scenario,
+  root = mkdtempSync(join(tmpdir(), 'vis-replay-root-')),
+): Promise<Recorded> {
   const live = await run(s, false, root)
   const restored = await run(s, true, root)
   assert.equal(restored.length, live.length)
@@ -107,13 +110,15 @@ test('responses after a restart: reasoning items, function calls and their outpu
   assert.equal(req.body.input[3].output, '42\n')
 })
 
-test('chat after a restart: a refused call, the block results and the iteration cap notice come back as they were sent', async () => {
+test('chat after a restart: an empty reply left out, a refused call, the block results and the iteration cap notice come back as they were sent', async () => {
   const req = await afterRestart({
     config: { model: 'openai/double-model' },
-    first: { maxIterations: 2 },
+    first: { maxIterations: 3 },
     script: [
       // A call whose arguments are cut (not JSON), then a good one, in one reply.
       { calls: [{ args: '{"code": "print(', id: 'call_bad' }, pyCall(CODE, 'call_good')] },
+      // An empty reply: not appended, the model is asked again.
+      {},
       { calls: [pyCall('print(x + 1)', 'call_next')] },
       // The cap: asked once more without tools.
       { text: 'x is 42, then 43.' },
@@ -136,7 +141,7 @@ test('chat after a restart: a refused call, the block results and the iteration 
   assert.match(m[2].content, /^✗ tool-call error: the arguments were not valid JSON/)
   assert.equal(m[3].content, '42\n')
   assert.equal(m[5].content, '43\n')
-  assert.match(m[6].content, /You have used all 2 iterations of this turn/)
+  assert.match(m[6].content, /You have used all 3 iterations of this turn/)
 })
 
 test('fenced blocks after a restart: a model without tool calling reads its block results as user messages again', async () => {
@@ -160,4 +165,34 @@ test('fenced blocks after a restart: a model without tool calling reads its bloc
     ],
   )
   assert.equal('tools' in req.body, false)
+})
+
+test('anthropic after a restart: a template expanded prompt, an error, and an image attachment come back as they were sent', async () => {
+  const png =
+    'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=='
+  const root = mkdtempSync(join(tmpdir(), 'vis-replay-root-'))
+  mkdirSync(join(root, '.vis', 'prompts'), { recursive: true })
+  writeFileSync(join(root, '.vis', 'prompts', 'show.md'), 'Draw $ARGUMENTS and show it.')
+  const req = await afterRestart(
+    {
+      config: { model: 'anthropic/double-model' },
+      prompt: '/show a dot',
+      script: [
+        { calls: [pyCall('total = totl + 1')] },
+        { calls: [pyCall(`import base64\nvis_attach_bytes(base64.b64decode("${png}"), "dot.png")\n6 * 7`)] },
+        { text: 'Here is the dot.' },
+        { text: 'Still a dot.' },
+      ],
+    },
+    root,
+  )
+  const m = req.body.messages
+  assert.deepEqual(m[0], { role: 'user', content: [{ type: 'text', text: 'Draw a dot and show it.' }] })
+  assert.match(m[2].content[0].content[0].text, /^✗ \w+ error: NameError: name 'totl' is not defined/)
+  const shown = m[4].content[0].content
+  assert.match(shown[0].text, /^result: 42\n\[attachment dot\.png: image\/png, \d+ bytes, shown below\]$/)
+  assert.deepEqual(shown[1], {
+    type: 'image',
+    source: { type: 'base64', media_type: 'image/png', data: png },
+  })
 })

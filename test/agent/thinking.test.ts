@@ -188,6 +188,24 @@ test('thinking config: a budget under 1024, one not below maxTokens, or thinking
   assert.deepEqual(loadAgentConfig({ home }).providers.anthropic?.thinking, { type: 'adaptive' })
 })
 
+test('a model that thinks by default streams thinking without the parameter: its blocks go back all the same', async () => {
+  const h = await harness({ config: { model: 'anthropic/double-model' } })
+  try {
+    h.double.script(
+      script()
+        .slice(0, 2)
+        .map((r) => ({ ...r, alwaysThinks: true })),
+    )
+    const r = await h.agent.turn(h.sessionId, 'what is 6*7?')
+    assert.equal(r.status, 'done', JSON.stringify(r.error))
+    const [first, second] = h.double.requests as [Recorded, Recorded]
+    assert.equal('thinking' in first.body, false)
+    assert.deepEqual(second.body.messages[1].content.slice(0, 2), [thinking1, redacted1])
+  } finally {
+    await h.close()
+  }
+})
+
 test('anthropic adaptive thinking: the parameter is sent as adaptive, and the blocks go back all the same', async () => {
   const h = await harness({
     config: { model: 'anthropic/double-model' },
