@@ -37,7 +37,7 @@ export type Price = z.infer<typeof PriceSchema>
 
 // Anthropic's own keys: extended thinking needs 1024 ≤ budget_tokens < max_tokens.
 const ANTHROPIC_ONLY = ['thinking', 'maxTokens'] as const
-const ThinkingSchema = z
+export const ThinkingSchema = z
   .object({
     type: z.enum(['enabled', 'adaptive']).default('enabled'),
     budget_tokens: z.number().int().min(1024).optional(),

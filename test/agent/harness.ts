@@ -1,7 +1,8 @@
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type AgentConfigFile, loadAgentConfig } from '../../src/agent/config.js'
+import type { z } from 'zod'
+import { type AgentConfigFile, loadAgentConfig, ThinkingSchema } from '../../src/agent/config.js'
 import type { Agent, AgentEvent } from '../../src/agent/host.js'
 import { agentFor } from '../../src/agent/index.js'
 import { createEngine, type Engine } from '../../src/engine/index.js'
@@ -30,7 +31,7 @@ export async function harness(
     shell?: boolean
     root?: string
     // Anthropic's own endpoint keys (thinking, maxTokens), beside the double's address.
-    anthropic?: { thinking?: { type?: 'enabled' | 'adaptive'; budget_tokens?: number }; maxTokens?: number }
+    anthropic?: { thinking?: z.input<typeof ThinkingSchema>; maxTokens?: number }
   } = {},
 ): Promise<Harness> {
   const home = mkdtempSync(join(tmpdir(), 'vis-agent-home-'))
@@ -44,7 +45,12 @@ export async function harness(
       providers: {
         openai: { baseURL: double.openaiURL, apiKey: 'sk-double' },
         'openai-responses': { baseURL: double.openaiURL, apiKey: 'sk-double' },
-        anthropic: { baseURL: double.anthropicURL, apiKey: 'sk-ant-double', ...opts.anthropic },
+        anthropic: {
+          baseURL: double.anthropicURL,
+          apiKey: 'sk-ant-double',
+          ...(opts.anthropic?.maxTokens ? { maxTokens: opts.anthropic.maxTokens } : {}),
+          ...(opts.anthropic?.thinking ? { thinking: ThinkingSchema.parse(opts.anthropic.thinking) } : {}),
+        },
       },
       model: 'openai/double-model',
       stallMs: 2_000,
@@ -89,3 +95,11 @@ export async function until(what: string, cond: () => boolean, timeoutMs = 60_00
 
 // The text of the last message of a recorded Chat Completions request.
 export const lastChatMessage = (body: any) => body.messages[body.messages.length - 1]
+
+// The reasoning stored with each iteration of a turn, in order (null: none).
+export const storedReasoning = (h: Harness, turnId: string): unknown[] =>
+  (
+    h.engine.store.db
+      .prepare('SELECT reasoning FROM iterations WHERE turn_id = ? ORDER BY position')
+      .all(turnId) as { reasoning: string | null }[]
+  ).map((x) => (x.reasoning === null ? null : JSON.parse(x.reasoning)))

@@ -11,7 +11,7 @@ import { test } from 'node:test'
 import { loadAgentConfig } from '../../src/agent/config.js'
 import { isVisError } from '../../src/util/errors.js'
 import { pyCall, type Recorded, type Scripted } from './double.js'
-import { harness } from './harness.js'
+import { harness, storedReasoning } from './harness.js'
 
 const CODE = 'x = 6 * 7\nprint(x)'
 const SIG1 = 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds-signature-one=='
@@ -72,13 +72,7 @@ test('anthropic thinking: the blocks of a reply go back verbatim, in order, with
     assert.equal(JSON.stringify(sent[1]), JSON.stringify(redacted1))
 
     // Stored with the iteration that received them; the answer's iteration had none.
-    const rows = h.engine.store.db
-      .prepare('SELECT reasoning FROM iterations WHERE turn_id = ? ORDER BY position')
-      .all(r.id) as { reasoning: string | null }[]
-    assert.deepEqual(
-      rows.map((x) => (x.reasoning === null ? null : JSON.parse(x.reasoning))),
-      [[thinking1, redacted1], null],
-    )
+    assert.deepEqual(storedReasoning(h, r.id), [[thinking1, redacted1], null])
 
     // The session's next turn carries them too (the API keeps or drops earlier turns' thinking
     // itself; sending it keeps the prefix the same, so the prompt cache still matches).
@@ -93,11 +87,8 @@ test('anthropic thinking: the blocks of a reply go back verbatim, in order, with
         content: [{ type: 'text', text: 'and again?', cache_control: { type: 'ephemeral' } }],
       },
     ])
-    const rows2 = h.engine.store.db
-      .prepare('SELECT reasoning FROM iterations WHERE turn_id = ?')
-      .all(r2.id) as { reasoning: string | null }[]
-    assert.deepEqual(JSON.parse(rows2[0]!.reasoning!), [
-      { type: 'thinking', thinking: 'The same product again.', signature: SIG3 },
+    assert.deepEqual(storedReasoning(h, r2.id), [
+      [{ type: 'thinking', thinking: 'The same product again.', signature: SIG3 }],
     ])
   } finally {
     await h.close()
@@ -118,13 +109,7 @@ test('anthropic without thinking: no thinking parameter, and the requests carry 
       role: 'assistant',
       content: [{ type: 'text', text: 'Let me compute.' }, toolUse(callId)],
     })
-    const rows = h.engine.store.db
-      .prepare('SELECT reasoning FROM iterations WHERE turn_id = ?')
-      .all(r.id) as { reasoning: string | null }[]
-    assert.deepEqual(
-      rows.map((x) => x.reasoning),
-      [null, null],
-    )
+    assert.deepEqual(storedReasoning(h, r.id), [null, null])
   } finally {
     await h.close()
   }
@@ -188,40 +173,34 @@ test('thinking config: a budget under 1024, one not below maxTokens, or thinking
   assert.deepEqual(loadAgentConfig({ home }).providers.anthropic?.thinking, { type: 'adaptive' })
 })
 
-test('a model that thinks by default streams thinking without the parameter: its blocks go back all the same', async () => {
-  const h = await harness({ config: { model: 'anthropic/double-model' } })
-  try {
-    h.double.script(
-      script()
-        .slice(0, 2)
-        .map((r) => ({ ...r, alwaysThinks: true })),
-    )
-    const r = await h.agent.turn(h.sessionId, 'what is 6*7?')
-    assert.equal(r.status, 'done', JSON.stringify(r.error))
-    const [first, second] = h.double.requests as [Recorded, Recorded]
-    assert.equal('thinking' in first.body, false)
-    assert.deepEqual(second.body.messages[1].content.slice(0, 2), [thinking1, redacted1])
-  } finally {
-    await h.close()
-  }
-})
-
-test('anthropic adaptive thinking: the parameter is sent as adaptive, and the blocks go back all the same', async () => {
-  const h = await harness({
-    config: { model: 'anthropic/double-model' },
-    anthropic: { thinking: { type: 'adaptive' } },
+// Thinking on by the parameter's adaptive form, or by a model that thinks by default and streams
+// thinking without any parameter: either way the blocks go back.
+const modes = [
+  { name: 'adaptive thinking: the parameter is sent as adaptive', thinking: { type: 'adaptive' as const } },
+  { name: 'a model that thinks by default: no thinking parameter is sent', alwaysThinks: true },
+]
+for (const mode of modes) {
+  test(`anthropic ${mode.name}, and the blocks go back all the same`, async () => {
+    const h = await harness({
+      config: { model: 'anthropic/double-model' },
+      ...(mode.thinking ? { anthropic: { thinking: mode.thinking } } : {}),
+    })
+    try {
+      h.double.script(
+        script()
+          .slice(0, 2)
+          .map((r) => ({ ...r, alwaysThinks: mode.alwaysThinks ?? false })),
+      )
+      const r = await h.agent.turn(h.sessionId, 'what is 6*7?')
+      assert.equal(r.status, 'done', JSON.stringify(r.error))
+      const [first, second] = h.double.requests as [Recorded, Recorded]
+      assert.deepEqual(first.body.thinking, mode.thinking)
+      assert.deepEqual(second.body.messages[1].content.slice(0, 2), [thinking1, redacted1])
+    } finally {
+      await h.close()
+    }
   })
-  try {
-    h.double.script(script().slice(0, 2))
-    const r = await h.agent.turn(h.sessionId, 'what is 6*7?')
-    assert.equal(r.status, 'done', JSON.stringify(r.error))
-    const [first, second] = h.double.requests as [Recorded, Recorded]
-    assert.deepEqual(first.body.thinking, { type: 'adaptive' })
-    assert.deepEqual(second.body.messages[1].content.slice(0, 2), [thinking1, redacted1])
-  } finally {
-    await h.close()
-  }
-})
+}
 
 test('thinking goes back only to the model that wrote it: another model of the session is sent the turn without it', async () => {
   const h = await harness({

@@ -26,7 +26,7 @@ export const ResponsesReasoningSchema = z
 // - Anthropic extended thinking: a thinking block with the signature that proves it unmodified,
 //   or a redacted_thinking block (encrypted). Sent back in order, before the tool_use they led to.
 export const AnthropicThinkingSchema = z.union([
-  z.object({ type: z.literal('thinking'), thinking: z.string(), signature: z.string() }).passthrough(),
+  z.object({ type: z.literal('thinking'), thinking: z.string(), signature: z.string().min(1) }).passthrough(),
   z.object({ type: z.literal('redacted_thinking'), data: z.string() }).passthrough(),
 ])
 // max_tokens of an Anthropic request unless the config says otherwise.
