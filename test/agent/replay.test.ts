@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import type { AgentConfigFile } from '../../src/agent/config.js'
 import { pyCall, type Recorded, type Scripted } from './double.js'
-import { harness } from './harness.js'
+import { type Harness, harness } from './harness.js'
 
 const CODE = 'x = 6 * 7\nprint(x)'
 const SIG = 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds-signature=='
@@ -23,6 +23,8 @@ type Scenario = {
   // Options of the first turn, and its prompt (default: what is 6*7?).
   first?: { maxIterations?: number }
   prompt?: string
+  // Rewrites the stored rows before the restart (rows an older host wrote).
+  beforeRestart?: (db: Harness['engine']['store']['db']) => void
 }
 
 // The session's two turns, the host restarted between them or not; every request the double saw.
@@ -33,7 +35,10 @@ async function run(s: Scenario, restart: boolean, root: string): Promise<Recorde
     h.double.script(s.script)
     const r1 = await h.agent.turn(h.sessionId, s.prompt ?? 'what is 6*7?', s.first ?? {})
     assert.equal(r1.status, 'done', JSON.stringify(r1.error))
-    if (restart) await h.restart()
+    if (restart) {
+      s.beforeRestart?.(h.engine.store.db)
+      await h.restart()
+    }
     const r2 = await h.agent.turn(h.sessionId, 'and again?')
     assert.equal(r2.status, 'done', JSON.stringify(r2.error))
     assert.equal(h.double.remaining, 0)
@@ -144,28 +149,40 @@ test('chat after a restart: an empty reply left out, a refused call, the block r
   assert.match(m[6].content, /You have used all 3 iterations of this turn/)
 })
 
-test('fenced blocks after a restart: a model without tool calling reads its block results as user messages again', async () => {
-  const req = await afterRestart({
-    config: { model: 'openai/double-model', toolCalling: false },
-    script: [
-      { text: 'Running it:\n```python\nprint(6 * 7)\n```' },
-      { text: 'It is 42.' },
-      { text: 'Still 42.' },
-    ],
+for (const legacy of [false, true]) {
+  test(`fenced blocks after a restart${legacy ? ' (rows of an older host, without tool_calling)' : ''}: a model without tool calling reads its block results as user messages again`, async () => {
+    const req = await afterRestart({
+      ...(legacy
+        ? {
+            beforeRestart: (db) =>
+              db
+                .prepare(
+                  "UPDATE turns SET request = json_object('prompt', json_extract(request, '$.prompt'))",
+                )
+                .run(),
+          }
+        : {}),
+      config: { model: 'openai/double-model', toolCalling: false },
+      script: [
+        { text: 'Running it:\n```python\nprint(6 * 7)\n```' },
+        { text: 'It is 42.' },
+        { text: 'Still 42.' },
+      ],
+    })
+    const m = req.body.messages.slice(1)
+    assert.deepEqual(
+      m.map((x: any) => [x.role, typeof x.content === 'string' ? x.content : x.content[0].text]),
+      [
+        ['user', 'what is 6*7?'],
+        ['assistant', 'Running it:\n```python\nprint(6 * 7)\n```'],
+        ['user', 'What your block did:\n42\n'],
+        ['assistant', 'It is 42.'],
+        ['user', 'and again?'],
+      ],
+    )
+    assert.equal('tools' in req.body, false)
   })
-  const m = req.body.messages.slice(1)
-  assert.deepEqual(
-    m.map((x: any) => [x.role, typeof x.content === 'string' ? x.content : x.content[0].text]),
-    [
-      ['user', 'what is 6*7?'],
-      ['assistant', 'Running it:\n```python\nprint(6 * 7)\n```'],
-      ['user', 'What your block did:\n42\n'],
-      ['assistant', 'It is 42.'],
-      ['user', 'and again?'],
-    ],
-  )
-  assert.equal('tools' in req.body, false)
-})
+}
 
 test('anthropic after a restart: a template expanded prompt, an error, and an image attachment come back as they were sent', async () => {
   const png =
