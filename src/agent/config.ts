@@ -4,6 +4,7 @@ import { z } from 'zod'
 import { VisError } from '../util/errors.js'
 import { visHome } from '../util/home.js'
 import { issuesText } from '../util/zod-issues.js'
+import { ANTHROPIC_MAX_TOKENS } from './providers/types.js'
 
 export const PROVIDERS = [
   'openai',
@@ -34,9 +35,50 @@ const PriceSchema = z
   .strict()
 export type Price = z.infer<typeof PriceSchema>
 
-const EndpointSchema = z
-  .object({ baseURL: z.string().url().optional(), apiKey: z.string().optional() })
+// Anthropic's own keys: extended thinking needs 1024 ≤ budget_tokens < max_tokens.
+const ANTHROPIC_ONLY = ['thinking', 'maxTokens'] as const
+export const ThinkingSchema = z
+  .object({
+    type: z.enum(['enabled', 'adaptive']).default('enabled'),
+    budget_tokens: z.number().int().min(1024).optional(),
+  })
   .strict()
+  .superRefine((t, ctx) => {
+    if (t.type === 'enabled' && t.budget_tokens === undefined)
+      ctx.addIssue({ code: 'custom', path: ['budget_tokens'], message: 'required when thinking is enabled' })
+    if (t.type === 'adaptive' && t.budget_tokens !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['budget_tokens'],
+        message: 'adaptive thinking takes no budget (the model chooses it)',
+      })
+  })
+export type ThinkingConfig = z.infer<typeof ThinkingSchema>
+const EndpointSchema = z
+  .object({
+    baseURL: z.string().url().optional(),
+    apiKey: z.string().optional(),
+    maxTokens: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe(`Anthropic: max_tokens (default ${ANTHROPIC_MAX_TOKENS}).`),
+    thinking: ThinkingSchema.optional().describe(
+      'Anthropic: extended thinking on: {"budget_tokens": N} (N ≥ 1024, below maxTokens), or {"type": "adaptive"} for models that choose their own budget.',
+    ),
+  })
+  .strict()
+  .superRefine((e, ctx) => {
+    const max = e.maxTokens ?? ANTHROPIC_MAX_TOKENS
+    if (e.thinking?.budget_tokens !== undefined && e.thinking.budget_tokens >= max) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['thinking', 'budget_tokens'],
+        message: `must be below maxTokens (${max}): the answer needs room after the thinking`,
+      })
+    }
+  })
 
 export const ApprovalRuleSchema = z
   .object({
@@ -50,7 +92,22 @@ export const ApprovalRuleSchema = z
 export const AgentConfigFileSchema = z
   .object({
     model: z.string().optional().describe('<provider>/<model>, as VIS_MODEL'),
-    providers: z.record(EndpointSchema).default({}),
+    providers: z
+      .record(EndpointSchema)
+      .default({})
+      .superRefine((all, ctx) => {
+        for (const [name, e] of Object.entries(all)) {
+          if (name === 'anthropic') continue
+          for (const key of ANTHROPIC_ONLY) {
+            if (e[key] !== undefined)
+              ctx.addIssue({
+                code: 'custom',
+                path: [name, key],
+                message: 'only the anthropic provider takes it',
+              })
+          }
+        }
+      }),
     prices: z.record(PriceSchema).default({}).describe('Keyed by <provider>/<model> or by <model>.'),
     maxIterations: z.number().int().min(1).max(1000).optional(),
     stallMs: z.number().int().min(10).optional(),
@@ -88,6 +145,9 @@ export type ModelSpec = {
   apiKey?: string
   toolCalling: boolean
   images: boolean
+  // Anthropic only (the schema refuses them elsewhere).
+  maxTokens?: number
+  thinking?: ThinkingConfig
 }
 
 export type AgentConfig = AgentConfigFile & {
@@ -190,6 +250,8 @@ export function resolveModel(
     toolCalling: config.toolCalling ?? preset?.toolCalling ?? true,
     // Most local models read text only: an image part would make the server refuse the request.
     images: config.images ?? preset === undefined,
+    ...(file.maxTokens !== undefined ? { maxTokens: file.maxTokens } : {}),
+    ...(file.thinking ? { thinking: file.thinking } : {}),
   }
 }
 

@@ -13,6 +13,7 @@ import { systemPrompt } from './prompt.js'
 import { createProvider } from './providers/index.js'
 import type { Message, Provider } from './providers/types.js'
 import { AgentRecords } from './records.js'
+import { replayHistory, type TurnRequest } from './replay.js'
 import type { ApprovalView, ToolCallView, TurnView, UsageView } from './schemas.js'
 import { AgentSession } from './session.js'
 import { expandTemplate } from './templates.js'
@@ -219,7 +220,14 @@ export class Agent {
     this.engine.store.turns.start({
       id: turnId,
       sessionId,
-      request: { prompt: r.prompt, ...(r.template ? { template: r.template } : {}) },
+      // What replay.ts needs to rebuild the turn's messages after a restart.
+      request: {
+        prompt: r.prompt,
+        ...(r.template ? { template: r.template } : {}),
+        ...(r.expanded !== r.prompt ? { expanded: r.expanded } : {}),
+        max_iterations: r.maxIterations,
+        tool_calling: r.toolCalling,
+      } satisfies TurnRequest,
     })
     this.records.setTurnModel(turnId, model)
     s.scope.turnId = turnId
@@ -252,7 +260,10 @@ export class Agent {
         fragments,
         toolCalling: r.toolCalling,
       })
-      s.history ??= this.priorHistory(sessionId, turnId)
+      s.history ??= replayHistory(this.engine, this.records, sessionId, turnId, {
+        images: r.provider.images,
+        maxIterations: this.config.maxIterations,
+      })
       end = await runTurn({
         engine: this.engine,
         records: this.records,
@@ -288,23 +299,6 @@ export class Agent {
       end.status === 'done' ? 'turn.completed' : end.status === 'cancelled' ? 'turn.cancelled' : 'turn.failed'
     this.emit(sessionId, turnId, type, { status: end.status, answer: end.answer, error: end.error, usage })
     return { ...this.records.requireTurn(sessionId, turnId), session_usage: this.sessionUsage(sessionId) }
-  }
-
-  // A session's earlier turns (from before this process) as prompt/answer pairs.
-  private priorHistory(sessionId: string, current: string): Message[] {
-    const out: Message[] = []
-    for (const id of this.records.turnIds(sessionId)) {
-      if (id === current) continue
-      const t = this.records.turn(id)!
-      if (!t.prompt) continue
-      out.push({ role: 'user', content: [{ type: 'text', text: t.prompt }] })
-      out.push({
-        role: 'assistant',
-        text: t.answer ?? `(that turn ended ${t.status} without an answer)`,
-        toolCalls: [],
-      })
-    }
-    return out
   }
 
   private emit(sessionId: string, turnId: string | null, type: string, data: Record<string, unknown>): void {

@@ -9,7 +9,17 @@ import { classify, ProviderFailure, StallWatch } from './providers/failure.js'
 import type { Message, ModelReply, Part, Provider, ToolCall, Usage } from './providers/types.js'
 import { PYTHON_TOOL, zeroUsage } from './providers/types.js'
 import type { AgentRecords } from './records.js'
-import { type AttachmentBytes, renderBlock } from './render.js'
+import { renderBlock } from './render.js'
+import {
+  callCode,
+  capNotice,
+  engineAttachments,
+  modelRef,
+  NOT_RUN,
+  ownReasoning,
+  resultMessage,
+  userText,
+} from './transcript.js'
 import { addUsage, costed } from './usage.js'
 
 export const MAX_FAILURES = 3
@@ -70,24 +80,19 @@ export function fencedBlock(text: string): string | undefined {
   return m ? m[1] : undefined
 }
 
-const capNotice = (n: number) =>
-  `You have used all ${n} iterations of this turn. Do not run any more code: answer now, in plain text, ` +
-  'with your best answer from what you have found so far (say what is unfinished).'
-
 // One turn: ask the model, run the block it wrote, append what the block did, until the model
 // answers in text (or the cap, three failures, three empty replies, or a cancel ends it).
 export async function runTurn(t: TurnRun): Promise<TurnEnd> {
   let usage = zeroUsage()
   const cancelled = () => t.signal.aborted
-  t.history.push({ role: 'user', content: [{ type: 'text', text: t.prompt }] })
+  t.history.push(userText(t.prompt))
   let asked = 0
   let empties = 0
   try {
     for (;;) {
       if (cancelled()) throw new TurnCancelled(t.sessionId, t.turnId)
       const final = asked >= t.maxIterations
-      if (final)
-        t.history.push({ role: 'user', content: [{ type: 'text', text: capNotice(t.maxIterations) }] })
+      if (final) t.history.push(userText(capNotice(t.maxIterations)))
       // The row is written once the reply is in (one commit per iteration); its id is known now so
       // streamed text can name it.
       const iter = { id: newId('iter'), position: asked + 1 }
@@ -98,7 +103,7 @@ export async function runTurn(t: TurnRun): Promise<TurnEnd> {
       usage = addUsage(usage, reply.usage)
       const calls = final ? [] : callsOf(reply, t.toolCalling, iter.position)
       t.records.addIteration(t.turnId, iter.id, {
-        model: `${t.provider.name}/${t.provider.model}`,
+        model: modelRef(t.provider),
         requestId: reply.requestId,
         text: reply.text,
         toolCalls: calls,
@@ -131,7 +136,12 @@ export async function runTurn(t: TurnRun): Promise<TurnEnd> {
           }
           continue
         }
-        t.history.push({ role: 'assistant', text: reply.text, toolCalls: [], ...reasoningOf(reply) })
+        t.history.push({
+          role: 'assistant',
+          text: reply.text,
+          toolCalls: [],
+          ...reasoningOf(reply, t.provider),
+        })
         return { status: 'done', answer: reply.text, error: null, usage }
       }
       empties = 0
@@ -139,7 +149,7 @@ export async function runTurn(t: TurnRun): Promise<TurnEnd> {
         role: 'assistant',
         text: reply.text,
         toolCalls: t.toolCalling ? calls : [],
-        ...reasoningOf(reply),
+        ...reasoningOf(reply, t.provider),
       })
       await runCalls(t, calls, iter.id)
     }
@@ -163,7 +173,8 @@ const fail = (usage: Usage, code: string, message: string): TurnEnd => ({
 })
 
 // The reply's reasoning rides with it in the history, so the next request sends it back.
-const reasoningOf = (reply: ModelReply) => (reply.reasoning?.length ? { reasoning: reply.reasoning } : {})
+const reasoningOf = (reply: ModelReply, p: Provider) =>
+  reply.reasoning?.length ? { reasoning: reply.reasoning, reasoningModel: modelRef(p) } : {}
 
 function callsOf(reply: ModelReply, toolCalling: boolean, position: number): ToolCall[] {
   if (toolCalling) return reply.toolCalls
@@ -181,58 +192,18 @@ async function runCalls(t: TurnRun, calls: ToolCall[], iterationId: string): Pro
     for (; i < calls.length; i++) {
       if (t.signal.aborted) throw new TurnCancelled(t.sessionId, t.turnId)
       const content = await runCall(t, calls[i]!, iterationId)
-      appendResult(t, calls[i]!, content)
+      t.history.push(resultMessage(t.toolCalling, calls[i]!, content))
     }
   } finally {
-    for (; i < calls.length; i++)
-      appendResult(t, calls[i]!, [{ type: 'text', text: '(not run: the turn was cancelled)' }])
+    for (; i < calls.length; i++) t.history.push(resultMessage(t.toolCalling, calls[i]!, NOT_RUN))
   }
 }
-
-function appendResult(t: TurnRun, call: ToolCall, content: Part[]): void {
-  if (t.toolCalling) t.history.push({ role: 'tool', callId: call.id, content })
-  else {
-    const [first, ...rest] = content
-    const text = first?.type === 'text' ? first.text : ''
-    t.history.push({
-      role: 'user',
-      content: [{ type: 'text', text: `What your block did:\n${text}` }, ...rest],
-    })
-  }
-}
-
-const errorPart = (text: string): Part[] => [{ type: 'text', text }]
 
 async function runCall(t: TurnRun, call: ToolCall, iterationId: string): Promise<Part[]> {
-  if (call.name !== PYTHON_TOOL.name) {
-    return errorPart(
-      `✗ tool error: there is no tool named ${JSON.stringify(call.name)}; the only tool is ${PYTHON_TOOL.name}(code).`,
-    )
-  }
-  let code: unknown
-  try {
-    code = (JSON.parse(call.arguments) as { code?: unknown })?.code
-  } catch (err) {
-    return errorPart(
-      `✗ tool-call error: the arguments were not valid JSON (${errorMessage(err)}). ` +
-        `Call ${PYTHON_TOOL.name} again with arguments {"code": "<python source>"}.`,
-    )
-  }
-  if (typeof code !== 'string') {
-    return errorPart(
-      `✗ tool-call error: the arguments need a string "code"; got ${call.arguments.slice(0, 200)}`,
-    )
-  }
-  const block = await runBlock(t, code, iterationId)
-  const bytes: AttachmentBytes = (id) => {
-    try {
-      const { attachment, data } = t.engine.attachment(t.sessionId, id)
-      return { mediaType: attachment.media_type, data }
-    } catch {
-      return undefined
-    }
-  }
-  return renderBlock(block, bytes, t.provider.images)
+  const usable = callCode(call)
+  if ('refused' in usable) return usable.refused
+  const block = await runBlock(t, usable.code, iterationId)
+  return renderBlock(block, engineAttachments(t.engine, t.sessionId), t.provider.images)
 }
 
 async function runBlock(t: TurnRun, code: string, iterationId: string): Promise<BlockView> {
@@ -277,7 +248,7 @@ async function callModel(t: TurnRun, final: boolean, iterationId: string): Promi
     try {
       return await t.provider.complete({
         system: t.system,
-        messages: t.history,
+        messages: ownReasoning(t.history, modelRef(t.provider)),
         tools: t.toolCalling,
         toolChoice: final ? 'none' : 'auto',
         signal: watch.signal,

@@ -4,7 +4,7 @@ import type { Store } from '../persistence/index.js'
 import type { TurnStatus } from '../persistence/turns.js'
 import { VisError } from '../util/errors.js'
 import type { ApprovalRequest } from './approvals.js'
-import { type ReasoningItem, type Usage, UsageSchema } from './providers/types.js'
+import { type ReasoningItem, ReasoningItemSchema, type Usage, UsageSchema } from './providers/types.js'
 import {
   type ApprovalView,
   ApprovalViewSchema,
@@ -21,6 +21,7 @@ import {
 const iso = (ms: number) => new Date(ms).toISOString()
 const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms))
 const parse = <T>(s: string | null): T | null => (s === null ? null : (JSON.parse(s) as T))
+const ReasoningListSchema = z.array(ReasoningItemSchema)
 const StoredUsage = UsageSchema.extend({ cost_usd: z.number().nullable().default(null) })
 
 const TurnRow = z.object({
@@ -165,6 +166,27 @@ export class AgentRecords {
       finished_at: isoOrNull(t.finished_at),
       iterations,
     }
+  }
+
+  // What a turn was asked with (its request JSON) and each iteration's reasoning items, by
+  // iteration id: with the view, what replay.ts needs to rebuild the turn's messages.
+  replayRows(id: string): { request: unknown; reasoning: Map<string, ReasoningItem[]> } {
+    const row = this.db.prepare('SELECT request FROM turns WHERE id = ?').get(id) as
+      | { request: string | null }
+      | undefined
+    const reasoning = new Map<string, ReasoningItem[]>()
+    const rows = this.db
+      .prepare('SELECT id, reasoning FROM iterations WHERE turn_id = ? AND reasoning IS NOT NULL')
+      .all(id) as { id: string; reasoning: string }[]
+    for (const r of rows) {
+      // Validated as it is read back (a row that is not a list of reasoning items is left out,
+      // never sent), but kept as stored: zod would reorder the keys, and the bytes sent must be
+      // those the provider streamed.
+      const items: unknown = JSON.parse(r.reasoning)
+      if (ReasoningListSchema.safeParse(items).success && (items as unknown[]).length > 0)
+        reasoning.set(r.id, items as ReasoningItem[])
+    }
+    return { request: parse<unknown>(row?.request ?? null), reasoning }
   }
 
   requireTurn(sessionId: string, id: string): TurnView {

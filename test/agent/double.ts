@@ -16,6 +16,12 @@ export type Scripted = {
   // Responses only: a reasoning item before the rest of the output, with a summary; its
   // encrypted_content is sent only when the request asked for it (include), as the API does.
   reasoning?: { summary: string; encrypted: string }
+  // Anthropic only: thinking blocks (text + signature) or redacted ones, before the rest of the
+  // content; streamed only when the request turned thinking on, as the API does.
+  thinking?: ({ thinking: string; signature: string } | { redacted: string })[]
+  // A model that thinks by default (adaptive, always on): its thinking streams whatever the
+  // request says.
+  alwaysThinks?: boolean
   text?: string
   calls?: ScriptedCall[]
   usage?: { input?: number; output?: number; cached?: number; reasoning?: number }
@@ -95,7 +101,7 @@ function chatFrames(r: Scripted, n: number, model: string): string[] {
   return frames
 }
 
-function anthropicFrames(r: Scripted, n: number, model: string): string[] {
+function anthropicFrames(r: Scripted, n: number, model: string, req?: Recorded): string[] {
   const u = r.usage ?? {}
   const frames = [
     named('message_start', {
@@ -118,6 +124,23 @@ function anthropicFrames(r: Scripted, n: number, model: string): string[] {
     }),
   ]
   let index = 0
+  const thinkingOn = r.alwaysThinks || ['enabled', 'adaptive'].includes(req?.body?.thinking?.type)
+  for (const t of thinkingOn ? (r.thinking ?? []) : []) {
+    const start = (content_block: unknown) =>
+      named('content_block_start', { type: 'content_block_start', index, content_block })
+    const delta = (d: unknown) =>
+      named('content_block_delta', { type: 'content_block_delta', index, delta: d })
+    if ('redacted' in t) frames.push(start({ type: 'redacted_thinking', data: t.redacted }))
+    else {
+      // As the API streams it: an empty thinking block, its text in deltas, then the signature
+      // in one signature_delta just before the block stops.
+      frames.push(start({ type: 'thinking', thinking: '', signature: '' }))
+      for (const p of pieces(t.thinking, 5)) frames.push(delta({ type: 'thinking_delta', thinking: p }))
+      frames.push(delta({ type: 'signature_delta', signature: t.signature }))
+    }
+    frames.push(named('content_block_stop', { type: 'content_block_stop', index }))
+    index++
+  }
   if (r.text) {
     frames.push(
       named('content_block_start', {

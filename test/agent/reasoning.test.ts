@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { pyCall, type Recorded } from './double.js'
-import { harness } from './harness.js'
+import { harness, storedReasoning } from './harness.js'
 
 const CODE = 'x = 6 * 7\nprint(x)'
 const ENC1 = 'gAAAAABpF-opaque-chain-one=='
@@ -50,13 +50,7 @@ test('responses: the reasoning item of each reply goes back verbatim in the next
     assert.equal(JSON.stringify(second.body.input[1]), JSON.stringify(item1))
 
     // Stored with the iteration that received it; an iteration without reasoning stores none.
-    const rows = h.engine.store.db
-      .prepare('SELECT reasoning FROM iterations WHERE turn_id = ? ORDER BY position')
-      .all(r.id) as { reasoning: string | null }[]
-    assert.deepEqual(
-      rows.map((x) => (x.reasoning === null ? null : JSON.parse(x.reasoning))),
-      [[item1], [streamedItem(2, 'The block printed 42.', ENC2)]],
-    )
+    assert.deepEqual(storedReasoning(h, r.id), [[item1], [streamedItem(2, 'The block printed 42.', ENC2)]])
 
     // The next turn of the session carries both, each before the output it led to.
     const r2 = await h.agent.turn(h.sessionId, 'and again?')
@@ -114,13 +108,7 @@ test('responses: a model without reasoning refuses include; the request goes aga
       },
       { type: 'function_call_output', call_id: 'call_double2_0', output: '42\n' },
     ])
-    const rows = h.engine.store.db
-      .prepare('SELECT reasoning FROM iterations WHERE turn_id = ?')
-      .all(r.id) as { reasoning: string | null }[]
-    assert.deepEqual(
-      rows.map((x) => x.reasoning),
-      [null, null],
-    )
+    assert.deepEqual(storedReasoning(h, r.id), [null, null])
   } finally {
     await h.close()
   }

@@ -1,7 +1,13 @@
 import Anthropic from '@anthropic-ai/sdk'
 import { ReplyBuilder } from './reply.js'
-import type { CompleteRequest, Message, ModelReply, Part, Provider } from './types.js'
-import { PYTHON_TOOL, pingAnswer, sdkOptions } from './types.js'
+import type { CompleteRequest, Message, ModelReply, Part, Provider, ReasoningItem } from './types.js'
+import {
+  ANTHROPIC_MAX_TOKENS,
+  AnthropicThinkingSchema,
+  PYTHON_TOOL,
+  pingAnswer,
+  sdkOptions,
+} from './types.js'
 
 type Block = Record<string, unknown>
 type Turn = { role: 'user' | 'assistant'; content: Block[] }
@@ -25,7 +31,10 @@ export function anthropicMessages(messages: readonly Message[]): Turn[] {
     else if (m.role === 'tool') {
       push('user', [{ type: 'tool_result', tool_use_id: m.callId, content: m.content.map(partBlock) }])
     } else {
-      const blocks: Block[] = []
+      // Thinking first, verbatim and in order (a copy: the cache breakpoint must not land on the
+      // stored block): with thinking on, the API refuses tool results whose assistant message
+      // lost the thinking that led to the call. Another dialect's reasoning means nothing here.
+      const blocks: Block[] = (m.reasoning ?? []).filter(isThinking).map((r) => ({ ...r }))
       if (m.text !== '') blocks.push({ type: 'text', text: m.text })
       for (const c of m.toolCalls) {
         let input: unknown = {}
@@ -38,12 +47,20 @@ export function anthropicMessages(messages: readonly Message[]): Turn[] {
         }
         blocks.push({ type: 'tool_use', id: c.id, name: c.name, input })
       }
-      if (blocks.length === 0) blocks.push({ type: 'text', text: '(empty reply)' })
+      if (!blocks.some((b) => b.type === 'text' || b.type === 'tool_use'))
+        blocks.push({ type: 'text', text: '(empty reply)' })
       push('assistant', blocks)
     }
   }
   return out
 }
+
+// Thinking blocks stream whenever the model thinks, also without this parameter (models whose
+// thinking is on by default): the blocks go back either way.
+const thinkingParam = (t: NonNullable<AnthropicOptions['thinking']>) =>
+  t.type === 'adaptive' ? { type: 'adaptive' } : { type: 'enabled', budget_tokens: t.budget_tokens }
+
+const isThinking = (r: ReasoningItem) => r.type === 'thinking' || r.type === 'redacted_thinking'
 
 function withCacheBreakpoint(turns: Turn[]): Turn[] {
   const last = turns.at(-1)?.content.at(-1)
@@ -51,7 +68,14 @@ function withCacheBreakpoint(turns: Turn[]): Turn[] {
   return turns
 }
 
-export type AnthropicOptions = { model: string; baseURL?: string; apiKey?: string; maxTokens?: number }
+export type AnthropicOptions = {
+  model: string
+  baseURL?: string
+  apiKey?: string
+  maxTokens?: number
+  // Extended thinking on: with a budget (validated in config.ts: ≥ 1024, < maxTokens), or adaptive.
+  thinking?: { type: 'enabled' | 'adaptive'; budget_tokens?: number | undefined }
+}
 
 // Anthropic Messages, streamed; tool input JSON arrives as partial_json fragments per block index.
 export class AnthropicProvider implements Provider {
@@ -60,10 +84,12 @@ export class AnthropicProvider implements Provider {
   readonly images = true
   private readonly client: Anthropic
   private readonly maxTokens: number
+  private readonly thinking: AnthropicOptions['thinking']
 
   constructor(opts: AnthropicOptions) {
     this.model = opts.model
-    this.maxTokens = opts.maxTokens ?? 16_000
+    this.maxTokens = opts.maxTokens ?? ANTHROPIC_MAX_TOKENS
+    this.thinking = opts.thinking
     this.client = new Anthropic(sdkOptions(opts))
   }
 
@@ -76,6 +102,7 @@ export class AnthropicProvider implements Provider {
       system: [{ type: 'text', text: req.system, cache_control: { type: 'ephemeral' } }],
       messages: withCacheBreakpoint(anthropicMessages(req.messages)),
       stream: true,
+      ...(this.thinking ? { thinking: thinkingParam(this.thinking) } : {}),
       ...(req.tools
         ? {
             tools: [
@@ -94,6 +121,8 @@ export class AnthropicProvider implements Provider {
       .withResponse()
     const reply = new ReplyBuilder(req.onDelta)
     const usage = reply.usage
+    // Thinking blocks by stream index, assembled from their deltas.
+    const thinking = new Map<number, Block>()
     for await (const ev of stream) {
       req.onDelta('')
       switch (ev.type) {
@@ -108,11 +137,20 @@ export class AnthropicProvider implements Provider {
         case 'content_block_start':
           if (ev.content_block.type === 'tool_use') {
             reply.addCall(ev.index, { id: ev.content_block.id, name: ev.content_block.name })
+          } else if (ev.content_block.type === 'thinking' || ev.content_block.type === 'redacted_thinking') {
+            // A redacted block comes whole here; a thinking block's text and signature follow.
+            thinking.set(ev.index, { ...ev.content_block })
           }
           break
         case 'content_block_delta':
           if (ev.delta.type === 'text_delta') reply.addText(ev.delta.text)
-          else if (ev.delta.type === 'input_json_delta' && reply.hasCall(ev.index)) {
+          else if (ev.delta.type === 'thinking_delta' || ev.delta.type === 'signature_delta') {
+            const b = thinking.get(ev.index)
+            if (b && ev.delta.type === 'thinking_delta')
+              b.thinking = `${b.thinking ?? ''}${ev.delta.thinking}`
+            else if (b && ev.delta.type === 'signature_delta')
+              b.signature = `${b.signature ?? ''}${ev.delta.signature}`
+          } else if (ev.delta.type === 'input_json_delta' && reply.hasCall(ev.index)) {
             reply.addCall(ev.index, { arguments: ev.delta.partial_json })
           }
           break
@@ -126,7 +164,14 @@ export class AnthropicProvider implements Provider {
       }
     }
     // A tool_use with no input fragments has the empty object as input.
-    return reply.finish(request_id)
+    const done = reply.finish(request_id)
+    // Only whole blocks can go back: a thinking block whose signature never came (a cut stream
+    // ends in an error before this) would be refused.
+    const reasoning = [...thinking.entries()]
+      .sort((a, b) => a[0] - b[0])
+      .map(([, b]) => b)
+      .filter((b): b is ReasoningItem => AnthropicThinkingSchema.safeParse(b).success)
+    return reasoning.length > 0 ? { ...done, reasoning } : done
   }
 
   async ping(signal: AbortSignal): Promise<string> {

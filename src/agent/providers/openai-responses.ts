@@ -1,6 +1,6 @@
 import OpenAI from 'openai'
 import type { CompleteRequest, Message, ModelReply, Part, Provider, ReasoningItem } from './types.js'
-import { PYTHON_TOOL, pingAnswer, ReasoningItemSchema, sdkOptions, zeroUsage } from './types.js'
+import { PYTHON_TOOL, pingAnswer, ResponsesReasoningSchema, sdkOptions, zeroUsage } from './types.js'
 
 type Item = Record<string, unknown>
 
@@ -22,8 +22,9 @@ export function responsesInput(messages: readonly Message[]): Item[] {
   for (const m of messages) {
     if (m.role === 'user') out.push({ role: 'user', content: m.content.map(inputPart) })
     else if (m.role === 'assistant') {
-      // Reasoning first, as the reply had it: each item precedes the output it led to.
-      for (const r of m.reasoning ?? []) out.push(r)
+      // Reasoning first, as the reply had it: each item precedes the output it led to. Another
+      // dialect's (a turn run with an Anthropic model) means nothing here.
+      for (const r of m.reasoning ?? []) if (r.type === 'reasoning') out.push(r)
       if (m.text !== '') out.push({ role: 'assistant', content: m.text })
       for (const c of m.toolCalls)
         out.push({ type: 'function_call', call_id: c.id, name: c.name, arguments: c.arguments })
@@ -131,7 +132,7 @@ export class OpenAIResponsesProvider implements Provider {
       .join('')
     // Kept as they came (not re-serialised through the schema): sent back verbatim.
     const reasoning = (final.output as unknown[]).filter(
-      (o): o is ReasoningItem => ReasoningItemSchema.safeParse(o).success,
+      (o): o is ReasoningItem => ResponsesReasoningSchema.safeParse(o).success,
     )
     return {
       text: completedText || text,

@@ -15,18 +15,36 @@ export const ToolCallSchema = z.object({
 })
 export type ToolCall = z.infer<typeof ToolCallSchema>
 
-// A reasoning item of an OpenAI Responses reply, kept exactly as it came (its
-// encrypted_content is the model's chain of thought, opaque to us): sent back in the next
-// requests so a reasoning model keeps its chain across the iterations of a turn. Only items
-// carrying encrypted_content can be sent back (requests are stateless, `store: false`).
-export const ReasoningItemSchema = z
+// What a reasoning model needs back to keep its chain of thought, kept exactly as it came (the
+// content is opaque or signed: changing a byte makes the provider refuse it). Each dialect sends
+// back only its own kinds.
+// - OpenAI Responses: a reasoning item; its encrypted_content is the chain itself. Only items
+//   carrying it can be sent back (requests are stateless, `store: false`).
+export const ResponsesReasoningSchema = z
   .object({ type: z.literal('reasoning'), id: z.string(), encrypted_content: z.string() })
   .passthrough()
+// - Anthropic extended thinking: a thinking block with the signature that proves it unmodified,
+//   or a redacted_thinking block (encrypted). Sent back in order, before the tool_use they led to.
+export const AnthropicThinkingSchema = z.union([
+  z.object({ type: z.literal('thinking'), thinking: z.string(), signature: z.string().min(1) }).passthrough(),
+  z.object({ type: z.literal('redacted_thinking'), data: z.string() }).passthrough(),
+])
+// max_tokens of an Anthropic request unless the config says otherwise.
+export const ANTHROPIC_MAX_TOKENS = 16_000
+
+export const ReasoningItemSchema = z.union([ResponsesReasoningSchema, AnthropicThinkingSchema])
 export type ReasoningItem = z.infer<typeof ReasoningItemSchema>
 
 export type Message =
   | { role: 'user'; content: Part[] }
-  | { role: 'assistant'; text: string; toolCalls: ToolCall[]; reasoning?: ReasoningItem[] }
+  | {
+      role: 'assistant'
+      text: string
+      toolCalls: ToolCall[]
+      reasoning?: ReasoningItem[]
+      // `<provider>/<model>` that wrote the reasoning: it goes back to that model only.
+      reasoningModel?: string
+    }
   // The result of one tool call; images ride along as parts (providers that cannot put images
   // in a tool result send them in a user message right after).
   | { role: 'tool'; callId: string; content: Part[] }
@@ -47,7 +65,8 @@ export type ModelReply = {
   // The provider's id for the request (x-request-id / request-id header, else the reply's id).
   requestId: string | null
   stop: string | null
-  // Items the provider needs back in the next requests (Responses reasoning); absent: none.
+  // Items the provider needs back in the next requests (Responses reasoning, Anthropic
+  // thinking); absent: none.
   reasoning?: ReasoningItem[]
 }
 
