@@ -10,16 +10,19 @@
 // applied to the plain pass's p50, so the rows add up to the measured p50. "idle" is the host's
 // event loop waiting: for the worker to run the block, for the client, for a CPU.
 import { mkdtempSync } from 'node:fs'
-import { Agent, request } from 'node:http'
+import { Agent } from 'node:http'
 import { Session } from 'node:inspector/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-const dist = new URL('../dist/http/server.js', import.meta.url)
-const { startServer } = await import(dist.href).catch(() => {
-  console.error('bench/http-breakdown.js needs the built package: run `npm run build` first')
-  process.exit(2)
-})
+const built = (file) =>
+  import(new URL(`../dist/http/${file}`, import.meta.url).href).catch(() => {
+    console.error('bench/http-breakdown.js needs the built package: run `npm run build` first')
+    process.exit(2)
+  })
+const { startServer } = await built('server.js')
+// The same keep-alive client as bench/http.js.
+const { poster } = await built('bench-http.js')
 
 const argv = process.argv.slice(2)
 const blocksArg = argv.indexOf('--blocks')
@@ -87,34 +90,7 @@ const home = mkdtempSync(join(tmpdir(), 'vis-bench-breakdown-'))
 const token = 'bench-token-0123456789abcdef0123'
 const server = await startServer({ home, port: 0, pool: { size: 1 }, token })
 const agent = new Agent({ keepAlive: true, maxSockets: 1 })
-const url = new URL(server.url)
-const post = (path, body) =>
-  new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: url.hostname,
-        port: url.port,
-        path,
-        method: 'POST',
-        agent,
-        headers: {
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(body),
-          authorization: `Bearer ${token}`,
-        },
-      },
-      (res) => {
-        let text = ''
-        res.setEncoding('utf8')
-        res.on('data', (d) => {
-          text += d
-        })
-        res.on('end', () => resolve({ status: res.statusCode, text }))
-      },
-    )
-    req.on('error', reject)
-    req.end(body)
-  })
+const post = poster(server.url, agent, { authorization: `Bearer ${token}` })
 
 try {
   const sid = JSON.parse((await post('/v1/sessions', '{}')).text).id

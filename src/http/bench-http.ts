@@ -60,7 +60,7 @@ type Poster = (path: string, body: string) => Promise<{ status: number; text: st
 
 // A bare keep-alive JSON POST: the same client for the API and the echo, so the floor pays
 // exactly the client costs the API does.
-function poster(base: string, agent: Agent, headers: Record<string, string> = {}): Poster {
+export function poster(base: string, agent: Agent, headers: Record<string, string> = {}): Poster {
   const url = new URL(base)
   return (path, body) =>
     new Promise((resolve, reject) => {

@@ -2,31 +2,19 @@
 // holds for every way a body can arrive, and block-started, now committed with the block's
 // finish when the block is short, still arrives first, while a long block runs, and on replay.
 import assert from 'node:assert/strict'
-import { request } from 'node:http'
 import { after, before, describe, test } from 'node:test'
 import { startServer, type VisServer } from '../../src/http/server.js'
-import { client, finishedFor, openEvents, python, tempHome } from './helpers.js'
+import { client, finishedFor, openEvents, python, rawRequest, tempHome } from './helpers.js'
 
 const { home } = tempHome('http-hot-path')
 
 // A chunked upload (no Content-Length): its size is only known once read.
-function chunkedPost(url: string, parts: string[]): Promise<{ status: number; body: any }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
-      let text = ''
-      res.setEncoding('utf8')
-      res.on('data', (d) => {
-        text += d
-      })
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }))
-    })
-    req.on('error', (err) => {
-      if (!req.destroyed) reject(err)
-    })
-    for (const p of parts) req.write(p)
-    req.end()
+const chunkedPost = (url: string, body: string) =>
+  rawRequest(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+    body,
   })
-}
 
 describe('the block hot path over HTTP', () => {
   let server: VisServer
@@ -42,10 +30,10 @@ describe('the block hot path over HTTP', () => {
   test('the body limit holds for chunked bodies too: small ones run, large ones get 413', async () => {
     const id = (await call('POST', '/v1/sessions', {})).body.id
     const url = `${server.url}/v1/sessions/${id}/blocks`
-    const small = await chunkedPost(url, ['{"code": ', '"40 + 2"}'])
+    const small = await chunkedPost(url, '{"code": "40 + 2"}')
     assert.equal(small.status, 200)
     assert.equal(small.body.result, 42)
-    const big = await chunkedPost(url, ['{"code": "', 'x'.repeat(40 * 1024), 'y'.repeat(40 * 1024), '"}'])
+    const big = await chunkedPost(url, JSON.stringify({ code: 'x'.repeat(80 * 1024) }))
     assert.equal(big.status, 413)
     assert.equal(big.body.error.code, 'http.body-too-large')
     // With a Content-Length: just under the limit passes the limit (and runs), just over does not.

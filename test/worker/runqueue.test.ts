@@ -5,7 +5,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { test } from 'node:test'
 import { RunQueueProbe, tailWaitShare, withoutWaits } from '../../src/worker/runqueue.js'
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
 function child(code: string): ChildProcess {
   return spawn(process.execPath, ['-e', code], { stdio: 'ignore' })
