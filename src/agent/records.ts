@@ -77,7 +77,7 @@ export type IterationRecord = {
   toolCalls: { id: string; name: string; arguments: string }[]
   usage: Usage & { cost_usd: number | null }
   stop: string | null
-  // The reply's reasoning items, as the provider sent them (migration 7); null: none.
+  // The reply's reasoning items, as the provider sent them (migration 8); null: none.
   reasoning: ReasoningItem[] | null
 }
 

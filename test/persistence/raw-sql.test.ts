@@ -48,6 +48,7 @@ for (const backend of BACKENDS) {
         toolCalls: [{ id: 'c1', name: 'python_execution', arguments: '{"code":"1"}' }],
         usage,
         stop: 'stop',
+        reasoning: null,
       })
       records.finishTurn(done.id, 'done', { answer: 'hello', error: null, usage })
       const view = records.turn(done.id)
