@@ -117,8 +117,10 @@ test('three nodes opening a fresh database at once migrate it once, and all star
   store.close()
 })
 
-test('a lost connection is an error at once, not a hang, and stays one', () => {
-  const store = new Store(tempPlace('postgres'))
+test('a lost connection is an error at once, not a hang, and stays one', { timeout: 120_000 }, () => {
+  // A query timeout far beyond the test's own: only the server's goodbye can end these calls in
+  // time, so a driver that waited instead of reporting it fails the test.
+  const store = new Store({ ...tempPlace('postgres'), queryTimeoutMs: 3_600_000 })
   const s = store.sessions.create()
   const admin = new PgDatabase(postgresServer().url('postgres'))
   try {
@@ -129,7 +131,6 @@ test('a lost connection is an error at once, not a hang, and stays one', () => {
       .pluck()
       .all(`vis-runtime pid ${process.pid}`) as boolean[]
     assert.ok(killed.includes(true))
-    const started = Date.now()
     assert.throws(
       () => store.sessions.get(s.id),
       (e: unknown) => isVisError(e, 'db.connection-lost') && !/password/.test(e.message),
@@ -138,8 +139,6 @@ test('a lost connection is an error at once, not a hang, and stays one', () => {
       () => store.blocks.start({ sessionId: s.id, code: 'x' }),
       (e: unknown) => isVisError(e, 'db.connection-lost'),
     )
-    // Reported by the server's goodbye, well before the query timeout.
-    assert.ok(Date.now() - started < 20_000)
   } finally {
     admin.close()
     store.close()
@@ -149,13 +148,11 @@ test('a lost connection is an error at once, not a hang, and stays one', () => {
 test('a server that stops answering is db.connection-lost after queryTimeoutMs, not a hang', () => {
   const store = new Store({ ...tempPlace('postgres'), queryTimeoutMs: 1_000 })
   try {
-    const started = Date.now()
     // A query that outlives the timeout stands for a frozen server or a cut network.
     assert.throws(
       () => store.db.prepare('SELECT pg_sleep(30)').run(),
       (e: unknown) => isVisError(e, 'db.connection-lost') && /within 1000 ms/.test(e.message),
     )
-    assert.ok(Date.now() - started < 15_000)
     // The connection is not reused in an unknown state.
     assert.throws(
       () => store.sessions.count(),

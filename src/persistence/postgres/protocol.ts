@@ -32,4 +32,6 @@ export type WorkerData = {
   // Int32 slot 0: 0 while a request is pending, 1 once its reply was posted.
   signal: SharedArrayBuffer
   applicationName: string
+  // pg's own connect timeout, so an unreachable host fails with its error rather than a wait.
+  connectTimeoutMs: number
 }

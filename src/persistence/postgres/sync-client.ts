@@ -20,9 +20,12 @@ export type SyncClientOptions = {
   // How long one query may take before the connection is declared lost. A wait this long is a
   // dead server or network, not a slow query: the engine's own statements are all point queries.
   timeoutMs?: number
+  // How long the first request may take: the worker's start (module loading) and the connection.
+  connectTimeoutMs?: number
 }
 
 export const DEFAULT_QUERY_TIMEOUT_MS = 30_000
+export const DEFAULT_CONNECT_TIMEOUT_MS = 30_000
 
 // The worker beside this file: worker.js in dist/. Running from source under tsx (tests, dev),
 // Node 20 does not hand the process's --import hooks to a worker, so a tiny bootstrap registers
@@ -52,6 +55,8 @@ export class SyncPgClient {
   private readonly port: MessagePort
   private readonly signal: Int32Array
   private readonly timeoutMs: number
+  private readonly connectTimeoutMs: number
+  private connected = false
   private broken: PgFailure | undefined
   private closed = false
   // Round trips made so far (the benchmark reports them per block).
@@ -62,11 +67,13 @@ export class SyncPgClient {
     options: SyncClientOptions = {},
   ) {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS
+    this.connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS
     const shared = new SharedArrayBuffer(4)
     this.signal = new Int32Array(shared)
     const { port1, port2 } = new MessageChannel()
     this.port = port1
     const data: WorkerData = {
+      connectTimeoutMs: this.connectTimeoutMs,
       url,
       port: port2,
       signal: shared,
@@ -90,13 +97,17 @@ export class SyncPgClient {
     this.requests++
     Atomics.store(this.signal, 0, 0)
     this.port.postMessage(req)
-    const waited = Atomics.wait(this.signal, 0, 0, this.timeoutMs)
+    // Until the first reply the worker may still be loading and connecting: a slow start on a busy
+    // machine is not a dead server. pg gives up connecting after connectTimeoutMs with its own
+    // error; the margin lets that error, not this wait, be what the caller sees.
+    const limit = this.connected ? this.timeoutMs : Math.max(this.timeoutMs, this.connectTimeoutMs + 5_000)
+    const waited = Atomics.wait(this.signal, 0, 0, limit)
     const msg = receiveMessageOnPort(this.port)
     if (msg === undefined) {
       this.broken = {
         message:
           waited === 'timed-out'
-            ? `no answer from PostgreSQL within ${this.timeoutMs} ms`
+            ? `no answer from PostgreSQL within ${limit} ms`
             : 'the PostgreSQL worker stopped without answering',
         lost: true,
       }
@@ -105,6 +116,7 @@ export class SyncPgClient {
       throw this.lostError(this.broken, req)
     }
     const reply = msg.message as Reply
+    this.connected = true
     if (reply.ok) return reply
     if (reply.error.lost) {
       this.broken = reply.error

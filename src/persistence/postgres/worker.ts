@@ -21,7 +21,12 @@ const types = {
 }
 
 let lost: PgFailure | undefined
-const client = new pg.Client({ connectionString: data.url, types, application_name: data.applicationName })
+const client = new pg.Client({
+  connectionString: data.url,
+  types,
+  application_name: data.applicationName,
+  connectionTimeoutMillis: data.connectTimeoutMs,
+})
 // A dropped connection is reported on the client, not only by the query in flight: remember it
 // so every later request fails at once instead of waiting on a socket that is gone.
 client.on('error', (err) => {
