@@ -1,46 +1,33 @@
-import { resolve } from 'node:path'
 import type { Check } from '../confinement/probe.js'
-import { Drafts } from '../drafts/drafts.js'
+import type { Drafts } from '../drafts/drafts.js'
 import type { ExtensionRegistry } from '../extensions/index.js'
-import type { McpServersInput } from '../mcp/client/config.js'
-import { loadMcpConfig } from '../mcp/config.js'
 import type { Store } from '../persistence/index.js'
 import type { JsonValue } from '../persistence/json.js'
 import type { Runtime } from '../sessions/runtime.js'
 import type { Session } from '../sessions/session.js'
 import { readAttachment } from './attachment-read.js'
-import {
-  cancelBlock,
-  exclusive,
-  getBlock,
-  type SubmittedBlock,
-  sessionBlock,
-  submitBlock,
-} from './block-queue.js'
+import { cancelBlock, getBlock, type SubmittedBlock, sessionBlock, submitBlock } from './block-queue.js'
 import { type EngineCore, requireSession } from './engine-core.js'
 import { extensionChecks, reloadExtensions } from './engine-extensions.js'
 import { engineHealth } from './engine-health.js'
 import { closeEngine, startEngine } from './engine-lifecycle.js'
 import type { EngineOptions } from './engine-options.js'
-import { type EventListener, EventLog } from './event-log.js'
-import { onRuntimeEvent } from './events-bridge.js'
+import { wireCore } from './engine-wiring.js'
+import type { EventListener } from './event-log.js'
 import { interrupt } from './interrupt.js'
-import type { Live } from './live.js'
-import { type EngineMetrics, engineMetrics } from './metrics.js'
-import type { OutcomeLimits } from './outcome.js'
-import {
-  type AttachmentView,
-  type BlockView,
-  type CreateSessionBody,
-  type EventType,
-  type ExtensionList,
-  type InterruptResult,
-  type ListSessionsQuery,
-  PolicySchema,
-  type RunBlockBody,
-  type SessionDetail,
-  type SessionDetailQuery,
-  type SessionView,
+import type { EngineMetrics } from './metrics.js'
+import type {
+  AttachmentView,
+  BlockView,
+  CreateSessionBody,
+  EventType,
+  ExtensionList,
+  InterruptResult,
+  ListSessionsQuery,
+  RunBlockBody,
+  SessionDetail,
+  SessionDetailQuery,
+  SessionView,
 } from './schemas.js'
 import {
   abandonLeftovers,
@@ -50,13 +37,11 @@ import {
   listSessions,
   sessionView,
 } from './session-lifecycle.js'
-import { dropWorker, ensureWorker, liveSession, replaceWorker, runtimeSession } from './session-worker.js'
+import { dropWorker, liveSession, runtimeSession } from './session-worker.js'
 import { extensionList } from './views.js'
 
 export type { SubmittedBlock } from './block-queue.js'
 export type { EngineOptions } from './engine-options.js'
-
-const DEFAULT_MAX_OUTPUT_CHARS = 1024 * 1024
 
 // The one engine behind the library and the HTTP API: sessions with their workers (the
 // runtime) and their durable history (the store). Every rule lives in the modules beside it,
@@ -85,51 +70,9 @@ export class Engine {
   ) {
     this.home = store.home
     this.bindAddress = options.bindAddress
-    const limits: OutcomeLimits = { maxOutputChars: options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS }
-    const mcpServers: McpServersInput = options.mcpServers ?? loadMcpConfig(this.home).servers
-    const log = new EventLog(store, { flushMs: options.eventFlushMs })
-    const lives = new Map<string, Live>()
-    const pending = new Map<string, Promise<BlockView>>()
-    this.drafts = new Drafts(store.db, store.home, {
-      primaryRoot: (id) =>
-        (PolicySchema.parse(requireSession(this.core, id).policy).roots ?? []).map((r) => resolve(r))[0],
-      exclusive: (id, fn) => exclusive(this.core, id, fn),
-      replaceWorker: (id) => replaceWorker(this.core, id),
-      record: (id, type, data) => log.append(id, type, JSON.parse(JSON.stringify(data))),
-    })
-    extensions?.followDrafts((id) => this.drafts.namespacesFor(id))
-    this.metrics = engineMetrics({
-      sessionsOpen: () => (this.store.db.open ? this.store.sessions.count('open') : 0),
-      sessionsLive: () => [...lives.values()].filter((l) => l.session?.state === 'ready').length,
-      blocksRunning: () => pending.size,
-      poolSize: () => options.pool?.size ?? 1,
-      workerProcesses: () => this.runtime.workerPids().length,
-    })
-    const bridge = { log, metrics: this.metrics, drafts: this.drafts, limits }
-    this.core = {
-      store,
-      runtime,
-      log,
-      metrics: this.metrics,
-      drafts: this.drafts,
-      extensions,
-      lives,
-      pending,
-      closing: undefined,
-      executeDeps: { ...bridge, store, extensions, ensureWorker: (live) => ensureWorker(this.core, live) },
-      workerDeps: {
-        runtime,
-        store,
-        log,
-        metrics: this.metrics,
-        drafts: this.drafts,
-        extensions,
-        options,
-        mcpServers,
-        requireSession: (id) => requireSession(this.core, id),
-        onEvent: (live, ev) => onRuntimeEvent(bridge, live, ev),
-      },
-    }
+    this.core = wireCore(store, runtime, options, extensions)
+    this.drafts = this.core.drafts
+    this.metrics = this.core.metrics
     // On PostgreSQL other nodes' blocks are running right now: a node closes only what it takes
     // over from a dead one (leases, store.blocks.abandonRunningIn), never everything at start.
     this.abandonedAtStart = store.dialect === 'postgres' ? 0 : abandonLeftovers(this.core)
