@@ -31,8 +31,7 @@ export const toEventView = (e: SessionEvent): EventView => ({
 // A session's event log: every event is appended to the store (so a reconnecting client can
 // replay it) and then handed to live listeners, synchronously and in seq order. Because the
 // append and the notification happen in one tick, a reader that replays and then subscribes
-// within one tick misses nothing. Output chunks and deferred events (block-started) wait in a
-// per-session batch and are stored and announced together, in order, at the next commit.
+// within one tick misses nothing.
 export class EventLog {
   private readonly pending = new Map<string, { chunks: Pending[]; chars: number; timer: NodeJS.Timeout }>()
   private readonly listeners = new Map<string, Set<EventListener>>()
