@@ -1,0 +1,187 @@
+import type { Block } from '../persistence/index.js'
+import { VisError } from '../util/errors.js'
+import { assertOpen, type EngineCore, liveFor, refuseClosed, requireSession } from './engine-core.js'
+import { finishedEventData } from './events-bridge.js'
+import { executeBlock } from './execute.js'
+import type { Live } from './live.js'
+import { unrunError, waitingTicket } from './queue.js'
+import { type BlockView, IdempotencyKeySchema, type RunBlockBody, RunBlockBodySchema } from './schemas.js'
+import { retiredError } from './session-worker.js'
+import { blockView } from './views.js'
+
+// A session's block queue: blocks run one at a time in submission order; a block waiting its
+// turn can be cancelled or time out; a retried submission (same Idempotency-Key) is replayed.
+
+export type SubmittedBlock = {
+  // The block as stored when accepted: running, or, for a replayed idempotency key, whatever
+  // state the first submission's block is in.
+  block: BlockView
+  replayed: boolean
+  // Settles with the finished block, once it is on disk.
+  done: Promise<BlockView>
+  // Settles once the acceptance is on disk: await it before answering "accepted" (202).
+  // A function, so a caller who waits for `done` anyway pays no fsync for it.
+  accepted: () => Promise<void>
+}
+
+export function submitBlock(
+  core: EngineCore,
+  sessionId: string,
+  body: RunBlockBody,
+  // iterationId: the agent turn's iteration the block belongs to (src/agent).
+  opts: { idempotencyKey?: string; iterationId?: string },
+): SubmittedBlock {
+  const { store } = core
+  assertOpen(core)
+  const v = RunBlockBodySchema.parse(body)
+  const key = opts.idempotencyKey === undefined ? undefined : IdempotencyKeySchema.parse(opts.idempotencyKey)
+  const row = requireSession(core, sessionId)
+  // A retry of an accepted submission gets that block back, whatever happened since.
+  const first = key === undefined ? undefined : store.idempotency.lookup(sessionId, key)
+  if (first !== undefined) return replayed(core, first, v, key!)
+  refuseClosed(row)
+  const live = liveFor(core, sessionId)
+  if (live.session && live.session.state !== 'ready') throw retiredError(live, live.session)
+  // Group commit: accepting a block waits for no fsync; `accepted` and `done` do.
+  const started = store.lazily(() =>
+    store.transaction(() => {
+      const turnId = v.turn_id ?? null
+      if (turnId !== null) ensureTurn(core, sessionId, turnId)
+      const iterationId = opts.iterationId
+      return store.blocks.start({ sessionId, code: v.code, turnId, iterationId, idempotencyKey: key })
+    }),
+  )
+  if (started.replayed) return replayed(core, started.block.id, v, key!)
+  const block = started.block
+  live.queued++
+  // timeout_ms counts from now: the wait behind earlier blocks is part of it.
+  const deadline = performance.now() + v.timeout_ms
+  const ticket = waitingTicket(v.timeout_ms, () =>
+    finishUnrun(core, live, block, 'queue-timeout', v.timeout_ms),
+  )
+  live.waiting.set(block.id, ticket)
+  const run = live.tail.then(() => {
+    clearTimeout(ticket.timer)
+    live.waiting.delete(block.id)
+    if (ticket.cancelled) return ticket.early
+    // Runs the block and stores its outcome (src/engine/execute.ts).
+    return executeBlock(core.executeDeps, live, block, Math.max(1, Math.round(deadline - performance.now())))
+  })
+  live.tail = run.catch(() => undefined)
+  const done = Promise.race([run, ticket.early]).finally(() => {
+    live.queued--
+    core.pending.delete(block.id)
+  })
+  core.pending.set(block.id, done)
+  const accepted = () => store.synced()
+  return { block: { ...blockView(block, []), status: 'queued' }, replayed: false, done, accepted }
+}
+
+// Cancels a block that has not started. A running block is interrupted instead (interrupt()).
+export function cancelBlock(core: EngineCore, sessionId: string, blockId: string): BlockView {
+  const view = sessionBlock(core, sessionId, blockId)
+  const live = core.lives.get(sessionId)
+  if (!live || !finishUnrun(core, live, core.store.blocks.require(blockId), 'cancelled')) {
+    throw new VisError(
+      'block.not-queued',
+      `Block ${blockId} is ${view.status}, not queued: only a block that has not started can be cancelled` +
+        (view.status === 'running' ? '; interrupt it instead.' : '.'),
+      { sessionId, blockId, status: view.status },
+    )
+  }
+  return sessionBlock(core, sessionId, blockId)
+}
+
+// A session's block, with its live status (queued or running, while not done).
+export function sessionBlock(core: EngineCore, sessionId: string, blockId: string): BlockView {
+  requireSession(core, sessionId)
+  const b = core.store.blocks.get(blockId)
+  if (!b || b.sessionId !== sessionId) {
+    throw new VisError('block.not-found', `No block ${blockId} in session ${sessionId}.`, {
+      sessionId,
+      blockId,
+    })
+  }
+  return withLiveStatus(core, blockView(b, core.store.attachments.listByBlock(blockId)))
+}
+
+export function getBlock(core: EngineCore, id: string): BlockView {
+  const b = core.store.blocks.require(id)
+  return blockView(b, core.store.attachments.listByBlock(id))
+}
+
+// The store knows running or done; a running block that has not started yet is queued.
+export function withLiveStatus(core: EngineCore, view: BlockView): BlockView {
+  if (view.status !== 'running') return view
+  return core.lives.get(view.session_id)?.currentBlock === view.id ? view : { ...view, status: 'queued' }
+}
+
+// Runs fn in the session's block queue: after the blocks before it, before later ones.
+export function exclusive<T>(core: EngineCore, id: string, fn: () => Promise<T>): Promise<T> {
+  assertOpen(core)
+  refuseClosed(requireSession(core, id))
+  const live = liveFor(core, id)
+  const run = live.tail.then(fn)
+  live.tail = run.catch(() => undefined)
+  return run
+}
+
+// Finishes a queued block without running it; false when it is not waiting (any more).
+function finishUnrun(
+  core: EngineCore,
+  live: Live,
+  block: Block,
+  why: 'cancelled' | 'queue-timeout',
+  timeoutMs?: number,
+): boolean {
+  const ticket = live.waiting.get(block.id)
+  if (!ticket || ticket.cancelled) return false
+  ticket.cancelled = true
+  clearTimeout(ticket.timer)
+  live.waiting.delete(block.id)
+  const stored = core.store.blocks.finish(block.id, {
+    error: unrunError(why, timeoutMs),
+    durationMs: 0,
+    timedOut: why === 'queue-timeout',
+  })
+  core.log.append(live.id, 'block-finished', finishedEventData(stored, []))
+  core.metrics.blocks.inc({ outcome: why === 'cancelled' ? 'error' : 'timeout' })
+  ticket.settle(blockView(stored, []))
+  return true
+}
+
+function ensureTurn(core: EngineCore, sessionId: string, turnId: string): void {
+  const turn = core.store.turns.get(turnId)
+  if (!turn) {
+    core.store.turns.start({ id: turnId, sessionId })
+    return
+  }
+  if (turn.sessionId !== sessionId) {
+    throw new VisError('turn.conflict', `Turn ${turnId} belongs to another session.`, { sessionId, turnId })
+  }
+}
+
+// A retry must be the same request (IETF idempotency-key draft): another body under a used key
+// is the client's mistake, answered 422, never a replay of a different block.
+function replayed(
+  core: EngineCore,
+  blockId: string,
+  body: { code: string; turn_id?: string | null },
+  key: string,
+): SubmittedBlock {
+  const block = withLiveStatus(core, getBlock(core, blockId))
+  if (block.code !== body.code || block.turn_id !== (body.turn_id ?? null)) {
+    throw new VisError(
+      'idempotency.key-reused',
+      `Idempotency-Key ${JSON.stringify(key)} was used for a different block in session ${block.session_id}; use a new key for new code.`,
+      { sessionId: block.session_id, key, blockId },
+    )
+  }
+  const running = core.pending.get(blockId)
+  return {
+    block,
+    replayed: true,
+    done: running ?? Promise.resolve(block),
+    accepted: () => core.store.synced(),
+  }
+}

@@ -1,0 +1,67 @@
+import type { Drafts } from '../drafts/drafts.js'
+import type { ExtensionRegistry } from '../extensions/index.js'
+import type { Store } from '../persistence/index.js'
+import type { Runtime } from '../sessions/runtime.js'
+import { VisError } from '../util/errors.js'
+import type { EventLog } from './event-log.js'
+import type { ExecuteDeps } from './execute.js'
+import { type Live, newLive } from './live.js'
+import type { EngineMetrics } from './metrics.js'
+import type { BlockView } from './schemas.js'
+import type { WorkerDeps } from './worker-start.js'
+
+// What the engine's modules (session-lifecycle.ts, block-queue.ts, session-worker.ts, ...) share:
+// the store, the runtime and the in-memory state of the sessions this process has touched.
+// The Engine class (engine.ts) builds one and delegates each method to a module.
+export type EngineCore = {
+  store: Store
+  runtime: Runtime
+  log: EventLog
+  metrics: EngineMetrics
+  drafts: Drafts
+  extensions: ExtensionRegistry | undefined
+  lives: Map<string, Live>
+  // Accepted blocks not finished yet, by id: their `done`.
+  pending: Map<string, Promise<BlockView>>
+  // What the modules this engine is split into need from it (src/engine/execute.ts,
+  // worker-start.ts, events-bridge.ts).
+  executeDeps: ExecuteDeps
+  workerDeps: WorkerDeps
+  // Set once close() began.
+  closing: Promise<void> | undefined
+}
+
+export type SessionRow = ReturnType<Store['sessions']['require']>
+
+export function requireSession(core: EngineCore, id: string): SessionRow {
+  const row = core.store.sessions.get(id)
+  if (!row) throw new VisError('session.not-found', `No session with id ${id}.`, { sessionId: id })
+  return row
+}
+
+// The stored session, refused with session.closed once it was closed.
+export function refuseClosed(row: SessionRow): void {
+  if (row.closedAt !== null) {
+    throw new VisError('session.closed', `Session ${row.id} is closed; create a new session.`, {
+      sessionId: row.id,
+    })
+  }
+}
+
+export function assertOpen(core: EngineCore): void {
+  if (core.closing !== undefined) throw new VisError('engine.closed', 'The engine is shutting down.')
+}
+
+export function liveFor(core: EngineCore, id: string): Live {
+  let live = core.lives.get(id)
+  if (!live) {
+    live = newLive(id)
+    core.lives.set(id, live)
+  }
+  return live
+}
+
+export function forget(core: EngineCore, live: Live): void {
+  live.off?.()
+  if (core.lives.get(live.id) === live) core.lives.delete(live.id)
+}

@@ -1,0 +1,30 @@
+import type { McpServersInput } from '../mcp/client/config.js'
+import type { Durability } from '../persistence/index.js'
+
+export type EngineOptions = {
+  home?: string
+  // postgres://... stores sessions in PostgreSQL (default: VIS_DATABASE_URL; none: SQLite in home).
+  databaseUrl?: string
+  python?: string
+  pool?: { size: number }
+  // Where the HTTP API listens, when one does; reported by health().
+  bindAddress?: string
+  interruptAckMs?: number
+  // Stored stdout per block is cut past this many characters.
+  maxOutputChars?: number
+  durability?: Durability
+  eventFlushMs?: number
+  // Events kept per session for SSE replay (the store's default when unset).
+  eventRetention?: number
+  // Bind the default host tools (files, git, shell per policy) into sessions with roots.
+  tools?: boolean
+  // The project: its .vis/extensions load beside the home's, and its declared layout seeds
+  // the sandbox's sys.path. `vis serve` passes its working directory; the library, none.
+  project?: string
+  // Load trusted Python extensions (default true; none exist unless their directories have files).
+  extensions?: boolean
+  // The configured `python.source_paths`, relative to the project: first on sys.path.
+  sourcePaths?: string[]
+  // MCP servers whose tools every session gets (default: "servers" of the home's mcp.json).
+  mcpServers?: McpServersInput
+}

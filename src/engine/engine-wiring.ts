@@ -1,0 +1,75 @@
+import { resolve } from 'node:path'
+import { Drafts } from '../drafts/drafts.js'
+import type { ExtensionRegistry } from '../extensions/index.js'
+import { loadMcpConfig } from '../mcp/config.js'
+import type { Store } from '../persistence/index.js'
+import type { Runtime } from '../sessions/runtime.js'
+import { exclusive } from './block-queue.js'
+import { type EngineCore, requireSession } from './engine-core.js'
+import type { EngineOptions } from './engine-options.js'
+import { EventLog } from './event-log.js'
+import { onRuntimeEvent } from './events-bridge.js'
+import type { Live } from './live.js'
+import { engineMetrics } from './metrics.js'
+import type { OutcomeLimits } from './outcome.js'
+import { type BlockView, PolicySchema } from './schemas.js'
+import { ensureWorker, replaceWorker } from './session-worker.js'
+
+const DEFAULT_MAX_OUTPUT_CHARS = 1024 * 1024
+
+// Builds the state an engine's modules share, with the drafts, the metrics and the deps
+// objects of execute.ts, worker-start.ts and events-bridge.ts wired to it. The callbacks only
+// run once the core exists (after construction).
+export function wireCore(
+  store: Store,
+  runtime: Runtime,
+  options: EngineOptions,
+  extensions: ExtensionRegistry | undefined,
+): EngineCore {
+  const limits: OutcomeLimits = { maxOutputChars: options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS }
+  const mcpServers = options.mcpServers ?? loadMcpConfig(store.home).servers
+  const log = new EventLog(store, { flushMs: options.eventFlushMs })
+  const lives = new Map<string, Live>()
+  const pending = new Map<string, Promise<BlockView>>()
+  const drafts = new Drafts(store.db, store.home, {
+    primaryRoot: (id) =>
+      (PolicySchema.parse(requireSession(core, id).policy).roots ?? []).map((r) => resolve(r))[0],
+    exclusive: (id, fn) => exclusive(core, id, fn),
+    replaceWorker: (id) => replaceWorker(core, id),
+    record: (id, type, data) => log.append(id, type, JSON.parse(JSON.stringify(data))),
+  })
+  extensions?.followDrafts((id) => drafts.namespacesFor(id))
+  const metrics = engineMetrics({
+    sessionsOpen: () => (store.db.open ? store.sessions.count('open') : 0),
+    sessionsLive: () => [...lives.values()].filter((l) => l.session?.state === 'ready').length,
+    blocksRunning: () => pending.size,
+    poolSize: () => options.pool?.size ?? 1,
+    workerProcesses: () => runtime.workerPids().length,
+  })
+  const bridge = { log, metrics, drafts, limits }
+  const core: EngineCore = {
+    store,
+    runtime,
+    log,
+    metrics,
+    drafts,
+    extensions,
+    lives,
+    pending,
+    closing: undefined,
+    executeDeps: { ...bridge, store, extensions, ensureWorker: (live) => ensureWorker(core, live) },
+    workerDeps: {
+      runtime,
+      store,
+      log,
+      metrics,
+      drafts,
+      extensions,
+      options,
+      mcpServers,
+      requireSession: (id) => requireSession(core, id),
+      onEvent: (live, ev) => onRuntimeEvent(bridge, live, ev),
+    },
+  }
+  return core
+}

@@ -1,0 +1,125 @@
+import { randomUUID } from 'node:crypto'
+import { formatPythonForDisplay } from '../format/index.js'
+import type { Session } from '../sessions/session.js'
+import { VisError } from '../util/errors.js'
+import { normalizePolicy } from '../worker/policy.js'
+import { withLiveStatus } from './block-queue.js'
+import {
+  assertOpen,
+  type EngineCore,
+  forget,
+  liveFor,
+  requireSession,
+  type SessionRow,
+} from './engine-core.js'
+import { finishedEventData } from './events-bridge.js'
+import { checkRoots, jailRefusal } from './roots.js'
+import {
+  type CreateSessionBody,
+  CreateSessionBodySchema,
+  type ListSessionsQuery,
+  ListSessionsQuerySchema,
+  type SessionDetail,
+  type SessionDetailQuery,
+  SessionDetailQuerySchema,
+  type SessionView,
+} from './schemas.js'
+import { disposeLive } from './session-worker.js'
+import { blockView, sessionView as toSessionView } from './views.js'
+import { startWorker } from './worker-start.js'
+
+// A session's lifecycle: created (its worker first), listed, read with its blocks, closed
+// (the history kept), and the blocks a dead host process left running closed at start.
+
+export async function createSession(core: EngineCore, body: CreateSessionBody): Promise<SessionView> {
+  assertOpen(core)
+  const v = CreateSessionBodySchema.parse(body)
+  const id = v.id ?? `ses_${randomUUID().replaceAll('-', '')}`
+  if (core.store.sessions.get(id)) {
+    throw new VisError('session.exists', `A session with id ${id} already exists.`, { sessionId: id })
+  }
+  const policy = normalizePolicy({ roots: v.roots, network: v.network, shell: v.shell })
+  checkRoots(policy.roots, id)
+  const live = liveFor(core, id)
+  // The worker first: a policy the jail refuses must not leave a session row behind.
+  let session: Session
+  try {
+    session = await startWorker(core.workerDeps, live, policy)
+  } catch (err) {
+    forget(core, live)
+    throw jailRefusal(err, policy.roots, id)
+  }
+  try {
+    core.store.sessions.create({ id, title: v.title ?? null, policy })
+  } catch (err) {
+    forget(core, live)
+    await session.dispose()
+    await core.extensions?.endSession(id)
+    throw err
+  }
+  core.metrics.sessionsCreated.inc()
+  return sessionView(core, id)
+}
+
+export function listSessions(core: EngineCore, query: ListSessionsQuery): SessionView[] {
+  const q = ListSessionsQuerySchema.parse(query)
+  return core.store.sessions.list(q).map((s) => viewOf(core, s))
+}
+
+// With format 'display' each block also carries its code formatted for people; the stored
+// code is never changed.
+export function getSession(core: EngineCore, id: string, query: SessionDetailQuery): SessionDetail {
+  const q = SessionDetailQuerySchema.parse(query)
+  const detail = core.store.db.transaction(() => {
+    const view = sessionView(core, id)
+    const attachments = core.store.attachments.listBySession(id)
+    const blocks = core.store.blocks
+      .listBySession(id)
+      .map((b) => withLiveStatus(core, blockView(b, attachments)))
+    return { ...view, blocks }
+  })()
+  if (q.format === 'display') {
+    for (const b of detail.blocks) b.code_display = formatPythonForDisplay(b.code)
+  }
+  return detail
+}
+
+export function sessionView(core: EngineCore, id: string): SessionView {
+  return viewOf(core, requireSession(core, id))
+}
+
+// Closing keeps the history; the worker goes, a running block ends with an error.
+export async function closeSession(core: EngineCore, id: string): Promise<SessionView> {
+  const row = requireSession(core, id)
+  if (row.closedAt !== null) return viewOf(core, row)
+  core.store.sessions.close(id)
+  const live = core.lives.get(id)
+  if (live) await disposeLive(core, live)
+  await core.drafts.releaseMount(id)
+  await core.extensions?.endSession(id)
+  core.log.append(id, 'session-closed', { reason: 'closed by request' })
+  core.metrics.sessionsClosed.inc()
+  return sessionView(core, id)
+}
+
+// Blocks still "running" in the store belong to a host process that died: no worker will
+// ever finish them, so they are closed with an error and their watchers told.
+export function abandonLeftovers(core: EngineCore): number {
+  const rows = core.store.db.prepare("SELECT id, session_id FROM blocks WHERE status = 'running'").all() as {
+    id: string
+    session_id: string
+  }[]
+  if (rows.length === 0) return 0
+  core.store.transaction(() => core.store.blocks.abandonRunning())
+  for (const r of rows) {
+    const b = core.store.blocks.require(r.id)
+    core.log.append(r.session_id, 'block-finished', finishedEventData(b, []))
+  }
+  return rows.length
+}
+
+function viewOf(core: EngineCore, row: SessionRow): SessionView {
+  const live = core.lives.get(row.id)
+  const worker = live?.session ? (live.session.state === 'ready' ? 'live' : 'retired') : 'dormant'
+  return toSessionView(row, worker, (live?.queued ?? 0) > 0, core.drafts.stateNow(row.id))
+}
