@@ -101,29 +101,41 @@ export class BlocksRepo {
   start(input: StartBlockInput): StartedBlock {
     const v = parseInput(StartBlockInputSchema, input, 'blocks.start')
     const id = v.id ?? newId('blk')
-    const outcome = this.ctx.db
-      .transaction((): StartedBlock | string => {
+    return this.ctx.db
+      .transaction((): StartedBlock => {
         // Several processes may start blocks in one session (nodes of a cluster; the CLI beside
         // `vis serve`): key lookup, next position and insert must be one critical section. SQLite:
         // IMMEDIATE takes the write lock up front (a deferred one could not upgrade and would fail
-        // with SQLITE_BUSY); PostgreSQL: the session's row lock.
-        if (this.ctx.dialect === 'postgres')
-          this.ctx.sql.get('SELECT 1 FROM sessions WHERE id = ? FOR NO KEY UPDATE').get(v.sessionId)
+        // with SQLITE_BUSY); PostgreSQL: the session's row lock, whose row also proves the session
+        // exists (one round trip fewer than checking again).
+        const locked =
+          this.ctx.dialect === 'postgres' &&
+          this.ctx.sql.get('SELECT 1 FROM sessions WHERE id = ? FOR NO KEY UPDATE').get(v.sessionId) !==
+            undefined
         if (v.idempotencyKey !== undefined) {
           const first = this.idempotency.lookup(v.sessionId, v.idempotencyKey)
           if (first !== undefined) return { block: this.require(first), replayed: true }
         }
-        this.checkParents(v.sessionId, v.turnId ?? null, v.iterationId ?? null)
-        const position = this.ctx.sql
-          .pluck('SELECT coalesce(max(position), 0) + 1 FROM blocks WHERE session_id = ?')
-          .get(v.sessionId) as number
+        this.checkParents(v.sessionId, v.turnId ?? null, v.iterationId ?? null, locked)
+        let row: unknown
         try {
-          this.ctx.sql
+          // The next position and the stored row come with the insert itself: on PostgreSQL each
+          // separate statement is a round trip to the server.
+          row = this.ctx.sql
             .get(
               `INSERT INTO blocks (id, session_id, turn_id, iteration_id, position, code, created_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?)`,
+             VALUES (?, ?, ?, ?, (SELECT coalesce(max(position), 0) + 1 FROM blocks WHERE session_id = ?), ?, ?)
+             RETURNING *`,
             )
-            .run(id, v.sessionId, v.turnId ?? null, v.iterationId ?? null, position, v.code, this.ctx.now())
+            .get(
+              id,
+              v.sessionId,
+              v.turnId ?? null,
+              v.iterationId ?? null,
+              v.sessionId,
+              v.code,
+              this.ctx.now(),
+            )
         } catch (err) {
           if (constraintViolation(err) === 'primary-key') {
             throw new VisError('db.block-exists', `A block with id ${id} already exists.`, {
@@ -134,10 +146,9 @@ export class BlocksRepo {
           throw err
         }
         if (v.idempotencyKey !== undefined) this.idempotency.record(v.sessionId, v.idempotencyKey, id)
-        return id
+        return { block: BlockSchema.parse(row), replayed: false }
       })
       .immediate()
-    return typeof outcome === 'string' ? { block: this.require(outcome), replayed: false } : outcome
   }
 
   // Stores the outcome and its attachments in one transaction: a reader sees a running block or
@@ -146,14 +157,15 @@ export class BlocksRepo {
     const { attachments = [], ...rest } = input
     const v = parseInput(FinishBlockInputSchema, rest, 'blocks.finish')
     const prepared = this.attachments.prepare(attachments)
-    this.ctx.db.transaction(() => {
-      const r = this.ctx.sql
+    return this.ctx.db.transaction(() => {
+      // RETURNING: the finished row without a second read (a round trip on PostgreSQL).
+      const row = this.ctx.sql
         .get(
           `UPDATE blocks SET stdout = ?, stderr = ?, result = ?, error = ?, duration_ms = ?, timed_out = ?,
              survived = ?, status = 'done', finished_at = ?
-           WHERE id = ? AND status = 'running'`,
+           WHERE id = ? AND status = 'running' RETURNING *`,
         )
-        .run(
+        .get(
           v.stdout,
           v.stderr,
           v.result === null ? null : encodeJson(v.result),
@@ -164,16 +176,16 @@ export class BlocksRepo {
           this.ctx.now(),
           id,
         )
-      if (r.changes === 0) {
+      if (row === undefined) {
         const block = this.require(id)
         throw new VisError('db.block-finished', `Block ${id} has already finished.`, {
           sessionId: block.sessionId,
           blockId: id,
         })
       }
-      this.attachments.insertPrepared(id, prepared)
+      if (prepared.length > 0) this.attachments.insertPrepared(id, prepared)
+      return BlockSchema.parse(row)
     })()
-    return this.require(id)
   }
 
   // After a host restart no worker is left to finish a running block: close each one with an
@@ -248,8 +260,17 @@ export class BlocksRepo {
     return out
   }
 
-  private checkParents(sessionId: string, turnId: string | null, iterationId: string | null): void {
-    if (this.ctx.sql.get('SELECT 1 FROM sessions WHERE id = ?').get(sessionId) === undefined) {
+  // `sessionKnown`: the caller already read the session's row in this transaction.
+  private checkParents(
+    sessionId: string,
+    turnId: string | null,
+    iterationId: string | null,
+    sessionKnown = false,
+  ): void {
+    if (
+      !sessionKnown &&
+      this.ctx.sql.get('SELECT 1 FROM sessions WHERE id = ?').get(sessionId) === undefined
+    ) {
       throw new VisError('db.session-not-found', `No session with id ${sessionId}.`, { sessionId })
     }
     if (iterationId !== null && turnId === null) {

@@ -78,9 +78,13 @@ export class EventsRepo {
         insert.run(sessionId, first + i, e.type, data, now)
         return { sessionId, seq: first + i, type: e.type, data: decodeJson(data), createdAt: now }
       })
-      this.ctx.sql
-        .get('DELETE FROM session_events WHERE session_id = ? AND seq <= ?')
-        .run(sessionId, last - this.retention)
+      // Seqs start at 1: until a session has more events than the retention there is nothing to
+      // trim, and skipping the statement saves a round trip on PostgreSQL.
+      if (last > this.retention) {
+        this.ctx.sql
+          .get('DELETE FROM session_events WHERE session_id = ? AND seq <= ?')
+          .run(sessionId, last - this.retention)
+      }
       return out
     })()
   }

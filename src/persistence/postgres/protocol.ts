@@ -26,10 +26,13 @@ export type PgFailure = {
 
 export type Reply = { ok: true; rows: unknown[]; rowCount: number } | { ok: false; error: PgFailure }
 
+// On the port, each request carries its number; the worker's reply echoes it (reply-wait.ts).
+export type NumberedRequest = { seq: number; req: Request }
+
 export type WorkerData = {
   url: string
   port: MessagePort
-  // Int32 slot 0: 0 while a request is pending, 1 once its reply was posted.
+  // Int32 slot 0: the sequence number of the last reply posted (reply-wait.ts).
   signal: SharedArrayBuffer
   applicationName: string
   // pg's own connect timeout, so an unreachable host fails with its error rather than a wait.

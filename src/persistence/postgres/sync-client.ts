@@ -6,15 +6,10 @@
 // better-sqlite3.
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import {
-  MessageChannel,
-  type MessagePort,
-  receiveMessageOnPort,
-  type Transferable,
-  Worker,
-} from 'node:worker_threads'
+import { MessageChannel, type MessagePort, type Transferable, Worker } from 'node:worker_threads'
 import { VisError } from '../../util/errors.js'
-import type { PgFailure, Reply, Request, WorkerData } from './protocol.js'
+import type { NumberedRequest, PgFailure, Reply, Request, WorkerData } from './protocol.js'
+import { nextSeq, waitForReply } from './reply-wait.js'
 
 export type SyncClientOptions = {
   // How long one query may take before the connection is declared lost. A wait this long is a
@@ -59,6 +54,8 @@ export class SyncPgClient {
   private connected = false
   private broken: PgFailure | undefined
   private closed = false
+  // The number of the request in flight (or the last one); the worker echoes it in its reply.
+  private seq = 0
   // Round trips made so far (the benchmark reports them per block).
   requests = 0
 
@@ -95,27 +92,21 @@ export class SyncPgClient {
     if (this.closed) throw new VisError('db.closed', 'The PostgreSQL connection is closed.', { op: req.op })
     if (this.broken) throw this.lostError(this.broken, req)
     this.requests++
-    Atomics.store(this.signal, 0, 0)
-    this.port.postMessage(req)
+    this.seq = nextSeq(this.seq)
+    const numbered: NumberedRequest = { seq: this.seq, req }
+    this.port.postMessage(numbered)
     // Until the first reply the worker may still be loading and connecting: a slow start on a busy
     // machine is not a dead server. pg gives up connecting after connectTimeoutMs with its own
     // error; the margin lets that error, not this wait, be what the caller sees.
     const limit = this.connected ? this.timeoutMs : Math.max(this.timeoutMs, this.connectTimeoutMs + 5_000)
-    const waited = Atomics.wait(this.signal, 0, 0, limit)
-    const msg = receiveMessageOnPort(this.port)
-    if (msg === undefined) {
-      this.broken = {
-        message:
-          waited === 'timed-out'
-            ? `no answer from PostgreSQL within ${limit} ms`
-            : 'the PostgreSQL worker stopped without answering',
-        lost: true,
-      }
+    const got = waitForReply<Reply>(this.port, this.signal, this.seq, limit)
+    if (!('reply' in got)) {
+      this.broken = { message: `no answer from PostgreSQL within ${limit} ms`, lost: true }
       // The worker may still be stuck on the dead socket: it can never answer in order again.
       void this.worker.terminate()
       throw this.lostError(this.broken, req)
     }
-    const reply = msg.message as Reply
+    const reply = got.reply
     this.connected = true
     if (reply.ok) return reply
     if (reply.error.lost) {

@@ -1,9 +1,11 @@
 // Runs in a worker_threads Worker: owns one pg Client and answers the main thread's requests in
-// order. After posting each reply it flips the shared signal and wakes the main thread, which
-// is blocked in Atomics.wait (sync-client.ts) and takes the reply with receiveMessageOnPort.
+// order. Each reply echoes its request's number; after posting it the worker stores that number
+// in the shared slot and wakes the main thread, which is blocked in Atomics.wait (reply-wait.ts)
+// and takes the reply with receiveMessageOnPort.
 import { workerData } from 'node:worker_threads'
 import pg from 'pg'
-import type { PgFailure, Reply, Request, WorkerData } from './protocol.js'
+import type { NumberedRequest, PgFailure, Reply, WorkerData } from './protocol.js'
+import { postReply } from './reply-wait.js'
 
 const data = workerData as WorkerData
 const signal = new Int32Array(data.signal)
@@ -35,12 +37,6 @@ client.on('error', (err) => {
 client.on('end', () => {
   lost ??= { message: 'the connection to PostgreSQL was closed', lost: true }
 })
-
-function reply(r: Reply): void {
-  port.postMessage(r)
-  Atomics.store(signal, 0, 1)
-  Atomics.notify(signal, 0)
-}
 
 function failure(err: unknown): PgFailure {
   const e = err as { message?: string; code?: string; constraint?: string; detail?: string }
@@ -78,7 +74,8 @@ const connected = client.connect().then(
 
 // Requests arrive strictly one at a time (the main thread blocks until each reply), so the
 // handler needs no queue of its own.
-port.on('message', async (req: Request) => {
+port.on('message', async ({ seq, req }: NumberedRequest) => {
+  const reply = (r: Reply) => postReply(port, signal, seq, r)
   const openFailed = await connected
   if (openFailed) return reply({ ok: false, error: { ...openFailed, lost: true } })
   if (req.op === 'close') {
