@@ -89,6 +89,11 @@ export type StartedBlock = {
   replayed: boolean
 }
 
+// Closes running blocks with an error (parameters: error, now, now, now); callers narrow the WHERE.
+const ABANDON_RUNNING = `UPDATE blocks SET status = 'done', error = ?, finished_at = ?,
+    duration_ms = CASE WHEN ? > created_at THEN ? - created_at ELSE 0 END
+  WHERE status = 'running'`
+
 export class BlocksRepo {
   constructor(
     private readonly ctx: RepoContext,
@@ -193,9 +198,7 @@ export class BlocksRepo {
   abandonRunning(sessionId?: string, message = 'The host stopped while this block was running.'): number {
     const error = encodeJson({ code: 'block.abandoned', message })
     const now = this.ctx.now()
-    const sql = `UPDATE blocks SET status = 'done', error = ?, finished_at = ?,
-                   duration_ms = CASE WHEN ? > created_at THEN ? - created_at ELSE 0 END
-                 WHERE status = 'running'${sessionId === undefined ? '' : ' AND session_id = ?'}`
+    const sql = `${ABANDON_RUNNING}${sessionId === undefined ? '' : ' AND session_id = ?'}`
     const args = sessionId === undefined ? [error, now, now, now] : [error, now, now, now, sessionId]
     return this.ctx.sql.get(sql).run(...args).changes
   }
@@ -212,14 +215,11 @@ export class BlocksRepo {
       const closed: Block[] = []
       for (const sessionId of sessionIds) {
         const now = this.ctx.now()
-        const ids = this.ctx.sql
-          .pluck(
-            `UPDATE blocks SET status = 'done', error = ?, finished_at = ?,
-               duration_ms = CASE WHEN ? > created_at THEN ? - created_at ELSE 0 END
-             WHERE status = 'running' AND session_id = ? RETURNING id`,
-          )
-          .all(error, now, now, now, sessionId) as string[]
-        for (const id of ids) closed.push(this.require(id))
+        // RETURNING *: the closed rows themselves, not ids to read back one by one.
+        const rows = this.ctx.sql
+          .get(`${ABANDON_RUNNING} AND session_id = ? RETURNING *`)
+          .all(error, now, now, now, sessionId)
+        for (const row of rows) closed.push(BlockSchema.parse(row))
       }
       return closed
     })()
