@@ -109,7 +109,8 @@ upstream vis_nodes {
     # One failure takes a node out of the ring for fail_timeout; its sessions go to the next node,
     # which takes their leases over once they expire.
 ${servers}
-    # Idle HTTP/1.1 connections kept to the nodes.
+    # Idle HTTP/1.1 connections kept to the nodes; vis serve keeps them 75 s, so nginx always
+    # closes an idle one first and never sends on a connection the node is closing.
     keepalive 32;
     keepalive_timeout 60s;
 }

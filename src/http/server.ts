@@ -57,6 +57,10 @@ export async function startServer(options: ServerOptions = {}): Promise<VisServe
   // A waiting block may take long: the request timeout is the block's own timeout, not Node's.
   server.requestTimeout = 0
   server.headersTimeout = 60_000
+  // An idle keep-alive connection must be closed by the proxy in front (nginx keeps its upstream
+  // connections 60 s: src/cluster/nginx-config.ts), never by us first: Node's default of 5 s let a
+  // request nginx sent on a connection we were closing fail with its own 502 (a POST is not retried).
+  server.keepAliveTimeout = 75_000
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject)

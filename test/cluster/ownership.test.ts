@@ -3,6 +3,7 @@
 // session is taken over once its lease expires, and the owner, thawed, gives its worker up.
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import { nginxConfig } from '../../src/cluster/nginx-config.js'
 import { PgDatabase } from '../../src/persistence/postgres/database.js'
 import { freshDatabaseUrl } from '../helpers/postgres.js'
 import { client, openEvents, rawRequest, waitFor } from '../http/helpers.js'
@@ -43,6 +44,15 @@ describe('cluster ownership', () => {
   })
 
   let sid = ''
+
+  it('a node keeps an idle connection open longer than nginx does, so nginx never reuses one the node is closing', async () => {
+    const r = await rawRequest(`${n1.url}/v1/health`, { headers: { ...auth, connection: 'keep-alive' } })
+    assert.equal(r.status, 200, r.text)
+    const nodeS = Number(/timeout=(\d+)/.exec(String(r.headers['keep-alive']))?.[1])
+    const config = nginxConfig({ listen: '127.0.0.1:8080', nodes: ['127.0.0.1:7001'] })
+    const nginxS = Number(/keepalive_timeout (\d+)s;/.exec(config)?.[1])
+    assert.ok(nodeS > nginxS, `the node closes idle connections after ${nodeS} s, nginx after ${nginxS} s`)
+  })
 
   it('a request to the other node is answered by the owner, never run there', async () => {
     const c1 = client(n1.url, auth)
