@@ -59,18 +59,8 @@ export function createApp(engine: Engine, options: AppOptions = {}): Hono {
   }
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
   const app = new Hono()
-  for (const guard of browserGuards(options)) app.use('*', guard)
-  app.use(
-    '*',
-    bodyLimit(maxBody, (c) =>
-      c.json(
-        envelope('http.body-too-large', `Request bodies are limited to ${maxBody} bytes.`, {
-          limit: maxBody,
-        }),
-        413,
-      ),
-    ),
-  )
+  app.use('*', browserGuards(options))
+  app.use('*', bodyLimit(maxBody))
   if (options.cluster) app.use('*', clusterMiddleware(options.cluster))
   for (const route of MOUNTED_ROUTES) {
     app.on(route.method.toUpperCase(), route.path, (c) => route.handler(c, ctx))

@@ -83,17 +83,21 @@ export function zodDetails(err: z.ZodError): { issues: { path: string; message: 
   }
 }
 
-export function errorResponse(c: Context, err: unknown): Response {
+// What an error thrown while serving a request answers: one mapping for hono's onError and the
+// fast routes (src/http/fast-routes).
+export function errorReply(err: unknown): { status: ContentfulStatusCode; body: ErrorEnvelope } {
   if (err instanceof z.ZodError) {
-    return c.json(envelope('http.invalid-body', 'The request body is invalid.', zodDetails(err)), 400)
+    return { status: 400, body: envelope('http.invalid-body', 'The request body is invalid.', zodDetails(err)) }
   }
-  if (isVisError(err)) {
-    const status = statusFor(err.code)
-    return c.json(envelope(err.code, err.message, err.context), status)
-  }
+  if (isVisError(err)) return { status: statusFor(err.code), body: envelope(err.code, err.message, err.context) }
   // Anything else is our bug: say so without leaking internals beyond the message.
   const message = err instanceof Error ? err.message : String(err)
-  return c.json(envelope('http.internal', `Internal error: ${message}`), 500)
+  return { status: 500, body: envelope('http.internal', `Internal error: ${message}`) }
+}
+
+export function errorResponse(c: Context, err: unknown): Response {
+  const { status, body } = errorReply(err)
+  return c.json(body, status)
 }
 
 export function httpError(code: string, message: string, details: Record<string, unknown> = {}): VisError {

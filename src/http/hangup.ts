@@ -2,6 +2,9 @@ import type { Context } from 'hono'
 import type { Engine, SubmittedBlock } from '../engine/engine.js'
 import { stopBlock } from '../engine/stop-block.js'
 
+// Registers what to do when the client disconnects before its answer is written.
+export type OnHangup = (stop: () => void) => void
+
 // A synchronous request (a block or a turn the client waits for) whose client disconnects before
 // the answer is written: stop() ends the work, as Ctrl-C would, since nobody waits for it any
 // more. The node adapter aborts the request's signal when the connection closes first; once the
@@ -16,7 +19,7 @@ export function onHangup(c: Context, stop: () => void): void {
 // running), like a turn. Not when the client sent an Idempotency-Key: it said it may retry after
 // a lost answer, and the retry gets the first submission's outcome, so that block runs to its end.
 export function stopBlockOnHangup(
-  c: Context,
+  hangup: OnHangup,
   engine: Engine,
   sessionId: string,
   submitted: SubmittedBlock,
@@ -28,5 +31,5 @@ export function stopBlockOnHangup(
     ended = true
   }
   submitted.done.then(end, end)
-  onHangup(c, () => void stopBlock(engine, sessionId, submitted.block.id, () => ended))
+  hangup(() => void stopBlock(engine, sessionId, submitted.block.id, () => ended))
 }

@@ -20,10 +20,12 @@ import {
 } from '../engine/schemas.js'
 import { formatPythonForDisplay } from '../format/index.js'
 import { VisError } from '../util/errors.js'
+import { getBlockRoute, prefersAsyncHeader, runBlockRoute } from './block-route.js'
 import { DRAFT_ROUTES } from './draft-routes.js'
-import { err, zodDetails } from './errors.js'
+import { err } from './errors.js'
 import { SseFrameDataSchema } from './event-schemas.js'
-import { stopBlockOnHangup } from './hangup.js'
+import { parseJsonBody } from './request-body.js'
+import { onHangup } from './hangup.js'
 import { isAuthenticated } from './middleware/index.js'
 import { parseLastEventId, sessionEventStream } from './sse.js'
 
@@ -56,20 +58,7 @@ export type RouteSpec = {
 
 // A body is JSON or absent; absent reads as {} so `POST /v1/sessions` with no body works.
 export async function readBody<S extends z.ZodTypeAny>(c: Context, schema: S): Promise<z.output<S>> {
-  const text = await c.req.text()
-  let value: unknown = {}
-  if (text.trim() !== '') {
-    try {
-      value = JSON.parse(text)
-    } catch (err) {
-      throw new VisError('http.invalid-json', `The request body is not JSON: ${(err as Error).message}`)
-    }
-  }
-  const parsed = schema.safeParse(value)
-  if (!parsed.success) {
-    throw new VisError('http.invalid-body', 'The request body is invalid.', zodDetails(parsed.error))
-  }
-  return parsed.data
+  return parseJsonBody(await c.req.text(), schema)
 }
 
 // A bad query parameter is reported as that parameter, by name.
@@ -95,26 +84,8 @@ export function readQuery<S extends z.AnyZodObject>(c: Context, schema: S): z.ou
   return parsed.data
 }
 
-function idempotencyKey(c: Context): string | undefined {
-  const raw = c.req.header('idempotency-key')
-  if (raw === undefined) return undefined
-  const parsed = IdempotencyKeySchema.safeParse(raw)
-  if (!parsed.success) {
-    throw new VisError('http.invalid-header', 'Idempotency-Key must be 1 to 255 characters.', {
-      header: 'Idempotency-Key',
-    })
-  }
-  return parsed.data
-}
-
 // RFC 7240: `Prefer: respond-async`, possibly among other preferences.
-export const prefersAsync = (c: Context): boolean =>
-  (c.req.header('prefer') ?? '')
-    .split(',')
-    .some((p) => p.trim().split(';')[0]!.trim().toLowerCase() === 'respond-async')
-
-const blockUrl = (sessionId: string, blockId: string) =>
-  `/v1/sessions/${encodeURIComponent(sessionId)}/blocks/${encodeURIComponent(blockId)}`
+export const prefersAsync = (c: Context): boolean => prefersAsyncHeader(c.req.header('prefer'))
 
 export const INVALID = err('Invalid body, query or header.')
 export const NOT_FOUND = err('No such session (or attachment).')
@@ -215,19 +186,13 @@ export const ROUTES: RouteSpec[] = [
       422: err('The Idempotency-Key was used before for a different block.'),
     },
     async handler(c, { engine }) {
-      const id = c.req.param('id')!
-      const key = idempotencyKey(c)
-      const body = await readBody(c, RunBlockBodySchema)
-      const submitted = await engine.submitBlock(id, body, { idempotencyKey: key })
-      if (submitted.replayed) c.header('Idempotent-Replayed', 'true')
-      c.header('Location', blockUrl(id, submitted.block.id))
-      if (prefersAsync(c)) {
-        await submitted.accepted()
-        c.header('Preference-Applied', 'respond-async')
-        return c.json(submitted.block, submitted.block.status === 'done' ? 200 : 202)
-      }
-      stopBlockOnHangup(c, engine, id, submitted, key)
-      return c.json(await submitted.done, 200)
+      const reply = await runBlockRoute(engine, c.req.param('id')!, {
+        idempotencyKey: c.req.header('idempotency-key'),
+        prefer: c.req.header('prefer'),
+        text: () => c.req.text(),
+        onHangup: (stop) => onHangup(c, stop),
+      })
+      return c.json(reply.body, reply.status, reply.headers)
     },
   },
   {
@@ -238,10 +203,8 @@ export const ROUTES: RouteSpec[] = [
     query: SessionDetailQuerySchema,
     responses: { 200: { description: 'The block.', schema: BlockViewSchema }, 400: INVALID, 404: NOT_FOUND },
     handler(c, { engine }) {
-      const q = readQuery(c, SessionDetailQuerySchema)
-      const block = engine.sessionBlock(c.req.param('id')!, c.req.param('blockId')!)
-      if (q.format === 'display') block.code_display = formatPythonForDisplay(block.code)
-      return c.json(block)
+      const { format } = readQuery(c, SessionDetailQuerySchema)
+      return c.json(getBlockRoute(engine, c.req.param('id')!, c.req.param('blockId')!, format))
     },
   },
   {

@@ -1,13 +1,14 @@
-import type { Server } from 'node:http'
+import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { createAdaptorServer } from '@hono/node-server'
+import { getRequestListener } from '@hono/node-server'
 import type { ClusterOptions } from '../cluster/node.js'
 import { startCluster } from '../cluster/start.js'
 import { protectPort } from '../confinement/egress/guard.js'
 import { createEngine, type Engine, type EngineOptions } from '../engine/engine.js'
 import { VisError } from '../util/errors.js'
-import { type AppOptions, createApp } from './app.js'
+import { type AppOptions, createApp, DEFAULT_MAX_BODY_BYTES } from './app.js'
 import { requireTokenFor } from './auth.js'
+import { type FastRoutes, fastRoutes } from './fast-routes/index.js'
 
 export const DEFAULT_HOST = '127.0.0.1'
 export const DEFAULT_PORT = 7878
@@ -21,6 +22,8 @@ export type ServerOptions = Omit<EngineOptions, 'bindAddress'> &
     port?: number
     // Serve an engine the caller owns (and closes); otherwise one is created and closed here.
     engine?: Engine
+    // Answer the hot block routes before hono (src/http/fast-routes); default on, off in a cluster.
+    fastRoutes?: boolean
   }
 
 export type VisServer = {
@@ -28,6 +31,8 @@ export type VisServer = {
   host: string
   port: number
   engine: Engine
+  // The fast routes, when on (how many requests they answered).
+  fastRoutes?: FastRoutes
   close(): Promise<void>
 }
 
@@ -52,8 +57,21 @@ export async function startServer(options: ServerOptions = {}): Promise<VisServe
   const allowedHosts = [...(options.allowedHosts ?? [])]
   // Other nodes pass requests on to the address this one advertises.
   if (cluster) allowedHosts.push(new URL(cluster.url).hostname)
-  const app = createApp(engine, { ...options, token, bindHost: host, allowedHosts, cluster })
-  const server = createAdaptorServer({ fetch: app.fetch, hostname: host }) as Server
+  const appOptions = { ...options, token, bindHost: host, allowedHosts, cluster }
+  const app = createApp(engine, appOptions)
+  // A cluster forwards requests about sessions other nodes own: that stays hono's middleware.
+  const fast =
+    options.fastRoutes !== false && !cluster
+      ? fastRoutes(engine, { ...appOptions, maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES })
+      : undefined
+  const listener = getRequestListener(app.fetch, { hostname: host })
+  const server = createServer(
+    fast
+      ? (req, res) => {
+          if (!fast.handle(req, res)) void listener(req, res)
+        }
+      : listener,
+  )
   // A waiting block may take long: the request timeout is the block's own timeout, not Node's.
   server.requestTimeout = 0
   server.headersTimeout = 60_000
@@ -88,6 +106,7 @@ export async function startServer(options: ServerOptions = {}): Promise<VisServe
     host,
     port: bound,
     engine,
+    fastRoutes: fast,
     close() {
       closing ??= (async () => {
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()))

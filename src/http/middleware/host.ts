@@ -1,7 +1,7 @@
 import { isIP } from 'node:net'
 import { networkInterfaces } from 'node:os'
-import type { MiddlewareHandler } from 'hono'
 import { envelope } from '../errors.js'
+import type { Refusal } from './refusal.js'
 
 // DNS rebinding: a page at evil.test points its name at 127.0.0.1 and then reads our answers as
 // "same origin". The browser still sends `Host: evil.test`, so only names we know are served.
@@ -46,30 +46,35 @@ export function hostAllowList(opts: HostCheckOptions): (host: string) => boolean
   const wildcard = bind === '0.0.0.0' || bind === '::'
   if (bind && !wildcard) extra.add(bind)
   let ifaces: Set<string> | undefined
-  return (host) => {
+  const decide = (host: string) => {
     if (isLoopbackName(host) || extra.has(host)) return true
     if (!wildcard || isIP(host) === 0) return false
     ifaces ??= new Set(interfaceAddresses())
     return ifaces.has(host)
   }
+  // Every request asks about the same one or two names: remember the answers (bounded, since a
+  // client picks the Host it sends).
+  const known = new Map<string, boolean>()
+  return (host) => {
+    let ok = known.get(host)
+    if (ok === undefined) {
+      ok = decide(host)
+      if (known.size < 64) known.set(host, ok)
+    }
+    return ok
+  }
 }
 
-// Refuses a request whose Host is not a name this server answers to: 421 Misdirected Request.
-export function hostCheck(opts: HostCheckOptions = {}): MiddlewareHandler {
-  const allowed = hostAllowList(opts)
-  return async (c, next) => {
-    const header = c.req.header('host')
-    const host = header === undefined ? '' : hostName(header)
-    if (!allowed(host)) {
-      return c.json(
-        envelope(
-          'http.host-not-allowed',
-          `This server does not answer to Host ${JSON.stringify(header ?? '')}: use a loopback address, or start it with --allow-host ${host || 'NAME'}.`,
-          { host: header ?? null },
-        ),
-        421,
-      )
-    }
-    return next()
+// A request whose Host is not a name this server answers to: 421 Misdirected Request.
+export function hostRefusal(allowed: (host: string) => boolean, header: string | undefined): Refusal | undefined {
+  const host = header === undefined ? '' : hostName(header)
+  if (allowed(host)) return undefined
+  return {
+    status: 421,
+    json: envelope(
+      'http.host-not-allowed',
+      `This server does not answer to Host ${JSON.stringify(header ?? '')}: use a loopback address, or start it with --allow-host ${host || 'NAME'}.`,
+      { host: header ?? null },
+    ),
   }
 }

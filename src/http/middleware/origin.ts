@@ -1,5 +1,5 @@
-import type { MiddlewareHandler } from 'hono'
 import { envelope } from '../errors.js'
+import type { GuardRequest, Refusal } from './refusal.js'
 
 // A browser names the page behind every cross-origin request (and every POST) in `Origin`. Only
 // the server's own origin and the configured CORS allow-list may drive it; a page elsewhere gets
@@ -25,38 +25,53 @@ export function normaliseOrigin(origin: string): string | undefined {
   }
 }
 
-export function originCheck(opts: OriginCheckOptions = {}): MiddlewareHandler {
+export function corsAllowList(opts: OriginCheckOptions = {}): ReadonlySet<string> {
   const listed = new Set<string>()
   for (const o of opts.corsOrigins ?? []) {
     const n = normaliseOrigin(o)
     if (n === undefined) throw new Error(`not an http(s) origin: ${o}`)
     listed.add(n)
   }
-  return async (c, next) => {
-    const origin = c.req.header('origin')
-    if (origin === undefined) return next()
-    const own = normaliseOrigin(`${new URL(c.req.url).protocol}//${c.req.header('host') ?? ''}`)
-    const n = normaliseOrigin(origin)
-    if (n !== undefined && n === own) return next()
-    if (n === undefined || !listed.has(n)) {
-      return c.json(
-        envelope(
+  return listed
+}
+
+// The origin check's answer: a refusal (403, or the 204 of a CORS preflight), or the CORS
+// headers every response to an allowed cross-origin request carries (none for same-origin).
+export type OriginVerdict = { refusal?: Refusal; cors?: Record<string, string> }
+
+const PASS: OriginVerdict = {}
+
+export function originVerdict(listed: ReadonlySet<string>, req: GuardRequest): OriginVerdict {
+  const origin = req.header('origin')
+  if (origin === undefined) return PASS
+  const protocol = req.url.slice(0, req.url.indexOf(':') + 1)
+  const own = normaliseOrigin(`${protocol}//${req.header('host') ?? ''}`)
+  const n = normaliseOrigin(origin)
+  if (n !== undefined && n === own) return PASS
+  if (n === undefined || !listed.has(n)) {
+    return {
+      refusal: {
+        status: 403,
+        json: envelope(
           'http.origin-not-allowed',
           `Requests from the web page at ${origin} are refused; allow it with --cors-origin ${origin} if it is yours.`,
           { origin },
         ),
-        403,
-      )
+      },
     }
-    c.header('Access-Control-Allow-Origin', n)
-    c.header('Vary', 'Origin')
-    c.header('Access-Control-Expose-Headers', EXPOSE_HEADERS)
-    if (c.req.method === 'OPTIONS' && c.req.header('access-control-request-method')) {
-      c.header('Access-Control-Allow-Methods', ALLOW_METHODS)
-      c.header('Access-Control-Allow-Headers', ALLOW_HEADERS)
-      c.header('Access-Control-Max-Age', '600')
-      return c.body(null, 204)
-    }
-    return next()
   }
+  const cors = {
+    'Access-Control-Allow-Origin': n,
+    Vary: 'Origin',
+    'Access-Control-Expose-Headers': EXPOSE_HEADERS,
+  }
+  if (req.method === 'OPTIONS' && req.header('access-control-request-method')) {
+    const preflight = {
+      'Access-Control-Allow-Methods': ALLOW_METHODS,
+      'Access-Control-Allow-Headers': ALLOW_HEADERS,
+      'Access-Control-Max-Age': '600',
+    }
+    return { cors, refusal: { status: 204, headers: preflight } }
+  }
+  return { cors }
 }

@@ -1,7 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
-import type { Context, MiddlewareHandler } from 'hono'
-import { getCookie, setCookie } from 'hono/cookie'
+import type { Context } from 'hono'
+import { parse, serialize } from 'hono/utils/cookie'
 import { envelope } from '../errors.js'
+import type { GuardRequest, Refusal } from './refusal.js'
 
 // Like Jupyter: the token travels as `Authorization: Bearer` (clients), as `?token=` (the URL
 // `vis serve` prints, and an EventSource, which cannot set headers), or as a cookie that visiting
@@ -17,48 +18,53 @@ export const tokenCookieName = (token: string) => `vis_token_${digest(token).sub
 // Routes open without a token: a supervisor's liveness probe.
 const OPEN_PATHS = new Set(['/v1/health'])
 
-const authenticated = new WeakMap<Request, boolean>()
+const authenticated = new WeakMap<object, boolean>()
 
 // Whether this request proved the token (true for every request when no token is configured).
 export const isAuthenticated = (c: Context): boolean => authenticated.get(c.req.raw) ?? false
+export const markAuthenticated = (c: Context, ok: boolean): void => {
+  authenticated.set(c.req.raw, ok)
+}
 
-const isNavigation = (c: Context) =>
-  c.req.method === 'GET' &&
-  (c.req.header('sec-fetch-mode') === 'navigate' || (c.req.header('accept') ?? '').includes('text/html'))
+const isNavigation = (req: GuardRequest) =>
+  req.method === 'GET' &&
+  (req.header('sec-fetch-mode') === 'navigate' || (req.header('accept') ?? '').includes('text/html'))
 
-export function tokenAuth(token: string | undefined): MiddlewareHandler {
-  if (!token) {
-    return async (c, next) => {
-      authenticated.set(c.req.raw, true)
-      return next()
-    }
-  }
+// The token check's answer: whether the request proved the token, and a refusal (401, or the
+// 303 that moves a token from the URL into the cookie) when the route must not run.
+export type TokenVerdict = { authenticated: boolean; refusal?: Refusal }
+
+const OPEN: TokenVerdict = { authenticated: true }
+
+export function tokenGate(token: string | undefined): (req: GuardRequest) => TokenVerdict {
+  if (!token) return () => OPEN
   const want = digest(token)
   const cookie = tokenCookieName(token)
   const matches = (candidate: string | undefined) =>
     candidate !== undefined && candidate !== '' && timingSafeEqual(digest(candidate), want)
-  return async (c, next) => {
-    const bearer = /^Bearer\s+(.+)$/i.exec(c.req.header('authorization') ?? '')?.[1]?.trim()
-    const query = c.req.query('token')
-    const ok = matches(bearer) || matches(query) || matches(getCookie(c, cookie))
-    authenticated.set(c.req.raw, ok)
-    if (ok && matches(query) && isNavigation(c)) {
+  const message = 'Send Authorization: Bearer <token>, or open the URL with ?token= that `vis serve` printed.'
+  return (req) => {
+    const bearer = /^Bearer\s+(.+)$/i.exec(req.header('authorization') ?? '')?.[1]?.trim()
+    const query = req.query('token')
+    const cookies = req.header('cookie')
+    const ok =
+      matches(bearer) || matches(query) || (cookies !== undefined && matches(parse(cookies, cookie)[cookie]))
+    if (ok && matches(query) && isNavigation(req)) {
       // Visiting the printed URL: keep the token in a cookie and drop it from the address bar.
-      setCookie(c, cookie, token, { httpOnly: true, sameSite: 'Strict', path: '/' })
-      const url = new URL(c.req.url)
+      const url = new URL(req.url)
       url.searchParams.delete('token')
-      return c.redirect(`${url.pathname}${url.search}`, 303)
+      const headers = {
+        'Set-Cookie': serialize(cookie, token, { httpOnly: true, sameSite: 'Strict', path: '/' }),
+        Location: `${url.pathname}${url.search}`,
+      }
+      return { authenticated: true, refusal: { status: 303, headers } }
     }
-    if (ok || OPEN_PATHS.has(c.req.path)) return next()
-    c.header('WWW-Authenticate', 'Bearer realm="vis"')
-    const message =
-      'Send Authorization: Bearer <token>, or open the URL with ?token= that `vis serve` printed.'
-    if (isNavigation(c)) {
-      return c.html(
-        `<!doctype html><title>vis: token needed</title><p>${message.replace(/</g, '&lt;')}</p>`,
-        401,
-      )
+    if (ok || OPEN_PATHS.has(req.path)) return { authenticated: ok }
+    const headers = { 'WWW-Authenticate': 'Bearer realm="vis"' }
+    if (isNavigation(req)) {
+      const html = `<!doctype html><title>vis: token needed</title><p>${message.replace(/</g, '&lt;')}</p>`
+      return { authenticated: false, refusal: { status: 401, headers, html } }
     }
-    return c.json(envelope('http.unauthorized', message), 401)
+    return { authenticated: false, refusal: { status: 401, headers, json: envelope('http.unauthorized', message) } }
   }
 }

@@ -1,0 +1,64 @@
+import type { BlockView } from '../engine/schemas.js'
+import type { Engine } from '../engine/engine.js'
+import { IdempotencyKeySchema } from '../engine/schemas.js'
+import { formatPythonForDisplay } from '../format/index.js'
+import { VisError } from '../util/errors.js'
+import { type OnHangup, stopBlockOnHangup } from './hangup.js'
+import { parseRunBlockBody } from './request-body.js'
+
+// The two hot routes' behaviour, written once: hono's handlers (routes.ts) and the fast routes
+// (src/http/fast-routes) both answer from these, so the two cannot drift apart.
+
+export function parseIdempotencyKey(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined
+  const parsed = IdempotencyKeySchema.safeParse(raw)
+  if (!parsed.success) {
+    throw new VisError('http.invalid-header', 'Idempotency-Key must be 1 to 255 characters.', {
+      header: 'Idempotency-Key',
+    })
+  }
+  return parsed.data
+}
+
+// RFC 7240: `Prefer: respond-async`, possibly among other preferences.
+export const prefersAsyncHeader = (prefer: string | undefined): boolean =>
+  prefer !== undefined &&
+  prefer.split(',').some((p) => p.trim().split(';')[0]!.trim().toLowerCase() === 'respond-async')
+
+const blockUrl = (sessionId: string, blockId: string) =>
+  `/v1/sessions/${encodeURIComponent(sessionId)}/blocks/${encodeURIComponent(blockId)}`
+
+export type BlockReply = { status: 200 | 202; headers: Record<string, string>; body: BlockView }
+
+export type RunBlockRequest = {
+  idempotencyKey: string | undefined
+  prefer: string | undefined
+  // The body's text, read only once the headers passed.
+  text(): Promise<string>
+  onHangup: OnHangup
+}
+
+// POST /v1/sessions/{id}/blocks: waits for the outcome, or with `Prefer: respond-async` answers
+// 202 once the block is accepted (durably queued).
+export async function runBlockRoute(engine: Engine, id: string, req: RunBlockRequest): Promise<BlockReply> {
+  const key = parseIdempotencyKey(req.idempotencyKey)
+  const body = parseRunBlockBody(await req.text())
+  const submitted = await engine.submitBlock(id, body, { idempotencyKey: key })
+  const headers: Record<string, string> = {}
+  if (submitted.replayed) headers['Idempotent-Replayed'] = 'true'
+  headers.Location = blockUrl(id, submitted.block.id)
+  if (prefersAsyncHeader(req.prefer)) {
+    await submitted.accepted()
+    headers['Preference-Applied'] = 'respond-async'
+    return { status: submitted.block.status === 'done' ? 200 : 202, headers, body: submitted.block }
+  }
+  stopBlockOnHangup(req.onHangup, engine, id, submitted, key)
+  return { status: 200, headers, body: await submitted.done }
+}
+
+// GET /v1/sessions/{id}/blocks/{blockId}: queued, running or done.
+export function getBlockRoute(engine: Engine, id: string, blockId: string, format?: 'raw' | 'display'): BlockView {
+  const block = engine.sessionBlock(id, blockId)
+  if (format === 'display') block.code_display = formatPythonForDisplay(block.code)
+  return block
+}

@@ -1,0 +1,122 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { Engine } from '../../engine/engine.js'
+import { getBlockRoute, runBlockRoute } from '../block-route.js'
+import { errorReply } from '../errors.js'
+import type { OnHangup } from '../hangup.js'
+import { declaredBodyRefusal, type GuardOptions, type GuardRequest, requestGuards } from '../middleware/index.js'
+import { sendJson, sendRefusal } from './reply.js'
+
+// The hot routes — POST /v1/sessions/{id}/blocks and GET /v1/sessions/{id}/blocks/{blockId} —
+// answered straight from Node's request listener, without hono's router, Context, middleware
+// chain and WHATWG Request/Response (about two thirds of a trivial block's HTTP cost). Only an
+// ordinary request is taken: the exact path with plain ids (no percent-escapes, no dot segments),
+// the route's method, no query string, no chunked body. Everything else, decided from the request
+// line and headers before a byte of the body is read, goes to hono untouched. The guards and the
+// routes' behaviour are the very functions hono's middleware and handlers call
+// (middleware/index.ts requestGuards, block-route.ts); test/http/fast-routes.test.ts sends the
+// same requests to a server with and without this path and compares the answers.
+
+export type FastRoutesOptions = GuardOptions & { maxBodyBytes: number }
+
+export type FastRoutes = {
+  // Answers the request and returns true, or returns false having touched nothing.
+  handle(req: IncomingMessage, res: ServerResponse): boolean
+  // Requests answered here (tests check the path they drive is this one).
+  served: number
+}
+
+const ID = '[A-Za-z0-9_-][A-Za-z0-9_.-]*'
+const BLOCKS = new RegExp(`^/v1/sessions/(${ID})/blocks(?:/(${ID}))?$`)
+// The Host values @hono/node-server takes as they are (its reValidHost): a lower-case name or
+// IPv4 address, with a port of four or five digits.
+const PLAIN_HOST = /^[a-z0-9._-]+(?::(?:[1-5]\d{3,4}|[6-9]\d{3}))?$/
+
+// Headers as hono's adapter reads them: by lower-case name, repeated ones joined (cookies by `; `).
+function headerMap(raw: string[]): Map<string, string> {
+  const map = new Map<string, string>()
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!.toLowerCase()
+    const value = raw[i + 1]!
+    const had = map.get(name)
+    map.set(name, had === undefined ? value : `${had}${name === 'cookie' ? '; ' : ', '}${value}`)
+  }
+  return map
+}
+
+// The client disconnected before its answer was written (what @hono/node-server's abort signal says).
+const hangupOf =
+  (res: ServerResponse): OnHangup =>
+  (stop) => {
+    if (res.writableFinished) return
+    if (res.destroyed) stop()
+    else res.once('close', () => res.writableFinished || stop())
+  }
+
+function readText(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    req.on('data', (chunk: Buffer) => chunks.push(chunk))
+    req.once('end', () => resolve(DECODER.decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks))))
+    req.once('error', reject)
+  })
+}
+
+// As the WHATWG Request.text() hono reads: UTF-8, a leading BOM dropped, bad bytes replaced.
+const DECODER = new TextDecoder()
+
+export function fastRoutes(engine: Engine, options: FastRoutesOptions): FastRoutes {
+  const guard = requestGuards(options)
+  const routes: FastRoutes = {
+    served: 0,
+    handle(req, res) {
+      const url = req.url
+      if (url === undefined || url.includes('?')) return false
+      const m = BLOCKS.exec(url)
+      if (!m) return false
+      const blockId = m[2]
+      if (req.method !== (blockId === undefined ? 'POST' : 'GET')) return false
+      if (req.headers['transfer-encoding'] !== undefined) return false
+      // A Host the adapter would have to normalise (or refuse with its own 400) goes to hono.
+      const host = req.headers.host
+      if (host === undefined || !PLAIN_HOST.test(host)) return false
+      routes.served++
+      const headers = headerMap(req.rawHeaders)
+      const request: GuardRequest = {
+        method: req.method,
+        path: url,
+        url: `http://${host}${url}`,
+        header: (name) => headers.get(name),
+        query: () => undefined,
+      }
+      const verdict = guard(request)
+      const refusal = verdict.refusal ?? declaredBodyRefusal(headers.get('content-length'), options.maxBodyBytes)
+      if (refusal) {
+        sendRefusal(res, refusal, verdict.cors)
+        // The body is not read: drained so the connection stays usable (as hono's adapter does).
+        req.resume()
+        return true
+      }
+      const sessionId = m[1]!
+      const answer = async () => {
+        if (blockId !== undefined) {
+          sendJson(res, 200, getBlockRoute(engine, sessionId, blockId), verdict.cors)
+          return
+        }
+        const reply = await runBlockRoute(engine, sessionId, {
+          idempotencyKey: headers.get('idempotency-key'),
+          prefer: headers.get('prefer'),
+          text: () => readText(req),
+          onHangup: hangupOf(res),
+        })
+        sendJson(res, reply.status, reply.body, verdict.cors, reply.headers)
+      }
+      answer().catch((err: unknown) => {
+        const { status, body } = errorReply(err)
+        sendJson(res, status, body, verdict.cors)
+        req.resume()
+      })
+      return true
+    },
+  }
+  return routes
+}
