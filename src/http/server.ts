@@ -1,6 +1,7 @@
-import { createServer } from 'node:http'
+import { createServer, type RequestListener } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { getRequestListener } from '@hono/node-server'
+import type { Hono } from 'hono'
 import type { ClusterOptions } from '../cluster/node.js'
 import { startCluster } from '../cluster/start.js'
 import { protectPort } from '../confinement/egress/guard.js'
@@ -36,6 +37,15 @@ export type VisServer = {
   close(): Promise<void>
 }
 
+// Node's listener for the API: the fast routes first (when on), hono for everything else.
+export function apiListener(app: Hono, fast: FastRoutes | undefined, hostname: string): RequestListener {
+  const listener = getRequestListener(app.fetch, { hostname })
+  if (!fast) return listener
+  return (req, res) => {
+    if (!fast.handle(req, res)) void listener(req, res)
+  }
+}
+
 const hostInUrl = (host: string) => (host.includes(':') ? `[${host}]` : host)
 
 // Starts the HTTP API. A non-loopback host without a token is refused before anything starts.
@@ -64,14 +74,7 @@ export async function startServer(options: ServerOptions = {}): Promise<VisServe
     options.fastRoutes !== false && !cluster
       ? fastRoutes(engine, { ...appOptions, maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES })
       : undefined
-  const listener = getRequestListener(app.fetch, { hostname: host })
-  const server = createServer(
-    fast
-      ? (req, res) => {
-          if (!fast.handle(req, res)) void listener(req, res)
-        }
-      : listener,
-  )
+  const server = createServer(apiListener(app, fast, host))
   // A waiting block may take long: the request timeout is the block's own timeout, not Node's.
   server.requestTimeout = 0
   server.headersTimeout = 60_000

@@ -8,7 +8,6 @@ import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import type { Browser } from 'playwright-core'
 import { createEngine, type Engine } from '../../src/engine/engine.js'
-import { createApp } from '../../src/http/app.js'
 import { launchChromium, serveRecorded, staticSite } from './browser-helpers.js'
 import { python, tempHome, waitFor } from './helpers.js'
 
@@ -60,7 +59,7 @@ describe('in a real browser', () => {
     engine = await createEngine({ home, python, pool: { size: 1 } })
     // The trusted UI's origin is known before its server starts only by port, so start it first.
     trusted = await staticSite('127.0.0.3', { '/': trustedPage })
-    victim = await serveRecorded(createApp(engine, { bindHost: '127.0.0.1', corsOrigins: [trusted.origin] }))
+    victim = await serveRecorded(engine, { bindHost: '127.0.0.1', corsOrigins: [trusted.origin] })
     sessionId = (await engine.createSession({ roots: [root], title: 'victim' })).id
     attacker = await staticSite('127.0.0.2', { '/': attackPage(victim.url, sessionId) })
     browser = await launchChromium([`--host-resolver-rules=MAP evil.test 127.0.0.1`])
@@ -106,6 +105,9 @@ describe('in a real browser', () => {
     )
     assert.ok(kinds.filter((k) => k === 'POST /v1/sessions').length >= 2, 'the fetch and the form post')
     for (const s of fromAttacker) assert.equal(s.status, 403, `${s.method} ${s.path}`)
+    // The block route's attempts were refused by the fast routes' guards, not only hono's.
+    const blockPosts = fromAttacker.filter((s) => s.method === 'POST' && s.path.endsWith('/blocks'))
+    assert.ok(blockPosts.length >= 2 && blockPosts.every((s) => s.fast), JSON.stringify(blockPosts))
     // The read without an Origin header (a simple GET may carry one or not) never got a CORS grant either way.
     assert.equal(sessionCount(), 1, 'no session was created')
     assert.equal(blocksRun(), 0, 'no block ran')
@@ -118,20 +120,26 @@ describe('in a real browser', () => {
     assert.equal(res?.status(), 421, 'even reading is refused')
     // Now "same origin" with the server, the page tries the API as its own.
     const tried = await page.evaluate(
-      async (body) => {
+      async ([body, sid]) => {
         const create = await fetch('/v1/sessions', {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
           body,
         })
         const list = await fetch('/v1/sessions')
-        return { create: create.status, list: list.status, listed: await list.text() }
+        const run = await fetch(`/v1/sessions/${sid}/blocks`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ code: 'x = 1' }),
+        })
+        return { create: create.status, list: list.status, listed: await list.text(), run: run.status }
       },
-      JSON.stringify({ roots: [root] }),
+      [JSON.stringify({ roots: [root] }), sessionId] as const,
     )
     await page.close()
     assert.equal(tried.create, 421)
     assert.equal(tried.list, 421)
+    assert.equal(tried.run, 421)
     assert.ok(!tried.listed.includes(sessionId), 'the session list did not leak')
     const rebound = victim.seen.filter((s) => s.host.startsWith('evil.test'))
     assert.ok(
@@ -139,6 +147,12 @@ describe('in a real browser', () => {
       'the POST reached the server',
     )
     for (const s of rebound) assert.equal(s.status, 421, `${s.method} ${s.path}`)
+    // (Chromium retries a request answered 421 once, on a new connection.)
+    const reboundRun = rebound.filter((s) => s.path.endsWith('/blocks'))
+    assert.ok(
+      reboundRun.length >= 1 && reboundRun.every((s) => s.fast),
+      `the fast routes refused the block for its Host: ${JSON.stringify(reboundRun)}`,
+    )
     assert.equal(sessionCount(), 1)
     assert.equal(blocksRun(), 0)
   })
@@ -177,5 +191,11 @@ describe('in a real browser', () => {
     const preflight = victim.seen.find((s) => s.method === 'OPTIONS' && s.origin === trusted.origin)
     assert.equal(preflight?.status, 204)
     await waitFor(() => blocksRun() === 2, 10_000, 'both blocks to be stored')
+    const ran = victim.seen.filter((s) => s.method === 'POST' && s.path.endsWith('/blocks') && s.status === 200)
+    assert.equal(ran.length, 2)
+    assert.ok(
+      ran.every((s) => s.fast),
+      'both ran through the fast routes',
+    )
   })
 })

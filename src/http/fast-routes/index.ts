@@ -28,8 +28,21 @@ export type FastRoutes = {
 const ID = '[A-Za-z0-9_-][A-Za-z0-9_.-]*'
 const BLOCKS = new RegExp(`^/v1/sessions/(${ID})/blocks(?:/(${ID}))?$`)
 // The Host values @hono/node-server takes as they are (its reValidHost): a lower-case name or
-// IPv4 address, with a port of four or five digits.
-const PLAIN_HOST = /^[a-z0-9._-]+(?::(?:[1-5]\d{3,4}|[6-9]\d{3}))?$/
+// IPv4 address, with a port of four or five digits. Others it normalises through a URL and
+// refuses with its own 400 when that changes the name (`127.1`); here such a Host counts as
+// plain only when the URL leaves it as it is (a port from 60000, which the adapter's pattern misses).
+const ADAPTER_PLAIN_HOST = /^[a-z0-9._-]+(?::(?:[1-5]\d{3,4}|[6-9]\d{3}))?$/
+const NAME_AND_PORT = /^[a-z0-9._-]+(?::[1-9]\d{0,4})?$/
+
+function plainHost(host: string): boolean {
+  if (ADAPTER_PLAIN_HOST.test(host)) return true
+  if (!NAME_AND_PORT.test(host)) return false
+  try {
+    return new URL(`http://${host}/`).host === host
+  } catch {
+    return false
+  }
+}
 
 // Headers as hono's adapter reads them: by lower-case name, repeated ones joined (cookies by `; `).
 function headerMap(raw: string[]): Map<string, string> {
@@ -78,7 +91,7 @@ export function fastRoutes(engine: Engine, options: FastRoutesOptions): FastRout
       if (req.headers['transfer-encoding'] !== undefined) return false
       // A Host the adapter would have to normalise (or refuse with its own 400) goes to hono.
       const host = req.headers.host
-      if (host === undefined || !PLAIN_HOST.test(host)) return false
+      if (host === undefined || !plainHost(host)) return false
       routes.served++
       const headers = headerMap(req.rawHeaders)
       const request: GuardRequest = {
