@@ -1,5 +1,5 @@
-import type { BlockView } from '../engine/schemas.js'
 import type { Engine } from '../engine/engine.js'
+import type { BlockView } from '../engine/schemas.js'
 import { IdempotencyKeySchema } from '../engine/schemas.js'
 import { formatPythonForDisplay } from '../format/index.js'
 import { VisError } from '../util/errors.js'
@@ -22,8 +22,7 @@ export function parseIdempotencyKey(raw: string | undefined): string | undefined
 
 // RFC 7240: `Prefer: respond-async`, possibly among other preferences.
 export const prefersAsyncHeader = (prefer: string | undefined): boolean =>
-  prefer !== undefined &&
-  prefer.split(',').some((p) => p.trim().split(';')[0]!.trim().toLowerCase() === 'respond-async')
+  (prefer ?? '').split(',').some((p) => p.trim().split(';')[0]!.trim().toLowerCase() === 'respond-async')
 
 const blockUrl = (sessionId: string, blockId: string) =>
   `/v1/sessions/${encodeURIComponent(sessionId)}/blocks/${encodeURIComponent(blockId)}`
@@ -57,7 +56,12 @@ export async function runBlockRoute(engine: Engine, id: string, req: RunBlockReq
 }
 
 // GET /v1/sessions/{id}/blocks/{blockId}: queued, running or done.
-export function getBlockRoute(engine: Engine, id: string, blockId: string, format?: 'raw' | 'display'): BlockView {
+export function getBlockRoute(
+  engine: Engine,
+  id: string,
+  blockId: string,
+  format?: 'raw' | 'display',
+): BlockView {
   const block = engine.sessionBlock(id, blockId)
   if (format === 'display') block.code_display = formatPythonForDisplay(block.code)
   return block

@@ -87,9 +87,13 @@ export function zodDetails(err: z.ZodError): { issues: { path: string; message: 
 // fast routes (src/http/fast-routes).
 export function errorReply(err: unknown): { status: ContentfulStatusCode; body: ErrorEnvelope } {
   if (err instanceof z.ZodError) {
-    return { status: 400, body: envelope('http.invalid-body', 'The request body is invalid.', zodDetails(err)) }
+    return {
+      status: 400,
+      body: envelope('http.invalid-body', 'The request body is invalid.', zodDetails(err)),
+    }
   }
-  if (isVisError(err)) return { status: statusFor(err.code), body: envelope(err.code, err.message, err.context) }
+  if (isVisError(err))
+    return { status: statusFor(err.code), body: envelope(err.code, err.message, err.context) }
   // Anything else is our bug: say so without leaking internals beyond the message.
   const message = err instanceof Error ? err.message : String(err)
   return { status: 500, body: envelope('http.internal', `Internal error: ${message}`) }

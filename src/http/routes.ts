@@ -18,15 +18,14 @@ import {
   SessionListSchema,
   SessionViewSchema,
 } from '../engine/schemas.js'
-import { formatPythonForDisplay } from '../format/index.js'
 import { VisError } from '../util/errors.js'
 import { getBlockRoute, prefersAsyncHeader, runBlockRoute } from './block-route.js'
 import { DRAFT_ROUTES } from './draft-routes.js'
 import { err } from './errors.js'
 import { SseFrameDataSchema } from './event-schemas.js'
-import { parseJsonBody } from './request-body.js'
 import { onHangup } from './hangup.js'
 import { isAuthenticated } from './middleware/index.js'
+import { parseJsonBody } from './request-body.js'
 import { parseLastEventId, sessionEventStream } from './sse.js'
 
 export type RouteContext = {

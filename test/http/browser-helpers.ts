@@ -38,7 +38,10 @@ export type Seen = {
 // attack reached the server, which path served it and what the server said to it.
 export async function serveRecorded(engine: Engine, options: AppOptions, host = '127.0.0.1') {
   const seen: Seen[] = []
-  const fast = fastRoutes(engine, { ...options, maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES })
+  const fast = fastRoutes(engine, {
+    ...options,
+    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+  })
   const listener = apiListener(createApp(engine, options), fast, host)
   const server = createServer((req, res) => {
     const before = fast.served

@@ -191,7 +191,9 @@ describe('in a real browser', () => {
     const preflight = victim.seen.find((s) => s.method === 'OPTIONS' && s.origin === trusted.origin)
     assert.equal(preflight?.status, 204)
     await waitFor(() => blocksRun() === 2, 10_000, 'both blocks to be stored')
-    const ran = victim.seen.filter((s) => s.method === 'POST' && s.path.endsWith('/blocks') && s.status === 200)
+    const ran = victim.seen.filter(
+      (s) => s.method === 'POST' && s.path.endsWith('/blocks') && s.status === 200,
+    )
     assert.equal(ran.length, 2)
     assert.ok(
       ran.every((s) => s.fast),

@@ -38,7 +38,12 @@ function send(
   server: VisServer,
   method: string,
   path: string,
-  opts: { body?: string; headers?: Record<string, string | undefined>; chunked?: boolean; noHost?: boolean } = {},
+  opts: {
+    body?: string
+    headers?: Record<string, string | undefined>
+    chunked?: boolean
+    noHost?: boolean
+  } = {},
 ): Promise<Answer> {
   const headers: Record<string, string> = {
     authorization: `Bearer ${TOKEN}`,
@@ -48,7 +53,8 @@ function send(
     if (v === undefined) delete headers[k]
     else headers[k] = v
   }
-  if (opts.body !== undefined && !opts.chunked) headers['content-length'] = String(Buffer.byteLength(opts.body))
+  if (opts.body !== undefined && !opts.chunked)
+    headers['content-length'] = String(Buffer.byteLength(opts.body))
   return new Promise((resolve, reject) => {
     const req = request(`${server.url}${path}`, { method, headers, setHost: !opts.noHost }, (res) => {
       let text = ''
@@ -144,7 +150,10 @@ async function scenario(server: VisServer): Promise<Map<string, unknown>> {
   await post('unknown field', json({ code: 'x', extra: true }))
   await post('timeout zero', json({ code: 'x', timeout_ms: 0 }))
   await post('timeout fraction', json({ code: 'x', timeout_ms: 1.5 }))
-  await record('unknown session', send(server, 'POST', '/v1/sessions/ses_nope/blocks', { body: json({ code: 'x' }) }))
+  await record(
+    'unknown session',
+    send(server, 'POST', '/v1/sessions/ses_nope/blocks', { body: json({ code: 'x' }) }),
+  )
   // Idempotency.
   await post('keyed', json({ code: 'k = 1' }), { 'idempotency-key': 'key-1' })
   await post('keyed retry', json({ code: 'k = 1' }), { 'idempotency-key': 'key-1' })
@@ -157,29 +166,43 @@ async function scenario(server: VisServer): Promise<Map<string, unknown>> {
   const location = accepted.headers.location!
   await waitFor(async () => JSON.parse((await send(server, 'GET', location)).text).status === 'done')
   await record('async, polled done', send(server, 'GET', location))
-  await record('async keyed retry of a done block', send(server, 'POST', blocks, {
-    body: json({ code: 'k = 1' }),
-    headers: { 'idempotency-key': 'key-1', prefer: 'respond-async' },
-  }))
+  await record(
+    'async keyed retry of a done block',
+    send(server, 'POST', blocks, {
+      body: json({ code: 'k = 1' }),
+      headers: { 'idempotency-key': 'key-1', prefer: 'respond-async' },
+    }),
+  )
   // A block running and one queued behind it, read while so.
-  const running = (await post('async running', json({ code: SLEEP }), { prefer: 'respond-async' })).headers.location!
-  const queued = (await post('async queued', json({ code: 'q = 1' }), { prefer: 'respond-async' })).headers.location!
+  const running = (await post('async running', json({ code: SLEEP }), { prefer: 'respond-async' })).headers
+    .location!
+  const queued = (await post('async queued', json({ code: 'q = 1' }), { prefer: 'respond-async' })).headers
+    .location!
   await waitFor(async () => JSON.parse((await send(server, 'GET', running)).text).status === 'running')
   await record('GET running', send(server, 'GET', running))
   await record('GET queued', send(server, 'GET', queued))
   await record('GET queued, origin allowed', send(server, 'GET', queued, { headers: { origin: UI } }))
   await record('GET queued, no token', send(server, 'GET', queued, { headers: { authorization: undefined } }))
   await record('GET queued, bad host', send(server, 'GET', queued, { headers: { host: 'evil.test' } }))
-  await record('GET, navigation without token', send(server, 'GET', queued, {
-    headers: { authorization: undefined, accept: 'text/html', 'content-type': undefined },
-  }))
+  await record(
+    'GET, navigation without token',
+    send(server, 'GET', queued, {
+      headers: { authorization: undefined, accept: 'text/html', 'content-type': undefined },
+    }),
+  )
   const runningId = running.split('/').pop()!
-  const stop = await send(server, 'POST', `/v1/sessions/${sid}/interrupt`, { body: json({ block_id: runningId }) })
+  const stop = await send(server, 'POST', `/v1/sessions/${sid}/interrupt`, {
+    body: json({ block_id: runningId }),
+  })
   assert.equal(stop.status, 200, stop.text)
   await waitFor(async () => JSON.parse((await send(server, 'GET', queued)).text).status === 'done')
   await record('GET done after the queue moved', send(server, 'GET', queued))
   const interrupted = JSON.parse((await send(server, 'GET', running)).text)
-  out.set('interrupted', { status: interrupted.status, timed_out: interrupted.timed_out, error: interrupted.error?.type })
+  out.set('interrupted', {
+    status: interrupted.status,
+    timed_out: interrupted.timed_out,
+    error: `${interrupted.error?.code}: ${interrupted.error?.message}`.split('\n')[0],
+  })
   // Not found, and what goes to hono on both servers.
   await record('GET unknown block', send(server, 'GET', `${blocks}/blk_nope`))
   await record('GET unknown session', send(server, 'GET', `/v1/sessions/ses_nope/blocks/blk_nope`))
@@ -188,8 +211,14 @@ async function scenario(server: VisServer): Promise<Map<string, unknown>> {
   await record('DELETE', send(server, 'DELETE', queued))
   await record('trailing slash', send(server, 'POST', `${blocks}/`, { body: json({ code: 'x' }) }))
   await record('chunked', send(server, 'POST', blocks, { body: json({ code: 'c = 1' }), chunked: true }))
-  await record('chunked too large', send(server, 'POST', blocks, { body: json({ code: 'a'.repeat(MAX_BODY) }), chunked: true }))
-  await record('percent-escaped id', send(server, 'GET', `/v1/sessions/${sid.replace('_', '%5F')}/blocks/${runningId}`))
+  await record(
+    'chunked too large',
+    send(server, 'POST', blocks, { body: json({ code: 'a'.repeat(MAX_BODY) }), chunked: true }),
+  )
+  await record(
+    'percent-escaped id',
+    send(server, 'GET', `/v1/sessions/${sid.replace('_', '%5F')}/blocks/${runningId}`),
+  )
   return out
 }
 
@@ -249,8 +278,15 @@ describe('the fast routes answer as hono does', () => {
     const allowed = viaFast.get('origin allowed, no token') as { headers: Record<string, string> }
     assert.equal(allowed.headers['access-control-allow-origin'], UI)
     assert.equal(allowed.headers['www-authenticate'], 'Bearer realm="vis"')
-    assert.equal((viaFast.get('keyed retry') as { headers: Record<string, string> }).headers['idempotent-replayed'], 'true')
-    assert.deepEqual(viaFast.get('interrupted'), { status: 'done', timed_out: false, error: 'KeyboardInterrupt' })
+    assert.equal(
+      (viaFast.get('keyed retry') as { headers: Record<string, string> }).headers['idempotent-replayed'],
+      'true',
+    )
+    assert.deepEqual(viaFast.get('interrupted'), {
+      status: 'done',
+      timed_out: false,
+      error: 'block.interrupted: KeyboardInterrupt: the block was interrupted',
+    })
   })
 })
 

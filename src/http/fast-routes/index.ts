@@ -3,7 +3,12 @@ import type { Engine } from '../../engine/engine.js'
 import { getBlockRoute, runBlockRoute } from '../block-route.js'
 import { errorReply } from '../errors.js'
 import type { OnHangup } from '../hangup.js'
-import { declaredBodyRefusal, type GuardOptions, type GuardRequest, requestGuards } from '../middleware/index.js'
+import {
+  declaredBodyRefusal,
+  type GuardOptions,
+  type GuardRequest,
+  requestGuards,
+} from '../middleware/index.js'
 import { sendJson, sendRefusal } from './reply.js'
 
 // The hot routes — POST /v1/sessions/{id}/blocks and GET /v1/sessions/{id}/blocks/{blockId} —
@@ -102,7 +107,8 @@ export function fastRoutes(engine: Engine, options: FastRoutesOptions): FastRout
         query: () => undefined,
       }
       const verdict = guard(request)
-      const refusal = verdict.refusal ?? declaredBodyRefusal(headers.get('content-length'), options.maxBodyBytes)
+      const refusal =
+        verdict.refusal ?? declaredBodyRefusal(headers.get('content-length'), options.maxBodyBytes)
       if (refusal) {
         sendRefusal(res, refusal, verdict.cors)
         // The body is not read: drained so the connection stays usable (as hono's adapter does).

@@ -66,7 +66,10 @@ export function hostAllowList(opts: HostCheckOptions): (host: string) => boolean
 }
 
 // A request whose Host is not a name this server answers to: 421 Misdirected Request.
-export function hostRefusal(allowed: (host: string) => boolean, header: string | undefined): Refusal | undefined {
+export function hostRefusal(
+  allowed: (host: string) => boolean,
+  header: string | undefined,
+): Refusal | undefined {
   const host = header === undefined ? '' : hostName(header)
   if (allowed(host)) return undefined
   return {

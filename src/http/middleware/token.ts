@@ -65,6 +65,9 @@ export function tokenGate(token: string | undefined): (req: GuardRequest) => Tok
       const html = `<!doctype html><title>vis: token needed</title><p>${message.replace(/</g, '&lt;')}</p>`
       return { authenticated: false, refusal: { status: 401, headers, html } }
     }
-    return { authenticated: false, refusal: { status: 401, headers, json: envelope('http.unauthorized', message) } }
+    return {
+      authenticated: false,
+      refusal: { status: 401, headers, json: envelope('http.unauthorized', message) },
+    }
   }
 }
