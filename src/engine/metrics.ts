@@ -3,11 +3,18 @@
 
 type Labels = Record<string, string>
 
+const esc = (v: string) => v.replaceAll('\\', '\\\\').replaceAll('\n', '\\n').replaceAll('"', '\\"')
+
+// Also the series' key, computed on every inc(): a block's finish bumps a one-label counter, so
+// the common shapes skip the sort and the joins.
 const labelText = (labels: Labels): string => {
-  const keys = Object.keys(labels).sort()
+  const keys = Object.keys(labels)
   if (keys.length === 0) return ''
-  const esc = (v: string) => v.replaceAll('\\', '\\\\').replaceAll('\n', '\\n').replaceAll('"', '\\"')
-  return `{${keys.map((k) => `${k}="${esc(labels[k]!)}"`).join(',')}}`
+  if (keys.length === 1) return `{${keys[0]}="${esc(labels[keys[0]!]!)}"}`
+  return `{${keys
+    .sort()
+    .map((k) => `${k}="${esc(labels[k]!)}"`)
+    .join(',')}}`
 }
 
 const num = (n: number): string => (Number.isFinite(n) ? String(n) : n > 0 ? '+Inf' : '-Inf')

@@ -181,36 +181,65 @@ describe('clients that hang up', () => {
     assert.equal((await turnsOf(id))[0].answer, 'forty-two')
   })
 
-  test('a sync block whose client hangs up is interrupted; with an Idempotency-Key it runs to its end for the retry', async () => {
-    const id = await newSession()
-    assert.equal((await call('POST', `/v1/sessions/${id}/blocks`, { code: 'kept = 7' })).status, 200)
-    const started = startedBlock(server, id)
-    const client = send(server.url, `/v1/sessions/${id}/blocks`, { code: SLOW })
-    await waitFor(() => started() !== undefined, 60_000, 'the block to start')
-    const blockId = started()!
-    client.hangUp()
-    await waitFor(
-      async () => (await call('GET', `/v1/sessions/${id}/blocks/${blockId}`)).body.status === 'done',
-      60_000,
-      'the block to stop',
-    )
-    const stopped = (await call('GET', `/v1/sessions/${id}/blocks/${blockId}`)).body
-    assert.equal(stopped.error.phase, 'interrupted')
-    const next = await call('POST', `/v1/sessions/${id}/blocks`, { code: 'print(kept * 6)' })
-    assert.equal(next.body.stdout, '42\n')
-
-    // With a key: the hang-up leaves the block running; the retry waits for the same block.
-    const code =
-      'import time\nprint("started", flush=True)\nfor _ in range(40):\n    time.sleep(0.05)\nprint("finished")'
-    const keyed = send(server.url, `/v1/sessions/${id}/blocks`, { code }, { 'Idempotency-Key': 'hang-1' })
-    await waitFor(() => server.engine.runningBlock(id) !== undefined, 60_000, 'the keyed block to run')
-    const keyedId = server.engine.runningBlock(id)
-    keyed.hangUp()
-    const retry = await call('POST', `/v1/sessions/${id}/blocks`, { code }, { 'Idempotency-Key': 'hang-1' })
-    assert.equal(retry.status, 200, retry.text)
-    assert.equal(retry.headers.get('idempotent-replayed'), 'true')
-    assert.equal(retry.body.id, keyedId)
-    assert.equal(retry.body.stdout, 'started\nfinished\n')
-    assert.equal(retry.body.error, null)
-  })
+  // Through the fast routes (the default) and through hono (fastRoutes: false): both stop the block.
+  for (const fastRoutes of [true, false]) {
+    test(`a sync block whose client hangs up is interrupted; with an Idempotency-Key it runs to its end for the retry (${fastRoutes ? 'fast routes' : 'hono'})`, async () => {
+      const own = fastRoutes
+        ? undefined
+        : await testServer({
+            home: mkdtempSync(join(tmpdir(), 'vis-hangup-hono-')),
+            pool: { size: 0 },
+            extensions: false,
+            fastRoutes,
+          })
+      const srv = own?.server ?? server
+      const req = own?.call ?? call
+      try {
+        await blockHangup(srv, req)
+      } finally {
+        await own?.server.close()
+      }
+      if (fastRoutes) assert.ok(srv.fastRoutes!.served >= 6, `fast routes served ${srv.fastRoutes!.served}`)
+      else assert.equal(srv.fastRoutes, undefined)
+    })
+  }
 })
+
+async function blockHangup(server: VisServer, call: ReturnType<typeof client>) {
+  const id = await newSessionOn(call)
+  assert.equal((await call('POST', `/v1/sessions/${id}/blocks`, { code: 'kept = 7' })).status, 200)
+  const started = startedBlock(server, id)
+  const client = send(server.url, `/v1/sessions/${id}/blocks`, { code: SLOW })
+  await waitFor(() => started() !== undefined, 60_000, 'the block to start')
+  const blockId = started()!
+  client.hangUp()
+  await waitFor(
+    async () => (await call('GET', `/v1/sessions/${id}/blocks/${blockId}`)).body.status === 'done',
+    60_000,
+    'the block to stop',
+  )
+  const stopped = (await call('GET', `/v1/sessions/${id}/blocks/${blockId}`)).body
+  assert.equal(stopped.error.phase, 'interrupted')
+  const next = await call('POST', `/v1/sessions/${id}/blocks`, { code: 'print(kept * 6)' })
+  assert.equal(next.body.stdout, '42\n')
+
+  // With a key: the hang-up leaves the block running; the retry waits for the same block.
+  const code =
+    'import time\nprint("started", flush=True)\nfor _ in range(40):\n    time.sleep(0.05)\nprint("finished")'
+  const keyed = send(server.url, `/v1/sessions/${id}/blocks`, { code }, { 'Idempotency-Key': 'hang-1' })
+  await waitFor(() => server.engine.runningBlock(id) !== undefined, 60_000, 'the keyed block to run')
+  const keyedId = server.engine.runningBlock(id)
+  keyed.hangUp()
+  const retry = await call('POST', `/v1/sessions/${id}/blocks`, { code }, { 'Idempotency-Key': 'hang-1' })
+  assert.equal(retry.status, 200, retry.text)
+  assert.equal(retry.headers.get('idempotent-replayed'), 'true')
+  assert.equal(retry.body.id, keyedId)
+  assert.equal(retry.body.stdout, 'started\nfinished\n')
+  assert.equal(retry.body.error, null)
+}
+
+async function newSessionOn(call: ReturnType<typeof client>) {
+  const r = await call('POST', '/v1/sessions', { roots: [root] })
+  assert.equal(r.status, 201, r.text)
+  return r.body.id as string
+}
