@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The fast routes' gain, A/B in one process (issue 15 §5). Reported, never asserted.
 //
-//   npm run build && node bench/http-fast-routes.js [--rounds N] [--batch N] [--json]
+//   npm run build && node bench/http-fast-routes.js [--rounds N] [--batch N] [--durability full|normal] [--json]
 //
 // One engine, two servers over it: one with the fast routes (the default), one without
 // (`fastRoutes: false`, every request through hono). Rounds alternate between them, so load from
@@ -28,6 +28,9 @@ const opt = (name, dflt) => {
   return i >= 0 ? Number(argv[i + 1]) : dflt
 }
 const ROUNDS = opt('--rounds', 20)
+// `normal` leaves the per-block fsync out: on a busy shared disk it dominates the p50.
+const durabilityArg = argv.indexOf('--durability')
+const durability = durabilityArg >= 0 ? argv[durabilityArg + 1] : 'full'
 const BATCH = opt('--batch', 100)
 const token = 'bench-token-0123456789abcdef0123'
 const origin = 'http://ui.bench:5173'
@@ -51,7 +54,7 @@ function getter(base, agent) {
 }
 
 const home = mkdtempSync(join(tmpdir(), 'vis-bench-fast-routes-'))
-const engine = await createEngine({ home, pool: { size: 2 } })
+const engine = await createEngine({ home, pool: { size: 2 }, durability })
 const sides = []
 for (const fastRoutes of [true, false]) {
   const server = await startServer({ engine, port: 0, token, corsOrigins: [origin], fastRoutes })
@@ -119,10 +122,10 @@ try {
   const [fast, hono] = rows
   const ratio = (k) => fast[k] / hono[k]
   if (argv.includes('--json')) {
-    console.log(JSON.stringify({ rounds: ROUNDS, batch: BATCH, rows }))
+    console.log(JSON.stringify({ rounds: ROUNDS, batch: BATCH, durability, rows }))
   } else {
     console.log(
-      `fast routes vs hono only, same process, ${ROUNDS} alternating rounds × ${BATCH} requests each`,
+      `fast routes vs hono only, same process, ${ROUNDS} alternating rounds × ${BATCH} requests each, durability ${durability}`,
     )
     const f = (x) => x.toFixed(0).padStart(7)
     console.log('                      block p50   CPU/block   read p50   CPU/read   (µs)')
