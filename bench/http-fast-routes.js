@@ -9,7 +9,7 @@
 // host CPU per block) and a GET of a done block (p50, host CPU per read), with the token and an
 // allowed CORS origin, so every guard runs. The ratios are fast ÷ hono from the same run.
 import { mkdtempSync } from 'node:fs'
-import { Agent, request } from 'node:http'
+import { Agent } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -20,7 +20,7 @@ const built = (file) =>
   })
 const { startServer } = await built('http/server.js')
 const { createEngine } = await built('engine/engine.js')
-const { poster } = await built('http/bench-http.js')
+const { poster, getter } = await built('http/bench-http.js')
 
 const argv = process.argv.slice(2)
 const opt = (name, dflt) => {
@@ -36,23 +36,6 @@ const token = 'bench-token-0123456789abcdef0123'
 const origin = 'http://ui.bench:5173'
 const headers = { authorization: `Bearer ${token}`, origin }
 
-function getter(base, agent) {
-  const url = new URL(base)
-  return (path) =>
-    new Promise((resolve, reject) => {
-      const req = request({ host: url.hostname, port: url.port, path, agent, headers }, (res) => {
-        let text = ''
-        res.setEncoding('utf8')
-        res.on('data', (d) => {
-          text += d
-        })
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }))
-      })
-      req.on('error', reject)
-      req.end()
-    })
-}
-
 const home = mkdtempSync(join(tmpdir(), 'vis-bench-fast-routes-'))
 const engine = await createEngine({ home, pool: { size: 2 }, durability })
 const sides = []
@@ -60,7 +43,7 @@ for (const fastRoutes of [true, false]) {
   const server = await startServer({ engine, port: 0, token, corsOrigins: [origin], fastRoutes })
   const agent = new Agent({ keepAlive: true, maxSockets: 1 })
   const post = poster(server.url, agent, headers)
-  const get = getter(server.url, agent)
+  const get = getter(server.url, agent, headers)
   const sid = JSON.parse((await post('/v1/sessions', '{}')).text).id
   sides.push({
     name: fastRoutes ? 'fast routes' : 'hono only',

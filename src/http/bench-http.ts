@@ -56,39 +56,54 @@ const quantile = (xs: number[], q: number) => {
 }
 const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d
 
-type Poster = (path: string, body: string) => Promise<{ status: number; text: string }>
+type Answer = { status: number; text: string }
+type Poster = (path: string, body: string) => Promise<Answer>
+
+function exchange(
+  url: URL,
+  agent: Agent,
+  method: string,
+  path: string,
+  headers: Record<string, string | number>,
+  body?: string,
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: url.hostname, port: url.port, path, method, agent, headers }, (res) => {
+      let text = ''
+      res.setEncoding('utf8')
+      res.on('data', (d) => {
+        text += d
+      })
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }))
+    })
+    req.on('error', reject)
+    req.end(body)
+  })
+}
 
 // A bare keep-alive JSON POST: the same client for the API and the echo, so the floor pays
 // exactly the client costs the API does.
 export function poster(base: string, agent: Agent, headers: Record<string, string> = {}): Poster {
   const url = new URL(base)
   return (path, body) =>
-    new Promise((resolve, reject) => {
-      const req = request(
-        {
-          host: url.hostname,
-          port: url.port,
-          path,
-          method: 'POST',
-          agent,
-          headers: {
-            'content-type': 'application/json',
-            'content-length': Buffer.byteLength(body),
-            ...headers,
-          },
-        },
-        (res) => {
-          let text = ''
-          res.setEncoding('utf8')
-          res.on('data', (d) => {
-            text += d
-          })
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, text }))
-        },
-      )
-      req.on('error', reject)
-      req.end(body)
-    })
+    exchange(
+      url,
+      agent,
+      'POST',
+      path,
+      { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers },
+      body,
+    )
+}
+
+// The same client's GET.
+export function getter(
+  base: string,
+  agent: Agent,
+  headers: Record<string, string> = {},
+): (path: string) => Promise<Answer> {
+  const url = new URL(base)
+  return (path) => exchange(url, agent, 'GET', path, headers)
 }
 
 async function echoServer(): Promise<{ url: string; close(): Promise<void> }> {
