@@ -6,7 +6,7 @@
 // before comparing. Also: the hand-written check of the common block body agrees with the schema.
 import assert from 'node:assert/strict'
 import { mkdtempSync } from 'node:fs'
-import { request } from 'node:http'
+import { Agent, request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
@@ -287,6 +287,76 @@ describe('the fast routes answer as hono does', () => {
       timed_out: false,
       error: 'block.interrupted: KeyboardInterrupt: the block was interrupted',
     })
+  })
+})
+
+describe('a refused request on a keep-alive connection', () => {
+  let server: VisServer
+  before(async () => {
+    const home = mkdtempSync(join(tmpdir(), 'vis-fast-routes-keepalive-'))
+    server = await startServer({
+      home,
+      python,
+      port: 0,
+      pool: { size: 1 },
+      extensions: false,
+      token: TOKEN,
+      maxBodyBytes: MAX_BODY,
+    })
+  })
+  after(async () => {
+    await server.close()
+  })
+
+  test('leaves the connection usable: its unread body is drained, the next request on it is answered', async () => {
+    const sid = JSON.parse((await send(server, 'POST', '/v1/sessions', { body: '{}' })).text).id as string
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+    const exchange = (body: string, headers: Record<string, string>) =>
+      new Promise<{ status: number; reused: boolean; text: string }>((resolve, reject) => {
+        const req = request(
+          `${server.url}/v1/sessions/${sid}/blocks`,
+          {
+            method: 'POST',
+            agent,
+            headers: {
+              'content-type': 'application/json',
+              'content-length': String(Buffer.byteLength(body)),
+              ...headers,
+            },
+          },
+          (res) => {
+            let text = ''
+            res.setEncoding('utf8')
+            res.on('data', (d) => {
+              text += d
+            })
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, reused: req.reusedSocket, text }))
+          },
+        )
+        req.on('error', reject)
+        req.end(body)
+      })
+    const served = server.fastRoutes!.served
+    try {
+      const big = JSON.stringify({ code: `# ${'b'.repeat(MAX_BODY)}` })
+      const refused = await exchange(big, { authorization: `Bearer ${TOKEN}` })
+      assert.equal(refused.status, 413)
+      const unauthorized = await exchange(JSON.stringify({ code: 'u = 1' }), {
+        authorization: 'Bearer wrong',
+      })
+      assert.equal(unauthorized.status, 401)
+      assert.equal(unauthorized.reused, true)
+      const ok = await exchange(JSON.stringify({ code: 'print("after")' }), {
+        authorization: `Bearer ${TOKEN}`,
+      })
+      assert.equal(ok.status, 200, ok.text)
+      assert.equal(ok.reused, true, 'the same connection')
+      assert.equal(JSON.parse(ok.text).stdout, 'after\n')
+      assert.equal(server.fastRoutes!.served, served + 3)
+      assert.equal(server.engine.getSession(sid).blocks.length, 1, 'only the good one ran')
+    } finally {
+      agent.destroy()
+    }
   })
 })
 

@@ -84,6 +84,38 @@ const DECODER = new TextDecoder()
 
 export function fastRoutes(engine: Engine, options: FastRoutesOptions): FastRoutes {
   const guard = requestGuards(options)
+
+  // Everything after the match, in one async function: whatever throws, synchronously or not,
+  // is answered through errorReply as hono's onError would, never left to crash the listener.
+  async function serve(req: IncomingMessage, res: ServerResponse, request: GuardRequest, ids: string[]) {
+    let cors: Record<string, string> | undefined
+    try {
+      const verdict = guard(request)
+      cors = verdict.cors
+      const refusal =
+        verdict.refusal ?? declaredBodyRefusal(request.header('content-length'), options.maxBodyBytes)
+      if (refusal) {
+        sendRefusal(res, refusal, cors)
+        return
+      }
+      const [sessionId, blockId] = ids as [string, string | undefined]
+      if (blockId !== undefined) {
+        sendJson(res, 200, getBlockRoute(engine, sessionId, blockId), cors)
+        return
+      }
+      const reply = await runBlockRoute(engine, sessionId, {
+        idempotencyKey: request.header('idempotency-key'),
+        prefer: request.header('prefer'),
+        text: () => readText(req),
+        onHangup: hangupOf(res),
+      })
+      sendJson(res, reply.status, reply.body, cors, reply.headers)
+    } catch (err) {
+      const { status, body } = errorReply(err)
+      sendJson(res, status, body, cors)
+    }
+  }
+
   const routes: FastRoutes = {
     served: 0,
     handle(req, res) {
@@ -91,8 +123,7 @@ export function fastRoutes(engine: Engine, options: FastRoutesOptions): FastRout
       if (url === undefined || url.includes('?')) return false
       const m = BLOCKS.exec(url)
       if (!m) return false
-      const blockId = m[2]
-      if (req.method !== (blockId === undefined ? 'POST' : 'GET')) return false
+      if (req.method !== (m[2] === undefined ? 'POST' : 'GET')) return false
       if (req.headers['transfer-encoding'] !== undefined) return false
       // A Host the adapter would have to normalise (or refuse with its own 400) goes to hono.
       const host = req.headers.host
@@ -106,34 +137,9 @@ export function fastRoutes(engine: Engine, options: FastRoutesOptions): FastRout
         header: (name) => headers.get(name),
         query: () => undefined,
       }
-      const verdict = guard(request)
-      const refusal =
-        verdict.refusal ?? declaredBodyRefusal(headers.get('content-length'), options.maxBodyBytes)
-      if (refusal) {
-        sendRefusal(res, refusal, verdict.cors)
-        // The body is not read: drained so the connection stays usable (as hono's adapter does).
-        req.resume()
-        return true
-      }
-      const sessionId = m[1]!
-      const answer = async () => {
-        if (blockId !== undefined) {
-          sendJson(res, 200, getBlockRoute(engine, sessionId, blockId), verdict.cors)
-          return
-        }
-        const reply = await runBlockRoute(engine, sessionId, {
-          idempotencyKey: headers.get('idempotency-key'),
-          prefer: headers.get('prefer'),
-          text: () => readText(req),
-          onHangup: hangupOf(res),
-        })
-        sendJson(res, reply.status, reply.body, verdict.cors, reply.headers)
-      }
-      answer().catch((err: unknown) => {
-        const { status, body } = errorReply(err)
-        sendJson(res, status, body, verdict.cors)
-        req.resume()
-      })
+      // A body left unread (a refusal, an error before reading) is drained by Node once the
+      // answer is written, so the keep-alive connection stays usable.
+      void serve(req, res, request, [m[1]!, m[2]!])
       return true
     },
   }
