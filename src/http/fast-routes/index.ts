@@ -76,6 +76,11 @@ function readText(req: IncomingMessage): Promise<string> {
     req.on('data', (chunk: Buffer) => chunks.push(chunk))
     req.once('end', () => resolve(DECODER.decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks))))
     req.once('error', reject)
+    // The client went away mid-body: nothing to answer, but the request must not wait forever.
+    req.once(
+      'close',
+      () => req.complete || reject(new Error('The client closed the request before its body ended.')),
+    )
   })
 }
 
