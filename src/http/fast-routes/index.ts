@@ -13,7 +13,8 @@ import { sendJson, sendRefusal } from './reply.js'
 
 // The hot routes — POST /v1/sessions/{id}/blocks and GET /v1/sessions/{id}/blocks/{blockId} —
 // answered straight from Node's request listener, without hono's router, Context, middleware
-// chain and WHATWG Request/Response (about two thirds of a trivial block's HTTP cost). Only an
+// chain and WHATWG Request/Response: what hono added on top of Node's own HTTP work was most of
+// the route's HTTP cost (docs/performance.md has the same-run figures). Only an
 // ordinary request is taken: the exact path with plain ids (no percent-escapes, no dot segments),
 // the route's method, no query string, no chunked body. Everything else, decided from the request
 // line and headers before a byte of the body is read, goes to hono untouched. The guards and the
