@@ -275,6 +275,27 @@ describe('the fast routes answer as hono does', () => {
       DELETE: 405,
     }
     for (const [label, want] of Object.entries(expected)) assert.equal(status(label), want, label)
+    // Each refused attempt was refused for its own reason.
+    const code = (label: string) => JSON.parse((viaFast.get(label) as { body: string }).body).error.code
+    const reasons: Record<string, string> = {
+      host: 'http.host-not-allowed',
+      'host with port': 'http.host-not-allowed',
+      'origin refused': 'http.origin-not-allowed',
+      'text/plain': 'http.unsupported-media-type',
+      form: 'http.unsupported-media-type',
+      'no content type': 'http.unsupported-media-type',
+      'no token': 'http.unauthorized',
+      'wrong token': 'http.unauthorized',
+      'too large': 'http.body-too-large',
+      'bad json': 'http.invalid-json',
+      'code not a string': 'http.invalid-body',
+      'key too long': 'http.invalid-header',
+      'keyed, other code': 'idempotency.key-reused',
+      'unknown session': 'session.not-found',
+      'GET queued, no token': 'http.unauthorized',
+      'GET queued, bad host': 'http.host-not-allowed',
+    }
+    for (const [label, want] of Object.entries(reasons)) assert.equal(code(label), want, label)
     const allowed = viaFast.get('origin allowed, no token') as { headers: Record<string, string> }
     assert.equal(allowed.headers['access-control-allow-origin'], UI)
     assert.equal(allowed.headers['www-authenticate'], 'Bearer realm="vis"')
