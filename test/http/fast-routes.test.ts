@@ -31,7 +31,8 @@ const COMPARED_HEADERS = [
   'allow',
 ]
 
-type Answer = { status: number; headers: Record<string, string | undefined>; text: string }
+// reused: sent on a kept-alive connection.
+type Answer = { status: number; headers: Record<string, string | undefined>; text: string; reused: boolean }
 
 // node:http, to choose Host, Content-Length and Transfer-Encoding freely.
 function send(
@@ -43,6 +44,7 @@ function send(
     headers?: Record<string, string | undefined>
     chunked?: boolean
     noHost?: boolean
+    agent?: Agent
   } = {},
 ): Promise<Answer> {
   const headers: Record<string, string> = {
@@ -56,7 +58,8 @@ function send(
   if (opts.body !== undefined && !opts.chunked)
     headers['content-length'] = String(Buffer.byteLength(opts.body))
   return new Promise((resolve, reject) => {
-    const req = request(`${server.url}${path}`, { method, headers, setHost: !opts.noHost }, (res) => {
+    const init = { method, headers, setHost: !opts.noHost, ...(opts.agent ? { agent: opts.agent } : {}) }
+    const req = request(`${server.url}${path}`, init, (res) => {
       let text = ''
       res.setEncoding('utf8')
       res.on('data', (d) => {
@@ -68,7 +71,7 @@ function send(
         if (text !== '') {
           assert.equal(Number(res.headers['content-length']), Buffer.byteLength(text), `${method} ${path}`)
         }
-        resolve({ status: res.statusCode ?? 0, headers: picked, text })
+        resolve({ status: res.statusCode ?? 0, headers: picked, text, reused: req.reusedSocket })
       })
     })
     req.on('error', reject)
@@ -91,6 +94,20 @@ function normaliser(port: number) {
       .replace(/"duration_ms":\d+/g, '"duration_ms":0')
       .replaceAll(`:${port}`, ':{port}')
 }
+
+// Its own home each; the token, a CORS origin and a small body limit, so every guard can refuse.
+const serve = (fastRoutes: boolean) =>
+  startServer({
+    home: mkdtempSync(join(tmpdir(), `vis-fast-routes-${fastRoutes}-`)),
+    python,
+    port: 0,
+    pool: { size: 1 },
+    extensions: false,
+    token: TOKEN,
+    corsOrigins: [UI],
+    maxBodyBytes: MAX_BODY,
+    fastRoutes,
+  })
 
 const SLEEP = 'import time\ntime.sleep(60)'
 
@@ -225,22 +242,7 @@ async function scenario(server: VisServer): Promise<Map<string, unknown>> {
 describe('the fast routes answer as hono does', () => {
   const servers: VisServer[] = []
   before(async () => {
-    for (const fastRoutes of [true, false]) {
-      const home = mkdtempSync(join(tmpdir(), `vis-fast-routes-${fastRoutes}-`))
-      servers.push(
-        await startServer({
-          home,
-          python,
-          port: 0,
-          pool: { size: 1 },
-          extensions: false,
-          token: TOKEN,
-          corsOrigins: [UI],
-          maxBodyBytes: MAX_BODY,
-          fastRoutes,
-        }),
-      )
-    }
+    for (const fastRoutes of [true, false]) servers.push(await serve(fastRoutes))
   })
   after(async () => {
     for (const s of servers) await s.close()
@@ -314,16 +316,7 @@ describe('the fast routes answer as hono does', () => {
 describe('a refused request on a keep-alive connection', () => {
   let server: VisServer
   before(async () => {
-    const home = mkdtempSync(join(tmpdir(), 'vis-fast-routes-keepalive-'))
-    server = await startServer({
-      home,
-      python,
-      port: 0,
-      pool: { size: 1 },
-      extensions: false,
-      token: TOKEN,
-      maxBodyBytes: MAX_BODY,
-    })
+    server = await serve(true)
   })
   after(async () => {
     await server.close()
@@ -333,30 +326,7 @@ describe('a refused request on a keep-alive connection', () => {
     const sid = JSON.parse((await send(server, 'POST', '/v1/sessions', { body: '{}' })).text).id as string
     const agent = new Agent({ keepAlive: true, maxSockets: 1 })
     const exchange = (body: string, headers: Record<string, string>) =>
-      new Promise<{ status: number; reused: boolean; text: string }>((resolve, reject) => {
-        const req = request(
-          `${server.url}/v1/sessions/${sid}/blocks`,
-          {
-            method: 'POST',
-            agent,
-            headers: {
-              'content-type': 'application/json',
-              'content-length': String(Buffer.byteLength(body)),
-              ...headers,
-            },
-          },
-          (res) => {
-            let text = ''
-            res.setEncoding('utf8')
-            res.on('data', (d) => {
-              text += d
-            })
-            res.on('end', () => resolve({ status: res.statusCode ?? 0, reused: req.reusedSocket, text }))
-          },
-        )
-        req.on('error', reject)
-        req.end(body)
-      })
+      send(server, 'POST', `/v1/sessions/${sid}/blocks`, { body, headers, agent })
     const served = server.fastRoutes!.served
     try {
       const big = JSON.stringify({ code: `# ${'b'.repeat(MAX_BODY)}` })
