@@ -67,6 +67,8 @@ export const StartBlockInputSchema = z.object({
   turnId: z.string().min(1).nullable().optional(),
   iterationId: z.string().min(1).nullable().optional(),
   idempotencyKey: IdempotencyKeySchema.optional(),
+  // When the block was accepted, if its row is stored later (the engine defers a sync block's row).
+  createdAt: z.number().int().min(0).optional(),
 })
 export type StartBlockInput = z.input<typeof StartBlockInputSchema>
 
@@ -139,7 +141,7 @@ export class BlocksRepo {
               v.iterationId ?? null,
               v.sessionId,
               v.code,
-              this.ctx.now(),
+              v.createdAt ?? this.ctx.now(),
             )
         } catch (err) {
           if (constraintViolation(err) === 'primary-key') {
