@@ -155,9 +155,7 @@ export function cancelBlock(core: EngineCore, sessionId: string, blockId: string
 // A session's block, with its live status (queued or running, while not done).
 export function sessionBlock(core: EngineCore, sessionId: string, blockId: string): BlockView {
   requireSession(core, sessionId)
-  // A block whose row is still deferred is stored now: a reader sees what a restart would.
-  core.log.flush(sessionId)
-  const b = core.store.blocks.get(blockId)
+  const b = storedBlock(core, blockId, sessionId)
   if (!b || b.sessionId !== sessionId) {
     throw new VisError('block.not-found', `No block ${blockId} in session ${sessionId}.`, {
       sessionId,
@@ -168,9 +166,18 @@ export function sessionBlock(core: EngineCore, sessionId: string, blockId: strin
 }
 
 export function getBlock(core: EngineCore, id: string): BlockView {
-  core.log.flushAll()
-  const b = core.store.blocks.require(id)
+  const b = storedBlock(core, id) ?? core.store.blocks.require(id)
   return blockView(b, core.store.attachments.listByBlock(id))
+}
+
+// A block whose row is still deferred (EventLog.deferStart) is stored on its first read: a
+// reader sees what a restart would, and costs nothing when the row is there.
+function storedBlock(core: EngineCore, id: string, sessionId?: string): Block | undefined {
+  const b = core.store.blocks.get(id)
+  if (b !== undefined) return b
+  if (sessionId === undefined) core.log.flushAll()
+  else core.log.flush(sessionId)
+  return core.store.blocks.get(id)
 }
 
 // The store knows running or done; a running block that has not started yet is queued.
