@@ -105,15 +105,16 @@ export class EventLog {
     return batch
   }
 
-  // Any other event first commits the output before it, so seq order is the order things happened.
+  // Any other event commits the pending batch with it, in one append after the batch's
+  // events, so seq order is the order things happened and a block's finish stores its
+  // block-started, output and block-finished with one statement set.
   append(sessionId: string, type: EventType, data: JsonValue): EventView | undefined {
-    this.flush(sessionId)
-    return this.commit(sessionId, [{ type, data }])[0]
+    return this.flush(sessionId, { type, data }).at(-1)
   }
 
-  flush(sessionId: string): void {
+  flush(sessionId: string, then?: PendingEvent): EventView[] {
     const batch = this.pending.get(sessionId)
-    if (!batch) return
+    if (!batch) return then === undefined ? [] : this.commit(sessionId, [then])
     this.pending.delete(sessionId)
     clearTimeout(batch.timer)
     const starts = batch.chunks.filter(isStart)
@@ -126,7 +127,8 @@ export class EventLog {
               : c,
           ],
     )
-    this.commit(sessionId, events, starts)
+    if (then !== undefined) events.push(then)
+    return this.commit(sessionId, events, starts)
   }
 
   flushAll(): void {

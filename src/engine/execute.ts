@@ -59,9 +59,9 @@ export async function executeBlock(
       // blocks queued behind it (positions) and with the batch's events: one commit.
       const unstored = log.takeStart(live.id, block.id) !== undefined
       const stored = persistFinish(store, block, finish, snapshot, unstored)
-      log.flush(live.id)
       // Attachments are read back (ids, sizes) only when the block made some.
       const attachments = finish.attachments?.length ? store.attachments.listByBlock(block.id) : []
+      // With the batch (block-started, output, rows of blocks queued behind): one append.
       log.append(live.id, 'block-finished', finishedEventData(stored, attachments))
       return { stored, attachments }
     }),
