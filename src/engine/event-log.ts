@@ -178,6 +178,10 @@ export class EventLog {
         .map(toEventView)
     } catch {
       // The session was deleted or the store closed under us: there is nobody left to tell.
+      // Deferred block rows go back to the front of the batch while the store is open (the
+      // write lock held by another process past the busy timeout): their blocks still run and
+      // must be stored, by the next flush or with their finish (which takes them out).
+      if (starts.length > 0 && this.store.db.open) this.batch(sessionId).chunks.unshift(...starts)
       return []
     }
     const set = this.listeners.get(sessionId)
