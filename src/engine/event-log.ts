@@ -90,11 +90,6 @@ export class EventLog {
     return batch!.chunks.splice(i, 1)[0] as PendingStart
   }
 
-  // True while the block's row waits in the batch (not stored yet).
-  isDeferred(sessionId: string, blockId: string): boolean {
-    return this.pending.get(sessionId)?.chunks.some((c) => isStart(c) && c.start.id === blockId) ?? false
-  }
-
   private batch(sessionId: string) {
     let batch = this.pending.get(sessionId)
     if (!batch) {

@@ -11,11 +11,11 @@ export function persistFinish(
   unstored = false,
 ): Block {
   const start = { id: block.id, sessionId: block.sessionId, code: block.code, createdAt: block.createdAt }
-  const store1 = (f: FinishBlockInput) =>
+  const record = (f: FinishBlockInput) =>
     unstored ? store.blocks.startFinished(start, f) : store.blocks.finish(block.id, f)
   const write = () =>
     store.transaction(() => {
-      const b = store1(finish)
+      const b = record(finish)
       if (snapshot !== undefined && snapshot !== null) store.defs.write(block.sessionId, snapshot)
       return b
     })
@@ -25,7 +25,7 @@ export function persistFinish(
     // An outcome the store refuses (a bad attachment, an oversized snapshot) must not leave the
     // block running forever: keep the block, with the reason, and drop the rest.
     if (snapshot !== undefined || finish.attachments?.length) {
-      return store1({
+      return record({
         ...finish,
         attachments: [],
         error: finish.error ?? { code: 'block.persist-failed', message: (err as Error).message },

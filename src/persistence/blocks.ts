@@ -164,7 +164,7 @@ export class BlocksRepo {
         }
         this.checkParents(v.sessionId, v.turnId ?? null, v.iterationId ?? null, locked)
         const created = v.createdAt ?? this.ctx.now()
-        const parents = [
+        const startValues = [
           id,
           v.sessionId,
           v.turnId ?? null,
@@ -179,12 +179,12 @@ export class BlocksRepo {
           // separate statement is a round trip to the server.
           row =
             f === undefined
-              ? this.ctx.sql.get(`${INSERT_BLOCK}) ${NEXT_POSITION}) RETURNING *`).get(...parents)
+              ? this.ctx.sql.get(`${INSERT_BLOCK}) ${NEXT_POSITION}) RETURNING *`).get(...startValues)
               : this.ctx.sql
                   .get(
                     `${INSERT_BLOCK}, ${OUTCOME_COLUMNS}, status) ${NEXT_POSITION}, ?, ?, ?, ?, ?, ?, ?, ?, 'done') RETURNING *`,
                   )
-                  .get(...parents, ...outcomeValues(f, this.ctx.now()))
+                  .get(...startValues, ...outcomeValues(f, this.ctx.now()))
         } catch (err) {
           if (constraintViolation(err) === 'primary-key') {
             throw new VisError('db.block-exists', `A block with id ${id} already exists.`, {
