@@ -1,3 +1,4 @@
+import { newId } from '../persistence/ids.js'
 import type { Block } from '../persistence/index.js'
 import { VisError } from '../util/errors.js'
 import { assertOpen, type EngineCore, liveFor, refuseClosed, requireSession } from './engine-core.js'
@@ -42,15 +43,32 @@ export function submitBlock(
   refuseClosed(row)
   const live = liveFor(core, sessionId)
   if (live.session && live.session.state !== 'ready') throw retiredError(live, live.session)
-  // Group commit: accepting a block waits for no fsync; `accepted` and `done` do.
-  const started = store.lazily(() =>
-    store.transaction(() => {
-      const turnId = v.turn_id ?? null
-      if (turnId !== null) ensureTurn(core, sessionId, turnId)
-      const iterationId = opts.iterationId
-      return store.blocks.start({ sessionId, code: v.code, turnId, iterationId, idempotencyKey: key })
-    }),
-  )
+  // A plain block (no key, no turn) defers its row: nobody has been told about it yet, so it
+  // is stored with its finish (one commit per short block) or by the event log's flush timer
+  // while it runs (EventLog.deferStart). A key or a turn needs the row now (the replay lookup,
+  // the turn's parents), and `accepted()` stores a deferred row before a 202 promises it.
+  const defer = key === undefined && v.turn_id == null && opts.iterationId === undefined
+  let started: { block: Block; replayed: boolean }
+  let acceptedRow: Block | undefined
+  if (defer) {
+    started = { block: unstoredBlock(sessionId, v.code, store.now()), replayed: false }
+    core.log.deferStart(sessionId, started.block, (row) => {
+      acceptedRow = row
+    })
+  } else {
+    // Rows deferred before this one are stored first: positions follow submission order.
+    core.log.flush(sessionId)
+    // Group commit: accepting a block waits for no fsync; `accepted` and `done` do.
+    started = store.lazily(() =>
+      store.transaction(() => {
+        const turnId = v.turn_id ?? null
+        if (turnId !== null) ensureTurn(core, sessionId, turnId)
+        const iterationId = opts.iterationId
+        return store.blocks.start({ sessionId, code: v.code, turnId, iterationId, idempotencyKey: key })
+      }),
+    )
+    acceptedRow = started.block
+  }
   if (started.replayed) return replayed(core, started.block.id, v, key!)
   const block = started.block
   live.queued++
@@ -73,8 +91,50 @@ export function submitBlock(
     core.pending.delete(block.id)
   })
   core.pending.set(block.id, done)
-  const accepted = () => store.synced()
-  return { block: { ...blockView(block, []), status: 'queued' }, replayed: false, done, accepted }
+  const accepted = () => {
+    if (acceptedRow === undefined) core.log.flush(sessionId)
+    return store.synced()
+  }
+  return {
+    // As accepted: queued. Before its row is stored only its position is unknown (allocated at
+    // the insert, another process may add blocks too): reading it stores the row.
+    get block(): BlockView {
+      if (acceptedRow !== undefined) return { ...blockView(acceptedRow, []), status: 'queued' }
+      const view: BlockView = { ...blockView(block, []), status: 'queued' }
+      return Object.defineProperty(view, 'position', {
+        enumerable: true,
+        get: () => {
+          core.log.flush(sessionId)
+          return acceptedRow?.position ?? core.store.blocks.require(block.id).position
+        },
+      })
+    },
+    replayed: false,
+    done,
+    accepted,
+  }
+}
+
+// The in-memory row of a block whose INSERT is deferred; position is allocated when it is stored.
+function unstoredBlock(sessionId: string, code: string, createdAt: number): Block {
+  return {
+    id: newId('blk'),
+    sessionId,
+    turnId: null,
+    iterationId: null,
+    position: 0,
+    code,
+    stdout: '',
+    stderr: '',
+    result: null,
+    error: null,
+    durationMs: null,
+    timedOut: false,
+    status: 'running',
+    createdAt,
+    finishedAt: null,
+    survived: null,
+  }
 }
 
 // Cancels a block that has not started. A running block is interrupted instead (interrupt()).
@@ -95,7 +155,7 @@ export function cancelBlock(core: EngineCore, sessionId: string, blockId: string
 // A session's block, with its live status (queued or running, while not done).
 export function sessionBlock(core: EngineCore, sessionId: string, blockId: string): BlockView {
   requireSession(core, sessionId)
-  const b = core.store.blocks.get(blockId)
+  const b = storedBlock(core, blockId, sessionId)
   if (!b || b.sessionId !== sessionId) {
     throw new VisError('block.not-found', `No block ${blockId} in session ${sessionId}.`, {
       sessionId,
@@ -106,8 +166,18 @@ export function sessionBlock(core: EngineCore, sessionId: string, blockId: strin
 }
 
 export function getBlock(core: EngineCore, id: string): BlockView {
-  const b = core.store.blocks.require(id)
+  const b = storedBlock(core, id) ?? core.store.blocks.require(id)
   return blockView(b, core.store.attachments.listByBlock(id))
+}
+
+// A block whose row is still deferred (EventLog.deferStart) is stored on its first read: a
+// reader sees what a restart would, and costs nothing when the row is there.
+function storedBlock(core: EngineCore, id: string, sessionId?: string): Block | undefined {
+  const b = core.store.blocks.get(id)
+  if (b !== undefined) return b
+  if (sessionId === undefined) core.log.flushAll()
+  else core.log.flush(sessionId)
+  return core.store.blocks.get(id)
 }
 
 // The store knows running or done; a running block that has not started yet is queued.
@@ -139,6 +209,8 @@ function finishUnrun(
   ticket.cancelled = true
   clearTimeout(ticket.timer)
   live.waiting.delete(block.id)
+  // Its row may still be deferred (the queue-timeout timer does not go through sessionBlock).
+  core.log.flush(live.id)
   const stored = core.store.blocks.finish(block.id, {
     error: unrunError(why, timeoutMs),
     durationMs: 0,

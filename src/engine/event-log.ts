@@ -1,4 +1,4 @@
-import type { SessionEvent, Store } from '../persistence/index.js'
+import type { Block, SessionEvent, Store } from '../persistence/index.js'
 import type { JsonValue } from '../persistence/json.js'
 import type { EventType, EventView } from './schemas.js'
 
@@ -11,8 +11,11 @@ type PendingOutput = {
 }
 // An event that waits in the batch for the next commit instead of paying one of its own.
 type PendingEvent = { type: EventType; data: JsonValue }
-type Pending = PendingOutput | PendingEvent
+// A block row whose INSERT waits in the batch (deferStart); `stored` gets the row as inserted.
+type PendingStart = { start: Block; stored: (row: Block) => void }
+type Pending = PendingOutput | PendingEvent | PendingStart
 const isOutput = (p: Pending): p is PendingOutput => 'stream' in p
+const isStart = (p: Pending): p is PendingStart => 'start' in p
 
 export type EventLogOptions = {
   // Output chunks arriving within this window are committed together (one transaction).
@@ -65,6 +68,28 @@ export class EventLog {
     this.batch(sessionId).chunks.push({ type, data })
   }
 
+  // A block's running row joins the batch instead of committing at acceptance: for a block
+  // nobody has been told about yet (a sync request) its row is then stored with its finish
+  // (one commit per short block), or by the flush timer while it still runs, so a long block is
+  // listed, recovered after a crash and taken over like any other. Rows are inserted in the
+  // order they were deferred, before the batch's events, so positions follow submission order.
+  deferStart(sessionId: string, block: Block, stored: (row: Block) => void): void {
+    this.batch(sessionId).chunks.push({ start: block, stored })
+  }
+
+  // Takes a deferred block row out of the batch (its finish stores it whole), or undefined
+  // when it was stored already. Any row deferred before it is stored first, for positions.
+  takeStart(sessionId: string, blockId: string): PendingStart | undefined {
+    const batch = this.pending.get(sessionId)
+    const i = batch?.chunks.findIndex((c) => isStart(c) && c.start.id === blockId) ?? -1
+    if (i < 0) return undefined
+    if (batch!.chunks.slice(0, i).some(isStart)) {
+      this.flush(sessionId)
+      return undefined
+    }
+    return batch!.chunks.splice(i, 1)[0] as PendingStart
+  }
+
   private batch(sessionId: string) {
     let batch = this.pending.get(sessionId)
     if (!batch) {
@@ -75,23 +100,30 @@ export class EventLog {
     return batch
   }
 
-  // Any other event first commits the output before it, so seq order is the order things happened.
+  // Any other event commits the pending batch with it, in one append after the batch's
+  // events, so seq order is the order things happened and a block's finish stores its
+  // block-started, output and block-finished with one statement set.
   append(sessionId: string, type: EventType, data: JsonValue): EventView | undefined {
-    this.flush(sessionId)
-    return this.commit(sessionId, [{ type, data }])[0]
+    return this.flush(sessionId, { type, data }).at(-1)
   }
 
-  flush(sessionId: string): void {
+  flush(sessionId: string, then?: PendingEvent): EventView[] {
     const batch = this.pending.get(sessionId)
-    if (!batch) return
+    if (!batch) return then === undefined ? [] : this.commit(sessionId, [then])
     this.pending.delete(sessionId)
     clearTimeout(batch.timer)
-    this.commit(
-      sessionId,
-      batch.chunks.map((c) =>
-        isOutput(c) ? { type: 'output', data: { block_id: c.blockId, stream: c.stream, data: c.data } } : c,
-      ),
+    const starts = batch.chunks.filter(isStart)
+    const events = batch.chunks.flatMap((c) =>
+      isStart(c)
+        ? []
+        : [
+            isOutput(c)
+              ? { type: 'output', data: { block_id: c.blockId, stream: c.stream, data: c.data } }
+              : c,
+          ],
     )
+    if (then !== undefined) events.push(then)
+    return this.commit(sessionId, events, starts)
   }
 
   flushAll(): void {
@@ -124,14 +156,27 @@ export class EventLog {
     return { events: r.events.map(toEventView), gap: r.gap, lastSeq: r.lastSeq }
   }
 
-  private commit(sessionId: string, events: { type: string; data: JsonValue }[]): EventView[] {
+  private commit(
+    sessionId: string,
+    events: { type: string; data: JsonValue }[],
+    starts: readonly PendingStart[] = [],
+  ): EventView[] {
     let stored: EventView[]
     try {
       // Events wait for no fsync of their own: the commit that acknowledges a block (or the
       // next one) carries them to disk. A killed process loses none of them.
-      stored = this.store.lazily(() => this.store.events.appendMany(sessionId, events)).map(toEventView)
+      const write = () => this.store.events.appendMany(sessionId, events)
+      stored = this.store
+        .lazily(() =>
+          starts.length === 0 ? write() : this.store.transaction(() => this.insert(starts, write)),
+        )
+        .map(toEventView)
     } catch {
       // The session was deleted or the store closed under us: there is nobody left to tell.
+      // Deferred block rows go back to the front of the batch while the store is open (the
+      // write lock held by another process past the busy timeout): their blocks still run and
+      // must be stored, by the next flush or with their finish (which takes them out).
+      if (starts.length > 0 && this.store.db.open) this.batch(sessionId).chunks.unshift(...starts)
       return []
     }
     const set = this.listeners.get(sessionId)
@@ -147,5 +192,17 @@ export class EventLog {
       }
     }
     return stored
+  }
+
+  // The deferred rows first, in order, then the batch's events: one transaction.
+  private insert<T>(starts: readonly PendingStart[], then: () => T): T {
+    const rows = starts.map(({ start: b }) =>
+      this.store.blocks.start({ id: b.id, sessionId: b.sessionId, code: b.code, createdAt: b.createdAt }),
+    )
+    const out = then()
+    starts.forEach((s, i) => {
+      s.stored(rows[i]!.block)
+    })
+    return out
   }
 }

@@ -55,9 +55,13 @@ export async function executeBlock(
   // a finished block without its event or the other way round.
   const { stored, attachments } = store.lazily(() =>
     store.transaction(() => {
-      log.flush(live.id)
-      const stored = persistFinish(store, block, finish, snapshot)
-      const attachments = store.attachments.listByBlock(block.id)
+      // A row still deferred (a short sync block) is inserted finished, before the rows of
+      // blocks queued behind it (positions) and with the batch's events: one commit.
+      const unstored = log.takeStart(live.id, block.id) !== undefined
+      const stored = persistFinish(store, block, finish, snapshot, unstored)
+      // Attachments are read back (ids, sizes) only when the block made some.
+      const attachments = finish.attachments?.length ? store.attachments.listByBlock(block.id) : []
+      // With the batch (block-started, output, rows of blocks queued behind): one append.
       log.append(live.id, 'block-finished', finishedEventData(stored, attachments))
       return { stored, attachments }
     }),

@@ -70,6 +70,7 @@ export function listSessions(core: EngineCore, query: ListSessionsQuery): Sessio
 // code is never changed.
 export function getSession(core: EngineCore, id: string, query: SessionDetailQuery): SessionDetail {
   const q = SessionDetailQuerySchema.parse(query)
+  core.log.flush(id) // blocks whose rows are still deferred (block-queue.ts) are listed too
   const detail = core.store.db.transaction(() => {
     const view = sessionView(core, id)
     const attachments = core.store.attachments.listBySession(id)

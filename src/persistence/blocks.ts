@@ -67,6 +67,8 @@ export const StartBlockInputSchema = z.object({
   turnId: z.string().min(1).nullable().optional(),
   iterationId: z.string().min(1).nullable().optional(),
   idempotencyKey: IdempotencyKeySchema.optional(),
+  // When the block was accepted, if its row is stored later (the engine defers a sync block's row).
+  createdAt: z.number().int().min(0).optional(),
 })
 export type StartBlockInput = z.input<typeof StartBlockInputSchema>
 
@@ -94,6 +96,22 @@ const ABANDON_RUNNING = `UPDATE blocks SET status = 'done', error = ?, finished_
     duration_ms = CASE WHEN ? > created_at THEN ? - created_at ELSE 0 END
   WHERE status = 'running'`
 
+const INSERT_BLOCK = 'INSERT INTO blocks (id, session_id, turn_id, iteration_id, position, code, created_at'
+const NEXT_POSITION =
+  'VALUES (?, ?, ?, ?, (SELECT coalesce(max(position), 0) + 1 FROM blocks WHERE session_id = ?), ?, ?'
+// A finished block's outcome, in this order (outcomeValues).
+const OUTCOME_COLUMNS = 'stdout, stderr, result, error, duration_ms, timed_out, survived, finished_at'
+const outcomeValues = (v: z.output<typeof FinishBlockInputSchema>, now: number) => [
+  v.stdout,
+  v.stderr,
+  v.result === null ? null : encodeJson(v.result),
+  v.error === null ? null : encodeJson(v.error),
+  v.durationMs,
+  v.timedOut ? 1 : 0,
+  v.survived === null ? null : encodeJson(v.survived),
+  now,
+]
+
 export class BlocksRepo {
   constructor(
     private readonly ctx: RepoContext,
@@ -105,7 +123,30 @@ export class BlocksRepo {
   // lookup and the insert share one transaction, so two racing retries cannot both start a block.
   start(input: StartBlockInput): StartedBlock {
     const v = parseInput(StartBlockInputSchema, input, 'blocks.start')
+    return this.insert(v, undefined)
+  }
+
+  // Records a block that ran before its row was stored (the engine defers a sync block's row,
+  // src/engine/event-log.ts): inserted already finished, so a short block is one row write and
+  // never enters the blocks_running index. Same position rule and checks as start().
+  startFinished(input: StartBlockInput, finish: FinishBlockInput): Block {
+    const v = parseInput(StartBlockInputSchema, input, 'blocks.start')
+    if (v.idempotencyKey !== undefined) {
+      throw new VisError('db.invalid-input', 'blocks.startFinished: a keyed block is stored when accepted.', {
+        sessionId: v.sessionId,
+      })
+    }
+    return this.insert(v, finish).block
+  }
+
+  private insert(
+    v: z.output<typeof StartBlockInputSchema>,
+    finish: FinishBlockInput | undefined,
+  ): StartedBlock {
     const id = v.id ?? newId('blk')
+    const { attachments = [], ...rest } = finish ?? {}
+    const f = finish === undefined ? undefined : parseInput(FinishBlockInputSchema, rest, 'blocks.finish')
+    const prepared = this.attachments.prepare(attachments)
     return this.ctx.db
       .transaction((): StartedBlock => {
         // Several processes may start blocks in one session (nodes of a cluster; the CLI beside
@@ -122,25 +163,28 @@ export class BlocksRepo {
           if (first !== undefined) return { block: this.require(first), replayed: true }
         }
         this.checkParents(v.sessionId, v.turnId ?? null, v.iterationId ?? null, locked)
+        const created = v.createdAt ?? this.ctx.now()
+        const startValues = [
+          id,
+          v.sessionId,
+          v.turnId ?? null,
+          v.iterationId ?? null,
+          v.sessionId,
+          v.code,
+          created,
+        ]
         let row: unknown
         try {
           // The next position and the stored row come with the insert itself: on PostgreSQL each
           // separate statement is a round trip to the server.
-          row = this.ctx.sql
-            .get(
-              `INSERT INTO blocks (id, session_id, turn_id, iteration_id, position, code, created_at)
-             VALUES (?, ?, ?, ?, (SELECT coalesce(max(position), 0) + 1 FROM blocks WHERE session_id = ?), ?, ?)
-             RETURNING *`,
-            )
-            .get(
-              id,
-              v.sessionId,
-              v.turnId ?? null,
-              v.iterationId ?? null,
-              v.sessionId,
-              v.code,
-              this.ctx.now(),
-            )
+          row =
+            f === undefined
+              ? this.ctx.sql.get(`${INSERT_BLOCK}) ${NEXT_POSITION}) RETURNING *`).get(...startValues)
+              : this.ctx.sql
+                  .get(
+                    `${INSERT_BLOCK}, ${OUTCOME_COLUMNS}, status) ${NEXT_POSITION}, ?, ?, ?, ?, ?, ?, ?, ?, 'done') RETURNING *`,
+                  )
+                  .get(...startValues, ...outcomeValues(f, this.ctx.now()))
         } catch (err) {
           if (constraintViolation(err) === 'primary-key') {
             throw new VisError('db.block-exists', `A block with id ${id} already exists.`, {
@@ -151,6 +195,7 @@ export class BlocksRepo {
           throw err
         }
         if (v.idempotencyKey !== undefined) this.idempotency.record(v.sessionId, v.idempotencyKey, id)
+        if (prepared.length > 0) this.attachments.insertPrepared(id, prepared)
         return { block: BlockSchema.parse(row), replayed: false }
       })
       .immediate()
@@ -165,22 +210,9 @@ export class BlocksRepo {
     return this.ctx.db.transaction(() => {
       // RETURNING: the finished row without a second read (a round trip on PostgreSQL).
       const row = this.ctx.sql
-        .get(
-          `UPDATE blocks SET stdout = ?, stderr = ?, result = ?, error = ?, duration_ms = ?, timed_out = ?,
-             survived = ?, status = 'done', finished_at = ?
-           WHERE id = ? AND status = 'running' RETURNING *`,
-        )
-        .get(
-          v.stdout,
-          v.stderr,
-          v.result === null ? null : encodeJson(v.result),
-          v.error === null ? null : encodeJson(v.error),
-          v.durationMs,
-          v.timedOut ? 1 : 0,
-          v.survived === null ? null : encodeJson(v.survived),
-          this.ctx.now(),
-          id,
-        )
+        .get(`UPDATE blocks SET (${OUTCOME_COLUMNS}, status) = (?, ?, ?, ?, ?, ?, ?, ?, 'done')
+           WHERE id = ? AND status = 'running' RETURNING *`)
+        .get(...outcomeValues(v, this.ctx.now()), id)
       if (row === undefined) {
         const block = this.require(id)
         throw new VisError('db.block-finished', `Block ${id} has already finished.`, {

@@ -59,6 +59,8 @@ export class Store {
   readonly kv: ExtensionKvRepo
   readonly leases: LeasesRepo
   readonly durability: Durability
+  // The clock stamped on rows (StoreOptions.now).
+  readonly now: () => number
   // Set on SQLite only: the same object as db, with better-sqlite3's full API (pragmas).
   readonly sqlite: SqliteDb | undefined
   private readonly group: GroupCommit | undefined
@@ -82,11 +84,12 @@ export class Store {
       this.path = this.db.name
       inlineFloor = Number.POSITIVE_INFINITY
     }
+    this.now = options.now ?? Date.now
     const ctx: RepoContext = {
       db: this.db,
       dialect: this.dialect,
       sql: new Statements(this.db),
-      now: options.now ?? Date.now,
+      now: this.now,
     }
     this.blobs = new BlobStore(this.home)
     this.sessions = new SessionsRepo(ctx)

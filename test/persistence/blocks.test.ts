@@ -183,5 +183,49 @@ for (const backend of BACKENDS) {
       assert.equal(store.blocks.abandonRunning(), 1)
       assert.equal(store.blocks.counts().running, 0)
     })
+    test('a block stored only when finished takes the next position, with its outcome and attachments', () => {
+      let clock = 5000
+      const store = openTempStore({ now: () => clock }, backend)
+      const s = store.sessions.create()
+      const first = store.blocks.start({ sessionId: s.id, code: 'a = 1' }).block
+      store.blocks.finish(first.id, { durationMs: 1 })
+      clock = 6000
+      const done = store.blocks.startFinished(
+        { id: 'blk_later', sessionId: s.id, code: 'print("hi")', createdAt: 5500 },
+        {
+          stdout: 'hi\n',
+          result: { n: 2 },
+          durationMs: 7,
+          attachments: [{ mediaType: 'text/plain', name: 'a.txt', data: new TextEncoder().encode('abc') }],
+        },
+      )
+      assert.equal(done.id, 'blk_later')
+      assert.equal(done.position, first.position + 1)
+      assert.equal(done.status, 'done')
+      assert.equal(done.createdAt, 5500)
+      assert.equal(done.finishedAt, 6000)
+      assert.deepEqual(done.result, { n: 2 })
+      assert.deepEqual(store.blocks.require('blk_later'), done)
+      assert.deepEqual(
+        store.attachments.listByBlock(done.id).map((a) => [a.name, a.size]),
+        [['a.txt', 3]],
+      )
+      assert.equal(store.blocks.counts().running, 0)
+      // The same checks as start(): a missing session, an id taken, a key (stored when accepted).
+      assert.throws(
+        () => store.blocks.startFinished({ sessionId: 'ses_missing', code: '' }, { durationMs: 0 }),
+        (e: unknown) => isVisError(e, 'db.session-not-found'),
+      )
+      assert.throws(
+        () => store.blocks.startFinished({ id: 'blk_later', sessionId: s.id, code: '' }, { durationMs: 0 }),
+        (e: unknown) => isVisError(e, 'db.block-exists'),
+      )
+      assert.throws(
+        () =>
+          store.blocks.startFinished({ sessionId: s.id, code: '', idempotencyKey: 'k' }, { durationMs: 0 }),
+        (e: unknown) => isVisError(e, 'db.invalid-input'),
+      )
+      assert.equal(store.blocks.listBySession(s.id).length, 2)
+    })
   })
 }
