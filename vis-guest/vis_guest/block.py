@@ -8,6 +8,7 @@ import sys
 
 from . import attach, banned, errors, plots, rewrite, schedule, snapshot
 from .capture import DEFAULT_CAP, Capture, Tee
+from .codecache import CodeCache, compile_watching
 from .deferred import settle
 from .state import RT, SYSTEM_VAR_NAMES
 
@@ -58,7 +59,19 @@ def _tool_named_defs(tree: ast.Module, source: str) -> None:
             raise Refused(_located(err, source, node.lineno, node.col_offset + 1))
 
 
-def prepare(source: str, filename: str, *, capture_last: bool, check: bool):
+_CODE = CodeCache()
+
+
+def prepare_block(source: str, filename: str):
+    """prepare() for a block the model sent: a text run before comes from the code cache.
+    The code's co_filename is the block's filename (a cached one keeps its first)."""
+    hit = _CODE.get(source)
+    if hit is not None:
+        return hit
+    return prepare(source, filename, capture_last=True, check=True, cache=_CODE)
+
+
+def prepare(source: str, filename: str, *, capture_last: bool, check: bool, cache: CodeCache | None = None):
     """Parse + refuse + rewrite + compile; raises Refused with a ready error."""
     try:
         tree = ast.parse(source, filename, "exec")
@@ -74,10 +87,16 @@ def prepare(source: str, filename: str, *, capture_last: bool, check: bool):
         _tool_named_defs(tree, source)
     found = snapshot.candidates(tree, source)
     try:
-        code = rewrite.compile_block(*rewrite.rewrite(tree, capture_last, source), filename, source)
+        tree, edits = rewrite.rewrite(tree, capture_last, source)
+        if cache is None:
+            code = rewrite.compile_block(tree, edits, filename, source)
+        else:
+            code, warned = compile_watching(lambda: rewrite.compile_block(tree, edits, filename, source))
     except SyntaxError as e:
         raise Refused(_error(e, True, filename, source)) from None
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    if cache is not None:
+        cache.put(source, code, found, warned)
     return code, found
 
 
@@ -127,10 +146,11 @@ def run(request: dict) -> dict:
     capture = Capture(int(cap))
     err = None
     try:
-        code, found = prepare(source, filename, capture_last=True, check=True)
+        code, found = prepare_block(source, filename)
     except Refused as r:
         err = r.err
     else:
+        filename = code.co_filename
         before = {name: rt.globals.get(name, _MISSING) for name, _, _ in found}
         sys.stdout = Tee(rt.stdout, capture)
         sys.stderr = Tee(rt.stderr, capture)
@@ -166,15 +186,31 @@ def run(request: dict) -> dict:
     rt.last_value = None
     if files:
         outcome["attachments"] = files
-    outcome["snapshot"] = snapshot.take(rt)
-    # The session's own names now: after an interrupt they are what survived intact, and if
-    # the worker is later killed, what the host compares a restore against.
-    outcome["names"] = user_names(rt)
-    try:
-        outcome["cwd"] = os.getcwd()  # a replacement worker starts where the session was
-    except OSError:
-        pass
+    _report_changes(rt, outcome)
     return outcome
+
+
+def _report_changes(rt, outcome: dict) -> None:
+    """The session's state the host keeps, each only when it changed since this worker last
+    reported it (the host keeps the last one it got): the defs snapshot (a replacement worker
+    restores it); the session's own names (after an interrupt, what survived intact; after a
+    kill, what a restore is compared against); the working directory (where a replacement
+    starts). A trivial block then answers with a few bytes instead of all of them."""
+    reported = rt.reported
+    snap = snapshot.changed(rt)
+    if snap is not None:
+        outcome["snapshot"] = snap
+    keys = list(rt.globals)  # the names are a function of the keys: compare those, in C
+    if keys != reported["names"]:
+        reported["names"] = keys
+        outcome["names"] = user_names(rt)
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        return
+    if cwd != reported["cwd"]:
+        reported["cwd"] = cwd
+        outcome["cwd"] = cwd
 
 
 def user_names(rt) -> list:

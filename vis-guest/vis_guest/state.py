@@ -20,6 +20,7 @@ SYSTEM_VAR_NAMES = (
 
 # Runtime helpers the model may clobber; restored before every block.
 HELPER_NAMES = ("doc", "apropos", "defs", "gather", "vis_attach", "vis_attach_bytes", "network_probe", "print")
+_HELPERS = frozenset(HELPER_NAMES)
 
 
 class Runtime:
@@ -41,6 +42,11 @@ class Runtime:
         self.attachments: list = []
         self.notes: list = []  # what the runtime tells the model after its output
         self.installed = False
+        # name -> (value, literal text) of the constants the last snapshot saw (snapshot.py)
+        self.const_texts: dict = {}
+        # What this worker last told the host after a block (defs, names, cwd): an outcome
+        # carries each only when it changed, and the host keeps the last one it got.
+        self.reported: dict = {"defs": None, "names": None, "cwd": None}
 
     def set_builtin(self, name: str, value) -> None:
         self.builtins[name] = value
@@ -53,16 +59,21 @@ class Runtime:
     def restore(self) -> None:
         """Undo whatever the last block did to builtins and runtime names."""
         bd = builtins.__dict__
-        # The common case (nothing touched) is one C-level comparison of the two dicts' items.
-        if not bd.items() >= self.builtins.items():
+        # The common case (nothing touched) is one C-level comparison of the two dicts: `==`
+        # first (no item tuples built, the values compared by identity first), then the
+        # subset test for builtins a block added, which stay.
+        if not (bd == self.builtins or bd.items() >= self.builtins.items()):
             for k, v in self.builtins.items():
                 if bd.get(k) is not v:
                     bd[k] = v
         g = self.globals
-        for name in HELPER_NAMES:
-            g.pop(name, None)
-        for name in self.tools:
-            g.pop(name, None)
+        keys = g.keys()
+        if not keys.isdisjoint(_HELPERS):
+            for name in HELPER_NAMES:
+                g.pop(name, None)
+        if not keys.isdisjoint(self.tools):
+            for name in self.tools:
+                g.pop(name, None)
         g["__name__"] = "__main__"
         g["__builtins__"] = builtins
         sys.modules["__main__"] = self.module
