@@ -105,7 +105,7 @@ def entries(rt) -> list:
     tools = rt.tools
     registry = rt.registry
     items = []
-    for name in list(registry):
+    for name in list(registry) if registry else ():
         entry = registry[name]
         if name not in g or name in tools:
             del registry[name]
@@ -125,16 +125,17 @@ def entries(rt) -> list:
         if name in registry or name in tools or name in _SYSTEM or name.startswith("__"):
             continue
         seen = known.get(name)
-        if seen is not None and seen[0] is value and type(value) in _SCALARS:
-            text = seen[1]
+        if seen is not None and seen[0] is value:
+            item = seen[1]  # only scalars are remembered
         elif isinstance(value, (types.ModuleType, types.FunctionType)):
             continue
         else:
             text = _literal(value)
+            item = None if text is None else (name, "const", f"{name} = {text}")
         if type(value) in _SCALARS:
-            texts[name] = (value, text)
-        if text is not None:
-            consts.append((name, "const", f"{name} = {text}"))
+            texts[name] = (value, item)
+        if item is not None:
+            consts.append(item)
     rt.const_texts = texts  # only names bound now: nothing stale is kept alive
     imports = [i for i in items if i[1] == "import"]
     rest = [i for i in items if i[1] != "import"]
