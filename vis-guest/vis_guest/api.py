@@ -106,6 +106,11 @@ def run_block(request: dict) -> dict:
     return block.run(request)
 
 
+def code_cache() -> dict:
+    """How many block texts the code cache holds and how often it answered (diagnostics)."""
+    return block.code_cache_stats()
+
+
 def snapshot_defs() -> dict:
     return snapshot.take(RT)
 

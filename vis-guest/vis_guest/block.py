@@ -71,6 +71,10 @@ def prepare_block(source: str, filename: str):
     return prepare(source, filename, capture_last=True, check=True, cache=_CODE)
 
 
+def code_cache_stats() -> dict:
+    return {"entries": len(_CODE.entries), "hits": _CODE.hits}
+
+
 def prepare(source: str, filename: str, *, capture_last: bool, check: bool, cache: CodeCache | None = None):
     """Parse + refuse + rewrite + compile; raises Refused with a ready error."""
     try:

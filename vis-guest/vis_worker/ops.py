@@ -105,6 +105,8 @@ def handle(line: str) -> str:
         value = OPS[msg["op"]](msg)
         if value is None:
             return f'{{"id":{rid:d},"ok":true,"value":null}}'
+        if type(value) is dict and not value:  # a block that printed and changed nothing
+            return f'{{"id":{rid:d},"ok":true,"value":{{}}}}'
         return f'{{"id":{rid:d},"ok":true,"value":{_encode_value(value)}}}'
     except BaseException as e:  # noqa: BLE001 - KeyboardInterrupt in `run` too
         code = "python.interrupted" if isinstance(e, KeyboardInterrupt) else "python.exception"
