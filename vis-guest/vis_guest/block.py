@@ -3,6 +3,7 @@
 import ast
 import inspect
 import linecache
+import operator
 import os
 import sys
 
@@ -10,7 +11,7 @@ from . import attach, banned, errors, plots, rewrite, schedule, snapshot
 from .capture import DEFAULT_CAP, Capture, Tee
 from .codecache import CodeCache, compile_watching
 from .deferred import settle
-from .state import RT, SYSTEM_VAR_NAMES
+from .state import RT, SYSTEM_VAR_NAMES, _dict_version
 
 _MISSING = object()
 
@@ -141,7 +142,13 @@ def run(request: dict) -> dict:
     cap = request.get("stdout_cap") or rt.config.get("stdout_cap") or DEFAULT_CAP
     rt.restore()
     ctx = request.get("ctx", request.get("session"))
-    rt.globals["session"] = dict(ctx or {})
+    g = rt.globals
+    # The globals' version before and after the runtime's own `session` rebinding: if it is
+    # the one the last report left and the block changes nothing, the state is unchanged.
+    untouched = _dict_version(g)
+    untouched = untouched is not None and untouched == rt.reported.get("globals")
+    g["session"] = dict(ctx or {})
+    start = _dict_version(g)
     rt.last_value = None
     rt.attachments = []
     rt.notes = []
@@ -190,24 +197,38 @@ def run(request: dict) -> dict:
     rt.last_value = None
     if files:
         outcome["attachments"] = files
-    _report_changes(rt, outcome)
+    _report_changes(rt, outcome, untouched and _dict_version(g) == start)
     return outcome
 
 
-def _report_changes(rt, outcome: dict) -> None:
+def _report_changes(rt, outcome: dict, untouched: bool) -> None:
     """The session's state the host keeps, each only when it changed since this worker last
     reported it (the host keeps the last one it got): the defs snapshot (a replacement worker
     restores it); the session's own names (after an interrupt, what survived intact; after a
     kill, what a restore is compared against); the working directory (where a replacement
     starts). A trivial block then answers with a few bytes instead of all of them."""
     reported = rt.reported
-    snap = snapshot.changed(rt)
-    if snap is not None:
-        outcome["snapshot"] = snap
-    keys = list(rt.globals)  # the names are a function of the keys: compare those, in C
-    if keys != reported["names"]:
-        reported["names"] = keys
-        outcome["names"] = user_names(rt)
+    tools = list(rt.tools)
+    registry = list(rt.registry.values())  # record() stores a new entry for every change
+    if not (
+        untouched
+        and not rt.snapshot_volatile
+        and tools == reported.get("tools")
+        and len(registry) == len(reported.get("registry", ()))
+        and all(map(operator.is_, registry, reported["registry"]))
+    ):
+        # Something may have changed: compute and compare (no globals rebound since the last
+        # report, none that can change in place, same tools and registry: nothing could).
+        snap = snapshot.changed(rt)
+        if snap is not None:
+            outcome["snapshot"] = snap
+        keys = list(rt.globals)  # the names are a function of the keys: compare those, in C
+        if keys != reported["names"]:
+            reported["names"] = keys
+            outcome["names"] = user_names(rt)
+        reported["tools"] = tools
+        reported["registry"] = list(rt.registry.values())
+    reported["globals"] = _dict_version(rt.globals)
     try:
         cwd = os.getcwd()
     except OSError:

@@ -121,6 +121,7 @@ def entries(rt) -> list:
     known = rt.const_texts
     texts = {}
     consts = []
+    volatile = False  # a value whose text can change while the name holds the same object
     for name, value in g.items():
         if name in registry or name in tools or name in _SYSTEM or name.startswith("__"):
             continue
@@ -134,9 +135,12 @@ def entries(rt) -> list:
             item = None if text is None else (name, "const", f"{name} = {text}")
         if type(value) in _SCALARS:
             texts[name] = (value, item)
+        elif isinstance(value, _CONST_TYPES):
+            volatile = True  # a list, a dict, a tuple of them, an int subclass with its own repr
         if item is not None:
             consts.append(item)
     rt.const_texts = texts  # only names bound now: nothing stale is kept alive
+    rt.snapshot_volatile = volatile
     imports = [i for i in items if i[1] == "import"]
     rest = [i for i in items if i[1] != "import"]
     total = 0

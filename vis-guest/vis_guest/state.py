@@ -56,6 +56,8 @@ class Runtime:
         # What this worker last told the host after a block (defs, names, cwd): an outcome
         # carries each only when it changed, and the host keeps the last one it got.
         self.reported: dict = {"defs": None, "names": None, "cwd": None}
+        # Whether the last snapshot saw a value that can change in place (snapshot.entries).
+        self.snapshot_volatile = True
 
     def set_builtin(self, name: str, value) -> None:
         # Changes the builtins dict (and so its version): the next restore compares in full.
