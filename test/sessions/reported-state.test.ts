@@ -125,6 +125,47 @@ describe('the guest reports its state only when it changed', () => {
   })
 })
 
+describe('changes made between blocks are seen by the next one', () => {
+  // s.eval is the raw op: it neither restores the runtime nor reports anything, so it can
+  // watch what a thread the block left running does after the block returned.
+  const until = async (s: Session, expr: string) => {
+    const t0 = Date.now()
+    while (((await s.eval(expr)) as { value: unknown }).value !== true) {
+      if (Date.now() - t0 > 20_000) throw new Error(`timed out waiting for ${expr}`)
+      await new Promise((r) => setTimeout(r, 20))
+    }
+  }
+  const later = (what: string) =>
+    `import threading, time\ndef _later():\n    time.sleep(0.05)\n    ${what}\nthreading.Thread(target=_later).start()`
+
+  test('a builtin clobbered by a thread after its block is restored for the next block', async () => {
+    const s = await rt.createSession({ roots: [root] })
+    try {
+      // abs: the raw ops this test polls with (json, len) must keep working meanwhile.
+      await s.runBlock(later('__import__("builtins").abs = None'))
+      await until(s, '__import__("builtins").abs is None')
+      const r = await s.runBlock('abs(-2)')
+      assert.equal(r.result, 2, JSON.stringify(r.error))
+    } finally {
+      await s.dispose()
+    }
+  })
+
+  test("a global rebound by a thread after its block is in the next block's snapshot", async () => {
+    const s = await rt.createSession({ roots: [root] })
+    try {
+      await raw(s, 'K = 1')
+      await raw(s, later('global K\n    K = 9'))
+      await until(s, 'K == 9')
+      const r = await raw(s, 'pass')
+      assert.equal(sources(r).K, 'K = 9')
+      assert.deepEqual(await raw(s, 'pass'), {})
+    } finally {
+      await s.dispose()
+    }
+  })
+})
+
 describe('the host validates outcomes without zod when they have the common shape', () => {
   test('common shapes pass as they are', () => {
     for (const v of [
