@@ -125,6 +125,33 @@ describe('the guest reports its state only when it changed', () => {
   })
 })
 
+describe('a report that never reached the host', () => {
+  test('a block whose reply failed leaves the next block to report everything', async () => {
+    const s = await rt.createSession({ roots: [root] })
+    try {
+      await raw(s, 'A = 1')
+      // The next report fails once inside the guest's own bookkeeping, as an interrupt
+      // landing right after the block would (the raw exec op patches the guest runtime).
+      const patch = [
+        'import vis_guest.snapshot as _snap',
+        '_real = _snap.changed',
+        'def _fail_once(rt):',
+        '    _snap.changed = _real',
+        '    raise KeyboardInterrupt',
+        '_snap.changed = _fail_once',
+      ].join('\n')
+      assert.deepEqual(await s.exec(patch), { ok: true, value: null })
+      await assert.rejects(raw(s, 'A = 2'), /KeyboardInterrupt/)
+      const next = await raw(s, 'pass')
+      assert.equal(sources(next).A, 'A = 2', 'the state the failed reply carried comes again')
+      assert.ok(next.names?.includes('A'))
+      assert.equal(next.cwd, root)
+    } finally {
+      await s.dispose()
+    }
+  })
+})
+
 describe('changes made between blocks are seen by the next one', () => {
   // s.eval is the raw op: it neither restores the runtime nor reports anything, so it can
   // watch what a thread the block left running does after the block returned.

@@ -103,7 +103,11 @@ def run_block(request: dict) -> dict:
     """Request: {code, ctx | session: dict, stdout_cap?}."""
     if not RT.installed:
         install_runtime({})
-    return block.run(request)
+    try:
+        return block.run(request)
+    except BaseException:
+        RT.forget_reported()  # the host gets an error instead of this block's state
+        raise
 
 
 def code_cache() -> dict:

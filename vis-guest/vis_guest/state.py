@@ -55,9 +55,15 @@ class Runtime:
         self.const_texts: dict = {}
         # What this worker last told the host after a block (defs, names, cwd): an outcome
         # carries each only when it changed, and the host keeps the last one it got.
-        self.reported: dict = {"defs": None, "names": None, "cwd": None}
+        self.reported: dict = {}
+        self.forget_reported()
         # Whether the last snapshot saw a value that can change in place (snapshot.entries).
         self.snapshot_volatile = True
+
+    def forget_reported(self) -> None:
+        """The next block reports all of its state (a reply that may not have reached the
+        host, e.g. one that failed to encode, must not leave the host with stale state)."""
+        self.reported = {"defs": None, "names": None, "cwd": None}
 
     def set_builtin(self, name: str, value) -> None:
         # Changes the builtins dict (and so its version): the next restore compares in full.
