@@ -56,7 +56,9 @@ def compile_watching(compile_fn):
     """compile_fn() and whether it showed a warning (seen through warnings._showwarnmsg, the
     hook every shown warning passes; the filters are not touched, so nothing else changes)."""
     shown = []
-    original = warnings._showwarnmsg
+    original = getattr(warnings, "_showwarnmsg", None)
+    if original is None:  # not this CPython's warnings module: assume it warned (no caching)
+        return compile_fn(), True
 
     def watch(msg):
         shown.append(msg)
