@@ -21,17 +21,14 @@ async function value(expr: string): Promise<unknown> {
 }
 
 test('the version changes on every modification and only then', async () => {
-  const setup = await rt.exec(
-    [
-      'import _vis',
-      'd, other = {"a": 1}, {}',
-      'seen = [_vis.dict_version(d)]',
-      'def step(change):',
-      '    change()',
-      '    seen.append(_vis.dict_version(d))',
-      '    return seen[-1] != seen[-2]',
-    ].join('\n'),
-  )
+  // step(change) makes the change and answers whether d's version moved.
+  const setup = await rt.exec(`import _vis
+d, other = {"a": 1}, {}
+seen = [_vis.dict_version(d)]
+def step(change):
+    change()
+    seen.append(_vis.dict_version(d))
+    return seen[-1] != seen[-2]`)
   assert.ok(setup.ok, JSON.stringify(setup))
   const a = 'd["a"]'
   const changes: Array<[string, boolean]> = [
