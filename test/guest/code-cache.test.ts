@@ -83,4 +83,19 @@ describe('the code cache', () => {
     await g.runBlock(quiet)
     assert.equal(seen(), n1 + 1, 'shown again under the new filters')
   })
+
+  test("the parser's own warnings show on every run too", async () => {
+    // An invalid escape is reported while parsing (a DeprecationWarning before 3.12, shown
+    // here by an "always" filter), and this block is rewritten, so compiled from its tree.
+    await g.runBlock('import warnings\nwarnings.simplefilter("always")')
+    const code = 'print(len("\\d"))'
+    const seen = () => (g.streamed().match(/invalid escape sequence/g) ?? []).length
+    const n0 = seen()
+    assert.equal((await g.runBlock(code)).stdout, '2\n')
+    const n1 = seen()
+    assert.ok(n1 > n0, 'warned on the first run')
+    assert.equal((await g.runBlock(code)).stdout, '2\n')
+    assert.equal(seen() - n1, n1 - n0, 'and as much on the second')
+    await g.runBlock('warnings.resetwarnings()')
+  })
 })

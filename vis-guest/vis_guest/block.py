@@ -9,7 +9,7 @@ import sys
 
 from . import attach, banned, errors, plots, rewrite, schedule, snapshot
 from .capture import DEFAULT_CAP, Capture, Tee
-from .codecache import CodeCache, compile_watching
+from .codecache import CodeCache, watching_warnings
 from .deferred import settle
 from .state import RT, SYSTEM_VAR_NAMES, _dict_version
 
@@ -69,14 +69,17 @@ def prepare_block(source: str, filename: str):
     hit = _CODE.get(source)
     if hit is not None:
         return hit
-    return prepare(source, filename, capture_last=True, check=True, cache=_CODE)
+    # Watched from the parse on: the parser warns too (an invalid escape sequence).
+    (code, found), warned = watching_warnings(lambda: prepare(source, filename, capture_last=True, check=True))
+    _CODE.put(source, code, found, warned)
+    return code, found
 
 
 def code_cache_stats() -> dict:
     return {"entries": len(_CODE.entries), "hits": _CODE.hits}
 
 
-def prepare(source: str, filename: str, *, capture_last: bool, check: bool, cache: CodeCache | None = None):
+def prepare(source: str, filename: str, *, capture_last: bool, check: bool):
     """Parse + refuse + rewrite + compile; raises Refused with a ready error."""
     try:
         tree = ast.parse(source, filename, "exec")
@@ -92,16 +95,10 @@ def prepare(source: str, filename: str, *, capture_last: bool, check: bool, cach
         _tool_named_defs(tree, source)
     found = snapshot.candidates(tree, source)
     try:
-        tree, edits = rewrite.rewrite(tree, capture_last, source)
-        if cache is None:
-            code = rewrite.compile_block(tree, edits, filename, source)
-        else:
-            code, warned = compile_watching(lambda: rewrite.compile_block(tree, edits, filename, source))
+        code = rewrite.compile_block(*rewrite.rewrite(tree, capture_last, source), filename, source)
     except SyntaxError as e:
         raise Refused(_error(e, True, filename, source)) from None
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    if cache is not None:
-        cache.put(source, code, found, warned)
     return code, found
 
 

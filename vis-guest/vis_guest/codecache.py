@@ -9,7 +9,8 @@ running it again cannot be told apart from compiling it again:
     block, where errors.py tells "defined in an earlier block" by that filename, and no
     definition can be named after a tool (block._tool_named_defs, which depends on the
     tools bound now);
-  - compiling it showed no warning: the compiler's SyntaxWarnings show on every compile;
+  - parsing and compiling it showed no warning: the parser's and the compiler's warnings
+    (an invalid escape, `x is 300`) show on every run;
   - warnings.filters is what it was when the entry was made (an ignored warning might show
     under the new filters): any change empties the cache.
 A cached block keeps the filename `<vis-block-N>` of the run that compiled it: an opaque label
@@ -52,13 +53,13 @@ class CodeCache:
         self.entries[source] = (code, found)
 
 
-def compile_watching(compile_fn):
-    """compile_fn() and whether it showed a warning (seen through warnings._showwarnmsg, the
-    hook every shown warning passes; the filters are not touched, so nothing else changes)."""
+def watching_warnings(fn):
+    """fn() and whether it showed a warning (seen through warnings._showwarnmsg, the hook
+    every shown warning passes; the filters are not touched, so nothing else changes)."""
     shown = []
     original = getattr(warnings, "_showwarnmsg", None)
     if original is None:  # not this CPython's warnings module: assume it warned (no caching)
-        return compile_fn(), True
+        return fn(), True
 
     def watch(msg):
         shown.append(msg)
@@ -66,8 +67,8 @@ def compile_watching(compile_fn):
 
     warnings._showwarnmsg = watch
     try:
-        code = compile_fn()
+        result = fn()
     finally:
         if warnings._showwarnmsg is watch:
             warnings._showwarnmsg = original
-    return code, bool(shown)
+    return result, bool(shown)
