@@ -13,8 +13,9 @@ running it again cannot be told apart from compiling it again:
     (an invalid escape, `x is 300`) show on every run;
   - warnings.filters is what it was when the entry was made (an ignored warning might show
     under the new filters): any change empties the cache.
-A cached block keeps the filename `<vis-block-N>` of the run that compiled it: an opaque label
-the host never sees, still unique to that text, still in linecache."""
+A cached block keeps the filename `<vis-block-N>` of the run that compiled it: an opaque label,
+still unique to that text and still in linecache; the one trace of the reuse is that a
+traceback the block prints itself names that earlier N."""
 
 import linecache
 import warnings
