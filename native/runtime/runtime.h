@@ -123,7 +123,8 @@ void HostWakeAll();
 PyObject* PyInit__vis();
 PyObject* Namespace(const char* name);  // new reference
 bool InstallStreams();
-PyObject* SigintHandler();  // new reference to _vis._sigint
+PyObject* SigintHandler();                         // new reference to _vis._sigint
+PyObject* VisDictVersion(PyObject*, PyObject* d);  // _vis.dict_version (dict_version.cc)
 
 // ---- the audit hook (audit.cc) ----------------------------------------------
 struct Policy {

@@ -192,6 +192,7 @@ PyMethodDef kMethods[] = {
     {"json_quote", vis_json_quote, METH_O, "json_quote(s) -> s as a JSON string literal"},
     {"stdin_read", vis_stdin_read, METH_NOARGS, "stdin_read() -> next stdin request line, None: no more"},
     {"_sigint", vis_sigint, METH_VARARGS, "SIGINT handler: raises KeyboardInterrupt"},
+    {"dict_version", VisDictVersion, METH_O, "dict_version(d) -> changes whenever d is modified (None: unknown)"},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef kModule = {PyModuleDef_HEAD_INIT, "_vis", "The guest's door to the host.", -1, kMethods};

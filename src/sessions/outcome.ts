@@ -33,6 +33,37 @@ export const BlockOutcome = z
   .passthrough()
 export type BlockOutcome = z.infer<typeof BlockOutcome>
 
+// Keys of the common outcome whose schema is a plain type check (stdout) or none at all.
+const PLAIN_KEYS: Record<string, 'string' | 'any'> = {
+  stdout: 'string',
+  result: 'any',
+  snapshot: 'any',
+  names: 'any',
+  cwd: 'any',
+}
+
+// BlockOutcome.safeParse with a fast path: nearly every outcome is `{}`, `{stdout}` or
+// `{result}` (plus the state the guest reports when it changed), which BlockOutcome accepts
+// as they are; those are checked here in a few comparisons, and anything else (an error,
+// attachments, an unknown key, a wrong type) goes through the schema for its precise verdict.
+export function parseBlockOutcome(value: unknown): z.SafeParseReturnType<unknown, BlockOutcome> {
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    let plain = true
+    for (const key in value) {
+      const want = Object.hasOwn(PLAIN_KEYS, key) ? PLAIN_KEYS[key] : undefined
+      const v = (value as Record<string, unknown>)[key]
+      if (want === undefined || v === undefined || (want === 'string' && typeof v !== 'string')) {
+        plain = false
+        break
+      }
+    }
+    if (plain && Object.getPrototypeOf(value) === Object.prototype) {
+      return { success: true, data: value as BlockOutcome }
+    }
+  }
+  return BlockOutcome.safeParse(value)
+}
+
 // The guest reports an interrupt it saw; when the host's own timer caused it, the
 // model is told it was a timeout.
 export function asTimeout(outcome: BlockOutcome, timeoutMs: number, note?: string): BlockOutcome {

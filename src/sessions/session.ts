@@ -10,7 +10,7 @@ import type { Worker } from '../worker/worker.js'
 import { assertCrossable } from './crossing.js'
 import { BlockDeadline, DEFAULT_GRACE_MS } from './deadline.js'
 import { type SessionEvent, SessionEvents, type SessionEventType } from './events.js'
-import { BlockOutcome } from './outcome.js'
+import { type BlockOutcome, parseBlockOutcome } from './outcome.js'
 import { OutputBudget } from './output-cap.js'
 import { GUEST_API, WorkerSetup } from './replace.js'
 import { finishStopped, guestCwd, guestNames, killedOutcome } from './stopped.js'
@@ -431,7 +431,7 @@ export class Session {
     try {
       let outcome: BlockOutcome
       try {
-        const parsed = BlockOutcome.safeParse(await started.reply)
+        const parsed = parseBlockOutcome(await started.reply)
         if (!parsed.success) {
           // Only guest code forging frames on the socket gets here.
           worker.retire('it answered a block with something that is not a block outcome')

@@ -8,6 +8,8 @@ const Names = z.array(z.string())
 // The guest's list of the session's own names after the block (vis_guest/block.py), or
 // undefined when the outcome has none.
 export function guestNames(outcome: BlockOutcome): string[] | undefined {
+  // The guest sends its names only when they changed (vis_guest/block.py).
+  if (outcome.names === undefined) return undefined
   const parsed = Names.safeParse(outcome.names)
   return parsed.success ? parsed.data : undefined
 }

@@ -247,6 +247,7 @@ async function startDriverGuest(opts: GuestOptions): Promise<Guest> {
   for (const [name, d] of toolDefs(opts)) await bind(name, d.fn, d.doc, d.signature)
   // The driver stands in for the session's namespace bookkeeping with a direct install.
   const namespaces = new Map<string, Map<string, { name: string; doc: string; signature: string }>>()
+  let lastSnapshot: Outcome['snapshot']
   return {
     home,
     outbox,
@@ -263,7 +264,10 @@ async function startDriverGuest(opts: GuestOptions): Promise<Guest> {
               child.kill('SIGINT')
             }, o.timeoutMs)
       try {
-        const out = await call<Outcome>('run_block', { code, ctx: o.ctx ?? {}, stdout_cap: o.stdoutCap })
+        const got = await call<Outcome>('run_block', { code, ctx: o.ctx ?? {}, stdout_cap: o.stdoutCap })
+        // The guest sends its snapshot only when it changed; the host keeps the last one.
+        if (got.snapshot !== undefined) lastSnapshot = got.snapshot
+        const out = { ...got, snapshot: lastSnapshot }
         return fired && out.error?.phase === 'interrupted'
           ? (asTimeout(out, o.timeoutMs ?? 0) as Outcome)
           : out

@@ -103,7 +103,16 @@ def run_block(request: dict) -> dict:
     """Request: {code, ctx | session: dict, stdout_cap?}."""
     if not RT.installed:
         install_runtime({})
-    return block.run(request)
+    try:
+        return block.run(request)
+    except BaseException:
+        RT.forget_reported()  # the host gets an error instead of this block's state
+        raise
+
+
+def code_cache() -> dict:
+    """How many block texts the code cache holds and how often it answered (diagnostics)."""
+    return block.code_cache_stats()
 
 
 def snapshot_defs() -> dict:

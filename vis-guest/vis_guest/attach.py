@@ -132,14 +132,18 @@ def _quick_scan(rt) -> dict | None:
     dirs = getattr(rt, "outbox_dirs", None)
     if not dirs:
         return None
-    for d, mtime in dirs.items():
-        try:
-            if os.stat(d).st_mtime_ns != mtime:
+    stat = os.stat
+    try:
+        for d, mtime in dirs.items():
+            if stat(d).st_mtime_ns != mtime:
                 return None
-        except OSError:
-            return None
+    except OSError:
+        return None
+    known = getattr(rt, "outbox_seen", None)
+    if not known:
+        return {}  # the usual block: no file in the outbox, and no directory changed
     seen = {}
-    for p in getattr(rt, "outbox_seen", {}):
+    for p in known:
         try:
             st = os.stat(p)
         except OSError:
@@ -175,6 +179,8 @@ def collect(rt) -> list:
     after = _quick_scan(rt)
     if after is None:
         after = scan(rt)
+    elif not after and not seen:
+        return []
     changed = [p for p, st in after.items() if seen.get(p) != st]
     if not changed:
         rt.outbox_seen = after

@@ -3,13 +3,15 @@
 import ast
 import inspect
 import linecache
+import operator
 import os
 import sys
 
 from . import attach, banned, errors, plots, rewrite, schedule, snapshot
 from .capture import DEFAULT_CAP, Capture, Tee
+from .codecache import CodeCache, watching_warnings
 from .deferred import settle
-from .state import RT, SYSTEM_VAR_NAMES
+from .state import RT, SYSTEM_VAR_NAMES, _dict_version
 
 _MISSING = object()
 
@@ -56,6 +58,25 @@ def _tool_named_defs(tree: ast.Module, source: str) -> None:
                 "flags": ["tool-name"],
             }
             raise Refused(_located(err, source, node.lineno, node.col_offset + 1))
+
+
+_CODE = CodeCache()
+
+
+def prepare_block(source: str, filename: str):
+    """prepare() for a block the model sent: a text run before comes from the code cache.
+    The code's co_filename is the block's filename (a cached one keeps its first)."""
+    hit = _CODE.get(source)
+    if hit is not None:
+        return hit
+    # Watched from the parse on: the parser warns too (an invalid escape sequence).
+    (code, found), warned = watching_warnings(lambda: prepare(source, filename, capture_last=True, check=True))
+    _CODE.put(source, code, found, warned)
+    return code, found
+
+
+def code_cache_stats() -> dict:
+    return {"entries": len(_CODE.entries), "hits": _CODE.hits}
 
 
 def prepare(source: str, filename: str, *, capture_last: bool, check: bool):
@@ -118,7 +139,13 @@ def run(request: dict) -> dict:
     cap = request.get("stdout_cap") or rt.config.get("stdout_cap") or DEFAULT_CAP
     rt.restore()
     ctx = request.get("ctx", request.get("session"))
-    rt.globals["session"] = dict(ctx or {})
+    g = rt.globals
+    # The globals' version before and after the runtime's own `session` rebinding: if it is
+    # the one the last report left and the block changes nothing, the state is unchanged.
+    untouched = _dict_version(g)
+    untouched = untouched is not None and untouched == rt.reported.get("globals")
+    g["session"] = dict(ctx or {})
+    start = _dict_version(g)
     rt.last_value = None
     rt.attachments = []
     rt.notes = []
@@ -127,10 +154,11 @@ def run(request: dict) -> dict:
     capture = Capture(int(cap))
     err = None
     try:
-        code, found = prepare(source, filename, capture_last=True, check=True)
+        code, found = prepare_block(source, filename)
     except Refused as r:
         err = r.err
     else:
+        filename = code.co_filename
         before = {name: rt.globals.get(name, _MISSING) for name, _, _ in found}
         sys.stdout = Tee(rt.stdout, capture)
         sys.stderr = Tee(rt.stderr, capture)
@@ -166,15 +194,45 @@ def run(request: dict) -> dict:
     rt.last_value = None
     if files:
         outcome["attachments"] = files
-    outcome["snapshot"] = snapshot.take(rt)
-    # The session's own names now: after an interrupt they are what survived intact, and if
-    # the worker is later killed, what the host compares a restore against.
-    outcome["names"] = user_names(rt)
-    try:
-        outcome["cwd"] = os.getcwd()  # a replacement worker starts where the session was
-    except OSError:
-        pass
+    _report_changes(rt, outcome, untouched and _dict_version(g) == start)
     return outcome
+
+
+def _report_changes(rt, outcome: dict, untouched: bool) -> None:
+    """The session's state the host keeps, each only when it changed since this worker last
+    reported it (the host keeps the last one it got): the defs snapshot (a replacement worker
+    restores it); the session's own names (after an interrupt, what survived intact; after a
+    kill, what a restore is compared against); the working directory (where a replacement
+    starts). A trivial block then answers with a few bytes instead of all of them."""
+    reported = rt.reported
+    tools = list(rt.tools)
+    registry = list(rt.registry.values())  # record() stores a new entry for every change
+    if not (
+        untouched
+        and not rt.snapshot_volatile
+        and tools == reported.get("tools")
+        and len(registry) == len(reported.get("registry", ()))
+        and all(map(operator.is_, registry, reported["registry"]))
+    ):
+        # Something may have changed: compute and compare (no globals rebound since the last
+        # report, none that can change in place, same tools and registry: nothing could).
+        snap = snapshot.changed(rt)
+        if snap is not None:
+            outcome["snapshot"] = snap
+        keys = list(rt.globals)  # the names are a function of the keys: compare those, in C
+        if keys != reported["names"]:
+            reported["names"] = keys
+            outcome["names"] = user_names(rt)
+        reported["tools"] = tools
+        reported["registry"] = list(rt.registry.values())
+    reported["globals"] = _dict_version(rt.globals)
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        return
+    if cwd != reported["cwd"]:
+        reported["cwd"] = cwd
+        outcome["cwd"] = cwd
 
 
 def user_names(rt) -> list:

@@ -7,6 +7,9 @@ import textwrap
 import types
 
 from . import rewrite
+from .state import SYSTEM_VAR_NAMES
+
+_SYSTEM = frozenset(SYSTEM_VAR_NAMES)
 
 VERSION = 1
 MAX_CONST_REPR = 2000  # a constant bigger than this is data, not a definition
@@ -88,44 +91,86 @@ def _literal(value) -> str | None:
     return text
 
 
-def take(rt) -> dict:
-    from .state import SYSTEM_VAR_NAMES
+# Values whose repr is a function of the object alone (immutable, no contents to mutate): a
+# name still bound to the same such object keeps the text computed for it last time.
+_SCALARS = frozenset((int, float, str, bool, type(None), bytes))
 
+
+def entries(rt) -> list:
+    """(name, kind, source) of the session's definitions now, in restore order and capped.
+
+    Called after every block, so the constants' texts are remembered per name (see _SCALARS):
+    a block that rebinds nothing costs a walk of the globals, not a repr of each value."""
     g = rt.globals
+    tools = rt.tools
+    registry = rt.registry
     items = []
-    for name in list(rt.registry):
-        entry = rt.registry[name]
-        if name not in g or name in rt.tools:
-            del rt.registry[name]
+    for name in list(registry) if registry else ():
+        entry = registry[name]
+        if name not in g or name in tools:
+            del registry[name]
             continue
         value = g[name]
         if entry["kind"] == "function" and not inspect.isfunction(value):
-            del rt.registry[name]
+            del registry[name]
             continue
         if entry["kind"] == "class" and not inspect.isclass(value):
-            del rt.registry[name]
+            del registry[name]
             continue
-        items.append({"name": name, "kind": entry["kind"], "source": entry["source"]})
+        items.append((name, entry["kind"], entry["source"]))
+    known = rt.const_texts
+    texts = {}
     consts = []
-    for name, value in list(g.items()):
-        if name in rt.registry or name in rt.tools or name in SYSTEM_VAR_NAMES or name.startswith("__"):
+    volatile = False  # a value whose text can change while the name holds the same object
+    for name, value in g.items():
+        if name in registry or name in tools or name in _SYSTEM or name.startswith("__"):
             continue
-        if isinstance(value, (types.ModuleType, types.FunctionType)):
+        seen = known.get(name)
+        if seen is not None and seen[0] is value:
+            item = seen[1]  # only scalars are remembered
+        elif isinstance(value, (types.ModuleType, types.FunctionType)):
             continue
-        text = _literal(value)
-        if text is not None:
-            consts.append({"name": name, "kind": "const", "source": f"{name} = {text}"})
-    imports = [i for i in items if i["kind"] == "import"]
-    rest = [i for i in items if i["kind"] != "import"]
-    ordered = imports + consts + rest
+        else:
+            text = _literal(value)
+            item = None if text is None else (name, "const", f"{name} = {text}")
+        if type(value) in _SCALARS:
+            texts[name] = (value, item)
+        elif isinstance(value, _CONST_TYPES):
+            volatile = True  # a list, a dict, a tuple of them, an int subclass with its own repr
+        if item is not None:
+            consts.append(item)
+    rt.const_texts = texts  # only names bound now: nothing stale is kept alive
+    rt.snapshot_volatile = volatile
+    imports = [i for i in items if i[1] == "import"]
+    rest = [i for i in items if i[1] != "import"]
     total = 0
     kept = []
-    for item in ordered:
-        total += len(item["source"])
-        if total > MAX_TOTAL and item["kind"] == "const":
+    for item in imports + consts + rest:
+        total += len(item[2])
+        if total > MAX_TOTAL and item[1] == "const":
             continue
         kept.append(item)
-    return {"version": VERSION, "items": kept}
+    return kept
+
+
+def as_snapshot(kept: list) -> dict:
+    return {"version": VERSION, "items": [{"name": n, "kind": k, "source": s} for n, k, s in kept]}
+
+
+def take(rt) -> dict:
+    return as_snapshot(entries(rt))
+
+
+def changed(rt) -> dict | None:
+    """The snapshot when it differs from the last one this worker reported, else None.
+
+    The host keeps the last snapshot it was given (src/sessions/session.ts), so an unchanged
+    one need not cross again; a fresh worker has reported none and sends its first."""
+    kept = entries(rt)
+    if kept == rt.reported["defs"]:
+        return None
+    rt.reported["defs"] = kept
+    return as_snapshot(kept)
 
 
 def parse(snapshot) -> list:

@@ -4,6 +4,14 @@ import builtins
 import sys
 import types
 
+try:
+    from _vis import dict_version as _dict_version
+except ImportError:  # the guest tests' plain-CPython driver (test/guest/fixtures/driver.py)
+
+    def _dict_version(_d):
+        return None
+
+
 # Names the runtime itself owns in the session globals; hidden from the model's view.
 SYSTEM_VAR_NAMES = (
     "session",
@@ -20,6 +28,7 @@ SYSTEM_VAR_NAMES = (
 
 # Runtime helpers the model may clobber; restored before every block.
 HELPER_NAMES = ("doc", "apropos", "defs", "gather", "vis_attach", "vis_attach_bytes", "network_probe", "print")
+_HELPERS = frozenset(HELPER_NAMES)
 
 
 class Runtime:
@@ -41,8 +50,23 @@ class Runtime:
         self.attachments: list = []
         self.notes: list = []  # what the runtime tells the model after its output
         self.installed = False
+        self.builtins_version = None  # _vis.dict_version of the builtins after the last restore
+        # name -> (value, snapshot item or None) of the scalar constants the last snapshot saw (snapshot.py)
+        self.const_texts: dict = {}
+        # What this worker last told the host after a block (defs, names, cwd): an outcome
+        # carries each only when it changed, and the host keeps the last one it got.
+        self.reported: dict = {}
+        self.forget_reported()
+        # Whether the last snapshot saw a value that can change in place (snapshot.entries).
+        self.snapshot_volatile = True
+
+    def forget_reported(self) -> None:
+        """The next block reports all of its state (a reply that may not have reached the
+        host, e.g. one that failed to encode, must not leave the host with stale state)."""
+        self.reported = {"defs": None, "names": None, "cwd": None}
 
     def set_builtin(self, name: str, value) -> None:
+        # Changes the builtins dict (and so its version): the next restore compares in full.
         self.builtins[name] = value
         builtins.__dict__[name] = value
 
@@ -53,16 +77,25 @@ class Runtime:
     def restore(self) -> None:
         """Undo whatever the last block did to builtins and runtime names."""
         bd = builtins.__dict__
-        # The common case (nothing touched) is one C-level comparison of the two dicts' items.
-        if not bd.items() >= self.builtins.items():
-            for k, v in self.builtins.items():
-                if bd.get(k) is not v:
-                    bd[k] = v
+        # Untouched since the last restore (the dict's modification count says so in O(1)):
+        # nothing to compare. Else one C-level comparison of the two dicts: `==` first (no
+        # item tuples built, values compared by identity first), then the subset test for
+        # builtins a block added, which stay.
+        version = _dict_version(bd)
+        if version is None or version != self.builtins_version:
+            if not (bd == self.builtins or bd.items() >= self.builtins.items()):
+                for k, v in self.builtins.items():
+                    if bd.get(k) is not v:
+                        bd[k] = v
+            self.builtins_version = _dict_version(bd)
         g = self.globals
-        for name in HELPER_NAMES:
-            g.pop(name, None)
-        for name in self.tools:
-            g.pop(name, None)
+        keys = g.keys()
+        if not keys.isdisjoint(_HELPERS):
+            for name in HELPER_NAMES:
+                g.pop(name, None)
+        if not keys.isdisjoint(self.tools):
+            for name in self.tools:
+                g.pop(name, None)
         g["__name__"] = "__main__"
         g["__builtins__"] = builtins
         sys.modules["__main__"] = self.module

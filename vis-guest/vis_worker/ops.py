@@ -97,16 +97,27 @@ def _encode_value(value) -> str:
     return _encode(value)
 
 
+def _forget_reported() -> None:
+    from vis_guest.state import RT
+
+    RT.forget_reported()
+
+
 def handle(line: str) -> str:
-    rid = None
+    rid = op = None
     try:
         msg = _loads(line)
         rid = msg["id"]
-        value = OPS[msg["op"]](msg)
+        op = msg["op"]
+        value = OPS[op](msg)
         if value is None:
             return f'{{"id":{rid:d},"ok":true,"value":null}}'
+        if type(value) is dict and not value:  # a block that printed and changed nothing
+            return f'{{"id":{rid:d},"ok":true,"value":{{}}}}'
         return f'{{"id":{rid:d},"ok":true,"value":{_encode_value(value)}}}'
     except BaseException as e:  # noqa: BLE001 - KeyboardInterrupt in `run` too
+        if op == "run-block":
+            _forget_reported()  # its reply (the state it reported) never reaches the host
         code = "python.interrupted" if isinstance(e, KeyboardInterrupt) else "python.exception"
         message = f"{type(e).__name__}: {e}"
         return json.dumps({"id": rid, "ok": False, "error": {"code": code, "message": message}}, ensure_ascii=False)
