@@ -6,6 +6,7 @@ import { finishedEventData } from './events-bridge.js'
 import { executeBlock } from './execute.js'
 import type { Live } from './live.js'
 import { unrunError, waitingTicket } from './queue.js'
+import { commonRunBlockBody } from './run-block-body.js'
 import { type BlockView, IdempotencyKeySchema, type RunBlockBody, RunBlockBodySchema } from './schemas.js'
 import { retiredError } from './session-worker.js'
 import { blockView } from './views.js'
@@ -34,7 +35,7 @@ export function submitBlock(
 ): SubmittedBlock {
   const { store } = core
   assertOpen(core)
-  const v = RunBlockBodySchema.parse(body)
+  const v = commonRunBlockBody(body) ?? RunBlockBodySchema.parse(body)
   const key = opts.idempotencyKey === undefined ? undefined : IdempotencyKeySchema.parse(opts.idempotencyKey)
   const row = requireSession(core, sessionId)
   // A retry of an accepted submission gets that block back, whatever happened since.

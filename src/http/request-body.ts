@@ -1,5 +1,6 @@
 import type { z } from 'zod'
-import { DEFAULT_TIMEOUT_MS, MAX_CODE_CHARS, MAX_TIMEOUT_MS, RunBlockBodySchema } from '../engine/schemas.js'
+import { commonRunBlockBody } from '../engine/run-block-body.js'
+import { RunBlockBodySchema } from '../engine/schemas.js'
 import { VisError } from '../util/errors.js'
 import { zodDetails } from './errors.js'
 
@@ -24,25 +25,10 @@ function validate<S extends z.ZodTypeAny>(value: unknown, schema: S): z.output<S
 export const parseJsonBody = <S extends z.ZodTypeAny>(text: string, schema: S): z.output<S> =>
   validate(parseJson(text), schema)
 
-type RunBlockBody = z.output<typeof RunBlockBodySchema>
+// The common body by hand (src/engine/run-block-body.ts), anything else through the schema.
+export { commonRunBlockBody }
 
-// The body nearly every block request carries, `{"code": "...", "timeout_ms": n}`, checked by
-// hand: what RunBlockBodySchema returns for it, or undefined for anything else (a turn_id, an
-// unknown key, a wrong type), which then goes through the schema for its precise error. The
-// pattern of parseEvent (src/persistence/events.ts); test/http/fast-routes.test.ts holds the two
-// to the same answers.
-export function commonRunBlockBody(value: unknown): RunBlockBody | undefined {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined
-  for (const key in value) if (key !== 'code' && key !== 'timeout_ms') return undefined
-  const { code, timeout_ms } = value as { code?: unknown; timeout_ms?: unknown }
-  if (typeof code !== 'string' || code.length > MAX_CODE_CHARS) return undefined
-  if (timeout_ms === undefined) return { code, timeout_ms: DEFAULT_TIMEOUT_MS }
-  if (typeof timeout_ms !== 'number' || !Number.isInteger(timeout_ms)) return undefined
-  if (timeout_ms < 1 || timeout_ms > MAX_TIMEOUT_MS) return undefined
-  return { code, timeout_ms }
-}
-
-export function parseRunBlockBody(text: string): RunBlockBody {
+export function parseRunBlockBody(text: string): z.output<typeof RunBlockBodySchema> {
   const value = parseJson(text)
   return commonRunBlockBody(value) ?? validate(value, RunBlockBodySchema)
 }

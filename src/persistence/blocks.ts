@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { VisError } from '../util/errors.js'
 import type { AttachmentInput, AttachmentsRepo } from './attachments.js'
 import { constraintViolation } from './constraint.js'
+import { commonBlockError, commonFinishBlockInput, commonStartBlockInput, isBlockRow } from './fast-shapes.js'
 import { IdempotencyKeySchema, type IdempotencyRepo } from './idempotency.js'
 import { newId } from './ids.js'
 import { decodeJson, decodeNullableJson, encodeJson, JsonValueSchema, parseInput } from './json.js'
@@ -39,7 +40,11 @@ const BlockRowSchema = z.object({
   survived: z.string().nullable(),
 })
 
-export const BlockSchema = BlockRowSchema.transform((r) => ({
+export type BlockRow = z.infer<typeof BlockRowSchema>
+
+const parseBlockError = (v: unknown): BlockError => commonBlockError(v) ?? BlockErrorSchema.parse(v)
+
+const blockFromRow = (r: BlockRow) => ({
   id: r.id,
   sessionId: r.session_id,
   turnId: r.turn_id,
@@ -49,7 +54,7 @@ export const BlockSchema = BlockRowSchema.transform((r) => ({
   stdout: r.stdout,
   stderr: r.stderr,
   result: decodeNullableJson(r.result),
-  error: r.error === null ? null : BlockErrorSchema.parse(decodeJson(r.error)),
+  error: r.error === null ? null : parseBlockError(decodeJson(r.error)),
   durationMs: r.duration_ms,
   timedOut: r.timed_out === 1,
   status: r.status,
@@ -57,8 +62,13 @@ export const BlockSchema = BlockRowSchema.transform((r) => ({
   finishedAt: r.finished_at,
   // What an interrupt, timeout or worker replacement left (src/sessions/survived.ts).
   survived: decodeNullableJson(r.survived),
-}))
+})
+export const BlockSchema = BlockRowSchema.transform(blockFromRow)
 export type Block = z.output<typeof BlockSchema>
+
+// BlockSchema.parse, by hand for a well-formed row (src/persistence/fast-shapes.ts).
+export const parseBlockRow = (row: unknown): Block =>
+  isBlockRow(row) ? blockFromRow(row) : BlockSchema.parse(row)
 
 export const StartBlockInputSchema = z.object({
   id: z.string().min(1).max(200).optional(),
@@ -122,7 +132,7 @@ export class BlocksRepo {
   // Records a block as running, at the next position in its session. With an idempotency key the
   // lookup and the insert share one transaction, so two racing retries cannot both start a block.
   start(input: StartBlockInput): StartedBlock {
-    const v = parseInput(StartBlockInputSchema, input, 'blocks.start')
+    const v = commonStartBlockInput(input) ?? parseInput(StartBlockInputSchema, input, 'blocks.start')
     return this.insert(v, undefined)
   }
 
@@ -130,7 +140,7 @@ export class BlocksRepo {
   // src/engine/event-log.ts): inserted already finished, so a short block is one row write and
   // never enters the blocks_running index. Same position rule and checks as start().
   startFinished(input: StartBlockInput, finish: FinishBlockInput): Block {
-    const v = parseInput(StartBlockInputSchema, input, 'blocks.start')
+    const v = commonStartBlockInput(input) ?? parseInput(StartBlockInputSchema, input, 'blocks.start')
     if (v.idempotencyKey !== undefined) {
       throw new VisError('db.invalid-input', 'blocks.startFinished: a keyed block is stored when accepted.', {
         sessionId: v.sessionId,
@@ -145,69 +155,70 @@ export class BlocksRepo {
   ): StartedBlock {
     const id = v.id ?? newId('blk')
     const { attachments = [], ...rest } = finish ?? {}
-    const f = finish === undefined ? undefined : parseInput(FinishBlockInputSchema, rest, 'blocks.finish')
+    const f =
+      finish === undefined
+        ? undefined
+        : (commonFinishBlockInput(rest) ?? parseInput(FinishBlockInputSchema, rest, 'blocks.finish'))
     const prepared = this.attachments.prepare(attachments)
-    return this.ctx.db
-      .transaction((): StartedBlock => {
-        // Several processes may start blocks in one session (nodes of a cluster; the CLI beside
-        // `vis serve`): key lookup, next position and insert must be one critical section. SQLite:
-        // IMMEDIATE takes the write lock up front (a deferred one could not upgrade and would fail
-        // with SQLITE_BUSY); PostgreSQL: the session's row lock, whose row also proves the session
-        // exists (one round trip fewer than checking again).
-        const locked =
-          this.ctx.dialect === 'postgres' &&
-          this.ctx.sql.get('SELECT 1 FROM sessions WHERE id = ? FOR NO KEY UPDATE').get(v.sessionId) !==
-            undefined
-        if (v.idempotencyKey !== undefined) {
-          const first = this.idempotency.lookup(v.sessionId, v.idempotencyKey)
-          if (first !== undefined) return { block: this.require(first), replayed: true }
+    return this.ctx.sql.tx((): StartedBlock => {
+      // Several processes may start blocks in one session (nodes of a cluster; the CLI beside
+      // `vis serve`): key lookup, next position and insert must be one critical section. SQLite:
+      // IMMEDIATE takes the write lock up front (a deferred one could not upgrade and would fail
+      // with SQLITE_BUSY); PostgreSQL: the session's row lock, whose row also proves the session
+      // exists (one round trip fewer than checking again).
+      const locked =
+        this.ctx.dialect === 'postgres' &&
+        this.ctx.sql.get('SELECT 1 FROM sessions WHERE id = ? FOR NO KEY UPDATE').get(v.sessionId) !==
+          undefined
+      if (v.idempotencyKey !== undefined) {
+        const first = this.idempotency.lookup(v.sessionId, v.idempotencyKey)
+        if (first !== undefined) return { block: this.require(first), replayed: true }
+      }
+      this.checkParents(v.sessionId, v.turnId ?? null, v.iterationId ?? null, locked)
+      const created = v.createdAt ?? this.ctx.now()
+      const startValues = [
+        id,
+        v.sessionId,
+        v.turnId ?? null,
+        v.iterationId ?? null,
+        v.sessionId,
+        v.code,
+        created,
+      ]
+      let row: unknown
+      try {
+        // The next position and the stored row come with the insert itself: on PostgreSQL each
+        // separate statement is a round trip to the server.
+        row =
+          f === undefined
+            ? this.ctx.sql.get(`${INSERT_BLOCK}) ${NEXT_POSITION}) RETURNING *`).get(...startValues)
+            : this.ctx.sql
+                .get(
+                  `${INSERT_BLOCK}, ${OUTCOME_COLUMNS}, status) ${NEXT_POSITION}, ?, ?, ?, ?, ?, ?, ?, ?, 'done') RETURNING *`,
+                )
+                .get(...startValues, ...outcomeValues(f, this.ctx.now()))
+      } catch (err) {
+        if (constraintViolation(err) === 'primary-key') {
+          throw new VisError('db.block-exists', `A block with id ${id} already exists.`, {
+            sessionId: v.sessionId,
+            blockId: id,
+          })
         }
-        this.checkParents(v.sessionId, v.turnId ?? null, v.iterationId ?? null, locked)
-        const created = v.createdAt ?? this.ctx.now()
-        const startValues = [
-          id,
-          v.sessionId,
-          v.turnId ?? null,
-          v.iterationId ?? null,
-          v.sessionId,
-          v.code,
-          created,
-        ]
-        let row: unknown
-        try {
-          // The next position and the stored row come with the insert itself: on PostgreSQL each
-          // separate statement is a round trip to the server.
-          row =
-            f === undefined
-              ? this.ctx.sql.get(`${INSERT_BLOCK}) ${NEXT_POSITION}) RETURNING *`).get(...startValues)
-              : this.ctx.sql
-                  .get(
-                    `${INSERT_BLOCK}, ${OUTCOME_COLUMNS}, status) ${NEXT_POSITION}, ?, ?, ?, ?, ?, ?, ?, ?, 'done') RETURNING *`,
-                  )
-                  .get(...startValues, ...outcomeValues(f, this.ctx.now()))
-        } catch (err) {
-          if (constraintViolation(err) === 'primary-key') {
-            throw new VisError('db.block-exists', `A block with id ${id} already exists.`, {
-              sessionId: v.sessionId,
-              blockId: id,
-            })
-          }
-          throw err
-        }
-        if (v.idempotencyKey !== undefined) this.idempotency.record(v.sessionId, v.idempotencyKey, id)
-        if (prepared.length > 0) this.attachments.insertPrepared(id, prepared)
-        return { block: BlockSchema.parse(row), replayed: false }
-      })
-      .immediate()
+        throw err
+      }
+      if (v.idempotencyKey !== undefined) this.idempotency.record(v.sessionId, v.idempotencyKey, id)
+      if (prepared.length > 0) this.attachments.insertPrepared(id, prepared)
+      return { block: parseBlockRow(row), replayed: false }
+    }, 'immediate')
   }
 
   // Stores the outcome and its attachments in one transaction: a reader sees a running block or
   // a finished one with everything, never a finished block missing its attachments.
   finish(id: string, input: FinishBlockInput): Block {
     const { attachments = [], ...rest } = input
-    const v = parseInput(FinishBlockInputSchema, rest, 'blocks.finish')
+    const v = commonFinishBlockInput(rest) ?? parseInput(FinishBlockInputSchema, rest, 'blocks.finish')
     const prepared = this.attachments.prepare(attachments)
-    return this.ctx.db.transaction(() => {
+    return this.ctx.sql.tx(() => {
       // RETURNING: the finished row without a second read (a round trip on PostgreSQL).
       const row = this.ctx.sql
         .get(`UPDATE blocks SET (${OUTCOME_COLUMNS}, status) = (?, ?, ?, ?, ?, ?, ?, ?, 'done')
@@ -221,8 +232,8 @@ export class BlocksRepo {
         })
       }
       if (prepared.length > 0) this.attachments.insertPrepared(id, prepared)
-      return BlockSchema.parse(row)
-    })()
+      return parseBlockRow(row)
+    })
   }
 
   // After a host restart no worker is left to finish a running block: close each one with an
@@ -251,7 +262,7 @@ export class BlocksRepo {
         const rows = this.ctx.sql
           .get(`${ABANDON_RUNNING} AND session_id = ? RETURNING *`)
           .all(error, now, now, now, sessionId)
-        for (const row of rows) closed.push(BlockSchema.parse(row))
+        for (const row of rows) closed.push(parseBlockRow(row))
       }
       return closed
     })()
@@ -259,7 +270,7 @@ export class BlocksRepo {
 
   get(id: string): Block | undefined {
     const row = this.ctx.sql.get('SELECT * FROM blocks WHERE id = ?').get(id)
-    return row === undefined ? undefined : BlockSchema.parse(row)
+    return row === undefined ? undefined : parseBlockRow(row)
   }
 
   require(id: string): Block {
@@ -272,14 +283,14 @@ export class BlocksRepo {
     return this.ctx.sql
       .get('SELECT * FROM blocks WHERE session_id = ? AND position > ? ORDER BY position LIMIT ?')
       .all(sessionId, options.afterPosition ?? 0, options.limit ?? Number.MAX_SAFE_INTEGER)
-      .map((row) => BlockSchema.parse(row))
+      .map((row) => parseBlockRow(row))
   }
 
   listByTurn(turnId: string): Block[] {
     return this.ctx.sql
       .get('SELECT * FROM blocks WHERE turn_id = ? ORDER BY position')
       .all(turnId)
-      .map((row) => BlockSchema.parse(row))
+      .map((row) => parseBlockRow(row))
   }
 
   counts(): Record<BlockStatus, number> {

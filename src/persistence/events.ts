@@ -61,7 +61,7 @@ export class EventsRepo {
   appendMany(sessionId: string, events: readonly EventInput[]): SessionEvent[] {
     const parsed = events.map((e, i) => parseEvent(e, `events.append[${i}]`))
     if (parsed.length === 0) return []
-    return this.ctx.db.transaction(() => {
+    return this.ctx.sql.tx(() => {
       const last = this.ctx.sql
         .pluck('UPDATE sessions SET event_seq = event_seq + ? WHERE id = ? RETURNING event_seq')
         .get(parsed.length, sessionId) as number | undefined
@@ -86,7 +86,7 @@ export class EventsRepo {
           .run(sessionId, last - this.retention)
       }
       return out
-    })()
+    })
   }
 
   // Events with seq > afterSeq, oldest first. afterSeq is the SSE Last-Event-ID (0 for all).

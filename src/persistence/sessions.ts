@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { VisError } from '../util/errors.js'
 import { constraintViolation } from './constraint.js'
+import { isSessionRow } from './fast-shapes.js'
 import { newId } from './ids.js'
 import { decodeJson, encodeJson, JsonValueSchema, parseInput } from './json.js'
 import type { RepoContext } from './statements.js'
@@ -14,14 +15,20 @@ const SessionRowSchema = z.object({
   event_seq: z.number().int(),
 })
 
-export const SessionSchema = SessionRowSchema.transform((r) => ({
+export type SessionRow = z.infer<typeof SessionRowSchema>
+
+const sessionFromRow = (r: SessionRow) => ({
   id: r.id,
   title: r.title,
   policy: decodeJson(r.policy),
   createdAt: r.created_at,
   closedAt: r.closed_at,
   lastEventSeq: r.event_seq,
-}))
+})
+export const SessionSchema = SessionRowSchema.transform(sessionFromRow)
+// SessionSchema.parse, by hand for a well-formed row (src/persistence/fast-shapes.ts).
+const parseSessionRow = (row: unknown): Session =>
+  isSessionRow(row) ? sessionFromRow(row) : SessionSchema.parse(row)
 export type Session = z.output<typeof SessionSchema>
 
 export const CreateSessionInputSchema = z.object({
@@ -60,7 +67,7 @@ export class SessionsRepo {
 
   get(id: string): Session | undefined {
     const row = this.ctx.sql.get('SELECT * FROM sessions WHERE id = ?').get(id)
-    return row === undefined ? undefined : SessionSchema.parse(row)
+    return row === undefined ? undefined : parseSessionRow(row)
   }
 
   require(id: string): Session {
@@ -81,7 +88,7 @@ export class SessionsRepo {
     return this.ctx.sql
       .get(`SELECT * FROM sessions ${where} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`)
       .all(v.limit, v.offset)
-      .map((row) => SessionSchema.parse(row))
+      .map((row) => parseSessionRow(row))
   }
 
   count(state: 'open' | 'closed' | 'all' = 'all'): number {

@@ -43,8 +43,19 @@ export function dialectOf(db: Db): Dialect {
 export class Statements {
   private readonly rows = new Map<string, Statement>()
   private readonly values = new Map<string, Statement>()
+  // One transaction wrapper for every caller: better-sqlite3 builds four wrapper functions and
+  // defines their properties on each db.transaction(fn), which cost more than the statements
+  // of a small transaction; this one takes the body as its argument instead.
+  private runner: Transaction<[() => unknown], unknown> | undefined
 
   constructor(readonly db: Db) {}
+
+  // Runs fn in a transaction (a savepoint when nested), like db.transaction(fn)() /
+  // .immediate(): commits when fn returns, rolls back when it throws.
+  tx<T>(fn: () => T, mode: 'default' | 'immediate' = 'default'): T {
+    this.runner ??= this.db.transaction((body: () => unknown) => body())
+    return (mode === 'immediate' ? this.runner.immediate(fn) : this.runner(fn)) as T
+  }
 
   // Returns rows as objects.
   get(sql: string): Statement {

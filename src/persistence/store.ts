@@ -64,6 +64,7 @@ export class Store {
   // Set on SQLite only: the same object as db, with better-sqlite3's full API (pragmas).
   readonly sqlite: SqliteDb | undefined
   private readonly group: GroupCommit | undefined
+  private readonly sql: Statements
 
   constructor(options: StoreOptions = {}) {
     this.home = visHome(options.home)
@@ -85,10 +86,11 @@ export class Store {
       inlineFloor = Number.POSITIVE_INFINITY
     }
     this.now = options.now ?? Date.now
+    this.sql = new Statements(this.db)
     const ctx: RepoContext = {
       db: this.db,
       dialect: this.dialect,
-      sql: new Statements(this.db),
+      sql: this.sql,
       now: this.now,
     }
     this.blobs = new BlobStore(this.home)
@@ -105,7 +107,7 @@ export class Store {
 
   // Runs fn in one write transaction (nested calls become savepoints).
   transaction<T>(fn: () => T): T {
-    return this.db.transaction(fn).immediate()
+    return this.sql.tx(fn, 'immediate')
   }
 
   // Runs fn (writes) without waiting for the disk: committed, so a killed process loses
