@@ -27,7 +27,7 @@ const sessionFromRow = (r: SessionRow) => ({
 })
 export const SessionSchema = SessionRowSchema.transform(sessionFromRow)
 // SessionSchema.parse, by hand for a well-formed row (src/persistence/fast-shapes.ts).
-const parseSessionRow = (row: unknown): Session =>
+export const parseSessionRow = (row: unknown): Session =>
   isSessionRow(row) ? sessionFromRow(row) : SessionSchema.parse(row)
 export type Session = z.output<typeof SessionSchema>
 
