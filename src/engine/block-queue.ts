@@ -1,7 +1,14 @@
 import { newId } from '../persistence/ids.js'
 import type { Block } from '../persistence/index.js'
 import { VisError } from '../util/errors.js'
-import { assertOpen, type EngineCore, liveFor, refuseClosed, requireSession } from './engine-core.js'
+import {
+  assertOpen,
+  type EngineCore,
+  liveFor,
+  refuseClosed,
+  requireSession,
+  requireSessionState,
+} from './engine-core.js'
 import { finishedEventData } from './events-bridge.js'
 import { executeBlock } from './execute.js'
 import type { Live } from './live.js'
@@ -37,7 +44,7 @@ export function submitBlock(
   assertOpen(core)
   const v = commonRunBlockBody(body) ?? RunBlockBodySchema.parse(body)
   const key = opts.idempotencyKey === undefined ? undefined : IdempotencyKeySchema.parse(opts.idempotencyKey)
-  const row = requireSession(core, sessionId)
+  const row = requireSessionState(core, sessionId)
   // A retry of an accepted submission gets that block back, whatever happened since.
   const first = key === undefined ? undefined : store.idempotency.lookup(sessionId, key)
   if (first !== undefined) return replayed(core, first, v, key!)

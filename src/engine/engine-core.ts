@@ -33,14 +33,25 @@ export type EngineCore = {
 
 export type SessionRow = ReturnType<Store['sessions']['require']>
 
+const notFound = (id: string) =>
+  new VisError('session.not-found', `No session with id ${id}.`, { sessionId: id })
+
 export function requireSession(core: EngineCore, id: string): SessionRow {
   const row = core.store.sessions.get(id)
-  if (!row) throw new VisError('session.not-found', `No session with id ${id}.`, { sessionId: id })
+  if (!row) throw notFound(id)
   return row
 }
 
+// What accepting a block needs of its session (that it exists, whether it is closed), read
+// fresh every time (another process may close it) but without the whole row.
+export function requireSessionState(core: EngineCore, id: string): Pick<SessionRow, 'id' | 'closedAt'> {
+  const closedAt = core.store.sessions.closedAt(id)
+  if (closedAt === undefined) throw notFound(id)
+  return { id, closedAt }
+}
+
 // The stored session, refused with session.closed once it was closed.
-export function refuseClosed(row: SessionRow): void {
+export function refuseClosed(row: Pick<SessionRow, 'id' | 'closedAt'>): void {
   if (row.closedAt !== null) {
     throw new VisError('session.closed', `Session ${row.id} is closed; create a new session.`, {
       sessionId: row.id,

@@ -1,4 +1,5 @@
 import type { Block, SessionEvent, Store } from '../persistence/index.js'
+import { iso } from '../persistence/index.js'
 import type { JsonValue } from '../persistence/json.js'
 import type { EventType, EventView } from './schemas.js'
 
@@ -27,7 +28,7 @@ export type EventLogOptions = {
 export const toEventView = (e: SessionEvent): EventView => ({
   id: e.seq,
   type: e.type as EventType,
-  at: new Date(e.createdAt).toISOString(),
+  at: iso(e.createdAt),
   data: e.data,
 })
 
@@ -112,16 +113,14 @@ export class EventLog {
     if (!batch) return then === undefined ? [] : this.commit(sessionId, [then])
     this.pending.delete(sessionId)
     clearTimeout(batch.timer)
-    const starts = batch.chunks.filter(isStart)
-    const events = batch.chunks.flatMap((c) =>
-      isStart(c)
-        ? []
-        : [
-            isOutput(c)
-              ? { type: 'output', data: { block_id: c.blockId, stream: c.stream, data: c.data } }
-              : c,
-          ],
-    )
+    const starts: PendingStart[] = []
+    const events: { type: string; data: JsonValue }[] = []
+    for (const c of batch.chunks) {
+      if (isStart(c)) starts.push(c)
+      else if (isOutput(c))
+        events.push({ type: 'output', data: { block_id: c.blockId, stream: c.stream, data: c.data } })
+      else events.push(c)
+    }
     if (then !== undefined) events.push(then)
     return this.commit(sessionId, events, starts)
   }

@@ -111,6 +111,11 @@ const NEXT_POSITION =
   'VALUES (?, ?, ?, ?, (SELECT coalesce(max(position), 0) + 1 FROM blocks WHERE session_id = ?), ?, ?'
 // A finished block's outcome, in this order (outcomeValues).
 const OUTCOME_COLUMNS = 'stdout, stderr, result, error, duration_ms, timed_out, survived, finished_at'
+// Built once: a template literal per call is a new string the statement cache hashes again.
+const INSERT_RUNNING = `${INSERT_BLOCK}) ${NEXT_POSITION}) RETURNING *`
+const INSERT_FINISHED = `${INSERT_BLOCK}, ${OUTCOME_COLUMNS}, status) ${NEXT_POSITION}, ?, ?, ?, ?, ?, ?, ?, ?, 'done') RETURNING *`
+const FINISH = `UPDATE blocks SET (${OUTCOME_COLUMNS}, status) = (?, ?, ?, ?, ?, ?, ?, ?, 'done')
+           WHERE id = ? AND status = 'running' RETURNING *`
 const outcomeValues = (v: z.output<typeof FinishBlockInputSchema>, now: number) => [
   v.stdout,
   v.stderr,
@@ -191,12 +196,8 @@ export class BlocksRepo {
         // separate statement is a round trip to the server.
         row =
           f === undefined
-            ? this.ctx.sql.get(`${INSERT_BLOCK}) ${NEXT_POSITION}) RETURNING *`).get(...startValues)
-            : this.ctx.sql
-                .get(
-                  `${INSERT_BLOCK}, ${OUTCOME_COLUMNS}, status) ${NEXT_POSITION}, ?, ?, ?, ?, ?, ?, ?, ?, 'done') RETURNING *`,
-                )
-                .get(...startValues, ...outcomeValues(f, this.ctx.now()))
+            ? this.ctx.sql.get(INSERT_RUNNING).get(...startValues)
+            : this.ctx.sql.get(INSERT_FINISHED).get(...startValues, ...outcomeValues(f, this.ctx.now()))
       } catch (err) {
         if (constraintViolation(err) === 'primary-key') {
           throw new VisError('db.block-exists', `A block with id ${id} already exists.`, {
@@ -220,10 +221,7 @@ export class BlocksRepo {
     const prepared = this.attachments.prepare(attachments)
     return this.ctx.sql.tx(() => {
       // RETURNING: the finished row without a second read (a round trip on PostgreSQL).
-      const row = this.ctx.sql
-        .get(`UPDATE blocks SET (${OUTCOME_COLUMNS}, status) = (?, ?, ?, ?, ?, ?, ?, ?, 'done')
-           WHERE id = ? AND status = 'running' RETURNING *`)
-        .get(...outcomeValues(v, this.ctx.now()), id)
+      const row = this.ctx.sql.get(FINISH).get(...outcomeValues(v, this.ctx.now()), id)
       if (row === undefined) {
         const block = this.require(id)
         throw new VisError('db.block-finished', `Block ${id} has already finished.`, {

@@ -70,6 +70,14 @@ export class SessionsRepo {
     return row === undefined ? undefined : parseSessionRow(row)
   }
 
+  // A session's closed_at (null: open), or undefined when there is no such session: what
+  // accepting a block checks, without reading and decoding the whole row (its policy is JSON).
+  closedAt(id: string): number | null | undefined {
+    const v = this.ctx.sql.pluck('SELECT closed_at FROM sessions WHERE id = ?').get(id)
+    if (v === undefined || v === null || Number.isInteger(v)) return v as number | null | undefined
+    return this.require(id).closedAt // a malformed row: the schema's error
+  }
+
   require(id: string): Session {
     const s = this.get(id)
     if (!s) throw new VisError('db.session-not-found', `No session with id ${id}.`, { sessionId: id })

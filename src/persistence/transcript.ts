@@ -80,7 +80,17 @@ export type TranscriptBlock = z.infer<typeof TranscriptBlockSchema>
 export type TranscriptTurn = z.infer<typeof TranscriptTurnSchema>
 
 // Stored times (ms since the epoch) as people and clients read them.
-export const iso = (ms: number): string => new Date(ms).toISOString()
+// The last conversion is kept: a block's row and its events mostly share one millisecond, and a
+// pure function of its argument cannot go stale.
+let lastMs = Number.NaN
+let lastIso = ''
+export const iso = (ms: number): string => {
+  if (ms !== lastMs) {
+    lastIso = new Date(ms).toISOString()
+    lastMs = ms
+  }
+  return lastIso
+}
 export const isoOrNull = (ms: number | null): string | null => (ms === null ? null : iso(ms))
 
 // Reads the whole session in one read transaction, so the export is a consistent snapshot

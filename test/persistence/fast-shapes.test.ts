@@ -18,10 +18,10 @@ import {
   isBlockRow,
   isSessionRow,
 } from '../../src/persistence/fast-shapes.js'
-import type { Store } from '../../src/persistence/index.js'
+import { Store } from '../../src/persistence/index.js'
 import { parseSessionRow, SessionSchema } from '../../src/persistence/sessions.js'
 import { isVisError } from '../../src/util/errors.js'
-import { BACKENDS, openTempStore } from './helpers.js'
+import { BACKENDS, openTempStore, tempPlace } from './helpers.js'
 
 // Same value, same key order (the order reaches JSON responses).
 function same(hand: unknown, schema: unknown, what: string) {
@@ -82,6 +82,23 @@ for (const backend of BACKENDS) {
       for (const row of sessions) {
         assert.equal(isSessionRow(row), true)
         same(parseSessionRow(row), SessionSchema.parse(row), `session ${row.id}`)
+      }
+    })
+
+    test("a session's closed_at, read fresh: open, closed by another connection, missing", () => {
+      const place = tempPlace(backend)
+      const a = new Store(place)
+      const b = new Store(place) // another process's connection (the CLI beside `vis serve`)
+      try {
+        const s = a.sessions.create({})
+        assert.equal(a.sessions.closedAt(s.id), null)
+        const closed = b.sessions.close(s.id)
+        assert.equal(typeof closed.closedAt, 'number')
+        assert.equal(a.sessions.closedAt(s.id), closed.closedAt, 'no stale answer')
+        assert.equal(a.sessions.closedAt('ses_missing'), undefined)
+      } finally {
+        b.close()
+        a.close()
       }
     })
 
