@@ -22,6 +22,8 @@ import { blockView } from './views.js'
 // turn can be cancelled or time out; a retried submission (same Idempotency-Key) is replayed.
 
 export type SubmittedBlock = {
+  // The block's id, without building its view (what a sync caller needs before `done`).
+  id: string
   // The block as stored when accepted: running, or, for a replayed idempotency key, whatever
   // state the first submission's block is in.
   block: BlockView
@@ -104,6 +106,7 @@ export function submitBlock(
     return store.synced()
   }
   return {
+    id: block.id,
     // As accepted: queued. Before its row is stored only its position is unknown (allocated at
     // the insert, another process may add blocks too): reading it stores the row.
     get block(): BlockView {
@@ -259,6 +262,7 @@ function replayed(
   }
   const running = core.pending.get(blockId)
   return {
+    id: blockId,
     block,
     replayed: true,
     done: running ?? Promise.resolve(block),

@@ -45,7 +45,7 @@ export async function runBlockRoute(engine: Engine, id: string, req: RunBlockReq
   const submitted = await engine.submitBlock(id, body, { idempotencyKey: key })
   const headers: Record<string, string> = {}
   if (submitted.replayed) headers['Idempotent-Replayed'] = 'true'
-  headers.Location = blockUrl(id, submitted.block.id)
+  headers.Location = blockUrl(id, submitted.id)
   if (prefersAsyncHeader(req.prefer)) {
     await submitted.accepted()
     headers['Preference-Applied'] = 'respond-async'
