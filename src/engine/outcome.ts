@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import type { AttachmentInput, FinishBlockInput } from '../persistence/index.js'
-import { type JsonValue, JsonValueSchema } from '../persistence/json.js'
+import { isJsonValue, type JsonValue, JsonValueSchema } from '../persistence/json.js'
 import type { BlockOutcome } from '../sessions/outcome.js'
 import { errorMessage, isVisError } from '../util/errors.js'
 
@@ -25,6 +25,8 @@ export function capText(text: string, max: number): string {
 
 const asJson = (value: unknown): JsonValue | null => {
   if (value === undefined) return null
+  // The plain walk first (the schema's answer for any JSON value); zod only for the rest.
+  if (isJsonValue(value)) return value as JsonValue
   const parsed = JsonValueSchema.safeParse(value)
   return parsed.success ? parsed.data : String(value)
 }
