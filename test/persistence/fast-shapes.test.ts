@@ -19,6 +19,7 @@ import {
   isSessionRow,
 } from '../../src/persistence/fast-shapes.js'
 import { Store } from '../../src/persistence/index.js'
+import { isJsonValue, JsonValueSchema } from '../../src/persistence/json.js'
 import { parseSessionRow, SessionSchema } from '../../src/persistence/sessions.js'
 import { isVisError } from '../../src/util/errors.js'
 import { BACKENDS, openTempStore, tempPlace } from './helpers.js'
@@ -308,5 +309,34 @@ describe('one transaction runner for every caller', () => {
       ['kept'],
     )
     assert.equal(store.db.inTransaction, false)
+  })
+})
+
+describe('the plain JSON walk', () => {
+  test('accepts exactly what JsonValueSchema accepts, for the values blocks carry and the ones they must not', () => {
+    const values: unknown[] = [
+      null,
+      0,
+      -1.5,
+      'x',
+      true,
+      [],
+      {},
+      [1, 'a', null, [false], { k: { deep: [1.25] } }],
+      Object.create(null),
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+      undefined,
+      [undefined],
+      { a: undefined },
+      { a: () => 1 },
+      new Date(0),
+      new Map(),
+      Symbol('s'),
+      10n,
+    ]
+    for (const [i, v] of values.entries()) {
+      assert.equal(isJsonValue(v), JsonValueSchema.safeParse(v).success, `values[${i}]`)
+    }
   })
 })
