@@ -212,7 +212,7 @@ async function runBlock(t: TurnRun, code: string, iterationId: string): Promise<
     { code, turn_id: t.turnId, timeout_ms: t.config.blockTimeoutMs },
     { iterationId },
   )
-  const blockId = submitted.block.id
+  const blockId = submitted.id
   t.scope.blockId = blockId
   t.emit('block.started', { block_id: blockId, iteration_id: iterationId, code })
   // A cancel stops the block (queued: cancelled, running: interrupted); its pending tool calls

@@ -31,5 +31,5 @@ export function stopBlockOnHangup(
     ended = true
   }
   submitted.done.then(end, end)
-  hangup(() => void stopBlock(engine, sessionId, submitted.block.id, () => ended))
+  hangup(() => void stopBlock(engine, sessionId, submitted.id, () => ended))
 }

@@ -60,7 +60,7 @@ export async function runBlockForClient(
       code: req.code,
       ...(req.timeoutMs !== undefined ? { timeout_ms: req.timeoutMs } : {}),
     })
-    blockId = submitted.block.id
+    blockId = submitted.id
     for (const ev of early.splice(0)) onEvent(ev)
     const block = await submitted.done
     return blockResult(engine, block)
