@@ -227,7 +227,13 @@ describe('the HTTP API', () => {
     assert.equal(r.status, 200)
     assert.deepEqual(r.body, { landed: true, retired: false, cancelled: false, block_id: sub.body.id })
     await sse.waitFor(finishedFor(sub.body.id))
-    assert.ok(sse.events.some((e) => e.event === 'interrupt' && e.data.data.landed === true))
+    // The interrupt's event is appended when the worker acknowledges the interrupt, which can
+    // reach the host just after the block's own reply: wait for it rather than assume the order.
+    await sse.waitFor(
+      (evs) => evs.some((e) => e.event === 'interrupt' && e.data.data.landed === true),
+      10_000,
+      'the landed interrupt event',
+    )
     const block = (await call('GET', `/v1/sessions/${id}`)).body.blocks[0]
     assert.equal(block.status, 'done')
     assert.match(block.error.code, /interrupt/)
