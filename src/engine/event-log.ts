@@ -161,36 +161,46 @@ export class EventLog {
     starts: readonly PendingStart[] = [],
   ): EventView[] {
     let stored: EventView[]
+    // Inside a caller's atomic transaction (a block's finish) the caller decides: a failure
+    // here aborts its transaction too (rethrown below), so the append needs no savepoint.
+    // Inside any other transaction the append is a savepoint and a failure is dropped, as alone.
+    const nested = this.store.db.open && this.store.inAtomicTransaction
     try {
       // Events wait for no fsync of their own: the commit that acknowledges a block (or the
       // next one) carries them to disk. A killed process loses none of them.
       const write = () => this.store.events.appendMany(sessionId, events)
       stored = this.store
         .lazily(() =>
-          starts.length === 0 ? write() : this.store.transaction(() => this.insert(starts, write)),
+          starts.length === 0
+            ? write()
+            : this.store.transaction(() => this.insert(starts, write), { nested: 'atomic' }),
         )
         .map(toEventView)
-    } catch {
+    } catch (err) {
       // The session was deleted or the store closed under us: there is nobody left to tell.
       // Deferred block rows go back to the front of the batch while the store is open (the
       // write lock held by another process past the busy timeout): their blocks still run and
       // must be stored, by the next flush or with their finish (which takes them out).
       if (starts.length > 0 && this.store.db.open) this.batch(sessionId).chunks.unshift(...starts)
+      if (nested) throw err
       return []
     }
     const set = this.listeners.get(sessionId)
-    if (set) {
-      for (const ev of stored) {
-        for (const fn of [...set]) {
-          try {
-            fn(ev)
-          } catch {
-            // One broken listener must not stop the others.
-          }
+    // Listeners are not ours to vouch for: a transaction they open is a savepoint again.
+    if (set) this.store.withSavepoints(() => this.notify(set, stored))
+    return stored
+  }
+
+  private notify(set: Set<EventListener>, stored: readonly EventView[]): void {
+    for (const ev of stored) {
+      for (const fn of [...set]) {
+        try {
+          fn(ev)
+        } catch {
+          // One broken listener must not stop the others.
         }
       }
     }
-    return stored
   }
 
   // The deferred rows first, in order, then the batch's events: one transaction.

@@ -52,19 +52,24 @@ export async function executeBlock(
     live.printed = ''
   }
   // The outcome and its block-finished event commit together: one write, and no reader sees
-  // a finished block without its event or the other way round.
+  // a finished block without its event or the other way round. Atomic: the only code in it
+  // that catches a failure and goes on (persistFinish) opens its own savepoint; the event
+  // log rethrows inside a transaction; so the rest runs without savepoints.
   const { stored, attachments } = store.lazily(() =>
-    store.transaction(() => {
-      // A row still deferred (a short sync block) is inserted finished, before the rows of
-      // blocks queued behind it (positions) and with the batch's events: one commit.
-      const unstored = log.takeStart(live.id, block.id) !== undefined
-      const stored = persistFinish(store, block, finish, snapshot, unstored)
-      // Attachments are read back (ids, sizes) only when the block made some.
-      const attachments = finish.attachments?.length ? store.attachments.listByBlock(block.id) : []
-      // With the batch (block-started, output, rows of blocks queued behind): one append.
-      log.append(live.id, 'block-finished', finishedEventData(stored, attachments))
-      return { stored, attachments }
-    }),
+    store.transaction(
+      () => {
+        // A row still deferred (a short sync block) is inserted finished, before the rows of
+        // blocks queued behind it (positions) and with the batch's events: one commit.
+        const unstored = log.takeStart(live.id, block.id) !== undefined
+        const stored = persistFinish(store, block, finish, snapshot, unstored)
+        // Attachments are read back (ids, sizes) only when the block made some.
+        const attachments = finish.attachments?.length ? store.attachments.listByBlock(block.id) : []
+        // With the batch (block-started, output, rows of blocks queued behind): one append.
+        log.append(live.id, 'block-finished', finishedEventData(stored, attachments))
+        return { stored, attachments }
+      },
+      { nested: 'atomic' },
+    ),
   )
   metrics.blocks.inc({ outcome: outcomeLabel(finish) })
   metrics.blockLatency.observe((stored.durationMs ?? 0) / 1000)

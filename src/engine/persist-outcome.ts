@@ -13,12 +13,17 @@ export function persistFinish(
   const start = { id: block.id, sessionId: block.sessionId, code: block.code, createdAt: block.createdAt }
   const record = (f: FinishBlockInput) =>
     unstored ? store.blocks.startFinished(start, f) : store.blocks.finish(block.id, f)
+  // Recoverable: the catch below goes on after a failure, so this is a real savepoint even in
+  // the caller's atomic transaction; nothing in it catches, so what it nests runs flat.
   const write = () =>
-    store.transaction(() => {
-      const b = record(finish)
-      if (snapshot !== undefined && snapshot !== null) store.defs.write(block.sessionId, snapshot)
-      return b
-    })
+    store.transaction(
+      () => {
+        const b = record(finish)
+        if (snapshot !== undefined && snapshot !== null) store.defs.write(block.sessionId, snapshot)
+        return b
+      },
+      { recoverable: true, nested: 'atomic' },
+    )
   try {
     return write()
   } catch (err) {

@@ -39,6 +39,16 @@ export function dialectOf(db: Db): Dialect {
   return db.dialect ?? 'sqlite'
 }
 
+// How a transaction body treats the transactions nested in it (Statements.tx).
+// 'savepoint': each nested transaction is a savepoint, so a caller that catches a nested
+// failure and goes on keeps everything else (what db.transaction does).
+// 'atomic': the body promises that NO code in it catches a nested transaction's failure and
+// goes on: every such failure aborts this whole transaction anyway, so a savepoint buys
+// nothing and nested transactions run flat in it. The promise is checked: a nested failure
+// that was caught inside still rolls this transaction back (and throws that failure), so a
+// broken promise can never commit half of a nested transaction.
+export type NestedMode = 'savepoint' | 'atomic'
+
 // Prepared once per connection and reused: preparing is most of the cost of a small query.
 export class Statements {
   private readonly rows = new Map<string, Statement>()
@@ -47,14 +57,76 @@ export class Statements {
   // defines their properties on each db.transaction(fn), which cost more than the statements
   // of a small transaction; this one takes the body as its argument instead.
   private runner: Transaction<[() => unknown], unknown> | undefined
+  // The innermost open transaction or savepoint opened here: does its body run nested
+  // transactions flat, and did one of those fail (its error) while the body went on?
+  private flat = false
+  private failed: { error: unknown } | undefined
 
   constructor(readonly db: Db) {}
 
-  // Runs fn in a transaction (a savepoint when nested), like db.transaction(fn)() /
-  // .immediate(): commits when fn returns, rolls back when it throws.
-  tx<T>(fn: () => T, mode: 'default' | 'immediate' = 'default'): T {
+  // Runs fn in a transaction, like db.transaction(fn)() / .immediate(): commits when fn returns,
+  // rolls back when it throws. Nested in another transaction it is a savepoint, unless the
+  // enclosing body is 'atomic' (then it runs flat; see NestedMode). `nested` is the promise
+  // fn's own body makes about the transactions nested in IT.
+  tx<T>(fn: () => T, mode: 'default' | 'immediate' = 'default', nested: NestedMode = 'savepoint'): T {
+    if (!this.flat || !this.db.inTransaction) return this.open(fn, mode, nested)
+    try {
+      return this.scope(fn, nested === 'atomic')
+    } catch (error) {
+      // Nothing undoes what fn wrote but the enclosing transaction's rollback: note the failure,
+      // so the enclosing transaction cannot commit even if someone catches it on the way out.
+      this.failed ??= { error }
+      throw error
+    }
+  }
+
+  // True inside a transaction whose body promised 'atomic': a nested failure aborts it anyway.
+  get atomic(): boolean {
+    return this.flat && this.db.inTransaction
+  }
+
+  // Like tx(), for a caller that catches fn's failure and goes on: always a real savepoint
+  // when nested (even in an atomic body), so a failure leaves nothing of fn behind.
+  recoverable<T>(
+    fn: () => T,
+    mode: 'default' | 'immediate' = 'default',
+    nested: NestedMode = 'savepoint',
+  ): T {
+    return this.open(fn, mode, nested)
+  }
+
+  // Runs fn (code the enclosing body does not control: event listeners) with nested
+  // transactions as savepoints again, whatever the enclosing body promised. Costs no statement.
+  withSavepoints<T>(fn: () => T): T {
+    return this.scope(fn, false)
+  }
+
+  private open<T>(fn: () => T, mode: 'default' | 'immediate', nested: NestedMode): T {
     this.runner ??= this.db.transaction((body: () => unknown) => body())
-    return (mode === 'immediate' ? this.runner.immediate(fn) : this.runner(fn)) as T
+    const outer = this.failed
+    this.failed = undefined
+    const body = () => {
+      const out = this.scope(fn, nested === 'atomic')
+      // A flat nested transaction failed and its failure was swallowed: roll back with it.
+      if (this.failed !== undefined) throw this.failed.error
+      return out
+    }
+    try {
+      return (mode === 'immediate' ? this.runner.immediate(body) : this.runner(body)) as T
+    } finally {
+      this.failed = outer
+    }
+  }
+
+  // Runs fn with nested transactions flat (atomic) or as savepoints, then restores the mode.
+  private scope<T>(fn: () => T, atomic: boolean): T {
+    const outer = this.flat
+    this.flat = atomic
+    try {
+      return fn()
+    } finally {
+      this.flat = outer
+    }
   }
 
   // Returns rows as objects.

@@ -12,7 +12,14 @@ import { LeasesRepo } from './leases.js'
 import type { Migration } from './migrations.js'
 import { databaseUrlOf, openPostgres, postgresIntegrity } from './postgres/open.js'
 import { SessionsRepo } from './sessions.js'
-import { type Db, type Dialect, type RepoContext, type SqliteDb, Statements } from './statements.js'
+import {
+  type Db,
+  type Dialect,
+  type NestedMode,
+  type RepoContext,
+  type SqliteDb,
+  Statements,
+} from './statements.js'
 import { TurnsRepo } from './turns.js'
 
 export type StoreOptions = {
@@ -105,9 +112,24 @@ export class Store {
     this.leases = new LeasesRepo(ctx)
   }
 
-  // Runs fn in one write transaction (nested calls become savepoints).
-  transaction<T>(fn: () => T): T {
-    return this.sql.tx(fn, 'immediate')
+  // Runs fn in one write transaction (nested calls become savepoints). `nested: 'atomic'`:
+  // fn promises that nothing in it catches a nested transaction's failure and goes on, so
+  // those run without savepoints (Statements.tx). `recoverable`: the caller catches fn's
+  // failure and goes on, so fn is a real savepoint even when the enclosing body is atomic.
+  transaction<T>(fn: () => T, options: { nested?: NestedMode; recoverable?: boolean } = {}): T {
+    return options.recoverable
+      ? this.sql.recoverable(fn, 'immediate', options.nested)
+      : this.sql.tx(fn, 'immediate', options.nested)
+  }
+
+  // Inside a transaction whose body promised 'atomic' (Statements.atomic).
+  get inAtomicTransaction(): boolean {
+    return this.sql.atomic
+  }
+
+  // Runs fn with nested transactions as savepoints again (Statements.withSavepoints).
+  withSavepoints<T>(fn: () => T): T {
+    return this.sql.withSavepoints(fn)
   }
 
   // Runs fn (writes) without waiting for the disk: committed, so a killed process loses
