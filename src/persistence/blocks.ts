@@ -127,6 +127,9 @@ const outcomeValues = (v: z.output<typeof FinishBlockInputSchema>, now: number) 
   now,
 ]
 
+const sessionNotFound = (sessionId: string) =>
+  new VisError('db.session-not-found', `No session with id ${sessionId}.`, { sessionId })
+
 export class BlocksRepo {
   constructor(
     private readonly ctx: RepoContext,
@@ -179,17 +182,15 @@ export class BlocksRepo {
         const first = this.idempotency.lookup(v.sessionId, v.idempotencyKey)
         if (first !== undefined) return { block: this.require(first), replayed: true }
       }
-      this.checkParents(v.sessionId, v.turnId ?? null, v.iterationId ?? null, locked)
+      const turnId = v.turnId ?? null
+      const iterationId = v.iterationId ?? null
+      // SQLite, a block outside any turn: the insert's foreign key is the session check (its
+      // violation is mapped below to the same error), one statement fewer per block. With a
+      // turn the explicit checks run first, so a missing session still wins over a missing turn.
+      const fkChecksSession = this.ctx.dialect === 'sqlite' && turnId === null && iterationId === null
+      this.checkParents(v.sessionId, turnId, iterationId, locked || fkChecksSession)
       const created = v.createdAt ?? this.ctx.now()
-      const startValues = [
-        id,
-        v.sessionId,
-        v.turnId ?? null,
-        v.iterationId ?? null,
-        v.sessionId,
-        v.code,
-        created,
-      ]
+      const startValues = [id, v.sessionId, turnId, iterationId, v.sessionId, v.code, created]
       let row: unknown
       try {
         // The next position and the stored row come with the insert itself: on PostgreSQL each
@@ -199,12 +200,15 @@ export class BlocksRepo {
             ? this.ctx.sql.get(INSERT_RUNNING).get(...startValues)
             : this.ctx.sql.get(INSERT_FINISHED).get(...startValues, ...outcomeValues(f, this.ctx.now()))
       } catch (err) {
-        if (constraintViolation(err) === 'primary-key') {
+        const kind = constraintViolation(err)
+        if (kind === 'primary-key') {
           throw new VisError('db.block-exists', `A block with id ${id} already exists.`, {
             sessionId: v.sessionId,
             blockId: id,
           })
         }
+        // Without a turn or an iteration the only foreign key of the row is its session's.
+        if (kind === 'foreign-key' && fkChecksSession) throw sessionNotFound(v.sessionId)
         throw err
       }
       if (v.idempotencyKey !== undefined) this.idempotency.record(v.sessionId, v.idempotencyKey, id)
@@ -312,7 +316,7 @@ export class BlocksRepo {
       !sessionKnown &&
       this.ctx.sql.get('SELECT 1 FROM sessions WHERE id = ?').get(sessionId) === undefined
     ) {
-      throw new VisError('db.session-not-found', `No session with id ${sessionId}.`, { sessionId })
+      throw sessionNotFound(sessionId)
     }
     if (iterationId !== null && turnId === null) {
       throw new VisError('db.invalid-input', 'blocks.start: an iterationId needs its turnId.', { sessionId })
