@@ -45,6 +45,19 @@ export type Replay = {
   lastSeq: number
 }
 
+// Rows per INSERT statement: 5 parameters each, far below either backend's limit.
+const INSERT_CHUNK = 32
+// The statement text for n rows, built once per n (the statement cache is keyed by the text).
+const insertTexts: string[] = []
+function insertEvents(rows: number): string {
+  let sql = insertTexts[rows]
+  if (sql === undefined) {
+    sql = `INSERT INTO session_events (session_id, seq, type, data, created_at) VALUES ${Array(rows).fill('(?, ?, ?, ?, ?)').join(', ')}`
+    insertTexts[rows] = sql
+  }
+  return sql
+}
+
 // The SSE log. seq is per session, starts at 1, never reused; each session keeps its newest
 // `retention` events so a reconnecting client can replay what it missed without the table growing.
 export class EventsRepo {
@@ -69,17 +82,20 @@ export class EventsRepo {
         throw new VisError('db.session-not-found', `No session with id ${sessionId}.`, { sessionId })
       }
       const now = this.ctx.now()
-      const insert = this.ctx.sql.get(
-        'INSERT INTO session_events (session_id, seq, type, data, created_at) VALUES (?, ?, ?, ?, ?)',
-      )
       const first = last - parsed.length + 1
+      // One multi-row INSERT per INSERT_CHUNK events (a block's start and finish: one
+      // statement; on PostgreSQL one round trip instead of one per event).
+      const values: unknown[] = []
       const out = parsed.map((e, i) => {
-        const data = encodeJson(e.data)
-        insert.run(sessionId, first + i, e.type, data, now)
+        values.push(sessionId, first + i, e.type, encodeJson(e.data), now)
         // The data as given (checked a JSON value above), not decoded back from its text: the
         // same value, and decoding it again was a fair part of every block's event work.
         return { sessionId, seq: first + i, type: e.type, data: e.data, createdAt: now }
       })
+      for (let i = 0; i < parsed.length; i += INSERT_CHUNK) {
+        const rows = Math.min(INSERT_CHUNK, parsed.length - i)
+        this.ctx.sql.get(insertEvents(rows)).run(...values.slice(i * 5, (i + rows) * 5))
+      }
       // Seqs start at 1: until a session has more events than the retention there is nothing to
       // trim, and skipping the statement saves a round trip on PostgreSQL.
       if (last > this.retention) {
