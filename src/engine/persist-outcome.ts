@@ -13,10 +13,52 @@ export function persistFinish(
   const start = { id: block.id, sessionId: block.sessionId, code: block.code, createdAt: block.createdAt }
   const record = (f: FinishBlockInput) =>
     unstored ? store.blocks.startFinished(start, f) : store.blocks.finish(block.id, f)
-  // Recoverable: the catch below goes on after a failure, so this is a real savepoint even in
-  // the caller's atomic transaction; nothing in it catches, so what it nests runs flat.
-  const write = () =>
-    store.transaction(
+  // An outcome the store refuses (a bad attachment, a snapshot that is not JSON) must not leave
+  // the block running forever: keep the block, with the reason, and drop the rest.
+  const recoverable = snapshot !== undefined || (finish.attachments?.length ?? 0) > 0
+  const refused = (err: unknown) =>
+    record({
+      ...finish,
+      attachments: [],
+      error: finish.error ?? { code: 'block.persist-failed', message: (err as Error).message },
+    })
+  if (finish.attachments?.length) return withAttachments(store, block, finish, snapshot, record, refused)
+  // No attachments (a block's usual outcome): everything the store could refuse in it is
+  // checked before the first write, so the write needs no savepoint to undo a half-done
+  // attempt (one SAVEPOINT/RELEASE pair less per block inside the block's atomic commit).
+  // What can still fail there is the database itself (the session deleted, the block finished
+  // elsewhere), which a retry would meet again: it aborts the caller's transaction.
+  let text: string | undefined
+  try {
+    store.blocks.checkFinish(finish)
+    if (snapshot !== undefined && snapshot !== null) text = store.defs.encode(snapshot)
+  } catch (err) {
+    if (!recoverable) throw err
+    return refused(err)
+  }
+  return store.transaction(
+    () => {
+      const b = record(finish)
+      if (text !== undefined) store.defs.writeText(block.sessionId, text)
+      return b
+    },
+    { nested: 'atomic' },
+  )
+}
+
+// Attachments are checked as they are stored (their bytes may go to the blob store) and a
+// snapshot after them, so a refusal can come mid-write: this write is a real savepoint, undone
+// before the retry even inside the caller's atomic transaction.
+function withAttachments(
+  store: Store,
+  block: Block,
+  finish: FinishBlockInput,
+  snapshot: unknown,
+  record: (f: FinishBlockInput) => Block,
+  refused: (err: unknown) => Block,
+): Block {
+  try {
+    return store.transaction(
       () => {
         const b = record(finish)
         if (snapshot !== undefined && snapshot !== null) store.defs.write(block.sessionId, snapshot)
@@ -24,18 +66,7 @@ export function persistFinish(
       },
       { recoverable: true, nested: 'atomic' },
     )
-  try {
-    return write()
   } catch (err) {
-    // An outcome the store refuses (a bad attachment, an oversized snapshot) must not leave the
-    // block running forever: keep the block, with the reason, and drop the rest.
-    if (snapshot !== undefined || finish.attachments?.length) {
-      return record({
-        ...finish,
-        attachments: [],
-        error: finish.error ?? { code: 'block.persist-failed', message: (err as Error).message },
-      })
-    }
-    throw err
+    return refused(err)
   }
 }

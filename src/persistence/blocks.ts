@@ -238,6 +238,14 @@ export class BlocksRepo {
     })
   }
 
+  // Throws what finish() and startFinished() would for these outcome fields (not attachments,
+  // whose check stores their bytes), without writing: a caller that recovers from a refused
+  // outcome checks it before its transaction writes anything (src/engine/persist-outcome.ts).
+  checkFinish(input: FinishBlockInput): void {
+    const { attachments: _, ...rest } = input
+    if (commonFinishBlockInput(rest) === undefined) parseInput(FinishBlockInputSchema, rest, 'blocks.finish')
+  }
+
   // After a host restart no worker is left to finish a running block: close each one with an
   // error saying so, so nothing stays "running" forever. Returns how many were closed.
   abandonRunning(sessionId?: string, message = 'The host stopped while this block was running.'): number {

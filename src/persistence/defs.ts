@@ -32,7 +32,18 @@ export class DefsRepo {
   // costs a read instead of a row rewrite (fewer WAL pages for the block's fsync). The stored
   // row is then still the snapshot of the latest block, so a reopen restores the same defs.
   write(sessionId: string, snapshot: unknown): boolean {
-    const text = encodeJson(parseJsonValue(snapshot, 'defs.put'))
+    return this.writeText(sessionId, this.encode(snapshot))
+  }
+
+  // The stored text of a snapshot, or db.invalid-input: a caller can check a snapshot before
+  // its transaction writes anything (src/engine/persist-outcome.ts).
+  encode(snapshot: unknown): string {
+    return encodeJson(parseJsonValue(snapshot, 'defs.put'))
+  }
+
+  // write() for a snapshot already encode()d. Any JSON text is stored as given: the one
+  // refusal left is a missing session.
+  writeText(sessionId: string, text: string): boolean {
     const same = this.ctx.sql
       .pluck('SELECT snapshot = ? FROM session_defs WHERE session_id = ?')
       .get(text, sessionId) as number | boolean | undefined
