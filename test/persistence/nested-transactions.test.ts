@@ -19,6 +19,17 @@ function failingNested(store: Store, id: string, options?: Parameters<Store['tra
   }, options)
 }
 
+// An atomic transaction that writes 'outer' and then runs body.
+function atomicWithOuter(store: Store, body: () => void): void {
+  store.transaction(
+    () => {
+      store.sessions.create({ id: 'outer' })
+      body()
+    },
+    { nested: 'atomic' },
+  )
+}
+
 for (const backend of BACKENDS) {
   describe(backend, () => {
     test('by default a nested failure that the body catches is rolled back alone; the rest commits', () => {
@@ -54,19 +65,14 @@ for (const backend of BACKENDS) {
       const store = openTempStore({}, backend)
       assert.throws(
         () =>
-          store.transaction(
-            () => {
-              store.sessions.create({ id: 'outer' })
-              try {
-                failingNested(store, 'inner')
-              } catch {
-                // Breaks the atomic promise: the flat inner write is still there...
-              }
-              assert.equal(exists(store, 'inner'), true, 'no savepoint: the inner write is not undone yet')
-              return 'committed?'
-            },
-            { nested: 'atomic' },
-          ),
+          atomicWithOuter(store, () => {
+            try {
+              failingNested(store, 'inner')
+            } catch {
+              // Breaks the atomic promise: the flat inner write is still there...
+            }
+            assert.equal(exists(store, 'inner'), true, 'no savepoint: the inner write is not undone yet')
+          }),
         /inner inner failed/,
       )
       // ...so nothing commits, neither the outer write nor half of the inner transaction.
@@ -79,29 +85,25 @@ for (const backend of BACKENDS) {
 
     test('a recoverable transaction is a real savepoint even in an atomic body', () => {
       const store = openTempStore({}, backend)
-      store.transaction(
-        () => {
-          store.sessions.create({ id: 'outer' })
-          assert.throws(() => failingNested(store, 'inner', { recoverable: true }), /inner inner failed/)
-          assert.equal(exists(store, 'inner'), false)
-          // Its own body may be atomic: a flat failure inside it aborts only the savepoint.
-          assert.throws(
-            () =>
-              store.transaction(
-                () => {
-                  store.sessions.create({ id: 'middle' })
-                  try {
-                    failingNested(store, 'deep')
-                  } catch {}
-                },
-                { recoverable: true, nested: 'atomic' },
-              ),
-            /inner deep failed/,
-          )
-          assert.equal(exists(store, 'middle'), false)
-        },
-        { nested: 'atomic' },
-      )
+      atomicWithOuter(store, () => {
+        assert.throws(() => failingNested(store, 'inner', { recoverable: true }), /inner inner failed/)
+        assert.equal(exists(store, 'inner'), false)
+        // Its own body may be atomic: a flat failure inside it aborts only the savepoint.
+        assert.throws(
+          () =>
+            store.transaction(
+              () => {
+                store.sessions.create({ id: 'middle' })
+                try {
+                  failingNested(store, 'deep')
+                } catch {}
+              },
+              { recoverable: true, nested: 'atomic' },
+            ),
+          /inner deep failed/,
+        )
+        assert.equal(exists(store, 'middle'), false)
+      })
       assert.equal(exists(store, 'outer'), true)
       assert.equal(exists(store, 'inner'), false)
       assert.equal(exists(store, 'deep'), false)
@@ -109,21 +111,17 @@ for (const backend of BACKENDS) {
 
     test('withSavepoints: code the atomic body does not control gets savepoints again', () => {
       const store = openTempStore({}, backend)
-      store.transaction(
-        () => {
-          store.sessions.create({ id: 'outer' })
-          assert.equal(store.inAtomicTransaction, true)
-          store.withSavepoints(() => {
-            assert.equal(store.inAtomicTransaction, false)
-            try {
-              failingNested(store, 'listener')
-            } catch {}
-          })
-          assert.equal(store.inAtomicTransaction, true)
-          assert.equal(exists(store, 'listener'), false)
-        },
-        { nested: 'atomic' },
-      )
+      atomicWithOuter(store, () => {
+        assert.equal(store.inAtomicTransaction, true)
+        store.withSavepoints(() => {
+          assert.equal(store.inAtomicTransaction, false)
+          try {
+            failingNested(store, 'listener')
+          } catch {}
+        })
+        assert.equal(store.inAtomicTransaction, true)
+        assert.equal(exists(store, 'listener'), false)
+      })
       assert.equal(store.inAtomicTransaction, false)
       assert.equal(exists(store, 'outer'), true)
       assert.equal(exists(store, 'listener'), false)
