@@ -52,9 +52,10 @@ export async function executeBlock(
     live.printed = ''
   }
   // The outcome and its block-finished event commit together: one write, and no reader sees
-  // a finished block without its event or the other way round. Atomic: the only code in it
-  // that catches a failure and goes on (persistFinish) opens its own savepoint; the event
-  // log rethrows inside a transaction; so the rest runs without savepoints.
+  // a finished block without its event or the other way round. Atomic (no savepoints in it):
+  // persistFinish, which recovers from a refused outcome, checks it before writing or opens
+  // its own savepoint; the event log rethrows inside an atomic transaction; listeners run
+  // with savepoints again (src/persistence/statements.ts).
   const { stored, attachments } = store.lazily(() =>
     store.transaction(
       () => {
