@@ -208,6 +208,10 @@ async function scenario(server: VisServer): Promise<Map<string, unknown>> {
     ['X-Trace', 'b'],
   ])
   await repeated('origin twice', [['origin', UI]], { origin: UI })
+  // What curl sends with a larger body (Node's server answers 100 Continue itself), and a
+  // body just under the limit.
+  await post('expect 100-continue', json({ code: 'e = 1' }), { expect: '100-continue' })
+  await post('body near the limit', json({ code: `big = 1  # ${'n'.repeat(MAX_BODY - 64)}` }))
   // A body still arriving when the route first looks for it.
   await record(
     'body in two segments',
@@ -336,6 +340,8 @@ describe('the fast routes answer as hono does', () => {
       'prefer twice': 202, // joined: respond-async is among the preferences
       'origin twice': 403,
       'body in two segments': 200,
+      'expect 100-continue': 200,
+      'body near the limit': 200,
       'body in two segments, bad json': 400,
       'bad json': 400,
       'unknown session': 404,
