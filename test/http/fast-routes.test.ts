@@ -391,16 +391,23 @@ describe('the fast routes answer as hono does', () => {
   })
 })
 
-describe('a refused request on a keep-alive connection', () => {
-  let server: VisServer
+// A server with the fast routes for one describe block.
+function fastServer(): () => VisServer {
+  let server: VisServer | undefined
   before(async () => {
     server = await serve(true)
   })
   after(async () => {
-    await server.close()
+    await server?.close()
   })
+  return () => server!
+}
+
+describe('a refused request on a keep-alive connection', () => {
+  const fast = fastServer()
 
   test('leaves the connection usable: its unread body is drained, the next request on it is answered', async () => {
+    const server = fast()
     const sid = JSON.parse((await send(server, 'POST', '/v1/sessions', { body: '{}' })).text).id as string
     const agent = new Agent({ keepAlive: true, maxSockets: 1 })
     const exchange = (body: string, headers: Record<string, string>) =>
@@ -470,20 +477,15 @@ function rawExchange(
 }
 
 describe('bodies read straight from the request buffer', () => {
-  let server: VisServer
-  before(async () => {
-    server = await serve(true)
-  })
-  after(async () => {
-    await server.close()
-  })
+  const fast = fastServer()
 
   const wire = (sid: string, body: string, declared = Buffer.byteLength(body)) =>
-    `POST /v1/sessions/${sid}/blocks HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\n` +
+    `POST /v1/sessions/${sid}/blocks HTTP/1.1\r\nHost: 127.0.0.1:${fast().port}\r\n` +
     `Authorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\n` +
     `Content-Length: ${declared}\r\n\r\n${body}`
 
   test('two pipelined requests in one write: both bodies read whole, answered in order', async () => {
+    const server = fast()
     const sid = JSON.parse((await send(server, 'POST', '/v1/sessions', { body: '{}' })).text).id as string
     const served = server.fastRoutes!.served
     const answers = await rawExchange(
@@ -503,6 +505,7 @@ describe('bodies read straight from the request buffer', () => {
   })
 
   test('a client that hangs up mid-body runs nothing and leaves the server answering', async () => {
+    const server = fast()
     const sid = JSON.parse((await send(server, 'POST', '/v1/sessions', { body: '{}' })).text).id as string
     const body = JSON.stringify({ code: 'print("never")' })
     const served = server.fastRoutes!.served
