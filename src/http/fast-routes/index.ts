@@ -95,28 +95,34 @@ const hangupOf =
 function readText(req: IncomingMessage, declared: number): Promise<string> {
   return new Promise((resolve, reject) => {
     process.nextTick(() => {
-      const whole = req.complete || (declared > 0 && req.readableLength === declared)
-      if (!whole) return void streamText(req).then(resolve, reject)
-      const buf: Buffer | null = req.read()
-      // Not ended yet (the parser reports the end in its next callback): flowing, so the end is
-      // still consumed and Node's server sees a read request as it does after 'data'/'end'.
-      if (!req.complete) req.resume()
-      resolve(buf === null ? '' : DECODER.decode(buf))
+      try {
+        const whole = req.complete || (declared > 0 && req.readableLength === declared)
+        if (!whole) return void streamText(req).then(resolve, reject)
+        const buf: Buffer | null = req.read()
+        // Not ended yet (the parser reports the end in its next callback): flowing, so the end is
+        // still consumed and Node's server sees a read request as it does after 'data'/'end'.
+        if (!req.complete) req.resume()
+        resolve(buf === null ? '' : DECODER.decode(buf))
+      } catch (err) {
+        // Answered by the route's error reply, never thrown out of a tick (that would end the process).
+        reject(err)
+      }
     })
   })
 }
 
+const HUNG_UP = 'The client closed the request before its body ended.'
+
 function streamText(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
+    // Looked at a tick after the request came: a client already gone sends no 'close' again.
+    if (req.destroyed && !req.complete) return reject(new Error(HUNG_UP))
     const chunks: Buffer[] = []
     req.on('data', (chunk: Buffer) => chunks.push(chunk))
     req.once('end', () => resolve(DECODER.decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks))))
     req.once('error', reject)
     // The client went away mid-body: nothing to answer, but the request must not wait forever.
-    req.once(
-      'close',
-      () => req.complete || reject(new Error('The client closed the request before its body ended.')),
-    )
+    req.once('close', () => req.complete || reject(new Error(HUNG_UP)))
   })
 }
 
