@@ -6,6 +6,7 @@
 // main thread's whole bill per block), and the ratios. Reported, never asserted.
 //
 //   npm run build && node bench/http-ab.js --baseline /work/wt/integ2 [--blocks 3000] [--round 100]
+//     [--candidate DIR]
 import { mkdtempSync } from 'node:fs'
 import { Agent } from 'node:http'
 import { tmpdir } from 'node:os'
@@ -41,26 +42,34 @@ async function side(name, root) {
   const body = JSON.stringify({ code: 'x = 1' })
   const times = []
   let cpu = 0
+  // Per round: its CPU per block and its p50, paired with the other side's same round.
+  const rounds = []
   const round = async (record) => {
     const c0 = process.cpuUsage()
+    const mine = []
     for (let i = 0; i < ROUND; i++) {
       const t0 = performance.now()
       const r = await post(path, body)
       if (r.status !== 200) throw new Error(`${name}: block failed: ${r.status} ${r.text}`)
-      if (record) times.push((performance.now() - t0) * 1000)
+      mine.push((performance.now() - t0) * 1000)
     }
     const c = process.cpuUsage(c0)
-    if (record) cpu += c.user + c.system
+    if (!record) return
+    cpu += c.user + c.system
+    times.push(...mine)
+    mine.sort((a, b) => a - b)
+    rounds.push({ cpu: (c.user + c.system) / ROUND, p50: mine[Math.floor(ROUND / 2)] })
   }
   const close = async () => {
     agent.destroy()
     await server.close()
   }
-  return { name, round, times, cpu: () => cpu, close }
+  return { name, round, times, rounds, cpu: () => cpu, close }
 }
 
 const sides = [
-  await side('this', resolve(new URL('..', import.meta.url).pathname)),
+  // --candidate DIR: another checkout in this one's place (an A/A run shows the bench's own bias).
+  await side('this', resolve(opt('--candidate', new URL('..', import.meta.url).pathname))),
   await side('baseline', baseline),
 ]
 try {
@@ -85,6 +94,15 @@ try {
   console.log(
     `  this / baseline: p50 ${(a.p50 / b.p50).toFixed(3)}×, host CPU per block ${(a.cpu / b.cpu).toFixed(3)}×`,
   )
+  // The same ratios round by round (each pair ran back to back, so a burst of load from other
+  // work hits both): their median and quartiles say how far the pooled ratio can be trusted.
+  const [mine, theirs] = sides.map((s) => s.rounds)
+  const paired = (key) => {
+    const r = mine.map((m, i) => m[key] / theirs[i][key]).sort((x, y) => x - y)
+    const q = (f) => r[Math.floor((r.length - 1) * f)].toFixed(3)
+    return `${q(0.5)}× (quartiles ${q(0.25)}–${q(0.75)})`
+  }
+  console.log(`  round by round (${mine.length} pairs): p50 ${paired('p50')}, host CPU ${paired('cpu')}`)
 } finally {
   for (const s of sides) await s.close()
 }

@@ -20,9 +20,10 @@ export function parseIdempotencyKey(raw: string | undefined): string | undefined
   return parsed.data
 }
 
-// RFC 7240: `Prefer: respond-async`, possibly among other preferences.
+// RFC 7240: `Prefer: respond-async`, possibly among other preferences. (Most requests send no
+// Prefer: answered without splitting anything.)
 export const prefersAsyncHeader = (prefer: string | undefined): boolean =>
-  (prefer ?? '').split(',').some((p) => p.trim().split(';')[0]!.trim().toLowerCase() === 'respond-async')
+  prefer?.split(',').some((p) => p.trim().split(';')[0]!.trim().toLowerCase() === 'respond-async') ?? false
 
 const blockUrl = (sessionId: string, blockId: string) =>
   `/v1/sessions/${encodeURIComponent(sessionId)}/blocks/${encodeURIComponent(blockId)}`

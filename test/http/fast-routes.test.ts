@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict'
 import { mkdtempSync } from 'node:fs'
 import { Agent, request } from 'node:http'
+import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
@@ -42,7 +43,13 @@ function send(
   opts: {
     body?: string
     headers?: Record<string, string | undefined>
+    // Sent after `headers`, as they are: a name may repeat (Node then joins or drops the repeats
+    // in req.headers, and the fast routes must read them as hono does).
+    repeated?: [string, string][]
     chunked?: boolean
+    // The body in two writes, the second well after the headers reached the server: it is not
+    // in the request's buffer when the route first looks.
+    split?: boolean
     noHost?: boolean
     agent?: Agent
   } = {},
@@ -57,8 +64,20 @@ function send(
   }
   if (opts.body !== undefined && !opts.chunked)
     headers['content-length'] = String(Buffer.byteLength(opts.body))
+  // Node's client takes repeated names only as a flat list (and then adds no Host of its own).
+  const list = opts.repeated && [
+    'host',
+    new URL(server.url).host,
+    ...Object.entries(headers).flat(),
+    ...opts.repeated.flat(),
+  ]
   return new Promise((resolve, reject) => {
-    const init = { method, headers, setHost: !opts.noHost, ...(opts.agent ? { agent: opts.agent } : {}) }
+    const init = {
+      method,
+      headers: list ?? headers,
+      setHost: !opts.noHost,
+      ...(opts.agent ? { agent: opts.agent } : {}),
+    }
     const req = request(`${server.url}${path}`, init, (res) => {
       let text = ''
       res.setEncoding('utf8')
@@ -75,6 +94,13 @@ function send(
       })
     })
     req.on('error', reject)
+    if (opts.split && opts.body !== undefined) {
+      const half = Math.floor(opts.body.length / 2)
+      req.write(opts.body.slice(0, half))
+      // Pacing the client, not waiting for a condition: the rest comes in a later TCP segment.
+      setTimeout(() => req.end(opts.body!.slice(half)), 50)
+      return
+    }
     if (opts.chunked && opts.body !== undefined) req.write(opts.body)
     req.end(opts.chunked ? undefined : opts.body)
   })
@@ -159,6 +185,42 @@ async function scenario(server: VisServer): Promise<Map<string, unknown>> {
     cookie: `other=1; ${tokenCookieName(TOKEN)}=${TOKEN}`,
   })
   await post('too large', json({ code: `# ${'a'.repeat(MAX_BODY)}` }))
+  // Repeated header names (the guards read them joined, as hono's adapter does).
+  const repeated = (
+    label: string,
+    pairs: [string, string][],
+    headers: Record<string, string | undefined> = {},
+  ) =>
+    record(label, send(server, 'POST', blocks, { body: json({ code: 'r = 1' }), headers, repeated: pairs }))
+  await repeated('token twice', [['Authorization', `Bearer ${TOKEN}`]])
+  await repeated('a wrong token, then the right one', [['authorization', `Bearer ${TOKEN}`]], {
+    authorization: 'Bearer wrong',
+  })
+  await repeated('content type twice', [['Content-Type', 'application/json']])
+  await repeated('content type, then text/plain', [['content-type', 'text/plain']])
+  await repeated('cookie split over two headers', [['cookie', `${tokenCookieName(TOKEN)}=${TOKEN}`]], {
+    authorization: undefined,
+    cookie: 'other=1',
+  })
+  await repeated('prefer twice', [['prefer', 'respond-async']], { prefer: 'handling=strict' })
+  await repeated('an unrelated header twice', [
+    ['x-trace', 'a'],
+    ['X-Trace', 'b'],
+  ])
+  await repeated('origin twice', [['origin', UI]], { origin: UI })
+  // What curl sends with a larger body (Node's server answers 100 Continue itself), and a
+  // body just under the limit.
+  await post('expect 100-continue', json({ code: 'e = 1' }), { expect: '100-continue' })
+  await post('body near the limit', json({ code: `big = 1  # ${'n'.repeat(MAX_BODY - 64)}` }))
+  // A body still arriving when the route first looks for it.
+  await record(
+    'body in two segments',
+    send(server, 'POST', blocks, { body: json({ code: 'print("split")' }), split: true }),
+  )
+  await record(
+    'body in two segments, bad json',
+    send(server, 'POST', blocks, { body: '{"code": "x" ', split: true }),
+  )
   // Bad bodies: each gets the schema's precise error.
   await post('bad json', '{"code": ')
   await post('empty body', '')
@@ -257,7 +319,7 @@ describe('the fast routes answer as hono does', () => {
     for (const [label, answer] of viaHono) assert.deepEqual(viaFast.get(label), answer, label)
     // The matrix did drive the fast routes (every hot-route request without a query, a chunked
     // body or an escaped id: most of it), and their answers are the ones expected.
-    assert.ok(fast.fastRoutes!.served >= 50, `fast routes served ${fast.fastRoutes!.served}`)
+    assert.ok(fast.fastRoutes!.served >= 60, `fast routes served ${fast.fastRoutes!.served}`)
     const status = (label: string) => (viaFast.get(label) as { status: number }).status
     const expected: Record<string, number> = {
       ok: 200,
@@ -269,6 +331,18 @@ describe('the fast routes answer as hono does', () => {
       'text/plain': 415,
       'no token': 401,
       'too large': 413,
+      'token twice': 401, // joined: `Bearer t, Bearer t` is no token
+      'a wrong token, then the right one': 401,
+      'content type twice': 415, // joined: `application/json, application/json` is not one type
+      'content type, then text/plain': 415,
+      'cookie split over two headers': 200,
+      'an unrelated header twice': 200,
+      'prefer twice': 202, // joined: respond-async is among the preferences
+      'origin twice': 403,
+      'body in two segments': 200,
+      'expect 100-continue': 200,
+      'body near the limit': 200,
+      'body in two segments, bad json': 400,
       'bad json': 400,
       'unknown session': 404,
       'keyed, other code': 422,
@@ -295,6 +369,10 @@ describe('the fast routes answer as hono does', () => {
       'keyed, other code': 'idempotency.key-reused',
       'unknown session': 'session.not-found',
       'GET queued, no token': 'http.unauthorized',
+      'token twice': 'http.unauthorized',
+      'content type, then text/plain': 'http.unsupported-media-type',
+      'origin twice': 'http.origin-not-allowed',
+      'body in two segments, bad json': 'http.invalid-json',
       'GET queued, bad host': 'http.host-not-allowed',
     }
     for (const [label, want] of Object.entries(reasons)) assert.equal(code(label), want, label)
@@ -313,16 +391,23 @@ describe('the fast routes answer as hono does', () => {
   })
 })
 
-describe('a refused request on a keep-alive connection', () => {
-  let server: VisServer
+// A server with the fast routes for one describe block.
+function fastServer(): () => VisServer {
+  let server: VisServer | undefined
   before(async () => {
     server = await serve(true)
   })
   after(async () => {
-    await server.close()
+    await server?.close()
   })
+  return () => server!
+}
+
+describe('a refused request on a keep-alive connection', () => {
+  const fast = fastServer()
 
   test('leaves the connection usable: its unread body is drained, the next request on it is answered', async () => {
+    const server = fast()
     const sid = JSON.parse((await send(server, 'POST', '/v1/sessions', { body: '{}' })).text).id as string
     const agent = new Agent({ keepAlive: true, maxSockets: 1 })
     const exchange = (body: string, headers: Record<string, string>) =>
@@ -348,6 +433,98 @@ describe('a refused request on a keep-alive connection', () => {
     } finally {
       agent.destroy()
     }
+  })
+})
+
+// Raw HTTP/1.1 over one socket: what node:http's client will not send (pipelined requests, a
+// request abandoned mid-body). Resolves with each complete response's status and body, once
+// `responses` of them arrived, or with what arrived when the server closed.
+function rawExchange(
+  server: VisServer,
+  wire: string,
+  opts: { responses: number; hangUp?: boolean },
+): Promise<{ status: number; body: string }[]> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(server.port, '127.0.0.1')
+    let buf = ''
+    const parsed = () => {
+      const out: { status: number; body: string }[] = []
+      let rest = buf
+      for (;;) {
+        const end = rest.indexOf('\r\n\r\n')
+        if (end < 0) return out
+        const head = rest.slice(0, end)
+        const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0)
+        if (rest.length < end + 4 + length) return out
+        out.push({ status: Number(head.split(' ')[1]), body: rest.slice(end + 4, end + 4 + length) })
+        rest = rest.slice(end + 4 + length)
+      }
+    }
+    socket.setEncoding('utf8')
+    socket.on('data', (d) => {
+      buf += d
+      if (parsed().length >= opts.responses) {
+        socket.destroy()
+        resolve(parsed())
+      }
+    })
+    socket.on('error', reject)
+    socket.on('close', () => resolve(parsed()))
+    socket.write(wire, () => {
+      if (opts.hangUp) socket.destroy()
+    })
+  })
+}
+
+describe('bodies read straight from the request buffer', () => {
+  const fast = fastServer()
+
+  const wire = (sid: string, body: string, declared = Buffer.byteLength(body)) =>
+    `POST /v1/sessions/${sid}/blocks HTTP/1.1\r\nHost: 127.0.0.1:${fast().port}\r\n` +
+    `Authorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\n` +
+    `Content-Length: ${declared}\r\n\r\n${body}`
+
+  test('two pipelined requests in one write: both bodies read whole, answered in order', async () => {
+    const server = fast()
+    const sid = JSON.parse((await send(server, 'POST', '/v1/sessions', { body: '{}' })).text).id as string
+    const served = server.fastRoutes!.served
+    const answers = await rawExchange(
+      server,
+      wire(sid, JSON.stringify({ code: 'print("first")' })) +
+        wire(sid, JSON.stringify({ code: 'print("second")' })),
+      { responses: 2 },
+    )
+    assert.deepEqual(
+      answers.map((a) => [a.status, JSON.parse(a.body).stdout]),
+      [
+        [200, 'first\n'],
+        [200, 'second\n'],
+      ],
+    )
+    assert.equal(server.fastRoutes!.served, served + 2)
+  })
+
+  test('a client that hangs up mid-body runs nothing and leaves the server answering', async () => {
+    const server = fast()
+    const sid = JSON.parse((await send(server, 'POST', '/v1/sessions', { body: '{}' })).text).id as string
+    const body = JSON.stringify({ code: 'print("never")' })
+    const served = server.fastRoutes!.served
+    const answers = await rawExchange(server, wire(sid, body.slice(0, 10), Buffer.byteLength(body)), {
+      responses: 1,
+      hangUp: true,
+    })
+    assert.deepEqual(answers, [], 'nothing to answer: the client is gone')
+    await waitFor(() => server.fastRoutes!.served === served + 1, 20_000, 'the fast route took the request')
+    const next = await send(server, 'POST', `/v1/sessions/${sid}/blocks`, {
+      body: JSON.stringify({ code: 'print("next")' }),
+    })
+    assert.equal(next.status, 200, next.text)
+    const blocks = server.engine.getSession(sid).blocks
+    assert.deepEqual(
+      blocks.map((b) => b.code),
+      ['print("next")'],
+      'only the complete request ran',
+    )
   })
 })
 
