@@ -50,7 +50,9 @@ if (existsSync(src)) {
     if (!existsSync(tsc)) fail('build', 'dist/ is missing or stale and typescript is not installed')
     run('build', process.execPath, [tsc, '-p', 'tsconfig.json'])
     // The worker entry as one file (a faster cold start); workers fall back to child.js without it.
-    run('bundle the worker', process.execPath, [join(root, 'scripts', 'bundle-worker.mjs')])
+    if (existsSync(join(dist, 'worker', 'child.js'))) {
+      run('bundle the worker', process.execPath, [join(root, 'scripts', 'bundle-worker.mjs')])
+    }
   }
 } else if (!existsSync(join(dist, 'cli', 'main.js'))) {
   fail('build', 'neither src/ nor dist/cli/main.js is present')
