@@ -13,18 +13,22 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
+import { parseArgs } from 'node:util'
 
-const argv = process.argv.slice(2)
-const opt = (name, dflt) => {
-  const i = argv.indexOf(name)
-  return i >= 0 ? argv[i + 1] : dflt
-}
-const baseline = opt('--baseline')
-if (!baseline) {
-  console.error('usage: node bench/session-ab.js --baseline <checkout with a built dist/> [--rounds N]')
+const { values: args } = parseArgs({
+  options: {
+    baseline: { type: 'string' },
+    this: { type: 'string', default: new URL('..', import.meta.url).pathname },
+    rounds: { type: 'string', default: '12' },
+  },
+})
+if (!args.baseline) {
+  console.error(
+    'usage: node bench/session-ab.js --baseline <checkout with a built dist/> [--rounds N] [--this DIR]',
+  )
   process.exit(2)
 }
-const ROUNDS = Number(opt('--rounds', 12))
+const ROUNDS = Number(args.rounds)
 
 // CPU time a process has used, in ms (utime + stime from /proc, clock ticks of 10 ms). Unlike
 // the wall time it hardly moves with the machine's load: the cold start's bill in work.
@@ -89,10 +93,7 @@ const p50 = (xs) => {
   const s = [...xs].sort((a, b) => a - b)
   return s[Math.floor(s.length / 2)]
 }
-const sides = [
-  await side('this', resolve(opt('--this', new URL('..', import.meta.url).pathname))),
-  await side('baseline', resolve(baseline)),
-]
+const sides = [await side('this', resolve(args.this)), await side('baseline', resolve(args.baseline))]
 try {
   for (let r = 0; r < ROUNDS; r++) {
     // Alternate which side goes first, so neither always follows the other's refill.
@@ -105,7 +106,7 @@ try {
     cpu: p50(s.coldCpu),
     rss: p50(s.rss),
   }))
-  console.log(`session figures, ${ROUNDS} interleaved rounds (baseline ${baseline})`)
+  console.log(`session figures, ${ROUNDS} interleaved rounds (baseline ${args.baseline})`)
   for (const s of [a, b]) {
     console.log(
       `  ${s.name.padEnd(8)}  warm pool p50 ${s.warm.toFixed(2)} ms  cold worker p50 ${s.cold.toFixed(1)} ms (CPU ${s.cpu.toFixed(0)} ms)  idle RSS p50 ${s.rss.toFixed(1)} MB`,
