@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process'
 import { closeSync, existsSync, openSync, readdirSync, readSync, statSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import { errorMessage } from '../util/errors.js'
+import { appendLog } from './logfile.js'
 
 // Compiled bytecode (.pyc) for the guest runtime's modules, beside them in __pycache__.
 //
@@ -106,15 +107,24 @@ export async function compileGuestBytecode(
 const once = new Map<string, Promise<GuestBytecodeResult>>()
 
 // compileGuestBytecode once per directory and interpreter in this process: every worker
-// start awaits it, the first one pays for it.
+// start awaits it, the first one pays for it. What it could not write is said once, in log.
 export function guestBytecode(
   dir: string,
   python: { executable: string; minor: string },
+  log: string,
 ): Promise<GuestBytecodeResult> {
   const key = `${dir}\0${python.executable}`
   let p = once.get(key)
   if (!p) {
-    p = compileGuestBytecode(dir, python)
+    p = compileGuestBytecode(dir, python).then((r) => {
+      if (r.state === 'failed') {
+        appendLog(
+          log,
+          `guest bytecode for Python ${python.minor} not written under ${dir} (${r.stale.length} modules are compiled in every worker instead): ${r.reason}`,
+        )
+      }
+      return r
+    })
     once.set(key, p)
   }
   return p

@@ -21,7 +21,7 @@ import { guestBytecode } from './guest-bytecode.js'
 import { appendLog, logDir, openWorkerLog, readLogTail } from './logfile.js'
 import type { WorkerPolicy } from './policy.js'
 import { processTree, waitGone } from './proctree.js'
-import { type PythonHome, pythonHome } from './python-home.js'
+import { pythonHome } from './python-home.js'
 import { type EnterNamespaces, type SpawnedProcess, spawnWorkerProcess } from './spawn.js'
 
 export const DEFAULT_INTERRUPT_ACK_MS = 2000
@@ -99,20 +99,6 @@ function hostEnv(): Record<string, string> {
   }
   return env
 }
-
-// The guest runtime's bytecode for this minor, compiled once per host process before its
-// first worker (guest-bytecode.ts); a failure costs speed, not the worker, and is logged once.
-async function compiledGuest(home: string, python: PythonHome): Promise<void> {
-  const r = await guestBytecode(guestDir, python)
-  if (r.state === 'failed' && !loggedBytecode.has(python.executable)) {
-    loggedBytecode.add(python.executable)
-    appendLog(
-      join(logDir(home), 'pool.log'),
-      `guest bytecode for Python ${python.minor} not written (${r.stale.length} modules compile in each worker): ${r.reason}`,
-    )
-  }
-}
-const loggedBytecode = new Set<string>()
 
 // The host's handle on one helper process: its wire, its pending calls, its lifecycle.
 export class Worker {
@@ -219,7 +205,8 @@ export class Worker {
       env.VIS_PYTHON_HOME = home.root
       env.VIS_PYTHON_VERSION = home.minor
       readOnly.push(home.root)
-      await compiledGuest(opts.home, home)
+      // The guest's bytecode, compiled by the host before its first worker (guest-bytecode.ts).
+      await guestBytecode(guestDir, home, join(logDir(opts.home), 'pool.log'))
     }
     const outbox = join(opts.home, 'outbox', `worker-${randomBytes(6).toString('hex')}`)
     mkdirSync(outbox, { recursive: true, mode: 0o700 })

@@ -8,7 +8,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
 import { guestDir } from '../../src/util/home.js'
-import { compileGuestBytecode, pycPath, staleSources } from '../../src/worker/guest-bytecode.js'
+import {
+  compileGuestBytecode,
+  guestBytecode,
+  pycPath,
+  staleSources,
+} from '../../src/worker/guest-bytecode.js'
 import { normalizePolicy } from '../../src/worker/policy.js'
 import { pythonHome } from '../../src/worker/python-home.js'
 import { Worker } from '../../src/worker/worker.js'
@@ -84,6 +89,25 @@ test('without an interpreter nothing is written and the reason names it; nothing
   assert.ok(r.state === 'failed' && r.reason.includes(missing), JSON.stringify(r))
   assert.deepEqual(r.state === 'failed' && r.stale, [join(dir, 'mod.py')])
   assert.deepEqual(staleSources(dir, py.minor), [join(dir, 'mod.py')])
+})
+
+test('what could not be written is logged once per process, and the next call does not try again', async () => {
+  const py = await pythonHome(minor)
+  const dir = join(scratch, 'logged')
+  mkdirSync(dir)
+  writeFileSync(join(dir, 'mod.py'), 'VALUE = 1\n')
+  const log = join(scratch, 'pool.log')
+  const missing = { ...py, executable: join(scratch, 'bin', 'python-gone') }
+  const first = await guestBytecode(dir, missing, log)
+  assert.equal(first.state, 'failed')
+  const lines = readFileSync(log, 'utf8').trimEnd().split('\n')
+  assert.equal(lines.length, 1)
+  assert.match(
+    lines[0]!,
+    /guest bytecode for Python 3\.\d+ not written under .*logged \(1 modules are compiled in every worker instead\): no interpreter at .*python-gone/,
+  )
+  assert.equal(await guestBytecode(dir, missing, log), first, 'the same answer, not a second attempt')
+  assert.equal(readFileSync(log, 'utf8').trimEnd().split('\n').length, 1)
 })
 
 test('a source that does not compile leaves its pyc out and says so; the rest are compiled', async () => {
