@@ -49,6 +49,10 @@ if (existsSync(src)) {
     const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc')
     if (!existsSync(tsc)) fail('build', 'dist/ is missing or stale and typescript is not installed')
     run('build', process.execPath, [tsc, '-p', 'tsconfig.json'])
+    // The worker entry as one file (a faster cold start); workers fall back to child.js without it.
+    if (existsSync(join(dist, 'worker', 'child.js'))) {
+      run('bundle the worker', process.execPath, [join(root, 'scripts', 'bundle-worker.mjs')])
+    }
   }
 } else if (!existsSync(join(dist, 'cli', 'main.js'))) {
   fail('build', 'neither src/ nor dist/cli/main.js is present')

@@ -97,20 +97,24 @@ export async function createRuntime(input: RuntimeOptions = {}): Promise<Runtime
     if (live.has(id))
       throw new VisError('session.exists', `a session with id ${id} is already open`, { sessionId: id })
     const policy = normalizePolicy(policyInput)
-    const toolsFor = opts.defaultTools
-      ? defaultTools({ sessionId: id, roots: policy.roots, shell: policy.shell })
-      : Promise.resolve([])
-    toolsFor.catch(() => undefined)
-    let worker: Worker
     try {
-      worker = (await pool.acquire(policy)).worker
+      return await openSession(id, policy)
     } finally {
-      // Refilled after this session's setup, never competing with it.
+      // Refilled once this session is set up (or has failed to be), never beside its setup:
+      // a worker's start (a fork, the jail, a Node start-up) takes the CPU the setup needs.
       setImmediate(() => {
         // A draft's overlay belongs to one session: no warm worker is kept for it.
         if (!closed && !policy.overlay) pool.prewarm(policy)
       })
     }
+  }
+
+  async function openSession(id: string, policy: WorkerPolicy): Promise<Session> {
+    const toolsFor = opts.defaultTools
+      ? defaultTools({ sessionId: id, roots: policy.roots, shell: policy.shell })
+      : Promise.resolve([])
+    toolsFor.catch(() => undefined)
+    const worker: Worker = (await pool.acquire(policy)).worker
     if (closed) {
       await worker.close()
       throw new VisError('runtime.closed', 'the runtime closed while the session was starting')

@@ -4,9 +4,9 @@
 // replies, output and host calls are written from C++. This JavaScript only bootstraps
 // and serves the control ops the addon hands over (confine, close).
 // Its stdout/stderr are the worker's log file, never the wire.
-import { Socket } from 'node:net'
 import { z } from 'zod'
 import { startEgressForwarderFromEnv } from '../confinement/egress/forwarder.js'
+import { nodeNet } from '../confinement/egress/node-net.js'
 import { NetworkEntrySchema } from '../confinement/egress/policy.js'
 import { installSeccomp } from '../confinement/seccomp.js'
 import { loadPython, type PythonRuntime } from '../native/index.js'
@@ -154,7 +154,7 @@ function serveLoadFailure(err: unknown): void {
   )
   const any = RequestEnvelope
   const requests = Object.fromEntries(Object.keys(PARENT_REQUEST_SCHEMAS).map((op) => [op, any]))
-  Channel.overSocket(new Socket({ fd: 3, readable: true, writable: true }), {
+  Channel.overSocket(new (nodeNet().Socket)({ fd: 3, readable: true, writable: true }), {
     ...channelOptions(() => {
       throw reason
     }),

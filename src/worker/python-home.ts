@@ -1,14 +1,20 @@
 import { resolveDistribution } from '../distribution/resolve.js'
 
-const resolved = new Map<string, Promise<{ root: string; minor: string }>>()
+export type PythonHome = { root: string; minor: string; executable: string }
+
+const resolved = new Map<string, Promise<PythonHome>>()
 
 // The distribution a worker runs, resolved once per minor in the host: its root goes to
 // the child (VIS_PYTHON_HOME) and into the jail's read-only paths.
-export function pythonHome(minor: string | undefined): Promise<{ root: string; minor: string }> {
+export function pythonHome(minor: string | undefined): Promise<PythonHome> {
   const key = minor ?? ''
   let p = resolved.get(key)
   if (!p) {
-    p = resolveDistribution(minor ? { minor } : {}).then((d) => ({ root: d.root, minor: d.minor }))
+    p = resolveDistribution(minor ? { minor } : {}).then((d) => ({
+      root: d.root,
+      minor: d.minor,
+      executable: d.executable,
+    }))
     resolved.set(key, p)
     p.catch(() => resolved.delete(key))
   }

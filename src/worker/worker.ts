@@ -15,8 +15,10 @@ import {
   type OutputNotification,
 } from '../protocol/messages.js'
 import { VisError } from '../util/errors.js'
+import { guestDir } from '../util/home.js'
 import { childEntry } from './entry.js'
-import { appendLog, openWorkerLog, readLogTail } from './logfile.js'
+import { guestBytecode } from './guest-bytecode.js'
+import { appendLog, logDir, openWorkerLog, readLogTail } from './logfile.js'
 import type { WorkerPolicy } from './policy.js'
 import { processTree, waitGone } from './proctree.js'
 import { pythonHome } from './python-home.js'
@@ -203,6 +205,8 @@ export class Worker {
       env.VIS_PYTHON_HOME = home.root
       env.VIS_PYTHON_VERSION = home.minor
       readOnly.push(home.root)
+      // The guest's bytecode, compiled by the host before its first worker (guest-bytecode.ts).
+      await guestBytecode(guestDir, home, join(logDir(opts.home), 'pool.log'))
     }
     const outbox = join(opts.home, 'outbox', `worker-${randomBytes(6).toString('hex')}`)
     mkdirSync(outbox, { recursive: true, mode: 0o700 })

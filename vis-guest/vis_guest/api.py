@@ -15,9 +15,9 @@ from . import (
     block,
     deferred,
     helpers,
-    net,
     paths,
     pkgenv,
+    probe,
     schedule,
     signals,
     snapshot,
@@ -25,6 +25,15 @@ from . import (
     tools,
 )
 from .state import RT, SYSTEM_VAR_NAMES
+
+
+def _route_sockets() -> None:
+    # net.py imports socket and what it pulls in (~1 MB): only a worker whose network is on
+    # (its egress relay's port set at spawn) loads it. The network is never loosened later.
+    if os.environ.get("VIS_EGRESS_PORT"):
+        from . import net
+
+        net.install()
 
 
 def install_runtime(config: dict) -> dict:
@@ -40,7 +49,7 @@ def install_runtime(config: dict) -> dict:
         surface.install(rt)
         signals.install(rt)
         aio.install()
-        net.install()
+        _route_sockets()
         autoimport.install(rt)
         hooks = {
             "__vis_settle__": deferred.settle,
@@ -55,7 +64,7 @@ def install_runtime(config: dict) -> dict:
         doc, apropos, defs = helpers.make_helpers(rt)
         vis_attach, vis_attach_bytes = attach.make_helpers(rt)
         hooks.update(doc=doc, apropos=apropos, defs=defs, vis_attach=vis_attach, vis_attach_bytes=vis_attach_bytes)
-        hooks["network_probe"] = net.network_probe
+        hooks["network_probe"] = probe.network_probe
         for name, value in hooks.items():
             rt.set_builtin(name, value)
         # Every other builtin as it is now: what each block starts from.

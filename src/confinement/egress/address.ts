@@ -1,4 +1,5 @@
-import { BlockList, isIP } from 'node:net'
+import type { BlockList } from 'node:net'
+import { nodeNet } from './node-net.js'
 
 // The address floor: what a resolved address may be, whatever the lists say.
 // - 'never': link-local (cloud metadata at 169.254.169.254), unspecified, multicast,
@@ -41,13 +42,20 @@ const V6: Range[] = [
   ['ff00::', 8, 'multicast', 'never'],
 ]
 
-const compiled = [...V4.map((r) => [...r, 'ipv4'] as const), ...V6.map((r) => [...r, 'ipv6'] as const)].map(
-  ([net, prefix, label, floor, family]) => {
-    const list = new BlockList()
+type CompiledRange = { list: BlockList; label: string; floor: 'never' | 'private'; family: 'ipv4' | 'ipv6' }
+let compiledRanges: CompiledRange[] | undefined
+// Built on first use (node-net.ts says why).
+function compiled(): CompiledRange[] {
+  compiledRanges ??= [
+    ...V4.map((r) => [...r, 'ipv4'] as const),
+    ...V6.map((r) => [...r, 'ipv6'] as const),
+  ].map(([net, prefix, label, floor, family]) => {
+    const list = new (nodeNet().BlockList)()
     list.addSubnet(net, prefix, family)
     return { list, label, floor, family }
-  },
-)
+  })
+  return compiledRanges
+}
 
 export type AddressClass = { floor: 'public' } | { floor: 'never' | 'private'; label: string }
 
@@ -59,10 +67,10 @@ export function setPublicRangesForLab(cidrs: string[] | undefined): void {
     publicOverride = undefined
     return
   }
-  const list = new BlockList()
+  const list = new (nodeNet().BlockList)()
   for (const c of cidrs) {
     const [net, prefix] = c.split('/')
-    const fam = isIP(net ?? '') === 6 ? 'ipv6' : 'ipv4'
+    const fam = nodeNet().isIP(net ?? '') === 6 ? 'ipv6' : 'ipv4'
     list.addSubnet(net ?? '', Number(prefix ?? (fam === 'ipv4' ? 32 : 128)), fam)
   }
   publicOverride = list
@@ -79,7 +87,7 @@ function embeddedV4(address: string): string | undefined {
 }
 
 export function classifyAddress(address: string): AddressClass {
-  const family = isIP(address)
+  const family = nodeNet().isIP(address)
   if (family === 0) return { floor: 'never', label: 'not an IP address' }
   const v4 = family === 6 ? embeddedV4(address) : undefined
   if (v4 !== undefined) {
@@ -87,7 +95,7 @@ export function classifyAddress(address: string): AddressClass {
     return inner.floor === 'public' ? { floor: 'private', label: 'IPv4-mapped' } : inner
   }
   const type = family === 4 ? 'ipv4' : 'ipv6'
-  for (const { list, label, floor, family: f } of compiled) {
+  for (const { list, label, floor, family: f } of compiled()) {
     if (f !== type || !list.check(address, type)) continue
     if (floor === 'private' && publicOverride?.check(address, type)) return { floor: 'public' }
     return { floor, label }
@@ -104,16 +112,16 @@ export function specialRange(address: string): string | undefined {
 // "10.0.0.0/8", "127.0.0.1", "::1" -> a matcher; undefined when the entry is a host pattern.
 export function parseAddressPattern(entry: string): ((address: string) => boolean) | undefined {
   const [net, prefixText, ...rest] = entry.split('/')
-  const family = isIP(net ?? '')
+  const family = nodeNet().isIP(net ?? '')
   if (!net || family === 0 || rest.length > 0) return undefined
   const type = family === 4 ? 'ipv4' : 'ipv6'
   const prefix = prefixText === undefined ? (family === 4 ? 32 : 128) : Number(prefixText)
   if (!/^\d*$/.test(prefixText ?? '') || !Number.isInteger(prefix) || prefix < 0) return undefined
   if (prefix > (family === 4 ? 32 : 128)) return undefined
-  const list = new BlockList()
+  const list = new (nodeNet().BlockList)()
   list.addSubnet(net, prefix, type)
   return (address) => {
-    const f = isIP(address)
+    const f = nodeNet().isIP(address)
     if (f === 0) return false
     const v4 = f === 6 ? embeddedV4(address) : undefined
     if (v4 !== undefined && type === 'ipv4') return list.check(v4, 'ipv4')

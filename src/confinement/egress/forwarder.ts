@@ -1,6 +1,7 @@
-import { connect, createServer, type Server } from 'node:net'
+import type { Server } from 'node:net'
 import { VisError } from '../../util/errors.js'
 import { EGRESS_PORT, EGRESS_SOCKET } from '../environment.js'
+import { nodeNet } from './node-net.js'
 
 export type EgressForwarder = { port: number; close(): Promise<void> }
 
@@ -14,6 +15,7 @@ export async function startEgressForwarder(
   const socketPath = options.socketPath ?? EGRESS_SOCKET
   // Open relays, so closing the forwarder (network turned off) also cuts them.
   const live = new Set<{ destroy(): void }>()
+  const { connect, createServer } = nodeNet()
   const server: Server = createServer((inbound) => {
     const outbound = connect(socketPath)
     // Small request/response exchanges (CONNECT, lookups) must not wait on Nagle.

@@ -1,6 +1,6 @@
-import { isIP } from 'node:net'
 import { z } from 'zod'
 import { parseAddressPattern } from './address.js'
+import { nodeNet } from './node-net.js'
 
 // The ONE definition of a session's network policy. The egress proxy (the boundary),
 // the guest's early refusals and network_probe (which ask that proxy) and the tool jail's
@@ -48,7 +48,7 @@ export function parseEntry(raw: string): ParsedEntry | undefined {
   if (text === '*') return withPorts({ kind: 'any', value: '*' })
   const matchAddress = parseAddressPattern(text)
   if (matchAddress) return withPorts({ kind: 'address', value: text, matchAddress })
-  if (isIP(text.split('/')[0] ?? '') !== 0) return undefined // a CIDR with a bad prefix
+  if (nodeNet().isIP(text.split('/')[0] ?? '') !== 0) return undefined // a CIDR with a bad prefix
   const name = text.replace(/\.$/, '')
   if (name.startsWith('*.')) {
     return NAME.test(name.slice(2)) ? withPorts({ kind: 'subdomains', value: name.slice(2) }) : undefined
