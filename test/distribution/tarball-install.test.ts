@@ -26,6 +26,8 @@ import { delimiter, join } from 'node:path'
 import { after, before, test } from 'node:test'
 import type { BundleManifest } from '../../src/bundle/manifest.js'
 import { PREBUILT_ADDON_FILE } from '../../src/native/locate.js'
+import { compileGuestBytecode, pycPath } from '../../src/worker/guest-bytecode.js'
+import { pythonHome } from '../../src/worker/python-home.js'
 import { repoRoot, tempDir } from './helpers.js'
 
 const MINORS = ['3.11', '3.12', '3.13']
@@ -106,6 +108,12 @@ before(async () => {
   // Nothing inherited that would point the runtime elsewhere.
   baseEnv = { ...process.env }
   for (const k of Object.keys(baseEnv)) if (k.startsWith('VIS_') || k.startsWith('npm_')) delete baseEnv[k]
+
+  // The checkout's guest bytecode exists before packing, as it does once any worker has started
+  // from it: the tarball must leave it out (it is this machine's, not the consumer's).
+  const py = await pythonHome(MINORS[0] as string)
+  assert.notEqual((await compileGuestBytecode(join(repoRoot, 'vis-guest'), py)).state, 'failed')
+  assert.ok(existsSync(pycPath(join(repoRoot, 'vis-guest', 'vis_guest', 'api.py'), py.minor)))
 
   // The bundle: `npm pack` of this checkout (with its prebuilds), its dependencies, the archives.
   bundle = join(work, 'bundle')
@@ -251,6 +259,12 @@ test('from the registry, CPython from a loopback server, no compiler on PATH', {
       /prebuilt native parts for linux-x64 \(Python 3\.11, 3\.12, 3\.13\); nothing to compile/,
     )
     assert.equal(existsSync(join(pkg, 'build')), false, 'no build/ directory in the installed package')
+    assert.equal(
+      existsSync(join(pkg, 'vis-guest', 'vis_guest', '__pycache__')),
+      false,
+      "the packer's guest bytecode is not in the tarball",
+    )
+    assert.ok(existsSync(join(pkg, 'dist', 'worker', 'child.cjs')), 'the worker bundle ships built')
     // The doctor summary ends the postinstall.
     assert.match(install.out, /system check \(`npx vis doctor` for details\):/)
     assert.match(install.out, /every confinement layer a session needs is available/)
@@ -259,6 +273,11 @@ test('from the registry, CPython from a loopback server, no compiler on PATH', {
     const consumer = await run(process.execPath, ['consumer.mjs', ...MINORS], { cwd: project, env })
     assert.equal(consumer.status, 0, consumer.out)
     const lines = assertConsumer(consumer.out)
+    // The installed host compiled the guest's bytecode for each minor its workers ran.
+    for (const m of MINORS) {
+      const pyc = pycPath(join(pkg, 'vis-guest', 'vis_guest', 'api.py'), m)
+      assert.ok(existsSync(pyc), `${pyc} was written by the installed host`)
+    }
     figures.push(
       `npm install -> first block result (3.11, incl. CPython download): ${lines[0]!.firstResultAt - t0} ms`,
     )
