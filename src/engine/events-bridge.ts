@@ -15,6 +15,8 @@ export type BridgeDeps = {
   limits: OutcomeLimits
 }
 
+const STARTED_IDS_KEPT = 4
+
 export function onRuntimeEvent(deps: BridgeDeps, live: Live, ev: RuntimeEvent): void {
   const { log, metrics } = deps
   switch (ev.type) {
@@ -25,7 +27,7 @@ export function onRuntimeEvent(deps: BridgeDeps, live: Live, ev: RuntimeEvent): 
       return
     case 'interrupt':
       log.append(live.id, 'interrupt', {
-        block_id: live.currentBlock ?? null,
+        block_id: live.startedIds.get(ev.block) ?? null,
         landed: ev.landed,
         retired: ev.retired,
       })
@@ -43,6 +45,11 @@ export function onRuntimeEvent(deps: BridgeDeps, live: Live, ev: RuntimeEvent): 
       if (!block) return
       live.starting = undefined
       live.currentBlock = block.id
+      live.startedIds.set(ev.block, block.id)
+      // Only the latest few matter: an acknowledgement is bounded (interruptAckMs) and a
+      // session runs one block at a time.
+      for (const n of live.startedIds.keys())
+        if (live.startedIds.size > STARTED_IDS_KEPT) live.startedIds.delete(n)
       // Deferred: committed with the block's finish or its first output batch (EventLog.deferred).
       log.deferred(live.id, 'block-started', {
         block_id: block.id,

@@ -16,6 +16,9 @@ export type Live = {
   // Accepted blocks that have not started, by id: they can be cancelled or time out waiting.
   waiting: Map<string, Waiting>
   currentBlock?: string
+  // The ids of the last few blocks the worker started, by the session's block number: an
+  // interrupt's acknowledgement names the number, and may arrive after its block finished.
+  startedIds: Map<number, string>
   // The block handed to the worker, until the worker says it started it (then it is current):
   // a block is "running" only once an interrupt can reach it.
   starting?: Block
@@ -34,6 +37,7 @@ export function newLive(id: string): Live {
     tail: Promise.resolve(),
     queued: 0,
     waiting: new Map(),
+    startedIds: new Map(),
     printed: '',
     hostTools: [],
     extTools: [],

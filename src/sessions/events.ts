@@ -5,7 +5,9 @@ export type SessionEvent =
   | { type: 'block-started'; sessionId: string; block: number; code: string }
   | { type: 'output'; sessionId: string; block: number; stream: 'stdout' | 'stderr'; data: string }
   | { type: 'block-finished'; sessionId: string; block: number; outcome: BlockOutcome; ms: number }
-  | { type: 'interrupt'; sessionId: string; landed: boolean; retired: boolean }
+  // block: the session's number of the block the interrupt was sent to. Its acknowledgement can
+  // reach the host after that block's reply, so listeners must not take "the current block".
+  | { type: 'interrupt'; sessionId: string; block: number; landed: boolean; retired: boolean }
   | { type: 'worker-retired'; sessionId: string; pid: number; reason: string }
   | { type: 'worker-replaced'; sessionId: string; oldPid: number; pid: number; reason: string }
 

@@ -418,7 +418,7 @@ export class Session {
     // swallow interrupts; it cannot ignore SIGKILL), and the wall clock kills outright.
     const deadline = new BlockDeadline(
       {
-        interrupt: () => this.interruptWorker(worker, started.id),
+        interrupt: () => this.interruptWorker(worker, started.id, block),
         kill: (reason) => worker.retire(reason),
       },
       { timeoutMs: opts.timeoutMs, graceMs: this.graceMs, wallClockMs: this.limits.wallClockMs },
@@ -543,10 +543,14 @@ export class Session {
     return (await cur.deadline.stop('interrupt')) as { landed: boolean; retired: boolean }
   }
 
-  private async interruptWorker(worker: Worker, job: number): Promise<{ landed: boolean; retired: boolean }> {
+  private async interruptWorker(
+    worker: Worker,
+    job: number,
+    block: number,
+  ): Promise<{ landed: boolean; retired: boolean }> {
     try {
       const r = await worker.interrupt(job)
-      this.events.emit({ type: 'interrupt', sessionId: this.id, ...r })
+      this.events.emit({ type: 'interrupt', sessionId: this.id, block, ...r })
       return r
     } catch {
       // The worker is gone already: the block's outcome says what happened.

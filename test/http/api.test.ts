@@ -229,11 +229,14 @@ describe('the HTTP API', () => {
     await sse.waitFor(finishedFor(sub.body.id))
     // The interrupt's event is appended when the worker acknowledges the interrupt, which can
     // reach the host just after the block's own reply: wait for it rather than assume the order.
+    // Either way it names the block it interrupted.
     await sse.waitFor(
       (evs) => evs.some((e) => e.event === 'interrupt' && e.data.data.landed === true),
       10_000,
       'the landed interrupt event',
     )
+    const landed = sse.events.find((e) => e.event === 'interrupt' && e.data.data.landed === true)
+    assert.equal(landed?.data.data.block_id, sub.body.id)
     const block = (await call('GET', `/v1/sessions/${id}`)).body.blocks[0]
     assert.equal(block.status, 'done')
     assert.match(block.error.code, /interrupt/)
