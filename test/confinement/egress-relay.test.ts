@@ -42,7 +42,9 @@ function slowRead(s: Socket): Promise<Buffer> {
 const event = (e: NodeJS.EventEmitter, name: string) => new Promise<void>((r) => e.once(name, () => r()))
 
 // A unix-socket server in a fresh directory; `onSocket` plays the proxy's side.
-async function upstream(onSocket: (s: Socket) => void): Promise<{ path: string; server: Server; done(): void }> {
+async function upstream(
+  onSocket: (s: Socket) => void,
+): Promise<{ path: string; server: Server; done(): void }> {
   const dir = mkdtempSync(join(tmpdir(), 'vis-relay-'))
   const path = join(dir, 'up.sock')
   const server = createServer({ allowHalfOpen: true }, onSocket)
@@ -102,7 +104,9 @@ test('forwarder: a 403 sent while the guest is still uploading arrives whole; th
     // Like http.client, sends the whole body before reading the answer. The relay must read
     // and drop it after the refusal: unread input would make its close a reset, and a reset
     // makes the guest's kernel discard the 403 it has not read yet.
-    const sent = await new Promise<Error | null | undefined>((r) => client.write(randomBytes(16 * 1024 * 1024), r))
+    const sent = await new Promise<Error | null | undefined>((r) =>
+      client.write(randomBytes(16 * 1024 * 1024), r),
+    )
     assert.equal(sent ?? null, null, 'the upload is taken (and dropped), not reset')
     const answer = await slowRead(client)
     assert.equal(answer.toString(), refusal)
@@ -203,6 +207,36 @@ test('proxy CONNECT tunnel: a body the target sends and closes on reaches a slow
     const tunnelled = got.subarray(head.length)
     assert.equal(tunnelled.length, body.length)
     assert.equal(sha(tunnelled), sha(body))
+    client.end()
+  } finally {
+    await proxy.close()
+    target.close()
+  }
+})
+
+test('proxy CONNECT tunnel: an answer the target sends and closes on while the client still uploads arrives whole', async () => {
+  const answer = 'HTTP/1.1 413 too large\r\ncontent-length: 0\r\nconnection: close\r\n\r\n'
+  const target = createServer({ allowHalfOpen: true }, (s) => {
+    s.once('data', () => s.end(answer))
+  })
+  await new Promise<void>((r) => target.listen(0, '127.0.0.1', () => r()))
+  const port = (target.address() as { port: number }).port
+  const proxy = await startEgressProxy({ allow: ['127.0.0.1'], deny: [] })
+  try {
+    const client = connect({ path: proxy.socketPath, allowHalfOpen: true })
+    client.on('error', () => {})
+    await event(client, 'connect')
+    client.write(`CONNECT 127.0.0.1:${port} HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\n\r\n`)
+    const head = 'HTTP/1.1 200 Connection Established\r\n\r\n'
+    client.pause()
+    while ((client.readableLength ?? 0) < head.length) await event(client, 'readable')
+    assert.equal(client.read(head.length).toString(), head)
+    client.write('PUT /big HTTP/1.1\r\nhost: t\r\ncontent-length: 16777216\r\n\r\n')
+    const sent = await new Promise<Error | null | undefined>((r) =>
+      client.write(randomBytes(16 * 1024 * 1024), r),
+    )
+    assert.equal(sent ?? null, null, 'the upload is taken (and dropped), not reset')
+    assert.equal((await slowRead(client)).toString(), answer)
     client.end()
   } finally {
     await proxy.close()
