@@ -243,3 +243,32 @@ test('proxy CONNECT tunnel: an answer the target sends and closes on while the c
     target.close()
   }
 })
+
+test('forwarder + real proxy: a refused POST with a large body gets the 403 whole, the guest reading after its upload', async () => {
+  const proxy = await startEgressProxy({ allow: ['example.com'], deny: [] })
+  const fwd = await startEgressForwarder({ port: 0, socketPath: proxy.socketPath })
+  try {
+    for (let i = 0; i < 3; i++) {
+      const client = await tcp(fwd.port)
+      client.pause()
+      client.on('error', () => {})
+      const size = 16 * 1024 * 1024
+      client.write(
+        `POST http://example.org/upload HTTP/1.1\r\nhost: example.org\r\ncontent-length: ${size}\r\n\r\n`,
+      )
+      const sent = await new Promise<Error | null | undefined>((r) => client.write(randomBytes(size), r))
+      assert.equal(sent ?? null, null, 'the upload is taken, not reset')
+      client.end()
+      const answer = (await slowRead(client)).toString()
+      assert.match(answer, /^HTTP\/1\.1 403 vis egress refused: /)
+      // The whole chunked body, to its terminating chunk.
+      assert.match(
+        answer,
+        /\r\nvis egress refused: example\.org:80 is not on the allow list[^\r]*\r\n0\r\n\r\n$/,
+      )
+    }
+  } finally {
+    await fwd.close()
+    await proxy.close()
+  }
+})
