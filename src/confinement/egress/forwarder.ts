@@ -2,6 +2,7 @@ import type { Server } from 'node:net'
 import { VisError } from '../../util/errors.js'
 import { EGRESS_PORT, EGRESS_SOCKET } from '../environment.js'
 import { nodeNet } from './node-net.js'
+import { type Relay, relaySockets } from './relay.js'
 
 export type EgressForwarder = { port: number; close(): Promise<void> }
 
@@ -9,29 +10,26 @@ export type EgressForwarder = { port: number; close(): Promise<void> }
 // code): a loopback TCP listener in the sandbox's own network namespace relaying each
 // connection to the host proxy's unix socket. HTTP(S)_PROXY point at it.
 export async function startEgressForwarder(
-  options: { port?: number; socketPath?: string } = {},
+  options: { port?: number; socketPath?: string; lingerMs?: number } = {},
 ): Promise<EgressForwarder> {
   const port = options.port ?? EGRESS_PORT
   const socketPath = options.socketPath ?? EGRESS_SOCKET
   // Open relays, so closing the forwarder (network turned off) also cuts them.
-  const live = new Set<{ destroy(): void }>()
+  const live = new Set<Relay>()
   const { connect, createServer } = nodeNet()
-  const server: Server = createServer((inbound) => {
-    const outbound = connect(socketPath)
+  // Half-open on both sides: the relay decides when each side ends (after flushing).
+  const server: Server = createServer({ allowHalfOpen: true }, (inbound) => {
+    const outbound = connect({ path: socketPath, allowHalfOpen: true })
     // Small request/response exchanges (CONNECT, lookups) must not wait on Nagle.
     inbound.setNoDelay(true)
-    live.add(inbound)
-    inbound.once('close', () => live.delete(inbound))
-    inbound.pipe(outbound)
-    outbound.pipe(inbound)
-    const end = () => {
-      inbound.destroy()
-      outbound.destroy()
+    const relay = relaySockets(inbound, outbound, { lingerMs: options.lingerMs })
+    live.add(relay)
+    let open = 2
+    const gone = () => {
+      if (--open === 0) live.delete(relay)
     }
-    inbound.on('error', end)
-    outbound.on('error', end)
-    inbound.on('close', end)
-    outbound.on('close', end)
+    inbound.once('close', gone)
+    outbound.once('close', gone)
   })
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err) =>
@@ -47,7 +45,7 @@ export async function startEgressForwarder(
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve())
-        for (const s of live) s.destroy()
+        for (const r of live) r.cut()
       }),
   }
 }

@@ -7,6 +7,7 @@ import { z } from 'zod'
 import { EgressChecker } from './check.js'
 import { type CompiledPolicy, compilePolicy, type EgressRequest, type RuleVerdict } from './evaluate.js'
 import { type NetworkEntry, NetworkPolicySchema } from './policy.js'
+import { relaySockets } from './relay.js'
 
 export type EgressDecision = {
   host: string
@@ -226,7 +227,8 @@ export async function startEgressProxy(
       return
     }
     record({ ...target, address: checked.address, allowed: true })
-    const upstream = connect({ host: checked.address, port: target.port })
+    // Half-open: the relay ends each side itself, after flushing what it relayed there.
+    const upstream = connect({ host: checked.address, port: target.port, allowHalfOpen: true })
     sockets.add(upstream)
     upstream.on('close', () => sockets.delete(upstream))
     let connected = false
@@ -236,14 +238,13 @@ export async function startEgressProxy(
       client.setNoDelay(true)
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n')
       if (head.length) upstream.write(head)
-      upstream.pipe(client)
-      client.pipe(upstream)
+      // A target that answers and closes while the client still sends must not have its
+      // answer reset away; the relay flushes, drains and bounds (see relay.ts).
+      relaySockets(client, upstream)
     })
     upstream.on('error', (err: NodeJS.ErrnoException) => {
-      if (connected) {
-        client.destroy()
-        return
-      }
+      if (connected) return // the relay cuts both sides
+
       const body = `vis egress: ${target.host}:${target.port} (${checked.address}): ${err.code ?? err.message}\n`
       if (client.writable)
         client.end(
