@@ -105,10 +105,12 @@ export class EventLog {
   // events, so seq order is the order things happened and a block's finish stores its
   // block-started, output and block-finished with one statement set.
   append(sessionId: string, type: EventType, data: JsonValue): EventView | undefined {
-    return this.flush(sessionId, { type, data }).at(-1)
+    const last = this.flush(sessionId, { type, data }).at(-1)
+    return last === undefined ? undefined : toEventView(last)
   }
 
-  flush(sessionId: string, then?: PendingEvent): EventView[] {
+  // The stored events, as rows: views (two ISO times each) are built only for listeners.
+  flush(sessionId: string, then?: PendingEvent): SessionEvent[] {
     const batch = this.pending.get(sessionId)
     if (!batch) return then === undefined ? [] : this.commit(sessionId, [then])
     this.pending.delete(sessionId)
@@ -159,8 +161,8 @@ export class EventLog {
     sessionId: string,
     events: { type: string; data: JsonValue }[],
     starts: readonly PendingStart[] = [],
-  ): EventView[] {
-    let stored: EventView[]
+  ): SessionEvent[] {
+    let stored: SessionEvent[]
     // Inside a caller's atomic transaction (a block's finish) the caller decides: a failure
     // here aborts its transaction too (rethrown below), so the append needs no savepoint.
     // Inside any other transaction the append is a savepoint and a failure is dropped, as alone.
@@ -169,13 +171,11 @@ export class EventLog {
       // Events wait for no fsync of their own: the commit that acknowledges a block (or the
       // next one) carries them to disk. A killed process loses none of them.
       const write = () => this.store.events.appendMany(sessionId, events)
-      stored = this.store
-        .lazily(() =>
-          starts.length === 0
-            ? write()
-            : this.store.transaction(() => this.insert(starts, write), { nested: 'atomic' }),
-        )
-        .map(toEventView)
+      stored = this.store.lazily(() =>
+        starts.length === 0
+          ? write()
+          : this.store.transaction(() => this.insert(starts, write), { nested: 'atomic' }),
+      )
     } catch (err) {
       // The session was deleted or the store closed under us: there is nobody left to tell.
       // Deferred block rows go back to the front of the batch while the store is open (the
@@ -187,7 +187,8 @@ export class EventLog {
     }
     const set = this.listeners.get(sessionId)
     // Listeners are not ours to vouch for: a transaction they open is a savepoint again.
-    if (set) this.store.withSavepoints(() => this.notify(set, stored))
+    // Without a subscriber (most blocks) no view is built at all.
+    if (set) this.store.withSavepoints(() => this.notify(set, stored.map(toEventView)))
     return stored
   }
 
