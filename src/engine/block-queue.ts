@@ -88,48 +88,17 @@ export function submitBlock(
     finishUnrun(core, live, block, 'queue-timeout', v.timeout_ms),
   )
   live.waiting.set(block.id, ticket)
-  // `done` settles with whichever comes first, the block's run or its early end (cancelled,
-  // queue timeout), once the queue's bookkeeping is done. Settled by hand rather than by
-  // Promise.race(...).finally(...) over a `then` that adopts executeBlock's promise: those are
-  // six more promise jobs between the block's fsync and its reply.
-  let over = false
-  let resolveDone!: (b: BlockView) => void
-  let rejectDone!: (err: unknown) => void
-  const done = new Promise<BlockView>((resolve, reject) => {
-    resolveDone = resolve
-    rejectDone = reject
-  })
-  const end = () => {
-    if (over) return false
-    over = true
-    live.queued--
-    core.pending.delete(block.id)
-    return true
-  }
-  const ok = (b: BlockView) => {
-    if (end()) resolveDone(b)
-  }
-  const failed = (err: unknown) => {
-    if (end()) rejectDone(err)
-  }
-  ticket.early.then(ok)
-  // The queue's next block waits for this one to be over, whatever its outcome.
-  live.tail = live.tail.then(() => {
+  const run = live.tail.then(() => {
     clearTimeout(ticket.timer)
     live.waiting.delete(block.id)
-    if (ticket.cancelled) return
+    if (ticket.cancelled) return ticket.early
     // Runs the block and stores its outcome (src/engine/execute.ts).
-    const ran = executeBlock(
-      core.executeDeps,
-      live,
-      block,
-      Math.max(1, Math.round(deadline - performance.now())),
-    )
-    ran.then(ok, failed)
-    return ran.then(
-      () => undefined,
-      () => undefined,
-    )
+    return executeBlock(core.executeDeps, live, block, Math.max(1, Math.round(deadline - performance.now())))
+  })
+  live.tail = run.catch(() => undefined)
+  const done = Promise.race([run, ticket.early]).finally(() => {
+    live.queued--
+    core.pending.delete(block.id)
   })
   core.pending.set(block.id, done)
   const accepted = () => {
