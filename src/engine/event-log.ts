@@ -10,8 +10,9 @@ type PendingOutput = {
   stream: 'stdout' | 'stderr'
   data: string
 }
-// An event that waits in the batch for the next commit instead of paying one of its own.
-type PendingEvent = { type: EventType; data: JsonValue }
+// An event that waits in the batch for the next commit instead of paying one of its own;
+// `ready` completes its data, if it has not yet, before it is stored.
+type PendingEvent = { type: EventType; data: JsonValue; ready?: () => void }
 // A block row whose INSERT waits in the batch (deferStart); `stored` gets the row as inserted.
 type PendingStart = { start: Block; stored: (row: Block) => void }
 type Pending = PendingOutput | PendingEvent | PendingStart
@@ -65,8 +66,8 @@ export class EventLog {
   // next commit (the next event, the block's finish, or the flush timer, whichever comes
   // first), in order. block-started goes this way: a short block's start and finish then
   // share one transaction (and one set of WAL pages) instead of committing twice.
-  deferred(sessionId: string, type: EventType, data: JsonValue): void {
-    this.batch(sessionId).chunks.push({ type, data })
+  deferred(sessionId: string, type: EventType, data: JsonValue, ready?: () => void): void {
+    this.batch(sessionId).chunks.push(ready === undefined ? { type, data } : { type, data, ready })
   }
 
   // A block's running row joins the batch instead of committing at acceptance: for a block
@@ -105,10 +106,12 @@ export class EventLog {
   // events, so seq order is the order things happened and a block's finish stores its
   // block-started, output and block-finished with one statement set.
   append(sessionId: string, type: EventType, data: JsonValue): EventView | undefined {
-    return this.flush(sessionId, { type, data }).at(-1)
+    const last = this.flush(sessionId, { type, data }).at(-1)
+    return last === undefined ? undefined : toEventView(last)
   }
 
-  flush(sessionId: string, then?: PendingEvent): EventView[] {
+  // The stored events, as rows: views (two ISO times each) are built only for listeners.
+  flush(sessionId: string, then?: PendingEvent): SessionEvent[] {
     const batch = this.pending.get(sessionId)
     if (!batch) return then === undefined ? [] : this.commit(sessionId, [then])
     this.pending.delete(sessionId)
@@ -119,7 +122,10 @@ export class EventLog {
       if (isStart(c)) starts.push(c)
       else if (isOutput(c))
         events.push({ type: 'output', data: { block_id: c.blockId, stream: c.stream, data: c.data } })
-      else events.push(c)
+      else {
+        c.ready?.()
+        events.push({ type: c.type, data: c.data })
+      }
     }
     if (then !== undefined) events.push(then)
     return this.commit(sessionId, events, starts)
@@ -159,8 +165,8 @@ export class EventLog {
     sessionId: string,
     events: { type: string; data: JsonValue }[],
     starts: readonly PendingStart[] = [],
-  ): EventView[] {
-    let stored: EventView[]
+  ): SessionEvent[] {
+    let stored: SessionEvent[]
     // Inside a caller's atomic transaction (a block's finish) the caller decides: a failure
     // here aborts its transaction too (rethrown below), so the append needs no savepoint.
     // Inside any other transaction the append is a savepoint and a failure is dropped, as alone.
@@ -169,13 +175,11 @@ export class EventLog {
       // Events wait for no fsync of their own: the commit that acknowledges a block (or the
       // next one) carries them to disk. A killed process loses none of them.
       const write = () => this.store.events.appendMany(sessionId, events)
-      stored = this.store
-        .lazily(() =>
-          starts.length === 0
-            ? write()
-            : this.store.transaction(() => this.insert(starts, write), { nested: 'atomic' }),
-        )
-        .map(toEventView)
+      stored = this.store.lazily(() =>
+        starts.length === 0
+          ? write()
+          : this.store.transaction(() => this.insert(starts, write), { nested: 'atomic' }),
+      )
     } catch (err) {
       // The session was deleted or the store closed under us: there is nobody left to tell.
       // Deferred block rows go back to the front of the batch while the store is open (the
@@ -187,7 +191,8 @@ export class EventLog {
     }
     const set = this.listeners.get(sessionId)
     // Listeners are not ours to vouch for: a transaction they open is a savepoint again.
-    if (set) this.store.withSavepoints(() => this.notify(set, stored))
+    // Without a subscriber (most blocks) no view is built at all.
+    if (set) this.store.withSavepoints(() => this.notify(set, stored.map(toEventView)))
     return stored
   }
 
