@@ -10,9 +10,8 @@ type PendingOutput = {
   stream: 'stdout' | 'stderr'
   data: string
 }
-// An event that waits in the batch for the next commit instead of paying one of its own;
-// `ready` completes its data, if it has not yet, before it is stored.
-type PendingEvent = { type: EventType; data: JsonValue; ready?: () => void }
+// An event that waits in the batch for the next commit instead of paying one of its own.
+type PendingEvent = { type: EventType; data: JsonValue }
 // A block row whose INSERT waits in the batch (deferStart); `stored` gets the row as inserted.
 type PendingStart = { start: Block; stored: (row: Block) => void }
 type Pending = PendingOutput | PendingEvent | PendingStart
@@ -66,8 +65,8 @@ export class EventLog {
   // next commit (the next event, the block's finish, or the flush timer, whichever comes
   // first), in order. block-started goes this way: a short block's start and finish then
   // share one transaction (and one set of WAL pages) instead of committing twice.
-  deferred(sessionId: string, type: EventType, data: JsonValue, ready?: () => void): void {
-    this.batch(sessionId).chunks.push(ready === undefined ? { type, data } : { type, data, ready })
+  deferred(sessionId: string, type: EventType, data: JsonValue): void {
+    this.batch(sessionId).chunks.push({ type, data })
   }
 
   // A block's running row joins the batch instead of committing at acceptance: for a block
@@ -122,10 +121,7 @@ export class EventLog {
       if (isStart(c)) starts.push(c)
       else if (isOutput(c))
         events.push({ type: 'output', data: { block_id: c.blockId, stream: c.stream, data: c.data } })
-      else {
-        c.ready?.()
-        events.push({ type: c.type, data: c.data })
-      }
+      else events.push(c)
     }
     if (then !== undefined) events.push(then)
     return this.commit(sessionId, events, starts)

@@ -51,39 +51,19 @@ export function onRuntimeEvent(deps: BridgeDeps, live: Live, ev: RuntimeEvent): 
       for (const n of live.startedIds.keys())
         if (live.startedIds.size > STARTED_IDS_KEPT) live.startedIds.delete(n)
       // Deferred: committed with the block's finish or its first output batch (EventLog.deferred).
-      const data = {
+      log.deferred(live.id, 'block-started', {
         block_id: block.id,
         position: block.position,
         turn_id: block.turnId,
         code: block.code,
         // The draft the block runs in (null: the trunk), for the transcript of events.
-        draft: null as string | null,
-      }
-      const label = draftLabel(deps.drafts, live.id, data)
-      log.deferred(live.id, 'block-started', data, label)
-      // The label's SELECT waits until the worker has the block: this event is emitted just
-      // before the channel write (Session.runBlockNow) and a microtask runs right after it. A
-      // commit of the batch before then (a flush) reads it first; either way it is read once.
-      queueMicrotask(label)
+        draft: deps.drafts.stateNow(live.id).draft?.label ?? null,
+      })
       return
     }
     default:
       // block-finished is emitted by the engine's execute() with the stored block.
       return
-  }
-}
-
-// Fills the block-started event's draft label, once (the later call does nothing).
-function draftLabel(drafts: Drafts, sessionId: string, data: { draft: string | null }): () => void {
-  let done = false
-  return () => {
-    if (done) return
-    done = true
-    try {
-      data.draft = drafts.stateNow(sessionId).draft?.label ?? null
-    } catch {
-      // The store closed under the session: the event is not committed either.
-    }
   }
 }
 
