@@ -48,8 +48,8 @@ export function onRuntimeEvent(deps: BridgeDeps, live: Live, ev: RuntimeEvent): 
       live.startedIds.set(ev.block, block.id)
       // Only the latest few matter: an acknowledgement is bounded (interruptAckMs) and a
       // session runs one block at a time.
-      for (const n of live.startedIds.keys())
-        if (live.startedIds.size > STARTED_IDS_KEPT) live.startedIds.delete(n)
+      if (live.startedIds.size > STARTED_IDS_KEPT)
+        live.startedIds.delete(live.startedIds.keys().next().value as number)
       // Deferred: committed with the block's finish or its first output batch (EventLog.deferred).
       log.deferred(live.id, 'block-started', {
         block_id: block.id,
