@@ -6,7 +6,7 @@
 // main thread's whole bill per block), and the ratios. Reported, never asserted.
 //
 //   npm run build && node bench/http-ab.js --baseline /work/wt/integ2 [--blocks 3000] [--round 100]
-//     [--candidate DIR]
+//     [--candidate DIR] [--warmup 3000]
 import { mkdtempSync } from 'node:fs'
 import { Agent } from 'node:http'
 import { tmpdir } from 'node:os'
@@ -27,6 +27,9 @@ if (!baseline) {
 }
 const N = Number(opt('--blocks', 3000))
 const ROUND = Number(opt('--round', 100))
+// V8 goes on optimizing the block path for thousands of requests (its compiler threads took
+// ~300 us of CPU per block after 500 blocks, ~25 after 5000): measure the steady state.
+const WARMUP = Number(opt('--warmup', 3000))
 const token = 'bench-token-0123456789abcdef0123'
 
 async function side(name, root) {
@@ -73,7 +76,7 @@ const sides = [
   await side('baseline', baseline),
 ]
 try {
-  for (const s of sides) for (let i = 0; i < 5; i++) await s.round(false) // warm: JIT, statements, pool
+  for (let done = 0; done < WARMUP; done += ROUND) for (const s of sides) await s.round(false) // JIT, statements, pool
   for (let done = 0; done < N; done += ROUND) for (const s of sides) await s.round(true)
   const stats = sides.map((s) => {
     const t = [...s.times].sort((a, b) => a - b)

@@ -22,6 +22,7 @@ const opt = (name) => {
 }
 const result = await measureHttp({
   iterations: opt('--iterations') ? Number(opt('--iterations')) : undefined,
+  warmup: opt('--warmup') ? Number(opt('--warmup')) : undefined,
   python: opt('--python'),
   durability: opt('--durability'),
 })

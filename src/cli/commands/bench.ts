@@ -5,7 +5,7 @@ import { pythonHome } from '../../worker/python-home.js'
 import type { Command } from '../command.js'
 
 const usage = `Usage: vis bench [--json] [--iterations N] [--python 3.X] [--no-pin]
-       vis bench --http [--json] [--iterations N] [--python 3.X]
+       vis bench --http [--json] [--iterations N] [--warmup N] [--python 3.X]
        vis bench --batteries [--json] [--python 3.X]
 
 Measures session worker round trips on this machine and prints them beside a
@@ -27,6 +27,8 @@ shown for reference.
   --http          measure the HTTP API instead: a block \`x = 1\` over keep-alive on a
                   warm session against a floor of the same run (an HTTP echo + the
                   worker's exec + one fsync), then 20 sessions x 20 blocks at once
+  --warmup N      with --http: blocks run before measuring (default 3000), so V8 has
+                  finished optimizing the request path and the steady state is measured
   --batteries     what the staged package set costs instead: cold session start and
                   idle worker RSS against the same CPython staged without the set (same run), and
                   the first import of numpy, pandas, matplotlib.pyplot, PIL and requests
@@ -54,7 +56,13 @@ export const bench: Command = {
       return 2
     }
     if (argv.includes('--http')) {
-      const r = await measureHttp({ iterations, python: opt('--python') })
+      const w = opt('--warmup')
+      const warmup = w === undefined ? undefined : Number(w)
+      if (warmup !== undefined && !(Number.isInteger(warmup) && warmup >= 0)) {
+        console.error('vis bench: --warmup takes a whole number of blocks (0 or more)')
+        return 2
+      }
+      const r = await measureHttp({ iterations, warmup, python: opt('--python') })
       console.log(argv.includes('--json') ? JSON.stringify(r) : formatHttp(r))
       return 0
     }
