@@ -45,6 +45,11 @@ export type Replay = {
   lastSeq: number
 }
 
+// Did the counter, going from `from` to `to`, pass a multiple of `every` beyond `retention`?
+function crossed(from: number, to: number, retention: number, every: number): boolean {
+  return Math.floor((to - retention) / every) > Math.floor((from - retention) / every)
+}
+
 // Rows per INSERT statement: 5 parameters each, far below either backend's limit.
 const INSERT_CHUNK = 32
 // The statement text for n rows, built once per n (the statement cache is keyed by the text).
@@ -61,10 +66,15 @@ function insertEvents(rows: number): string {
 // The SSE log. seq is per session, starts at 1, never reused; each session keeps its newest
 // `retention` events so a reconnecting client can replay what it missed without the table growing.
 export class EventsRepo {
+  // How often (in events) a session past its retention is trimmed back to it.
+  private readonly trimEvery: number
+
   constructor(
     private readonly ctx: RepoContext,
     readonly retention: number,
-  ) {}
+  ) {
+    this.trimEvery = Math.max(1, Math.floor(retention / 8))
+  }
 
   append(sessionId: string, event: EventInput): SessionEvent {
     return this.appendMany(sessionId, [event])[0]!
@@ -97,8 +107,11 @@ export class EventsRepo {
         this.ctx.sql.get(insertEvents(rows)).run(...values.slice(i * 5, (i + rows) * 5))
       }
       // Seqs start at 1: until a session has more events than the retention there is nothing to
-      // trim, and skipping the statement saves a round trip on PostgreSQL.
-      if (last > this.retention) {
+      // trim. Past it, the trim runs each time the counter crosses a multiple of `trimEvery`
+      // (every append for a small retention), so a long session pays one DELETE per ~1/8 of its
+      // retention instead of one, and a page of old events, per block; in between it keeps up to
+      // that many more events than the retention, never fewer.
+      if (last > this.retention && crossed(first - 1, last, this.retention, this.trimEvery)) {
         this.ctx.sql
           .get('DELETE FROM session_events WHERE session_id = ? AND seq <= ?')
           .run(sessionId, last - this.retention)

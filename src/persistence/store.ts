@@ -35,7 +35,7 @@ export type StoreOptions = {
   // Non-image attachments larger than this go to the file store instead of a BLOB. On PostgreSQL
   // every attachment stays inline (bytea): the file store is per home, a cluster shares only the database.
   inlineFloorBytes?: number
-  // Events kept per session for SSE replay.
+  // Events kept per session for SSE replay (at least this many; up to 1/8 more between trims).
   eventRetention?: number
   // For tests of the migration machinery.
   migrations?: readonly Migration[]

@@ -65,6 +65,42 @@ for (const backend of BACKENDS) {
       }
     })
 
+    test('a long session is trimmed in steps: never fewer than the retention, at most 1/8 more', () => {
+      const retention = 80
+      const store = openTempStore({ eventRetention: retention }, backend)
+      try {
+        const s = store.sessions.create()
+        const kept: number[] = []
+        for (let i = 1; i <= 200; i++) {
+          store.events.append(s.id, { type: 'tick', data: i })
+          const r = store.events.replay(s.id, 0, 1000)
+          // The newest events are always there, in order, ending with the one just appended.
+          assert.equal(r.events.at(-1)?.seq, i)
+          assert.deepEqual(
+            r.events.map((e) => e.seq),
+            Array.from({ length: r.events.length }, (_, k) => i - r.events.length + 1 + k),
+          )
+          kept.push(r.events.length)
+        }
+        // Until the retention is reached nothing goes; past it, between `retention` and
+        // `retention + 9` stay (trimmed back each time another 10 have come).
+        assert.deepEqual(
+          kept.slice(0, retention),
+          Array.from({ length: retention }, (_, k) => k + 1),
+        )
+        const after = kept.slice(retention)
+        assert.ok(
+          after.every((n) => n >= retention && n < retention + 10),
+          JSON.stringify(after),
+        )
+        assert.ok(after.includes(retention) && after.includes(retention + 9), JSON.stringify(after))
+        // A client that asks for what was trimmed is told about the gap.
+        assert.equal(store.events.replay(s.id, 0).gap, true)
+      } finally {
+        store.close()
+      }
+    })
+
     test('retention keeps the newest events per session, reports a gap, and never reuses a seq', () => {
       const store = openTempStore({ eventRetention: 5 }, backend)
       const s = store.sessions.create()
