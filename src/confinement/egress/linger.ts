@@ -1,0 +1,64 @@
+import { type Server as HttpServer, type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http'
+import type { Socket } from 'node:net'
+
+// How long a side that has given its answer keeps reading what its peer still sends.
+export const LINGER_MS = 5000
+
+const lingering = new WeakSet<Socket>()
+
+// True once lingeringClose has taken the socket: what arrives now is drained, never answered.
+export const isLingering = (socket: Socket): boolean => lingering.has(socket)
+
+// Closes a connection the way a server must when its client may still be sending (a request
+// body it answered without reading, the rest of an upload): the answer already written is
+// flushed and followed by a FIN, and what the client still sends is read and dropped until
+// the client closes its half, or the bound. Closing at once would leave that input unread:
+// on a unix socket the client then reads ECONNRESET, and its next write fails with EPIPE,
+// which makes node destroy the client's socket before it has read the answer waiting in its
+// receive queue. That is how the egress forwarder lost the proxy's 403 under load.
+export function lingeringClose(socket: Socket, ms = LINGER_MS): void {
+  if (socket.destroyed || lingering.has(socket)) return
+  lingering.add(socket)
+  const bound = setTimeout(() => socket.destroy(), ms)
+  bound.unref()
+  socket.once('close', () => clearTimeout(bound))
+  // An error while draining needs no answer: the peer is gone.
+  socket.on('error', () => socket.destroy())
+  // Once both halves are done (our FIN flushed, theirs read), the socket destroys itself.
+  socket.end()
+  socket.resume()
+}
+
+// Makes an HTTP server end its connections with lingeringClose. node's server ends a connection
+// after a response with socket.destroySoon(): the FIN, and the close as soon as the FIN is out,
+// whether or not the client is still sending. Replaced per socket, so nothing else changes.
+export function lingerAfterAnswers(server: HttpServer, ms = LINGER_MS): void {
+  // Connections with a response under way: unparsable input then gets no 400 in its middle.
+  const answering = new WeakSet<Socket>()
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const socket = req.socket
+    answering.add(socket)
+    res.once('close', () => answering.delete(socket))
+  })
+  server.on('connection', (socket: Socket) => {
+    socket.destroySoon = () => lingeringClose(socket, ms)
+  })
+  // With a listener here node no longer handles a client error itself. This does what node
+  // does (a 400, or 431 for oversized headers, unless a response is under way), but lingers
+  // instead of destroying; input after the answer (parsed as junk) is drained, not answered.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    if (isLingering(socket)) return
+    if (!err.code?.startsWith('HPE_')) {
+      socket.destroy()
+      return
+    }
+    if (socket.writable && !answering.has(socket)) {
+      const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400
+      const body = `vis egress: cannot parse the request (${err.code})\n`
+      socket.write(
+        `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nconnection: close\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      )
+    }
+    lingeringClose(socket, ms)
+  })
+}

@@ -1,0 +1,178 @@
+// The egress proxy's own answers (a refusal above all) must reach the guest whatever the timing.
+// http.client sends a request's headers and its body in two writes; under load the proxy
+// could refuse on the headers and close before the forwarder (another process, in the worker)
+// relayed the body, and the forwarder's write of that body then failed with EPIPE and took the
+// unread 403 with it: the guest saw "Remote end closed connection without response".
+// Reproduced here without load: the forwarder runs in its own process and is stopped (SIGSTOP)
+// the moment the proxy decides, and continued once the proxy has sent its whole answer.
+import assert from 'node:assert/strict'
+import { type ChildProcess, spawn } from 'node:child_process'
+import { subscribe, unsubscribe } from 'node:diagnostics_channel'
+import { readFileSync } from 'node:fs'
+import { connect, type Socket } from 'node:net'
+import { after, test } from 'node:test'
+import { type EgressProxy, startEgressProxy } from '../../src/confinement/egress/proxy.js'
+
+const FORWARDER = new URL('./egress-forwarder-process.ts', import.meta.url).pathname
+const RULES = { allow: [{ host: 'lab.test', access: 'read-only' as const }], deny: [] }
+const REFUSAL = "vis egress refused: lab.test:8080: POST is not allowed by 'lab.test (read-only)'"
+const HEAD = [
+  'POST http://lab.test:8080/p HTTP/1.1',
+  'Host: lab.test:8080',
+  'Content-Length: 3',
+  'Content-Type: application/x-www-form-urlencoded',
+  'Connection: close',
+  '',
+  '',
+].join('\r\n')
+
+// The proxy's server-side sockets, in the order their responses finished (node's own channel).
+const answered: Socket[] = []
+const onFinish = (m: unknown) => answered.push((m as { socket: Socket }).socket)
+subscribe('http.server.response.finish', onFinish)
+after(() => unsubscribe('http.server.response.finish', onFinish))
+
+async function until(cond: () => boolean, what: string, ms = 60_000): Promise<void> {
+  const end = Date.now() + ms
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting until ${what}`)
+    await new Promise((r) => setTimeout(r, 5))
+  }
+}
+
+// Everything the peer sends until it closes; never rejects (a reset ends it too).
+function received(s: Socket): Promise<{ text: string; error?: string }> {
+  const parts: Buffer[] = []
+  s.on('data', (d: Buffer) => parts.push(d))
+  return new Promise((resolve) => {
+    let error: string | undefined
+    s.on('error', (e: NodeJS.ErrnoException) => {
+      error = e.code ?? e.message
+    })
+    s.once('close', () => resolve({ text: Buffer.concat(parts).toString(), error }))
+  })
+}
+
+async function forwarderProcess(socketPath: string): Promise<{ child: ChildProcess; port: number }> {
+  // --jitless as in the worker: a slow forwarder widens the window this test forces.
+  const child = spawn(process.execPath, ['--jitless', '--import', 'tsx', FORWARDER], {
+    env: { ...process.env, VIS_EGRESS_SOCKET: socketPath, VIS_EGRESS_PORT: '0' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  let out = ''
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout?.on('data', (d) => {
+      out += d
+      if (out.includes('\n')) resolve(Number(out.trim()))
+    })
+    child.once('exit', (code) => reject(new Error(`forwarder exited (${code}) before listening`)))
+  })
+  return { child, port }
+}
+
+const processState = (pid: number) => readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '')[0]
+
+// Stops a process and returns once the kernel says it is stopped, so it runs no more code.
+function stop(pid: number): void {
+  process.kill(pid, 'SIGSTOP')
+  while (processState(pid) !== 'T') {}
+}
+
+test('a refused POST whose body reaches the forwarder after the proxy has answered still gets the 403 with its reason', async () => {
+  let onDecision = () => {}
+  const proxy: EgressProxy = await startEgressProxy(RULES, { onDecision: () => onDecision() })
+  const fwd = await forwarderProcess(proxy.socketPath)
+  const pid = fwd.child.pid as number
+  try {
+    for (let i = 0; i < 3; i++) {
+      const guest = connect({ host: '127.0.0.1', port: fwd.port })
+      await new Promise((r) => guest.once('connect', r))
+      guest.setNoDelay(true)
+      const answer = received(guest)
+      const seen = answered.length
+      // At the decision, before the proxy writes its answer: the forwarder stops, and the
+      // body's write lands in its queue ahead of the answer (as a guest thread racing it does).
+      const decided = new Promise<void>((resolve) => {
+        onDecision = () => {
+          stop(pid)
+          guest.write('x=1')
+          resolve()
+        }
+      })
+      guest.write(HEAD)
+      await decided
+      // The proxy has written its whole answer and its FIN (or closed outright).
+      await until(() => {
+        const s = answered[seen]
+        return s !== undefined && (s.writableFinished || s.destroyed)
+      }, 'the proxy finished its answer')
+      process.kill(pid, 'SIGCONT')
+      const { text, error } = await answer
+      assert.equal(error, undefined, `the guest's connection was not reset (round ${i})`)
+      assert.match(
+        text,
+        new RegExp(`^HTTP/1\\.1 403 ${REFUSAL.replace(/[.()]/g, '\\$&')}\\r\\n`),
+        `round ${i}`,
+      )
+      assert.ok(text.includes(`\r\n${REFUSAL}\n`), 'the body names the rule')
+      assert.ok(text.endsWith('\r\n0\r\n\r\n'), 'the whole chunked body, to its terminating chunk')
+    }
+  } finally {
+    fwd.child.kill('SIGCONT')
+    fwd.child.kill('SIGKILL')
+    await proxy.close()
+  }
+})
+
+// The same promise at the proxy alone: a client may keep writing its request after the answer.
+test('the proxy reads what a refused client still sends after the answer, then closes when the client does', async () => {
+  const proxy = await startEgressProxy(RULES)
+  try {
+    const client = connect({ path: proxy.socketPath, allowHalfOpen: true })
+    await new Promise((r) => client.once('connect', r))
+    const answer = received(client)
+    const seen = answered.length
+    client.write(HEAD)
+    await until(() => {
+      const s = answered[seen]
+      return s !== undefined && (s.writableFinished || s.destroyed)
+    }, 'the proxy finished its answer')
+    const server = answered[seen] as Socket
+    assert.equal(server.destroyed, false, 'the proxy still reads after answering')
+    // The body after the answer, and more: taken and dropped, not refused with EPIPE.
+    const wrote = await new Promise<Error | null | undefined>((r) =>
+      client.write(`x=1${'y'.repeat(65536)}`, r),
+    )
+    assert.equal(wrote ?? null, null)
+    client.end()
+    const { text, error } = await answer
+    assert.equal(error, undefined)
+    assert.match(text, /^HTTP\/1\.1 403 vis egress refused: lab\.test:8080: POST is not allowed/)
+    assert.ok(text.endsWith('\r\n0\r\n\r\n'))
+    await until(() => server.destroyed, 'the proxy closed after the client did')
+  } finally {
+    await proxy.close()
+  }
+})
+
+test('a client that never closes after a refusal is cut after the linger bound', async () => {
+  const proxy = await startEgressProxy(RULES, { lingerMs: 200 })
+  try {
+    const client = connect({ path: proxy.socketPath, allowHalfOpen: true })
+    await new Promise((r) => client.once('connect', r))
+    const parts: Buffer[] = []
+    client.on('data', (d: Buffer) => parts.push(d))
+    const ended = new Promise((r) => client.once('end', r))
+    const seen = answered.length
+    client.write(`${HEAD}x=1`)
+    await ended
+    assert.match(Buffer.concat(parts).toString(), /^HTTP\/1\.1 403 /)
+    await until(() => answered[seen] !== undefined, 'the proxy answered')
+    // The client keeps its half open and sends nothing more: the bound closes the proxy's side.
+    await until(() => (answered[seen] as Socket).destroyed, 'the bound closed the lingering connection')
+    assert.equal(client.writableEnded, false, 'the client never closed its half')
+    client.destroy()
+  } finally {
+    await proxy.close()
+  }
+})
