@@ -8,10 +8,14 @@
 import assert from 'node:assert/strict'
 import { type ChildProcess, spawn } from 'node:child_process'
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { after, test } from 'node:test'
+import { startEgressForwarder } from '../../src/confinement/egress/forwarder.js'
 import { type EgressProxy, startEgressProxy } from '../../src/confinement/egress/proxy.js'
+import { waitFor } from '../sessions/helpers.js'
 
 const FORWARDER = new URL('./egress-forwarder-process.ts', import.meta.url).pathname
 const RULES = { allow: [{ host: 'lab.test', access: 'read-only' as const }], deny: [] }
@@ -31,14 +35,6 @@ const answered: Socket[] = []
 const onFinish = (m: unknown) => answered.push((m as { socket: Socket }).socket)
 subscribe('http.server.response.finish', onFinish)
 after(() => unsubscribe('http.server.response.finish', onFinish))
-
-async function until(cond: () => boolean, what: string, ms = 60_000): Promise<void> {
-  const end = Date.now() + ms
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting until ${what}`)
-    await new Promise((r) => setTimeout(r, 5))
-  }
-}
 
 // Everything the peer sends until it closes; never rejects (a reset ends it too).
 function received(s: Socket): Promise<{ text: string; error?: string }> {
@@ -102,10 +98,14 @@ test('a refused POST whose body reaches the forwarder after the proxy has answer
       guest.write(HEAD)
       await decided
       // The proxy has written its whole answer and its FIN (or closed outright).
-      await until(() => {
-        const s = answered[seen]
-        return s !== undefined && (s.writableFinished || s.destroyed)
-      }, 'the proxy finished its answer')
+      await waitFor(
+        () => {
+          const s = answered[seen]
+          return s !== undefined && (s.writableFinished || s.destroyed)
+        },
+        60_000,
+        'the proxy finished its answer',
+      )
       process.kill(pid, 'SIGCONT')
       const { text, error } = await answer
       assert.equal(error, undefined, `the guest's connection was not reset (round ${i})`)
@@ -133,10 +133,14 @@ test('the proxy reads what a refused client still sends after the answer, then c
     const answer = received(client)
     const seen = answered.length
     client.write(HEAD)
-    await until(() => {
-      const s = answered[seen]
-      return s !== undefined && (s.writableFinished || s.destroyed)
-    }, 'the proxy finished its answer')
+    await waitFor(
+      () => {
+        const s = answered[seen]
+        return s !== undefined && (s.writableFinished || s.destroyed)
+      },
+      60_000,
+      'the proxy finished its answer',
+    )
     const server = answered[seen] as Socket
     assert.equal(server.destroyed, false, 'the proxy still reads after answering')
     // The body after the answer, and more: taken and dropped, not refused with EPIPE.
@@ -149,7 +153,7 @@ test('the proxy reads what a refused client still sends after the answer, then c
     assert.equal(error, undefined)
     assert.match(text, /^HTTP\/1\.1 403 vis egress refused: lab\.test:8080: POST is not allowed/)
     assert.ok(text.endsWith('\r\n0\r\n\r\n'))
-    await until(() => server.destroyed, 'the proxy closed after the client did')
+    await waitFor(() => server.destroyed, 60_000, 'the proxy closed after the client did')
   } finally {
     await proxy.close()
   }
@@ -167,12 +171,45 @@ test('a client that never closes after a refusal is cut after the linger bound',
     client.write(`${HEAD}x=1`)
     await ended
     assert.match(Buffer.concat(parts).toString(), /^HTTP\/1\.1 403 /)
-    await until(() => answered[seen] !== undefined, 'the proxy answered')
+    await waitFor(() => answered[seen] !== undefined, 60_000, 'the proxy answered')
     // The client keeps its half open and sends nothing more: the bound closes the proxy's side.
-    await until(() => (answered[seen] as Socket).destroyed, 'the bound closed the lingering connection')
+    await waitFor(
+      () => (answered[seen] as Socket).destroyed,
+      60_000,
+      'the bound closed the lingering connection',
+    )
     assert.equal(client.writableEnded, false, 'the client never closed its half')
     client.destroy()
   } finally {
     await proxy.close()
+  }
+})
+
+test('a forwarder that cannot reach the host proxy answers the guest with a 502 naming why, and logs it', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'vis-refusal-'))
+  const missing = join(dir, 'egress.sock')
+  const logged: string[] = []
+  const fwd = await startEgressForwarder({ port: 0, socketPath: missing, log: (l) => logged.push(l) })
+  try {
+    // An absolute-URI request (urllib's form through HTTP_PROXY) and a CONNECT (https).
+    for (const request of [
+      'POST http://lab.test:8080/p HTTP/1.1\r\nhost: lab.test:8080\r\ncontent-length: 3\r\n\r\nx=1',
+      'CONNECT lab.test:443 HTTP/1.1\r\nhost: lab.test:443\r\n\r\n',
+    ]) {
+      const guest = connect({ host: '127.0.0.1', port: fwd.port })
+      await new Promise((r) => guest.once('connect', r))
+      const answer = received(guest)
+      guest.write(request)
+      const { text, error } = await answer
+      assert.equal(error, undefined)
+      const reason = 'vis egress: cannot reach the host egress proxy (ENOENT)'
+      assert.ok(text.startsWith(`HTTP/1.1 502 ${reason}\r\n`), text)
+      assert.ok(text.endsWith(`\r\n\r\n${reason}\n`), text)
+    }
+    assert.equal(logged.length, 2)
+    for (const line of logged) assert.equal(line, `cannot reach the host egress proxy (ENOENT) at ${missing}`)
+  } finally {
+    await fwd.close()
+    rmSync(dir, { recursive: true, force: true })
   }
 })
