@@ -36,6 +36,17 @@ const onFinish = (m: unknown) => answered.push((m as { socket: Socket }).socket)
 subscribe('http.server.response.finish', onFinish)
 after(() => unsubscribe('http.server.response.finish', onFinish))
 
+// The proxy's socket for the `seen`-th response, once it has written the whole answer and its
+// FIN (or closed outright).
+async function answerSent(seen: number): Promise<Socket> {
+  const done = () => {
+    const s = answered[seen]
+    return s !== undefined && (s.writableFinished || s.destroyed)
+  }
+  await waitFor(done, 60_000, 'the proxy finished its answer')
+  return answered[seen] as Socket
+}
+
 // Everything the peer sends until it closes; never rejects (a reset ends it too).
 function received(s: Socket): Promise<{ text: string; error?: string }> {
   const parts: Buffer[] = []
@@ -98,14 +109,7 @@ test('a refused POST whose body reaches the forwarder after the proxy has answer
       guest.write(HEAD)
       await decided
       // The proxy has written its whole answer and its FIN (or closed outright).
-      await waitFor(
-        () => {
-          const s = answered[seen]
-          return s !== undefined && (s.writableFinished || s.destroyed)
-        },
-        60_000,
-        'the proxy finished its answer',
-      )
+      await answerSent(seen)
       process.kill(pid, 'SIGCONT')
       const { text, error } = await answer
       assert.equal(error, undefined, `the guest's connection was not reset (round ${i})`)
@@ -133,15 +137,7 @@ test('the proxy reads what a refused client still sends after the answer, then c
     const answer = received(client)
     const seen = answered.length
     client.write(HEAD)
-    await waitFor(
-      () => {
-        const s = answered[seen]
-        return s !== undefined && (s.writableFinished || s.destroyed)
-      },
-      60_000,
-      'the proxy finished its answer',
-    )
-    const server = answered[seen] as Socket
+    const server = await answerSent(seen)
     assert.equal(server.destroyed, false, 'the proxy still reads after answering')
     // The body after the answer, and more: taken and dropped, not refused with EPIPE.
     const wrote = await new Promise<Error | null | undefined>((r) =>
