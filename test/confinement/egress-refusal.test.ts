@@ -209,3 +209,24 @@ test('a forwarder that cannot reach the host proxy answers the guest with a 502 
     rmSync(dir, { recursive: true, force: true })
   }
 })
+
+test('a request the proxy cannot parse gets a 400 naming the parser error, and the connection lingers as after any answer', async () => {
+  const proxy = await startEgressProxy(RULES)
+  try {
+    const client = connect({ path: proxy.socketPath, allowHalfOpen: true })
+    await new Promise((r) => client.once('connect', r))
+    const answer = received(client)
+    client.write('NOT HTTP AT ALL\r\n\r\n')
+    // What follows the unparsable request is read and dropped until the client ends.
+    await new Promise((r) => client.once('data', r))
+    const wrote = await new Promise<Error | null | undefined>((r) => client.write('y'.repeat(65536), r))
+    assert.equal(wrote ?? null, null)
+    client.end()
+    const { text, error } = await answer
+    assert.equal(error, undefined)
+    assert.match(text, /^HTTP\/1\.1 400 Bad Request\r\n/)
+    assert.match(text, /\r\n\r\nvis egress: Bad Request \(HPE_[A-Z_]+\)\n$/)
+  } finally {
+    await proxy.close()
+  }
+})

@@ -6,6 +6,11 @@ export const LINGER_MS = 5000
 
 const lingering = new WeakSet<Socket>()
 
+const CLIENT_ERROR_STATUS: Record<string, number> = {
+  HPE_HEADER_OVERFLOW: 431,
+  ERR_HTTP_REQUEST_TIMEOUT: 408,
+}
+
 // True once lingeringClose has taken the socket: what arrives now is drained, never answered.
 export const isLingering = (socket: Socket): boolean => lingering.has(socket)
 
@@ -43,18 +48,19 @@ export function lingerAfterAnswers(server: HttpServer, ms = LINGER_MS): void {
   server.on('connection', (socket: Socket) => {
     socket.destroySoon = () => lingeringClose(socket, ms)
   })
-  // With a listener here node no longer handles a client error itself. This does what node
-  // does (a 400, or 431 for oversized headers, unless a response is under way), but lingers
-  // instead of destroying; input after the answer (parsed as junk) is drained, not answered.
+  // With a listener here node no longer handles a client error itself. This answers as node
+  // does (400 for unparsable input, 431 for oversized headers, 408 for a request too slow to
+  // arrive, unless a response is under way) but lingers instead of destroying; input after the
+  // answer (parsed as junk) is drained, not answered; a connection error just closes.
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     if (isLingering(socket)) return
-    if (!err.code?.startsWith('HPE_')) {
+    const status = CLIENT_ERROR_STATUS[err.code ?? ''] ?? (err.code?.startsWith('HPE_') ? 400 : undefined)
+    if (status === undefined) {
       socket.destroy()
       return
     }
     if (socket.writable && !answering.has(socket)) {
-      const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400
-      const body = `vis egress: cannot parse the request (${err.code})\n`
+      const body = `vis egress: ${STATUS_CODES[status]} (${err.code})\n`
       socket.write(
         `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nconnection: close\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
       )
