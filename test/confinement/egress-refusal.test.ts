@@ -43,8 +43,15 @@ async function answerSent(seen: number): Promise<Socket> {
     const s = answered[seen]
     return s !== undefined && (s.writableFinished || s.destroyed)
   }
-  await waitFor(done, 60_000, 'the proxy finished its answer')
+  await waitFor(done, 60_000, 'the proxy to finish its answer')
   return answered[seen] as Socket
+}
+
+// A client of the proxy's unix socket (the forwarder's side), half-open like the forwarder.
+async function proxyClient(proxy: EgressProxy): Promise<Socket> {
+  const client = connect({ path: proxy.socketPath, allowHalfOpen: true })
+  await new Promise((r) => client.once('connect', r))
+  return client
 }
 
 // Everything the peer sends until it closes; never rejects (a reset ends it too).
@@ -132,8 +139,7 @@ test('a refused POST whose body reaches the forwarder after the proxy has answer
 test('the proxy reads what a refused client still sends after the answer, then closes when the client does', async () => {
   const proxy = await startEgressProxy(RULES)
   try {
-    const client = connect({ path: proxy.socketPath, allowHalfOpen: true })
-    await new Promise((r) => client.once('connect', r))
+    const client = await proxyClient(proxy)
     const answer = received(client)
     const seen = answered.length
     client.write(HEAD)
@@ -149,7 +155,7 @@ test('the proxy reads what a refused client still sends after the answer, then c
     assert.equal(error, undefined)
     assert.match(text, /^HTTP\/1\.1 403 vis egress refused: lab\.test:8080: POST is not allowed/)
     assert.ok(text.endsWith('\r\n0\r\n\r\n'))
-    await waitFor(() => server.destroyed, 60_000, 'the proxy closed after the client did')
+    await waitFor(() => server.destroyed, 60_000, 'the proxy to close after the client did')
   } finally {
     await proxy.close()
   }
@@ -158,8 +164,7 @@ test('the proxy reads what a refused client still sends after the answer, then c
 test('a client that never closes after a refusal is cut after the linger bound', async () => {
   const proxy = await startEgressProxy(RULES, { lingerMs: 200 })
   try {
-    const client = connect({ path: proxy.socketPath, allowHalfOpen: true })
-    await new Promise((r) => client.once('connect', r))
+    const client = await proxyClient(proxy)
     const parts: Buffer[] = []
     client.on('data', (d: Buffer) => parts.push(d))
     const ended = new Promise((r) => client.once('end', r))
@@ -167,12 +172,12 @@ test('a client that never closes after a refusal is cut after the linger bound',
     client.write(`${HEAD}x=1`)
     await ended
     assert.match(Buffer.concat(parts).toString(), /^HTTP\/1\.1 403 /)
-    await waitFor(() => answered[seen] !== undefined, 60_000, 'the proxy answered')
+    await waitFor(() => answered[seen] !== undefined, 60_000, 'the proxy to answer')
     // The client keeps its half open and sends nothing more: the bound closes the proxy's side.
     await waitFor(
       () => (answered[seen] as Socket).destroyed,
       60_000,
-      'the bound closed the lingering connection',
+      'the bound to close the lingering connection',
     )
     assert.equal(client.writableEnded, false, 'the client never closed its half')
     client.destroy()
@@ -213,8 +218,7 @@ test('a forwarder that cannot reach the host proxy answers the guest with a 502 
 test('a request the proxy cannot parse gets a 400 naming the parser error, and the connection lingers as after any answer', async () => {
   const proxy = await startEgressProxy(RULES)
   try {
-    const client = connect({ path: proxy.socketPath, allowHalfOpen: true })
-    await new Promise((r) => client.once('connect', r))
+    const client = await proxyClient(proxy)
     const answer = received(client)
     client.write('NOT HTTP AT ALL\r\n\r\n')
     // What follows the unparsable request is read and dropped until the client ends.
@@ -227,6 +231,42 @@ test('a request the proxy cannot parse gets a 400 naming the parser error, and t
     assert.match(text, /^HTTP\/1\.1 400 Bad Request\r\n/)
     assert.match(text, /\r\n\r\nvis egress: Bad Request \(HPE_[A-Z_]+\)\n$/)
   } finally {
+    await proxy.close()
+  }
+})
+
+test('a refused tunnel: the 403 names the rule, what the client still sends is drained, and the proxy closes when the client does', async () => {
+  const proxy = await startEgressProxy(RULES)
+  // The proxy's side of the one connection this test makes (node's own channel).
+  const accepted: Socket[] = []
+  const onSocket = (m: unknown) => accepted.push((m as { socket: Socket }).socket)
+  subscribe('net.server.socket', onSocket)
+  try {
+    const client = await proxyClient(proxy)
+    await waitFor(() => accepted.length === 1, 60_000, 'the proxy to accept the connection')
+    const server = accepted[0] as Socket
+    const answer = received(client)
+    client.write('CONNECT lab.test:443 HTTP/1.1\r\nhost: lab.test:443\r\n\r\n')
+    await new Promise((r) => client.once('data', r))
+    // A client that sends its first TLS bytes before reading the answer.
+    const wrote = await new Promise<Error | null | undefined>((r) =>
+      client.write(Buffer.alloc(65536, 0x16), r),
+    )
+    assert.equal(wrote ?? null, null)
+    client.end()
+    const { text, error } = await answer
+    assert.equal(error, undefined)
+    assert.match(
+      text,
+      /^HTTP\/1\.1 403 vis egress refused: lab\.test:443: 'lab\.test \(read-only\)' limits HTTP methods/,
+    )
+    await waitFor(
+      () => server.destroyed,
+      30_000,
+      'the proxy to close the refused tunnel after the client did',
+    )
+  } finally {
+    unsubscribe('net.server.socket', onSocket)
     await proxy.close()
   }
 })
