@@ -1,4 +1,5 @@
-import { type Server as HttpServer, type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http'
+// Types only: the worker's forwarder imports this module, and node:http must not load there.
+import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 
 // How long a side that has given its answer keeps reading what its peer still sends.
@@ -6,9 +7,15 @@ export const LINGER_MS = 5000
 
 const lingering = new WeakSet<Socket>()
 
+// What node's server answers to the client errors it names (the rest of HPE_*: 400).
 const CLIENT_ERROR_STATUS: Record<string, number> = {
   HPE_HEADER_OVERFLOW: 431,
   ERR_HTTP_REQUEST_TIMEOUT: 408,
+}
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad Request',
+  408: 'Request Timeout',
+  431: 'Request Header Fields Too Large',
 }
 
 // True once lingeringClose has taken the socket: what arrives now is drained, never answered.
@@ -60,9 +67,9 @@ export function lingerAfterAnswers(server: HttpServer, ms = LINGER_MS): void {
       return
     }
     if (socket.writable && !answering.has(socket)) {
-      const body = `vis egress: ${STATUS_CODES[status]} (${err.code})\n`
+      const body = `vis egress: ${STATUS_TEXT[status]} (${err.code})\n`
       socket.write(
-        `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nconnection: close\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+        `HTTP/1.1 ${status} ${STATUS_TEXT[status]}\r\nconnection: close\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
       )
     }
     lingeringClose(socket, ms)
