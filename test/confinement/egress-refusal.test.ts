@@ -68,18 +68,22 @@ function received(s: Socket): Promise<{ text: string; error?: string }> {
 }
 
 async function forwarderProcess(socketPath: string): Promise<{ child: ChildProcess; port: number }> {
-  // --jitless as in the worker: a slow forwarder widens the window this test forces.
+  // --jitless as in the worker (its stderr, the worker log's stand-in, is kept for a failure).
   const child = spawn(process.execPath, ['--jitless', '--import', 'tsx', FORWARDER], {
     env: { ...process.env, VIS_EGRESS_SOCKET: socketPath, VIS_EGRESS_PORT: '0' },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   })
   let out = ''
+  let err = ''
+  child.stderr?.on('data', (d) => {
+    err += d
+  })
   const port = await new Promise<number>((resolve, reject) => {
     child.stdout?.on('data', (d) => {
       out += d
       if (out.includes('\n')) resolve(Number(out.trim()))
     })
-    child.once('exit', (code) => reject(new Error(`forwarder exited (${code}) before listening`)))
+    child.once('exit', (code) => reject(new Error(`forwarder exited (${code}) before listening: ${err}`)))
   })
   return { child, port }
 }
