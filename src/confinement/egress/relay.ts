@@ -14,6 +14,9 @@ export type Relay = { cut(): void }
 // away the queued tail (a truncated body, a lost 403). An error or an abortive close on
 // either side still cuts both at once, and so does cut() (the network turned off).
 // Both sockets should be created with allowHalfOpen, so the relay alone decides when to end.
+// What the relay cannot save: a write to a side whose peer has closed fails with EPIPE, and
+// node destroys that socket then and there, with what the peer sent before closing still
+// unread in the kernel. So the proxy never closes on a client still sending (linger.ts).
 export function relaySockets(
   a: Socket,
   b: Socket,
