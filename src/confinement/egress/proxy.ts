@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { z } from 'zod'
 import { EgressChecker } from './check.js'
 import { type CompiledPolicy, compilePolicy, type EgressRequest, type RuleVerdict } from './evaluate.js'
+import { LINGER_MS, lingerAfterAnswers, lingeringClose } from './linger.js'
 import { type NetworkEntry, NetworkPolicySchema } from './policy.js'
 import { relaySockets } from './relay.js'
 
@@ -97,8 +98,14 @@ function json(res: ServerResponse, status: number, body: unknown): void {
 // (`/.vis/resolve`, `/.vis/probe`). It is the sandbox's only way off its network namespace.
 export async function startEgressProxy(
   rules: EgressRules,
-  options: { onDecision?: (d: EgressDecision) => void } = {},
+  options: { onDecision?: (d: EgressDecision) => void; lingerMs?: number } = {},
 ): Promise<EgressProxy> {
+  const lingerMs = options.lingerMs ?? LINGER_MS
+  // A tunnel's own answer (a refusal, a 502): the client may still be sending; see linger.ts.
+  const answerTunnel = (client: Socket, text: string) => {
+    client.write(text)
+    lingeringClose(client, lingerMs)
+  }
   const compileRules = (r: EgressRules): CompiledPolicy =>
     compilePolicy(NetworkPolicySchema.parse({ ...r, enabled: r.enabled ?? true }))
   const checker = new EgressChecker(compileRules(rules))
@@ -214,14 +221,15 @@ export async function startEgressProxy(
     client.on('error', () => client.destroy())
     const target = splitHostPort(req.url ?? '', 443)
     if (!target) {
-      client.end('HTTP/1.1 400 Bad Request\r\n\r\n')
+      answerTunnel(client, 'HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n')
       return
     }
     const checked = await checker.check({ ...target, tunnel: true })
     if (!checked.allowed) {
       record({ ...target, allowed: false, reason: checked.reason })
       const body = `vis egress refused: ${checked.reason}\n`
-      client.end(
+      answerTunnel(
+        client,
         `HTTP/1.1 403 ${statusText(checked.reason)}\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
       )
       return
@@ -247,12 +255,16 @@ export async function startEgressProxy(
 
       const body = `vis egress: ${target.host}:${target.port} (${checked.address}): ${err.code ?? err.message}\n`
       if (client.writable)
-        client.end(
+        answerTunnel(
+          client,
           `HTTP/1.1 502 ${err.code ?? 'Bad Gateway'}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
         )
       else client.destroy()
     })
   })
+  // Every answer the proxy ends a connection with is followed by a lingering close, so a
+  // client still sending its request (a body the proxy refused unread) gets that answer.
+  lingerAfterAnswers(server, lingerMs)
   server.on('connection', (s) => {
     sockets.add(s)
     s.on('close', () => sockets.delete(s))

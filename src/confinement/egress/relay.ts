@@ -14,7 +14,14 @@ export type Relay = { cut(): void }
 // away the queued tail (a truncated body, a lost 403). An error or an abortive close on
 // either side still cuts both at once, and so does cut() (the network turned off).
 // Both sockets should be created with allowHalfOpen, so the relay alone decides when to end.
-export function relaySockets(a: Socket, b: Socket, options: { lingerMs?: number } = {}): Relay {
+// What the relay cannot save: a write to a side whose peer has closed fails with EPIPE, and
+// node destroys that socket then and there, with what the peer sent before closing still
+// unread in the kernel. So the proxy never closes on a client still sending (linger.ts).
+export function relaySockets(
+  a: Socket,
+  b: Socket,
+  options: { lingerMs?: number; onError?: (side: Socket, err: NodeJS.ErrnoException) => void } = {},
+): Relay {
   const lingerMs = options.lingerMs ?? RELAY_LINGER_MS
   let linger: NodeJS.Timeout | undefined
   const cut = () => {
@@ -47,7 +54,7 @@ export function relaySockets(a: Socket, b: Socket, options: { lingerMs?: number 
     from.pipe(to)
     from.once('end', () => finish(from, to))
     // The 'close' that follows an error does the cutting; the listener keeps it from throwing.
-    from.on('error', () => {})
+    from.on('error', (err: NodeJS.ErrnoException) => options.onError?.(from, err))
     from.once('close', onClose(from))
   }
   return { cut }
