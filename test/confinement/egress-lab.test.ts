@@ -4,6 +4,7 @@
 // destination and the rule, when it does not. Needs root (CI runs as root).
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -288,6 +289,63 @@ print(json.dumps({"listed": attempt(lambda: get(${loop.port})), "other": attempt
     assert.equal(r.name?.[0], 'PermissionError')
     assert.match(String(r.name?.[1]), /inside\.test:\d+ is not on the allow list/)
     assert.equal(loop.hits(), start + 1)
+  })
+
+  test('a guest that shuts down its write side after the request still reads the whole reply (socket and asyncio)', async () => {
+    // Reads until its client's FIN, then answers with what it got and closes, like a service
+    // that takes one request per connection; nc -N and HTTP/1.0-style clients work this way.
+    const server = createServer({ allowHalfOpen: true }, (c) => {
+      const parts: Buffer[] = []
+      c.on('data', (d: Buffer) => parts.push(d))
+      c.once('end', () => {
+        const got = Buffer.concat(parts)
+        c.end(
+          `got ${got.length} bytes, ${createHash('sha256').update(got).digest('hex')}\n${'r'.repeat(300_000)}`,
+        )
+      })
+    })
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()))
+    const port = (server.address() as { port: number }).port
+    try {
+      const s = await session([`127.0.0.1:${port}`])
+      const r = await run(
+        s,
+        `import hashlib
+payload = bytes(range(256)) * 4000
+def talk():
+    with socket.create_connection(("127.0.0.1", ${port}), timeout=30) as c:
+        c.sendall(payload)
+        c.shutdown(socket.SHUT_WR)
+        out = b""
+        while True:
+            d = c.recv(65536)
+            if not d:
+                return out
+            out += d
+async def atalk():
+    r, w = await asyncio.open_connection("127.0.0.1", ${port})
+    w.write(payload)
+    await w.drain()
+    w.write_eof()
+    out = await r.read()
+    w.close()
+    return out
+def summary(out):
+    head, _, rest = out.partition(b"\\n")
+    return [head.decode(), len(rest)]
+print(json.dumps({
+    "want": f"got {len(payload)} bytes, {hashlib.sha256(payload).hexdigest()}",
+    "socket": attempt(lambda: summary(talk())),
+    "asyncio": attempt(lambda: summary(asyncio.run(atalk()))),
+}))`,
+      )
+      const want = (r.want as unknown as string) ?? ''
+      assert.match(want, /^got 1024000 bytes, [0-9a-f]{64}$/)
+      assert.deepEqual(r.socket, ['ok', [want, 300_000]])
+      assert.deepEqual(r.asyncio, ['ok', [want, 300_000]])
+    } finally {
+      server.close()
+    }
   })
 
   test('rebinding: a name flipping between the lab and loopback never reaches loopback', async () => {

@@ -272,3 +272,70 @@ test('forwarder + real proxy: a refused POST with a large body gets the 403 whol
     await proxy.close()
   }
 })
+
+// A server that reads a request until its client half-closes, then answers and closes: what
+// `nc -N`, HTTP/1.0-style clients and `sock.shutdown(SHUT_WR)` in guest code rely on.
+function untilEof(reply: (request: Buffer) => Buffer): (s: Socket) => void {
+  return (s) => {
+    const parts: Buffer[] = []
+    s.on('data', (d: Buffer) => parts.push(d))
+    s.once('end', () => s.end(reply(Buffer.concat(parts))))
+  }
+}
+
+test('forwarder: a guest that half-closes after its request still reads the whole reply, then both close', async () => {
+  const reply = randomBytes(SIZE)
+  let seen = ''
+  const up = await upstream(
+    untilEof((request) => {
+      seen = sha(request)
+      return reply
+    }),
+  )
+  // A bound far longer than the test: the relay must close because both directions ended.
+  const fwd = await startEgressForwarder({ port: 0, socketPath: up.path, lingerMs: 600_000 })
+  try {
+    const request = randomBytes(256 * 1024)
+    const client = await tcp(fwd.port)
+    const got = slowRead(client)
+    client.end(request)
+    const answer = await got
+    assert.equal(seen, sha(request), 'the request reached the upstream whole, then its FIN')
+    assert.equal(answer.length, reply.length, 'the whole reply after the half-close')
+    assert.equal(sha(answer), sha(reply))
+    await event(client, 'close')
+  } finally {
+    await fwd.close()
+    up.done()
+  }
+})
+
+test('proxy CONNECT tunnel: a client that half-closes after its request still reads the whole reply', async () => {
+  const reply = randomBytes(SIZE)
+  const target = createServer(
+    { allowHalfOpen: true },
+    untilEof(() => reply),
+  )
+  await new Promise<void>((r) => target.listen(0, '127.0.0.1', () => r()))
+  const port = (target.address() as { port: number }).port
+  const proxy = await startEgressProxy({ allow: ['127.0.0.1'], deny: [] })
+  try {
+    const client = connect({ path: proxy.socketPath, allowHalfOpen: true })
+    await event(client, 'connect')
+    client.write(`CONNECT 127.0.0.1:${port} HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\n\r\n`)
+    // The tunnel first, then the request and its FIN through it (not in the CONNECT's packet).
+    const head = 'HTTP/1.1 200 Connection Established\r\n\r\n'
+    client.pause()
+    while ((client.readableLength ?? 0) < head.length) await event(client, 'readable')
+    assert.equal(client.read(head.length).toString(), head)
+    const got = slowRead(client)
+    client.end('one request, then EOF')
+    const tunnelled = await got
+    assert.equal(tunnelled.length, reply.length)
+    assert.equal(sha(tunnelled), sha(reply))
+    await event(client, 'close')
+  } finally {
+    await proxy.close()
+    target.close()
+  }
+})

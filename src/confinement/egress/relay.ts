@@ -1,18 +1,24 @@
 import type { Socket } from 'node:net'
 
-// How long a relay waits, once one side has closed cleanly, for the other side's peer to
-// close its half. A guest that keeps a dead pooled connection open must not pin the relay.
+// How long a relay waits, once one side's peer has sent its FIN, for the other direction to
+// end too. A guest that keeps a dead pooled connection open must not pin the relay.
 export const RELAY_LINGER_MS = 5000
 
 export type Relay = { cut(): void }
 
-// Relays two connected sockets in both directions. A clean close (FIN) from one side's
-// peer ends the conversation without losing anything: what was already relayed towards
-// the other side is flushed before its FIN (pipe's end()), and what that other peer still
-// sends is read and dropped, because unread input turns close() into an RST that can
-// discard the data still in flight. Destroying both at once on the first close would throw
-// away the queued tail (a truncated body, a lost 403). An error or an abortive close on
-// either side still cuts both at once, and so does cut() (the network turned off).
+// Relays two connected sockets in both directions, with TCP's half-close passed through: a
+// FIN from one side's peer ends that direction only. The pipe flushes what it relayed and then
+// sends our FIN to the other peer; the other direction goes on. A peer that sends its request
+// and then shuts down its write side (shutdown(SHUT_WR), `nc -N`, HTTP/1.0-style clients) still
+// reads the whole reply, and the relay never closes a socket whose input is still arriving
+// (that would make the close a reset and discard the data in flight). Once both directions
+// are over the sockets close themselves. A peer that never closes its half is cut after
+// `lingerMs` from the first FIN: a guest that keeps a dead pooled connection open cannot pin
+// the relay.
+// An error or an abortive close on a side whose peer had not finished takes the other side
+// with it at once, and so does cut() (the network turned off). A side that fails after its
+// peer's FIN (a write to a peer that has gone) does not: what is still queued towards the
+// other side is flushed, and what the other peer still sends is drained.
 // Both sockets should be created with allowHalfOpen, so the relay alone decides when to end.
 // What the relay cannot save: a write to a side whose peer has closed fails with EPIPE, and
 // node destroys that socket then and there, with what the peer sent before closing still
@@ -29,33 +35,35 @@ export function relaySockets(
     a.destroy()
     b.destroy()
   }
-  // `from`'s peer sent its FIN. from→to: the pipe ends `to` once what it relayed is queued,
-  // and end() sends the FIN only after the queue is flushed. to→from: nobody is left to
-  // read it, so it is drained into nothing until to's peer closes its half, or the bound.
-  const finish = (from: Socket, to: Socket) => {
-    to.unpipe(from)
-    to.resume()
-    from.end()
-    if (!linger) {
-      linger = setTimeout(cut, lingerMs)
-      linger.unref()
-    }
+  // The first FIN starts the bound on how long the other direction may still take.
+  const bound = () => {
+    if (linger) return
+    linger = setTimeout(cut, lingerMs)
+    linger.unref()
   }
-  // A side that closes without its peer's clean FIN first (a reset, an error, destroy())
-  // takes the other side with it; one that closes after its FIN leaves the other to flush.
-  const onClose = (side: Socket) => () => {
-    if (!side.readableEnded) cut()
-    else if (a.destroyed && b.destroyed && linger) clearTimeout(linger)
+  const onClose = (side: Socket, other: Socket) => () => {
+    // Closed before its peer's clean FIN (a reset, an error, destroy()): both go.
+    if (!side.readableEnded) {
+      cut()
+      return
+    }
+    // Closed after it: nothing can be written to it any more. The other side flushes what is
+    // queued (our FIN is, or will be, its last), and its input is drained, not left unread.
+    other.unpipe(side)
+    other.resume()
+    if (!other.writableEnded) other.end()
+    if (a.destroyed && b.destroyed && linger) clearTimeout(linger)
   }
   for (const [from, to] of [
     [a, b],
     [b, a],
   ] as const) {
+    // Ends `to` (flushed, then our FIN) once `from`'s peer has sent its FIN.
     from.pipe(to)
-    from.once('end', () => finish(from, to))
-    // The 'close' that follows an error does the cutting; the listener keeps it from throwing.
+    from.once('end', bound)
+    // The 'close' that follows an error decides (onClose); the listener keeps it from throwing.
     from.on('error', (err: NodeJS.ErrnoException) => options.onError?.(from, err))
-    from.once('close', onClose(from))
+    from.once('close', onClose(from, to))
   }
   return { cut }
 }
