@@ -65,6 +65,21 @@ async function tcp(port: number): Promise<Socket> {
   return s
 }
 
+// The forwarder in front of `up` for the length of fn; both are closed after.
+async function viaForwarder(
+  up: Awaited<ReturnType<typeof upstream>>,
+  fn: (port: number) => Promise<void>,
+  lingerMs?: number,
+): Promise<void> {
+  const fwd = await startEgressForwarder({ port: 0, socketPath: up.path, lingerMs })
+  try {
+    await fn(fwd.port)
+  } finally {
+    await fwd.close()
+    up.done()
+  }
+}
+
 test('forwarder: a body the proxy side sends and closes on reaches a slow guest whole, then a clean end', async () => {
   // A chunked response's last write is small and comes after the body (its terminating
   // chunk): it reaches the relay as its own read while the guest's buffers are full.
@@ -188,49 +203,63 @@ test('forwarder: a guest that never closes its half is cut after the bound; turn
   }
 })
 
-test('proxy CONNECT tunnel: a body the target sends and closes on reaches a slow client whole', async () => {
-  const body = randomBytes(SIZE)
-  const target = createServer((s) => {
-    s.resume()
-    s.end(body)
-  })
+// A CONNECT tunnel through a real proxy to `target` (listening here on a loopback port):
+// the client socket, the CONNECT already written; close() stops the proxy and the target.
+async function tunnelTo(target: Server): Promise<{ client: Socket; close(): Promise<void> }> {
   await new Promise<void>((r) => target.listen(0, '127.0.0.1', () => r()))
   const port = (target.address() as { port: number }).port
   const proxy = await startEgressProxy({ allow: ['127.0.0.1'], deny: [] })
+  const client = connect({ path: proxy.socketPath, allowHalfOpen: true })
+  await event(client, 'connect')
+  client.write(`CONNECT 127.0.0.1:${port} HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\n\r\n`)
+  return {
+    client,
+    close: async () => {
+      await proxy.close()
+      target.close()
+    },
+  }
+}
+
+const ESTABLISHED = 'HTTP/1.1 200 Connection Established\r\n\r\n'
+
+test('proxy CONNECT tunnel: a body the target sends and closes on reaches a slow client whole', async () => {
+  const body = randomBytes(SIZE)
+  const tunnel = await tunnelTo(
+    createServer((s) => {
+      s.resume()
+      s.end(body)
+    }),
+  )
   try {
-    const client = connect({ path: proxy.socketPath, allowHalfOpen: true })
-    await event(client, 'connect')
-    client.write(`CONNECT 127.0.0.1:${port} HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\n\r\n`)
-    const got = await slowRead(client)
-    const head = 'HTTP/1.1 200 Connection Established\r\n\r\n'
-    assert.equal(got.subarray(0, head.length).toString(), head)
-    const tunnelled = got.subarray(head.length)
-    assert.equal(tunnelled.length, body.length)
-    assert.equal(sha(tunnelled), sha(body))
-    client.end()
+    const got = await slowRead(tunnel.client)
+    assert.equal(got.subarray(0, ESTABLISHED.length).toString(), ESTABLISHED)
+    const tunnelled = got.subarray(ESTABLISHED.length)
+    assert.deepEqual([tunnelled.length, sha(tunnelled)], [body.length, sha(body)])
+    tunnel.client.end()
   } finally {
-    await proxy.close()
-    target.close()
+    await tunnel.close()
   }
 })
 
+// Reads the tunnel's 200 first, so what follows goes through the tunnel, not in the CONNECT's packet.
+async function established(client: Socket): Promise<void> {
+  client.pause()
+  while ((client.readableLength ?? 0) < ESTABLISHED.length) await event(client, 'readable')
+  assert.equal(client.read(ESTABLISHED.length).toString(), ESTABLISHED)
+}
+
 test('proxy CONNECT tunnel: an answer the target sends and closes on while the client still uploads arrives whole', async () => {
   const answer = 'HTTP/1.1 413 too large\r\ncontent-length: 0\r\nconnection: close\r\n\r\n'
-  const target = createServer({ allowHalfOpen: true }, (s) => {
-    s.once('data', () => s.end(answer))
-  })
-  await new Promise<void>((r) => target.listen(0, '127.0.0.1', () => r()))
-  const port = (target.address() as { port: number }).port
-  const proxy = await startEgressProxy({ allow: ['127.0.0.1'], deny: [] })
+  const tunnel = await tunnelTo(
+    createServer({ allowHalfOpen: true }, (s) => {
+      s.once('data', () => s.end(answer))
+    }),
+  )
+  const { client } = tunnel
   try {
-    const client = connect({ path: proxy.socketPath, allowHalfOpen: true })
     client.on('error', () => {})
-    await event(client, 'connect')
-    client.write(`CONNECT 127.0.0.1:${port} HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\n\r\n`)
-    const head = 'HTTP/1.1 200 Connection Established\r\n\r\n'
-    client.pause()
-    while ((client.readableLength ?? 0) < head.length) await event(client, 'readable')
-    assert.equal(client.read(head.length).toString(), head)
+    await established(client)
     client.write('PUT /big HTTP/1.1\r\nhost: t\r\ncontent-length: 16777216\r\n\r\n')
     const sent = await new Promise<Error | null | undefined>((r) =>
       client.write(randomBytes(16 * 1024 * 1024), r),
@@ -239,8 +268,7 @@ test('proxy CONNECT tunnel: an answer the target sends and closes on while the c
     assert.equal((await slowRead(client)).toString(), answer)
     client.end()
   } finally {
-    await proxy.close()
-    target.close()
+    await tunnel.close()
   }
 })
 
@@ -293,49 +321,39 @@ test('forwarder: a guest that half-closes after its request still reads the whol
     }),
   )
   // A bound far longer than the test: the relay must close because both directions ended.
-  const fwd = await startEgressForwarder({ port: 0, socketPath: up.path, lingerMs: 600_000 })
-  try {
-    const request = randomBytes(256 * 1024)
-    const client = await tcp(fwd.port)
-    const got = slowRead(client)
-    client.end(request)
-    const answer = await got
-    assert.equal(seen, sha(request), 'the request reached the upstream whole, then its FIN')
-    assert.equal(answer.length, reply.length, 'the whole reply after the half-close')
-    assert.equal(sha(answer), sha(reply))
-    await event(client, 'close')
-  } finally {
-    await fwd.close()
-    up.done()
-  }
+  await viaForwarder(
+    up,
+    async (port) => {
+      const request = randomBytes(256 * 1024)
+      const client = await tcp(port)
+      const got = slowRead(client)
+      client.end(request)
+      const answer = await got
+      assert.equal(seen, sha(request), 'the request reached the upstream whole, then its FIN')
+      assert.deepEqual([answer.length, sha(answer)], [reply.length, sha(reply)], 'the whole reply')
+      await event(client, 'close')
+    },
+    600_000,
+  )
 })
 
 test('proxy CONNECT tunnel: a client that half-closes after its request still reads the whole reply', async () => {
   const reply = randomBytes(SIZE)
-  const target = createServer(
-    { allowHalfOpen: true },
-    untilEof(() => reply),
+  const tunnel = await tunnelTo(
+    createServer(
+      { allowHalfOpen: true },
+      untilEof(() => reply),
+    ),
   )
-  await new Promise<void>((r) => target.listen(0, '127.0.0.1', () => r()))
-  const port = (target.address() as { port: number }).port
-  const proxy = await startEgressProxy({ allow: ['127.0.0.1'], deny: [] })
+  const { client } = tunnel
   try {
-    const client = connect({ path: proxy.socketPath, allowHalfOpen: true })
-    await event(client, 'connect')
-    client.write(`CONNECT 127.0.0.1:${port} HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\n\r\n`)
-    // The tunnel first, then the request and its FIN through it (not in the CONNECT's packet).
-    const head = 'HTTP/1.1 200 Connection Established\r\n\r\n'
-    client.pause()
-    while ((client.readableLength ?? 0) < head.length) await event(client, 'readable')
-    assert.equal(client.read(head.length).toString(), head)
+    await established(client)
     const got = slowRead(client)
     client.end('one request, then EOF')
     const tunnelled = await got
-    assert.equal(tunnelled.length, reply.length)
-    assert.equal(sha(tunnelled), sha(reply))
+    assert.deepEqual([tunnelled.length, sha(tunnelled)], [reply.length, sha(reply)])
     await event(client, 'close')
   } finally {
-    await proxy.close()
-    target.close()
+    await tunnel.close()
   }
 })
