@@ -53,29 +53,23 @@ function setup() {
   }
   const interrupt = (n: number, landed = true) =>
     onRuntimeEvent(deps, live, { type: 'interrupt', sessionId: session.id, block: n, landed, retired: false })
-  return { start, finish, interrupt, interruptEvents }
+  // The block each interrupt event names, in order.
+  const named = () => interruptEvents().map((e) => e.block_id)
+  return { start, finish, interrupt, interruptEvents, named }
 }
 
-test('an acknowledgement that lands while its block runs names that block', () => {
-  const s = setup()
-  const id = s.start(1)
-  s.interrupt(1)
-  assert.deepEqual(
-    s.interruptEvents().map((e) => e.block_id),
-    [id],
-  )
-})
-
-test('an acknowledgement that arrives after its block finished still names it, not null', () => {
-  const s = setup()
-  const id = s.start(1)
-  s.finish()
-  s.interrupt(1)
-  assert.deepEqual(
-    s.interruptEvents().map((e) => e.block_id),
-    [id],
-  )
-})
+for (const [when, finishedFirst] of [
+  ['lands while its block runs', false],
+  ['arrives after its block finished', true],
+] as const) {
+  test(`an acknowledgement that ${when} names that block, not null`, () => {
+    const s = setup()
+    const id = s.start(1)
+    if (finishedFirst) s.finish()
+    s.interrupt(1)
+    assert.deepEqual(s.named(), [id])
+  })
+}
 
 test('an acknowledgement that arrives once the next block runs names the interrupted one, not the next', () => {
   const s = setup()
@@ -101,7 +95,7 @@ test('only the last few started blocks are remembered; an unknown number names n
   }
   s.interrupt(1)
   s.interrupt(10)
-  const ids = s.interruptEvents().map((e) => e.block_id)
+  const ids = s.named()
   assert.equal(ids[0], null)
   assert.match(String(ids[1]), /^blk_/)
 })

@@ -47,11 +47,10 @@ export function relaySockets(
       cut()
       return
     }
-    // Closed after it: nothing can be written to it any more. The other side flushes what is
-    // queued (our FIN is, or will be, its last), and its input is drained, not left unread.
+    // Closed after it (its 'end' already ended `other` through the pipe): nothing can be
+    // written to it any more, so what `other`'s peer still sends is drained, not left unread.
     other.unpipe(side)
     other.resume()
-    if (!other.writableEnded) other.end()
     if (a.destroyed && b.destroyed && linger) clearTimeout(linger)
   }
   for (const [from, to] of [
