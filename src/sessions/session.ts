@@ -17,6 +17,11 @@ import { finishStopped, guestCwd, guestNames, killedOutcome } from './stopped.js
 import { type RestoreReport, type Survived, survivedReplacement } from './survived.js'
 import { type BoundTool, type ToolGate, ToolTable } from './tool-table.js'
 
+// How long, and how often, an interrupt that reached the worker before its block started is
+// sent again (Session.interruptWorker).
+const EARLY_RETRY_MS = 250
+const EARLY_RETRY_STEP_MS = 2
+
 export { GUEST_API }
 
 export type BindOptions = {
@@ -549,7 +554,18 @@ export class Session {
     block: number,
   ): Promise<{ landed: boolean; retired: boolean }> {
     try {
-      const r = await worker.interrupt(job)
+      let r = await worker.interrupt(job)
+      // Sent right behind its block, the interrupt can reach the worker before the interpreter
+      // thread has taken the block from the worker's queue: not landed, though the block is
+      // about to run. While it is still this block's turn, it is sent again until it lands.
+      for (
+        let waited = 0;
+        !r.landed && !r.retired && this.current?.job === job && waited < EARLY_RETRY_MS;
+      ) {
+        await new Promise((resolve) => setTimeout(resolve, EARLY_RETRY_STEP_MS))
+        waited += EARLY_RETRY_STEP_MS
+        if (this.current?.job === job) r = await worker.interrupt(job)
+      }
       this.events.emit({ type: 'interrupt', sessionId: this.id, block, ...r })
       return r
     } catch {

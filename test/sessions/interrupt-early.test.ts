@@ -1,0 +1,50 @@
+// An interrupt sent right behind its block can reach the worker before the interpreter thread has
+// started that block (the block waits its turn in the worker's queue). It must still land: the
+// session sends it again until the block runs, the answer says landed, and the worker stays (no
+// kill-and-replace after the grace). The HTTP API reports a block "running" from this moment on.
+// Landing that early it may stop the block before its code started (while it is compiled): the
+// block then ends with the worker's python.interrupted error instead of an interrupted outcome.
+import assert from 'node:assert/strict'
+import { after, before, test } from 'node:test'
+import { createRuntime, type Runtime } from '../../src/sessions/runtime.js'
+import { python, tempHome } from './helpers.js'
+
+const { home, root } = tempHome('interrupt-early')
+let rt: Runtime
+
+before(async () => {
+  rt = await createRuntime({ home, python, pool: { size: 0 } })
+})
+after(async () => {
+  await rt.close()
+})
+
+test('an interrupt right behind its block lands as the block starts; the worker stays', async () => {
+  const s = await rt.createSession({ roots: [root] })
+  await s.runBlock('x = 0')
+  const pid = s.pid
+  const replaced: unknown[] = []
+  s.on('worker-replaced', (ev) => replaced.push(ev))
+  for (let i = 0; i < 60; i++) {
+    // block-started is emitted just before the block is written to the worker; a microtask
+    // later it is on the socket, and the interrupt goes out right behind it.
+    let answer: Promise<{ landed: boolean; retired: boolean }> | undefined
+    const off = s.on('block-started', () => {
+      queueMicrotask(() => {
+        answer = s.interrupt()
+      })
+    })
+    const ended = await s.runBlock(`n = ${i}\nwhile True:\n    n += 1`, { timeoutMs: 60_000 }).then(
+      (outcome) => outcome.error?.message ?? JSON.stringify(outcome),
+      (err: { code?: string }) => String(err.code),
+    )
+    off()
+    assert.ok(answer, 'the interrupt was sent')
+    assert.deepEqual(await answer, { landed: true, retired: false }, `round ${i}`)
+    assert.match(ended, /interrupt/i, `round ${i}`)
+  }
+  assert.deepEqual(replaced, [], 'no worker was replaced')
+  assert.equal(s.pid, pid)
+  // The session goes on with its state.
+  assert.equal((await s.runBlock('x + 1')).result, 1)
+})
