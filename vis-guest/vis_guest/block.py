@@ -115,6 +115,12 @@ def _error(exc: BaseException, syntax: bool, filename: str, source: str) -> dict
     )
 
 
+def interrupted(exc: KeyboardInterrupt, request: dict) -> dict:
+    """The outcome of a block interrupted outside its own code (api.run_block)."""
+    RT.restore()
+    return {"error": _error(exc, False, "<block>", request.get("code") or "")}
+
+
 def execute(code) -> None:
     value = eval(code, RT.globals)  # noqa: S307 - this IS the sandboxed block
     if code.co_flags & inspect.CO_COROUTINE:
