@@ -28,6 +28,11 @@ export type RoundtripResult = {
   hostcall_p50_us: number
   hostcall_p99_us: number
   hostcall_ratio: number
+  // Each one's p99 divided by its own p50 (the issue's tail target is ≤ 3 for exec and host
+  // call); the floor's beside them says how long a tail this machine gives a bare round trip.
+  floor_tail_ratio: number
+  exec_tail_ratio: number
+  hostcall_tail_ratio: number
   // The tails with each sample's run-queue wait (host, peer and worker threads on the path,
   // RunQueueProbe) taken out, and the share of the slowest 1% that mostly waited for a CPU.
   runqueue_threads: number
@@ -270,6 +275,9 @@ export async function measureRoundtrip(opts: RoundtripOptions = {}): Promise<Rou
       hostcall_p50_us: round(quantile(hostcall, 0.5)),
       hostcall_p99_us: round(quantile(hostcall, 0.99)),
       hostcall_ratio: round(quantile(hostcall, 0.5) / f50, 2),
+      floor_tail_ratio: round(quantile(floor, 0.99) / f50, 2),
+      exec_tail_ratio: round(quantile(exec, 0.99) / quantile(exec, 0.5), 2),
+      hostcall_tail_ratio: round(quantile(hostcall, 0.99) / quantile(hostcall, 0.5), 2),
       runqueue_threads: threads,
       floor_p99_oncpu_us: round(quantile(withoutWaits(floor, floorWait), 0.99)),
       floor_tail_waited: round(tailWaitShare(floor, floorWait), 2),
@@ -308,6 +316,8 @@ const TARGETS: Partial<Record<keyof RoundtripResult, [string, number]>> = {
   pool_acquire_p50_ms: ['≤', 5],
   cold_create_p50_ms: ['≤', 150],
   idle_session_rss_mb: ['≤', 60],
+  exec_tail_ratio: ['≤', 3],
+  hostcall_tail_ratio: ['≤', 3],
 }
 
 // A readable table of one result, with the issue's targets beside the figures.
@@ -318,6 +328,9 @@ export function formatRoundtrip(r: RoundtripResult): string {
     ['exec ratio to floor', `${r.exec_ratio}×`, 'exec_ratio'],
     ['host call from Python, p50 / p99', `${r.hostcall_p50_us} / ${r.hostcall_p99_us} µs`, ''],
     ['host call ratio to floor', `${r.hostcall_ratio}×`, 'hostcall_ratio'],
+    ['tail, floor: its p99 ÷ its median', `${r.floor_tail_ratio}×`, ''],
+    ['tail, exec: its p99 ÷ its median', `${r.exec_tail_ratio}×`, 'exec_tail_ratio'],
+    ['tail, host call: its p99 ÷ its median', `${r.hostcall_tail_ratio}×`, 'hostcall_tail_ratio'],
     [
       'floor p99 without run-queue waits; tail that waited',
       `${r.floor_p99_oncpu_us} µs; ${Math.round(r.floor_tail_waited * 100)}%`,

@@ -26,7 +26,9 @@ test('one run measures the block, its floor and the concurrent load', async () =
     concurrentBlocks: 4,
   })
   for (const [key, value] of Object.entries(r)) {
-    if (typeof value === 'number') assert.ok(Number.isFinite(value) && value > 0, `${key} = ${value}`)
+    // What the target leaves is negative when the target is below what the machine allows.
+    if (typeof value === 'number' && key !== 'target_room_us')
+      assert.ok(Number.isFinite(value) && value > 0, `${key} = ${value}`)
   }
   assert.equal(r.iterations, 200)
   assert.equal(r.warmup, 30)
@@ -39,6 +41,10 @@ test('one run measures the block, its floor and the concurrent load', async () =
   // The informational ratio swaps the floor's back-to-back exec for the exec after a gap.
   const gapFloor = r.echo_p50_us + r.gap_exec_p50_us + r.fsync_p50_us
   assert.ok(Math.abs(r.gap_floor_ratio - r.block_p50_us / gapFloor) < 0.02)
+  // The least a durable block costs is that sum; the target's room is 1.5× the floor minus it.
+  assert.ok(Math.abs(r.least_p50_us - gapFloor) < 0.5)
+  assert.ok(Math.abs(r.least_ratio - gapFloor / r.floor_p50_us) < 0.02)
+  assert.ok(Math.abs(r.target_room_us - (1.5 * r.floor_p50_us - gapFloor)) < 1)
   assert.ok(r.concurrent_p99_ms >= r.concurrent_p50_ms)
   const table = formatHttp(r)
   assert.match(table, /\(200 blocks after 30 to warm up, durability full\)/)
@@ -51,7 +57,13 @@ test('one run measures the block, its floor and the concurrent load', async () =
     table,
     new RegExp(`block ratio to the floor with that exec instead \\(p50\\)\\s+${r.gap_floor_ratio}×`),
   )
-  for (const line of table.split('\n').filter((l) => /p50/.test(l) && !/ratio/.test(l))) {
+  assert.match(
+    table,
+    new RegExp(
+      `the least a durable block costs here \\(p50\\)\\s+${r.least_p50_us} µs = ${r.least_ratio}× the floor; the target leaves ${r.target_room_us} µs for the rest`,
+    ),
+  )
+  for (const line of table.split('\n').filter((l) => /p50/.test(l) && !/ratio|least/.test(l))) {
     assert.match(line, /p50 \/ p99/)
   }
 })

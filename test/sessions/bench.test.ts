@@ -33,6 +33,14 @@ test('one run measures every figure against its own baseline and restores the ho
   // Ratios are the run's own medians divided, not constants.
   assert.ok(Math.abs(r.exec_ratio - r.exec_p50_us / r.floor_p50_us) < 0.02)
   assert.ok(Math.abs(r.payload64k_ratio - r.payload64k_p50_us / r.floor64k_p50_us) < 0.02)
+  // A tail ratio is the row's own p99 over its own p50.
+  for (const [tail, p99, p50] of [
+    [r.floor_tail_ratio, r.floor_p99_us, r.floor_p50_us],
+    [r.exec_tail_ratio, r.exec_p99_us, r.exec_p50_us],
+    [r.hostcall_tail_ratio, r.hostcall_p99_us, r.hostcall_p50_us],
+  ] as const) {
+    assert.ok(tail >= 1 && Math.abs(tail - p99 / p50) < 0.05, `${tail} = ${p99} / ${p50}`)
+  }
   assert.ok(r.idle_session_private_mb < r.idle_session_rss_mb)
   // The tails' run-queue attribution: at least the host's thread and the worker's interpreter
   // thread are read; a tail without its waits is never longer than with them; shares are shares.
@@ -55,6 +63,10 @@ test('one run measures every figure against its own baseline and restores the ho
   const table = formatRoundtrip(r)
   for (const line of table.split('\n').filter((l) => /p50/.test(l))) assert.match(line, /p50 \/ p99/)
   assert.match(table, new RegExp(`exec ratio to floor\\s+${r.exec_ratio}×\\s+target ≤ 1\\.2  (met|missed)`))
+  assert.match(
+    table,
+    new RegExp(`tail, exec: its p99 ÷ its median\\s+${r.exec_tail_ratio}×\\s+target ≤ 3  (met|missed)`),
+  )
   assert.match(table, r.pinned ? /pinned to separate CPUs/ : /unpinned/)
 
   const free = await measureRoundtrip({
