@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { closeSync, existsSync, openSync, readdirSync, readSync, statSync } from 'node:fs'
+import { closeSync, existsSync, openSync, readdirSync, readSync, rmSync, statSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import { errorMessage } from '../util/errors.js'
 import { appendLog } from './logfile.js'
@@ -86,6 +86,10 @@ export async function compileGuestBytecode(
   if (!existsSync(python.executable)) {
     return { state: 'failed', reason: `no interpreter at ${python.executable}`, stale }
   }
+  // compileall trusts a pyc whose header has the source's mtime and never compares the size:
+  // a module edited within the second its pyc was written would keep the old bytecode. A
+  // stale one goes first, so compileall writes it again.
+  for (const source of stale) rmSync(pycPath(source, python.minor), { force: true })
   const reason = await new Promise<string | undefined>((resolve) => {
     execFile(
       python.executable,

@@ -3,7 +3,7 @@
 // changes), compiled once, and started workers find the whole of vis-guest/ compiled.
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
@@ -120,6 +120,22 @@ test('a source that does not compile leaves its pyc out and says so; the rest ar
   assert.equal(r.state, 'failed')
   assert.deepEqual(r.state === 'failed' && r.stale, [join(dir, 'bad.py')])
   assert.deepEqual(staleSources(dir, py.minor), [join(dir, 'bad.py')])
+})
+
+test('a module edited within the second its pyc was written is compiled again', async () => {
+  const py = await pythonHome(minor)
+  const dir = join(scratch, 'same-second')
+  mkdirSync(dir)
+  const source = join(dir, 'mod.py')
+  writeFileSync(source, 'VALUE = 1\n')
+  assert.equal((await compileGuestBytecode(dir, py)).state, 'compiled')
+  // The edit keeps the whole-second mtime the pyc's header names; only the size tells.
+  const { mtime } = statSync(source)
+  writeFileSync(source, 'VALUE = 1234\n')
+  utimesSync(source, mtime, mtime)
+  assert.deepEqual(staleSources(dir, py.minor), [source])
+  assert.equal((await compileGuestBytecode(dir, py)).state, 'compiled')
+  assert.deepEqual(staleSources(dir, py.minor), [])
 })
 
 test('a started worker finds all of vis-guest/ compiled for its minor', async () => {
