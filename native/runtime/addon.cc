@@ -23,11 +23,9 @@ namespace {
 Napi::ThreadSafeFunction* g_tsfn = nullptr;  // never freed: the interpreter thread may outlive the env
 bool g_started = false;
 
-void CallJs(Napi::Env env, Napi::Function fn, Event* ev) {
-  if (env == nullptr || fn == nullptr) {
-    delete ev;
-    return;
-  }
+void CallJs(Napi::Env env, Napi::Function fn, Event* raw) {
+  std::unique_ptr<Event> ev(raw);
+  if (env == nullptr || fn == nullptr) return;
   Napi::Value payload;
   if (ev->kind == kOutput) {
     Napi::Array chunks = Napi::Array::New(env, ev->chunks.size());
@@ -39,12 +37,12 @@ void CallJs(Napi::Env env, Napi::Function fn, Event* ev) {
     }
     payload = chunks;
   } else {
-    payload = Napi::String::New(env, ev->b);
+    payload = Napi::String::New(env, ev->detail);
   }
   std::initializer_list<napi_value> args = {
       Napi::Number::New(env, ev->kind), Napi::Number::New(env, static_cast<double>(ev->job)),
-      Napi::Number::New(env, static_cast<double>(ev->call)), Napi::String::New(env, ev->a), payload};
-  delete ev;
+      Napi::Number::New(env, static_cast<double>(ev->call)), Napi::String::New(env, ev->text), payload};
+  ev.reset();
   try {
     fn.Call(args);
   } catch (const Napi::Error& e) {
@@ -96,14 +94,45 @@ Napi::Value Start(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
-// submit(kind, id, a, b, c)
+// submit(kind, id, a, b, c): what the three strings hold depends on the kind, as
+// src/native/runtime.ts passes them; the job names each one.
 Napi::Value SubmitJob(const Napi::CallbackInfo& info) {
   if (!g_started) throw Napi::Error::New(info.Env(), "the interpreter is not started");
-  auto* job = new Job{static_cast<JobKind>(info[0].As<Napi::Number>().Int32Value()), Id(info[1])};
-  job->a = info[2].As<Napi::String>();
-  job->b = info[3].As<Napi::String>();
-  job->c = info[4].As<Napi::String>();
-  Submit(job);
+  auto job = std::make_unique<Job>();
+  job->kind = static_cast<JobKind>(info[0].As<Napi::Number>().Int32Value());
+  job->id = Id(info[1]);
+  std::string a = info[2].As<Napi::String>();
+  std::string b = info[3].As<Napi::String>();
+  std::string c = info[4].As<Napi::String>();
+  switch (job->kind) {
+    case kExec:
+    case kMain:
+      job->source = std::move(a);
+      job->file = std::move(b);
+      job->ns = std::move(c);
+      break;
+    case kEval:
+      job->source = std::move(a);
+      job->ns = std::move(b);
+      break;
+    case kCompile:
+      job->source = std::move(a);
+      job->file = std::move(b);
+      break;
+    case kCall:
+      job->module = std::move(a);
+      job->function = std::move(b);
+      job->args_json = std::move(c);
+      break;
+    case kRunModule: job->module = std::move(a); break;
+    case kRepl:
+      job->banner = a == "1";
+      job->startup = b == "1";
+      break;
+    case kFinalize:
+    case kWire: break;
+  }
+  Submit(std::move(job));
   return info.Env().Undefined();
 }
 
@@ -201,8 +230,10 @@ Napi::Object InitExports(Napi::Env env, Napi::Object exports) {
   return exports;
 }
 
-void Post(Event* ev) {
-  if (g_tsfn == nullptr || g_tsfn->NonBlockingCall(ev, CallJs) != napi_ok) delete ev;
+void Post(std::unique_ptr<Event> ev) {
+  if (g_tsfn == nullptr) return;
+  Event* raw = ev.release();
+  if (g_tsfn->NonBlockingCall(raw, CallJs) != napi_ok) delete raw;  // never queued: still ours
 }
 
 }  // namespace vis

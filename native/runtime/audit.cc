@@ -101,15 +101,13 @@ bool PathArg(PyObject* args, Py_ssize_t i, std::string* out) {
     PyErr_Clear();
     return false;
   }
-  PyObject* b = PyUnicode_Check(p) ? PyUnicode_EncodeFSDefault(p) : (Py_INCREF(p), p);
-  Py_DECREF(p);
-  if (b == nullptr || !PyBytes_Check(b)) {
+  PyRef fspath(p);
+  PyRef bytes = PyUnicode_Check(p) ? PyRef(PyUnicode_EncodeFSDefault(p)) : PyRef::Borrow(p);
+  if (!bytes || !PyBytes_Check(bytes.get())) {
     PyErr_Clear();
-    Py_XDECREF(b);
     return false;
   }
-  out->assign(PyBytes_AS_STRING(b), static_cast<size_t>(PyBytes_GET_SIZE(b)));
-  Py_DECREF(b);
+  out->assign(PyBytes_AS_STRING(bytes.get()), static_cast<size_t>(PyBytes_GET_SIZE(bytes.get())));
   return true;
 }
 
@@ -344,15 +342,6 @@ PyObject* g_builtin_exec = nullptr;
 PyObject* g_imp_exec_dynamic = nullptr;
 PyObject* g_imp_create_dynamic = nullptr;
 
-// Owns one strong reference (RAII), so every return path releases it.
-struct OwnedRef {
-  PyObject* p;
-  explicit OwnedRef(PyObject* o) : p(o) {}
-  ~OwnedRef() { Py_XDECREF(p); }
-  OwnedRef(const OwnedRef&) = delete;
-  OwnedRef& operator=(const OwnedRef&) = delete;
-};
-
 bool IsLibraryPath(const char* f) {
   if (StartsWith(f, "<frozen ")) return true;
   return Under(f, t_cfg->dist) || Under(f, t_cfg->dist_given);
@@ -362,8 +351,8 @@ bool IsLibraryPath(const char* f) {
 // cannot make its own code look like this: compile() under such a filename is refused
 // (CheckCompile), and renaming a code object is itself a code.__new__.
 bool IsLibraryCode(PyObject* code) {
-  OwnedRef name(PyObject_GetAttrString(code, "co_filename"));
-  const char* f = name.p != nullptr && PyUnicode_Check(name.p) ? PyUnicode_AsUTF8(name.p) : nullptr;
+  PyRef name(PyObject_GetAttrString(code, "co_filename"));
+  const char* f = name.get() != nullptr && PyUnicode_Check(name.get()) ? PyUnicode_AsUTF8(name.get()) : nullptr;
   if (f == nullptr) {
     PyErr_Clear();
     return false;
@@ -373,14 +362,14 @@ bool IsLibraryCode(PyObject* code) {
 
 // The callable an import-system frame (_call_with_frames_removed(f, ...)) is running.
 PyObject* ImportCallee(PyFrameObject* frame) {
-  OwnedRef locals(PyFrame_GetLocals(frame));
-  if (locals.p == nullptr) {
+  PyRef locals(PyFrame_GetLocals(frame));
+  if (locals.get() == nullptr) {
     PyErr_Clear();
     return nullptr;
   }
-  OwnedRef f(PyMapping_GetItemString(locals.p, "f"));
-  if (f.p == nullptr) PyErr_Clear();
-  return f.p;  // compared by identity only; the frame keeps it alive
+  PyRef f(PyMapping_GetItemString(locals.get(), "f"));
+  if (f.get() == nullptr) PyErr_Clear();
+  return f.get();  // compared by identity only; the frame keeps it alive
 }
 
 // code.__new__ is raised by types.CodeType(...) and by code.replace(...): both hand-build a
@@ -393,29 +382,26 @@ PyObject* ImportCallee(PyFrameObject* frame) {
 // generator (asyncio does it on import). Guest code on the way, a stack with no import under
 // it (a thread, an event loop callback), or the import frame running anything else is refused.
 int CheckCodeNew() {
-  PyFrameObject* frame = PyEval_GetFrame();  // borrowed
-  Py_XINCREF(frame);
+  PyRef frame = PyRef::Borrow(reinterpret_cast<PyObject*>(PyEval_GetFrame()));
   bool innermost = true;
   bool allowed = false;
-  while (frame != nullptr) {
-    OwnedRef code(reinterpret_cast<PyObject*>(PyFrame_GetCode(frame)));
-    if (innermost && code.p == g_types_coroutine_code && code.p != nullptr) {
+  while (frame) {
+    auto* current = reinterpret_cast<PyFrameObject*>(frame.get());
+    PyRef code(reinterpret_cast<PyObject*>(PyFrame_GetCode(current)));
+    if (innermost && code.get() == g_types_coroutine_code && code) {
       allowed = true;
       break;
     }
-    if (code.p == g_import_call_code && code.p != nullptr) {
-      PyObject* callee = ImportCallee(frame);
+    if (code.get() == g_import_call_code && code) {
+      PyObject* callee = ImportCallee(current);
       allowed = callee != nullptr && (innermost ? (callee == g_imp_exec_dynamic || callee == g_imp_create_dynamic)
                                                 : callee == g_builtin_exec);
       break;
     }
-    if (!IsLibraryCode(code.p)) break;
+    if (!IsLibraryCode(code.get())) break;
     innermost = false;
-    PyFrameObject* back = PyFrame_GetBack(frame);  // new reference
-    Py_DECREF(frame);
-    frame = back;
+    frame.Reset(reinterpret_cast<PyObject*>(PyFrame_GetBack(current)));  // new reference
   }
-  Py_XDECREF(frame);
   if (allowed) return 0;
   return Deny(
       "building a code object by hand (types.CodeType(...) or code.replace(...)) is not allowed: crafted "
@@ -575,17 +561,18 @@ void AuditInstall(const std::vector<std::string>& readRoots, const std::string& 
 
 void AuditAfterInit() {
   if (g_types_coroutine_code != nullptr) return;
-  OwnedRef types(PyImport_ImportModule("types"));
-  OwnedRef fn(types.p != nullptr ? PyObject_GetAttrString(types.p, "coroutine") : nullptr);
-  g_types_coroutine_code = fn.p != nullptr ? PyObject_GetAttrString(fn.p, "__code__") : nullptr;
-  OwnedRef bootstrap(PyImport_ImportModule("_frozen_importlib"));
-  OwnedRef call(bootstrap.p != nullptr ? PyObject_GetAttrString(bootstrap.p, "_call_with_frames_removed") : nullptr);
-  g_import_call_code = call.p != nullptr ? PyObject_GetAttrString(call.p, "__code__") : nullptr;
-  OwnedRef builtins(PyImport_ImportModule("builtins"));
-  g_builtin_exec = builtins.p != nullptr ? PyObject_GetAttrString(builtins.p, "exec") : nullptr;
-  OwnedRef imp(PyImport_ImportModule("_imp"));
-  g_imp_exec_dynamic = imp.p != nullptr ? PyObject_GetAttrString(imp.p, "exec_dynamic") : nullptr;
-  g_imp_create_dynamic = imp.p != nullptr ? PyObject_GetAttrString(imp.p, "create_dynamic") : nullptr;
+  PyRef types(PyImport_ImportModule("types"));
+  PyRef fn(types.get() != nullptr ? PyObject_GetAttrString(types.get(), "coroutine") : nullptr);
+  g_types_coroutine_code = fn.get() != nullptr ? PyObject_GetAttrString(fn.get(), "__code__") : nullptr;
+  PyRef bootstrap(PyImport_ImportModule("_frozen_importlib"));
+  PyRef call(bootstrap.get() != nullptr ? PyObject_GetAttrString(bootstrap.get(), "_call_with_frames_removed")
+                                        : nullptr);
+  g_import_call_code = call.get() != nullptr ? PyObject_GetAttrString(call.get(), "__code__") : nullptr;
+  PyRef builtins(PyImport_ImportModule("builtins"));
+  g_builtin_exec = builtins.get() != nullptr ? PyObject_GetAttrString(builtins.get(), "exec") : nullptr;
+  PyRef imp(PyImport_ImportModule("_imp"));
+  g_imp_exec_dynamic = imp.get() != nullptr ? PyObject_GetAttrString(imp.get(), "exec_dynamic") : nullptr;
+  g_imp_create_dynamic = imp.get() != nullptr ? PyObject_GetAttrString(imp.get(), "create_dynamic") : nullptr;
   // Whatever is missing stays null and trusts nothing (fail closed).
   PyErr_Clear();
 }

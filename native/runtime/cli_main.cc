@@ -17,9 +17,8 @@ namespace {
 std::string Wide(const wchar_t* w) {
   std::string out;
   if (w == nullptr) return out;
-  PyObject* s = PyUnicode_FromWideChar(w, -1);
-  if (s == nullptr || !Utf8(s, &out)) PyErr_Clear();
-  Py_XDECREF(s);
+  PyRef s(PyUnicode_FromWideChar(w, -1));
+  if (!s || !Utf8(s.get(), &out)) PyErr_Clear();
   return out;
 }
 
@@ -45,9 +44,8 @@ void InsertPath0(const PyConfig& c) {
     if (getcwd(buf, sizeof buf) != nullptr) path0 = buf;
   }
   PyObject* path = PySys_GetObject("path");  // borrowed
-  PyObject* s = PyUnicode_DecodeFSDefault(path0.c_str());
-  if (path == nullptr || s == nullptr || !PyList_Check(path) || PyList_Insert(path, 0, s) != 0) PyErr_Clear();
-  Py_XDECREF(s);
+  PyRef entry(PyUnicode_DecodeFSDefault(path0.c_str()));
+  if (path == nullptr || !entry || !PyList_Check(path) || PyList_Insert(path, 0, entry.get()) != 0) PyErr_Clear();
 }
 
 // Piped stdin: python3 writes the prompt to stderr and reads the line without readline.
@@ -56,31 +54,24 @@ PyObject* ReadPiped(PyObject*, PyObject* args) {
   if (!PyArg_ParseTuple(args, "|U", &prompt)) return nullptr;
   PyObject* err = PySys_GetObject("stderr");  // borrowed
   if (prompt != nullptr && err != nullptr && err != Py_None) {
-    PyObject* r = PyObject_CallMethod(err, "write", "O", prompt);
-    PyObject* f = r ? PyObject_CallMethod(err, "flush", nullptr) : nullptr;
-    Py_XDECREF(f);
-    Py_XDECREF(r);
-    if (f == nullptr) return nullptr;
+    PyRef written(PyObject_CallMethod(err, "write", "O", prompt));
+    PyRef flushed(written ? PyObject_CallMethod(err, "flush", nullptr) : nullptr);
+    if (!flushed) return nullptr;
   }
   PyObject* in = PySys_GetObject("stdin");  // borrowed
   if (in == nullptr || in == Py_None) {
     PyErr_SetString(PyExc_RuntimeError, "lost sys.stdin");
     return nullptr;
   }
-  PyObject* line = PyObject_CallMethod(in, "readline", nullptr);
-  if (line == nullptr) return nullptr;
-  Py_ssize_t n = PyUnicode_Check(line) ? PyUnicode_GetLength(line) : -1;
+  PyRef line(PyObject_CallMethod(in, "readline", nullptr));
+  if (!line) return nullptr;
+  Py_ssize_t n = PyUnicode_Check(line.get()) ? PyUnicode_GetLength(line.get()) : -1;
   if (n == 0) {
-    Py_DECREF(line);
     PyErr_SetNone(PyExc_EOFError);
     return nullptr;
   }
-  if (n > 0 && PyUnicode_ReadChar(line, n - 1) == '\n') {
-    PyObject* cut = PyUnicode_Substring(line, 0, n - 1);
-    Py_DECREF(line);
-    return cut;
-  }
-  return line;
+  if (n > 0 && PyUnicode_ReadChar(line.get(), n - 1) == '\n') return PyUnicode_Substring(line.get(), 0, n - 1);
+  return line.Release();
 }
 
 PyMethodDef g_read_def = {"raw_input", ReadPiped, METH_VARARGS, nullptr};
@@ -116,11 +107,9 @@ std::string CliPlan(const PyConfig& c) {
 }
 
 PyObject* RunModuleMain(const std::string& name) {
-  PyObject* runpy = PyImport_ImportModule("runpy");
-  if (runpy == nullptr) return nullptr;
-  PyObject* r = PyObject_CallMethod(runpy, "_run_module_as_main", "si", name.c_str(), 1);
-  Py_DECREF(runpy);
-  return r;
+  PyRef runpy(PyImport_ImportModule("runpy"));
+  if (!runpy) return nullptr;
+  return PyObject_CallMethod(runpy.get(), "_run_module_as_main", "si", name.c_str(), 1);
 }
 
 namespace {
@@ -129,38 +118,25 @@ namespace {
 // under -E/-I); an error in it is printed and the REPL still starts.
 void RunStartup(PyObject* ns) {
   PyObject* flags = PySys_GetObject("flags");  // borrowed
-  PyObject* ignore = flags ? PyObject_GetAttrString(flags, "ignore_environment") : nullptr;
-  bool ignored = ignore == nullptr || PyObject_IsTrue(ignore) != 0;
-  Py_XDECREF(ignore);
+  PyRef ignore(flags ? PyObject_GetAttrString(flags, "ignore_environment") : nullptr);
+  bool ignored = !ignore || PyObject_IsTrue(ignore.get()) != 0;
   PyErr_Clear();
   const char* path = ignored ? nullptr : getenv("PYTHONSTARTUP");
   if (path == nullptr || *path == '\0') return;
-  PyObject* io = PyImport_ImportModule("io");
-  PyObject* f = io ? PyObject_CallMethod(io, "open_code", "s", path) : nullptr;
-  PyObject* src = f ? PyObject_CallMethod(f, "read", nullptr) : nullptr;
-  if (f != nullptr) {
-    PyObject* r = PyObject_CallMethod(f, "close", nullptr);
-    Py_XDECREF(r);
-  }
-  PyObject* code = src ? Py_CompileStringExFlags(PyBytes_AsString(src), path, Py_file_input, nullptr, -1) : nullptr;
-  PyObject* r = code ? PyEval_EvalCode(code, ns, ns) : nullptr;
-  if (r == nullptr) {
-    if (f == nullptr && PyErr_ExceptionMatches(PyExc_OSError)) PySys_WriteStderr("Could not open PYTHONSTARTUP\n");
-    PyObject *type, *value, *tb;
+  PyRef io(PyImport_ImportModule("io"));
+  PyRef f(io ? PyObject_CallMethod(io.get(), "open_code", "s", path) : nullptr);
+  PyRef src(f ? PyObject_CallMethod(f.get(), "read", nullptr) : nullptr);
+  if (f) PyRef(PyObject_CallMethod(f.get(), "close", nullptr));
+  PyRef code(src ? Py_CompileStringExFlags(PyBytes_AsString(src.get()), path, Py_file_input, nullptr, -1) : nullptr);
+  PyRef r(code ? PyEval_EvalCode(code.get(), ns, ns) : nullptr);
+  if (!r) {
+    if (!f && PyErr_ExceptionMatches(PyExc_OSError)) PySys_WriteStderr("Could not open PYTHONSTARTUP\n");
+    PyObject *type = nullptr, *value = nullptr, *tb = nullptr;
     PyErr_Fetch(&type, &value, &tb);
-    if (type != nullptr) {
-      PyErr_NormalizeException(&type, &value, &tb);
-      PyErr_Display(type, value, tb);
-    }
-    Py_XDECREF(type);
-    Py_XDECREF(value);
-    Py_XDECREF(tb);
+    if (type != nullptr) PyErr_NormalizeException(&type, &value, &tb);
+    PyRef owned_type(type), owned_value(value), owned_tb(tb);
+    if (type != nullptr) PyErr_Display(type, value, tb);
   }
-  Py_XDECREF(r);
-  Py_XDECREF(code);
-  Py_XDECREF(src);
-  Py_XDECREF(f);
-  Py_XDECREF(io);
 }
 
 }  // namespace
@@ -170,12 +146,10 @@ void RunStartup(PyObject* ns) {
 PyObject* RunRepl(bool banner, bool startup) {
   PyObject* hook = PySys_GetObject("__interactivehook__");  // borrowed
   if (hook != nullptr) {
-    PyObject* r = PyObject_CallNoArgs(hook);
-    if (r == nullptr) {
+    if (!PyRef(PyObject_CallNoArgs(hook))) {
       PySys_WriteStderr("Failed calling sys.__interactivehook__\n");
       PyErr_Clear();
     }
-    Py_XDECREF(r);
   }
   std::string text;
   if (banner) {
@@ -186,18 +160,14 @@ PyObject* RunRepl(bool banner, bool startup) {
   PyObject* ns = main ? PyModule_GetDict(main) : nullptr;
   if (ns != nullptr && startup) RunStartup(ns);
   // code.InteractiveConsole named "<stdin>" as python3's tracebacks name the REPL.
-  PyObject* code = ns ? PyImport_ImportModule("code") : nullptr;
-  PyObject* console = code ? PyObject_CallMethod(code, "InteractiveConsole", "Os", ns, "<stdin>") : nullptr;
-  bool ok = console != nullptr;
+  PyRef code_mod(ns ? PyImport_ImportModule("code") : nullptr);
+  PyRef console(code_mod ? PyObject_CallMethod(code_mod.get(), "InteractiveConsole", "Os", ns, "<stdin>") : nullptr);
+  bool ok = static_cast<bool>(console);
   if (ok && !isatty(0)) {
-    PyObject* read = PyCFunction_New(&g_read_def, nullptr);
-    ok = read != nullptr && PyObject_SetAttrString(console, "raw_input", read) == 0;
-    Py_XDECREF(read);
+    PyRef read(PyCFunction_New(&g_read_def, nullptr));
+    ok = read && PyObject_SetAttrString(console.get(), "raw_input", read.get()) == 0;
   }
-  PyObject* r = ok ? PyObject_CallMethod(console, "interact", "ss", text.c_str(), "") : nullptr;
-  Py_XDECREF(console);
-  Py_XDECREF(code);
-  return r;
+  return ok ? PyObject_CallMethod(console.get(), "interact", "ss", text.c_str(), "") : nullptr;
 }
 
 }  // namespace vis

@@ -24,10 +24,10 @@ std::unordered_map<uint64_t, Call>* h_calls = new std::unordered_map<uint64_t, C
 std::atomic<uint64_t> h_next{0};
 
 void PostCancel(uint64_t job, uint64_t call) {
-  auto* ev = new Event{kHostCancel};
+  auto ev = std::make_unique<Event>(kHostCancel);
   ev->job = job;
   ev->call = call;
-  Post(ev);
+  Post(std::move(ev));
 }
 
 // Under h_mu: true (with *rc) when the wait is over: 0 a reply, 1 interrupted, -1 unknown id.
@@ -125,12 +125,12 @@ uint64_t HostSend(const std::string& name, const std::string& args, std::string*
     std::lock_guard<std::mutex> lk(*h_mu);
     (*h_calls)[id] = Call{job};
   }
-  auto* ev = new Event{kHostCall};
+  auto ev = std::make_unique<Event>(kHostCall);
   ev->job = job;
   ev->call = id;
-  ev->a = name;
-  ev->b = args;
-  Post(ev);
+  ev->text = name;
+  ev->detail = args;
+  Post(std::move(ev));
   return id;
 }
 

@@ -24,7 +24,7 @@ namespace {
 // Never freed: a static condition_variable deadlocked process.exit() in its destructor.
 std::mutex* q_mu = new std::mutex;
 std::condition_variable* q_cv = new std::condition_variable;
-std::deque<Job*>* q_jobs = new std::deque<Job*>;
+std::deque<std::unique_ptr<Job>>* q_jobs = new std::deque<std::unique_ptr<Job>>;
 
 pthread_t g_thread;
 std::atomic<bool> g_thread_ready{false};
@@ -65,17 +65,15 @@ std::string StatusText(const PyStatus& st) {
 }
 
 void PostInitError(const std::string& msg) {
-  auto* ev = new Event{kInitError};
-  ev->a = msg;
-  Post(ev);
+  auto ev = std::make_unique<Event>(kInitError);
+  ev->text = msg;
+  Post(std::move(ev));
 }
 
 bool CallSys(const char* name, PyObject* arg) {
   PyObject* fn = PySys_GetObject(name);  // borrowed
   if (fn == nullptr) return false;
-  PyObject* r = PyObject_CallOneArg(fn, arg);
-  Py_XDECREF(r);
-  return r != nullptr;
+  return static_cast<bool>(PyRef(PyObject_CallOneArg(fn, arg)));
 }
 
 // Python-level SIGINT handler while Node keeps the OS-level one: PyErr_SetInterruptEx
@@ -86,15 +84,12 @@ bool CallSys(const char* name, PyObject* arg) {
 bool InstallSigint(bool keep_host) {
   struct sigaction saved;
   sigaction(SIGINT, nullptr, &saved);
-  PyObject* signal_mod = PyImport_ImportModule("signal");
-  if (signal_mod == nullptr) return false;
-  PyObject* handler = SigintHandler();
-  PyObject* r = PyObject_CallMethod(signal_mod, "signal", "iO", SIGINT, handler);
-  Py_XDECREF(handler);
-  Py_DECREF(signal_mod);
+  PyRef signal_mod(PyImport_ImportModule("signal"));
+  if (!signal_mod) return false;
+  PyRef handler(SigintHandler());
+  PyRef r(PyObject_CallMethod(signal_mod.get(), "signal", "iO", SIGINT, handler.get()));
   if (keep_host) sigaction(SIGINT, &saved, nullptr);
-  Py_XDECREF(r);
-  return r != nullptr;
+  return static_cast<bool>(r);
 }
 
 bool Initialise(const StartOptions& o, std::string* err, std::string* plan) {
@@ -149,9 +144,9 @@ bool Initialise(const StartOptions& o, std::string* err, std::string* plan) {
   if (PyStatus_IsExit(st)) {
     fflush(stdout);
     fflush(stderr);
-    auto* ev = new Event{kInitExit};
-    ev->a = std::to_string(st.exitcode);
-    Post(ev);
+    auto ev = std::make_unique<Event>(kInitExit);
+    ev->text = std::to_string(st.exitcode);
+    Post(std::move(ev));
     PyConfig_Clear(&config);
     *err = "";
     return false;
@@ -162,10 +157,8 @@ bool Initialise(const StartOptions& o, std::string* err, std::string* plan) {
     return false;
   }
   // Node exports its own OpenSSL/zlib; DEEPBIND makes _ssl, _hashlib, zlib bind to theirs.
-  PyObject* flags = PyLong_FromLong(RTLD_NOW | RTLD_DEEPBIND);
-  bool ok = CallSys("setdlopenflags", flags);
-  Py_DECREF(flags);
-  if (!ok) PyErr_Clear();
+  PyRef flags(PyLong_FromLong(RTLD_NOW | RTLD_DEEPBIND));
+  if (!flags || !CallSys("setdlopenflags", flags.get())) PyErr_Clear();
   st = _Py_InitializeMain();
   // After site ran (as Py_RunMain does): site makes the entries then present absolute.
   if (!PyStatus_Exception(st) && o.cli) *plan = CliPlan(config);
@@ -179,9 +172,8 @@ bool Initialise(const StartOptions& o, std::string* err, std::string* plan) {
   if (path != nullptr && PyList_Check(path)) {
     Py_ssize_t at = 0;
     for (const auto& p : o.sysPath) {
-      PyObject* s = PyUnicode_DecodeFSDefault(p.c_str());
-      if (s == nullptr || PyList_Insert(path, at++, s) != 0) PyErr_Clear();
-      Py_XDECREF(s);
+      PyRef entry(PyUnicode_DecodeFSDefault(p.c_str()));
+      if (!entry || PyList_Insert(path, at++, entry.get()) != 0) PyErr_Clear();
     }
   }
   if (o.capture && !InstallStreams()) {
@@ -202,351 +194,143 @@ bool Initialise(const StartOptions& o, std::string* err, std::string* plan) {
   return true;
 }
 
-// ---- outcomes -----------------------------------------------------------------
-
-std::string TypeName(PyObject* type) {
-  std::string out = "Exception";
-  PyObject* mod = PyObject_GetAttrString(type, "__module__");
-  PyObject* qual = PyObject_GetAttrString(type, "__qualname__");
-  std::string m, q;
-  if (mod && PyUnicode_Check(mod)) Utf8(mod, &m);
-  if (qual && PyUnicode_Check(qual)) Utf8(qual, &q);
-  PyErr_Clear();
-  Py_XDECREF(mod);
-  Py_XDECREF(qual);
-  if (!q.empty()) out = (m.empty() || m == "builtins" || m == "__main__") ? q : m + "." + q;
-  return out;
-}
-
-std::string StrOf(PyObject* o) {
-  std::string s;
-  PyObject* str = PyObject_Str(o);
-  if (str == nullptr || !Utf8(str, &s)) {
-    PyErr_Clear();
-    s = "<exception str() failed>";
-  }
-  Py_XDECREF(str);
-  return s;
-}
-
-long IntAttr(PyObject* o, const char* name, bool* present) {
-  PyObject* v = PyObject_GetAttrString(o, name);
-  long r = 0;
-  *present = false;
-  if (v != nullptr && PyLong_Check(v)) {
-    r = PyLong_AsLong(v);
-    *present = !PyErr_Occurred();
-  }
-  PyErr_Clear();
-  Py_XDECREF(v);
-  return r;
-}
-
-std::string Formatted(PyObject* value) {
-  std::string text;
-  PyObject* tbmod = PyImport_ImportModule("traceback");
-  PyObject* lines = tbmod ? PyObject_CallMethod(tbmod, "format_exception", "O", value) : nullptr;
-  PyObject* empty = lines ? PyUnicode_FromString("") : nullptr;
-  PyObject* joined = empty ? PyUnicode_Join(empty, lines) : nullptr;
-  if (joined == nullptr || !Utf8(joined, &text)) text.clear();
-  PyErr_Clear();
-  Py_XDECREF(joined);
-  Py_XDECREF(empty);
-  Py_XDECREF(lines);
-  Py_XDECREF(tbmod);
-  return text;
-}
-
-int ExitCodeOf(PyObject* value, std::string* print) {
-  PyObject* code = PyObject_GetAttrString(value, "code");
-  int rc = 1;
-  if (code == nullptr) {
-    PyErr_Clear();
-  } else if (code == Py_None) {
-    rc = 0;
-  } else if (PyLong_Check(code)) {
-    rc = static_cast<int>(PyLong_AsLong(code));
-    if (PyErr_Occurred()) {
-      PyErr_Clear();
-      rc = 1;
-    }
-  } else {
-    *print = StrOf(code);
-  }
-  Py_XDECREF(code);
-  return rc;
-}
-
-// Builds the error outcome from the fetched exception; guest line/column come from the
-// deepest traceback frame that ran in the job's own file.
-std::string ErrorOutcome(uint64_t job, PyObject* type, PyObject* value, PyObject* tb, const std::string& file) {
-  std::string out = "{\"job\":" + std::to_string(job) + ",\"ok\":false,\"error\":{\"type\":";
-  JsonQuote(&out, TypeName(type));
-  out += ",\"message\":";
-  bool is_syntax = PyErr_GivenExceptionMatches(type, PyExc_SyntaxError);
-  if (is_syntax) {
-    PyObject* msg = PyObject_GetAttrString(value, "msg");
-    JsonQuote(&out, msg && msg != Py_None ? StrOf(msg) : StrOf(value));
-    Py_XDECREF(msg);
-    PyErr_Clear();
-  } else {
-    JsonQuote(&out, StrOf(value));
-  }
-  out += ",\"traceback\":[";
-  long line = 0, col = 0;
-  bool have_line = false;
-  bool first = true;
-  for (PyObject* t = tb; t != nullptr && t != Py_None;) {
-    PyObject* frame = PyObject_GetAttrString(t, "tb_frame");
-    bool has_lineno;
-    long lineno = IntAttr(t, "tb_lineno", &has_lineno);
-    bool has_lasti;
-    long lasti = IntAttr(t, "tb_lasti", &has_lasti);
-    if (frame != nullptr && PyFrame_Check(frame)) {
-      PyCodeObject* code = PyFrame_GetCode(reinterpret_cast<PyFrameObject*>(frame));
-      std::string fname, name;
-      Utf8(code->co_filename, &fname);
-      Utf8(code->co_name, &name);
-      if (!first) out += ",";
-      first = false;
-      out += "{\"file\":";
-      JsonQuote(&out, fname);
-      out += ",\"line\":" + std::to_string(lineno) + ",\"name\":";
-      JsonQuote(&out, name);
-      out += "}";
-      if (fname == file) {
-        have_line = true;
-        line = lineno;
-        col = 0;
-        int sl, sc, el, ec;
-        if (has_lasti && PyCode_Addr2Location(code, static_cast<int>(lasti), &sl, &sc, &el, &ec) && sc >= 0)
-          col = sc + 1;
-      }
-      Py_DECREF(code);
-    }
-    PyErr_Clear();
-    Py_XDECREF(frame);
-    PyObject* next = PyObject_GetAttrString(t, "tb_next");
-    PyErr_Clear();
-    if (t != tb) Py_DECREF(t);
-    t = next;
-    if (t == Py_None) {
-      Py_DECREF(t);
-      break;
-    }
-  }
-  out += "]";
-  if (is_syntax) {
-    bool has;
-    long l = IntAttr(value, "lineno", &has);
-    if (has) {
-      have_line = true;
-      line = l;
-    }
-    long c = IntAttr(value, "offset", &has);
-    col = has ? c : 0;
-    PyObject* fn = PyObject_GetAttrString(value, "filename");
-    if (fn && PyUnicode_Check(fn)) {
-      std::string f;
-      Utf8(fn, &f);
-      out += ",\"filename\":";
-      JsonQuote(&out, f);
-    }
-    PyErr_Clear();
-    Py_XDECREF(fn);
-  } else if (have_line) {
-    out += ",\"filename\":";
-    JsonQuote(&out, file);
-  }
-  if (have_line && line > 0) out += ",\"line\":" + std::to_string(line);
-  if (have_line && col > 0) out += ",\"column\":" + std::to_string(col);
-  if (PyErr_GivenExceptionMatches(type, PyExc_SystemExit)) {
-    std::string ignored;
-    out += ",\"exitCode\":" + std::to_string(ExitCodeOf(value, &ignored));
-  }
-  out += ",\"formatted\":";
-  JsonQuote(&out, Formatted(value));
-  out += "}}";
-  return out;
-}
-
-PyObject* JsonModule() {
-  static PyObject* json = nullptr;  // lives as long as the interpreter
-  if (json == nullptr) json = PyImport_ImportModule("json");
-  return json;
-}
-
-// json.dumps(v, allow_nan=False): JSON text, or nullptr with the error set.
-PyObject* Dumps(PyObject* v) {
-  PyObject* json = JsonModule();
-  if (json == nullptr) return nullptr;
-  PyObject* dumps = PyObject_GetAttrString(json, "dumps");
-  if (dumps == nullptr) return nullptr;
-  PyObject* args = PyTuple_Pack(1, v);
-  PyObject* kw = Py_BuildValue("{s:O,s:O}", "allow_nan", Py_False, "ensure_ascii", Py_False);
-  PyObject* r = (args && kw) ? PyObject_Call(dumps, args, kw) : nullptr;
-  Py_XDECREF(kw);
-  Py_XDECREF(args);
-  Py_DECREF(dumps);
-  return r;
-}
-
 // python3 >= 3.13 lets tracebacks show `-c` source lines through linecache; do the same.
 void RegisterSource(const std::string& source, const std::string& file) {
-  PyObject* linecache = PyImport_ImportModule("linecache");
-  PyObject* reg = linecache ? PyObject_GetAttrString(linecache, "_register_code") : nullptr;
+  PyRef linecache(PyImport_ImportModule("linecache"));
+  PyRef register_code(linecache ? PyObject_GetAttrString(linecache.get(), "_register_code") : nullptr);
   // Keyed by the file name, as python3 -c itself registers it (linecache.cache["<string>"]).
-  PyObject* r = reg ? PyObject_CallFunction(reg, "sss", file.c_str(), source.c_str(), file.c_str()) : nullptr;
-  Py_XDECREF(r);
-  Py_XDECREF(reg);
-  Py_XDECREF(linecache);
+  if (register_code)
+    PyRef(PyObject_CallFunction(register_code.get(), "sss", file.c_str(), source.c_str(), file.c_str()));
   PyErr_Clear();
 }
 
 // Runs one job with the GIL held; returns the outcome JSON.
-std::string RunJob(Job* job, int* status) {
+std::string RunJob(const Job& job, int* status) {
   *status = 0;
-  const uint64_t id = job->id;
-  PyObject* result = nullptr;
+  const uint64_t id = job.id;
+  PyRef result;
   std::string value_json;  // raw JSON for "value", empty for none
   bool repr = false;
-  std::string file = job->b.empty() ? "<block>" : job->b;
-  switch (job->kind) {
+  std::string file = job.file.empty() ? "<block>" : job.file;
+  switch (job.kind) {
     case kExec:
     case kMain:
     case kEval: {
-      bool is_eval = job->kind == kEval;
-      PyObject* ns = Namespace(is_eval ? job->b.c_str() : job->c.c_str());
+      bool is_eval = job.kind == kEval;
+      PyRef ns(Namespace(job.ns.c_str()));
       if (is_eval) file = "<eval>";
-      if (job->kind == kMain && ns != nullptr && file[0] != '<') {
-        PyObject* f = PyUnicode_DecodeFSDefault(file.c_str());
-        if (f) PyDict_SetItemString(ns, "__file__", f);
-        PyDict_SetItemString(ns, "__cached__", Py_None);
-        Py_XDECREF(f);
+      if (job.kind == kMain && ns && file[0] != '<') {
+        PyRef f(PyUnicode_DecodeFSDefault(file.c_str()));
+        if (f) PyDict_SetItemString(ns.get(), "__file__", f.get());
+        PyDict_SetItemString(ns.get(), "__cached__", Py_None);
       }
-      PyObject* code = ns ? Py_CompileStringExFlags(job->a.c_str(), file.c_str(),
-                                                    is_eval ? Py_eval_input : Py_file_input, nullptr, -1)
-                          : nullptr;
-      if (code != nullptr && job->kind == kMain && file == "<string>") RegisterSource(job->a, file);
-      if (code != nullptr) result = PyEval_EvalCode(code, ns, ns);
-      Py_XDECREF(code);
-      Py_XDECREF(ns);
-      if (result != nullptr && is_eval) {
-        PyObject* text = Dumps(result);
-        if (text != nullptr) {
-          Utf8(text, &value_json);
-          Py_DECREF(text);
+      PyRef code(ns ? Py_CompileStringExFlags(job.source.c_str(), file.c_str(), is_eval ? Py_eval_input : Py_file_input,
+                                              nullptr, -1)
+                    : nullptr);
+      if (code && job.kind == kMain && file == "<string>") RegisterSource(job.source, file);
+      if (code) result.Reset(PyEval_EvalCode(code.get(), ns.get(), ns.get()));
+      if (result && is_eval) {
+        PyRef text = Dumps(result.get());
+        if (text) {
+          Utf8(text.get(), &value_json);
         } else {
           PyErr_Clear();
-          PyObject* r = PyObject_Repr(result);
+          PyRef r(PyObject_Repr(result.get()));
           std::string s;
-          if (r != nullptr && Utf8(r, &s)) {
+          if (r && Utf8(r.get(), &s)) {
             JsonQuote(&value_json, s);
             repr = true;
           } else {
-            Py_CLEAR(result);
+            result.Reset();
           }
-          Py_XDECREF(r);
         }
       }
       break;
     }
-    case kCompile: {
-      PyObject* code = Py_CompileStringExFlags(job->a.c_str(), file.c_str(), Py_file_input, nullptr, -1);
-      result = code;
+    case kCompile:
+      result.Reset(Py_CompileStringExFlags(job.source.c_str(), file.c_str(), Py_file_input, nullptr, -1));
       break;
-    }
     case kCall: {
-      PyObject* mod = PyImport_ImportModule(job->a.c_str());
-      PyObject* fn = mod ? PyObject_GetAttrString(mod, job->b.c_str()) : nullptr;
-      PyObject* json = fn ? JsonModule() : nullptr;
-      PyObject* args = json ? PyObject_CallMethod(json, "loads", "s", job->c.c_str()) : nullptr;
-      if (args != nullptr && !PyList_Check(args)) {
+      PyRef mod(PyImport_ImportModule(job.module.c_str()));
+      PyRef fn(mod ? PyObject_GetAttrString(mod.get(), job.function.c_str()) : nullptr);
+      PyObject* json = fn ? JsonModule() : nullptr;  // borrowed
+      PyRef args(json ? PyObject_CallMethod(json, "loads", "s", job.args_json.c_str()) : nullptr);
+      if (args && !PyList_Check(args.get())) {
         PyErr_SetString(PyExc_TypeError, "call(): argsJson must be a JSON array");
-        Py_CLEAR(args);
+        args.Reset();
       }
-      PyObject* tuple = args ? PyList_AsTuple(args) : nullptr;
-      PyObject* r = tuple ? PyObject_Call(fn, tuple, nullptr) : nullptr;
-      PyObject* text = r ? Dumps(r) : nullptr;
+      PyRef tuple(args ? PyList_AsTuple(args.get()) : nullptr);
+      PyRef r(tuple ? PyObject_Call(fn.get(), tuple.get(), nullptr) : nullptr);
+      PyRef text = r ? Dumps(r.get()) : PyRef();
       std::string s;
-      if (text != nullptr && Utf8(text, &s)) {
+      if (text && Utf8(text.get(), &s)) {
         JsonQuote(&value_json, s);
-        result = text;
-        text = nullptr;
+        result = std::move(text);
       }
-      Py_XDECREF(text);
-      Py_XDECREF(r);
-      Py_XDECREF(tuple);
-      Py_XDECREF(args);
-      Py_XDECREF(fn);
-      Py_XDECREF(mod);
       break;
     }
-    case kRunModule: result = RunModuleMain(job->a); break;
-    case kRepl: result = RunRepl(job->a == "1", job->b == "1"); break;
+    case kRunModule: result.Reset(RunModuleMain(job.module)); break;
+    case kRepl: result.Reset(RunRepl(job.banner, job.startup)); break;
     case kFinalize:
     case kWire: break;
   }
   // The job's own code is done: from here an interrupt must not land, and a stale one
   // must not leak into the outcome building below or into the next job.
-  PyObject *type = nullptr, *value = nullptr, *tb = nullptr;
-  if (result == nullptr) {
-    PyErr_Fetch(&type, &value, &tb);
-    PyErr_NormalizeException(&type, &value, &tb);
-    if (tb != nullptr && value != nullptr) PyException_SetTraceback(value, tb);
+  PyRef type, value, tb;
+  if (!result) {
+    PyObject *raw_type = nullptr, *raw_value = nullptr, *raw_tb = nullptr;
+    PyErr_Fetch(&raw_type, &raw_value, &raw_tb);
+    PyErr_NormalizeException(&raw_type, &raw_value, &raw_tb);
+    if (raw_tb != nullptr && raw_value != nullptr) PyException_SetTraceback(raw_value, raw_tb);
+    type.Reset(raw_type);
+    value.Reset(raw_value);
+    tb.Reset(raw_tb);
   }
   g_current_job.store(0);
   PyOS_InterruptOccurred();
   std::string out;
-  if (result != nullptr) {
+  if (result) {
     out = "{\"job\":" + std::to_string(id) + ",\"ok\":true";
     if (!value_json.empty()) out += ",\"value\":" + value_json;
     if (repr) out += ",\"repr\":true";
     out += "}";
-    Py_DECREF(result);
-  } else if (type == nullptr) {
+  } else if (!type) {
     out = "{\"job\":" + std::to_string(id) +
           ",\"ok\":false,\"error\":{\"type\":\"SystemError\",\"message\":\"job failed without an exception\","
           "\"traceback\":[]}}";
   } else {
-    *status = PyErr_GivenExceptionMatches(type, PyExc_KeyboardInterrupt) ? 130 : 1;
-    if (PyErr_GivenExceptionMatches(type, PyExc_SystemExit)) {
+    *status = PyErr_GivenExceptionMatches(type.get(), PyExc_KeyboardInterrupt) ? 130 : 1;
+    if (PyErr_GivenExceptionMatches(type.get(), PyExc_SystemExit)) {
       std::string ignored;
-      *status = ExitCodeOf(value, &ignored);
+      *status = ExitCodeOf(value.get(), &ignored);
     }
-    if (job->kind == kMain || job->kind == kRunModule || job->kind == kRepl) {
+    if (job.kind == kMain || job.kind == kRunModule || job.kind == kRepl) {
       // Print it the way python3 does at top level (without PyErr_Print, which exits).
-      if (PyErr_GivenExceptionMatches(type, PyExc_SystemExit)) {
+      if (PyErr_GivenExceptionMatches(type.get(), PyExc_SystemExit)) {
         std::string text;
-        ExitCodeOf(value, &text);
+        ExitCodeOf(value.get(), &text);
         if (!text.empty()) PySys_FormatStderr("%s\n", text.c_str());
       } else {
-        PyObject* hook = PySys_GetObject("excepthook");
-        PyObject* r = hook ? PyObject_CallFunctionObjArgs(hook, type, value, tb ? tb : Py_None, nullptr) : nullptr;
-        if (r == nullptr) {
+        PyObject* hook = PySys_GetObject("excepthook");  // borrowed
+        PyRef r(hook ? PyObject_CallFunctionObjArgs(hook, type.get(), value.get(), tb ? tb.get() : Py_None, nullptr)
+                     : nullptr);
+        if (!r) {
           PyErr_Clear();
-          PyErr_Display(type, value, tb);
+          PyErr_Display(type.get(), value.get(), tb.get());
         }
-        Py_XDECREF(r);
       }
       PyErr_Clear();
     }
-    out = ErrorOutcome(id, type, value, tb, file);
+    out = ErrorOutcome(id, type.get(), value.get(), tb.get(), file);
   }
-  Py_XDECREF(type);
-  Py_XDECREF(value);
-  Py_XDECREF(tb);
   PyErr_Clear();
   return out;
 }
 
 void FlushStdio() {
   for (const char* name : {"stdout", "stderr"}) {
-    PyObject* s = PySys_GetObject(name);
-    if (s != nullptr && s != Py_None) {
-      PyObject* r = PyObject_CallMethod(s, "flush", nullptr);
-      Py_XDECREF(r);
-    }
+    PyObject* stream = PySys_GetObject(name);  // borrowed
+    if (stream != nullptr && stream != Py_None) PyRef(PyObject_CallMethod(stream, "flush", nullptr));
     PyErr_Clear();
   }
 }
@@ -562,19 +346,19 @@ void ThreadMain(StartOptions opts) {
     if (!err.empty()) PostInitError(err);
     return;
   }
-  auto* ready = new Event{kReady};
-  ready->a = Py_GetVersion();
-  ready->b = plan;
-  Post(ready);
+  auto ready = std::make_unique<Event>(kReady);
+  ready->text = Py_GetVersion();
+  ready->detail = plan;
+  Post(std::move(ready));
   // Let guest threads run while we wait for work.
   PyThreadState* ts = PyEval_SaveThread();
   for (;;) {
-    Job* job = nullptr;
+    std::unique_ptr<Job> job;
     {
       std::unique_lock<std::mutex> lk(*q_mu);
       q_cv->wait(lk, [] { return !q_jobs->empty() || WireOn(); });
       if (!q_jobs->empty()) {
-        job = q_jobs->front();
+        job = std::move(q_jobs->front());
         q_jobs->pop_front();
       }
     }
@@ -589,11 +373,10 @@ void ThreadMain(StartOptions opts) {
       OutputFlush();
       int rc = Py_FinalizeEx();
       OutputFlush();
-      auto* ev = new Event{kClosed};
+      auto ev = std::make_unique<Event>(kClosed);
       ev->job = job->id;
-      ev->a = std::to_string(rc < 0 ? 120 : 0);
-      delete job;
-      Post(ev);
+      ev->text = std::to_string(rc < 0 ? 120 : 0);
+      Post(std::move(ev));
       return;
     }
     g_landed_job.store(0);
@@ -603,7 +386,7 @@ void ThreadMain(StartOptions opts) {
     OutputJobStart(job->id);
     if (job->kind == kWire) {
       WireGiveToken();
-      std::string reply = WireRun(job);
+      std::string reply = WireRun(*job);
       g_current_job.store(0);
       PyOS_InterruptOccurred();
       if (!g_capture) FlushStdio();
@@ -612,25 +395,23 @@ void ThreadMain(StartOptions opts) {
       if (!reply.empty()) WireWrite(reply);
       WireEnd();
       HostCancelJob(job->id);
-      delete job;
       ts = PyEval_SaveThread();
       continue;
     }
     WireGiveToken();
     int status = 0;
-    std::string outcome = RunJob(job, &status);
+    std::string outcome = RunJob(*job, &status);
     if (!g_capture) FlushStdio();
     // A child of os.fork() has only this thread: nobody reads its events. It ends the
     // way python3's child does when its program ends: finalize (atexit), exit status.
     if (getpid() != g_pid) ExitForkedChild(status);
     OutputJobEnd();
     HostCancelJob(job->id);
-    auto* ev = new Event{kResult};
+    auto ev = std::make_unique<Event>(kResult);
     ev->job = job->id;
-    ev->a = std::move(outcome);
-    delete job;
+    ev->text = std::move(outcome);
     ts = PyEval_SaveThread();
-    Post(ev);
+    Post(std::move(ev));
   }
 }
 
@@ -654,16 +435,16 @@ void StartInterpreter(const StartOptions& opts) {
   t.detach();
 }
 
-void Enqueue(Job* job) {
+void Enqueue(std::unique_ptr<Job> job) {
   {
     std::lock_guard<std::mutex> lk(*q_mu);
-    q_jobs->push_back(job);
+    q_jobs->push_back(std::move(job));
   }
   q_cv->notify_one();  // no syscall unless the thread sleeps on the queue (wire off)
 }
 
-void Submit(Job* job) {
-  Enqueue(job);
+void Submit(std::unique_ptr<Job> job) {
+  Enqueue(std::move(job));
   WireWake();
 }
 

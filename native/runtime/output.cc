@@ -46,10 +46,10 @@ void FlushLocked(Clock::time_point now) {
     g_out->pending.clear();
     return;
   }
-  auto* ev = new Event{kOutput};
+  auto ev = std::make_unique<Event>(kOutput);
   ev->job = g_out->job;
   ev->chunks.swap(g_out->pending);
-  Post(ev);  // under the lock: events reach the queue in write order
+  Post(std::move(ev));  // under the lock: events reach the queue in write order
 }
 
 bool OutputTick() {

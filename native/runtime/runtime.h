@@ -8,8 +8,11 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "pyref.h"
 
 namespace vis {
 
@@ -32,17 +35,23 @@ struct Chunk {
   std::string text;
 };
 
+// Made on the thread where something happened, owned by a unique_ptr until the JS thread
+// takes it (the thread-safe function carries the raw pointer across; CallJs owns it again).
 struct Event {
+  explicit Event(EventKind k) : kind(k) {}
   EventKind kind;
   uint64_t job = 0;
   uint64_t call = 0;
-  std::string a;
-  std::string b;
-  std::vector<Chunk> chunks;
+  // kResult: the outcome JSON; kHostCall: the tool's name; kWireMessage: the line; kReady:
+  // Python's version; kInitError: the message; kClosed, kInitExit: the exit status.
+  std::string text;
+  // kHostCall: the arguments' JSON; kReady: the command line's plan (`vis python`).
+  std::string detail;
+  std::vector<Chunk> chunks;  // kOutput
 };
 
-// Queues ev for the JS thread (takes ownership); dropped once the function is closing.
-void Post(Event* ev);
+// Queues ev for the JS thread; dropped once the function is closing.
+void Post(std::unique_ptr<Event> ev);
 
 // ---- the interpreter thread (interp.cc) -------------------------------------
 enum JobKind : int {
@@ -57,10 +66,24 @@ enum JobKind : int {
   kRepl = 9,       // the interactive loop in __main__: a = "1" python3's banner, b = "1" run PYTHONSTARTUP
 };
 
+// One unit of work for the interpreter thread. Owned by a unique_ptr from the thread that
+// makes it (JS, or the wire reader) through the queue to the interpreter thread, which drops it.
 struct Job {
   JobKind kind;
   uint64_t id;
-  std::string a, b, c;
+  // kExec, kMain, kCompile: the code; kEval: the expression; kWire: the request line.
+  std::string source;
+  // kExec, kMain, kCompile: the file name its code objects carry (empty: "<block>").
+  std::string file;
+  // kExec, kMain, kEval: the namespace it runs in (_vis.namespace).
+  std::string ns;
+  // kCall: module.function(*args), args a JSON array; kRunModule: the module `-m` names.
+  std::string module;
+  std::string function;
+  std::string args_json;
+  // kRepl: print python3's banner; run PYTHONSTARTUP first.
+  bool banner = false;
+  bool startup = false;
 };
 
 struct StartOptions {
@@ -79,10 +102,10 @@ struct StartOptions {
 
 void StartInterpreter(const StartOptions& opts);
 // Queues a job and wakes the interpreter thread wherever it sleeps.
-void Submit(Job* job);
+void Submit(std::unique_ptr<Job> job);
 // Queues a job from the thread reading the wire (the interpreter thread checks its queue
 // before it reads again, so no wake-up is needed).
-void Enqueue(Job* job);
+void Enqueue(std::unique_ptr<Job> job);
 bool QueueEmpty();
 // Wakes the interpreter thread out of its queue wait (wire mode just turned on).
 void WakeQueue();
@@ -173,7 +196,7 @@ void WireOutput(uint64_t job, const std::vector<Chunk>& chunks);
 void WireBegin(uint64_t job);
 void WireEnd();
 // Calls the guest's handler with the request line; returns the reply line ("" for none).
-std::string WireRun(Job* job);
+std::string WireRun(const Job& job);
 
 // ---- the running block's stdin (stdin.cc) -------------------------------------
 // 0 queued; 1 the job has finished; 2 over the buffer cap (*buffered: bytes waiting).
@@ -198,6 +221,17 @@ void CliConfigInit(PyConfig* config);
 std::string CliPlan(const PyConfig& config);
 PyObject* RunModuleMain(const std::string& name);
 PyObject* RunRepl(bool banner, bool startup);
+
+// ---- what a job answers (outcome.cc) ------------------------------------------
+// The json module (borrowed; imported once, kept for the interpreter's life).
+PyObject* JsonModule();
+// json.dumps(v, allow_nan=False, ensure_ascii=False): JSON text, or empty with the error set.
+PyRef Dumps(PyObject* v);
+// SystemExit's status as python3 computes it; *print: the text it prints for a non-int code.
+int ExitCodeOf(PyObject* value, std::string* print);
+// The error outcome of the fetched, normalized exception; the guest's line and column come
+// from the deepest traceback frame that ran in `file`.
+std::string ErrorOutcome(uint64_t job, PyObject* type, PyObject* value, PyObject* tb, const std::string& file);
 
 // ---- helpers ------------------------------------------------------------------
 void JsonQuote(std::string* out, const std::string& s);

@@ -142,30 +142,23 @@ PyMethodDef g_wrapper_def = {"signal", reinterpret_cast<PyCFunction>(reinterpret
 // Python's table says None where the disposition was set outside Python: record SIG_DFL
 // there, then put the OS disposition back exactly as it was.
 bool ReportForeignAsDefault(PyObject* signal_mod) {
-  PyObject* getsignal = PyObject_GetAttrString(signal_mod, "getsignal");
-  PyObject* dfl = PyObject_GetAttrString(signal_mod, "SIG_DFL");
-  PyObject* valid = PyObject_CallMethod(signal_mod, "valid_signals", nullptr);
-  PyObject* it = valid ? PyObject_GetIter(valid) : nullptr;
+  PyRef getsignal(PyObject_GetAttrString(signal_mod, "getsignal"));
+  PyRef dfl(PyObject_GetAttrString(signal_mod, "SIG_DFL"));
+  PyRef valid(PyObject_CallMethod(signal_mod, "valid_signals", nullptr));
+  PyRef it(valid ? PyObject_GetIter(valid.get()) : nullptr);
   bool ok = getsignal && dfl && it;
-  for (PyObject* item = ok ? PyIter_Next(it) : nullptr; item != nullptr; item = PyIter_Next(it)) {
-    PyObject* h = PyObject_CallOneArg(getsignal, item);
-    long sig = PyLong_AsLong(item);
-    if (h == Py_None && sig > 0 && sig < _NSIG) {
+  for (PyRef item(ok ? PyIter_Next(it.get()) : nullptr); item; item.Reset(PyIter_Next(it.get()))) {
+    PyRef handler(PyObject_CallOneArg(getsignal.get(), item.get()));
+    long sig = PyLong_AsLong(item.get());
+    if (handler.get() == Py_None && sig > 0 && sig < _NSIG) {
       struct sigaction saved;
       sigaction(static_cast<int>(sig), nullptr, &saved);
-      PyObject* r = PyObject_CallFunctionObjArgs(g_real_signal, item, dfl, nullptr);
+      PyRef(PyObject_CallFunctionObjArgs(g_real_signal, item.get(), dfl.get(), nullptr));
       sigaction(static_cast<int>(sig), &saved, nullptr);
-      Py_XDECREF(r);
     }
     PyErr_Clear();  // signals Python may not touch (SIGKILL) stay as they are
-    Py_XDECREF(h);
-    Py_DECREF(item);
   }
   if (PyErr_Occurred()) ok = false;
-  Py_XDECREF(it);
-  Py_XDECREF(valid);
-  Py_XDECREF(dfl);
-  Py_XDECREF(getsignal);
   return ok;
 }
 
@@ -181,17 +174,15 @@ bool SignalsInstall(int private_signal, bool python_sigint) {
   ms.sa_flags = SA_SIGINFO | SA_RESTART;  // the host thread's own syscalls just carry on
   sigaction(MaskSignal(), &ms, nullptr);
   SnapshotHostThreads();
-  PyObject* signal_mod = PyImport_ImportModule("_signal");
-  if (signal_mod == nullptr) return false;
-  g_real_signal = PyObject_GetAttrString(signal_mod, "signal");  // kept for the process's life
-  PyObject* wrapper = g_real_signal ? PyCFunction_New(&g_wrapper_def, nullptr) : nullptr;
-  bool ok = wrapper != nullptr && ReportForeignAsDefault(signal_mod) &&
-            PyObject_SetAttrString(signal_mod, "signal", wrapper) == 0;
+  PyRef signal_mod(PyImport_ImportModule("_signal"));
+  if (!signal_mod) return false;
+  g_real_signal = PyObject_GetAttrString(signal_mod.get(), "signal");  // kept for the process's life
+  PyRef wrapper(g_real_signal ? PyCFunction_New(&g_wrapper_def, nullptr) : nullptr);
+  bool ok = wrapper && ReportForeignAsDefault(signal_mod.get()) &&
+            PyObject_SetAttrString(signal_mod.get(), "signal", wrapper.get()) == 0;
   // At start the only C handlers Python installed is SIGINT's, and only `vis python`
   // keeps it (elsewhere InstallSigint put Node's back; Node's are not Python's to wrap).
   if (ok && python_sigint) Adopt(SIGINT);
-  Py_XDECREF(wrapper);
-  Py_DECREF(signal_mod);
   return ok;
 }
 

@@ -14,10 +14,9 @@ bool Utf8(PyObject* s, std::string* out) {
     return true;
   }
   PyErr_Clear();
-  PyObject* b = PyUnicode_AsEncodedString(s, "utf-8", "replace");
-  if (b == nullptr) return false;
-  out->assign(PyBytes_AS_STRING(b), static_cast<size_t>(PyBytes_GET_SIZE(b)));
-  Py_DECREF(b);
+  PyRef encoded(PyUnicode_AsEncodedString(s, "utf-8", "replace"));
+  if (!encoded) return false;
+  out->assign(PyBytes_AS_STRING(encoded.get()), static_cast<size_t>(PyBytes_GET_SIZE(encoded.get())));
   return true;
 }
 
@@ -37,18 +36,14 @@ bool Send(const std::string& name, const std::string& args, uint64_t* id) {
 }
 
 bool ParseIds(PyObject* seq, std::vector<uint64_t>* ids) {
-  PyObject* fast = PySequence_Fast(seq, "host_wait() takes a list of call ids");
-  if (fast == nullptr) return false;
-  Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+  PyRef fast(PySequence_Fast(seq, "host_wait() takes a list of call ids"));
+  if (!fast) return false;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(fast.get());
   for (Py_ssize_t i = 0; i < n; i++) {
-    unsigned long long v = PyLong_AsUnsignedLongLong(PySequence_Fast_GET_ITEM(fast, i));
-    if (PyErr_Occurred()) {
-      Py_DECREF(fast);
-      return false;
-    }
+    unsigned long long v = PyLong_AsUnsignedLongLong(PySequence_Fast_GET_ITEM(fast.get(), i));
+    if (PyErr_Occurred()) return false;
     ids->push_back(v);
   }
-  Py_DECREF(fast);
   if (ids->empty()) {
     PyErr_SetString(PyExc_ValueError, "host_wait() needs at least one call id");
     return false;
@@ -101,12 +96,9 @@ PyObject* vis_host_call(PyObject*, PyObject* args) {
   if (!Utf8(name, &n) || !Utf8(payload, &p)) return nullptr;
   uint64_t id;
   if (!Send(n, p, &id)) return nullptr;
-  PyObject* r = Wait({id});
-  if (r == nullptr) return nullptr;
-  PyObject* reply = PyTuple_GetItem(r, 1);
-  Py_XINCREF(reply);
-  Py_DECREF(r);
-  return reply;
+  PyRef r(Wait({id}));
+  if (!r) return nullptr;
+  return PyRef::Borrow(PyTuple_GetItem(r.get(), 1)).Release();
 }
 
 PyObject* Write(int stream, PyObject* text) {
@@ -208,18 +200,11 @@ PyObject* stream_write(PyObject* self, PyObject* text) {
 }
 
 PyObject* stream_writelines(PyObject* self, PyObject* lines) {
-  PyObject* it = PyObject_GetIter(lines);
-  if (it == nullptr) return nullptr;
-  while (PyObject* line = PyIter_Next(it)) {
-    PyObject* r = stream_write(self, line);
-    Py_DECREF(line);
-    if (r == nullptr) {
-      Py_DECREF(it);
-      return nullptr;
-    }
-    Py_DECREF(r);
+  PyRef it(PyObject_GetIter(lines));
+  if (!it) return nullptr;
+  while (PyRef line{PyIter_Next(it.get())}) {
+    if (!PyRef(stream_write(self, line.get()))) return nullptr;
   }
-  Py_DECREF(it);
   if (PyErr_Occurred()) return nullptr;
   Py_RETURN_NONE;
 }
@@ -231,13 +216,10 @@ PyObject* stream_flush(PyObject*, PyObject*) {
 
 // Like a pipe-less text stream: pytest's faulthandler expects UnsupportedOperation here.
 PyObject* stream_fileno(PyObject*, PyObject*) {
-  PyObject* io = PyImport_ImportModule("io");
-  if (io == nullptr) return nullptr;
-  PyObject* exc = PyObject_GetAttrString(io, "UnsupportedOperation");
-  Py_DECREF(io);
-  if (exc == nullptr) return nullptr;
-  PyErr_SetString(exc, "fileno");
-  Py_DECREF(exc);
+  PyRef io(PyImport_ImportModule("io"));
+  if (!io) return nullptr;
+  PyRef unsupported(PyObject_GetAttrString(io.get(), "UnsupportedOperation"));
+  if (unsupported) PyErr_SetString(unsupported.get(), "fileno");
   return nullptr;
 }
 
@@ -289,74 +271,52 @@ PyObject* g_stream_type = nullptr;
 }  // namespace
 
 PyObject* PyInit__vis() {
-  PyObject* m = PyModule_Create(&kModule);
-  if (m == nullptr) return nullptr;
-  g_stream_type = PyType_FromSpec(&kStreamSpec);
-  if (g_stream_type == nullptr || PyModule_AddObjectRef(m, "Stream", g_stream_type) != 0) {
-    Py_DECREF(m);
-    return nullptr;
-  }
+  PyRef m(PyModule_Create(&kModule));
+  if (!m) return nullptr;
+  g_stream_type = PyType_FromSpec(&kStreamSpec);  // kept for the interpreter's life
+  if (g_stream_type == nullptr || PyModule_AddObjectRef(m.get(), "Stream", g_stream_type) != 0) return nullptr;
   if (g_too_large == nullptr) {
     g_too_large = PyErr_NewExceptionWithDoc("_vis.HostCallTooLarge",
                                             "A host call over the wire's size or depth cap; it was not sent.",
                                             PyExc_ValueError, nullptr);
   }
-  if (g_too_large == nullptr || PyModule_AddObjectRef(m, "HostCallTooLarge", g_too_large) != 0) {
-    Py_DECREF(m);
-    return nullptr;
-  }
-  return m;
+  if (g_too_large == nullptr || PyModule_AddObjectRef(m.get(), "HostCallTooLarge", g_too_large) != 0) return nullptr;
+  return m.Release();
 }
 
 PyObject* Namespace(const char* name) {
   PyObject* modules = PyImport_GetModuleDict();
   PyObject* mod = PyDict_GetItemString(modules, name);  // borrowed
   if (strcmp(name, "__main__") == 0 && mod == nullptr) mod = PyImport_AddModule("__main__");
-  if (mod != nullptr && PyModule_Check(mod)) {
-    PyObject* d = PyModule_GetDict(mod);
-    Py_XINCREF(d);
-    return d;
-  }
+  if (mod != nullptr && PyModule_Check(mod)) return PyRef::Borrow(PyModule_GetDict(mod)).Release();
+  // Kept for the interpreter's life.
   if (g_namespaces == nullptr && (g_namespaces = PyDict_New()) == nullptr) return nullptr;
-  PyObject* d = PyDict_GetItemString(g_namespaces, name);
-  if (d != nullptr) {
-    Py_INCREF(d);
-    return d;
-  }
-  d = PyDict_New();
-  PyObject* n = PyUnicode_FromString(name);
-  if (d == nullptr || n == nullptr || PyDict_SetItemString(d, "__name__", n) != 0 ||
-      PyDict_SetItemString(d, "__builtins__", PyEval_GetBuiltins()) != 0 ||
-      PyDict_SetItemString(g_namespaces, name, d) != 0) {
-    Py_XDECREF(n);
-    Py_XDECREF(d);
+  PyObject* existing = PyDict_GetItemString(g_namespaces, name);  // borrowed
+  if (existing != nullptr) return PyRef::Borrow(existing).Release();
+  PyRef d(PyDict_New());
+  PyRef n(PyUnicode_FromString(name));
+  if (!d || !n || PyDict_SetItemString(d.get(), "__name__", n.get()) != 0 ||
+      PyDict_SetItemString(d.get(), "__builtins__", PyEval_GetBuiltins()) != 0 ||
+      PyDict_SetItemString(g_namespaces, name, d.get()) != 0)
     return nullptr;
-  }
-  Py_DECREF(n);
-  return d;
+  return d.Release();
 }
 
 bool InstallStreams() {
-  PyObject* mod = PyImport_ImportModule("_vis");
-  if (mod == nullptr) return false;
-  Py_DECREF(mod);
+  if (!PyRef(PyImport_ImportModule("_vis"))) return false;
   for (int stream : {1, 2}) {
     auto* s = PyObject_New(StreamObject, reinterpret_cast<PyTypeObject*>(g_stream_type));
     if (s == nullptr) return false;
     s->stream = stream;
-    int rc = PySys_SetObject(stream == 1 ? "stdout" : "stderr", reinterpret_cast<PyObject*>(s));
-    Py_DECREF(s);
-    if (rc != 0) return false;
+    PyRef owned(reinterpret_cast<PyObject*>(s));
+    if (PySys_SetObject(stream == 1 ? "stdout" : "stderr", owned.get()) != 0) return false;
   }
   return true;
 }
 
 PyObject* SigintHandler() {
-  PyObject* mod = PyImport_ImportModule("_vis");
-  if (mod == nullptr) return nullptr;
-  PyObject* fn = PyObject_GetAttrString(mod, "_sigint");
-  Py_DECREF(mod);
-  return fn;
+  PyRef mod(PyImport_ImportModule("_vis"));
+  return mod ? PyObject_GetAttrString(mod.get(), "_sigint") : nullptr;
 }
 
 }  // namespace vis

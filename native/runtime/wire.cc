@@ -155,9 +155,9 @@ bool ParseHead(const std::string& s, Head* h) {
 }
 
 void PostWire(EventKind kind, const std::string& line) {
-  auto* ev = new Event{kind};
-  ev->a = line;
-  Post(ev);
+  auto ev = std::make_unique<Event>(kind);
+  ev->text = line;
+  Post(std::move(ev));
 }
 
 void Ack(uint64_t id, const std::string& value) {
@@ -205,9 +205,11 @@ void Dispatch(std::string&& line) {
     return;
   }
   if (h.has_id && g_wire->work_ops.count(h.op) != 0) {
-    auto* job = new Job{kWire, h.id};
-    job->a = std::move(line);
-    Enqueue(job);  // the interpreter thread looks at its queue before it reads again
+    auto job = std::make_unique<Job>();
+    job->kind = kWire;
+    job->id = h.id;
+    job->source = std::move(line);
+    Enqueue(std::move(job));  // the interpreter thread looks at its queue before it reads again
     return;
   }
   PostWire(kWireMessage, line);
@@ -464,39 +466,34 @@ void WireEnd() {
   if (job != 0) StdinJobEnd(job);
 }
 
-std::string WireRun(Job* job) {
+std::string WireRun(const Job& job) {
   std::string reply;
-  // Resolved once: the handler is the worker's own module, not something a guest rebinds.
+  // Resolved once and kept for the interpreter's life: the handler is the worker's own
+  // module, not something a guest rebinds.
   static PyObject* handler = nullptr;
   if (handler == nullptr) {
-    PyObject* m = PyImport_ImportModule(g_wire->module.c_str());
-    handler = m ? PyObject_GetAttrString(m, g_wire->fn.c_str()) : nullptr;
-    Py_XDECREF(m);
+    PyRef mod(PyImport_ImportModule(g_wire->module.c_str()));
+    handler = mod ? PyObject_GetAttrString(mod.get(), g_wire->fn.c_str()) : nullptr;
   }
-  PyObject* fn = handler;
-  Py_XINCREF(fn);
-  PyObject* r = fn ? PyObject_CallFunction(fn, "s#", job->a.data(), static_cast<Py_ssize_t>(job->a.size())) : nullptr;
-  bool ok = r != nullptr && (r == Py_None || (PyUnicode_Check(r) && Utf8(r, &reply)));
+  PyRef fn = PyRef::Borrow(handler);
+  PyRef r(fn ? PyObject_CallFunction(fn.get(), "s#", job.source.data(), static_cast<Py_ssize_t>(job.source.size()))
+             : nullptr);
+  bool ok = r && (r.get() == Py_None || (PyUnicode_Check(r.get()) && Utf8(r.get(), &reply)));
   if (!ok) {
     std::string msg = "the wire handler " + g_wire->module + "." + g_wire->fn + " failed";
-    PyObject *type, *value, *tb;
-    PyErr_Fetch(&type, &value, &tb);
-    if (value != nullptr) {
-      PyObject* s = PyObject_Str(value);
+    PyObject *raw_type = nullptr, *raw_value = nullptr, *raw_tb = nullptr;
+    PyErr_Fetch(&raw_type, &raw_value, &raw_tb);
+    PyRef type(raw_type), value(raw_value), tb(raw_tb);
+    if (value) {
+      PyRef str(PyObject_Str(value.get()));
       std::string text;
-      if (s != nullptr && Utf8(s, &text)) msg += ": " + text;
-      Py_XDECREF(s);
+      if (str && Utf8(str.get(), &text)) msg += ": " + text;
     }
-    Py_XDECREF(type);
-    Py_XDECREF(value);
-    Py_XDECREF(tb);
     PyErr_Clear();
-    reply = "{\"id\":" + std::to_string(job->id) + ",\"ok\":false,\"error\":{\"code\":\"worker.handler\",\"message\":";
+    reply = "{\"id\":" + std::to_string(job.id) + ",\"ok\":false,\"error\":{\"code\":\"worker.handler\",\"message\":";
     JsonQuote(&reply, msg);
     reply += "}}";
   }
-  Py_XDECREF(r);
-  Py_XDECREF(fn);
   return reply;
 }
 
