@@ -1,5 +1,14 @@
 import { createHash } from 'node:crypto'
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { packageRoot } from './home.js'
@@ -11,8 +20,8 @@ export type EntryOptions = {
   // Leave node_modules packages to be imported at run time; otherwise the bundle is
   // self-contained (for a jail that can read only that file).
   externalPackages?: boolean
-  // Remove this entry's older bundles once they are this old (no run that could still use
-  // them is left).
+  // Remove this entry's other bundles once none was used for this long (a process that still
+  // spawns from one marks it used, see entryScript).
   pruneAfterMs?: number
 }
 
@@ -22,15 +31,33 @@ const bundles = new Map<string, Promise<string>>()
 // (the caller's import.meta.url). Built, it is the .js beside the caller. Run from the
 // TypeScript sources (tests, development), it is bundled with esbuild once per host process
 // instead of starting every process under a TypeScript loader.
-export function entryScript(callerUrl: string, name: string, options: EntryOptions): Promise<string> {
+export function entryScript(
+  callerUrl: string,
+  name: string,
+  options: EntryOptions,
+  rewrite = true,
+): Promise<string> {
   if (!callerUrl.endsWith('.ts')) return Promise.resolve(fileURLToPath(new URL(`./${name}.js`, callerUrl)))
   const source = fileURLToPath(new URL(`./${name}.ts`, callerUrl))
-  let file = bundles.get(source)
+  const key = `${source}\0${options.folder}\0${options.externalPackages === true}`
+  let file = bundles.get(key)
   if (!file) {
     file = bundle(source, name, options)
-    bundles.set(source, file)
+    bundles.set(key, file)
   }
-  return file
+  return file.then((path) => {
+    // Each use marks the bundle used, so another process's prune leaves it; one pruned all the
+    // same (unused for pruneAfterMs while this process kept its path) is written again.
+    try {
+      const now = new Date()
+      utimesSync(path, now, now)
+      return path
+    } catch (err) {
+      bundles.delete(key)
+      if (!rewrite) throw err
+      return entryScript(callerUrl, name, options, false)
+    }
+  })
 }
 
 async function bundle(source: string, name: string, options: EntryOptions): Promise<string> {
@@ -44,6 +71,10 @@ async function bundle(source: string, name: string, options: EntryOptions): Prom
     ...(options.externalPackages ? { packages: 'external' as const } : {}),
     write: false,
     logLevel: 'silent',
+    // The bundle's comments and module keys name paths relative to this: from the process's
+    // cwd (the default), two processes in different directories made different bundles of
+    // the same sources, and each pruned the other's while its workers were starting.
+    absWorkingDir: packageRoot,
   })
   const text = out.outputFiles[0]!.text
   const dir = join(packageRoot, '.cache', options.folder)

@@ -59,7 +59,13 @@ export async function harness(
     },
   })
   const agent = agentFor(engine, config)
-  const s = await engine.createSession({ roots: [root], shell: opts.shell ?? false })
+  // A session that cannot start fails the test; the engine and the double must not keep the
+  // test process alive after it (it would hang until the runner's timeout).
+  const s = await engine.createSession({ roots: [root], shell: opts.shell ?? false }).catch(async (err) => {
+    await engine.close()
+    await double.close()
+    throw err
+  })
   const events: AgentEvent[] = []
   agent.subscribe(s.id, (ev) => events.push(ev))
   const h: Harness = {
