@@ -1,4 +1,3 @@
-import type { z } from 'zod'
 import type { NetworkEntryInput } from '../confinement/egress/policy.js'
 import { type Limits, LimitsSchema } from '../confinement/policy.js'
 import { NetworkAck, type OutputNotification, StdinAck } from '../protocol/messages.js'
@@ -7,6 +6,7 @@ import type { SpawnHook, Tool } from '../tools/types.js'
 import { VisError } from '../util/errors.js'
 import { processTree } from '../worker/proctree.js'
 import type { Worker } from '../worker/worker.js'
+import { type BindOptions, SessionBindings } from './bindings.js'
 import { assertCrossable } from './crossing.js'
 import { BlockDeadline, DEFAULT_GRACE_MS } from './deadline.js'
 import { type SessionEvent, SessionEvents, type SessionEventType } from './events.js'
@@ -22,15 +22,8 @@ import { type BoundTool, type ToolGate, ToolTable } from './tool-table.js'
 const EARLY_RETRY_MS = 250
 const EARLY_RETRY_STEP_MS = 2
 
+export type { BindOptions }
 export { GUEST_API }
-
-export type BindOptions = {
-  doc?: string
-  signature?: string
-  args?: z.ZodTypeAny
-  // 'required': every call waits for approval (src/agent/approvals.ts).
-  approval?: 'required'
-}
 export type RunBlockOptions = {
   // Interrupt the block after this long; the outcome then says `timedOut`.
   timeoutMs?: number
@@ -72,6 +65,7 @@ export class Session {
   retiredReason: string | undefined
   private worker: Worker
   private readonly tools: ToolTable
+  private readonly bindings: SessionBindings
   // Unhooks this session's listeners from its current worker.
   private workerHooks: Array<() => void> = []
   private readonly respawn: () => Promise<Worker>
@@ -106,11 +100,6 @@ export class Session {
   // guest code can bypass it, and the worker must never grow the host's memory.
   private budget: OutputBudget
   readonly limits: Limits
-  private installs: Promise<void>[] = []
-  private readonly namespaces = new Map<
-    string,
-    Map<string, { name: string; doc: string; signature: string }>
-  >()
   private readonly unhook: Array<() => void> = []
   private context: Record<string, unknown> | undefined
   private readonly onDispose?: (s: Session) => void | Promise<void>
@@ -128,6 +117,15 @@ export class Session {
     this.limits = LimitsSchema.parse(init.worker.policy.limits ?? {})
     this.budget = new OutputBudget(this.limits.outputBytes)
     this.tools = new ToolTable(init.id, init.maxConcurrentHostCalls)
+    this.bindings = new SessionBindings(init.id, this.tools, {
+      install: (spec) => this.installTool(spec),
+      remove: (name) => this.callGuest('remove_tool', name),
+      takePreinstalled: (name) => {
+        const spec = this.worker.preinstalled.get(name)
+        this.worker.preinstalled.delete(name)
+        return spec
+      },
+    })
     this.respawn = init.respawn
     this.graceMs = init.graceMs ?? DEFAULT_GRACE_MS
     this.spawnHook = init.spawn
@@ -200,109 +198,43 @@ export class Session {
     return this.events.on(type, fn)
   }
 
-  // Binds a host function as a tool the guest calls by `name`. The function receives
-  // the positional arguments, then the tool context (abort signal, roots, resources).
-  // Awaiting is optional: the next block waits for the install and reports its failure.
+  // Tools, namespaces and data bound into the guest (src/sessions/bindings.ts). Awaiting is
+  // optional: the next block waits for the install and reports its failure.
   bind(name: string, fn: (...args: any[]) => unknown, opts: BindOptions = {}): Promise<void> {
-    return this.bindTool({
-      name,
-      doc: opts.doc ?? '',
-      signature: opts.signature ?? '(*args)',
-      args: opts.args,
-      ...(opts.approval ? { approval: opts.approval } : {}),
-      run: (args, ctx) => fn(...args, ctx),
-    })
+    this.assertUsable('bind')
+    return this.bindings.bind(name, fn, opts)
   }
 
   bindTool(tool: BoundTool | Tool): Promise<void> {
     this.assertUsable('bind')
-    const bound: BoundTool = tool
-    if (!/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$/.test(bound.name)) {
-      throw new VisError(
-        'tool.bad-name',
-        `tool name ${JSON.stringify(bound.name)} is not a Python identifier`,
-        {
-          sessionId: this.id,
-        },
-      )
-    }
-    this.tools.set(bound)
-    const spec = { name: bound.name, doc: bound.doc, signature: bound.signature }
-    // A warm worker may already carry this exact spec (the default tools).
-    const pre = this.worker.preinstalled.get(bound.name)
-    this.worker.preinstalled.delete(bound.name)
-    if (pre === JSON.stringify(spec)) return Promise.resolve()
-    return this.track(this.installTool(spec))
+    return this.bindings.bindTool(tool)
   }
 
   unbind(name: string): Promise<void> {
     this.assertUsable('unbind')
-    this.tools.delete(name)
-    return this.track(this.callGuest('remove_tool', name))
+    return this.bindings.unbind(name)
   }
 
-  // Host data that crosses as JSON; a value that cannot is refused with its key path.
   setData(name: string, value: unknown): Promise<void> {
     this.assertUsable('setData')
-    assertCrossable(value, `binding ${name}`)
-    return this.track(this.installTool({ name, value: value ?? null, kind: 'data' }))
+    return this.bindings.setData(name, value)
   }
 
-  // The seed's setPythonBinding: a function becomes a host tool; `ns.method` publishes one
-  // method through the capability namespace `ns`; anything else crosses as JSON data.
   setBinding(name: string, value: unknown, opts: BindOptions = {}): Promise<void> {
-    if (typeof value !== 'function') return this.setData(name, value)
-    const fn = value as (...args: any[]) => unknown
-    const dot = name.indexOf('.')
-    if (dot < 0) return this.bind(name, fn, opts)
-    this.assertUsable('bind')
-    const ns = name.slice(0, dot)
-    const method = name.slice(dot + 1)
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(ns) || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(method)) {
-      throw new VisError('tool.bad-name', `binding ${JSON.stringify(name)} is not namespace.method`, {
-        sessionId: this.id,
-      })
-    }
-    const signature = opts.signature ?? '(*args)'
-    this.tools.set({
-      name,
-      doc: opts.doc ?? '',
-      signature,
-      args: opts.args,
-      run: (args, ctx) => fn(...args, ctx),
-    })
-    const methods =
-      this.namespaces.get(ns) ?? new Map<string, { name: string; doc: string; signature: string }>()
-    methods.set(method, { name: method, doc: opts.doc ?? '', signature })
-    this.namespaces.set(ns, methods)
-    // The guest replaces the whole namespace object, so every method is sent again.
-    return this.track(this.installTool({ name: ns, kind: 'namespace', methods: [...methods.values()] }))
+    this.assertUsable(typeof value === 'function' ? 'bind' : 'setData')
+    return this.bindings.setBinding(name, value, opts)
   }
 
   toolNames(): string[] {
-    return this.tools.names()
+    return this.bindings.names()
   }
 
-  // What the model is told about each bound tool (the agent's prompt).
   toolSpecs(): Array<Pick<BoundTool, 'name' | 'doc' | 'signature' | 'approval'>> {
-    return this.tools.names().map((n) => {
-      const t = this.tools.get(n)!
-      return { name: t.name, doc: t.doc, signature: t.signature, approval: t.approval }
-    })
+    return this.bindings.specs()
   }
 
-  // Every tool call passes through `gate` (approvals, the journal); undefined removes it.
   setToolGate(gate: ToolGate | undefined): void {
-    this.tools.gate = gate
-  }
-
-  // The next block waits for installs sent before it. The returned promise is marked
-  // handled, so a caller that does not await it never causes an unhandled rejection.
-  private track(p: Promise<unknown>): Promise<void> {
-    const done = p.then(() => undefined)
-    this.installs.push(done)
-    done.catch(() => undefined)
-    return done
+    this.bindings.setGate(gate)
   }
 
   private async installTool(spec: Record<string, unknown>): Promise<unknown> {
@@ -395,11 +327,8 @@ export class Session {
 
   private async runBlockNow(code: string, opts: RunBlockOptions): Promise<BlockOutcome> {
     this.assertUsable('runBlock')
-    if (this.installs.length > 0) {
-      const pending = this.installs
-      this.installs = []
-      await Promise.all(pending)
-    }
+    const pending = this.bindings.takePending()
+    if (pending.length > 0) await Promise.all(pending)
     const block = ++this.blockSeq
     const t0 = performance.now()
     this.blockOut = ''
