@@ -13,6 +13,7 @@ import { bodyLimit } from './middleware/body-limit.js'
 import { browserGuards } from './middleware/index.js'
 import { OPENAPI_PATH, openApiDocument } from './openapi.js'
 import { mountPage } from './page/index.js'
+import { checkKnownQuery } from './route-query.js'
 import { ROUTES as CORE_ROUTES, type RouteContext } from './routes.js'
 
 // The agent's turns and approvals (src/agent) are mounted beside the core routes.
@@ -58,22 +59,33 @@ export function createApp(engine: Engine, options: AppOptions = {}): Hono {
     sse: { heartbeatMs: options.heartbeatMs ?? 15_000, maxQueuedFrames: options.maxQueuedFrames ?? 10_000 },
   }
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
-  const app = new Hono()
+  // strict: false serves `/v1/sessions/` as `/v1/sessions` (a 405 that listed the very method
+  // asked for was the answer before).
+  const app = new Hono({ strict: false })
   app.use('*', browserGuards(options))
   app.use('*', bodyLimit(maxBody))
   if (options.cluster) app.use('*', clusterMiddleware(options.cluster))
   for (const route of MOUNTED_ROUTES) {
-    app.on(route.method.toUpperCase(), route.path, (c) => route.handler(c, ctx))
+    app.on(route.method.toUpperCase(), route.path, (c) => {
+      checkKnownQuery(c, route)
+      return route.handler(c, ctx)
+    })
   }
   mountPage(app)
   const doc = openApiDocument(MOUNTED_ROUTES, packageVersion(), options.token !== undefined)
   app.get(OPENAPI_PATH, (c) => c.json(doc))
 
-  const matchers = MOUNTED_ROUTES.map((r) => ({ method: r.method.toUpperCase(), re: routeRegex(r.path) }))
+  const matchers = [...MOUNTED_ROUTES, { method: 'get', path: OPENAPI_PATH }].map((r) => ({
+    method: r.method.toUpperCase(),
+    re: routeRegex(r.path),
+  }))
   app.notFound((c) => {
-    const allowed = matchers.filter((m) => m.re.test(c.req.path)).map((m) => m.method)
-    if (allowed.length > 0) {
+    const methods = matchers.filter((m) => m.re.test(c.req.path)).map((m) => m.method)
+    if (methods.length > 0) {
+      // HEAD is served wherever GET is (hono), OPTIONS everywhere (RFC 9110 §9.3.7).
+      const allowed = [...methods, ...(methods.includes('GET') ? ['HEAD'] : []), 'OPTIONS']
       c.header('Allow', allowed.join(', '))
+      if (c.req.method === 'OPTIONS') return c.body(null, 204)
       return c.json(
         envelope('http.method-not-allowed', `${c.req.method} is not allowed here.`, { allowed }),
         405,

@@ -53,6 +53,11 @@ const COMMON_RESPONSES: Record<string, { description: string }> = {
   },
   421: { description: 'The Host header names no host this server answers to (DNS rebinding).' },
 }
+// Every route refuses a query parameter it does not know (route-query.ts).
+const QUERY_RESPONSES: Record<string, { description: string }> = {
+  400: { description: 'Invalid request: an unknown query parameter (details.parameters names it).' },
+}
+// Any request but a GET may carry a body, so the body guards answer there even where the route reads none.
 const BODY_RESPONSES: Record<string, { description: string }> = {
   413: { description: 'The body is larger than the limit.' },
   415: { description: 'The body is not application/json.' },
@@ -86,7 +91,7 @@ export function openApiDocument(routes: readonly RouteSpec[], version: string, s
     },
   }
   const errorResponses = Object.fromEntries(
-    Object.entries({ ...COMMON_RESPONSES, ...BODY_RESPONSES }).map(([status, r]) => [
+    Object.entries({ ...COMMON_RESPONSES, ...QUERY_RESPONSES, ...BODY_RESPONSES }).map(([status, r]) => [
       `E${status}`,
       { description: r.description, content: { 'application/json': { schema: errorRef } } },
     ]),
@@ -159,7 +164,8 @@ function operation(r: RouteSpec): Record<string, unknown> {
     responses[status] = { description: spec.description, content: { [type]: { schema } } }
   }
   const common = r.path === '/v1/health' ? { ...COMMON_RESPONSES, 401: undefined } : COMMON_RESPONSES
-  for (const [status, value] of Object.entries({ ...common, ...(r.body ? BODY_RESPONSES : {}) })) {
+  const guarded = { ...common, ...QUERY_RESPONSES, ...(r.method !== 'get' ? BODY_RESPONSES : {}) }
+  for (const [status, value] of Object.entries(guarded)) {
     if (value && responses[status] === undefined) responses[status] = responseRef(status)
   }
   const op: Record<string, unknown> = {
@@ -180,7 +186,7 @@ function operation(r: RouteSpec): Record<string, unknown> {
 }
 
 const binaryOrText = (type: string): JsonSchema =>
-  type.startsWith('text/') ? { type: 'string' } : { type: 'string', contentMediaType: type }
+  type.startsWith('text/') || type === '*/*' ? { type: 'string' } : { type: 'string', contentMediaType: type }
 
 const sortByStatus = (o: Record<string, unknown>) =>
   Object.fromEntries(Object.entries(o).sort(([a], [b]) => Number(a) - Number(b)))

@@ -250,7 +250,7 @@ export const ROUTES: RouteSpec[] = [
       const view = engine.sessionView(id)
       // Nothing more will ever come: 204 tells an EventSource to stop reconnecting.
       if (view.state === 'closed' && after >= view.last_event_id) return c.body(null, 204)
-      return sessionEventStream(engine, id, after, sse)
+      return sessionEventStream(engine, id, after, sse, c.req.method === 'HEAD')
     },
   },
   {
@@ -278,7 +278,8 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'getAttachment',
     summary: 'The bytes of an attachment, with its media type.',
     responses: {
-      200: { description: 'The bytes.', contentType: 'application/octet-stream' },
+      // Any type: the attachment's own (text/plain, image/png...), not a fixed one.
+      200: { description: "The bytes, with the attachment's media type.", contentType: '*/*' },
       404: NOT_FOUND,
     },
     handler(c, { engine }) {

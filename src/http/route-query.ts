@@ -1,0 +1,20 @@
+import type { Context } from 'hono'
+import { VisError } from '../util/errors.js'
+import type { RouteSpec } from './routes.js'
+
+// A query parameter no route knows is refused the same way on every route, as the routes with a
+// query schema already refuse theirs (routes.ts readQuery): a typo such as `?afer=5` on the events
+// route would otherwise be ignored and replay the whole history. `token` belongs to the auth
+// middleware on every route (the page's URL and an EventSource carry it).
+export function checkKnownQuery(c: Context, route: RouteSpec): void {
+  const known = route.query ? Object.keys(route.query.shape) : []
+  const unknown = Object.keys(c.req.query()).filter((k) => k !== 'token' && !known.includes(k))
+  if (unknown.length === 0) return
+  const hint = known.length > 0 ? `known: ${known.join(', ')}` : 'this route takes none'
+  const issues = unknown.map((path) => ({ path, message: `unknown query parameter; ${hint}` }))
+  throw new VisError(
+    'http.invalid-query',
+    `Invalid query parameter ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}.`,
+    { parameters: unknown, issues },
+  )
+}

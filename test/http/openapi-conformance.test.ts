@@ -1,0 +1,428 @@
+// Walks the live OpenAPI document as a client author would, with only the document in hand, and
+// checks every real answer against it (openapi-check.ts): for every operation, its success and
+// the errors it declares, and the guards every operation shares (no token, a foreign Origin, a
+// rebinding Host, an unknown query parameter, an unknown session, a body that is not JSON, too
+// large, malformed, of the wrong shape), plus HEAD, OPTIONS and a trailing slash. A status the
+// server returns that the document does not list, a Content-Type it does not name or a body that
+// does not validate fails here. Every operation of the document must have its success case below,
+// so a route added later cannot go unchecked. (openapi-contract.test.ts lints the document and runs
+// the generated client; this file is about the answers.)
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import type { VisServer } from '../../src/http/server.js'
+import { rawRequest, tempHome, testServer, waitFor } from './helpers.js'
+import { type Answer, openApiChecker } from './openapi-check.js'
+
+const { home, root } = tempHome('http-conformance')
+const TOKEN = 'conformance-token-0123456789abcdef'
+const MAX_BODY = 64 * 1024
+
+type Req = { method: string; path: string; headers?: Record<string, string>; body?: string }
+type Got = Answer & { headers: import('node:http').IncomingHttpHeaders; json: any }
+
+const json = (v: unknown) => JSON.stringify(v)
+// Each operation's smallest valid body (a probe for another error must not fail on the body first).
+const VALID_BODY: Record<string, unknown> = {
+  createSession: {},
+  runBlock: { code: '1' },
+  interrupt: {},
+  createDraft: { label: 'probe' },
+  applyDraft: {},
+  abandonDraft: {},
+  runTurn: { prompt: 'hi' },
+  decideApproval: { decision: 'deny' },
+}
+
+describe('every answer matches the OpenAPI document', () => {
+  let server: VisServer
+  let doc: any
+  let check: ReturnType<typeof openApiChecker>
+  const problems: string[] = []
+  // Ids in a session that exists: an open one with a finished block and an attachment.
+  const ids: Record<string, string> = {}
+  let closedId = ''
+
+  const send = async (r: Req): Promise<Got> => {
+    const headers: Record<string, string> = { authorization: `Bearer ${TOKEN}`, ...r.headers }
+    for (const [k, v] of Object.entries(headers)) if (v === '') delete headers[k]
+    if (r.body !== undefined) {
+      headers['content-type'] ??= 'application/json'
+      // node:http sends a DELETE's body without framing unless told its length.
+      headers['content-length'] = String(Buffer.byteLength(r.body))
+    }
+    const res = await rawRequest(server.url + r.path, { method: r.method, headers, body: r.body })
+    const contentType = (res.headers['content-type'] as string | undefined) ?? null
+    let parsed: any
+    try {
+      parsed = JSON.parse(res.text)
+    } catch {
+      parsed = undefined
+    }
+    return { status: res.status, contentType, text: res.text, headers: res.headers, json: parsed }
+  }
+
+  // Sends, checks the answer against `method docPath` in the document, and checks the status
+  // (and error code) this request must get.
+  const expect = async (docPath: string, r: Req, status: number, code?: string | RegExp): Promise<Got> => {
+    const got = await send(r)
+    const label = `${r.method} ${r.path}${r.headers ? ` ${json(r.headers)}` : ''}`
+    if (r.method !== 'HEAD' && r.method !== 'OPTIONS') {
+      for (const p of check.problems(r.method, docPath, got)) problems.push(`${label}: ${p}`)
+    }
+    assert.equal(got.status, status, `${label}: ${got.text.slice(0, 400)}`)
+    if (code !== undefined) {
+      const actual = got.json?.error?.code
+      if (typeof code === 'string') assert.equal(actual, code, `${label}: ${got.text.slice(0, 400)}`)
+      else assert.match(String(actual), code, `${label}: ${got.text.slice(0, 400)}`)
+    }
+    return got
+  }
+
+  const ops = () =>
+    Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, byMethod]) =>
+      Object.entries(byMethod).map(([method, op]) => ({
+        path,
+        method: method.toUpperCase(),
+        id: op.operationId as string,
+        hasBody: op.requestBody !== undefined,
+      })),
+    )
+  const fill = (docPath: string, sessionId = ids.session!) =>
+    docPath
+      .replace('{id}', sessionId)
+      .replace('{blockId}', ids.block!)
+      .replace('{aid}', ids.attachment!)
+      .replace('{turnId}', 'trn_nope')
+      .replace('{approvalId}', 'apr_nope')
+
+  before(async () => {
+    ;({ server } = await testServer({
+      home,
+      pool: { size: 1 },
+      token: TOKEN,
+      maxBodyBytes: MAX_BODY,
+      interruptAckMs: 2000,
+    }))
+    const r = await send({ method: 'GET', path: '/v1/openapi.json' })
+    assert.equal(r.status, 200)
+    doc = r.json
+    check = openApiChecker(doc)
+    const created = await send({ method: 'POST', path: '/v1/sessions', body: json({ roots: [root] }) })
+    ids.session = created.json.id
+    const ran = await send({
+      method: 'POST',
+      path: `/v1/sessions/${ids.session}/blocks`,
+      body: json({ code: 'print("hi")\nvis_attach_bytes("hello", "note.txt")' }),
+    })
+    assert.equal(ran.status, 200, ran.text)
+    ids.block = ran.json.id
+    ids.attachment = ran.json.attachments[0].id
+    const other = await send({ method: 'POST', path: '/v1/sessions', body: '{}' })
+    closedId = other.json.id
+    await send({ method: 'POST', path: `/v1/sessions/${closedId}/blocks`, body: json({ code: 'print(1)' }) })
+    assert.equal((await send({ method: 'DELETE', path: `/v1/sessions/${closedId}` })).status, 200)
+  })
+  after(async () => {
+    await server.close()
+  })
+
+  const noProblems = () => {
+    const found = problems.splice(0)
+    assert.deepEqual(found, [], `answers that differ from the document:\n${found.join('\n')}`)
+  }
+
+  test('the guards every operation shares answer as the document says, with their own codes', async () => {
+    for (const op of ops()) {
+      const path = fill(op.path)
+      const body = op.method === 'GET' ? undefined : json(VALID_BODY[op.id] ?? {})
+      const base = { method: op.method, path, body }
+      if (op.path !== '/v1/health') {
+        await expect(op.path, { ...base, headers: { authorization: '' } }, 401, 'http.unauthorized')
+        await expect(
+          op.path,
+          { ...base, headers: { authorization: 'Bearer wrong-token' } },
+          401,
+          'http.unauthorized',
+        )
+      }
+      await expect(
+        op.path,
+        { ...base, headers: { origin: 'http://evil.test' } },
+        403,
+        'http.origin-not-allowed',
+      )
+      await expect(op.path, { ...base, headers: { host: 'evil.test' } }, 421, 'http.host-not-allowed')
+      if (op.path === '/v1/openapi.json') continue
+      const bogus = await expect(op.path, { ...base, path: `${path}?bogus=1` }, 400, 'http.invalid-query')
+      assert.deepEqual(bogus.json.error.details.parameters, ['bogus'], op.id)
+      if (op.path.includes('{id}')) {
+        await expect(op.path, { ...base, path: fill(op.path, 'ses_nope') }, 404, /\.not-found$/)
+      }
+      if (op.method !== 'GET') {
+        await expect(
+          op.path,
+          { ...base, headers: { 'content-type': 'text/plain' }, body: '{}' },
+          415,
+          'http.unsupported-media-type',
+        )
+        await expect(op.path, { ...base, body: 'x'.repeat(MAX_BODY + 1) }, 413, 'http.body-too-large')
+      }
+      if (op.hasBody) {
+        await expect(op.path, { ...base, body: '{"code": ' }, 400, 'http.invalid-json')
+        await expect(op.path, { ...base, body: '[]' }, 400, 'http.invalid-body')
+        const extra = { ...(VALID_BODY[op.id] as object), bogus: 1 }
+        const r = await expect(op.path, { ...base, body: json(extra) }, 400, 'http.invalid-body')
+        assert.match(r.json.error.message + json(r.json.error.details), /bogus/, op.id)
+      }
+    }
+    noProblems()
+  })
+
+  test('HEAD, OPTIONS and a trailing slash answer for every GET as the GET does', async () => {
+    const subscribers = server.engine.subscriberCount(ids.session!)
+    for (const op of ops().filter((o) => o.method === 'GET')) {
+      const path = fill(op.path)
+      // The events of an open session never end: only their HEAD is asked for.
+      const streams = op.id === 'sessionEvents'
+      const get = streams ? undefined : await send({ method: 'GET', path })
+      const head = await expect(op.path, { method: 'HEAD', path }, get?.status ?? 200)
+      assert.equal(head.text, '', `HEAD ${path} has no body`)
+      if (get) {
+        assert.equal(baseType(head.contentType), baseType(get.contentType), `HEAD ${path}`)
+        const slash = await expect(op.path, { method: 'GET', path: `${path}/` }, get.status)
+        assert.equal(slash.contentType, get.contentType, `GET ${path}/`)
+      }
+      const options = await expect(op.path, { method: 'OPTIONS', path }, 204)
+      const allow = String(options.headers.allow).split(', ')
+      for (const m of Object.keys(doc.paths[op.path]))
+        assert.ok(allow.includes(m.toUpperCase()), `${path}: ${allow}`)
+      assert.ok(allow.includes('HEAD') && allow.includes('OPTIONS'), `${path}: ${allow}`)
+    }
+    // A HEAD of the event stream made no stream: nothing stays subscribed.
+    assert.equal(server.engine.subscriberCount(ids.session!), subscribers)
+    // A method the path does not have: 405 naming the ones it has.
+    const put = await send({ method: 'PUT', path: `/v1/sessions/${ids.session}` })
+    assert.equal(put.status, 405)
+    assert.equal(put.json.error.code, 'http.method-not-allowed')
+    assert.equal(put.headers.allow, 'GET, DELETE, HEAD, OPTIONS')
+    noProblems()
+  })
+
+  // Each operation's own answers: its success, and the errors only it has.
+  const SUCCESS: Record<string, (p: string) => Promise<void>> = {
+    createSession: async (p) => {
+      const r = await expect(p, { method: 'POST', path: p, body: json({ title: 'walk' }) }, 201)
+      assert.equal(r.headers.location, `/v1/sessions/${r.json.id}`)
+      await expect(p, { method: 'POST', path: p }, 201)
+      await expect(p, { method: 'POST', path: p, body: json({ id: r.json.id }) }, 409, 'session.exists')
+      await expect(p, { method: 'POST', path: p, body: json({ roots: ['/'] }) }, 400, 'policy.root-too-broad')
+      await expect(p, { method: 'POST', path: p, body: json({ id: '..' }) }, 400, 'http.invalid-body')
+    },
+    listSessions: async (p) => {
+      await expect(p, { method: 'GET', path: p }, 200)
+      await expect(p, { method: 'GET', path: `${p}?state=closed&limit=5&offset=0` }, 200)
+      await expect(p, { method: 'GET', path: `${p}?limit=0` }, 400, 'http.invalid-query')
+    },
+    getSession: async (p) => {
+      await expect(p, { method: 'GET', path: fill(p) }, 200)
+      await expect(p, { method: 'GET', path: `${fill(p)}?format=display` }, 200)
+      await expect(p, { method: 'GET', path: `${fill(p)}?format=pretty` }, 400, 'http.invalid-query')
+    },
+    closeSession: async (p) => {
+      const s = await send({ method: 'POST', path: '/v1/sessions', body: '{}' })
+      await expect(p, { method: 'DELETE', path: fill(p, s.json.id) }, 200)
+      await expect(p, { method: 'DELETE', path: fill(p, s.json.id) }, 200)
+    },
+    runBlock: async (p) => {
+      const path = fill(p)
+      const r = await expect(p, { method: 'POST', path, body: json({ code: '6 * 7' }) }, 200)
+      assert.equal(r.json.result, 42)
+      const slow = { code: 'import time\ntime.sleep(0.3)', timeout_ms: 30_000 }
+      const a = await expect(
+        p,
+        { method: 'POST', path, headers: { prefer: 'respond-async' }, body: json(slow) },
+        202,
+      )
+      assert.equal(a.headers.location, `${path}/${a.json.id}`)
+      const key = { 'idempotency-key': 'walk-1' }
+      const first = await expect(
+        p,
+        { method: 'POST', path, headers: key, body: json({ code: 'k = 1' }) },
+        200,
+      )
+      const again = await expect(
+        p,
+        { method: 'POST', path, headers: key, body: json({ code: 'k = 1' }) },
+        200,
+      )
+      assert.equal(again.json.id, first.json.id)
+      await expect(
+        p,
+        { method: 'POST', path, headers: key, body: json({ code: 'k = 2' }) },
+        422,
+        'idempotency.key-reused',
+      )
+      await expect(
+        p,
+        { method: 'POST', path, headers: { 'idempotency-key': 'k'.repeat(300) }, body: json({ code: '1' }) },
+        400,
+        'http.invalid-header',
+      )
+      await expect(p, { method: 'POST', path, body: json({ code: 1 }) }, 400, 'http.invalid-body')
+      await expect(p, { method: 'POST', path, body: '' }, 400, 'http.invalid-body')
+      await expect(
+        p,
+        { method: 'POST', path: fill(p, closedId), body: json({ code: '1' }) },
+        409,
+        'session.closed',
+      )
+      // An error in the code is the block's outcome, not the request's.
+      const boom = await expect(p, { method: 'POST', path, body: json({ code: '1/0' }) }, 200)
+      assert.match(boom.json.error.message, /ZeroDivisionError/)
+    },
+    getBlock: async (p) => {
+      await expect(p, { method: 'GET', path: fill(p) }, 200)
+      await expect(p, { method: 'GET', path: `${fill(p)}?format=display` }, 200)
+      await expect(
+        p,
+        { method: 'GET', path: fill(p).replace(ids.block!, 'blk_nope') },
+        404,
+        'block.not-found',
+      )
+    },
+    cancelBlock: async (p) => {
+      const blocks = `/v1/sessions/${ids.session}/blocks`
+      const async = { prefer: 'respond-async' }
+      const running = await send({
+        method: 'POST',
+        path: blocks,
+        headers: async,
+        body: json({ code: 'import time\nwhile True:\n    time.sleep(0.01)' }),
+      })
+      const queued = await send({ method: 'POST', path: blocks, headers: async, body: json({ code: '2' }) })
+      assert.equal(queued.json.status, 'queued')
+      const cancel = (blockId: string) => p.replace('{id}', ids.session!).replace('{blockId}', blockId)
+      const r = await expect(p, { method: 'POST', path: cancel(queued.json.id) }, 200)
+      assert.equal(r.json.error.code, 'block.cancelled')
+      await expect(p, { method: 'POST', path: cancel(queued.json.id) }, 409, 'block.not-queued')
+      await expect(p, { method: 'POST', path: cancel('blk_nope') }, 404, 'block.not-found')
+      await waitFor(
+        async () =>
+          (await send({ method: 'GET', path: `${blocks}/${running.json.id}` })).json.status === 'running',
+        30_000,
+        'the loop to run',
+      )
+      await expect(p, { method: 'POST', path: cancel(running.json.id) }, 409, 'block.not-queued')
+      const stop = await expect(
+        '/v1/sessions/{id}/interrupt',
+        {
+          method: 'POST',
+          path: `/v1/sessions/${ids.session}/interrupt`,
+          body: json({ block_id: running.json.id }),
+        },
+        200,
+      )
+      assert.equal(stop.json.landed, true)
+    },
+    sessionEvents: async (p) => {
+      const path = fill(p, closedId)
+      const all = await expect(p, { method: 'GET', path }, 200)
+      const last = server.engine.sessionView(closedId).last_event_id
+      assert.match(all.text, new RegExp(`id: ${last}\nevent: session-closed\n`))
+      await expect(p, { method: 'GET', path, headers: { 'last-event-id': String(last) } }, 204)
+      await expect(p, { method: 'GET', path: `${path}?after=1` }, 200)
+      await expect(p, { method: 'GET', path, headers: { 'last-event-id': 'x' } }, 400, 'http.invalid-header')
+      await expect(p, { method: 'GET', path: `${path}?after=-1` }, 400, 'http.invalid-query')
+    },
+    interrupt: async (p) => {
+      const r = await expect(p, { method: 'POST', path: fill(p) }, 200)
+      assert.equal(r.json.landed, false)
+      await expect(
+        p,
+        { method: 'POST', path: fill(p), body: json({ block_id: 'blk_nope' }) },
+        404,
+        'block.not-found',
+      )
+    },
+    getAttachment: async (p) => {
+      const r = await expect(p, { method: 'GET', path: fill(p) }, 200)
+      assert.equal(r.text, 'hello')
+      await expect(
+        p,
+        { method: 'GET', path: fill(p).replace(ids.attachment!, 'att_nope') },
+        404,
+        'attachment.not-found',
+      )
+    },
+    health: async (p) => {
+      await expect(p, { method: 'GET', path: p }, 200)
+      const open = await expect(p, { method: 'GET', path: p, headers: { authorization: '' } }, 200)
+      assert.equal(open.json.home, undefined)
+    },
+    doctor: async (p) => void (await expect(p, { method: 'GET', path: p }, 200)),
+    listExtensions: async (p) => void (await expect(p, { method: 'GET', path: p }, 200)),
+    reloadExtensions: async (p) => void (await expect(p, { method: 'POST', path: p }, 200)),
+    metrics: async (p) => void (await expect(p, { method: 'GET', path: p }, 200)),
+    openapi: async (p) => void (await expect(p, { method: 'GET', path: p }, 200)),
+    getDraft: async (p) => void (await expect(p, { method: 'GET', path: fill(p) }, 200)),
+    createDraft: async (p) => {
+      await expect(p, { method: 'POST', path: fill(p), body: json({ label: 'walk' }) }, 201)
+      await expect(p, { method: 'POST', path: fill(p), body: json({ label: 'again' }) }, 409)
+    },
+    getDraftDiff: async (p) => void (await expect(p, { method: 'GET', path: fill(p) }, 200)),
+    abandonDraft: async (p) => {
+      await expect(p, { method: 'POST', path: fill(p), body: json({ why: 'walked' }) }, 200)
+      await expect(p, { method: 'POST', path: fill(p), body: '{}' }, 409)
+    },
+    applyDraft: async (p) => {
+      const r = await expect(p, { method: 'POST', path: fill(p), body: '{}' }, 200)
+      assert.equal(r.json.status, 'noop')
+      await expect(
+        p,
+        { method: 'POST', path: fill(p), body: json({ theirs: true, ours: true }) },
+        400,
+        'http.invalid-body',
+      )
+    },
+    runTurn: async (p) => {
+      // No model is configured here: the request is the client's to fix.
+      await expect(p, { method: 'POST', path: fill(p), body: json({ prompt: 'hi' }) }, 400, /^agent\./)
+    },
+    listTurns: async (p) => void (await expect(p, { method: 'GET', path: fill(p) }, 200)),
+    getTurn: async (p) => void (await expect(p, { method: 'GET', path: fill(p) }, 404, 'turn.not-found')),
+    cancelTurn: async (p) => void (await expect(p, { method: 'POST', path: fill(p) }, 404, 'turn.not-found')),
+    turnJournal: async (p) => void (await expect(p, { method: 'GET', path: fill(p) }, 404, 'turn.not-found')),
+    listApprovals: async (p) => {
+      await expect(p, { method: 'GET', path: `${fill(p)}?status=pending` }, 200)
+      await expect(p, { method: 'GET', path: `${fill(p)}?status=maybe` }, 400, 'http.invalid-query')
+    },
+    decideApproval: async (p) => {
+      await expect(
+        p,
+        { method: 'POST', path: fill(p), body: json({ decision: 'deny' }) },
+        404,
+        /\.not-found$/,
+      )
+      await expect(
+        p,
+        { method: 'POST', path: fill(p), body: json({ decision: 'maybe' }) },
+        400,
+        'http.invalid-body',
+      )
+    },
+  }
+
+  test('every operation has its own cases, and each answers as documented', async () => {
+    const documented = ops().map((o) => o.id)
+    assert.deepEqual([...documented].sort(), Object.keys(SUCCESS).sort(), 'one case per operation')
+    // Drafts in order (create, diff, abandon, apply on the trunk).
+    const order = ['createDraft', 'getDraftDiff', 'abandonDraft', 'applyDraft']
+    const byId = new Map(ops().map((o) => [o.id, o.path]))
+    for (const id of [...documented.filter((d) => !order.includes(d)), ...order]) {
+      await SUCCESS[id]!(byId.get(id)!)
+    }
+    noProblems()
+  })
+})
+
+const baseType = (t: string | null) => (t ?? '').split(';')[0]!.trim()
