@@ -85,6 +85,7 @@ describe('every answer matches the OpenAPI document', () => {
         method: method.toUpperCase(),
         id: op.operationId as string,
         hasBody: op.requestBody !== undefined,
+        bodyRequired: op.requestBody?.required === true,
       })),
     )
   const fill = (docPath: string, sessionId = ids.session!) =>
@@ -170,6 +171,13 @@ describe('every answer matches the OpenAPI document', () => {
       if (op.hasBody) {
         await expect(op.path, { ...base, body: '{"code": ' }, 400, 'http.invalid-json')
         await expect(op.path, { ...base, body: '[]' }, 400, 'http.invalid-body')
+        // No body at all: refused as invalid exactly when the document says a body is required.
+        const bare = await send({ method: op.method, path })
+        for (const p of check.problems(op.method, op.path, bare))
+          problems.push(`${op.id} without a body: ${p}`)
+        if (op.bodyRequired)
+          assert.equal(bare.json?.error?.code, 'http.invalid-body', `${op.id}: ${bare.text}`)
+        else assert.notEqual(bare.status, 400, `${op.id} declares its body optional: ${bare.text}`)
         const extra = { ...(VALID_BODY[op.id] as object), bogus: 1 }
         const r = await expect(op.path, { ...base, body: json(extra) }, 400, 'http.invalid-body')
         assert.match(r.json.error.message + json(r.json.error.details), /bogus/, op.id)
