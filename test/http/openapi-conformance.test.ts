@@ -429,6 +429,15 @@ describe('every answer matches the OpenAPI document', () => {
     for (const id of [...documented.filter((d) => !order.includes(d)), ...order]) {
       await SUCCESS[id]!(byId.get(id)!)
     }
+    // Everything the walk did to the session (blocks, an error, an attachment, a cancel, an
+    // interrupt, a draft made and abandoned, the close) as its event stream: each frame validates.
+    await send({ method: 'DELETE', path: `/v1/sessions/${ids.session}` })
+    const events = '/v1/sessions/{id}/events'
+    const stream = await expect(events, { method: 'GET', path: fill(events) }, 200)
+    const types = new Set([...stream.text.matchAll(/^event: (.+)$/gm)].map((m) => m[1]))
+    for (const t of ['block-started', 'output', 'block-finished', 'interrupt', 'session-closed']) {
+      assert.ok(types.has(t), `${t} in ${[...types]}`)
+    }
     noProblems()
   })
 })
