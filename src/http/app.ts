@@ -15,6 +15,7 @@ import { OPENAPI_PATH, openApiDocument } from './openapi.js'
 import { mountPage } from './page/index.js'
 import { checkKnownQuery } from './route-query.js'
 import { ROUTES as CORE_ROUTES, type RouteContext } from './routes.js'
+import { duringShutdown } from './shutdown.js'
 
 // The agent's turns and approvals (src/agent) are mounted beside the core routes.
 export const MOUNTED_ROUTES = [...CORE_ROUTES, ...AGENT_ROUTES]
@@ -96,7 +97,7 @@ export function createApp(engine: Engine, options: AppOptions = {}): Hono {
       404,
     )
   })
-  app.onError((err, c) => errorResponse(c, err))
+  app.onError((err, c) => errorResponse(c, duringShutdown(err, engine)))
   // MCP's Streamable HTTP endpoint, behind the same middleware as every route.
   mountMcp(app, engine, { policy: options.mcp ?? McpServePolicySchema.parse({}) })
   return app

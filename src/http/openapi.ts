@@ -52,6 +52,11 @@ const COMMON_RESPONSES: Record<string, { description: string }> = {
     description: 'Sent by a web page whose origin is neither this server nor a configured CORS origin.',
   },
   421: { description: 'The Host header names no host this server answers to (DNS rebinding).' },
+  // Any route can meet these: declared so a client's error type covers every status it may see.
+  500: {
+    description: 'An internal failure (http.internal, the store, a worker); the message says what failed.',
+  },
+  503: { description: 'The server is shutting down (engine.closed); retry against its successor.' },
 }
 // Every route refuses a query parameter it does not know (route-query.ts).
 const QUERY_RESPONSES: Record<string, { description: string }> = {

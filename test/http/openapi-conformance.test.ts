@@ -440,6 +440,30 @@ describe('every answer matches the OpenAPI document', () => {
     }
     noProblems()
   })
+
+  // Last: it closes the engine under the server, as a shutdown does while connections are open.
+  test('while the server shuts down, routes answer 503 engine.closed, never a 500', async () => {
+    await server.engine.close()
+    for (const op of ops()) {
+      const body = op.method === 'GET' ? undefined : json(VALID_BODY[op.id] ?? {})
+      const got = await send({ method: op.method, path: fill(op.path), body })
+      for (const p of check.problems(op.method, op.path, got)) problems.push(`${op.id} at shutdown: ${p}`)
+      assert.ok(got.status < 500 || got.json?.error?.code === 'engine.closed', `${op.id}: ${got.text}`)
+    }
+    for (const [method, path] of [
+      ['GET', '/v1/sessions'],
+      ['GET', `/v1/sessions/${ids.session}`],
+      ['GET', `/v1/sessions/${ids.session}/blocks/${ids.block}`],
+      ['POST', `/v1/sessions/${ids.session}/blocks`],
+      ['DELETE', `/v1/sessions/${ids.session}`],
+    ] as const) {
+      const body = method === 'POST' ? json({ code: '1' }) : undefined
+      const got = await send({ method, path, body })
+      assert.equal(got.status, 503, `${method} ${path}: ${got.text}`)
+      assert.equal(got.json.error.code, 'engine.closed')
+    }
+    noProblems()
+  })
 })
 
 const baseType = (t: string | null) => (t ?? '').split(';')[0]!.trim()
