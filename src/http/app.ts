@@ -93,7 +93,13 @@ export function createApp(engine: Engine, options: AppOptions = {}): Hono {
       )
     }
     return c.json(
-      envelope('http.not-found', `No route ${c.req.method} ${c.req.path}.`, { path: c.req.path }),
+      envelope(
+        'http.not-found',
+        `No route ${c.req.method} ${c.req.path}; the routes are listed at ${OPENAPI_PATH}.`,
+        {
+          path: c.req.path,
+        },
+      ),
       404,
     )
   })
