@@ -98,7 +98,13 @@ export function openApiDocument(routes: readonly RouteSpec[], version: string, s
   const errorResponses = Object.fromEntries(
     Object.entries({ ...COMMON_RESPONSES, ...QUERY_RESPONSES, ...BODY_RESPONSES }).map(([status, r]) => [
       `E${status}`,
-      { description: r.description, content: { 'application/json': { schema: errorRef } } },
+      {
+        description: r.description,
+        ...(status === '401'
+          ? { headers: responseHeaders({ 'WWW-Authenticate': '`Bearer realm="vis"`.' }) }
+          : {}),
+        content: { 'application/json': { schema: errorRef } },
+      },
     ]),
   )
   return {
@@ -166,7 +172,11 @@ function operation(r: RouteSpec): Record<string, unknown> {
     }
     const type = spec.contentType ?? 'application/json'
     const schema = spec.schema ? toJsonSchema(spec.schema, 'output') : binaryOrText(type)
-    responses[status] = { description: spec.description, content: { [type]: { schema } } }
+    responses[status] = {
+      description: spec.description,
+      ...(spec.headers ? { headers: responseHeaders(spec.headers) } : {}),
+      content: { [type]: { schema } },
+    }
   }
   const common = r.path === '/v1/health' ? { ...COMMON_RESPONSES, 401: undefined } : COMMON_RESPONSES
   const guarded = { ...common, ...QUERY_RESPONSES, ...(r.method !== 'get' ? BODY_RESPONSES : {}) }
@@ -189,6 +199,16 @@ function operation(r: RouteSpec): Record<string, unknown> {
   if (r.path === '/v1/health') op.security = [{}]
   return op
 }
+
+// Location and WWW-Authenticate come with every such answer; the others only when they apply.
+const ALWAYS_SENT = new Set(['Location', 'WWW-Authenticate'])
+const responseHeaders = (headers: Record<string, string>) =>
+  Object.fromEntries(
+    Object.entries(headers).map(([name, description]) => [
+      name,
+      { description, required: ALWAYS_SENT.has(name), schema: { type: 'string' } },
+    ]),
+  )
 
 const binaryOrText = (type: string): JsonSchema =>
   type.startsWith('text/') || type === '*/*' ? { type: 'string' } : { type: 'string', contentMediaType: type }

@@ -5,9 +5,20 @@
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import addFormats from 'ajv-formats'
 
-export type Answer = { status: number; contentType: string | null; text: string }
+export type Answer = {
+  status: number
+  contentType: string | null
+  text: string
+  // By lower-case name (node:http's IncomingHttpHeaders); checked when given.
+  headers?: Record<string, string | string[] | undefined>
+}
 
-type Op = { responses: Record<string, { $ref?: string; content?: Record<string, { schema?: unknown }> }> }
+type Response = {
+  $ref?: string
+  content?: Record<string, { schema?: unknown }>
+  headers?: Record<string, { required?: boolean }>
+}
+type Op = { responses: Record<string, Response> }
 
 const pointerEscape = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1')
 const baseType = (t: string) => t.split(';')[0]!.trim().toLowerCase()
@@ -46,6 +57,10 @@ export function openApiChecker(doc: any) {
       pointer = response.$ref.slice(1)
       response = doc.components.responses[response.$ref.split('/').at(-1)!]
     }
+    const missing = Object.entries(response!.headers ?? {})
+      .filter(([name, h]) => h.required && a.headers && a.headers[name.toLowerCase()] === undefined)
+      .map(([name]) => `the ${a.status} lacks its declared header ${name}`)
+    if (missing.length > 0) return missing
     const content = response!.content
     if (!content) return a.text === '' ? [] : [`${a.status} declares no body, got ${a.text.slice(0, 200)}`]
     const actual = baseType(a.contentType ?? '')
