@@ -8,13 +8,19 @@ import type { RouteSpec } from './routes.js'
 // middleware on every route (the page's URL and an EventSource carry it).
 export function checkKnownQuery(c: Context, route: RouteSpec): void {
   const known = route.query ? Object.keys(route.query.shape) : []
-  const unknown = Object.keys(c.req.query()).filter((k) => k !== 'token' && !known.includes(k))
-  if (unknown.length === 0) return
+  const all = c.req.queries()
+  const unknown = Object.keys(all).filter((k) => k !== 'token' && !known.includes(k))
+  // `?limit=1&limit=2`: the route reads one value, and which one the client meant is a guess.
+  const repeated = known.filter((k) => (all[k]?.length ?? 0) > 1)
+  if (unknown.length === 0 && repeated.length === 0) return
   const hint = known.length > 0 ? `known: ${known.join(', ')}` : 'this route takes none'
-  const issues = unknown.map((path) => ({ path, message: `unknown query parameter; ${hint}` }))
+  const issues = [
+    ...unknown.map((path) => ({ path, message: `unknown query parameter; ${hint}` })),
+    ...repeated.map((path) => ({ path, message: `given ${all[path]!.length} times; give it once` })),
+  ]
   throw new VisError(
     'http.invalid-query',
     `Invalid query parameter ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}.`,
-    { parameters: unknown, issues },
+    { parameters: issues.map((i) => i.path), issues },
   )
 }

@@ -231,6 +231,14 @@ describe('every answer matches the OpenAPI document', () => {
       await expect(p, { method: 'GET', path: p }, 200)
       await expect(p, { method: 'GET', path: `${p}?state=closed&limit=5&offset=0` }, 200)
       await expect(p, { method: 'GET', path: `${p}?limit=0` }, 400, 'http.invalid-query')
+      const twice = await expect(
+        p,
+        { method: 'GET', path: `${p}?limit=1&limit=2` },
+        400,
+        'http.invalid-query',
+      )
+      assert.deepEqual(twice.json.error.details.parameters, ['limit'])
+      assert.match(twice.json.error.message, /limit: given 2 times/)
     },
     getSession: async (p) => {
       await expect(p, { method: 'GET', path: fill(p) }, 200)
