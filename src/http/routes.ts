@@ -242,8 +242,9 @@ export const ROUTES: RouteSpec[] = [
     path: '/v1/sessions/:id/events',
     operationId: 'sessionEvents',
     summary:
-      'Server-Sent Events of the session (block-started, output, block-finished, interrupt, worker-retired, worker-replaced, ' +
-      'defs-restored, session-closed). Reconnect with Last-Event-ID (or ?after=) to replay what was missed.',
+      'Server-Sent Events of the session: its blocks (block-started, output, block-finished, interrupt), its ' +
+      'worker (worker-retired, worker-replaced, defs-restored), its turns and drafts, and session-closed; every ' +
+      'type is in the Event schema. Reconnect with Last-Event-ID (or ?after=) to replay what was missed.',
     query: z.object({ after: z.string().regex(/^\d+$/).optional() }),
     headers: [{ name: 'Last-Event-ID', description: 'The last event id received.', schema: z.string() }],
     description:
