@@ -68,13 +68,16 @@ export function createApp(engine: Engine, options: AppOptions = {}): Hono {
   if (options.cluster) app.use('*', clusterMiddleware(options.cluster))
   for (const route of MOUNTED_ROUTES) {
     app.on(route.method.toUpperCase(), route.path, (c) => {
-      checkKnownQuery(c, route)
+      checkKnownQuery(c, route.query)
       return route.handler(c, ctx)
     })
   }
   mountPage(app)
   const doc = openApiDocument(MOUNTED_ROUTES, packageVersion(), options.token !== undefined)
-  app.get(OPENAPI_PATH, (c) => c.json(doc))
+  app.get(OPENAPI_PATH, (c) => {
+    checkKnownQuery(c)
+    return c.json(doc)
+  })
 
   const matchers = [...MOUNTED_ROUTES, { method: 'get', path: OPENAPI_PATH }].map((r) => ({
     method: r.method.toUpperCase(),

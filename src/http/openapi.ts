@@ -89,10 +89,12 @@ export function openApiDocument(routes: readonly RouteSpec[], version: string, s
     get: {
       operationId: 'openapi',
       summary: 'This document.',
-      responses: {
+      responses: sortByStatus({
         200: { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object' } } } },
-        ...Object.fromEntries(Object.keys(COMMON_RESPONSES).map((s) => [s, responseRef(s)])),
-      },
+        ...Object.fromEntries(
+          Object.keys({ ...COMMON_RESPONSES, ...QUERY_RESPONSES }).map((s) => [s, responseRef(s)]),
+        ),
+      }),
     },
   }
   const errorResponses = Object.fromEntries(

@@ -1,13 +1,13 @@
 import type { Context } from 'hono'
+import type { AnyZodObject } from 'zod'
 import { VisError } from '../util/errors.js'
-import type { RouteSpec } from './routes.js'
 
 // A query parameter no route knows is refused the same way on every route, as the routes with a
 // query schema already refuse theirs (routes.ts readQuery): a typo such as `?afer=5` on the events
 // route would otherwise be ignored and replay the whole history. `token` belongs to the auth
 // middleware on every route (the page's URL and an EventSource carry it).
-export function checkKnownQuery(c: Context, route: RouteSpec): void {
-  const known = route.query ? Object.keys(route.query.shape) : []
+export function checkKnownQuery(c: Context, query?: AnyZodObject): void {
+  const known = query ? Object.keys(query.shape) : []
   const all = c.req.queries()
   const unknown = Object.keys(all).filter((k) => k !== 'token' && !known.includes(k))
   // `?limit=1&limit=2`: the route reads one value, and which one the client meant is a guess.
