@@ -203,6 +203,11 @@ export class Engine {
 
   // ---- service (engine-health.ts, engine-extensions.ts, engine-lifecycle.ts) ----
 
+  // Whether close() has begun: what fails from then on fails because of it (src/http/shutdown.ts).
+  get closing(): boolean {
+    return this.core.closing !== undefined
+  }
+
   health(opts: { revealPaths?: boolean } = {}) {
     return engineHealth(
       this.core,

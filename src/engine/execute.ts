@@ -2,6 +2,7 @@ import type { Drafts } from '../drafts/drafts.js'
 import type { ExtensionRegistry } from '../extensions/index.js'
 import type { Block, FinishBlockInput, Store } from '../persistence/index.js'
 import type { Session } from '../sessions/session.js'
+import { VisError } from '../util/errors.js'
 import type { EventLog } from './event-log.js'
 import { finishedEventData } from './events-bridge.js'
 import type { Live } from './live.js'
@@ -44,8 +45,14 @@ export async function executeBlock(
     finish = finishFromOutcome(outcome, performance.now() - t0, deps.limits)
     snapshot = session.lastSnapshot
   } catch (err) {
-    const partial = live.currentBlock === block.id ? live.printed : ''
-    finish = finishFromFailure(err, partial, performance.now() - t0, deps.limits)
+    const ran = live.currentBlock === block.id
+    const partial = ran ? live.printed : ''
+    finish = finishFromFailure(
+      closedUnder(store, live.id, ran, err),
+      partial,
+      performance.now() - t0,
+      deps.limits,
+    )
   } finally {
     live.currentBlock = undefined
     live.starting = undefined
@@ -91,4 +98,24 @@ async function blockContext(
   if (Object.keys(context).length === 0 && !live.hadContext) return undefined
   live.hadContext = true
   return context
+}
+
+// A block the session's close stopped (running) or never started (queued) says so, instead of
+// the disposed worker's own words ("worker 123 was closed", "...was retired; close it and create
+// a new session", advice that makes no sense to the client that just closed it).
+function closedUnder(store: Store, sessionId: string, ran: boolean, err: unknown): unknown {
+  let closedAt: number | null | undefined
+  try {
+    closedAt = store.sessions.closedAt(sessionId)
+  } catch {
+    return err
+  }
+  if (typeof closedAt !== 'number') return err
+  return new VisError(
+    'session.closed',
+    ran
+      ? 'The session was closed while this block ran; it was stopped.'
+      : 'The session was closed before this block started; it never ran.',
+    { sessionId },
+  )
 }

@@ -36,8 +36,16 @@ export const AGENT_ROUTES: RouteSpec[] = [
     body: TurnBodySchema,
     headers: [{ name: 'Prefer', description: '`respond-async` to answer 202 at once.', schema: z.string() }],
     responses: {
-      200: { description: 'The finished turn (done, failed or cancelled).', schema: TurnResultSchema },
-      202: { description: 'Accepted; the turn is queued or running.', schema: TurnViewSchema },
+      200: {
+        description: 'The finished turn (done, failed or cancelled).',
+        schema: TurnResultSchema,
+        headers: { Location: "The turn's own URL." },
+      },
+      202: {
+        description: 'Accepted; the turn is queued or running.',
+        schema: TurnViewSchema,
+        headers: { Location: "The turn's own URL.", 'Preference-Applied': '`respond-async`.' },
+      },
       400: err('Invalid body, no usable model, or an unknown template.'),
       404: NOT_FOUND,
       409: err('The session is closed.'),

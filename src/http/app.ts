@@ -13,7 +13,9 @@ import { bodyLimit } from './middleware/body-limit.js'
 import { browserGuards } from './middleware/index.js'
 import { OPENAPI_PATH, openApiDocument } from './openapi.js'
 import { mountPage } from './page/index.js'
+import { checkKnownQuery } from './route-query.js'
 import { ROUTES as CORE_ROUTES, type RouteContext } from './routes.js'
+import { duringShutdown } from './shutdown.js'
 
 // The agent's turns and approvals (src/agent) are mounted beside the core routes.
 export const MOUNTED_ROUTES = [...CORE_ROUTES, ...AGENT_ROUTES]
@@ -58,33 +60,53 @@ export function createApp(engine: Engine, options: AppOptions = {}): Hono {
     sse: { heartbeatMs: options.heartbeatMs ?? 15_000, maxQueuedFrames: options.maxQueuedFrames ?? 10_000 },
   }
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
-  const app = new Hono()
+  // strict: false serves `/v1/sessions/` as `/v1/sessions` (a 405 that listed the very method
+  // asked for was the answer before).
+  const app = new Hono({ strict: false })
   app.use('*', browserGuards(options))
   app.use('*', bodyLimit(maxBody))
   if (options.cluster) app.use('*', clusterMiddleware(options.cluster))
   for (const route of MOUNTED_ROUTES) {
-    app.on(route.method.toUpperCase(), route.path, (c) => route.handler(c, ctx))
+    app.on(route.method.toUpperCase(), route.path, (c) => {
+      checkKnownQuery(c, route.query)
+      return route.handler(c, ctx)
+    })
   }
   mountPage(app)
   const doc = openApiDocument(MOUNTED_ROUTES, packageVersion(), options.token !== undefined)
-  app.get(OPENAPI_PATH, (c) => c.json(doc))
+  app.get(OPENAPI_PATH, (c) => {
+    checkKnownQuery(c)
+    return c.json(doc)
+  })
 
-  const matchers = MOUNTED_ROUTES.map((r) => ({ method: r.method.toUpperCase(), re: routeRegex(r.path) }))
+  const matchers = [...MOUNTED_ROUTES, { method: 'get', path: OPENAPI_PATH }].map((r) => ({
+    method: r.method.toUpperCase(),
+    re: routeRegex(r.path),
+  }))
   app.notFound((c) => {
-    const allowed = matchers.filter((m) => m.re.test(c.req.path)).map((m) => m.method)
-    if (allowed.length > 0) {
+    const methods = matchers.filter((m) => m.re.test(c.req.path)).map((m) => m.method)
+    if (methods.length > 0) {
+      // HEAD is served wherever GET is (hono), OPTIONS everywhere (RFC 9110 §9.3.7).
+      const allowed = [...methods, ...(methods.includes('GET') ? ['HEAD'] : []), 'OPTIONS']
       c.header('Allow', allowed.join(', '))
+      if (c.req.method === 'OPTIONS') return c.body(null, 204)
       return c.json(
         envelope('http.method-not-allowed', `${c.req.method} is not allowed here.`, { allowed }),
         405,
       )
     }
     return c.json(
-      envelope('http.not-found', `No route ${c.req.method} ${c.req.path}.`, { path: c.req.path }),
+      envelope(
+        'http.not-found',
+        `No route ${c.req.method} ${c.req.path}; the routes are listed at ${OPENAPI_PATH}.`,
+        {
+          path: c.req.path,
+        },
+      ),
       404,
     )
   })
-  app.onError((err, c) => errorResponse(c, err))
+  app.onError((err, c) => errorResponse(c, duringShutdown(err, engine)))
   // MCP's Streamable HTTP endpoint, behind the same middleware as every route.
   mountMcp(app, engine, { policy: options.mcp ?? McpServePolicySchema.parse({}) })
   return app

@@ -77,6 +77,8 @@ export const DRAFT_ROUTES: RouteSpec[] = [
       'Land the draft in the real root (each file atomically) and leave it. Refused with the conflicting files when the ' +
       'real root changed or deleted them since the draft began, unless `theirs` (keep the real files) or `ours` (the draft wins).',
     body: ApplyOptionsSchema,
+    // Every field is optional: no body is the defaults.
+    bodyOptional: true,
     responses: {
       200: {
         description: 'What landed (status noop: the session was on its trunk).',
@@ -99,6 +101,7 @@ export const DRAFT_ROUTES: RouteSpec[] = [
     operationId: 'abandonDraft',
     summary: 'Discard the draft and return to the trunk; the reason is recorded.',
     body: AbandonDraftBodySchema,
+    bodyOptional: true,
     responses: {
       200: { description: 'The session is on its trunk.', schema: DraftStateSchema },
       400: INVALID,

@@ -83,13 +83,21 @@ export function zodDetails(err: z.ZodError): { issues: { path: string; message: 
   }
 }
 
+// The message of an invalid body says what is wrong where (the same issues are in details), so a
+// person reading only the message (curl, a log line) can fix the request.
+export function invalidBodyMessage(err: z.ZodError): string {
+  const issues = zodDetails(err).issues.map((i) => `${i.path}: ${i.message}`)
+  const shown = issues.slice(0, 5).join('; ')
+  return `The request body is invalid: ${shown}${issues.length > 5 ? `; and ${issues.length - 5} more` : ''}.`
+}
+
 // What an error thrown while serving a request answers: one mapping for hono's onError and the
 // fast routes (src/http/fast-routes).
 export function errorReply(err: unknown): { status: ContentfulStatusCode; body: ErrorEnvelope } {
   if (err instanceof z.ZodError) {
     return {
       status: 400,
-      body: envelope('http.invalid-body', 'The request body is invalid.', zodDetails(err)),
+      body: envelope('http.invalid-body', invalidBodyMessage(err), zodDetails(err)),
     }
   }
   if (isVisError(err))

@@ -52,7 +52,17 @@ const COMMON_RESPONSES: Record<string, { description: string }> = {
     description: 'Sent by a web page whose origin is neither this server nor a configured CORS origin.',
   },
   421: { description: 'The Host header names no host this server answers to (DNS rebinding).' },
+  // Any route can meet these: declared so a client's error type covers every status it may see.
+  500: {
+    description: 'An internal failure (http.internal, the store, a worker); the message says what failed.',
+  },
+  503: { description: 'The server is shutting down (engine.closed); retry against its successor.' },
 }
+// Every route refuses a query parameter it does not know (route-query.ts).
+const QUERY_RESPONSES: Record<string, { description: string }> = {
+  400: { description: 'Invalid request: an unknown query parameter (details.parameters names it).' },
+}
+// Any request but a GET may carry a body, so the body guards answer there even where the route reads none.
 const BODY_RESPONSES: Record<string, { description: string }> = {
   413: { description: 'The body is larger than the limit.' },
   415: { description: 'The body is not application/json.' },
@@ -79,16 +89,24 @@ export function openApiDocument(routes: readonly RouteSpec[], version: string, s
     get: {
       operationId: 'openapi',
       summary: 'This document.',
-      responses: {
+      responses: sortByStatus({
         200: { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object' } } } },
-        ...Object.fromEntries(Object.keys(COMMON_RESPONSES).map((s) => [s, responseRef(s)])),
-      },
+        ...Object.fromEntries(
+          Object.keys({ ...COMMON_RESPONSES, ...QUERY_RESPONSES }).map((s) => [s, responseRef(s)]),
+        ),
+      }),
     },
   }
   const errorResponses = Object.fromEntries(
-    Object.entries({ ...COMMON_RESPONSES, ...BODY_RESPONSES }).map(([status, r]) => [
+    Object.entries({ ...COMMON_RESPONSES, ...QUERY_RESPONSES, ...BODY_RESPONSES }).map(([status, r]) => [
       `E${status}`,
-      { description: r.description, content: { 'application/json': { schema: errorRef } } },
+      {
+        description: r.description,
+        ...(status === '401'
+          ? { headers: responseHeaders({ 'WWW-Authenticate': '`Bearer realm="vis"`.' }) }
+          : {}),
+        content: { 'application/json': { schema: errorRef } },
+      },
     ]),
   )
   return {
@@ -156,10 +174,15 @@ function operation(r: RouteSpec): Record<string, unknown> {
     }
     const type = spec.contentType ?? 'application/json'
     const schema = spec.schema ? toJsonSchema(spec.schema, 'output') : binaryOrText(type)
-    responses[status] = { description: spec.description, content: { [type]: { schema } } }
+    responses[status] = {
+      description: spec.description,
+      ...(spec.headers ? { headers: responseHeaders(spec.headers) } : {}),
+      content: { [type]: { schema } },
+    }
   }
   const common = r.path === '/v1/health' ? { ...COMMON_RESPONSES, 401: undefined } : COMMON_RESPONSES
-  for (const [status, value] of Object.entries({ ...common, ...(r.body ? BODY_RESPONSES : {}) })) {
+  const guarded = { ...common, ...QUERY_RESPONSES, ...(r.method !== 'get' ? BODY_RESPONSES : {}) }
+  for (const [status, value] of Object.entries(guarded)) {
     if (value && responses[status] === undefined) responses[status] = responseRef(status)
   }
   const op: Record<string, unknown> = {
@@ -179,8 +202,18 @@ function operation(r: RouteSpec): Record<string, unknown> {
   return op
 }
 
+// Location and WWW-Authenticate come with every such answer; the others only when they apply.
+const ALWAYS_SENT = new Set(['Location', 'WWW-Authenticate'])
+const responseHeaders = (headers: Record<string, string>) =>
+  Object.fromEntries(
+    Object.entries(headers).map(([name, description]) => [
+      name,
+      { description, required: ALWAYS_SENT.has(name), schema: { type: 'string' } },
+    ]),
+  )
+
 const binaryOrText = (type: string): JsonSchema =>
-  type.startsWith('text/') ? { type: 'string' } : { type: 'string', contentMediaType: type }
+  type.startsWith('text/') || type === '*/*' ? { type: 'string' } : { type: 'string', contentMediaType: type }
 
 const sortByStatus = (o: Record<string, unknown>) =>
   Object.fromEntries(Object.entries(o).sort(([a], [b]) => Number(a) - Number(b)))

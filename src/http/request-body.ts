@@ -2,7 +2,7 @@ import type { z } from 'zod'
 import { commonRunBlockBody } from '../engine/run-block-body.js'
 import { RunBlockBodySchema } from '../engine/schemas.js'
 import { VisError } from '../util/errors.js'
-import { zodDetails } from './errors.js'
+import { invalidBodyMessage, zodDetails } from './errors.js'
 
 // A request body is JSON or absent; absent reads as {} so `POST /v1/sessions` with no body works.
 function parseJson(text: string): unknown {
@@ -17,7 +17,7 @@ function parseJson(text: string): unknown {
 function validate<S extends z.ZodTypeAny>(value: unknown, schema: S): z.output<S> {
   const parsed = schema.safeParse(value)
   if (!parsed.success) {
-    throw new VisError('http.invalid-body', 'The request body is invalid.', zodDetails(parsed.error))
+    throw new VisError('http.invalid-body', invalidBodyMessage(parsed.error), zodDetails(parsed.error))
   }
   return parsed.data
 }

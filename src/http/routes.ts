@@ -33,7 +33,20 @@ export type RouteContext = {
   sse: { heartbeatMs: number; maxQueuedFrames: number }
 }
 
-type ResponseSpec = { description: string; schema?: z.ZodTypeAny; contentType?: string }
+// `headers`: the response headers a client may read, by name, with what they say.
+type ResponseSpec = {
+  description: string
+  schema?: z.ZodTypeAny
+  contentType?: string
+  headers?: Record<string, string>
+}
+
+const LOCATION = { Location: 'The URL of the resource made (a path on this server).' }
+const BLOCK_HEADERS = {
+  Location: "The block's own URL (GET it for its state).",
+  'Idempotent-Replayed':
+    '`true` when this is the first submission with the same Idempotency-Key, returned again.',
+}
 type HeaderSpec = { name: string; description: string; schema: z.ZodTypeAny }
 
 // One route: what the OpenAPI document says about it and the handler that serves it.
@@ -109,7 +122,7 @@ export const ROUTES: RouteSpec[] = [
     body: CreateSessionBodySchema,
     bodyOptional: true,
     responses: {
-      201: { description: 'The session.', schema: SessionViewSchema },
+      201: { description: 'The session.', schema: SessionViewSchema, headers: LOCATION },
       400: err('Invalid body, or roots the jail cannot mount (the message says why).'),
       409: err('A session with that id exists.'),
     },
@@ -177,8 +190,12 @@ export const ROUTES: RouteSpec[] = [
       { name: 'Prefer', description: '`respond-async` to answer 202 at once.', schema: z.string() },
     ],
     responses: {
-      200: { description: 'The finished block.', schema: BlockViewSchema },
-      202: { description: 'Accepted; the block is running (follow the events).', schema: BlockViewSchema },
+      200: { description: 'The finished block.', schema: BlockViewSchema, headers: BLOCK_HEADERS },
+      202: {
+        description: 'Accepted; the block is queued or running (follow the events, or GET its Location).',
+        schema: BlockViewSchema,
+        headers: { ...BLOCK_HEADERS, 'Preference-Applied': '`respond-async`.' },
+      },
       400: INVALID,
       404: NOT_FOUND,
       409: err('The session is closed, or its worker was retired.'),
@@ -225,8 +242,9 @@ export const ROUTES: RouteSpec[] = [
     path: '/v1/sessions/:id/events',
     operationId: 'sessionEvents',
     summary:
-      'Server-Sent Events of the session (block-started, output, block-finished, interrupt, worker-retired, worker-replaced, ' +
-      'defs-restored, session-closed). Reconnect with Last-Event-ID (or ?after=) to replay what was missed.',
+      'Server-Sent Events of the session: its blocks (block-started, output, block-finished, interrupt), its ' +
+      'worker (worker-retired, worker-replaced, defs-restored), its turns and drafts, and session-closed; every ' +
+      'type is in the Event schema. Reconnect with Last-Event-ID (or ?after=) to replay what was missed.',
     query: z.object({ after: z.string().regex(/^\d+$/).optional() }),
     headers: [{ name: 'Last-Event-ID', description: 'The last event id received.', schema: z.string() }],
     description:
@@ -250,7 +268,7 @@ export const ROUTES: RouteSpec[] = [
       const view = engine.sessionView(id)
       // Nothing more will ever come: 204 tells an EventSource to stop reconnecting.
       if (view.state === 'closed' && after >= view.last_event_id) return c.body(null, 204)
-      return sessionEventStream(engine, id, after, sse)
+      return sessionEventStream(engine, id, after, sse, c.req.method === 'HEAD')
     },
   },
   {
@@ -278,7 +296,8 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'getAttachment',
     summary: 'The bytes of an attachment, with its media type.',
     responses: {
-      200: { description: 'The bytes.', contentType: 'application/octet-stream' },
+      // Any type: the attachment's own (text/plain, image/png...), not a fixed one.
+      200: { description: "The bytes, with the attachment's media type.", contentType: '*/*' },
       404: NOT_FOUND,
     },
     handler(c, { engine }) {

@@ -12,6 +12,13 @@ export type SseOptions = {
 
 const encoder = new TextEncoder()
 
+const STREAM_HEADERS = {
+  'Content-Type': 'text/event-stream; charset=utf-8',
+  'Cache-Control': 'no-cache, no-transform',
+  Connection: 'keep-alive',
+  'X-Accel-Buffering': 'no',
+}
+
 const frame = (ev: EventView): string => `id: ${ev.id}\nevent: ${ev.type}\ndata: ${JSON.stringify(ev)}\n\n`
 
 // The replay point: Last-Event-ID (what an EventSource sends on reconnect) or ?after=.
@@ -45,9 +52,13 @@ export function sessionEventStream(
   sessionId: string,
   after: number,
   opts: SseOptions,
+  // A HEAD request: the headers only. Hono answers HEAD from the GET handler and drops the body
+  // without cancelling it, so a stream made for it would keep its subscription forever.
+  headOnly = false,
 ): Response {
   // Fails with session.not-found before any stream exists.
   engine.sessionView(sessionId)
+  if (headOnly) return new Response(null, { headers: STREAM_HEADERS })
   let cleanup = () => {}
   const body = new ReadableStream<Uint8Array>(
     {
@@ -104,12 +115,5 @@ export function sessionEventStream(
     },
     { highWaterMark: 1, size: () => 1 },
   )
-  return new Response(body, {
-    headers: {
-      'Content-Type': 'text/event-stream; charset=utf-8',
-      'Cache-Control': 'no-cache, no-transform',
-      Connection: 'keep-alive',
-      'X-Accel-Buffering': 'no',
-    },
-  })
+  return new Response(body, { headers: STREAM_HEADERS })
 }

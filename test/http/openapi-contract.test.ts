@@ -34,6 +34,7 @@ type ScenarioResult = {
   closedState: string
   eventTypes: string[]
   afterCloseStatus: number
+  typedErrors: { status: number; code: string | undefined }[]
 }
 
 describe('the OpenAPI contract', () => {
@@ -168,6 +169,12 @@ describe('the OpenAPI contract', () => {
     }
     assert.equal(r.eventTypes.at(-1), 'session-closed')
     assert.equal(r.afterCloseStatus, 204)
+    assert.deepEqual(r.typedErrors, [
+      { status: 404, code: 'session.not-found' },
+      { status: 400, code: 'http.invalid-body' },
+      { status: 404, code: 'block.not-found' },
+      { status: 409, code: 'session.closed' },
+    ])
     // What the stream carried matches the documented event schemas, field by field.
     const replay = server.engine.replayEvents(r.sessionId, 0, 1000).events
     for (const ev of replay) {

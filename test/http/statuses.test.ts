@@ -110,6 +110,27 @@ describe('honest statuses', () => {
     await sse.close()
   })
 
+  test('closing a session ends its running block and the queued ones as session.closed, saying which', async () => {
+    const id = await newSession()
+    const sse = await openEvents(`${server.url}/v1/sessions/${id}/events`)
+    // The running one is waited on, as a client that sent it without respond-async does.
+    const waiting = call('POST', `/v1/sessions/${id}/blocks`, { code: SLOW })
+    await sse.waitFor((evs) => evs.some((e) => e.event === 'output'), 20_000, 'the block to run')
+    const queued = await call('POST', `/v1/sessions/${id}/blocks`, { code: 'never = 1' }, async)
+    assert.equal(queued.body.status, 'queued')
+    assert.equal((await call('DELETE', `/v1/sessions/${id}`)).status, 200)
+    const ran = await waiting
+    assert.equal(ran.status, 200, ran.text)
+    assert.equal(ran.body.error.code, 'session.closed')
+    assert.match(ran.body.error.message, /closed while this block ran/)
+    assert.equal(ran.body.stdout, 'started\n', 'what it printed before is kept')
+    const never = await call('GET', `/v1/sessions/${id}/blocks/${queued.body.id}`)
+    assert.equal(never.body.status, 'done')
+    assert.equal(never.body.error.code, 'session.closed')
+    assert.match(never.body.error.message, /closed before this block started; it never ran/)
+    await sse.close()
+  })
+
   test('timeout_ms covers the wait: a block still queued when it runs out never runs', async () => {
     const id = await newSession()
     const sse = await openEvents(`${server.url}/v1/sessions/${id}/events`)

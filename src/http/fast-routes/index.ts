@@ -9,6 +9,7 @@ import {
   type GuardRequest,
   requestGuards,
 } from '../middleware/index.js'
+import { duringShutdown } from '../shutdown.js'
 import { sendJson, sendRefusal } from './reply.js'
 
 // The hot routes — POST /v1/sessions/{id}/blocks and GET /v1/sessions/{id}/blocks/{blockId} —
@@ -158,7 +159,7 @@ export function fastRoutes(engine: Engine, options: FastRoutesOptions): FastRout
       })
       sendJson(res, reply.status, reply.body, cors, reply.headers)
     } catch (err) {
-      const { status, body } = errorReply(err)
+      const { status, body } = errorReply(duringShutdown(err, engine))
       sendJson(res, status, body, cors)
     }
   }

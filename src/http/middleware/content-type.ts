@@ -12,6 +12,9 @@ const hasBody = (req: GuardRequest) => {
 
 // A body that is not JSON: 415.
 export function contentTypeRefusal(req: GuardRequest): Refusal | undefined {
+  // A GET or HEAD has no body a route reads (and none a browser sends): its Content-Type, which
+  // some clients set on every request, is nobody's business.
+  if (req.method === 'GET' || req.method === 'HEAD') return undefined
   const type = req.header('content-type')
   // A content type is judged even on an empty body: a form post with nothing in it is still a form.
   if ((type !== undefined && !JSON_TYPE.test(type)) || (type === undefined && hasBody(req))) {

@@ -6,6 +6,9 @@ import type { components, paths } from './generated/vis-api.js'
 
 type Event = components['schemas']['Event']
 type Block = components['schemas']['Block']
+// What every declared error carries: assigned from the generated client's `error`, so a route
+// whose 4xx is not declared with this schema fails to compile here.
+type ApiError = components['schemas']['Error'] | undefined
 
 export type ScenarioReport = {
   sessionId: string
@@ -23,6 +26,8 @@ export type ScenarioReport = {
   closedState: string
   eventTypes: Event['type'][]
   afterCloseStatus: number
+  // Errors as the generated client surfaces them: typed, with their status and stable code.
+  typedErrors: { status: number; code: string | undefined }[]
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -90,7 +95,20 @@ export async function scenario(baseUrl: string, token: string): Promise<Scenario
   })
   const [stopped] = await poll(loop.id, (b) => b.status === 'done')
 
+  // Errors surface as the typed Error: an unknown session, a body the server refuses, a closed session.
+  const typedErrors: ScenarioReport['typedErrors'] = []
+  const typed = (r: { error?: ApiError; response: Response }) => {
+    const e: ApiError = r.error
+    typedErrors.push({ status: r.response.status, code: e?.error.code })
+  }
+  typed(await api.GET('/v1/sessions/{id}', { params: { path: { id: 'ses_missing' } } }))
+  typed(await api.POST('/v1/sessions/{id}/blocks', { params: { path }, body: { code: 'x', timeout_ms: 0 } }))
+  typed(
+    await api.GET('/v1/sessions/{id}/blocks/{blockId}', { params: { path: { ...path, blockId: 'blk_x' } } }),
+  )
+
   const closed = await api.DELETE('/v1/sessions/{id}', { params: { path } })
+  typed(await api.POST('/v1/sessions/{id}/blocks', { params: { path }, body: { code: '1' } }))
 
   // The whole stream, which ends at session-closed; then 204 from the last id on.
   const stream = await api.GET('/v1/sessions/{id}/events', { params: { path }, parseAs: 'text' })
@@ -121,5 +139,6 @@ export async function scenario(baseUrl: string, token: string): Promise<Scenario
     closedState: (closed.data ?? fail('close', closed.error)).state,
     eventTypes: events.map((e) => e.type),
     afterCloseStatus: after.response.status,
+    typedErrors,
   }
 }
