@@ -10,7 +10,7 @@ import sys
 from . import attach, banned, errors, plots, rewrite, schedule, snapshot
 from .capture import DEFAULT_CAP, Capture, Tee
 from .codecache import CodeCache, watching_warnings
-from .deferred import settle
+from .deferred import settle_return
 from .state import RT, SYSTEM_VAR_NAMES, _dict_version
 
 _MISSING = object()
@@ -246,7 +246,10 @@ def user_names(rt) -> list:
 
 
 def last(value):
-    value = settle(value)
+    # The block's last expression is what it hands back, as `return` does for a function:
+    # `[cat(p) for p in ps]` or `{k: size(k) for k in ks}` there means the data, so the calls
+    # one or two container levels deep run together (a list kept in a name is settled in place).
+    value = settle_return(value)
     RT.last_value = value
     return value
 

@@ -239,6 +239,35 @@ def _syntax_hints(exc: SyntaxError, lines: list, hints: list, flags: list) -> No
         flags.append("indentation")
 
 
+# asyncio's own words when code expects the event loop a notebook runs (a block has none).
+_NO_LOOP = ("no running event loop", "There is no current event loop")
+
+
+def _usage_hints(exc: BaseException, message: str, hints: list, flags: list) -> None:
+    """Failures whose cause is how a block runs, not the code's own logic."""
+    if isinstance(exc, TypeError) and "DeferredCall" in message:
+        # json.dumps(results), sorted(results), results[0] + 1... on calls a list still holds.
+        hints.append(
+            "a tool call inside a list, dict or argument has not run yet (calls in comprehensions and "
+            "containers stay deferred): run them together first, e.g. "
+            "`results = await gather(*[tool(x) for x in xs])`, or assign each call as a statement"
+        )
+        flags.append("deferred")
+    elif isinstance(exc, RuntimeError) and any(s in message for s in _NO_LOOP):
+        hints.append(
+            "a block runs without an asyncio event loop: await coroutines directly (top-level await "
+            "works), use gather() for concurrency, or put the asyncio code in `async def main()` and "
+            "call asyncio.run(main())"
+        )
+        flags.append("no-event-loop")
+    elif isinstance(exc, EOFError) and "reading a line" in message:
+        hints.append(
+            "nothing is typed into this block: its standard input is empty, so input() cannot ask; "
+            "put the value in the code (or read it from a file)"
+        )
+        flags.append("no-stdin")
+
+
 def build(
     exc: BaseException,
     *,
@@ -278,6 +307,7 @@ def build(
             flags.append("undefined-name")
         if isinstance(exc, ProcessRefused):
             flags.append("sandbox")
+        _usage_hints(exc, err["message"], hints, flags)
         denial = _denial_hint(exc, policy, tool_hints or {})
         if denial:
             hints.append(denial)

@@ -1,0 +1,170 @@
+// Forms a model writes whose outcome used to mislead (outside-in QA of block semantics):
+// a block that ENDS with a comprehension or container of tool calls means the data, as
+// `return` does; failures whose cause is how a block runs (calls a list still holds, no
+// asyncio event loop, no stdin) carry a hint that says what to write instead. Real sessions,
+// host tools that log each call, so every test also proves how often each tool ran.
+import assert from 'node:assert/strict'
+import { after, before, beforeEach, describe, test } from 'node:test'
+import type { BlockOutcome } from '../../src/sessions/outcome.js'
+import { createRuntime, type Runtime } from '../../src/sessions/runtime.js'
+import type { Session } from '../../src/sessions/session.js'
+import { python, tempHome } from '../sessions/helpers.js'
+
+const { home, root } = tempHome('forms-results')
+let rt: Runtime
+let s: Session
+let log: string[] = []
+let active = 0
+let peak = 0
+
+before(async () => {
+  rt = await createRuntime({ home, python, pool: { size: 0 }, defaultTools: false })
+  s = await rt.createSession({ roots: [root] })
+  await s.bind(
+    'read',
+    (path: string) => {
+      log.push(`read:${path}`)
+      return { path, text: `text of ${path}` }
+    },
+    { signature: '(path)' },
+  )
+  await s.bind(
+    'size',
+    async (path: string) => {
+      log.push(`size:${path}`)
+      active++
+      peak = Math.max(peak, active)
+      // Long enough that calls sent together overlap, even on a loaded machine.
+      await new Promise((r) => setTimeout(r, 60))
+      active--
+      return path.length
+    },
+    { signature: '(path)' },
+  )
+  await s.bind(
+    'fail',
+    (where: string) => {
+      log.push(`fail:${where}`)
+      throw new Error(`boom in ${where}`)
+    },
+    { signature: '(where)' },
+  )
+})
+after(async () => {
+  await s.dispose()
+  await rt.close()
+})
+beforeEach(() => {
+  log = []
+  peak = 0
+})
+
+const run = (code: string) => s.runBlock(code, { timeoutMs: 120_000 })
+// The outcome schema leaves an error's flags and hints open: read them as the lists they are.
+const flags = (r: BlockOutcome) => (r.error?.flags ?? []) as string[]
+const hints = (r: BlockOutcome) => (r.error?.hints ?? []) as string[]
+
+describe('the last expression settles the calls it holds, as return does', () => {
+  test('a list comprehension of tool calls is the block result, the calls sent together', async () => {
+    const r = await run('[size(q) for q in ["a", "bb", "ccc"]]')
+    assert.equal(r.error, undefined, JSON.stringify(r.error))
+    assert.deepEqual(r.result, [1, 2, 3])
+    assert.deepEqual(log, ['size:a', 'size:bb', 'size:ccc'])
+    assert.equal(peak, 3, 'the three calls were in flight at once')
+  })
+
+  test('a dict comprehension, a tuple and a nested list give data, each tool run once', async () => {
+    const dict = await run('{k: size(k) for k in ["x", "yy"]}')
+    assert.deepEqual(dict.result, { x: 1, yy: 2 })
+    const tuple = await run('read("t1"), size("t22")')
+    assert.deepEqual(tuple.result, [{ path: 't1', text: 'text of t1' }, 3])
+    const nested = await run('{"files": [read("n1"), read("n2")], "n": size("abcd")}')
+    assert.deepEqual(nested.result, {
+      files: [
+        { path: 'n1', text: 'text of n1' },
+        { path: 'n2', text: 'text of n2' },
+      ],
+      n: 4,
+    })
+    assert.deepEqual(log.sort(), [
+      'read:n1',
+      'read:n2',
+      'read:t1',
+      'size:abcd',
+      'size:t22',
+      'size:x',
+      'size:yy',
+    ])
+  })
+
+  test('a name holding deferred calls, shown last, is settled in place: later blocks see data', async () => {
+    const held = await run('pending = [size(q) for q in ["p", "qq"]]\nlen(pending)')
+    assert.equal(held.result, 2)
+    assert.deepEqual(log, [], 'assigning the comprehension runs nothing (expression positions stay deferred)')
+    const shown = await run('pending')
+    assert.deepEqual(shown.result, [1, 2])
+    const later = await run('import json\nprint(json.dumps(pending), sorted(pending, reverse=True))')
+    assert.equal(later.stdout, '[1, 2] [2, 1]\n')
+    assert.deepEqual(log, ['size:p', 'size:qq'], 'each ran once, when the block showed them')
+  })
+
+  test('a failing call inside the last expression is the block error, with the tool message and line', async () => {
+    const r = await run('x = 1\n[read("ok"), fail("last")]')
+    assert.equal(r.error?.phase, 'host')
+    assert.match(r.error?.message ?? '', /tool fail failed: boom in last/)
+    assert.equal(r.error?.line, 2)
+    assert.deepEqual(log.sort(), ['fail:last', 'read:ok'])
+  })
+
+  test('with a top-level await in the block, the last expression settles too', async () => {
+    const r = await run('first = await read("aw")\n[first["path"], size("zz"), read("b")["text"]]')
+    assert.deepEqual(r.result, ['aw', 2, 'text of b'])
+  })
+
+  test('printed output still wins over the last expression (its calls run all the same)', async () => {
+    const r = await run('print("listing")\n[size(q) for q in ["a"]]')
+    assert.equal(r.stdout, 'listing\n')
+    assert.equal(r.result, undefined)
+    assert.deepEqual(log, ['size:a'])
+  })
+})
+
+describe('failures caused by how a block runs carry a hint', () => {
+  test('json.dumps and sorted over calls a list still holds: the hint says to gather them', async () => {
+    for (const code of [
+      'import json\nres = [size(q) for q in ["a", "bb"]]\nprint(json.dumps(res))',
+      'sorted([size(q) for q in ["ccc", "a"]])',
+    ]) {
+      const r = await run(code)
+      assert.equal(r.error?.phase, 'runtime')
+      assert.match(r.error?.message ?? '', /^TypeError: .*DeferredCall/)
+      assert.ok(flags(r).includes('deferred'), JSON.stringify(r.error))
+      assert.match(hints(r)[0] ?? '', /has not run yet.*await gather\(\*\[tool\(x\) for x in xs\]\)/)
+    }
+    // The hinted form works: the same data, the calls together.
+    const fixed = await run(
+      'import json\nres = await gather(*[size(q) for q in ["a", "bb"]])\nprint(json.dumps(res))',
+    )
+    assert.equal(fixed.stdout, '[1, 2]\n')
+  })
+
+  test('a TypeError of the code itself gets no such hint', async () => {
+    const r = await run('sorted([1, "a"])')
+    assert.match(r.error?.message ?? '', /^TypeError: '<' not supported/)
+    assert.equal(r.error?.hints, undefined)
+  })
+
+  test('asyncio.create_task at block level: no running loop, and the hint names what works', async () => {
+    const r = await run('import asyncio\nasync def tick():\n    return 1\nt = asyncio.create_task(tick())')
+    assert.equal(r.error?.phase, 'runtime')
+    assert.match(r.error?.message ?? '', /^RuntimeError: no running event loop/)
+    assert.equal(r.error?.line, 4)
+    assert.ok(flags(r).includes('no-event-loop'))
+    assert.match(hints(r)[0] ?? '', /without an asyncio event loop.*asyncio\.run\(main\(\)\)/)
+    // What the hint says works: a top-level await, and asyncio.run of a coroutine.
+    const ok = await run(
+      'import asyncio\nasync def tick():\n    return 1\n(await tick(), asyncio.run(tick()))',
+    )
+    assert.deepEqual(ok.result, [1, 1])
+  })
+})
