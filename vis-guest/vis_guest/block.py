@@ -102,6 +102,15 @@ def prepare(source: str, filename: str, *, capture_last: bool, check: bool):
     return code, found
 
 
+def _note_lost(rt, survived) -> None:
+    """The first block on a replacement worker carries what the kill lost."""
+    if isinstance(survived, dict) and survived.get("worker_replaced"):
+        cause = survived.get("cause") if isinstance(survived.get("cause"), str) else "a kill"
+        for name in survived.get("lost") or ():
+            if isinstance(name, str):
+                rt.lost[name] = cause
+
+
 def _error(exc: BaseException, syntax: bool, filename: str, source: str) -> dict:
     cfg = RT.config
     return errors.build(
@@ -110,6 +119,7 @@ def _error(exc: BaseException, syntax: bool, filename: str, source: str) -> dict
         filename=filename,
         source=source,
         removed=RT.removed,
+        lost=RT.lost,
         policy=cfg.get("policy") or {},
         tool_hints=cfg.get("tool_hints") or {},
     )
@@ -151,6 +161,7 @@ def run(request: dict) -> dict:
     untouched = _dict_version(g)
     untouched = untouched is not None and untouched == rt.reported.get("globals")
     g["session"] = dict(ctx or {})
+    _note_lost(rt, g["session"].get("survived"))
     start = _dict_version(g)
     rt.last_value = None
     rt.attachments = []
@@ -181,6 +192,9 @@ def run(request: dict) -> dict:
                     pass
             rt.restore()
         snapshot.record(rt, found, before)
+        if rt.lost:
+            for name in [n for n in rt.lost if n in g]:  # made again: a later NameError is the code's own
+                del rt.lost[name]
         plots.flush(rt)  # figures left open become the block's pictures
     outcome: dict = {}
     text = capture.text()

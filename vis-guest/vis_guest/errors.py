@@ -106,7 +106,7 @@ def _phase(exc: BaseException) -> str:
     return "runtime"
 
 
-def _message(exc: BaseException, removed: set) -> str:
+def _message(exc: BaseException, removed: set, lost: dict) -> str:
     if isinstance(exc, wire.ToolError):
         return f"tool {exc.tool} failed: {exc.host_message}"
     if isinstance(exc, GatherError):
@@ -118,6 +118,13 @@ def _message(exc: BaseException, removed: set) -> str:
         return (
             f"NameError: name '{n}' is not defined: the tool {n} was removed from this session; "
             f"find what replaces it with apropos('{n}')"
+        )
+    if isinstance(exc, NameError) and getattr(exc, "name", None) in lost:
+        n = exc.name
+        return (
+            f"NameError: name '{n}' is not defined: its value was lost when the worker was replaced "
+            f"(cause: {lost[n]}); functions, classes, imports and plain data were restored, other "
+            f"values were not: create '{n}' again"
         )
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
@@ -277,6 +284,7 @@ def build(
     removed: set,
     policy: dict,
     tool_hints: dict | None = None,
+    lost: dict | None = None,
 ) -> dict:
     lines = source.splitlines()
     hints: list = []
@@ -296,12 +304,14 @@ def build(
         if isinstance(exc, KeyboardInterrupt):
             err["message"] = "KeyboardInterrupt: the block was interrupted"
         else:
-            err["message"] = _message(exc, removed)
+            err["message"] = _message(exc, removed, lost or {})
         pos = _user_position(exc, filename, lines)
         where = _earlier_block_frame(exc, filename)
         if where:
             err["message"] += f"\n({where})"
-        if isinstance(exc, NameError) and not isinstance(exc, UnboundLocalError):
+        if isinstance(exc, NameError) and getattr(exc, "name", None) in (lost or {}):
+            flags.append("lost")
+        elif isinstance(exc, NameError) and not isinstance(exc, UnboundLocalError):
             name = getattr(exc, "name", None) or ""
             hints.append(f"'{name}' is not defined here; search tools and helpers with apropos('{name}')")
             flags.append("undefined-name")
