@@ -4,7 +4,7 @@ import sys
 
 from . import wire
 
-_PENDING, _DONE, _FAILED, _RUNNING = 0, 1, 2, 3
+_PENDING, _DONE, _FAILED, _RUNNING, _SENT = 0, 1, 2, 3, 4
 
 # Opcodes that mean "the program reads this attribute" as opposed to a hasattr/getattr probe,
 # which reaches __getattr__ from a CALL instruction.
@@ -66,15 +66,19 @@ class DeferredCall:
             except wire.ToolError as e:
                 self._value = e
                 self._state = _FAILED
+        elif self._state == _SENT:
+            _LoopCalls.finish(self)
         return self._outcome()
 
     def __await__(self):
         if self._state == _PENDING:
             if _running_loop():
-                # Inside asyncio.run(): asyncio's loop cannot handle our yields, so settle here.
-                return self._settle()
+                # Inside asyncio.run(): asyncio's loop cannot take our yields; see _LoopCalls.
+                return (yield from _LoopCalls.run(self))
             # Our scheduler (block driver or gather) sees the yield, sends the call and resumes us.
             yield self
+        elif self._state == _SENT:
+            _LoopCalls.finish(self)
         return self._outcome()
 
     # -- touching the call as data settles it ------------------------------------------------
@@ -137,6 +141,60 @@ class DeferredCall:
 
     def __float__(self):
         return float(self._settle())
+
+
+class _LoopCalls:
+    """Tool calls awaited under asyncio's loop (inside asyncio.run), still concurrent.
+
+    The loop cannot wait for a host reply (it has no file descriptor to select on), so each
+    awaited call is sent at once, then passes the turn once (asyncio.sleep(0)) so that sibling
+    tasks (asyncio.gather, create_task) send theirs; the first to resume waits for ANY call in
+    flight and stores each reply on its call, until its own is in. `asyncio.gather(cat(a),
+    cat(b))` then costs one round trip instead of two. Calls are kept per job, so an id from
+    an earlier block (a loop kept across blocks) is never waited for."""
+
+    inflight: dict = {}  # call id -> (job, DeferredCall)
+
+    @classmethod
+    def run(cls, call):
+        import asyncio
+
+        try:
+            call_id = wire.send(call._tool, call._args)
+        except Exception as e:  # noqa: BLE001 - refused before sending: raised where awaited
+            call._fail(e)
+            return call._outcome()
+        call._state = _SENT
+        cls.inflight[call_id] = (_job(), call)
+        yield from asyncio.sleep(0).__await__()
+        cls.finish(call)
+        return call._outcome()
+
+    @classmethod
+    def finish(cls, call) -> None:
+        job = _job()
+        for cid in [c for c, (j, _) in cls.inflight.items() if j != job]:
+            cls.inflight.pop(cid)[1]._fail(RuntimeError("the block that sent this tool call has ended"))
+        while call._state == _SENT:
+            ids = list(cls.inflight)
+            try:
+                cid, reply = wire.wait(ids)
+            except BaseException:
+                # An interrupt cancels every call it waited for: none of them will be answered.
+                for c in ids:
+                    entry = cls.inflight.pop(c, None)
+                    if entry is not None:
+                        entry[1]._fail(KeyboardInterrupt())
+                raise
+            entry = cls.inflight.pop(cid, None)
+            if entry is not None:
+                entry[1]._complete(reply)
+
+
+def _job() -> int:
+    import _vis
+
+    return _vis.current_job()
 
 
 class DeferredRun(DeferredCall):
