@@ -129,12 +129,59 @@ describe('the last expression settles the calls it holds, as return does', () =>
   })
 })
 
+describe('a call used as data in an expression runs there', () => {
+  test('json.dumps / json.dump of a call, or of a dict and list holding calls', async () => {
+    const r = await run(
+      [
+        'import io, json',
+        'one = json.dumps(read("j1"))',
+        'held = json.dumps({"r": read("j2"), "sizes": [size(q) for q in ["a", "bb"]]}, sort_keys=True)',
+        'fh = io.StringIO()',
+        'json.dump([read("j3")], fh)',
+        'print(one)',
+        'print(held)',
+        'print(fh.getvalue())',
+      ].join('\n'),
+    )
+    assert.equal(r.error, undefined, JSON.stringify(r.error))
+    assert.equal(
+      r.stdout,
+      [
+        '{"path": "j1", "text": "text of j1"}',
+        '{"r": {"path": "j2", "text": "text of j2"}, "sizes": [1, 2]}',
+        '[{"path": "j3", "text": "text of j3"}]',
+        '',
+      ].join('\n'),
+    )
+    assert.deepEqual(log.sort(), ['read:j1', 'read:j2', 'read:j3', 'size:a', 'size:bb'])
+    // A value json cannot encode is still refused with json's own words.
+    const bad = await run('import json\njson.dumps({"s": {1, 2}})')
+    assert.match(bad.error?.message ?? '', /^TypeError: Object of type set is not JSON serializable/)
+  })
+
+  test('arithmetic, comparisons, sorting, rounding and indexing settle the call', async () => {
+    const r = await run(
+      [
+        'items = ["x", "y", "z", "w"]',
+        '[size("abc") * 2, 10 - size("ab"), size("abcd") / 2, -size("a"), size("ab") > 1,',
+        ' size("abc") <= 2, round(size("abc") / 2), sorted([size(q) for q in ["ccc", "a", "bb"]]),',
+        ' items[size("a")], list(range(size("ab"))), 2 ** size("abc"), size("abcde") % 3, abs(-size("ab"))]',
+      ].join('\n'),
+    )
+    assert.equal(r.error, undefined, JSON.stringify(r.error))
+    assert.deepEqual(r.result, [6, 8, 2, -1, true, false, 2, [1, 2, 3], 'y', [0, 1], 8, 2, 2])
+  })
+
+  test('repr still says a call never ran, and nothing runs it', async () => {
+    const r = await run('print(repr(read("never")))')
+    assert.match(r.stdout ?? '', /NEVER AWAITED, it did not run/)
+    assert.deepEqual(log, [])
+  })
+})
+
 describe('failures caused by how a block runs carry a hint', () => {
-  test('json.dumps and sorted over calls a list still holds: the hint says to gather them', async () => {
-    for (const code of [
-      'import json\nres = [size(q) for q in ["a", "bb"]]\nprint(json.dumps(res))',
-      'sorted([size(q) for q in ["ccc", "a"]])',
-    ]) {
+  test('a call a list still holds that str.join or a method descriptor cannot take: the hint says to gather them', async () => {
+    for (const code of ['", ".join([read("a")["path"], read("b")])', 'list(dict.keys(read("k")))']) {
       const r = await run(code)
       assert.equal(r.error?.phase, 'runtime')
       assert.match(r.error?.message ?? '', /^TypeError: .*DeferredCall/)
@@ -143,9 +190,9 @@ describe('failures caused by how a block runs carry a hint', () => {
     }
     // The hinted form works: the same data, the calls together.
     const fixed = await run(
-      'import json\nres = await gather(*[size(q) for q in ["a", "bb"]])\nprint(json.dumps(res))',
+      'import math\nsizes = await gather(*[size(q) for q in ["ccc", "a"]])\nmath.fsum(sizes)',
     )
-    assert.equal(fixed.stdout, '[1, 2]\n')
+    assert.equal(fixed.result, 4)
   })
 
   test('a TypeError of the code itself gets no such hint', async () => {

@@ -15,6 +15,7 @@ from . import (
     block,
     deferred,
     helpers,
+    lazy,
     paths,
     pkgenv,
     probe,
@@ -49,6 +50,7 @@ def install_runtime(config: dict) -> dict:
         surface.install(rt)
         signals.install(rt)
         aio.install()
+        lazy.when_imported("json", deferred.settle_in_json)
         _route_sockets()
         autoimport.install(rt)
         hooks = {

@@ -1,5 +1,6 @@
 """A bound tool returns a DeferredCall; settling it runs the tool on the host, once."""
 
+import operator
 import sys
 
 from . import wire
@@ -141,6 +142,38 @@ class DeferredCall:
 
     def __float__(self):
         return float(self._settle())
+
+
+def _settled_first(op):
+    return lambda self, *other: op(self._settle(), *other)
+
+
+def _settled_second(op):
+    return lambda self, other: op(other, self._settle())
+
+
+# Arithmetic and ordering touch the call as data too: `size(p) * 2`, `count(q) > 0`,
+# `sorted(...)` over settled values, `-n`, `round(n / 2)`, `range(count(q))`.
+for _name in ("lt", "le", "gt", "ge", "sub", "mul", "truediv", "floordiv", "mod", "pow", "neg", "pos", "abs", "index"):
+    _op = getattr(operator, _name if _name != "index" else "index")
+    setattr(DeferredCall, f"__{_name}__", _settled_first(_op))
+for _name in ("sub", "mul", "truediv", "floordiv", "mod", "pow"):
+    setattr(DeferredCall, f"__r{_name}__", _settled_second(getattr(operator, _name)))
+DeferredCall.__round__ = lambda self, *n: round(self._settle(), *n)
+
+
+def settle_in_json(json) -> None:
+    """json.dumps(cat(p)), json.dump({"r": grep(q)}, fh): the encoder settles a call it
+    meets (it would refuse it as not serializable), in place of its own refusal."""
+    base = json.JSONEncoder.default
+
+    def default(self, o):
+        if isinstance(o, DeferredCall):
+            return o._settle()
+        return base(self, o)
+
+    default.__doc__ = base.__doc__
+    json.JSONEncoder.default = default
 
 
 class _LoopCalls:
