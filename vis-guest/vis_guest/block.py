@@ -102,6 +102,16 @@ def prepare(source: str, filename: str, *, capture_last: bool, check: bool):
     return code, found
 
 
+def _clean_exit(exc: BaseException) -> bool:
+    """sys.exit(0), sys.exit(), exit(), quit(): python3 ends with status 0, a success, and says
+    nothing. The block ends there as a success (what it printed stays; the session goes on);
+    any other status is the block's error, as python3's non-zero exit is a failure."""
+    if not isinstance(exc, SystemExit):
+        return False
+    code = exc.code
+    return code is None or (isinstance(code, int) and code == 0)
+
+
 def _note_lost(rt, survived) -> None:
     """The first block on a replacement worker carries what the kill lost."""
     if isinstance(survived, dict) and survived.get("worker_replaced"):
@@ -182,7 +192,8 @@ def run(request: dict) -> dict:
         try:
             execute(code)
         except BaseException as e:  # noqa: BLE001 - SystemExit/KeyboardInterrupt end the block, not the worker
-            err = _error(e, False, filename, source)
+            if not _clean_exit(e):
+                err = _error(e, False, filename, source)
             e = None
         finally:
             for stream in (sys.stdout, sys.stderr):
