@@ -172,6 +172,26 @@ describe('a call used as data in an expression runs there', () => {
     assert.deepEqual(r.result, [6, 8, 2, -1, true, false, 2, [1, 2, 3], 'y', [0, 1], 8, 2, 2])
   })
 
+  test('print() of a list or dict holding calls prints the data (results.append in a loop)', async () => {
+    const r = await run(
+      [
+        'results = []',
+        'for q in ["a", "bb", "ccc"]:',
+        '    results.append(size(q))',
+        'print(results)',
+        'print({k: read(k)["path"] for k in "xy"}, {"n": size("four")}, sep=" | ")',
+        'print(results is not None, [r + 1 for r in results])',
+      ].join('\n'),
+    )
+    assert.equal(r.error, undefined, JSON.stringify(r.error))
+    assert.equal(r.stdout, "[1, 2, 3]\n{'x': 'x', 'y': 'y'} | {'n': 4}\nTrue [2, 3, 4]\n")
+    assert.equal(peak, 3, 'print sent the list calls together')
+    assert.deepEqual(log.sort(), ['read:x', 'read:y', 'size:a', 'size:bb', 'size:ccc', 'size:four'])
+    // print is still python's print to look at.
+    const looks = await run('import builtins\n(print is builtins.print, print.__name__, print.__module__)')
+    assert.deepEqual(looks.result, [true, 'print', 'builtins'])
+  })
+
   test('repr still says a call never ran, and nothing runs it', async () => {
     const r = await run('print(repr(read("never")))')
     assert.match(r.stdout ?? '', /NEVER AWAITED, it did not run/)

@@ -62,6 +62,7 @@ def install_runtime(config: dict) -> dict:
             "__vis_last__": block.last,
             "__vis_unshadow__": block.unshadow,
             "gather": schedule.gather,
+            "print": deferred.settling_print(builtins.print),
         }
         doc, apropos, defs = helpers.make_helpers(rt)
         vis_attach, vis_attach_bytes = attach.make_helpers(rt)

@@ -162,6 +162,24 @@ for _name in ("sub", "mul", "truediv", "floordiv", "mod", "pow"):
 DeferredCall.__round__ = lambda self, *n: round(self._settle(), *n)
 
 
+def settling_print(builtin_print):
+    """print() that settles the calls its container arguments hold (one or two levels, sent
+    together, as `return` does): `results.append(search(q))` in a loop, then `print(results)`,
+    shows the data rather than a list of never-run calls. A call passed itself settles through
+    str() already; anything else passes through untouched."""
+    import functools
+
+    @functools.wraps(builtin_print)
+    def print(*args, **kwargs):  # noqa: A001 - it IS print
+        for a in args:  # a plain loop: print sits in hot loops, a generator costs more
+            if type(a) in _CONTAINERS:
+                args = tuple(settle_return(a) if type(a) in _CONTAINERS else a for a in args)
+                break
+        return builtin_print(*args, **kwargs)
+
+    return print
+
+
 def settle_in_json(json) -> None:
     """json.dumps(cat(p)), json.dump({"r": grep(q)}, fh): the encoder settles a call it
     meets (it would refuse it as not serializable), in place of its own refusal."""
