@@ -215,6 +215,18 @@ describe('failures caused by how a block runs carry a hint', () => {
     assert.equal(fixed.result, 4)
   })
 
+  test("a tool's name bound by an earlier block is the tool again: using it as that value says why", async () => {
+    const r = await run('read = read("shadow")\nread["path"]')
+    assert.equal(r.result, 'shadow', 'the value lasts for its own block')
+    const next = await run('read["path"]')
+    assert.match(
+      next.error?.message ?? '',
+      /^TypeError: 'Tool' object is not subscriptable\nhint: a tool is used as a value here: call it .*lasts for that block only$/,
+    )
+    assert.ok(flags(next).includes('tool-as-value'))
+    assert.equal((await run('read("again")["path"]')).result, 'again')
+  })
+
   test('a TypeError of the code itself gets no such hint', async () => {
     const r = await run('sorted([1, "a"])')
     assert.match(r.error?.message ?? '', /^TypeError: '<' not supported/)

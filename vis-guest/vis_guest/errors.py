@@ -260,6 +260,12 @@ def _usage_hints(exc: BaseException, message: str, hints: list, flags: list) -> 
             "`results = await gather(*[tool(x) for x in xs])`, or assign each call as a statement"
         )
         flags.append("deferred")
+    elif isinstance(exc, TypeError) and ("'Tool' object" in message or "'Namespace' object" in message):
+        hints.append(
+            "a tool is used as a value here: call it (`r = cat(path)`, then use r); a value a block "
+            "assigns to a tool's name lasts for that block only"
+        )
+        flags.append("tool-as-value")
     elif isinstance(exc, RuntimeError) and any(s in message for s in _NO_LOOP):
         hints.append(
             "a block runs without an asyncio event loop: await coroutines directly (top-level await "
