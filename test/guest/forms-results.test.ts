@@ -227,6 +227,25 @@ describe('failures caused by how a block runs carry a hint', () => {
     assert.equal((await run('read("again")["path"]')).result, 'again')
   })
 
+  test('r.text on a tool result (a dict) says to read r["text"], or lists its keys', async () => {
+    const r = await run('r = read("a")\nr.text')
+    assert.equal(r.error?.line, 2)
+    assert.equal(
+      r.error?.message,
+      "AttributeError: 'ResultDict' object has no attribute 'text': a tool result is a dict, read it as ['text']",
+    )
+    const missing = await run('read("b").nope')
+    assert.equal(
+      missing.error?.message,
+      "AttributeError: 'ResultDict' object has no attribute 'nope': a tool result is a dict; its keys are ['path', 'text']",
+    )
+    // Still a plain dict to everything that probes it.
+    const probes = await run(
+      'import copy\n(hasattr(r, "text"), isinstance(r, dict), copy.deepcopy(r) == r, r.get("text"))',
+    )
+    assert.deepEqual(probes.result, [false, true, true, 'text of a'])
+  })
+
   test('a TypeError of the code itself gets no such hint', async () => {
     const r = await run('sorted([1, "a"])')
     assert.match(r.error?.message ?? '', /^TypeError: '<' not supported/)
