@@ -199,6 +199,35 @@ describe('a call used as data in an expression runs there', () => {
   })
 })
 
+describe('tool failures are caught by the names their errors show', () => {
+  test('except ToolError and except GatherError work; a class of the same name a block defines is its own', async () => {
+    const r = await run(
+      [
+        'try:',
+        '    fail("x")',
+        'except ToolError as e:',
+        '    print("caught", type(e).__name__, e.tool, "|", e)',
+        'try:',
+        '    await gather(fail("a"), read("b"), fail("c"))',
+        'except GatherError as e:',
+        '    print(len(e.exceptions), [str(x) for x in e.exceptions])',
+      ].join('\n'),
+    )
+    assert.equal(r.error, undefined, JSON.stringify(r.error))
+    assert.equal(
+      r.stdout,
+      "caught ToolError fail | fail: boom in x\n2 ['fail: boom in a', 'fail: boom in c']\n",
+    )
+    await run('class ToolError(Exception):\n    pass')
+    const own = await run(
+      'try:\n    raise ToolError("mine")\nexcept ToolError as e:\n    print("own", e)\nToolError.__module__',
+    )
+    assert.equal(own.stdout, 'own mine\n')
+    const after = await run('ToolError.__module__')
+    assert.equal(after.result, '__main__', 'the block-defined class stays the session name')
+  })
+})
+
 describe('failures caused by how a block runs carry a hint', () => {
   test('a call a list still holds that str.join or a method descriptor cannot take: the hint says to gather them', async () => {
     for (const code of ['", ".join([read("a")["path"], read("b")])', 'list(dict.keys(read("k")))']) {

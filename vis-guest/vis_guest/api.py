@@ -24,6 +24,7 @@ from . import (
     snapshot,
     surface,
     tools,
+    wire,
 )
 from .state import RT, SYSTEM_VAR_NAMES
 
@@ -63,6 +64,10 @@ def install_runtime(config: dict) -> dict:
             "__vis_unshadow__": block.unshadow,
             "gather": schedule.gather,
             "print": deferred.settling_print(builtins.print),
+            # The classes a failed tool call or gather() raises, by the names their errors show,
+            # so `except ToolError as e:` works as the model reads it (a block may shadow them).
+            "ToolError": wire.ToolError,
+            "GatherError": schedule.GatherError,
         }
         doc, apropos, defs = helpers.make_helpers(rt)
         vis_attach, vis_attach_bytes = attach.make_helpers(rt)
