@@ -192,6 +192,24 @@ describe('a call used as data in an expression runs there', () => {
     assert.deepEqual(looks.result, [true, 'print', 'builtins'])
   })
 
+  test('pprint / pformat of a call or of containers holding calls print the data', async () => {
+    const r = await run(
+      [
+        'from pprint import pprint, pformat',
+        'import pprint as pp',
+        'pprint([read("p1"), size("bb")])',
+        'pp.pp(read("p2"))',
+        'print(pformat({"k": size("abc")}))',
+      ].join('\n'),
+    )
+    assert.equal(r.error, undefined, JSON.stringify(r.error))
+    assert.equal(
+      r.stdout,
+      "[{'path': 'p1', 'text': 'text of p1'}, 2]\n{'path': 'p2', 'text': 'text of p2'}\n{'k': 3}\n",
+    )
+    assert.deepEqual(log.sort(), ['read:p1', 'read:p2', 'size:abc', 'size:bb'])
+  })
+
   test('repr still says a call never ran, and nothing runs it', async () => {
     const r = await run('print(repr(read("never")))')
     assert.match(r.stdout ?? '', /NEVER AWAITED, it did not run/)
@@ -273,6 +291,15 @@ describe('failures caused by how a block runs carry a hint', () => {
       'import copy\n(hasattr(r, "text"), isinstance(r, dict), copy.deepcopy(r) == r, r.get("text"))',
     )
     assert.deepEqual(probes.result, [false, true, true, 'text of a'])
+  })
+
+  test("display() (IPython's) is a NameError that says to print", async () => {
+    const r = await run('x = 1\ndisplay(x)')
+    assert.match(
+      r.error?.message ?? '',
+      /^NameError: name 'display' is not defined\nhint: display\(\) is IPython's.*print\(\)/,
+    )
+    assert.equal(hints(r).length, 1, 'one hint, not the apropos one as well')
   })
 
   test('a TypeError of the code itself gets no such hint', async () => {

@@ -52,6 +52,7 @@ def install_runtime(config: dict) -> dict:
         signals.install(rt)
         aio.install()
         lazy.when_imported("json", deferred.settle_in_json)
+        lazy.when_imported("pprint", deferred.settle_in_pprint)
         _route_sockets()
         autoimport.install(rt)
         hooks = {

@@ -180,6 +180,23 @@ def settling_print(builtin_print):
     return print
 
 
+def settle_in_pprint(pprint) -> None:
+    """pprint(results), pformat({...}) of calls, or of containers holding them: settled first,
+    as print() does (PrettyPrinter's two entry points; pprint.pp and pprint.pprint use them)."""
+    import functools
+
+    cls = pprint.PrettyPrinter
+    for name in ("pprint", "pformat"):
+        base = getattr(cls, name)
+
+        def settled(self, object, _base=base):  # noqa: A002 - pprint's own parameter name
+            if isinstance(object, DeferredCall) or type(object) in _CONTAINERS:
+                object = settle_return(object)
+            return _base(self, object)
+
+        setattr(cls, name, functools.wraps(base)(settled))
+
+
 def settle_in_json(json) -> None:
     """json.dumps(cat(p)), json.dump({"r": grep(q)}, fh): the encoder settles a call it
     meets (it would refuse it as not serializable), in place of its own refusal."""

@@ -317,6 +317,12 @@ def build(
             err["message"] += f"\n({where})"
         if isinstance(exc, NameError) and getattr(exc, "name", None) in (lost or {}):
             flags.append("lost")
+        elif isinstance(exc, NameError) and getattr(exc, "name", None) == "display":
+            hints.append(
+                "display() is IPython's, and a block is not a notebook cell: print() what you want to see "
+                "(the block's last expression is its result)"
+            )
+            flags.append("undefined-name")
         elif isinstance(exc, NameError) and not isinstance(exc, UnboundLocalError):
             name = getattr(exc, "name", None) or ""
             hints.append(f"'{name}' is not defined here; search tools and helpers with apropos('{name}')")
