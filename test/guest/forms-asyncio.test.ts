@@ -3,64 +3,12 @@
 // the other; now the calls of sibling tasks are in flight together (deferred._LoopCalls).
 // Real sessions; the tools count how many of them run at once.
 import assert from 'node:assert/strict'
-import { after, before, beforeEach, describe, test } from 'node:test'
-import { createRuntime, type Runtime } from '../../src/sessions/runtime.js'
-import type { Session } from '../../src/sessions/session.js'
-import type { ToolContext } from '../../src/tools/types.js'
-import { python, tempHome } from '../sessions/helpers.js'
+import { describe, test } from 'node:test'
+import { loggedSession } from './logged-session.js'
 
-const { home, root } = tempHome('forms-asyncio')
-let rt: Runtime
-let s: Session
-let log: string[] = []
-let active = 0
-let peak = 0
+const tools = loggedSession('forms-asyncio', 80)
 
-before(async () => {
-  rt = await createRuntime({ home, python, pool: { size: 0 }, defaultTools: false })
-  s = await rt.createSession({ roots: [root] })
-  await s.bind(
-    'slow',
-    async (q: string) => {
-      log.push(`slow:${q}`)
-      active++
-      peak = Math.max(peak, active)
-      // Long enough that calls sent together overlap, even on a loaded machine.
-      await new Promise((r) => setTimeout(r, 80))
-      active--
-      return q.toUpperCase()
-    },
-    { signature: '(q)' },
-  )
-  await s.bind(
-    'fail',
-    (where: string) => {
-      log.push(`fail:${where}`)
-      throw new Error(`boom in ${where}`)
-    },
-    { signature: '(where)' },
-  )
-  // Answers only when its call is cancelled (the block's interrupt aborts it).
-  await s.bind(
-    'hang',
-    (...a: unknown[]) => {
-      const ctx = a.at(-1) as ToolContext
-      log.push('hang')
-      return new Promise((resolve) => ctx.signal.addEventListener('abort', () => resolve(null)))
-    },
-    { signature: '()' },
-  )
-})
-after(async () => {
-  await s.dispose()
-  await rt.close()
-})
-beforeEach(() => {
-  log = []
-  peak = 0
-})
-
-const run = (code: string, timeoutMs = 120_000) => s.runBlock(code, { timeoutMs })
+const run = (code: string, timeoutMs = 120_000) => tools.session.runBlock(code, { timeoutMs })
 
 describe('tool calls under asyncio.run run concurrently', () => {
   test('asyncio.gather of tool calls inside asyncio.run(main())', async () => {
@@ -74,8 +22,8 @@ describe('tool calls under asyncio.run run concurrently', () => {
     )
     assert.equal(r.error, undefined, JSON.stringify(r.error))
     assert.deepEqual(r.result, ['A', 'B', 'C'])
-    assert.deepEqual(log, ['slow:a', 'slow:b', 'slow:c'])
-    assert.equal(peak, 3, 'the three calls were in flight at once')
+    assert.deepEqual(tools.log, ['slow:a', 'slow:b', 'slow:c'])
+    assert.equal(tools.peak, 3, 'the three calls were in flight at once')
   })
 
   test("the runtime's gather, coroutines that await tools, and tasks, inside asyncio.run", async () => {
@@ -96,8 +44,8 @@ describe('tool calls under asyncio.run run concurrently', () => {
     )
     assert.equal(r.error, undefined, JSON.stringify(r.error))
     assert.deepEqual(r.result, [['X!', 'Y!'], ['T1!', 'T2!'], 'W'])
-    assert.equal(peak, 2, 'each pair ran side by side')
-    assert.deepEqual(log.sort(), ['slow:t1', 'slow:t2', 'slow:w', 'slow:x', 'slow:y'])
+    assert.equal(tools.peak, 2, 'each pair ran side by side')
+    assert.deepEqual(tools.log.sort(), ['slow:t1', 'slow:t2', 'slow:w', 'slow:x', 'slow:y'])
   })
 
   test('a tool that fails inside asyncio.gather raises its own error there; the others still ran', async () => {
@@ -113,7 +61,7 @@ describe('tool calls under asyncio.run run concurrently', () => {
       ].join('\n'),
     )
     assert.equal(r.result, 'ToolError: fail: boom in inside')
-    assert.deepEqual(log.sort(), ['fail:inside', 'slow:ok'])
+    assert.deepEqual(tools.log.sort(), ['fail:inside', 'slow:ok'])
     const uncaught = await run(
       'import asyncio\nasync def main():\n    return await asyncio.gather(fail("up"))\nasyncio.run(main())',
     )

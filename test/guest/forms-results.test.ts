@@ -4,62 +4,13 @@
 // asyncio event loop, no stdin) carry a hint that says what to write instead. Real sessions,
 // host tools that log each call, so every test also proves how often each tool ran.
 import assert from 'node:assert/strict'
-import { after, before, beforeEach, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import type { BlockOutcome } from '../../src/sessions/outcome.js'
-import { createRuntime, type Runtime } from '../../src/sessions/runtime.js'
-import type { Session } from '../../src/sessions/session.js'
-import { python, tempHome } from '../sessions/helpers.js'
+import { loggedSession } from './logged-session.js'
 
-const { home, root } = tempHome('forms-results')
-let rt: Runtime
-let s: Session
-let log: string[] = []
-let active = 0
-let peak = 0
+const tools = loggedSession('forms-results', 60)
 
-before(async () => {
-  rt = await createRuntime({ home, python, pool: { size: 0 }, defaultTools: false })
-  s = await rt.createSession({ roots: [root] })
-  await s.bind(
-    'read',
-    (path: string) => {
-      log.push(`read:${path}`)
-      return { path, text: `text of ${path}` }
-    },
-    { signature: '(path)' },
-  )
-  await s.bind(
-    'size',
-    async (path: string) => {
-      log.push(`size:${path}`)
-      active++
-      peak = Math.max(peak, active)
-      // Long enough that calls sent together overlap, even on a loaded machine.
-      await new Promise((r) => setTimeout(r, 60))
-      active--
-      return path.length
-    },
-    { signature: '(path)' },
-  )
-  await s.bind(
-    'fail',
-    (where: string) => {
-      log.push(`fail:${where}`)
-      throw new Error(`boom in ${where}`)
-    },
-    { signature: '(where)' },
-  )
-})
-after(async () => {
-  await s.dispose()
-  await rt.close()
-})
-beforeEach(() => {
-  log = []
-  peak = 0
-})
-
-const run = (code: string) => s.runBlock(code, { timeoutMs: 120_000 })
+const run = (code: string) => tools.session.runBlock(code, { timeoutMs: 120_000 })
 // The outcome schema leaves an error's flags and hints open: read them as the lists they are.
 const flags = (r: BlockOutcome) => (r.error?.flags ?? []) as string[]
 const hints = (r: BlockOutcome) => (r.error?.hints ?? []) as string[]
@@ -69,8 +20,8 @@ describe('the last expression settles the calls it holds, as return does', () =>
     const r = await run('[size(q) for q in ["a", "bb", "ccc"]]')
     assert.equal(r.error, undefined, JSON.stringify(r.error))
     assert.deepEqual(r.result, [1, 2, 3])
-    assert.deepEqual(log, ['size:a', 'size:bb', 'size:ccc'])
-    assert.equal(peak, 3, 'the three calls were in flight at once')
+    assert.deepEqual(tools.log, ['size:a', 'size:bb', 'size:ccc'])
+    assert.equal(tools.peak, 3, 'the three calls were in flight at once')
   })
 
   test('a dict comprehension, a tuple and a nested list give data, each tool run once', async () => {
@@ -86,7 +37,7 @@ describe('the last expression settles the calls it holds, as return does', () =>
       ],
       n: 4,
     })
-    assert.deepEqual(log.sort(), [
+    assert.deepEqual(tools.log.sort(), [
       'read:n1',
       'read:n2',
       'read:t1',
@@ -100,12 +51,16 @@ describe('the last expression settles the calls it holds, as return does', () =>
   test('a name holding deferred calls, shown last, is settled in place: later blocks see data', async () => {
     const held = await run('pending = [size(q) for q in ["p", "qq"]]\nlen(pending)')
     assert.equal(held.result, 2)
-    assert.deepEqual(log, [], 'assigning the comprehension runs nothing (expression positions stay deferred)')
+    assert.deepEqual(
+      tools.log,
+      [],
+      'assigning the comprehension runs nothing (expression positions stay deferred)',
+    )
     const shown = await run('pending')
     assert.deepEqual(shown.result, [1, 2])
     const later = await run('import json\nprint(json.dumps(pending), sorted(pending, reverse=True))')
     assert.equal(later.stdout, '[1, 2] [2, 1]\n')
-    assert.deepEqual(log, ['size:p', 'size:qq'], 'each ran once, when the block showed them')
+    assert.deepEqual(tools.log, ['size:p', 'size:qq'], 'each ran once, when the block showed them')
   })
 
   test('a failing call inside the last expression is the block error, with the tool message and line', async () => {
@@ -113,7 +68,7 @@ describe('the last expression settles the calls it holds, as return does', () =>
     assert.equal(r.error?.phase, 'host')
     assert.match(r.error?.message ?? '', /tool fail failed: boom in last/)
     assert.equal(r.error?.line, 2)
-    assert.deepEqual(log.sort(), ['fail:last', 'read:ok'])
+    assert.deepEqual(tools.log.sort(), ['fail:last', 'read:ok'])
   })
 
   test('with a top-level await in the block, the last expression settles too', async () => {
@@ -125,7 +80,7 @@ describe('the last expression settles the calls it holds, as return does', () =>
     const r = await run('print("listing")\n[size(q) for q in ["a"]]')
     assert.equal(r.stdout, 'listing\n')
     assert.equal(r.result, undefined)
-    assert.deepEqual(log, ['size:a'])
+    assert.deepEqual(tools.log, ['size:a'])
   })
 })
 
@@ -153,7 +108,7 @@ describe('a call used as data in an expression runs there', () => {
         '',
       ].join('\n'),
     )
-    assert.deepEqual(log.sort(), ['read:j1', 'read:j2', 'read:j3', 'size:a', 'size:bb'])
+    assert.deepEqual(tools.log.sort(), ['read:j1', 'read:j2', 'read:j3', 'size:a', 'size:bb'])
     // A value json cannot encode is still refused with json's own words.
     const bad = await run('import json\njson.dumps({"s": {1, 2}})')
     assert.match(bad.error?.message ?? '', /^TypeError: Object of type set is not JSON serializable/)
@@ -185,8 +140,8 @@ describe('a call used as data in an expression runs there', () => {
     )
     assert.equal(r.error, undefined, JSON.stringify(r.error))
     assert.equal(r.stdout, "[1, 2, 3]\n{'x': 'x', 'y': 'y'} | {'n': 4}\nTrue [2, 3, 4]\n")
-    assert.equal(peak, 3, 'print sent the list calls together')
-    assert.deepEqual(log.sort(), ['read:x', 'read:y', 'size:a', 'size:bb', 'size:ccc', 'size:four'])
+    assert.equal(tools.peak, 3, 'print sent the list calls together')
+    assert.deepEqual(tools.log.sort(), ['read:x', 'read:y', 'size:a', 'size:bb', 'size:ccc', 'size:four'])
     // print is still python's print to look at.
     const looks = await run('import builtins\n(print is builtins.print, print.__name__, print.__module__)')
     assert.deepEqual(looks.result, [true, 'print', 'builtins'])
@@ -207,13 +162,13 @@ describe('a call used as data in an expression runs there', () => {
       r.stdout,
       "[{'path': 'p1', 'text': 'text of p1'}, 2]\n{'path': 'p2', 'text': 'text of p2'}\n{'k': 3}\n",
     )
-    assert.deepEqual(log.sort(), ['read:p1', 'read:p2', 'size:abc', 'size:bb'])
+    assert.deepEqual(tools.log.sort(), ['read:p1', 'read:p2', 'size:abc', 'size:bb'])
   })
 
   test('repr still says a call never ran, and nothing runs it', async () => {
     const r = await run('print(repr(read("never")))')
     assert.match(r.stdout ?? '', /NEVER AWAITED, it did not run/)
-    assert.deepEqual(log, [])
+    assert.deepEqual(tools.log, [])
   })
 })
 

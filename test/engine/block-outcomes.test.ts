@@ -1,6 +1,11 @@
-// A block that prints past the guest's cap: the guest cuts at its byte cap and says how much
-// it dropped; the engine's stored-output cap then must not cut that note off and claim that
-// only a few characters were lost.
+// What an engine block (HTTP, MCP, agent turns) hands back in two cases models hit:
+// - input(): nothing can type into an engine block (no route writes stdin), so input() and
+//   sys.stdin end at once with an error that says why, instead of waiting out the block's
+//   timeout. The library's own stdin (Session.writeStdin, runBlock's `stdin`) is proven in
+//   test/sessions/stdin-network.test.ts.
+// - output past the caps: the guest cuts at its byte cap and says how much it dropped; the
+//   engine's stored-output cap must not cut that note off and claim only a few characters
+//   were lost.
 import assert from 'node:assert/strict'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -10,7 +15,8 @@ import { createEngine, type Engine } from '../../src/engine/index.js'
 import { capText } from '../../src/engine/outcome.js'
 
 const python = process.env.VIS_PYTHON_VERSION
-const home = mkdtempSync(join(tmpdir(), 'vis-engine-cap-home-'))
+const home = mkdtempSync(join(tmpdir(), 'vis-engine-outcomes-home-'))
+const root = mkdtempSync(join(tmpdir(), 'vis-engine-outcomes-root-'))
 process.env.VIS_HOME = home
 let engine: Engine
 
@@ -19,6 +25,32 @@ before(async () => {
 })
 after(async () => {
   await engine.close()
+})
+
+test('input() in an engine block is EOFError at once, with a hint, and the session goes on', async () => {
+  const s = await engine.createSession({ roots: [root] })
+  // A long timeout: without the fix the block would sit in input() until it, and time out.
+  const r = await engine.runBlock(s.id, {
+    code: 'x = 1\nname = input("name? ")\nprint(name)',
+    timeout_ms: 60_000,
+  })
+  const block = r.block
+  // The view's error schema names code and message; the guest's fields ride along.
+  const error = block.error as { message: string; phase?: string; line?: number; flags?: string[] } | null
+  assert.equal(block.timed_out, false, JSON.stringify(block))
+  assert.equal(error?.phase, 'runtime')
+  assert.ok(error?.flags?.includes('no-stdin'))
+  assert.match(error?.message ?? '', /^EOFError: EOF when reading a line/)
+  assert.match(error?.message ?? '', /hint: nothing is typed into this block/)
+  assert.equal(error?.line, 2)
+  assert.equal(block.stdout, 'name? ', 'the prompt was printed, as python3 prints it')
+  // sys.stdin reads as empty, and a caught EOFError lets the block finish normally.
+  const next = await engine.runBlock(s.id, {
+    code: 'import sys\ntry:\n    input()\nexcept EOFError:\n    print("no input")\nprint(repr(sys.stdin.read()), x)',
+    timeout_ms: 60_000,
+  })
+  assert.equal(next.block.error, null, JSON.stringify(next.block.error))
+  assert.equal(next.block.stdout, "no input\n'' 1\n")
 })
 
 test('2,000,001 characters printed: what was kept and both notes add up to all of it', async () => {
