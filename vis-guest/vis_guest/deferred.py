@@ -247,12 +247,13 @@ class _LoopCalls:
             ids = list(cls.inflight)
             try:
                 cid, reply = wire.wait(ids)
-            except BaseException:
-                # An interrupt cancels every call it waited for: none of them will be answered.
+            except BaseException as e:
+                # An interrupt cancels every call it waited for: none of them will be answered,
+                # and each task awaiting one gets the same end.
                 for c in ids:
                     entry = cls.inflight.pop(c, None)
                     if entry is not None:
-                        entry[1]._fail(KeyboardInterrupt())
+                        entry[1]._fail(e)
                 raise
             entry = cls.inflight.pop(cid, None)
             if entry is not None:
