@@ -1,6 +1,6 @@
 // asyncio as models write it: `asyncio.run(main())` with `asyncio.gather(tool(a), tool(b))`,
 // tasks, wait_for. Under asyncio's own loop a tool call used to settle on the spot, one after
-// the other; now the calls of sibling tasks are in flight together (deferred._LoopCalls).
+// the other; now the calls of sibling tasks are in flight together (vis_guest/loopcalls.py).
 // Real sessions; the tools count how many of them run at once.
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'

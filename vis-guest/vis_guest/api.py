@@ -24,6 +24,7 @@ from . import (
     snapshot,
     surface,
     tools,
+    touches,
     wire,
 )
 from .state import RT, SYSTEM_VAR_NAMES
@@ -51,8 +52,8 @@ def install_runtime(config: dict) -> dict:
         surface.install(rt)
         signals.install(rt)
         aio.install()
-        lazy.when_imported("json", deferred.settle_in_json)
-        lazy.when_imported("pprint", deferred.settle_in_pprint)
+        lazy.when_imported("json", touches.settle_in_json)
+        lazy.when_imported("pprint", touches.settle_in_pprint)
         _route_sockets()
         autoimport.install(rt)
         hooks = {
@@ -64,7 +65,7 @@ def install_runtime(config: dict) -> dict:
             "__vis_last__": block.last,
             "__vis_unshadow__": block.unshadow,
             "gather": schedule.gather,
-            "print": deferred.settling_print(builtins.print),
+            "print": touches.settling_print(builtins.print),
             # The classes a failed tool call or gather() raises, by the names their errors show,
             # so `except ToolError as e:` works as the model reads it (a block may shadow them).
             "ToolError": wire.ToolError,

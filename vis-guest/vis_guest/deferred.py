@@ -3,9 +3,10 @@
 import operator
 import sys
 
-from . import wire
+from . import loopcalls, wire
 
-_PENDING, _DONE, _FAILED, _RUNNING, _SENT = 0, 1, 2, 3, 4
+_PENDING, _DONE, _FAILED, _RUNNING = 0, 1, 2, 3
+_SENT = loopcalls.SENT  # awaited under asyncio's loop, its reply not in yet
 
 # Opcodes that mean "the program reads this attribute" as opposed to a hasattr/getattr probe,
 # which reaches __getattr__ from a CALL instruction.
@@ -68,18 +69,18 @@ class DeferredCall:
                 self._value = e
                 self._state = _FAILED
         elif self._state == _SENT:
-            _LoopCalls.finish(self)
+            loopcalls.finish(self)
         return self._outcome()
 
     def __await__(self):
         if self._state == _PENDING:
             if _running_loop():
-                # Inside asyncio.run(): asyncio's loop cannot take our yields; see _LoopCalls.
-                return (yield from _LoopCalls.run(self))
+                # Inside asyncio.run(): asyncio's loop cannot take our yields; see loopcalls.py.
+                return (yield from loopcalls.run(self))
             # Our scheduler (block driver or gather) sees the yield, sends the call and resumes us.
             yield self
         elif self._state == _SENT:
-            _LoopCalls.finish(self)
+            loopcalls.finish(self)
         return self._outcome()
 
     # -- touching the call as data settles it ------------------------------------------------
@@ -160,110 +161,6 @@ for _name in ("lt", "le", "gt", "ge", "sub", "mul", "truediv", "floordiv", "mod"
 for _name in ("sub", "mul", "truediv", "floordiv", "mod", "pow"):
     setattr(DeferredCall, f"__r{_name}__", _settled_second(getattr(operator, _name)))
 DeferredCall.__round__ = lambda self, *n: round(self._settle(), *n)
-
-
-def settling_print(builtin_print):
-    """print() that settles the calls its container arguments hold (one or two levels, sent
-    together, as `return` does): `results.append(search(q))` in a loop, then `print(results)`,
-    shows the data rather than a list of never-run calls. A call passed itself settles through
-    str() already; anything else passes through untouched."""
-    import functools
-
-    @functools.wraps(builtin_print)
-    def print(*args, **kwargs):  # noqa: A001 - it IS print
-        for a in args:  # a plain loop: print sits in hot loops, a generator costs more
-            if type(a) in _CONTAINERS:
-                args = tuple(settle_return(a) if type(a) in _CONTAINERS else a for a in args)
-                break
-        return builtin_print(*args, **kwargs)
-
-    return print
-
-
-def settle_in_pprint(pprint) -> None:
-    """pprint(results), pformat({...}) of calls, or of containers holding them: settled first,
-    as print() does (PrettyPrinter's two entry points; pprint.pp and pprint.pprint use them)."""
-    import functools
-
-    cls = pprint.PrettyPrinter
-    for name in ("pprint", "pformat"):
-        base = getattr(cls, name)
-
-        def settled(self, object, _base=base):  # noqa: A002 - pprint's own parameter name
-            if isinstance(object, DeferredCall) or type(object) in _CONTAINERS:
-                object = settle_return(object)
-            return _base(self, object)
-
-        setattr(cls, name, functools.wraps(base)(settled))
-
-
-def settle_in_json(json) -> None:
-    """json.dumps(cat(p)), json.dump({"r": grep(q)}, fh): the encoder settles a call it
-    meets (it would refuse it as not serializable), in place of its own refusal."""
-    base = json.JSONEncoder.default
-
-    def default(self, o):
-        if isinstance(o, DeferredCall):
-            return o._settle()
-        return base(self, o)
-
-    default.__doc__ = base.__doc__
-    json.JSONEncoder.default = default
-
-
-class _LoopCalls:
-    """Tool calls awaited under asyncio's loop (inside asyncio.run), still concurrent.
-
-    The loop cannot wait for a host reply (it has no file descriptor to select on), so each
-    awaited call is sent at once, then passes the turn once (asyncio.sleep(0)) so that sibling
-    tasks (asyncio.gather, create_task) send theirs; the first to resume waits for ANY call in
-    flight and stores each reply on its call, until its own is in. `asyncio.gather(cat(a),
-    cat(b))` then costs one round trip instead of two. Calls are kept per job, so an id from
-    an earlier block (a loop kept across blocks) is never waited for."""
-
-    inflight: dict = {}  # call id -> (job, DeferredCall)
-
-    @classmethod
-    def run(cls, call):
-        import asyncio
-
-        try:
-            call_id = wire.send(call._tool, call._args)
-        except Exception as e:  # noqa: BLE001 - refused before sending: raised where awaited
-            call._fail(e)
-            return call._outcome()
-        call._state = _SENT
-        cls.inflight[call_id] = (_job(), call)
-        yield from asyncio.sleep(0).__await__()
-        cls.finish(call)
-        return call._outcome()
-
-    @classmethod
-    def finish(cls, call) -> None:
-        job = _job()
-        for cid in [c for c, (j, _) in cls.inflight.items() if j != job]:
-            cls.inflight.pop(cid)[1]._fail(RuntimeError("the block that sent this tool call has ended"))
-        while call._state == _SENT:
-            ids = list(cls.inflight)
-            try:
-                cid, reply = wire.wait(ids)
-            except BaseException as e:
-                # An interrupt cancels every call it waited for: none of them will be answered,
-                # and each task awaiting one gets the same end.
-                for c in ids:
-                    entry = cls.inflight.pop(c, None)
-                    if entry is not None:
-                        entry[1]._fail(e)
-                raise
-            entry = cls.inflight.pop(cid, None)
-            if entry is not None:
-                entry[1]._complete(reply)
-
-
-def _job() -> int:
-    import _vis
-
-    return _vis.current_job()
 
 
 class DeferredRun(DeferredCall):

@@ -130,7 +130,7 @@ class _Gather:
 
 async def _as_coroutine(aw):
     # A tool call is awaited like any awaitable: under asyncio's loop it still runs beside its
-    # siblings (deferred._LoopCalls).
+    # siblings (loopcalls.py).
     if isinstance(aw, DeferredCall) or inspect.isawaitable(aw):
         return await aw
     return aw
