@@ -41,7 +41,12 @@ export async function executeBlock(
     live.starting = block
     live.printed = ''
     const context = await blockContext(deps.extensions, live)
-    const outcome = await session.runBlock(block.code, { timeoutMs, ...(context ? { context } : {}) })
+    // Nothing can type into an engine block (no route writes stdin): input() ends at once.
+    const outcome = await session.runBlock(block.code, {
+      timeoutMs,
+      stdin: '',
+      ...(context ? { context } : {}),
+    })
     finish = finishFromOutcome(outcome, performance.now() - t0, deps.limits)
     snapshot = session.lastSnapshot
   } catch (err) {

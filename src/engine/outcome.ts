@@ -18,9 +18,20 @@ export type OutcomeLimits = {
   maxOutputChars: number
 }
 
+// The marker an earlier cut leaves at the end (the guest's capture, the session's budget):
+// it counts what that cut dropped, often far more than the few characters it adds.
+const EARLIER_CUT =
+  /\n\[output truncated(?: by the host)?: \d+ more (?:bytes|characters) not shown[^\]\n]*\]\n$/
+
 export function capText(text: string, max: number): string {
   if (text.length <= max) return text
-  return `${text.slice(0, max)}\n[vis: output truncated, ${text.length - max} more characters not kept]\n`
+  // An earlier cut's marker is kept (cutting it off would hide how much was lost, and the
+  // note would count only its own length): this cut comes out of the text before it.
+  const earlier = EARLIER_CUT.exec(text)
+  const tail = earlier ? earlier[0] : ''
+  const body = earlier ? text.slice(0, earlier.index) : text
+  const keep = Math.max(0, max - tail.length)
+  return `${body.slice(0, keep)}\n[vis: output truncated, ${body.length - keep} more characters not kept]\n${tail.slice(1)}`
 }
 
 const asJson = (value: unknown): JsonValue | null => {

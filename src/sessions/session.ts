@@ -345,6 +345,8 @@ export class Session {
     if (context) assertCrossable(context, 'the session context')
     // What the last interrupt or timeout left, for the model: session['survived'].
     if (context || survived) request.session = survived ? { ...context, survived } : context
+    // The block's whole input rides in its request: no second message, and nothing to wait for.
+    if (opts.stdin !== undefined) request.stdin = opts.stdin
     const worker = this.worker
     worker.takeCancelled()
     const started = worker.start('run-block', { request })
@@ -358,10 +360,6 @@ export class Session {
       { timeoutMs: opts.timeoutMs, graceMs: this.graceMs, wallClockMs: this.limits.wallClockMs },
     )
     this.current = { job: started.id, block, deadline }
-    if (opts.stdin !== undefined) {
-      // Refused only when the block ended first; the block's outcome says what happened.
-      worker.call('stdin', { job: started.id, data: opts.stdin, eof: true }).catch(() => undefined)
-    }
     try {
       let outcome: BlockOutcome
       try {

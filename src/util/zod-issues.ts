@@ -7,7 +7,18 @@ export function issuesText(error: z.ZodError, root?: string): string {
   return error.issues
     .map((i) => {
       const where = i.path.join('.') || root
-      return where ? `${where}: ${i.message}` : i.message
+      const message = missingUnion(i) ? 'Required' : i.message
+      return where ? `${where}: ${message}` : message
     })
     .join('; ')
+}
+
+// A union (`str | list[str]`) given nothing fails as zod's bare "Invalid input"; what the
+// caller needs to hear is that the argument is missing, as for any other type.
+function missingUnion(i: z.ZodIssue): boolean {
+  if (i.code !== 'invalid_union' || i.unionErrors.length === 0) return false
+  const at = i.path.join('.')
+  return i.unionErrors.every((e) =>
+    e.issues.some((u) => u.code === 'invalid_type' && u.received === 'undefined' && u.path.join('.') === at),
+  )
 }

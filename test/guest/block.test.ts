@@ -153,6 +153,24 @@ describe('outcomes', () => {
     assert.match(out.error.message, /SystemExit: 3/)
     assert.equal((await g.runBlock('1')).result, 1)
   })
+  test('an exit with status 0 (sys.exit(0), sys.exit(), exit(), quit()) ends the block as a success', async () => {
+    const out = await g.runBlock('import sys\nprint("before")\nexit_seen = 1\nsys.exit(0)\nprint("after")')
+    assert.deepEqual(out.error, undefined)
+    assert.equal(out.stdout, 'before\n', 'what ran before the exit printed; nothing after it ran')
+    for (const code of ['sys.exit()', 'exit()', 'quit()', 'raise SystemExit', 'sys.exit(False)']) {
+      const r = await g.runBlock(code)
+      assert.equal(r.error, undefined, `${code}: ${JSON.stringify(r.error)}`)
+    }
+    // The python3 idiom: the status of main() decides.
+    const main = await g.runBlock(
+      'def main():\n    print("in main")\n    return 0\nif __name__ == "__main__":\n    sys.exit(main())',
+    )
+    assert.deepEqual([main.stdout, main.error], ['in main\n', undefined])
+    const failed = await g.runBlock('sys.exit("fatal: no input")')
+    assert.equal(failed.error?.phase, 'runtime')
+    assert.match(failed.error.message, /^SystemExit: fatal: no input/)
+    assert.equal((await g.runBlock('exit_seen')).result, 1, 'the session goes on with its names')
+  })
   test('an interrupt keeps the partial stdout and says interrupted', async () => {
     const run = g.runBlock('import time\nprint("started", flush=True)\nwhile True: time.sleep(0.01)')
     while (!g.streamed().includes('started')) await new Promise((r) => setTimeout(r, 10))

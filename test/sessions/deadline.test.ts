@@ -132,8 +132,17 @@ describe('timeoutMs is a hard bound', () => {
       assert.equal(next.stdout, `14 {"a": 2} Box fast <x> ['Box', 'Counter', 'LIMIT', 'double', 'json']\n`)
       // Only the next block: the one after it has no report.
       assert.equal((await s.runBlock('print(session.get("survived"))')).stdout, 'None\n')
+      // Using a lost value later says what happened to it, not "search for it".
       const lost = await s.runBlock('handle')
-      assert.match(lost.error?.message ?? '', /handle/)
+      assert.match(
+        lost.error?.message ?? '',
+        /^NameError: name 'handle' is not defined: its value was lost when the worker was replaced \(cause: timeout\).*create 'handle' again$/s,
+      )
+      assert.deepEqual(lost.error?.flags, ['lost'])
+      // Made again, it is the session's own name: a later NameError is the code's.
+      await s.runBlock('handle = object()')
+      const gone = await s.runBlock('del handle\nhandle')
+      assert.match(gone.error?.message ?? '', /^NameError: name 'handle' is not defined\nhint: .*apropos/)
       await s.dispose()
     })
   }

@@ -6,7 +6,7 @@ import { test } from 'node:test'
 import { grepTool } from '../../src/tools/fs/grep.js'
 import { lineHash } from '../../src/tools/fs/lines.js'
 import { findRipgrep } from '../../src/tools/fs/search.js'
-import { call, context, files, guardFor, tempDir } from './helpers.js'
+import { call, context, files, guardFor, rejection, tempDir } from './helpers.js'
 
 async function setup() {
   const ws = await tempDir()
@@ -167,4 +167,17 @@ test('outside a repository both engines ignore .gitignore files alike', async ()
   )
   assert.deepEqual(b.hits, a.hits)
   assert.deepEqual(b.name_matches, a.name_matches)
+})
+
+test('grep called the way its command line reads (pattern=, path=): the refusal names what is missing and what is unknown', async () => {
+  const { ctx, rg } = await setup()
+  const bad = await rejection(call(rg, ctx, { pattern: 'config', path: '.' }))
+  assert.equal(bad.code, 'tool.bad-args')
+  assert.match(
+    bad.message,
+    /^grep\(query, .*\): query: Required; Unrecognized key\(s\) in object: 'pattern', 'path'$/,
+  )
+  // A wrong type for the same argument still says what was expected.
+  const wrong = await rejection(call(rg, ctx, 42))
+  assert.match(wrong.message, /query: Invalid input/)
 })

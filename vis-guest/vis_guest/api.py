@@ -15,6 +15,7 @@ from . import (
     block,
     deferred,
     helpers,
+    lazy,
     paths,
     pkgenv,
     probe,
@@ -23,6 +24,8 @@ from . import (
     snapshot,
     surface,
     tools,
+    touches,
+    wire,
 )
 from .state import RT, SYSTEM_VAR_NAMES
 
@@ -49,6 +52,8 @@ def install_runtime(config: dict) -> dict:
         surface.install(rt)
         signals.install(rt)
         aio.install()
+        lazy.when_imported("json", touches.settle_in_json)
+        lazy.when_imported("pprint", touches.settle_in_pprint)
         _route_sockets()
         autoimport.install(rt)
         hooks = {
@@ -60,6 +65,11 @@ def install_runtime(config: dict) -> dict:
             "__vis_last__": block.last,
             "__vis_unshadow__": block.unshadow,
             "gather": schedule.gather,
+            "print": touches.settling_print(builtins.print),
+            # The classes a failed tool call or gather() raises, by the names their errors show,
+            # so `except ToolError as e:` works as the model reads it (a block may shadow them).
+            "ToolError": wire.ToolError,
+            "GatherError": schedule.GatherError,
         }
         doc, apropos, defs = helpers.make_helpers(rt)
         vis_attach, vis_attach_bytes = attach.make_helpers(rt)

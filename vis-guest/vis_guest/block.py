@@ -10,7 +10,7 @@ import sys
 from . import attach, banned, errors, plots, rewrite, schedule, snapshot
 from .capture import DEFAULT_CAP, Capture, Tee
 from .codecache import CodeCache, watching_warnings
-from .deferred import settle
+from .deferred import settle_return
 from .state import RT, SYSTEM_VAR_NAMES, _dict_version
 
 _MISSING = object()
@@ -102,6 +102,25 @@ def prepare(source: str, filename: str, *, capture_last: bool, check: bool):
     return code, found
 
 
+def _clean_exit(exc: BaseException) -> bool:
+    """sys.exit(0), sys.exit(), exit(), quit(): python3 ends with status 0, a success, and says
+    nothing. The block ends there as a success (what it printed stays; the session goes on);
+    any other status is the block's error, as python3's non-zero exit is a failure."""
+    if not isinstance(exc, SystemExit):
+        return False
+    code = exc.code
+    return code is None or (isinstance(code, int) and code == 0)
+
+
+def _note_lost(rt, survived) -> None:
+    """The first block on a replacement worker carries what the kill lost."""
+    if isinstance(survived, dict) and survived.get("worker_replaced"):
+        cause = survived.get("cause") if isinstance(survived.get("cause"), str) else "a kill"
+        for name in survived.get("lost") or ():
+            if isinstance(name, str):
+                rt.lost[name] = cause
+
+
 def _error(exc: BaseException, syntax: bool, filename: str, source: str) -> dict:
     cfg = RT.config
     return errors.build(
@@ -110,6 +129,7 @@ def _error(exc: BaseException, syntax: bool, filename: str, source: str) -> dict
         filename=filename,
         source=source,
         removed=RT.removed,
+        lost=RT.lost,
         policy=cfg.get("policy") or {},
         tool_hints=cfg.get("tool_hints") or {},
     )
@@ -151,6 +171,7 @@ def run(request: dict) -> dict:
     untouched = _dict_version(g)
     untouched = untouched is not None and untouched == rt.reported.get("globals")
     g["session"] = dict(ctx or {})
+    _note_lost(rt, g["session"].get("survived"))
     start = _dict_version(g)
     rt.last_value = None
     rt.attachments = []
@@ -171,7 +192,8 @@ def run(request: dict) -> dict:
         try:
             execute(code)
         except BaseException as e:  # noqa: BLE001 - SystemExit/KeyboardInterrupt end the block, not the worker
-            err = _error(e, False, filename, source)
+            if not _clean_exit(e):
+                err = _error(e, False, filename, source)
             e = None
         finally:
             for stream in (sys.stdout, sys.stderr):
@@ -181,6 +203,9 @@ def run(request: dict) -> dict:
                     pass
             rt.restore()
         snapshot.record(rt, found, before)
+        if rt.lost:
+            for name in [n for n in rt.lost if n in g]:  # made again: a later NameError is the code's own
+                del rt.lost[name]
         plots.flush(rt)  # figures left open become the block's pictures
     outcome: dict = {}
     text = capture.text()
@@ -246,7 +271,10 @@ def user_names(rt) -> list:
 
 
 def last(value):
-    value = settle(value)
+    # The block's last expression is what it hands back, as `return` does for a function:
+    # `[cat(p) for p in ps]` or `{k: size(k) for k in ks}` there means the data, so the calls
+    # one or two container levels deep run together (a list kept in a name is settled in place).
+    value = settle_return(value)
     RT.last_value = value
     return value
 

@@ -1,10 +1,12 @@
 """A bound tool returns a DeferredCall; settling it runs the tool on the host, once."""
 
+import operator
 import sys
 
-from . import wire
+from . import loopcalls, wire
 
 _PENDING, _DONE, _FAILED, _RUNNING = 0, 1, 2, 3
+_SENT = loopcalls.SENT  # awaited under asyncio's loop, its reply not in yet
 
 # Opcodes that mean "the program reads this attribute" as opposed to a hasattr/getattr probe,
 # which reaches __getattr__ from a CALL instruction.
@@ -66,15 +68,19 @@ class DeferredCall:
             except wire.ToolError as e:
                 self._value = e
                 self._state = _FAILED
+        elif self._state == _SENT:
+            loopcalls.finish(self)
         return self._outcome()
 
     def __await__(self):
         if self._state == _PENDING:
             if _running_loop():
-                # Inside asyncio.run(): asyncio's loop cannot handle our yields, so settle here.
-                return self._settle()
+                # Inside asyncio.run(): asyncio's loop cannot take our yields; see loopcalls.py.
+                return (yield from loopcalls.run(self))
             # Our scheduler (block driver or gather) sees the yield, sends the call and resumes us.
             yield self
+        elif self._state == _SENT:
+            loopcalls.finish(self)
         return self._outcome()
 
     # -- touching the call as data settles it ------------------------------------------------
@@ -137,6 +143,24 @@ class DeferredCall:
 
     def __float__(self):
         return float(self._settle())
+
+
+def _settled_first(op):
+    return lambda self, *other: op(self._settle(), *other)
+
+
+def _settled_second(op):
+    return lambda self, other: op(other, self._settle())
+
+
+# Arithmetic and ordering touch the call as data too: `size(p) * 2`, `count(q) > 0`,
+# `sorted(...)` over settled values, `-n`, `round(n / 2)`, `range(count(q))`.
+for _name in ("lt", "le", "gt", "ge", "sub", "mul", "truediv", "floordiv", "mod", "pow", "neg", "pos", "abs", "index"):
+    _op = getattr(operator, _name if _name != "index" else "index")
+    setattr(DeferredCall, f"__{_name}__", _settled_first(_op))
+for _name in ("sub", "mul", "truediv", "floordiv", "mod", "pow"):
+    setattr(DeferredCall, f"__r{_name}__", _settled_second(getattr(operator, _name)))
+DeferredCall.__round__ = lambda self, *n: round(self._settle(), *n)
 
 
 class DeferredRun(DeferredCall):

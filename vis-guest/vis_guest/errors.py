@@ -106,7 +106,7 @@ def _phase(exc: BaseException) -> str:
     return "runtime"
 
 
-def _message(exc: BaseException, removed: set) -> str:
+def _message(exc: BaseException, removed: set, lost: dict) -> str:
     if isinstance(exc, wire.ToolError):
         return f"tool {exc.tool} failed: {exc.host_message}"
     if isinstance(exc, GatherError):
@@ -118,6 +118,13 @@ def _message(exc: BaseException, removed: set) -> str:
         return (
             f"NameError: name '{n}' is not defined: the tool {n} was removed from this session; "
             f"find what replaces it with apropos('{n}')"
+        )
+    if isinstance(exc, NameError) and getattr(exc, "name", None) in lost:
+        n = exc.name
+        return (
+            f"NameError: name '{n}' is not defined: its value was lost when the worker was replaced "
+            f"(cause: {lost[n]}); functions, classes, imports and plain data were restored, other "
+            f"values were not: create '{n}' again"
         )
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
@@ -239,6 +246,41 @@ def _syntax_hints(exc: SyntaxError, lines: list, hints: list, flags: list) -> No
         flags.append("indentation")
 
 
+# asyncio's own words when code expects the event loop a notebook runs (a block has none).
+_NO_LOOP = ("no running event loop", "There is no current event loop")
+
+
+def _usage_hints(exc: BaseException, message: str, hints: list, flags: list) -> None:
+    """Failures whose cause is how a block runs, not the code's own logic."""
+    if isinstance(exc, TypeError) and "DeferredCall" in message:
+        # json.dumps(results), sorted(results), results[0] + 1... on calls a list still holds.
+        hints.append(
+            "a tool call inside a list, dict or argument has not run yet (calls in comprehensions and "
+            "containers stay deferred): run them together first, e.g. "
+            "`results = await gather(*[tool(x) for x in xs])`, or assign each call as a statement"
+        )
+        flags.append("deferred")
+    elif isinstance(exc, TypeError) and ("'Tool' object" in message or "'Namespace' object" in message):
+        hints.append(
+            "a tool is used as a value here: call it (`r = cat(path)`, then use r); a value a block "
+            "assigns to a tool's name lasts for that block only"
+        )
+        flags.append("tool-as-value")
+    elif isinstance(exc, RuntimeError) and any(s in message for s in _NO_LOOP):
+        hints.append(
+            "a block runs without an asyncio event loop: await coroutines directly (top-level await "
+            "works), use gather() for concurrency, or put the asyncio code in `async def main()` and "
+            "call asyncio.run(main())"
+        )
+        flags.append("no-event-loop")
+    elif isinstance(exc, EOFError) and "reading a line" in message:
+        hints.append(
+            "nothing is typed into this block: its standard input is empty, so input() cannot ask; "
+            "put the value in the code (or read it from a file)"
+        )
+        flags.append("no-stdin")
+
+
 def build(
     exc: BaseException,
     *,
@@ -248,6 +290,7 @@ def build(
     removed: set,
     policy: dict,
     tool_hints: dict | None = None,
+    lost: dict | None = None,
 ) -> dict:
     lines = source.splitlines()
     hints: list = []
@@ -267,17 +310,26 @@ def build(
         if isinstance(exc, KeyboardInterrupt):
             err["message"] = "KeyboardInterrupt: the block was interrupted"
         else:
-            err["message"] = _message(exc, removed)
+            err["message"] = _message(exc, removed, lost or {})
         pos = _user_position(exc, filename, lines)
         where = _earlier_block_frame(exc, filename)
         if where:
             err["message"] += f"\n({where})"
-        if isinstance(exc, NameError) and not isinstance(exc, UnboundLocalError):
+        if isinstance(exc, NameError) and getattr(exc, "name", None) in (lost or {}):
+            flags.append("lost")
+        elif isinstance(exc, NameError) and getattr(exc, "name", None) == "display":
+            hints.append(
+                "display() is IPython's, and a block is not a notebook cell: print() what you want to see "
+                "(the block's last expression is its result)"
+            )
+            flags.append("undefined-name")
+        elif isinstance(exc, NameError) and not isinstance(exc, UnboundLocalError):
             name = getattr(exc, "name", None) or ""
             hints.append(f"'{name}' is not defined here; search tools and helpers with apropos('{name}')")
             flags.append("undefined-name")
         if isinstance(exc, ProcessRefused):
             flags.append("sandbox")
+        _usage_hints(exc, err["message"], hints, flags)
         denial = _denial_hint(exc, policy, tool_hints or {})
         if denial:
             hints.append(denial)

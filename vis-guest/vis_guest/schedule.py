@@ -129,9 +129,9 @@ class _Gather:
 
 
 async def _as_coroutine(aw):
-    if isinstance(aw, DeferredCall):
-        return aw._settle()
-    if inspect.isawaitable(aw):
+    # A tool call is awaited like any awaitable: under asyncio's loop it still runs beside its
+    # siblings (loopcalls.py).
+    if isinstance(aw, DeferredCall) or inspect.isawaitable(aw):
         return await aw
     return aw
 

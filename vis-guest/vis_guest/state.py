@@ -37,6 +37,9 @@ class Runtime:
         self.tools: dict = {}  # name -> bound object (Tool, Namespace or data)
         self.specs: dict = {}  # name -> spec from the host
         self.removed: set = set()
+        # name -> cause ('timeout', ...) of values a worker replacement lost (session['survived']),
+        # so a NameError on one says what happened instead of suggesting a search.
+        self.lost: dict = {}
         self.module = types.ModuleType("__main__")
         self.globals = self.module.__dict__
         self.builtins: dict = {}  # the builtins every block starts from

@@ -24,6 +24,16 @@ class ResultKeyError(KeyError):
 
 
 class ResultDict(dict):
+    def __getattr__(self, name):
+        # Only reached when the attribute does not exist: `r.text` for r["text"] is the common
+        # slip (results read like objects elsewhere); say how to read it, and keep hasattr() False.
+        head = f"{type(self).__name__!r} object has no attribute {name!r}"
+        if name.startswith("_"):
+            raise AttributeError(head)
+        if name in self:
+            raise AttributeError(f"{head}: a tool result is a dict, read it as [{name!r}]")
+        raise AttributeError(f"{head}: a tool result is a dict; its keys are {list(self.keys())!r}")
+
     def __missing__(self, key):
         import difflib
 

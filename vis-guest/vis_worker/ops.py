@@ -70,11 +70,20 @@ def _guest(name: str, key: str):
     return op
 
 
+def _run_block(msg: dict):
+    request = msg["request"]
+    if "stdin" in request:
+        _stdin.preload(request.pop("stdin"))
+    from vis_guest import api
+
+    return api.run_block(request)
+
+
 OPS = {
     "exec": _exec,
     "eval": _eval,
     "run": _run,
-    "run-block": _guest("run_block", "request"),
+    "run-block": _run_block,
     "install-tool": _guest("install_tool", "spec"),
     "install-runtime": _guest("install_runtime", "config"),
 }
