@@ -122,6 +122,22 @@ describe('outcomes', () => {
     assert.equal(none.stdout, undefined)
     assert.equal(none.error, undefined)
   })
+  test('a result the host cannot hold exactly as JSON comes as its repr, never rounded or null', async () => {
+    // Integers past 2**53 - 1 (the host's JSON numbers are doubles), inside containers too.
+    assert.equal((await g.runBlock('2**53 - 1')).result, 2 ** 53 - 1)
+    assert.equal((await g.runBlock('-(2**53 - 1)')).result, -(2 ** 53 - 1))
+    assert.equal((await g.runBlock('2**64')).result, '18446744073709551616')
+    assert.equal((await g.runBlock('10**400')).result, `1${'0'.repeat(400)}`)
+    assert.deepEqual((await g.runBlock('{"n": [2**63, 7], "ok": True}')).result, {
+      n: ['9223372036854775808', 7],
+      ok: true,
+    })
+    // Non-finite floats, sets and dicts with other keys: their repr as well.
+    assert.equal((await g.runBlock('float("nan")')).result, 'nan')
+    assert.equal((await g.runBlock('{1, 2}')).result, '{1, 2}')
+    assert.equal((await g.runBlock('{1: "a"}')).result, "{1: 'a'}")
+  })
+
   test('a failure keeps what was printed before it', async () => {
     const out = await g.runBlock('print("before")\nraise RuntimeError("boom")\nprint("after")')
     assert.equal(out.stdout, 'before\n')

@@ -147,9 +147,16 @@ def execute(code) -> None:
         schedule.drive(value)
 
 
+# The largest integer the host keeps exactly: its JSON numbers are doubles, so 2**64 would
+# arrive rounded and 10**400 as null.
+_SAFE_INT = 2**53 - 1
+
+
 def _plain(value, depth=0):
-    if value is None or isinstance(value, (bool, int, str)):
+    if value is None or isinstance(value, (bool, str)):
         return value
+    if isinstance(value, int):
+        return value if -_SAFE_INT <= value <= _SAFE_INT else repr(value)
     if isinstance(value, float):
         return value if value == value and value not in (float("inf"), float("-inf")) else repr(value)
     if depth < 50 and isinstance(value, (list, tuple)):
