@@ -139,6 +139,21 @@ describe('arguments and results', () => {
     const out = await g.runBlock('note({"k": {1, 2}})')
     assert.match(out.error?.message ?? '', /note: argument \[0\]\['k'\] is a set/)
   })
+  test('numbers the host cannot hold exactly are refused with their position, not rounded', async () => {
+    const before = calls('note').length
+    await g.runBlock('note(2**53 - 1, -(2**53 - 1), 1.5)')
+    assert.deepEqual(calls('note').at(-1)?.args, [2 ** 53 - 1, -(2 ** 53 - 1), 1.5])
+    const big = await g.runBlock('note({"ids": [1, 2**64]})')
+    assert.match(
+      big.error?.message ?? '',
+      /note: argument \[0\]\['ids'\]\[1\] is an integer past ±\(2\*\*53 - 1\)/,
+    )
+    const nan = await g.runBlock('note(1, float("nan"))')
+    assert.match(nan.error?.message ?? '', /note: argument \[1\] is nan, which JSON cannot carry/)
+    const inf = await g.runBlock('note(x=float("-inf"))')
+    assert.match(inf.error?.message ?? '', /note: argument \[0\]\['x'\] is -inf/)
+    assert.equal(calls('note').length, before + 1, 'the refused calls never reached the host')
+  })
   test('results are real data; a missing key lists real keys and a near miss; .get is silent', async () => {
     const out = await g.runBlock(
       'r = await grep("k")\nprint(type(r["hits"]).__name__, isinstance(r, dict), r.get("nope"))\nr["querry"]',

@@ -45,9 +45,24 @@ class ResultDict(dict):
         raise ResultKeyError(msg)
 
 
+# The largest integer the host keeps exactly (its JSON numbers are doubles).
+_SAFE_INT = 2**53 - 1
+
+
 def _to_wire(value, path: str):
-    if value is None or isinstance(value, (bool, int, float, str)):
+    if value is None or isinstance(value, (bool, str)):
         return value
+    if isinstance(value, int):
+        if -_SAFE_INT <= value <= _SAFE_INT:
+            return value
+        raise TypeError(
+            f"argument {path} is an integer past ±(2**53 - 1), which the host's JSON numbers cannot hold "
+            "exactly; pass it as a string (str(n))"
+        )
+    if isinstance(value, float):
+        if value == value and value not in (float("inf"), float("-inf")):
+            return value
+        raise TypeError(f"argument {path} is {value!r}, which JSON cannot carry; pass None or a string")
     if isinstance(value, os.PathLike):
         return os.fspath(value)
     if isinstance(value, dict):
