@@ -61,7 +61,7 @@ describe('vis mcp over stdio', () => {
       env: childEnv({ VIS_HOME: tempDir('stdio-bad') }),
       encoding: 'utf8',
     })
-    assert.equal(r.status, 1)
+    assert.equal(r.status, 2, 'a usage error')
     assert.match(r.stderr, /--allow narrows the network: give --network with it \[cli\.bad-option\]/)
   })
 
