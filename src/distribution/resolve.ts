@@ -268,6 +268,11 @@ export async function resolveDistribution(opts: ResolveOptions = {}): Promise<Re
 
 // Why each source did or did not answer, without downloading anything.
 export async function explainResolution(opts: ResolveOptions = {}): Promise<Explanation> {
+  return explainLocally(opts)
+}
+
+// The same, synchronously: it only reads the local sources (vis doctor's probe is synchronous).
+export function explainLocally(opts: ResolveOptions = {}): Explanation {
   const platform = platformTag()
   let minor: string
   try {

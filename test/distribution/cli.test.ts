@@ -149,6 +149,43 @@ describe('the vis CLI', () => {
     }
   })
 
+  test('vis doctor judges the CPython a session would get, from every source in order, and says where from', {
+    timeout: 120_000,
+  }, async () => {
+    const offline = `http://127.0.0.1:${await closedPort()}`
+    type Report = { checks: { id: string; level: string; message: string }[] }
+    const distChecks = (r: { stdout: string }) =>
+      (JSON.parse(r.stdout) as Report).checks.filter((c) => c.id === 'distribution')
+    const base = { VIS_HOME: home, VIS_PYTHON_STAGED_DIR: empty, VIS_PYTHON_DIST_URL: offline }
+    // VIS_PYTHON_HOME answers first: no warning, and the line says which tree sessions use.
+    const withHome = await runCli(['doctor', '--json'], cliEnv({ ...base, VIS_PYTHON_HOME: f.staged.root }))
+    const fromEnv = distChecks(withHome)
+    assert.deepEqual(
+      fromEnv.filter((c) => c.level !== 'info'),
+      [],
+      JSON.stringify(fromEnv),
+    )
+    assert.ok(
+      fromEnv.some(
+        (c) => c.message === `CPython ${f.staged.version} (${PLATFORM}) from env: ${f.staged.root}`,
+      ),
+      JSON.stringify(fromEnv),
+    )
+    // Nothing answers: a warning naming the minor, and advice naming the URL it would come from.
+    const none = await runCli(['doctor'], cliEnv(base))
+    assert.match(none.stdout, /^WARN {2}distribution +no CPython 3\.11 distribution staged, cached \(/m)
+    assert.match(
+      none.stdout,
+      /fix: nothing when online, or fetch it ahead: `npx vis runtime fetch --python 3\.11`; offline, /,
+    )
+    assert.ok(
+      none.stdout.includes(
+        `until then: the first session downloads CPython 3.11 from ${offline} (about 12 MB)`,
+      ),
+      none.stdout,
+    )
+  })
+
   test('runtime stage refuses contradictory or unknown options with a clear error', async () => {
     const env = cliEnv({ VIS_HOME: home })
     const both = await runCli(
