@@ -142,6 +142,10 @@ describe('the vis CLI', () => {
       assert.equal(body.error.code, 'dist.not-found')
       assert.match(body.error.message, /no CPython 3\.11 distribution is available/)
       assert.match(body.error.message, /vis runtime fetch --python 3\.11/)
+      assert.match(
+        body.error.message,
+        /Offline, point VIS_PYTHON_DIST_URL at file:\/\/DIR\/cpython of a `vis bundle` DIR/,
+      )
       child.kill('SIGTERM')
       assert.equal(await exited, 0, 'SIGTERM stops it cleanly')
     } finally {
