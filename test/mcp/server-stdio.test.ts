@@ -55,6 +55,60 @@ describe('vis mcp over stdio', () => {
     assert.match(stderr, /vis mcp: the client closed stdin, stopping/)
   })
 
+  test('requests written before stdin closes are answered, then it stops with status 0', async () => {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', cliScript, 'mcp', '--root', root, '--pool', '0'],
+      {
+        cwd: repoRoot,
+        env: childEnv({ VIS_HOME: tempDir('stdio-piped') }),
+        stdio: ['pipe', 'pipe', 'pipe'],
+      },
+    )
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d) => {
+      stdout += d
+    })
+    child.stderr.on('data', (d) => {
+      stderr += d
+    })
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)))
+    // As `printf '...' | vis mcp` does: every request, then EOF at once.
+    const messages = [
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-06-18',
+          capabilities: {},
+          clientInfo: { name: 'pipe', version: '1' },
+        },
+      },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      {
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'python_execution', arguments: { code: 'print(6 * 7)' } },
+      },
+    ]
+    child.stdin.end(messages.map((m) => `${JSON.stringify(m)}\n`).join(''))
+    assert.equal(await exited, 0, stderr)
+    const replies = stdout
+      .split('\n')
+      .filter(Boolean)
+      .map(
+        (l) => JSON.parse(l) as { id?: number; result?: { content: { text: string }[]; isError: boolean } },
+      )
+    const call = replies.find((r) => r.id === 2)
+    assert.ok(call, `the tools/call was answered before the exit: ${stdout}`)
+    assert.equal(call.result?.isError, false, JSON.stringify(call))
+    assert.equal(call.result?.content[0]?.text, '42')
+    assert.match(stderr, /vis mcp: the client closed stdin, stopping/)
+  })
+
   test('--allow without --network is refused with a reason', () => {
     const r = spawnSync(process.execPath, ['--import', 'tsx', cliScript, 'mcp', '--allow', 'example.com'], {
       cwd: repoRoot,
