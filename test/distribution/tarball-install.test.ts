@@ -15,6 +15,7 @@ import {
   readdirSync,
   readFileSync,
   realpathSync,
+  renameSync,
   rmSync,
   statSync,
   symlinkSync,
@@ -417,6 +418,36 @@ test('from the registry, CPython from a loopback server, no compiler on PATH', {
     assert.equal(snippet.status, 0, snippet.out)
     assert.equal(snippet.out, '{"stdout":"<hi>\\n"}\n')
     await serveAndInterrupt(project, env, '3.12')
+    // Installed with install scripts skipped (npm --ignore-scripts, pnpm's default), better-sqlite3
+    // has no binary: what needs the database says so and what to run, not a dozen probed paths.
+    const sqliteBinary = join(
+      project,
+      'node_modules',
+      'better-sqlite3',
+      'build',
+      'Release',
+      'better_sqlite3.node',
+    )
+    renameSync(sqliteBinary, `${sqliteBinary}.away`)
+    try {
+      const noDriver = await run(
+        process.execPath,
+        [join(project, 'node_modules', '.bin', 'vis'), 'sessions', 'list'],
+        {
+          cwd: project,
+          env,
+        },
+      )
+      assert.equal(noDriver.status, 1, noDriver.out)
+      assert.match(
+        noDriver.out,
+        /better-sqlite3 \(SQLite's driver\) has no native binary, as its install script did not run/,
+      )
+      assert.match(noDriver.out, /Run `npm rebuild better-sqlite3` in your project .*\[db\.driver-missing\]/)
+      assert.doesNotMatch(noDriver.out, /Could not locate the bindings file/)
+    } finally {
+      renameSync(`${sqliteBinary}.away`, sqliteBinary)
+    }
 
     const pkgBytes = du(pkg)
     figures.push(
