@@ -5,23 +5,13 @@
 // would ship old code that the checkout no longer runs. Checks only; builds nothing.
 //   node scripts/prepack.mjs [ROOT]   (ROOT: the package directory; default: this one)
 import { createHash } from 'node:crypto'
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { newest } from './tree-times.mjs'
 
 const root = resolve(process.argv[2] ?? fileURLToPath(new URL('..', import.meta.url)))
 const problems = []
-
-function newest(dir, ext) {
-  let best = 0
-  if (!existsSync(dir)) return best
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, entry.name)
-    if (entry.isDirectory()) best = Math.max(best, newest(p, ext))
-    else if (entry.name.endsWith(ext)) best = Math.max(best, statSync(p).mtimeMs)
-  }
-  return best
-}
 
 // (a) dist/ is what ships: it must not be older than src/.
 if (existsSync(join(root, 'src'))) {

@@ -3,12 +3,11 @@
 // carries both as they are on disk. Driven through npm itself, on a small package laid out
 // like this one.
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { copyFileSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
-import { repoRoot, tempDir } from './helpers.js'
+import { repoRoot, runCollected, tempDir } from './helpers.js'
 
 const pkg = tempDir('vis-prepack-')
 after(() => rmSync(pkg, { recursive: true, force: true }))
@@ -22,19 +21,7 @@ function write(rel: string, text: string, mtime?: Date): void {
   if (mtime) utimesSync(p, mtime, mtime)
 }
 
-function pack(): Promise<{ status: number; out: string }> {
-  return new Promise((resolve) => {
-    const child = spawn('npm', ['pack', '--dry-run', '--cache', join(pkg, '.npm')], { cwd: pkg })
-    let out = ''
-    child.stdout.on('data', (d) => {
-      out += d
-    })
-    child.stderr.on('data', (d) => {
-      out += d
-    })
-    child.on('close', (code) => resolve({ status: code ?? -1, out }))
-  })
-}
+const pack = () => runCollected('npm', ['pack', '--dry-run', '--cache', join(pkg, '.npm')], { cwd: pkg })
 
 test('npm pack checks dist/ against src/ and every prebuild against build/Release', {
   timeout: 120_000,
@@ -47,7 +34,8 @@ test('npm pack checks dist/ against src/ and every prebuild against build/Releas
     JSON.stringify({ name: 'prepack-probe', version: '1.0.0', scripts: { prepack: real.scripts.prepack } }),
   )
   mkdirSync(join(pkg, 'scripts'))
-  copyFileSync(join(repoRoot, 'scripts', 'prepack.mjs'), join(pkg, 'scripts', 'prepack.mjs'))
+  for (const f of ['prepack.mjs', 'tree-times.mjs'])
+    copyFileSync(join(repoRoot, 'scripts', f), join(pkg, 'scripts', f))
   const old = new Date(Date.now() - 60_000)
   write('src/index.ts', 'export const x = 1\n', old)
   write('dist/cli/main.js', 'export {}\n')
