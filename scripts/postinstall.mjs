@@ -7,10 +7,11 @@
 // Both end with the `vis doctor` summary: what is missing, how to install it, what fails
 // until then. Each step says what it does; a failing step fails the install.
 import { spawnSync } from 'node:child_process'
-import { existsSync, readdirSync, statSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { newest } from './tree-times.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const say = (msg) => console.log(`vis-runtime postinstall: ${msg}`)
@@ -19,17 +20,6 @@ function fail(step, detail) {
   console.error(`vis-runtime postinstall: ${step} failed${detail ? `: ${detail}` : ''}`)
   console.error('Fix the cause above and run `npm install` (or `node scripts/postinstall.mjs`) again.')
   process.exit(1)
-}
-
-function newest(dir, ext) {
-  let best = 0
-  if (!existsSync(dir)) return best
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, entry.name)
-    if (entry.isDirectory()) best = Math.max(best, newest(p, ext))
-    else if (entry.name.endsWith(ext)) best = Math.max(best, statSync(p).mtimeMs)
-  }
-  return best
 }
 
 function run(step, cmd, args) {

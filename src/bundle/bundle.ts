@@ -71,8 +71,9 @@ export async function makeBundle(opts: BundleOptions): Promise<BundleManifest> {
     const python: BundleManifest['python'] = []
     mkdirSync(join(tmp, 'cpython'))
     for (const minor of opts.minors) {
-      onProgress({ step: 'cpython', detail: `Python ${minor} from ${opts.archives}` })
-      python.push(await bundleArchive(opts.archives, minor, platform, join(tmp, 'cpython')))
+      const { from, ...entry } = await bundleArchive(opts.archives, minor, platform, join(tmp, 'cpython'))
+      onProgress({ step: 'cpython', detail: `Python ${entry.version} from ${from}` })
+      python.push(entry)
     }
 
     onProgress({ step: 'npm', detail: 'collecting every dependency into npm-cache/' })
@@ -129,7 +130,8 @@ export async function bundleArchive(archives: string, minor: string, platform: s
   }
   copyFileSync(archive, join(into, m.file))
   writeArchiveManifests(into, m)
-  return { minor, version: m.version, archive: `cpython/${m.file}` }
+  // from: where it came from, for the progress line (a staged archive, or a tree packed below).
+  return { minor, version: m.version, archive: `cpython/${m.file}`, from: archive }
 }
 
 // No staged archive (an installed package has none): pack the tree this machine already
@@ -175,7 +177,12 @@ async function packInstalled(minor: string, platform: string, into: string, look
     )
   }
   writeArchiveManifests(into, m)
-  return { minor, version: m.version, archive: `cpython/${m.file}` }
+  return {
+    minor,
+    version: m.version,
+    archive: `cpython/${m.file}`,
+    from: `${tree.root} (packed: no staged archive)`,
+  }
 }
 
 function readme(

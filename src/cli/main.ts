@@ -31,6 +31,9 @@ function overview(): string {
   ].join('\n')
 }
 
+// VisError codes that mean the command line itself was wrong (exit 2, like parseArgs' errors).
+const USAGE_ERRORS = new Set(['cli.bad-option', 'cli.missing-argument', 'bundle.usage'])
+
 function find(name: string): Command | undefined {
   return commands.find((c) => c.name === name)
 }
@@ -57,7 +60,7 @@ async function dispatch(argv: string[]): Promise<number> {
   }
   if (name === 'help') {
     const topic = rest[0]
-    if (topic === undefined) {
+    if (topic === undefined || topic === '--help' || topic === '-h') {
       console.log(overview())
       return 0
     }
@@ -77,7 +80,8 @@ async function dispatch(argv: string[]): Promise<number> {
   } catch (err) {
     if (isVisError(err)) {
       console.error(`vis ${name}: ${err.message} [${err.code}]`)
-      return 1
+      // A bad option value or a missing operand is a usage error, as an unknown option is.
+      return USAGE_ERRORS.has(err.code) ? 2 : 1
     }
     // parseArgs reports bad options with ERR_PARSE_ARGS_* codes: a usage error.
     const code = (err as NodeJS.ErrnoException).code ?? ''

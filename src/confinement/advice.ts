@@ -1,24 +1,31 @@
 // What a person does about each problem `vis doctor` finds: the Debian/Ubuntu command that
 // fixes it and what fails until then. Printed at the end of `vis doctor` and of postinstall,
 // so a newcomer learns that bubblewrap is missing before the first session, not from it.
+
+import { SUPPORTED_MINORS } from '../distribution/platform.js'
+import { distBaseUrl, selectMinor } from '../distribution/resolve.js'
 import type { Check } from './probe.js'
 
 export type Advice = { id: string; level: Check['level']; problem: string; fix: string; until: string }
 
-const SESSIONS_REFUSE =
-  'every session refuses to start (confine.unavailable), unless VIS_ALLOW_UNCONFINED=1 runs it without this layer'
+// With the opt-out set, sessions do start, without the layer: saying they refuse would be false.
+function sessionsRefuse(): string {
+  return process.env.VIS_ALLOW_UNCONFINED === '1'
+    ? 'sessions start WITHOUT this layer (VIS_ALLOW_UNCONFINED=1): what it confines is not confined'
+    : 'every session refuses to start (confine.unavailable), unless VIS_ALLOW_UNCONFINED=1 runs it without this layer'
+}
 
 // Debian packages that fix a check, for the one-line install command.
 const PACKAGES: Record<string, string> = { bubblewrap: 'bubblewrap', nsenter: 'util-linux' }
 
 function adviceFor(c: Check): Omit<Advice, 'id' | 'level' | 'problem'> | undefined {
-  if (c.id === 'bubblewrap') return { fix: 'sudo apt-get install -y bubblewrap', until: SESSIONS_REFUSE }
+  if (c.id === 'bubblewrap') return { fix: 'sudo apt-get install -y bubblewrap', until: sessionsRefuse() }
   if (c.id.startsWith('ns.'))
     return {
       fix:
         'allow unprivileged user namespaces: `sudo sysctl -w kernel.unprivileged_userns_clone=1` (Debian) or ' +
         '`sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0` (Ubuntu 23.10+); in a container, start it with user namespaces allowed',
-      until: SESSIONS_REFUSE,
+      until: sessionsRefuse(),
     }
   if (c.id === 'nsenter')
     return {
@@ -28,19 +35,39 @@ function adviceFor(c: Check): Omit<Advice, 'id' | 'level' | 'problem'> | undefin
   if (c.id === 'launcher' || c.id === 'addon')
     return {
       fix: 'reinstall vis-runtime (its prebuilds carry it) or build it: `npm run build:addon` in a checkout',
-      until: SESSIONS_REFUSE,
+      until: sessionsRefuse(),
     }
   if (c.id === 'landlock' && c.level === 'error')
-    return { fix: 'a Linux kernel 5.13+ with Landlock enabled (lsm=...,landlock)', until: SESSIONS_REFUSE }
+    return { fix: 'a Linux kernel 5.13+ with Landlock enabled (lsm=...,landlock)', until: sessionsRefuse() }
   if (c.id === 'seccomp' && c.level === 'error')
-    return { fix: 'a Linux kernel with seccomp filters (CONFIG_SECCOMP_FILTER)', until: SESSIONS_REFUSE }
-  if (c.id === 'distribution' && c.level === 'warn')
+    return { fix: 'a Linux kernel with seccomp filters (CONFIG_SECCOMP_FILTER)', until: sessionsRefuse() }
+  if (c.id === 'distribution' && c.level === 'warn') return distributionAdvice()
+  if (c.id === 'opt-out')
     return {
-      fix: 'nothing, or fetch it ahead: `npx vis runtime fetch --python 3.11`',
-      until:
-        'the first session downloads CPython from VIS_PYTHON_DIST_URL into ~/.vis (about 12 MB per minor)',
+      fix: 'unset VIS_ALLOW_UNCONFINED once every layer above is available',
+      until: 'a session missing a layer starts without it (with a warning) instead of refusing',
     }
   return undefined
+}
+
+// Names the minor sessions use and the URL the download would come from, so the advice is
+// true for this machine (an unset VIS_PYTHON_DIST_URL means the default release location).
+function distributionAdvice(): Omit<Advice, 'id' | 'level' | 'problem'> {
+  let minor: string
+  try {
+    minor = selectMinor()
+  } catch {
+    return {
+      fix: `set VIS_PYTHON_VERSION to one of ${SUPPORTED_MINORS.join(', ')}`,
+      until: 'every session fails',
+    }
+  }
+  return {
+    fix:
+      `nothing when online, or fetch it ahead: \`npx vis runtime fetch --python ${minor}\`; offline, ` +
+      'VIS_PYTHON_DIST_URL=file://DIR/cpython from a `vis bundle` DIR, or VIS_PYTHON_HOME=<a distribution root>',
+    until: `the first session downloads CPython ${minor} from ${distBaseUrl()} (about 12 MB), and fails if it cannot`,
+  }
 }
 
 // Every warning or error with advice attached; checks with no remedy (cgroups a container

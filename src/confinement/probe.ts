@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { release } from 'node:os'
 import { join } from 'node:path'
 import { z } from 'zod'
+import { explainLocally } from '../distribution/resolve.js'
 import { packageRoot, visHome } from '../util/home.js'
 import { canCreateChild, detectCgroups } from './cgroup.js'
 import { findNative, launcherPath, loadConfineAddon } from './native.js'
@@ -246,11 +247,22 @@ export function probe(options: { fresh?: boolean } = {}): ProbeReport {
     )
 
   const distributions = findDistributions()
-  if (distributions.length === 0)
+  // What a session gets by default, from every local source in the documented order (so a
+  // VIS_PYTHON_HOME or VIS_PYTHON_STAGED_DIR counts): it is what the warning is about.
+  const selected = explainLocally()
+  const chosen = selected.resolved
+  if (selected.error) add('distribution', 'warn', selected.error.message)
+  else if (!chosen)
     add(
       'distribution',
       'warn',
-      'no CPython distribution staged (cpython-dist/) or cached (~/.vis/python/runtime) yet',
+      `no CPython ${selected.minor} distribution staged, cached (${join(visHome(), 'python', 'runtime')}) or named by VIS_PYTHON_HOME yet`,
+    )
+  else if (!distributions.some((d) => d.root === chosen.root))
+    add(
+      'distribution',
+      'info',
+      `CPython ${chosen.version} (${chosen.platform}) from ${chosen.source}: ${chosen.root}`,
     )
   for (const d of distributions)
     add(

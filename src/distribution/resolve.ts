@@ -238,7 +238,8 @@ function notFound(minor: string, reasons: SourceReport[], extra?: string, url?: 
     'dist.not-found',
     `no CPython ${minor} distribution is available.\n${lines}${extra ? `\n  download: ${extra}` : ''}\n` +
       `Set VIS_PYTHON_HOME to a distribution root, or stage one with \`vis runtime stage --python ${minor}\`` +
-      ` (or fetch it with \`vis runtime fetch --python ${minor}\` when online).`,
+      ` (or fetch it with \`vis runtime fetch --python ${minor}\` when online). Offline, point` +
+      ' VIS_PYTHON_DIST_URL at file://DIR/cpython of a `vis bundle` DIR made on a connected machine.',
     { minor, url },
   )
 }
@@ -268,6 +269,11 @@ export async function resolveDistribution(opts: ResolveOptions = {}): Promise<Re
 
 // Why each source did or did not answer, without downloading anything.
 export async function explainResolution(opts: ResolveOptions = {}): Promise<Explanation> {
+  return explainLocally(opts)
+}
+
+// The same, synchronously: it only reads the local sources (vis doctor's probe is synchronous).
+export function explainLocally(opts: ResolveOptions = {}): Explanation {
   const platform = platformTag()
   let minor: string
   try {

@@ -57,6 +57,9 @@ const EXACT: Record<string, ContentfulStatusCode> = {
   'draft.no-root': 400,
   'draft.path-unsupported': 400,
   'draft.unconfined': 400,
+  // No CPython for the server's minor (not staged, cached or downloadable): the operator's to
+  // fix (`vis runtime fetch`), and not a missing resource, which the *.not-found rule would say.
+  'dist.not-found': 503,
   'engine.closed': 503,
   'runtime.closed': 503,
 }

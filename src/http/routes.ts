@@ -125,6 +125,7 @@ export const ROUTES: RouteSpec[] = [
       201: { description: 'The session.', schema: SessionViewSchema, headers: LOCATION },
       400: err('Invalid body, or roots the jail cannot mount (the message says why).'),
       409: err('A session with that id exists.'),
+      503: err("No CPython distribution for the server's Python minor (dist.not-found)."),
     },
     async handler(c, { engine }) {
       const body = await readBody(c, CreateSessionBodySchema)

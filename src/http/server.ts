@@ -1,4 +1,4 @@
-import { createServer, type RequestListener } from 'node:http'
+import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { getRequestListener } from '@hono/node-server'
 import type { Hono } from 'hono'
@@ -100,6 +100,7 @@ export async function startServer(options: ServerOptions = {}): Promise<VisServe
       errno: e.code,
     })
   }
+  const answering = trackAnswers(server)
   const bound = (server.address() as AddressInfo).port
   // No sandbox reaches the server that runs it, whatever its network allow list says.
   const unprotect = protectPort(bound)
@@ -113,18 +114,63 @@ export async function startServer(options: ServerOptions = {}): Promise<VisServe
     close() {
       closing ??= (async () => {
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()))
-        // Event streams never end on their own; idle keep-alive sockets neither.
+        // Idle keep-alive sockets never close on their own; event streams neither (ended here).
         server.closeIdleConnections()
-        const sweep = setTimeout(() => server.closeAllConnections(), 200)
+        answering.endStreams()
         // Renewals stop; the leases run out and other nodes take the sessions over.
         cluster?.stop()
         if (owned) await engine.close()
+        // A client waiting on a block gets its end (the engine stopped it) rather than a cut
+        // connection: the answers being written get a moment before every socket closes.
+        await answering.settled(2000)
         server.closeAllConnections()
         await stopped
-        clearTimeout(sweep)
         unprotect()
       })()
       return closing
+    },
+  }
+}
+
+// The requests the server is still answering. Event streams (text/event-stream) never finish on
+// their own, so close() ends them; the others it waits for, a bounded time. The content type is
+// caught at writeHead: hono's adapter passes its headers there, where getHeader cannot see them.
+function trackAnswers(server: Server) {
+  const open = new Set<ServerResponse>()
+  const streams = new Set<ServerResponse>()
+  let wake: (() => void) | undefined
+  server.prependListener('request', (_req, res: ServerResponse) => {
+    open.add(res)
+    const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => ServerResponse
+    ;(res as { writeHead: unknown }).writeHead = (...args: unknown[]) => {
+      const headers = args.find((a) => typeof a === 'object' && a !== null)
+      if (
+        /text\/event-stream/i.test(`${JSON.stringify(headers ?? {})} ${res.getHeader('content-type') ?? ''}`)
+      )
+        streams.add(res)
+      return writeHead(...args)
+    }
+    res.once('close', () => {
+      open.delete(res)
+      streams.delete(res)
+      if (open.size === streams.size) wake?.()
+    })
+  })
+  const endStreams = () => {
+    for (const res of streams) res.destroy()
+  }
+  return {
+    endStreams,
+    settled(ms: number): Promise<void> {
+      endStreams()
+      if (open.size === streams.size) return Promise.resolve()
+      return new Promise((resolve) => {
+        const timer = setTimeout(resolve, ms)
+        wake = () => {
+          clearTimeout(timer)
+          resolve()
+        }
+      })
     },
   }
 }

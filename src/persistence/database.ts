@@ -26,12 +26,27 @@ export type OpenDatabaseOptions = {
   migrations?: readonly Migration[]
 }
 
+// better-sqlite3 gets its native binary from its install script; a package manager that skips
+// install scripts (npm --ignore-scripts, pnpm's default) leaves none, and its own error is a list
+// of a dozen paths. Said as what happened and what to run.
+function driverMissing(file: string, err: unknown): VisError {
+  return new VisError(
+    'db.driver-missing',
+    `Cannot open the database ${file}: better-sqlite3 (SQLite's driver) has no native binary, as its install ` +
+      'script did not run (npm install --ignore-scripts, or a package manager that skips install scripts). ' +
+      'Run `npm rebuild better-sqlite3` in your project (it downloads its prebuilt binary, or compiles it), then try again.',
+    { path: file },
+    { cause: err },
+  )
+}
+
 export function openDatabase(file: string, options: OpenDatabaseOptions = {}): Db {
   mkdirSync(dirname(file), { recursive: true })
   let db: Db
   try {
     db = new Database(file)
   } catch (err) {
+    if (/Could not locate the bindings file/.test((err as Error).message)) throw driverMissing(file, err)
     throw new VisError(
       'db.open-failed',
       `Cannot open the database ${file}: ${(err as Error).message}`,

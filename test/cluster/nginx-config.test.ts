@@ -51,7 +51,7 @@ describe('vis cluster nginx-config', () => {
         'bad name',
       ],
     )
-    assert.equal(bad.status, 1)
+    assert.equal(bad.status, 2, 'a bad option value is a usage error')
     assert.equal(bad.stdout, '')
     assert.match(bad.stderr, /--listen: "8080" is not host:port/)
     assert.match(bad.stderr, /--node: --node a:1 is given twice/)
@@ -59,7 +59,7 @@ describe('vis cluster nginx-config', () => {
     assert.match(bad.stderr, /--server-name: /)
     assert.match(bad.stderr, /\[cli\.bad-option\]/)
     const none = nginxConfigCli('--listen', '127.0.0.1:1')
-    assert.equal(none.status, 1)
+    assert.equal(none.status, 2)
     assert.match(none.stderr, /at least one --node host:port is needed/)
   })
 

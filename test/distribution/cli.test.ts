@@ -2,7 +2,17 @@ import assert from 'node:assert/strict'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import { cliEnv, closedPort, type Fixtures, fixtures, MINOR, PLATFORM, runCli, tempDir } from './helpers.js'
+import {
+  cliEnv,
+  closedPort,
+  type Fixtures,
+  fixtures,
+  MINOR,
+  PLATFORM,
+  runCli,
+  spawnCli,
+  tempDir,
+} from './helpers.js'
 
 let f: Fixtures
 let home: string
@@ -45,6 +55,31 @@ describe('the vis CLI', () => {
     assert.match(o.stderr, /Unknown option '--bogus'/)
   })
 
+  test('a bad option value or a missing operand is a usage error too (exit 2); help --help is help', async () => {
+    const env = cliEnv({ VIS_HOME: home })
+    const cases: [string[], RegExp][] = [
+      [['sessions', 'list', '--limit', 'x'], /--limit must be a positive integer \[cli\.bad-option\]/],
+      [['sessions', 'show'], /vis sessions show needs a session id\./],
+      [['bundle', '--python', '3.11'], /give --python 3\.X\[,3\.Y\] and --out DIR .*\[bundle\.usage\]/],
+      [['serve', '--port', '99999'], /--port must be 0\.\.65535, not 99999 \[cli\.bad-option\]/],
+      [['run', '--approve', 'maybe', 'task'], /--approve must be ask, approve or deny, not maybe/],
+    ]
+    const runs = await Promise.all(cases.map(([args]) => runCli(args, env)))
+    runs.forEach((r, i) => {
+      const [args, message] = cases[i]!
+      assert.equal(r.status, 2, `vis ${args.join(' ')}: ${r.stderr}`)
+      assert.match(r.stderr, message)
+    })
+    const help = await runCli(['help', '--help'], env)
+    assert.equal(help.status, 0, help.stderr)
+    assert.match(help.stdout, /Usage: vis <command>/)
+    // An unsupported minor is named with the supported ones, and not offered for staging.
+    const old = await runCli(['runtime', 'status', '--python', '2.7'], env)
+    assert.equal(old.status, 2)
+    assert.match(old.stdout, /Python 2\.7 is not supported; use one of 3\.11, 3\.12, 3\.13 \[dist\.version\]/)
+    assert.doesNotMatch(old.stdout, /vis runtime stage --python 2\.7/)
+  })
+
   test('runtime status shows the resolved distribution and why earlier sources did not answer', async () => {
     const r = await runCli(['runtime', 'status'], cliEnv({ VIS_HOME: home, VIS_PYTHON_STAGED_DIR: f.out }))
     assert.equal(r.status, 0, r.stderr)
@@ -75,6 +110,84 @@ describe('the vis CLI', () => {
     )
     assert.match(text.stdout, /No CPython 3\.11 for linux-x86_64-gnu on this machine yet\./)
     assert.match(text.stdout, /Set VIS_PYTHON_HOME, run `vis runtime stage --python 3\.11`/)
+  })
+
+  test('vis serve with no CPython to be had starts, and creating a session answers 503 dist.not-found', {
+    timeout: 120_000,
+  }, async () => {
+    const offline = `http://127.0.0.1:${await closedPort()}`
+    const child = spawnCli(
+      ['serve', '--port', '0'],
+      cliEnv({ VIS_HOME: home, VIS_PYTHON_STAGED_DIR: empty, VIS_PYTHON_DIST_URL: offline, VIS_TOKEN: '' }),
+    )
+    let out = ''
+    child.stdout.on('data', (d) => {
+      out += d
+    })
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)))
+    try {
+      const deadline = Date.now() + 90_000
+      while (!/^try: /m.test(out) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+      const url = /^vis serving (http:\/\/127\.0\.0\.1:\d+) /m.exec(out)?.[1]
+      const token = /^open: \S+\/\?token=(\S+)$/m.exec(out)?.[1]
+      assert.ok(url && token, out)
+      const res = await fetch(`${url}/v1/sessions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: '{}',
+      })
+      const body = (await res.json()) as { error: { code: string; message: string } }
+      // Not 404: the route exists; the server lacks what it needs, which its operator can fix.
+      assert.equal(res.status, 503, JSON.stringify(body))
+      assert.equal(body.error.code, 'dist.not-found')
+      assert.match(body.error.message, /no CPython 3\.11 distribution is available/)
+      assert.match(body.error.message, /vis runtime fetch --python 3\.11/)
+      assert.match(
+        body.error.message,
+        /Offline, point VIS_PYTHON_DIST_URL at file:\/\/DIR\/cpython of a `vis bundle` DIR/,
+      )
+      child.kill('SIGTERM')
+      assert.equal(await exited, 0, 'SIGTERM stops it cleanly')
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL')
+    }
+  })
+
+  test('vis doctor judges the CPython a session would get, from every source in order, and says where from', {
+    timeout: 120_000,
+  }, async () => {
+    const offline = `http://127.0.0.1:${await closedPort()}`
+    type Report = { checks: { id: string; level: string; message: string }[] }
+    const distChecks = (r: { stdout: string }) =>
+      (JSON.parse(r.stdout) as Report).checks.filter((c) => c.id === 'distribution')
+    const base = { VIS_HOME: home, VIS_PYTHON_STAGED_DIR: empty, VIS_PYTHON_DIST_URL: offline }
+    // VIS_PYTHON_HOME answers first: no warning, and the line says which tree sessions use.
+    const withHome = await runCli(['doctor', '--json'], cliEnv({ ...base, VIS_PYTHON_HOME: f.staged.root }))
+    const fromEnv = distChecks(withHome)
+    assert.deepEqual(
+      fromEnv.filter((c) => c.level !== 'info'),
+      [],
+      JSON.stringify(fromEnv),
+    )
+    assert.ok(
+      fromEnv.some(
+        (c) => c.message === `CPython ${f.staged.version} (${PLATFORM}) from env: ${f.staged.root}`,
+      ),
+      JSON.stringify(fromEnv),
+    )
+    // Nothing answers: a warning naming the minor, and advice naming the URL it would come from.
+    const none = await runCli(['doctor'], cliEnv(base))
+    assert.match(none.stdout, /^WARN {2}distribution +no CPython 3\.11 distribution staged, cached \(/m)
+    assert.match(
+      none.stdout,
+      /fix: nothing when online, or fetch it ahead: `npx vis runtime fetch --python 3\.11`; offline, /,
+    )
+    assert.ok(
+      none.stdout.includes(
+        `until then: the first session downloads CPython 3.11 from ${offline} (about 12 MB)`,
+      ),
+      none.stdout,
+    )
   })
 
   test('runtime stage refuses contradictory or unknown options with a clear error', async () => {

@@ -265,6 +265,24 @@ export function runCli(
   })
 }
 
+// A child's exit status and its stdout and stderr as one text, in the order written.
+export function runCollected(
+  cmd: string,
+  args: string[],
+  opts: { cwd: string; env?: NodeJS.ProcessEnv },
+): Promise<{ status: number; out: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env ?? process.env })
+    let out = ''
+    const collect = (d: Buffer) => {
+      out += d
+    }
+    child.stdout.on('data', collect)
+    child.stderr.on('data', collect)
+    child.on('close', (code) => resolve({ status: code ?? -1, out }))
+  })
+}
+
 export function spawnCli(args: string[], env: NodeJS.ProcessEnv) {
   // Its own process group, so a kill takes tar with it, as a crash would.
   return spawn(process.execPath, ['--import', 'tsx', cliScript, ...args], {

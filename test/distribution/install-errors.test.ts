@@ -149,6 +149,25 @@ test('vis doctor ends with what is missing, the Debian command and what fails un
   assert.match(r.stdout, /^ {8}fix: sudo apt-get install -y bubblewrap$/m)
   assert.match(r.stdout, /^ {8}until then: every session refuses to start \(confine\.unavailable\)/m)
   assert.match(r.stdout, /^Debian\/Ubuntu, all at once: sudo apt-get install -y bubblewrap$/m)
+  assert.match(r.stdout, /^errors above: sandboxes will refuse to start$/m)
+  // With the opt-out, sessions start without the layer: still an error, said as what happens.
+  const optOut = await runCli(
+    ['doctor'],
+    cliEnv({ VIS_BWRAP: '/nonexistent/bwrap', PATH: '/nonexistent', VIS_ALLOW_UNCONFINED: '1' }),
+  )
+  assert.equal(optOut.status, 2, optOut.stdout + optOut.stderr)
+  assert.match(optOut.stdout, /^MISSING bubblewrap: bubblewrap is not installed/m)
+  assert.match(
+    optOut.stdout,
+    /^errors above: VIS_ALLOW_UNCONFINED=1, so sandboxes start WITHOUT the missing layers$/m,
+  )
+  assert.match(
+    optOut.stdout,
+    /^ {8}until then: sessions start WITHOUT this layer \(VIS_ALLOW_UNCONFINED=1\)/m,
+  )
+  assert.doesNotMatch(optOut.stdout, /refuse to start|refuses to start/)
+  assert.match(optOut.stdout, /^note {4}opt-out: VIS_ALLOW_UNCONFINED=1/m)
+  assert.match(optOut.stdout, /^ {8}fix: unset VIS_ALLOW_UNCONFINED once every layer above is available$/m)
 })
 
 test('the summary joins every missing package into one apt-get line, and says so when nothing is missing', () => {
@@ -174,7 +193,12 @@ test('a bundle takes a staged archive after checking it, else packs the CPython 
   scratch.push(into)
   // From a release directory: copied with both manifests.
   const copied = await bundleArchive(m.dir, MINOR, PLATFORM, into)
-  assert.deepEqual(copied, { minor: MINOR, version: f.small.version, archive: `cpython/${f.small.file}` })
+  assert.deepEqual(copied, {
+    minor: MINOR,
+    version: f.small.version,
+    archive: `cpython/${f.small.file}`,
+    from: join(m.dir, f.small.file),
+  })
   assert.equal(await sha256File(join(into, f.small.file)), f.small.sha256)
   // A damaged archive is not bundled.
   writeFileSync(m.archive, 'not an archive')
@@ -194,6 +218,8 @@ test('a bundle takes a staged archive after checking it, else packs the CPython 
     const r = await bundleArchive(join(m.dir, 'nowhere'), MINOR, PLATFORM, packed)
     const manifest = JSON.parse(readFileSync(join(packed, `cpython-${MINOR}-${PLATFORM}.json`), 'utf8'))
     assert.equal(r.archive, `cpython/${manifest.file}`)
+    // Said as what happened: the cached tree was packed (not "from" the archives directory).
+    assert.equal(r.from, `${cacheRoot(MINOR)} (packed: no staged archive)`)
     assert.equal(await sha256File(join(packed, manifest.file)), manifest.sha256)
     const out = tempDir('vis-unpacked-')
     scratch.push(out)

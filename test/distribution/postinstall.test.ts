@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { cpSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
-import { repoRoot, tempDir } from './helpers.js'
+import { repoRoot, runCollected, tempDir } from './helpers.js'
 
 // A fresh clone in miniature: package.json, the distribution code and the
 // runtime command, no dist/, no cpython-dist/, no addon build script.
@@ -17,6 +16,7 @@ before(() => {
     'src/util',
     'src/distribution',
     'scripts/postinstall.mjs',
+    'scripts/tree-times.mjs',
   ]) {
     cpSync(join(repoRoot, p), join(pkg, p), { recursive: true })
   }
@@ -38,19 +38,9 @@ before(() => {
 after(() => rmSync(pkg, { recursive: true, force: true }))
 
 function run(args: string[]): Promise<{ status: number; out: string }> {
-  return new Promise((resolve) => {
-    const env: NodeJS.ProcessEnv = { ...process.env, VIS_HOME: join(pkg, 'home') }
-    for (const k of Object.keys(env)) if (k.startsWith('VIS_PYTHON_')) delete env[k]
-    const child = spawn(process.execPath, args, { cwd: pkg, env })
-    let out = ''
-    child.stdout.on('data', (d) => {
-      out += d
-    })
-    child.stderr.on('data', (d) => {
-      out += d
-    })
-    child.on('close', (code) => resolve({ status: code ?? -1, out }))
-  })
+  const env: NodeJS.ProcessEnv = { ...process.env, VIS_HOME: join(pkg, 'home') }
+  for (const k of Object.keys(env)) if (k.startsWith('VIS_PYTHON_')) delete env[k]
+  return runCollected(process.execPath, args, { cwd: pkg, env })
 }
 
 test('postinstall builds dist/, stages 3.11 beside the package, then has nothing left to do', async () => {

@@ -15,6 +15,7 @@ import {
   readdirSync,
   readFileSync,
   realpathSync,
+  renameSync,
   rmSync,
   statSync,
   symlinkSync,
@@ -214,6 +215,94 @@ function newProject(name: string): string {
   return dir
 }
 
+// A ```ts block of README.md: the first after `heading` that contains `marker`.
+function readmeSnippet(heading: string, marker: string): string {
+  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8')
+  const from = readme.indexOf(heading)
+  assert.ok(from >= 0, `README.md has no "${heading}"`)
+  for (const m of readme.slice(from).matchAll(/```ts\n([\s\S]*?)```/g)) {
+    if (m[1]!.includes(marker)) return m[1]!
+  }
+  assert.fail(`no ts block with ${marker} after "${heading}" in README.md`)
+}
+
+// Every process whose command line names dir (a worker's bwrap and node name the package's path).
+function processesUnder(dir: string): string[] {
+  const found: string[] = []
+  for (const pid of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ')
+      if (cmd.includes(dir)) found.push(`${pid} ${cmd.slice(0, 200)}`)
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found
+}
+
+async function until<T>(what: string, ms: number, probe: () => T | undefined): Promise<T> {
+  const end = Date.now() + ms
+  for (;;) {
+    const v = probe()
+    if (v !== undefined) return v
+    if (Date.now() > end) assert.fail(`timed out after ${ms} ms waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+// The installed `vis serve` as a user starts it: where it listens and the token on stdout, a
+// block served end to end over HTTP, then Ctrl-C (SIGINT to its process group) stops it with
+// exit 0 and no worker left behind.
+async function serveAndInterrupt(project: string, env: NodeJS.ProcessEnv, minor: string): Promise<void> {
+  const vis = join(project, 'node_modules', '.bin', 'vis')
+  const child = spawn(vis, ['serve', '--port', '0', '--python', minor], { cwd: project, env, detached: true })
+  let out = ''
+  child.stdout.on('data', (d) => {
+    out += d
+  })
+  child.stderr.on('data', (d) => {
+    out += d
+  })
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)))
+  try {
+    await until('vis serve to print its URL', 120_000, () => (/^try: /m.test(out) ? true : undefined))
+    const url = /^vis serving (http:\/\/127\.0\.0\.1:\d+) /m.exec(out)?.[1]
+    const token = /^open: http:\/\/127\.0\.0\.1:\d+\/\?token=([\w-]{40,})$/m.exec(out)?.[1]
+    assert.ok(url && token, out)
+    assert.ok(out.includes(`-H "Authorization: Bearer ${token}"`), 'the curl example carries the token')
+    const call = async (path: string, body: unknown) => {
+      const res = await fetch(url + path, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      })
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> }
+    }
+    const denied = await fetch(`${url}/v1/sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    })
+    assert.equal(denied.status, 401, 'no token, no session')
+    const session = await call('/v1/sessions', {})
+    assert.equal(session.status, 201, JSON.stringify(session.body))
+    const blocks = `/v1/sessions/${session.body.id}/blocks`
+    const first = await call(blocks, { code: 'import sys\nv = "%d.%d" % sys.version_info[:2]\nv' })
+    assert.equal(first.status, 200, JSON.stringify(first.body))
+    assert.equal(first.body.result, minor)
+    const second = await call(blocks, { code: 'print(v, 6 * 7)' })
+    assert.equal(second.body.stdout, `${minor} 42\n`, 'globals persist across blocks')
+    const pkg = join(project, 'node_modules', 'vis-runtime')
+    assert.ok(processesUnder(pkg).length > 0, 'a worker runs from the installed package')
+    process.kill(-child.pid!, 'SIGINT')
+    assert.equal(await exited, 0, out)
+    assert.match(out, /vis serve: SIGINT, stopping/)
+    await until('the workers to exit', 30_000, () => (processesUnder(pkg).length === 0 ? true : undefined))
+  } finally {
+    if (child.exitCode === null) process.kill(-child.pid!, 'SIGKILL')
+  }
+}
+
 test('from the registry, CPython from a loopback server, no compiler on PATH', {
   timeout: 900_000,
 }, async () => {
@@ -268,7 +357,7 @@ test('from the registry, CPython from a loopback server, no compiler on PATH', {
     // The doctor summary ends the postinstall.
     assert.match(install.out, /system check \(`npx vis doctor` for details\):/)
     assert.match(install.out, /every confinement layer a session needs is available/)
-    assert.match(install.out, /note {4}distribution: no CPython distribution staged .* or cached/)
+    assert.match(install.out, /note {4}distribution: no CPython 3\.11 distribution staged, cached \(/)
 
     const consumer = await run(process.execPath, ['consumer.mjs', ...MINORS], { cwd: project, env })
     assert.equal(consumer.status, 0, consumer.out)
@@ -287,6 +376,78 @@ test('from the registry, CPython from a loopback server, no compiler on PATH', {
       p.archive.slice('cpython/'.length),
     ])
     assert.deepEqual(release.hits, expected)
+
+    // The CLI as installed: npx finds it and it answers --help.
+    const help = await run('npx', ['vis', '--help'], { cwd: project, env })
+    assert.equal(help.status, 0, help.out)
+    assert.match(help.out, /^ {2}serve +Serve the HTTP API/m)
+    // README's library snippets as a TypeScript user compiles them (strict, the package's own
+    // declarations checked too, so every type they import must come with the install); the
+    // first one then runs as written, on a real workspace.
+    const library = readmeSnippet('## Using it as a library', 'createRuntime')
+    writeFileSync(
+      join(project, 'readme-library.mts'),
+      library
+        .replace("'/path/to/workspace'", JSON.stringify(join(project, 'work')))
+        .replace(/^(const r = .*)$/m, '$1\nconsole.log(JSON.stringify(r))'),
+    )
+    writeFileSync(join(project, 'readme-agent.mts'), readmeSnippet('## Agent turns', 'agentFor'))
+    writeFileSync(
+      join(project, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'es2022',
+          module: 'nodenext',
+          strict: true,
+          skipLibCheck: false,
+          outDir: 'out',
+        },
+        files: ['readme-library.mts', 'readme-agent.mts'],
+      }),
+    )
+    const tsc = await run(
+      process.execPath,
+      [join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', '.'],
+      {
+        cwd: project,
+        env,
+      },
+    )
+    assert.equal(tsc.status, 0, tsc.out)
+    const snippet = await run(process.execPath, [join('out', 'readme-library.mjs')], { cwd: project, env })
+    assert.equal(snippet.status, 0, snippet.out)
+    assert.equal(snippet.out, '{"stdout":"<hi>\\n"}\n')
+    await serveAndInterrupt(project, env, '3.12')
+    // Installed with install scripts skipped (npm --ignore-scripts, pnpm's default), better-sqlite3
+    // has no binary: what needs the database says so and what to run, not a dozen probed paths.
+    const sqliteBinary = join(
+      project,
+      'node_modules',
+      'better-sqlite3',
+      'build',
+      'Release',
+      'better_sqlite3.node',
+    )
+    renameSync(sqliteBinary, `${sqliteBinary}.away`)
+    try {
+      const noDriver = await run(
+        process.execPath,
+        [join(project, 'node_modules', '.bin', 'vis'), 'sessions', 'list'],
+        {
+          cwd: project,
+          env,
+        },
+      )
+      assert.equal(noDriver.status, 1, noDriver.out)
+      assert.match(
+        noDriver.out,
+        /better-sqlite3 \(SQLite's driver\) has no native binary, as its install script did not run/,
+      )
+      assert.match(noDriver.out, /Run `npm rebuild better-sqlite3` in your project .*\[db\.driver-missing\]/)
+      assert.doesNotMatch(noDriver.out, /Could not locate the bindings file/)
+    } finally {
+      renameSync(`${sqliteBinary}.away`, sqliteBinary)
+    }
 
     const pkgBytes = du(pkg)
     figures.push(

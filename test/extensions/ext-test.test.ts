@@ -97,22 +97,22 @@ test('an extension with no tests is reported as such; an unknown name is an erro
   )
 })
 
-function childEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, VIS_HOME: home }
+function childEnv(visHome = home): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, VIS_HOME: visHome }
   // Otherwise the child believes it is a test file of this run.
   delete env.NODE_TEST_CONTEXT
   return env
 }
 
 // The real CLI in a child process, as a person runs it.
-function vis(args: string[]): Promise<{ code: number; stdout: string }> {
+function vis(args: string[], visHome = home): Promise<{ code: number; stdout: string }> {
   const main = new URL('../../src/cli/main.ts', import.meta.url).href
   const script = `import(${JSON.stringify(main)}).then((m) => m.main(process.argv.slice(1)))`
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       ['--import', 'tsx', '-e', script, ...args],
-      { cwd: packageRoot, env: childEnv() },
+      { cwd: packageRoot, env: childEnv(visHome) },
       (err, stdout) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout }),
     )
   })
@@ -123,6 +123,10 @@ test('vis ext test and vis ext list: exit status follows the records and the war
   const pass = await vis(['ext', 'test', 'pkgext', ...args])
   assert.equal(pass.code, 0, pass.stdout)
   assert.match(pass.stdout, /pkgext: 2 passed, 0 failed, 0 errors, 0 skipped/)
+  // Nothing to test is said, not printed as silence.
+  const none = await vis(['ext', 'test', '--project', join(base, 'no-project')], join(base, 'empty-home'))
+  assert.equal(none.code, 0, none.stdout)
+  assert.equal(none.stdout, 'no extensions to test in any extension directory\n')
   const fail = await vis(['ext', 'test', 'calc', ...args])
   assert.equal(fail.code, 1)
   assert.match(fail.stdout, /calc: 2 passed, 1 failed, 1 errors, 1 skipped/)

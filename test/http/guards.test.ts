@@ -358,7 +358,7 @@ describe('vis serve and its token', () => {
     s.child.kill('SIGTERM')
     const wide = await serve(['--no-token', '--host', '0.0.0.0'])
     await waitFor(() => wide.child.exitCode !== null, 30_000, 'vis serve to refuse')
-    assert.equal(wide.child.exitCode, 1)
+    assert.equal(wide.child.exitCode, 2, 'a usage error')
     assert.match(wide.err(), /--no-token is for loopback binds only/)
   })
 })

@@ -35,24 +35,70 @@ after(async () => {
 describe('vis mcp over stdio', () => {
   serverScenarios(connect, root)
 
-  test('the process stops with status 0 when the client closes stdin', async () => {
+  // `vis mcp` as a child whose stdin the test writes and ends, its output collected.
+  function spawnMcp(home: string) {
     const child = spawn(
       process.execPath,
       ['--import', 'tsx', cliScript, 'mcp', '--root', root, '--pool', '0'],
       {
         cwd: repoRoot,
-        env: childEnv({ VIS_HOME: tempDir('stdio-eof') }),
+        env: childEnv({ VIS_HOME: home }),
         stdio: ['pipe', 'pipe', 'pipe'],
       },
     )
-    let stderr = ''
+    const out = { stdout: '', stderr: '' }
+    child.stdout.on('data', (d) => {
+      out.stdout += d
+    })
     child.stderr.on('data', (d) => {
-      stderr += d
+      out.stderr += d
     })
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)))
+    return { child, out, exited }
+  }
+
+  test('the process stops with status 0 when the client closes stdin', async () => {
+    const { child, out, exited } = spawnMcp(tempDir('stdio-eof'))
     child.stdin.end()
-    assert.equal(await exited, 0, stderr)
-    assert.match(stderr, /vis mcp: the client closed stdin, stopping/)
+    assert.equal(await exited, 0, out.stderr)
+    assert.match(out.stderr, /vis mcp: the client closed stdin, stopping/)
+  })
+
+  test('requests written before stdin closes are answered, then it stops with status 0', async () => {
+    const { child, out, exited } = spawnMcp(tempDir('stdio-piped'))
+    // As `printf '...' | vis mcp` does: every request, then EOF at once.
+    const messages = [
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-06-18',
+          capabilities: {},
+          clientInfo: { name: 'pipe', version: '1' },
+        },
+      },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      {
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'python_execution', arguments: { code: 'print(6 * 7)' } },
+      },
+    ]
+    child.stdin.end(messages.map((m) => `${JSON.stringify(m)}\n`).join(''))
+    assert.equal(await exited, 0, out.stderr)
+    const replies = out.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map(
+        (l) => JSON.parse(l) as { id?: number; result?: { content: { text: string }[]; isError: boolean } },
+      )
+    const call = replies.find((r) => r.id === 2)
+    assert.ok(call, `the tools/call was answered before the exit: ${out.stdout}`)
+    assert.equal(call.result?.isError, false, JSON.stringify(call))
+    assert.equal(call.result?.content[0]?.text, '42')
+    assert.match(out.stderr, /vis mcp: the client closed stdin, stopping/)
   })
 
   test('--allow without --network is refused with a reason', () => {
@@ -61,7 +107,7 @@ describe('vis mcp over stdio', () => {
       env: childEnv({ VIS_HOME: tempDir('stdio-bad') }),
       encoding: 'utf8',
     })
-    assert.equal(r.status, 1)
+    assert.equal(r.status, 2, 'a usage error')
     assert.match(r.stderr, /--allow narrows the network: give --network with it \[cli\.bad-option\]/)
   })
 

@@ -54,7 +54,9 @@ export const doctor: Command = {
         ? 'all layers available'
         : code === 1
           ? 'warnings above'
-          : 'errors above: sandboxes will refuse to start'
+          : report.checks.some((c) => c.id === 'opt-out')
+            ? 'errors above: VIS_ALLOW_UNCONFINED=1, so sandboxes start WITHOUT the missing layers'
+            : 'errors above: sandboxes will refuse to start'
     process.stdout.write(`\n${summary}\n`)
     const advice = summaryLines(report.checks)
     if (code !== 0) process.stdout.write(`\n${advice.join('\n')}\n`)

@@ -71,6 +71,8 @@ async function test(
     const reports = await runExtensionTests({ project: values.project, python: values.python, store, name })
     if (values.json) process.stdout.write(`${JSON.stringify(reports, null, 2)}\n`)
     else {
+      // Silence would read as "all passed".
+      if (reports.length === 0) process.stdout.write('no extensions to test in any extension directory\n')
       for (const r of reports) {
         if (r.noTests) {
           process.stdout.write(`${r.key}: no tests\n`)

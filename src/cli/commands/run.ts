@@ -16,7 +16,7 @@ the answer. Ctrl-C cancels the turn (the model request is aborted, the block int
 ${AGENT_USAGE}
   --json               print the finished turn as JSON on stdout instead of streaming
 
-Exit status: 0 answered, 1 failed, 130 cancelled.`
+Exit status: 0 answered, 1 failed, 2 usage error, 130 cancelled.`
 
 export const run: Command = {
   name: 'run',

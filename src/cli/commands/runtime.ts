@@ -59,9 +59,11 @@ async function status(argv: string[]): Promise<number> {
     options: { python: { type: 'string' }, json: { type: 'boolean', default: false } },
   })
   const ex = await explainResolution({ minor: values.python })
+  // --python naming an unsupported minor is a usage error (exit 2); nothing found is 1.
+  const failed = values.python !== undefined && ex.error?.code === 'dist.version' ? 2 : 1
   if (values.json) {
     console.log(JSON.stringify(ex, null, 2))
-    return ex.resolved ? 0 : 1
+    return ex.resolved ? 0 : failed
   }
   const r = ex.resolved
   if (r) {
@@ -86,12 +88,13 @@ async function status(argv: string[]): Promise<number> {
       console.log(`  ${s.source.padEnd(9)} ${s.answered ? 'answered' : 'no      '}  ${s.reason}`)
     }
   }
-  if (!r) {
+  // An unsupported minor cannot be staged or fetched either: its error already names the valid ones.
+  if (!r && ex.error?.code !== 'dist.version') {
     console.log(
       `Set VIS_PYTHON_HOME, run \`vis runtime stage --python ${ex.minor}\`, or \`vis runtime fetch --python ${ex.minor}\`.`,
     )
   }
-  return r ? 0 : 1
+  return r ? 0 : failed
 }
 
 async function fetch(argv: string[]): Promise<number> {

@@ -1,4 +1,5 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import type { Engine } from '../../engine/engine.js'
 import type { McpServePolicy } from '../config.js'
 import { createVisMcpServer } from './server.js'
@@ -9,6 +10,7 @@ import { createVisMcpServer } from './server.js'
 export async function serveStdio(engine: Engine, policy: McpServePolicy): Promise<string> {
   const { server, close } = createVisMcpServer(engine, policy, 'stdio')
   const transport = new StdioServerTransport()
+  const inflight = countRequests(transport)
   const ended = new Promise<string>((resolve) => {
     const done = (why: string) => {
       process.stdin.off('end', onEnd)
@@ -16,7 +18,9 @@ export async function serveStdio(engine: Engine, policy: McpServePolicy): Promis
       process.off('SIGTERM', onTerm)
       resolve(why)
     }
-    const onEnd = () => done('the client closed stdin')
+    // Requests read before stdin ended are still answered: a client may write its requests and
+    // close stdin at once (`printf ... | vis mcp`). A signal does not wait.
+    const onEnd = () => inflight.drained().then(() => done('the client closed stdin'))
     const onInt = () => done('SIGINT')
     const onTerm = () => done('SIGTERM')
     process.stdin.once('end', onEnd)
@@ -29,7 +33,40 @@ export async function serveStdio(engine: Engine, policy: McpServePolicy): Promis
     }
   })
   await server.connect(transport)
+  inflight.watch()
   const why = await ended
   await close()
   return why
+}
+
+const isRequest = (m: JSONRPCMessage) => 'method' in m && 'id' in m
+const isResponse = (m: JSONRPCMessage) => !('method' in m) && 'id' in m
+
+// The client's requests not answered yet: each received request (id and method) until the
+// response with its id has been written.
+function countRequests(transport: StdioServerTransport) {
+  const open = new Set<string | number>()
+  let wake: (() => void) | undefined
+  return {
+    // After server.connect, which installs the transport's onmessage.
+    watch() {
+      const receive = transport.onmessage
+      transport.onmessage = (message: JSONRPCMessage) => {
+        if (isRequest(message)) open.add((message as { id: string | number }).id)
+        receive?.(message)
+      }
+      const send = transport.send.bind(transport)
+      transport.send = async (message: JSONRPCMessage) => {
+        await send(message)
+        if (isResponse(message) && open.delete((message as { id: string | number }).id) && open.size === 0)
+          wake?.()
+      }
+    },
+    drained(): Promise<void> {
+      if (open.size === 0) return Promise.resolve()
+      return new Promise((resolve) => {
+        wake = resolve
+      })
+    },
+  }
 }
