@@ -121,13 +121,26 @@ describe('the vis CLI', () => {
       cliEnv({ VIS_HOME: home, VIS_PYTHON_STAGED_DIR: empty, VIS_PYTHON_DIST_URL: offline, VIS_TOKEN: '' }),
     )
     let out = ''
+    let err = ''
     child.stdout.on('data', (d) => {
       out += d
+    })
+    child.stderr.on('data', (d) => {
+      err += d
     })
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)))
     try {
       const deadline = Date.now() + 90_000
       while (!/^try: /m.test(out) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+      // Said at the start, not first met by the first client.
+      assert.match(
+        err,
+        new RegExp(
+          `^vis serve: no CPython 3\\.11 on this machine yet; the first session will download it from ${offline.replace(/\./g, '\\.')}/cpython-3\\.11-`,
+          'm',
+        ),
+      )
+      assert.match(err, /`vis runtime fetch --python 3\.11` or `vis runtime stage` gets one ahead of time/)
       const url = /^vis serving (http:\/\/127\.0\.0\.1:\d+) /m.exec(out)?.[1]
       const token = /^open: \S+\/\?token=(\S+)$/m.exec(out)?.[1]
       assert.ok(url && token, out)

@@ -344,6 +344,8 @@ describe('vis serve and its token', () => {
       200,
     )
     assert.match(s.out(), new RegExp(`curl -s -H "Authorization: Bearer ${token}"`))
+    // Its CPython is staged here: nothing to say about one missing.
+    assert.doesNotMatch(s.err(), /no CPython/)
     s.child.kill('SIGTERM')
     const other = await serve([])
     assert.notEqual(/\?token=(\S+)/.exec(other.out())![1], token, 'a new token each start')

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { parseArgs } from 'node:util'
 import { clusterOptionsFrom } from '../../cluster/start.js'
+import { explainLocally } from '../../distribution/resolve.js'
 import { isLoopbackHost } from '../../http/auth.js'
 import { DEFAULT_HOST, DEFAULT_PORT, startServer } from '../../http/server.js'
 import { loadMcpConfig } from '../../mcp/config.js'
@@ -101,6 +102,16 @@ export const serve: Command = {
       corsOrigins: values['cors-origin'],
       cluster,
     })
+    const python = explainLocally({ minor: values.python })
+    if (!python.resolved) {
+      // Said now, not at the first session: with no network that session gets dist.not-found.
+      const download = python.sources.find((x) => x.source === 'download')?.where
+      process.stderr.write(
+        `vis serve: no CPython ${python.minor} on this machine yet; the first session will download it` +
+          `${download ? ` from ${download}` : ''} (\`vis runtime status\` says why none answered; ` +
+          `\`vis runtime fetch --python ${python.minor}\` or \`vis runtime stage\` gets one ahead of time).\n`,
+      )
+    }
     if (noToken) {
       process.stderr.write(
         'vis serve: WARNING --no-token: any program or user on this machine can run code as you through this server.\n',
