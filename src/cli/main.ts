@@ -31,8 +31,9 @@ function overview(): string {
   ].join('\n')
 }
 
-// VisError codes that mean the command line itself was wrong (exit 2, like parseArgs' errors).
-const USAGE_ERRORS = new Set(['cli.bad-option', 'cli.missing-argument', 'bundle.usage'])
+// VisError codes that mean the command line itself was wrong (exit 2, like parseArgs' errors):
+// dist.version is a --python (or VIS_PYTHON_VERSION) naming a minor vis does not support.
+const USAGE_ERRORS = new Set(['cli.bad-option', 'cli.missing-argument', 'bundle.usage', 'dist.version'])
 
 function find(name: string): Command | undefined {
   return commands.find((c) => c.name === name)

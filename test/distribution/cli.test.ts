@@ -63,6 +63,10 @@ describe('the vis CLI', () => {
       [['bundle', '--python', '3.11'], /give --python 3\.X\[,3\.Y\] and --out DIR .*\[bundle\.usage\]/],
       [['serve', '--port', '99999'], /--port must be 0\.\.65535, not 99999 \[cli\.bad-option\]/],
       [['run', '--approve', 'maybe', 'task'], /--approve must be ask, approve or deny, not maybe/],
+      [
+        ['runtime', 'fetch', '--python', '2.7'],
+        /Python 2\.7 is not supported; use one of 3\.11, 3\.12, 3\.13 \[dist\.version\]/,
+      ],
     ]
     const runs = await Promise.all(cases.map(([args]) => runCli(args, env)))
     runs.forEach((r, i) => {
