@@ -1,30 +1,16 @@
-import { mkdirSync, realpathSync } from 'node:fs'
-import { dirname, join, relative, resolve, sep } from 'node:path'
+import { resolve } from 'node:path'
 import type { Store } from '../persistence/store.js'
 import type { Json, Tool, ToolContext } from '../tools/types.js'
 import { VisError } from '../util/errors.js'
 import { visHome } from '../util/home.js'
 import { type Discovery, discoverExtensions, type ExtensionSource, extensionDirs } from './discover.js'
 import { type ExtensionManifest, HookAnswer, LoadResult } from './manifest.js'
+import { exposedDirs, jailMasks } from './masks.js'
 import { exclusive, registrationWorker } from './registration.js'
 import { type DraftNamespaces, type RealiseSpec, SessionWorkers } from './session-workers.js'
 import { pythonReason, type TrustedWorker } from './trusted-worker.js'
 
 const MODULE = 'vis_ext.extensions'
-
-// The real path of p, or of its nearest existing parent joined with the rest.
-function realish(p: string): string {
-  const abs = resolve(p)
-  try {
-    return realpathSync(abs)
-  } catch {
-    const parent = dirname(abs)
-    return parent === abs
-      ? abs
-      : join(realish(parent), abs.slice(parent.length + (parent.endsWith(sep) ? 0 : 1)))
-  }
-}
-const within = (a: string, b: string) => a === b || a.startsWith(b.endsWith(sep) ? b : b + sep)
 
 // Importing an extension file is work, but a file that never finishes must not stall startup.
 export const DEFAULT_LOAD_TIMEOUT_MS = 30_000
@@ -358,8 +344,7 @@ export class ExtensionRegistry {
   // Extension directories (existing or not) a sandbox with these roots could reach: code
   // written there would run unconfined at the next reload.
   exposedDirs(roots: string[]): string[] {
-    const dirs = this.extensionDirPaths().map(realish)
-    return dirs.filter((dir) => roots.map(realish).some((r) => within(dir, r) || within(r, dir)))
+    return exposedDirs(this.extensionDirPaths(), roots)
   }
 
   private extensionDirPaths(): string[] {
@@ -367,43 +352,14 @@ export class ExtensionRegistry {
     return [d.global, ...(d.project ? [d.project] : [])].map((p) => resolve(p))
   }
 
-  // The directories the jail must mask for a sandbox with these roots (WorkerPolicy.hidden):
-  // every extension directory inside a root, as the sandbox sees it (under the root's own
-  // path). Missing ones are created first, so the mask exists before a block could create
-  // the directory itself. Refused when a root lies inside an extension directory (it cannot
-  // be masked without hiding the root) or reaches one through a symlink the sandbox could
-  // replace.
+  // The directories the jail must mask for a sandbox with these roots (WorkerPolicy.hidden),
+  // missing ones created first; roots that cannot be masked are refused (masks.ts).
   maskFor(roots: string[], sessionId?: string): string[] {
     return this.masks(roots, sessionId, true)
   }
 
   private masks(roots: string[], sessionId: string | undefined, create: boolean): string[] {
-    const hidden: string[] = []
-    const refuse = (path: string, why: string) => {
-      throw new VisError(
-        'ext.dirs-exposed',
-        `${why}; code the sandbox writes there would run unconfined as an extension. ` +
-          'Give the session roots that do not lie inside the extension directories.',
-        { sessionId, path },
-      )
-    }
-    for (const lexDir of this.extensionDirPaths()) {
-      for (const lexRoot of roots.map((r) => resolve(r))) {
-        const realRoot = realish(lexRoot)
-        if (within(realRoot, realish(lexDir)) || within(lexRoot, lexDir)) {
-          refuse(lexRoot, `root ${lexRoot} lies inside the extension directory ${lexDir}`)
-        }
-        const lexInside = within(lexDir, lexRoot)
-        if (!lexInside && !within(realish(lexDir), realRoot)) continue
-        if (create) mkdirSync(lexDir, { recursive: true })
-        const realDir = realish(lexDir)
-        if (!within(realDir, realRoot)) {
-          refuse(lexDir, `extension directory ${lexDir} is reached through a symlink inside root ${lexRoot}`)
-        }
-        hidden.push(join(lexRoot, relative(realRoot, realDir)))
-      }
-    }
-    return [...new Set(hidden)]
+    return jailMasks(this.extensionDirPaths(), roots, sessionId, create)
   }
 
   // Binds every extension tool, and the given host tools wrapped with op hooks, into a
