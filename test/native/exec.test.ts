@@ -252,14 +252,18 @@ describe('host calls', () => {
 
   test('host_send/host_wait run calls concurrently and each gets a fresh id', async () => {
     const resolvers = new Map<string, (v: string) => void>()
-    rt.onHostCall((name) => new Promise((r) => resolvers.set(name, r)))
+    // `a` is answered only once the guest says it took b's reply (its own host call), so the
+    // order the guest sees does not depend on how fast it wakes.
+    rt.onHostCall((name) => {
+      if (name !== 'took-first') return new Promise((r) => resolvers.set(name, r))
+      resolvers.get('a')!(JSON.stringify({ ok: true, value: 'A' }))
+      return Promise.resolve(JSON.stringify({ ok: true, value: null }))
+    })
     const p = rt.exec(
-      'import _vis\na = _vis.host_send("a", "[]")\nb = _vis.host_send("b", "[]")\nfirst = _vis.host_wait([a, b])\nsecond = _vis.host_wait([a] if first[0] == b else [b])\nids = [a, b]',
+      'import _vis\na = _vis.host_send("a", "[]")\nb = _vis.host_send("b", "[]")\nfirst = _vis.host_wait([a, b])\n_vis.host_call("took-first", "[]")\nsecond = _vis.host_wait([a] if first[0] == b else [b])\nids = [a, b]',
     )
     await until(() => resolvers.size === 2, 'both calls')
     resolvers.get('b')!(JSON.stringify({ ok: true, value: 'B' }))
-    await new Promise((r) => setTimeout(r, 20))
-    resolvers.get('a')!(JSON.stringify({ ok: true, value: 'A' }))
     assert.ok((await p).ok)
     const r = await rt.eval('[ids, first, second]')
     assert.ok(r.ok)
