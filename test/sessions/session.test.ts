@@ -138,8 +138,8 @@ describe('a session runs blocks in its own worker', () => {
     const s = await rt.createSession({ roots: [root] })
     const retired: SessionEvent[] = []
     s.on('worker-retired', (e) => retired.push(e))
-    const run = s.runBlock('import time\ntime.sleep(30)')
-    await new Promise((r) => setTimeout(r, 100))
+    const run = s.runBlock('print("working", flush=True)\nimport time\ntime.sleep(30)')
+    await waitFor(() => s.takePartialStdout() !== '', 5000, 'the block to print')
     // The helper itself (jailed, the leaf under bubblewrap), as an OOM kill would hit it.
     process.kill(s.processTree().at(-1)!, 'SIGKILL')
     await assert.rejects(
@@ -172,8 +172,8 @@ describe('a session runs blocks in its own worker', () => {
 
   test('an interrupt a frozen child never acknowledges kills it within the bound; a fresh worker takes over', async () => {
     const s = await rt.createSession({ roots: [root] })
-    const run = s.runBlock('import time\ntime.sleep(30)')
-    await new Promise((r) => setTimeout(r, 100))
+    const run = s.runBlock('print("working", flush=True)\nimport time\ntime.sleep(30)')
+    await waitFor(() => s.takePartialStdout() !== '', 5000, 'the block to print')
     const tree = s.processTree()
     process.kill(tree.at(-1)!, 'SIGSTOP')
     const t0 = performance.now()

@@ -6,10 +6,26 @@ import type { AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
 import { isSystemVarName, SYSTEM_VAR_NAMES } from '../../src/index.js'
 import { createRuntime, type Runtime } from '../../src/sessions/runtime.js'
+import type { Session } from '../../src/sessions/session.js'
 import { isVisError } from '../../src/util/errors.js'
 import { python, tempHome } from './helpers.js'
 
 const { home, root } = tempHome('stdin-net')
+
+// Resolves once the session's running block has printed `text` (a prompt input() wrote): the
+// block is then in Python, reading.
+function printed(s: Session, text: string): Promise<void> {
+  let seen = ''
+  return new Promise((resolve) => {
+    const off = s.on('output', (ev) => {
+      seen += ev.data
+      if (seen.includes(text)) {
+        off()
+        resolve()
+      }
+    })
+  })
+}
 
 describe('stdin, network and context ops', () => {
   let rt: Runtime
@@ -23,11 +39,12 @@ describe('stdin, network and context ops', () => {
   test('input() reads what the host writes, and end of input raises EOFError', async () => {
     const s = await rt.createSession({ roots: [root] })
     try {
+      const asked = printed(s, 'who? ')
       const run = s.runBlock(
         'name = input("who? ")\nrest = sys.stdin.read()\ntry:\n    input()\nexcept EOFError:\n    print("eof")\nprint(name, repr(rest))',
       )
       // The block blocks in input() until the host writes; feed it in two pieces.
-      await new Promise((r) => setTimeout(r, 100))
+      await asked
       // The ack counts what waits for the block (the raw request lines, this one included).
       assert.ok((await s.writeStdin('Ada\nLove')).buffered > 0)
       await s.writeStdin('lace\n', { eof: true })
@@ -48,8 +65,9 @@ describe('stdin, network and context ops', () => {
     const s = await rt.createSession({ roots: [root] })
     try {
       await assert.rejects(s.writeStdin('x'), (e) => isVisError(e) && e.code === 'session.no-block')
-      const run = s.runBlock('input()')
-      await new Promise((r) => setTimeout(r, 150))
+      const asked = printed(s, 'ready> ')
+      const run = s.runBlock('input("ready> ")')
+      await asked
       assert.equal((await s.interrupt()).landed, true)
       const r = await run
       assert.match(r.error?.message ?? '', /interrupt/i)
