@@ -1,6 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import type { EgressProxy } from '../confinement/egress/proxy.js'
 import { type LayerStatus, spawnConfined } from '../confinement/spawn.js'
+import { localBuildDir, prebuildsRoot } from '../native/locate.js'
 import { VisError } from '../util/errors.js'
 import { packageRoot } from '../util/home.js'
 import { workerPackageDirs } from './package-deps.js'
@@ -77,7 +79,14 @@ export async function spawnWorkerProcess(req: SpawnRequest): Promise<SpawnedProc
       },
     }
   }
-  const readOnly = [...new Set([packageRoot, ...workerPackageDirs(), ...(req.readOnly ?? [])])]
+  // The native parts are bound again on their own: a root that is the package itself (vis run
+  // in its checkout) is mounted noexec over the package's read-only bind, and the worker could
+  // not map its addons ("failed to map segment"). Their own mounts nest under the root, stay
+  // executable, and are read-only to the sandbox.
+  const native = [localBuildDir(), prebuildsRoot(), process.env.VIS_ADDON_DIR].filter(
+    (d): d is string => d !== undefined && d !== '' && existsSync(d),
+  )
+  const readOnly = [...new Set([packageRoot, ...native, ...workerPackageDirs(), ...(req.readOnly ?? [])])]
   const confined = await spawnConfined(
     {
       // The workspace root stays first: it is the sandbox's home and working directory.
