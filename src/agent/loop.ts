@@ -151,7 +151,7 @@ export async function runTurn(t: TurnRun): Promise<TurnEnd> {
         toolCalls: t.toolCalling ? calls : [],
         ...reasoningOf(reply, t.provider),
       })
-      await runCalls(t, calls, iter.id)
+      await runCalls(t, calls, iter.id, reply.stop)
     }
   } catch (err) {
     if (cancelled() || err instanceof TurnCancelled) {
@@ -186,12 +186,17 @@ function callsOf(reply: ModelReply, toolCalling: boolean, position: number): Too
 
 // Each call's result is appended even when the turn stops half-way: a conversation whose tool
 // call has no result is refused by every provider on the next turn.
-async function runCalls(t: TurnRun, calls: ToolCall[], iterationId: string): Promise<void> {
+async function runCalls(
+  t: TurnRun,
+  calls: ToolCall[],
+  iterationId: string,
+  stop: string | null,
+): Promise<void> {
   let i = 0
   try {
     for (; i < calls.length; i++) {
       if (t.signal.aborted) throw new TurnCancelled(t.sessionId, t.turnId)
-      const content = await runCall(t, calls[i]!, iterationId)
+      const content = await runCall(t, calls[i]!, iterationId, stop)
       t.history.push(resultMessage(t.toolCalling, calls[i]!, content))
     }
   } finally {
@@ -199,8 +204,13 @@ async function runCalls(t: TurnRun, calls: ToolCall[], iterationId: string): Pro
   }
 }
 
-async function runCall(t: TurnRun, call: ToolCall, iterationId: string): Promise<Part[]> {
-  const usable = callCode(call)
+async function runCall(
+  t: TurnRun,
+  call: ToolCall,
+  iterationId: string,
+  stop: string | null,
+): Promise<Part[]> {
+  const usable = callCode(call, stop)
   if ('refused' in usable) return usable.refused
   const block = await runBlock(t, usable.code, iterationId)
   return renderBlock(block, engineAttachments(t.engine, t.sessionId), t.provider.images)

@@ -25,6 +25,11 @@ export type Scripted = {
   text?: string
   calls?: ScriptedCall[]
   usage?: { input?: number; output?: number; cached?: number; reasoning?: number }
+  // The reply ran into the output token limit: what is scripted (a call's args cut where the
+  // test cut them) ends as the API ends such a reply: Chat `finish_reason: "length"`, Anthropic
+  // `stop_reason: "max_tokens"`, Responses `response.incomplete` (reason max_output_tokens) with
+  // the cut items left in progress.
+  maxTokens?: boolean
   fault?: Fault
 }
 export type Dialect = 'chat' | 'anthropic' | 'responses'
@@ -77,7 +82,7 @@ function chatFrames(r: Scripted, n: number, model: string): string[] {
     for (const a of pieces(c.args))
       frames.push(chunk({ tool_calls: [{ index: i, function: { arguments: a } }] }))
   })
-  frames.push(chunk({}, r.calls?.length ? 'tool_calls' : 'stop'))
+  frames.push(chunk({}, r.maxTokens ? 'length' : r.calls?.length ? 'tool_calls' : 'stop'))
   const u = r.usage ?? {}
   frames.push(
     data({
@@ -190,7 +195,10 @@ function anthropicFrames(r: Scripted, n: number, model: string, req?: Recorded):
   frames.push(
     named('message_delta', {
       type: 'message_delta',
-      delta: { stop_reason: r.calls?.length ? 'tool_use' : 'end_turn', stop_sequence: null },
+      delta: {
+        stop_reason: r.maxTokens ? 'max_tokens' : r.calls?.length ? 'tool_use' : 'end_turn',
+        stop_sequence: null,
+      },
       usage: { output_tokens: u.output ?? 20 },
     }),
   )
@@ -202,7 +210,7 @@ function responsesFrames(r: Scripted, n: number, model: string, req?: Recorded):
   const u = r.usage ?? {}
   let seq = 0
   const ev = (type: string, o: Record<string, unknown>) => named(type, { type, sequence_number: seq++, ...o })
-  const resp = (status: string, output: unknown[], usage: unknown) => ({
+  const resp = (status: string, output: unknown[], usage: unknown, incomplete: unknown = null) => ({
     id: `resp_double${n}`,
     object: 'response',
     created_at: 1_700_000_000,
@@ -214,7 +222,7 @@ function responsesFrames(r: Scripted, n: number, model: string, req?: Recorded):
     tools: [],
     usage,
     error: null,
-    incomplete_details: null,
+    incomplete_details: incomplete,
   })
   const frames = [ev('response.created', { response: resp('in_progress', [], null) })]
   const output: Record<string, unknown>[] = []
@@ -302,22 +310,29 @@ function responsesFrames(r: Scripted, n: number, model: string, req?: Recorded):
     )
     for (const a of pieces(c.args))
       frames.push(ev('response.function_call_arguments.delta', { item_id, output_index: oi, delta: a }))
-    frames.push(ev('response.function_call_arguments.done', { item_id, output_index: oi, arguments: c.args }))
-    const item = { id: item_id, type: 'function_call', status: 'completed', call_id, name, arguments: c.args }
-    frames.push(ev('response.output_item.done', { output_index: oi, item }))
+    // Cut by the token limit: the item never completes; the response ends incomplete.
+    const cut = r.maxTokens && i === (r.calls ?? []).length - 1
+    const status = cut ? 'incomplete' : 'completed'
+    const item = { id: item_id, type: 'function_call', status, call_id, name, arguments: c.args }
+    if (!cut) {
+      frames.push(
+        ev('response.function_call_arguments.done', { item_id, output_index: oi, arguments: c.args }),
+      )
+      frames.push(ev('response.output_item.done', { output_index: oi, item }))
+    }
     output.push(item)
   }
-  frames.push(
-    ev('response.completed', {
-      response: resp('completed', output, {
-        input_tokens: u.input ?? 100,
-        input_tokens_details: { cached_tokens: u.cached ?? 0 },
-        output_tokens: u.output ?? 20,
-        output_tokens_details: { reasoning_tokens: u.reasoning ?? 0 },
-        total_tokens: (u.input ?? 100) + (u.output ?? 20),
-      }),
-    }),
-  )
+  const usage = {
+    input_tokens: u.input ?? 100,
+    input_tokens_details: { cached_tokens: u.cached ?? 0 },
+    output_tokens: u.output ?? 20,
+    output_tokens_details: { reasoning_tokens: u.reasoning ?? 0 },
+    total_tokens: (u.input ?? 100) + (u.output ?? 20),
+  }
+  if (r.maxTokens) {
+    const why = { reason: 'max_output_tokens' }
+    frames.push(ev('response.incomplete', { response: resp('incomplete', output, usage, why) }))
+  } else frames.push(ev('response.completed', { response: resp('completed', output, usage) }))
   return frames
 }
 

@@ -186,3 +186,78 @@ test('the iteration cap asks once, without tools, for the best answer', async ()
     await h.close()
   }
 })
+
+// What the last request carried as the result of the cut call, in each dialect's own shape.
+const lastToolResult = (dialect: string, body: any): string => {
+  if (dialect === 'chat') return lastChatMessage(body).content
+  if (dialect === 'responses') return body.input.at(-1).output
+  const block = body.messages.at(-1).content.find((b: any) => b.type === 'tool_result')
+  return block.content.map((p: any) => p.text).join('')
+}
+
+for (const [model, dialect, stop] of [
+  ['openai/double-model', 'chat', 'length'],
+  ['anthropic/double-model', 'anthropic', 'max_tokens'],
+  ['openai-responses/double-model', 'responses', 'max_output_tokens'],
+] as const) {
+  test(`${dialect}: a call cut by the output token limit is not run; the model is told why (stop: ${stop}), also after a restart`, async () => {
+    const h = await harness({ config: { model } })
+    try {
+      const cutMessage = new RegExp(
+        `^✗ tool-call error: your reply reached the output token limit \\(stop: ${stop}\\) before this call's arguments were complete; nothing ran\\. Send a shorter block`,
+      )
+      h.double.script([
+        {
+          text: 'Writing it.',
+          calls: [{ args: "{\"code\": \"open('big.txt', 'w').write('aaaa" }],
+          maxTokens: true,
+        },
+        (req) => {
+          assert.match(lastToolResult(dialect, req.body), cutMessage)
+          return { calls: [pyCall('print("short")')] }
+        },
+        { text: 'done in parts' },
+      ])
+      const r = await h.agent.turn(h.sessionId, 'write a big file')
+      assert.equal(r.status, 'done', JSON.stringify(r.error))
+      assert.equal(r.answer, 'done in parts')
+      assert.equal(r.iterations[0]!.stop, stop)
+      // Only the short block ran.
+      const blocks = h.engine.getSession(h.sessionId).blocks
+      assert.equal(blocks.length, 1)
+      // A restart rebuilds the same message for the cut call.
+      await h.restart()
+      h.double.script([
+        (req) => {
+          const body = JSON.stringify(req.body)
+          assert.ok(body.includes('reached the output token limit'), 'the rebuilt history keeps the notice')
+          return { text: 'again' }
+        },
+      ])
+      const again = await h.agent.turn(h.sessionId, 'and now?')
+      assert.equal(again.status, 'done', JSON.stringify(again.error))
+    } finally {
+      await h.close()
+    }
+  })
+}
+
+test('malformed JSON in a reply that was not cut is still a JSON mistake, not the token limit', async () => {
+  const h = await harness()
+  try {
+    h.double.script([
+      { calls: [{ args: '{"code": print(1)}' }] },
+      (req) => {
+        const m = lastChatMessage(req.body).content
+        assert.match(m, /^✗ tool-call error: the arguments were not valid JSON/)
+        assert.doesNotMatch(m, /token limit/)
+        return { text: 'ok' }
+      },
+    ])
+    const r = await h.agent.turn(h.sessionId, 'hi')
+    assert.equal(r.status, 'done', JSON.stringify(r.error))
+    assert.equal(r.iterations[0]!.stop, 'tool_calls')
+  } finally {
+    await h.close()
+  }
+})

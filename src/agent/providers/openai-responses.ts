@@ -139,7 +139,11 @@ export class OpenAIResponsesProvider implements Provider {
       toolCalls,
       usage,
       requestId: request_id ?? final.id,
-      stop: final.status ?? null,
+      // An incomplete response says why (max_output_tokens, content_filter): that is its stop.
+      stop:
+        final.status === 'incomplete'
+          ? (final.incomplete_details?.reason ?? 'incomplete')
+          : (final.status ?? null),
       ...(reasoning.length > 0 ? { reasoning } : {}),
     }
   }
