@@ -11,6 +11,9 @@ export type Fault =
   | { kind: 'stall-before-first-byte' }
   | { kind: 'cut-mid-stream' }
   | { kind: 'status'; status: number; retryAfter?: string; message?: string; param?: string }
+  // The server reports an error inside a 200 stream half-way (Anthropic's `event: error`, e.g.
+  // overloaded_error; Responses' `error` event; Chat's `data: {"error": ...}`), then closes it.
+  | { kind: 'stream-error'; type: string; message: string }
 
 export type Scripted = {
   // Responses only: a reasoning item before the rest of the output, with a summary; its
@@ -336,6 +339,21 @@ function responsesFrames(r: Scripted, n: number, model: string, req?: Recorded):
   return frames
 }
 
+// An error reported inside a stream, as each API words it.
+function streamError(dialect: Dialect, f: { type: string; message: string }, seq: number): string {
+  if (dialect === 'anthropic')
+    return named('error', { type: 'error', error: { type: f.type, message: f.message } })
+  if (dialect === 'responses')
+    return named('error', {
+      type: 'error',
+      code: f.type,
+      message: f.message,
+      param: null,
+      sequence_number: seq,
+    })
+  return data({ error: { message: f.message, type: f.type, param: null, code: null } })
+}
+
 const FRAMES: Record<Dialect, (r: Scripted, n: number, model: string, req?: Recorded) => string[]> = {
   chat: chatFrames,
   anthropic: anthropicFrames,
@@ -422,7 +440,8 @@ export class ProviderDouble {
           ? {
               type: 'error',
               error: {
-                type: f.status === 429 ? 'rate_limit_error' : 'api_error',
+                type:
+                  f.status === 429 ? 'rate_limit_error' : f.status === 529 ? 'overloaded_error' : 'api_error',
                 message: f.message ?? 'scripted',
               },
             }
@@ -450,11 +469,17 @@ export class ProviderDouble {
       })
     }
     const frames = FRAMES[dialect](r, this.requests.length, model, req)
-    const cut = f?.kind === 'cut-mid-stream' ? Math.max(1, Math.floor(frames.length / 2)) : -1
+    const cut =
+      f?.kind === 'cut-mid-stream' || f?.kind === 'stream-error'
+        ? Math.max(1, Math.floor(frames.length / 2))
+        : -1
+    if (f?.kind === 'stream-error') {
+      frames.splice(cut, frames.length - cut, streamError(dialect, f, cut))
+    }
     let i = 0
     const stream = new ReadableStream<Uint8Array>({
       pull(controller) {
-        if (i === cut) {
+        if (i === cut && f?.kind === 'cut-mid-stream') {
           controller.error(new Error('scripted cut'))
           return
         }

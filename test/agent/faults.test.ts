@@ -261,3 +261,58 @@ test('malformed JSON in a reply that was not cut is still a JSON mistake, not th
     await h.close()
   }
 })
+
+for (const [model, dialect, type] of [
+  ['anthropic/double-model', 'anthropic', 'overloaded_error'],
+  ['openai-responses/double-model', 'responses', 'server_error'],
+  ['openai/double-model', 'chat', 'server_error'],
+] as const) {
+  test(`${dialect}: an error the server reports inside the stream (${type}) is retried, named with its type and message`, async () => {
+    const h = await harness({ config: { model } })
+    try {
+      const broken = {
+        text: 'half of it',
+        fault: { kind: 'stream-error' as const, type, message: 'Overloaded' },
+      }
+      h.double.script([broken, { text: 'whole' }])
+      const r = await h.agent.turn(h.sessionId, 'hi')
+      assert.equal(r.status, 'done', JSON.stringify(r.error))
+      assert.equal(r.answer, 'whole')
+      const [retry] = retries(h)
+      assert.equal(retry?.code, 'agent.model-stream-error')
+      assert.equal(
+        retry?.message,
+        `${dialect === 'chat' ? 'openai' : model.split('/')[0]} reported an error in the stream: ${type}: Overloaded`,
+      )
+      assert.equal(retry?.retrying, true)
+      assert.equal(retry?.wait_ms, 20)
+
+      // Three in a row end the turn with that error.
+      h.double.script([broken, broken, broken])
+      const failed = await h.agent.turn(h.sessionId, 'again')
+      assert.equal(failed.status, 'failed')
+      assert.equal(failed.error?.code, 'agent.model-stream-error')
+      assert.match(
+        failed.error!.message,
+        new RegExp(`3 failures in a row; the last: .* ${type}: Overloaded$`),
+      )
+    } finally {
+      await h.close()
+    }
+  })
+}
+
+test('anthropic: 529 overloaded_error is retried after the backoff', async () => {
+  const h = await harness({ config: { model: 'anthropic/double-model' } })
+  try {
+    h.double.script([{ fault: { kind: 'status', status: 529, message: 'Overloaded' } }, { text: 'fine now' }])
+    const r = await h.agent.turn(h.sessionId, 'hi')
+    assert.equal(r.status, 'done', JSON.stringify(r.error))
+    const [retry] = retries(h)
+    assert.equal(retry?.code, 'agent.model-http-529')
+    assert.match(retry!.message, /^anthropic answered HTTP 529: .*Overloaded/)
+    assert.equal(retry?.wait_ms, 20)
+  } finally {
+    await h.close()
+  }
+})

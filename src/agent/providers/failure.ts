@@ -27,6 +27,31 @@ export function retryAfterMs(headers: Headers | undefined, now = Date.now()): nu
   return Number.isNaN(at) ? undefined : Math.max(0, at - now)
 }
 
+// An error the server reported inside a stream it had begun with 200 (Anthropic's `error` event,
+// overloaded_error most often; Responses' `error` event or response.failed; a Chat chunk holding
+// `error`): the server is there and said why, so it is not "unreachable". Retried like a 5xx: the
+// request was valid, the server failed it half-way.
+export function streamFailure(provider: string, type: string, message: string): ProviderFailure {
+  return new ProviderFailure(
+    'agent.model-stream-error',
+    `${provider} reported an error in the stream: ${type}: ${message}`,
+    true,
+    undefined,
+    undefined,
+  )
+}
+
+// Both SDKs raise an in-stream error as an APIError without a status, its body in `error`:
+// Anthropic's whole event ({type: 'error', error: {type, message}}), OpenAI's `error` object.
+function reportedInStream(err: unknown): { type: string; message: string } | undefined {
+  const body = (err as { error?: unknown })?.error as Record<string, unknown> | undefined
+  if (!body || typeof body !== 'object') return undefined
+  const inner = (typeof body.error === 'object' && body.error ? body.error : body) as Record<string, unknown>
+  if (typeof inner.message !== 'string') return undefined
+  const type = [inner.type, inner.code].find((v) => typeof v === 'string' && v !== '') as string | undefined
+  return { type: type ?? 'error', message: inner.message }
+}
+
 // Turns an SDK error (both SDKs share the shape: status, headers, name) into a ProviderFailure.
 export function classify(err: unknown, provider: string, stalled: boolean, stallMs: number): ProviderFailure {
   if (err instanceof ProviderFailure) return err
@@ -52,6 +77,8 @@ export function classify(err: unknown, provider: string, stalled: boolean, stall
       retryAfterMs(headers),
     )
   }
+  const reported = reportedInStream(err)
+  if (reported) return streamFailure(provider, reported.type, reported.message)
   // Connection refused, reset, or a stream cut before its end.
   return new ProviderFailure(
     'agent.model-unreachable',

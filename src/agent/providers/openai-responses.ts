@@ -1,4 +1,5 @@
 import OpenAI from 'openai'
+import { streamFailure } from './failure.js'
 import type { CompleteRequest, Message, ModelReply, Part, Provider, ReasoningItem } from './types.js'
 import { PYTHON_TOOL, pingAnswer, ResponsesReasoningSchema, sdkOptions, zeroUsage } from './types.js'
 
@@ -114,7 +115,15 @@ export class OpenAIResponsesProvider implements Provider {
       } else if (ev.type === 'response.completed' || ev.type === 'response.incomplete') {
         final = ev.response
       } else if (ev.type === 'response.failed') {
-        throw new Error(`the response failed: ${ev.response.error?.message ?? 'no reason given'}`)
+        const e = ev.response.error
+        throw streamFailure(
+          this.name,
+          e?.code ?? 'failed',
+          e?.message ?? 'the response failed, no reason given',
+        )
+      } else if (ev.type === 'error') {
+        // The server's own words; without this the stream just ends and the reason is lost.
+        throw streamFailure(this.name, ev.code ?? 'error', ev.message)
       }
     }
     if (!final) throw new Error('the stream ended before response.completed')
