@@ -116,6 +116,7 @@ export async function runTurn(t: TurnRun): Promise<TurnEnd> {
         request_id: reply.requestId,
         usage: cost,
         tool_calls: calls.length,
+        stop: reply.stop,
       })
       if (calls.length === 0) {
         if (reply.text.trim() === '') {

@@ -41,8 +41,16 @@ export function streamFailure(provider: string, type: string, message: string): 
   )
 }
 
-// Both SDKs raise an in-stream error as an APIError without a status, its body in `error`:
-// Anthropic's whole event ({type: 'error', error: {type, message}}), OpenAI's `error` object.
+// What an error body says, as `<type>: <message>`. The SDKs' own messages start with the status
+// again and give Anthropic's body as raw JSON ("529 {\"type\":\"error\",...}").
+function bodyMessage(err: unknown, status: number): string {
+  const said = reportedInStream(err)
+  return said ? `${said.type}: ${said.message}` : errorMessage(err).replace(new RegExp(`^${status} `), '')
+}
+
+// An SDK APIError's body is in `error`: Anthropic's whole body ({type: 'error', error: {type,
+// message}}), OpenAI's `error` object ({message, type, code}). Raised without a status, it was
+// reported inside a stream.
 function reportedInStream(err: unknown): { type: string; message: string } | undefined {
   const body = (err as { error?: unknown })?.error as Record<string, unknown> | undefined
   if (!body || typeof body !== 'object') return undefined
@@ -71,7 +79,7 @@ export function classify(err: unknown, provider: string, stalled: boolean, stall
     const retryable = status === 408 || status === 409 || status === 429 || status >= 500
     return new ProviderFailure(
       `agent.model-http-${status}`,
-      `${provider} answered HTTP ${status}: ${errorMessage(err)}`,
+      `${provider} answered HTTP ${status}: ${bodyMessage(err, status)}`,
       retryable,
       status,
       retryAfterMs(headers),
