@@ -257,7 +257,7 @@ async function callModel(t: TurnRun, final: boolean, iterationId: string): Promi
   for (;;) {
     const watch = new StallWatch(t.config.stallMs, t.signal)
     try {
-      return await t.provider.complete({
+      const reply = await t.provider.complete({
         system: t.system,
         messages: ownReasoning(t.history, modelRef(t.provider)),
         tools: t.toolCalling,
@@ -268,6 +268,10 @@ async function callModel(t: TurnRun, final: boolean, iterationId: string): Promi
           if (text !== '') t.emit('model.delta', { iteration_id: iterationId, text })
         },
       })
+      // Both SDKs end a stream quietly when its signal aborts mid-way (a stall, a cancel): what
+      // came back is the part before it, never a whole reply. Failed here like a thrown abort.
+      if (watch.signal.aborted) throw watch.signal.reason ?? new Error('the request was aborted')
+      return reply
     } catch (err) {
       if (t.signal.aborted) throw new TurnCancelled(t.sessionId, t.turnId)
       const f = classify(err, t.provider.name, watch.stalled, t.config.stallMs)

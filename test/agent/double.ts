@@ -10,6 +10,8 @@ export type ScriptedCall = { args: string; name?: string; id?: string }
 export type Fault =
   | { kind: 'stall-before-first-byte' }
   | { kind: 'cut-mid-stream' }
+  // Half the reply streams, then nothing more (the connection stays open) until the client gives up.
+  | { kind: 'stall-mid-stream' }
   | { kind: 'status'; status: number; retryAfter?: string; message?: string; param?: string }
   // The server reports an error inside a 200 stream half-way (Anthropic's `event: error`, e.g.
   // overloaded_error; Responses' `error` event; Chat's `data: {"error": ...}`), then closes it.
@@ -470,18 +472,30 @@ export class ProviderDouble {
     }
     const frames = FRAMES[dialect](r, this.requests.length, model, req)
     const cut =
-      f?.kind === 'cut-mid-stream' || f?.kind === 'stream-error'
+      f?.kind === 'cut-mid-stream' || f?.kind === 'stream-error' || f?.kind === 'stall-mid-stream'
         ? Math.max(1, Math.floor(frames.length / 2))
         : -1
     if (f?.kind === 'stream-error') {
       frames.splice(cut, frames.length - cut, streamError(dialect, f, cut))
     }
     let i = 0
+    const stalls = this.stalls
     const stream = new ReadableStream<Uint8Array>({
       pull(controller) {
         if (i === cut && f?.kind === 'cut-mid-stream') {
           controller.error(new Error('scripted cut'))
           return
+        }
+        if (i === cut && f?.kind === 'stall-mid-stream') {
+          // Silent from here; the stream ends when the client aborts (or the double closes).
+          return new Promise<void>((resolve) => {
+            const end = () => {
+              controller.error(new Error('client gone'))
+              resolve()
+            }
+            stalls.add(end)
+            signal.addEventListener('abort', end, { once: true })
+          })
         }
         if (i >= frames.length) {
           controller.close()

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { pyCall } from './double.js'
-import { harness, lastChatMessage } from './harness.js'
+import { harness, lastChatMessage, until } from './harness.js'
 
 const retries = (h: Awaited<ReturnType<typeof harness>>) => h.events.filter((e) => e.type === 'model.retry')
 
@@ -313,6 +313,47 @@ test('anthropic: 529 overloaded_error is retried after the backoff', async () =>
     // The body's type and message, not the status twice and the raw JSON body.
     assert.equal(retry!.message, 'anthropic answered HTTP 529: overloaded_error: Overloaded')
     assert.equal(retry?.wait_ms, 20)
+  } finally {
+    await h.close()
+  }
+})
+
+for (const model of ['openai/double-model', 'anthropic/double-model', 'openai-responses/double-model']) {
+  test(`${model.split('/')[0]}: a stream that goes silent half-way is aborted after stallMs and retried; the answer is the retry's whole reply`, async () => {
+    const h = await harness({ config: { model, stallMs: 1500 } })
+    try {
+      h.double.script([
+        { text: 'the first half and the second', fault: { kind: 'stall-mid-stream' } },
+        { text: 'all of it' },
+      ])
+      const r = await h.agent.turn(h.sessionId, 'hi')
+      assert.equal(r.status, 'done', JSON.stringify(r.error))
+      assert.equal(r.answer, 'all of it')
+      const [retry] = retries(h)
+      assert.equal(retry?.code, 'agent.model-stalled')
+      assert.equal(retry?.retrying, true)
+      // Some of the first reply had streamed before the silence.
+      assert.ok(h.events.some((e) => e.type === 'model.delta'))
+      assert.equal(h.double.requests.length, 2)
+      assert.equal(r.iterations.length, 1)
+    } finally {
+      await h.close()
+    }
+  })
+}
+
+test('a cancel while the reply is streaming ends the turn cancelled, not done with the half that came', async () => {
+  const h = await harness({ config: { model: 'anthropic/double-model', stallMs: 60_000 } })
+  try {
+    h.double.script([{ text: 'a long answer that never finishes', fault: { kind: 'stall-mid-stream' } }])
+    const started = await h.agent.startTurn(h.sessionId, 'hi')
+    await until('part of the reply streamed', () => h.events.some((e) => e.type === 'model.delta'))
+    assert.equal(h.agent.cancel(h.sessionId, started.turnId), true)
+    const r = await started.done
+    assert.equal(r.status, 'cancelled')
+    assert.equal(r.answer, null)
+    assert.equal(r.error?.code, 'turn.cancelled')
+    assert.ok(!h.events.some((e) => e.type === 'model.retry'))
   } finally {
     await h.close()
   }
