@@ -204,7 +204,14 @@ function anthropicFrames(r: Scripted, n: number, model: string, req?: Recorded):
         stop_reason: r.maxTokens ? 'max_tokens' : r.calls?.length ? 'tool_use' : 'end_turn',
         stop_sequence: null,
       },
-      usage: { output_tokens: u.output ?? 20 },
+      // Whole-message totals (input counters repeated), thinking tokens among the output.
+      usage: {
+        input_tokens: (u.input ?? 100) - (u.cached ?? 0),
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: u.cached ?? 0,
+        output_tokens: u.output ?? 20,
+        ...(u.reasoning ? { output_tokens_details: { thinking_tokens: u.reasoning } } : {}),
+      },
     }),
   )
   frames.push(named('message_stop', { type: 'message_stop' }))
