@@ -58,7 +58,7 @@ const pieces = (s: string, n = FRAGMENT): string[] => {
 const data = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`
 const named = (event: string, o: unknown) => `event: ${event}\ndata: ${JSON.stringify(o)}\n\n`
 
-function chatFrames(r: Scripted, n: number, model: string): string[] {
+function chatFrames(r: Scripted, n: number, model: string, req?: Recorded): string[] {
   const id = `chatcmpl-double${n}`
   const base = {
     id,
@@ -67,8 +67,10 @@ function chatFrames(r: Scripted, n: number, model: string): string[] {
     model,
     system_fingerprint: 'fp_double',
   }
+  // With stream_options.include_usage every chunk carries `usage: null` but the last.
+  const usageNull = req?.body?.stream_options?.include_usage ? { usage: null } : {}
   const chunk = (delta: unknown, finish: string | null = null) =>
-    data({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })
+    data({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...usageNull })
   const frames = [chunk({ role: 'assistant', content: '', refusal: null })]
   for (const t of pieces(r.text ?? '', 5)) frames.push(chunk({ content: t }))
   ;(r.calls ?? []).forEach((c, i) => {
@@ -236,7 +238,10 @@ function responsesFrames(r: Scripted, n: number, model: string, req?: Recorded):
     error: null,
     incomplete_details: incomplete,
   })
-  const frames = [ev('response.created', { response: resp('in_progress', [], null) })]
+  const frames = [
+    ev('response.created', { response: resp('in_progress', [], null) }),
+    ev('response.in_progress', { response: resp('in_progress', [], null) }),
+  ]
   const output: Record<string, unknown>[] = []
   if (r.reasoning) {
     const oi = output.length
