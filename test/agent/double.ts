@@ -12,7 +12,17 @@ export type Fault =
   | { kind: 'cut-mid-stream' }
   // Half the reply streams, then nothing more (the connection stays open) until the client gives up.
   | { kind: 'stall-mid-stream' }
-  | { kind: 'status'; status: number; retryAfter?: string; message?: string; param?: string }
+  | {
+      kind: 'status'
+      status: number
+      retryAfter?: string
+      message?: string
+      param?: string
+      // The error's type (OpenAI: also its code), e.g. insufficient_quota on a 429.
+      type?: string
+      // The `x-should-retry` header both APIs send to tell clients whether to retry.
+      shouldRetry?: 'true' | 'false'
+    }
   // The server reports an error inside a 200 stream half-way (Anthropic's `event: error`, e.g.
   // overloaded_error; Responses' `error` event; Chat's `data: {"error": ...}`), then closes it.
   | { kind: 'stream-error'; type: string; message: string }
@@ -449,13 +459,19 @@ export class ProviderDouble {
         'x-request-id': 'req_fault',
       }
       if (f.retryAfter !== undefined) headers['retry-after'] = f.retryAfter
+      if (f.shouldRetry !== undefined) headers['x-should-retry'] = f.shouldRetry
       const body =
         dialect === 'anthropic'
           ? {
               type: 'error',
               error: {
                 type:
-                  f.status === 429 ? 'rate_limit_error' : f.status === 529 ? 'overloaded_error' : 'api_error',
+                  f.type ??
+                  (f.status === 429
+                    ? 'rate_limit_error'
+                    : f.status === 529
+                      ? 'overloaded_error'
+                      : 'api_error'),
                 message: f.message ?? 'scripted',
               },
             }
@@ -463,13 +479,14 @@ export class ProviderDouble {
               error: {
                 message: f.message ?? 'scripted',
                 type:
-                  f.status === 429
+                  f.type ??
+                  (f.status === 429
                     ? 'rate_limit_exceeded'
                     : f.status === 400
                       ? 'invalid_request_error'
-                      : 'server_error',
+                      : 'server_error'),
                 param: f.param ?? null,
-                code: null,
+                code: f.type ?? null,
               },
             }
       return new Response(JSON.stringify(body), { status: f.status, headers })

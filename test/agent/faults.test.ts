@@ -358,3 +358,39 @@ test('a cancel while the reply is streaming ends the turn cancelled, not done wi
     await h.close()
   }
 })
+
+test('a 429 for an exhausted quota, or any error the server marks x-should-retry: false, is not retried; x-should-retry: true retries a 4xx', async () => {
+  const h = await harness()
+  try {
+    const quota = {
+      fault: {
+        kind: 'status' as const,
+        status: 429,
+        type: 'insufficient_quota',
+        message: 'You exceeded your current quota, please check your plan and billing details.',
+      },
+    }
+    // Nothing scripted after the fault: a retry would meet the double's own 500.
+    h.double.script([quota])
+    const r = await h.agent.turn(h.sessionId, 'hi')
+    assert.equal(r.status, 'failed')
+    assert.equal(r.error?.code, 'agent.model-http-429')
+    assert.match(r.error!.message, /insufficient_quota: You exceeded your current quota/)
+    assert.equal(h.double.requests.length, 1)
+    assert.equal(retries(h).at(-1)?.retrying, false)
+
+    h.double.script([{ fault: { kind: 'status', status: 503, shouldRetry: 'false' } }])
+    const no = await h.agent.turn(h.sessionId, 'hi')
+    assert.equal(no.status, 'failed')
+    assert.equal(no.error?.code, 'agent.model-http-503')
+    assert.equal(h.double.requests.length, 2)
+
+    h.double.script([{ fault: { kind: 'status', status: 400, shouldRetry: 'true' } }, { text: 'second try' }])
+    const yes = await h.agent.turn(h.sessionId, 'hi')
+    assert.equal(yes.status, 'done', JSON.stringify(yes.error))
+    assert.equal(yes.answer, 'second try')
+    assert.equal(h.double.requests.length, 4)
+  } finally {
+    await h.close()
+  }
+})

@@ -60,6 +60,16 @@ function reportedInStream(err: unknown): { type: string; message: string } | und
   return { type: type ?? 'error', message: inner.message }
 }
 
+// As both SDKs decide: the server's `x-should-retry` first, then the status. A 429 for an exhausted
+// quota (OpenAI's insufficient_quota) is no rate limit: waiting does not end it.
+function shouldRetry(status: number, headers: Headers | undefined, type: string | undefined): boolean {
+  const told = headers?.get('x-should-retry')
+  if (told === 'true') return true
+  if (told === 'false') return false
+  if (type === 'insufficient_quota') return false
+  return status === 408 || status === 409 || status === 429 || status >= 500
+}
+
 // Turns an SDK error (both SDKs share the shape: status, headers, name) into a ProviderFailure.
 export function classify(err: unknown, provider: string, stalled: boolean, stallMs: number): ProviderFailure {
   if (err instanceof ProviderFailure) return err
@@ -76,7 +86,7 @@ export function classify(err: unknown, provider: string, stalled: boolean, stall
   const status = typeof e?.status === 'number' ? e.status : undefined
   const headers = e?.headers instanceof Headers ? e.headers : undefined
   if (status !== undefined) {
-    const retryable = status === 408 || status === 409 || status === 429 || status >= 500
+    const retryable = shouldRetry(status, headers, reportedInStream(err)?.type)
     return new ProviderFailure(
       `agent.model-http-${status}`,
       `${provider} answered HTTP ${status}: ${bodyMessage(err, status)}`,
