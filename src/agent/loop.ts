@@ -74,9 +74,11 @@ const sleep = (ms: number, signal: AbortSignal) =>
     signal.addEventListener('abort', onAbort, { once: true })
   })
 
-// Models without tool calling: the first fenced python block of a reply is the code to run.
+// Models without tool calling: the first fenced python block of a reply is the code to run. The
+// info string's first word names the language (any case: models write ```Python too); ```pycon
+// (a transcript with >>> prompts) or ```pyproject.toml are not Python to run.
 export function fencedBlock(text: string): string | undefined {
-  const m = /```(?:python|py|python3)[^\n]*\n([\s\S]*?)```/.exec(text)
+  const m = /```(?:python3?|py)(?:[ \t][^\n]*)?\r?\n([\s\S]*?)```/i.exec(text)
   return m ? m[1] : undefined
 }
 
