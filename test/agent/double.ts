@@ -45,6 +45,9 @@ export type Scripted = {
   // `stop_reason: "max_tokens"`, Responses `response.incomplete` (reason max_output_tokens) with
   // the cut items left in progress.
   maxTokens?: boolean
+  // Chat only: tool-call fragments as some OpenAI-compatible servers send them (no `index`, the
+  // id and name repeated in every fragment).
+  compatQuirks?: boolean
   fault?: Fault
 }
 export type Dialect = 'chat' | 'anthropic' | 'responses'
@@ -88,7 +91,7 @@ function chatFrames(r: Scripted, n: number, model: string, req?: Recorded): stri
       chunk({
         tool_calls: [
           {
-            index: i,
+            ...(r.compatQuirks ? {} : { index: i }),
             id: c.id ?? `call_${n}_${i}`,
             type: 'function',
             function: { name: c.name ?? 'python_execution', arguments: '' },
@@ -96,8 +99,18 @@ function chatFrames(r: Scripted, n: number, model: string, req?: Recorded): stri
         ],
       }),
     )
-    for (const a of pieces(c.args))
-      frames.push(chunk({ tool_calls: [{ index: i, function: { arguments: a } }] }))
+    for (const a of pieces(c.args)) {
+      // OpenAI's own: the index and the new fragment only. Some compatible servers repeat the
+      // id and name with every fragment and leave the index out (`compatQuirks`).
+      const q = r.compatQuirks
+        ? {
+            id: c.id ?? `call_${n}_${i}`,
+            type: 'function',
+            function: { name: c.name ?? 'python_execution', arguments: a },
+          }
+        : { index: i, function: { arguments: a } }
+      frames.push(chunk({ tool_calls: [q] }))
+    }
   })
   frames.push(chunk({}, r.maxTokens ? 'length' : r.calls?.length ? 'tool_calls' : 'stop'))
   const u = r.usage ?? {}
