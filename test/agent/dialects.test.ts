@@ -171,3 +171,18 @@ test('chat from an OpenAI-compatible server that leaves out the index and repeat
     await h.close()
   }
 })
+
+for (const model of ['openai/double-model', 'openai-responses/double-model']) {
+  test(`${model.split('/')[0]}: a refusal is the answer, not an empty reply asked again`, async () => {
+    const h = await harness({ config: { model } })
+    try {
+      h.double.script([{ refusal: "I'm sorry, I can't help with that." }])
+      const r = await h.agent.turn(h.sessionId, 'do something bad')
+      assert.equal(r.status, 'done', JSON.stringify(r.error))
+      assert.equal(r.answer, "I'm sorry, I can't help with that.")
+      assert.equal(h.double.requests.length, 1)
+    } finally {
+      await h.close()
+    }
+  })
+}

@@ -48,6 +48,9 @@ export type Scripted = {
   // Chat only: tool-call fragments as some OpenAI-compatible servers send them (no `index`, the
   // id and name repeated in every fragment).
   compatQuirks?: boolean
+  // The model declines: Chat streams its words as `delta.refusal` (content stays empty),
+  // Responses as a message whose content part is a `refusal`.
+  refusal?: string
   fault?: Fault
 }
 export type Dialect = 'chat' | 'anthropic' | 'responses'
@@ -86,6 +89,7 @@ function chatFrames(r: Scripted, n: number, model: string, req?: Recorded): stri
     data({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...usageNull })
   const frames = [chunk({ role: 'assistant', content: '', refusal: null })]
   for (const t of pieces(r.text ?? '', 5)) frames.push(chunk({ content: t }))
+  for (const t of pieces(r.refusal ?? '', 5)) frames.push(chunk({ refusal: t }))
   ;(r.calls ?? []).forEach((c, i) => {
     frames.push(
       chunk({
@@ -334,6 +338,28 @@ function responsesFrames(r: Scripted, n: number, model: string, req?: Recorded):
     const part = { type: 'output_text', text: r.text, annotations: [] }
     frames.push(ev('response.content_part.done', { item_id, output_index: oi, content_index: 0, part }))
     const item = { id: item_id, type: 'message', status: 'completed', role: 'assistant', content: [part] }
+    frames.push(ev('response.output_item.done', { output_index: oi, item }))
+    output.push(item)
+  }
+  if (r.refusal) {
+    // A message whose one content part is a refusal, streamed as response.refusal.delta.
+    const oi = output.length
+    const item_id = `msg_refusal${n}`
+    const at = { item_id, output_index: oi, content_index: 0 }
+    const message = (status: string, content: unknown[]) => ({
+      id: item_id,
+      type: 'message',
+      status,
+      role: 'assistant',
+      content,
+    })
+    frames.push(ev('response.output_item.added', { output_index: oi, item: message('in_progress', []) }))
+    frames.push(ev('response.content_part.added', { ...at, part: { type: 'refusal', refusal: '' } }))
+    for (const t of pieces(r.refusal, 5)) frames.push(ev('response.refusal.delta', { ...at, delta: t }))
+    frames.push(ev('response.refusal.done', { ...at, refusal: r.refusal }))
+    const part = { type: 'refusal', refusal: r.refusal }
+    frames.push(ev('response.content_part.done', { ...at, part }))
+    const item = message('completed', [part])
     frames.push(ev('response.output_item.done', { output_index: oi, item }))
     output.push(item)
   }

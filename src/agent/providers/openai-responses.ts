@@ -137,7 +137,8 @@ export class OpenAIResponsesProvider implements Provider {
     )
     const completedText = final.output
       .flatMap((o) => (o.type === 'message' ? o.content : []))
-      .map((c) => (c.type === 'output_text' ? c.text : ''))
+      // A refusal is the model's answer too.
+      .map((c) => (c.type === 'output_text' ? c.text : c.type === 'refusal' ? c.refusal : ''))
       .join('')
     // Kept as they came (not re-serialised through the schema): sent back verbatim.
     const reasoning = (final.output as unknown[]).filter(
