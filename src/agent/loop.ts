@@ -14,6 +14,7 @@ import {
   callCode,
   capNotice,
   engineAttachments,
+  hitTokenLimit,
   modelRef,
   NOT_RUN,
   ownReasoning,
@@ -134,7 +135,11 @@ export async function runTurn(t: TurnRun): Promise<TurnEnd> {
             return fail(
               usage,
               'agent.empty-replies',
-              `The model sent ${MAX_EMPTY_REPLIES} empty replies in a row (no text, no code); the turn ends without an answer.`,
+              `The model sent ${MAX_EMPTY_REPLIES} empty replies in a row (no text, no code); the turn ends without an answer.` +
+                // A reasoning model can spend its whole output limit thinking: say so, it is the fix.
+                (hitTokenLimit(reply.stop)
+                  ? ` The last one reached the output token limit (stop: ${reply.stop}) before writing anything: raise the model's output limit.`
+                  : ''),
             )
           }
           continue

@@ -116,7 +116,18 @@ test('three empty replies in a row end the turn; one is asked again', async () =
     assert.equal(r.status, 'failed')
     assert.equal(r.error?.code, 'agent.empty-replies')
     assert.match(r.error!.message, /3 empty replies in a row/)
+    assert.doesNotMatch(r.error!.message, /token limit/)
     assert.equal(h.double.remaining, 1)
+
+    // Empty because the limit was spent (a reasoning model thinking it all away): said, with the fix.
+    const spent = { maxTokens: true, usage: { output: 4096, reasoning: 4096 } }
+    h.double.script([spent, spent, spent])
+    const cut = await h.agent.turn(h.sessionId, 'three')
+    assert.equal(cut.error?.code, 'agent.empty-replies')
+    assert.match(
+      cut.error!.message,
+      /The last one reached the output token limit \(stop: length\) before writing anything: raise the model's output limit\.$/,
+    )
   } finally {
     await h.close()
   }
