@@ -118,7 +118,14 @@ test('three empty replies in a row end the turn; one is asked again', async () =
     assert.match(r.error!.message, /3 empty replies in a row/)
     assert.doesNotMatch(r.error!.message, /token limit/)
     assert.equal(h.double.remaining, 1)
+  } finally {
+    await h.close()
+  }
+})
 
+test('empty replies that reached the output token limit end the turn saying so, and what to change', async () => {
+  const h = await harness()
+  try {
     // Empty because the limit was spent (a reasoning model thinking it all away): said, with the fix.
     const spent = { maxTokens: true, usage: { output: 4096, reasoning: 4096 } }
     h.double.script([spent, spent, spent])
