@@ -124,6 +124,18 @@ test('vis run: an answer the output token limit cut is printed with a notice say
   assert.doesNotMatch(whole.stderr, /token limit/)
 })
 
+test('vis run: Ctrl-C while the model streams its answer cancels the turn (exit 130), the half is no answer', async () => {
+  const { home, root } = dirs()
+  double.script([{ text: 'The first half of an answer, then silence', fault: { kind: 'stall-mid-stream' } }])
+  const { child, r, done } = visCli(['run', 'explain'], { cwd: root, home })
+  await until('part of the answer streams', () => r.stdout.includes('The first'), 120_000)
+  child.kill('SIGINT')
+  const ended = await done
+  assert.equal(ended.code, 130, ended.stderr)
+  assert.match(ended.stderr, /\[cancelled\]/)
+  assert.doesNotMatch(ended.stderr, /\[done/)
+})
+
 test('vis chat: turns share the session, approvals are asked on the terminal, /templates lists', async () => {
   const { home, root } = dirs()
   writeFileSync(join(root, 'secret.txt'), 'the code is 1234\n')
