@@ -17,6 +17,7 @@ import { replayHistory, type TurnRequest } from './replay.js'
 import type { ApprovalView, ToolCallView, TurnView, UsageView } from './schemas.js'
 import { AgentSession } from './session.js'
 import { expandTemplate } from './templates.js'
+import { modelRef } from './transcript.js'
 import { addUsage, type CostedUsage, costed } from './usage.js'
 
 export type TurnOptions = {
@@ -42,7 +43,8 @@ type SessionState = {
   listeners: Set<AgentListener>
   // Turns accepted but not finished: their cancel switches, by turn id.
   running: Map<string, AbortController>
-  queued: Set<string>
+  // Turns waiting behind another: their view until their row exists (prompt, model, when asked).
+  queued: Map<string, TurnView>
 }
 
 // What goes to the session's SSE log (each is a commit): the turn's own events. Its blocks are
@@ -118,7 +120,7 @@ export class Agent {
       else outer.addEventListener('abort', () => controller.abort(outer.reason), { once: true })
     }
     s.running.set(turnId, controller)
-    s.queued.add(turnId)
+    s.queued.set(turnId, queuedView(sessionId, turnId, prompt, modelRef(provider)))
     const run = s.tail.then(() =>
       this.execute(sessionId, turnId, {
         prompt,
@@ -159,16 +161,21 @@ export class Agent {
 
   getTurn(sessionId: string, turnId: string): TurnView {
     const s = this.sessions.get(sessionId)
-    if (s?.queued.has(turnId) && !this.records.turn(turnId)) {
+    const waiting = s?.queued.get(turnId)
+    if (waiting && !this.records.turn(turnId)) {
       this.engine.sessionView(sessionId)
-      return queuedView(sessionId, turnId)
+      return waiting
     }
     return this.records.requireTurn(sessionId, turnId)
   }
 
   listTurns(sessionId: string): TurnView[] {
     this.engine.sessionView(sessionId)
-    return this.records.turnIds(sessionId).map((id) => this.records.turn(id)!)
+    const stored = this.records.turnIds(sessionId).map((id) => this.records.turn(id)!)
+    // Then the turns waiting behind them, in the order they were accepted.
+    const ids = new Set(stored.map((t) => t.id))
+    const waiting = [...(this.sessions.get(sessionId)?.queued.values() ?? [])].filter((t) => !ids.has(t.id))
+    return [...stored, ...waiting]
   }
 
   journal(sessionId: string, turnId: string): ToolCallView[] {
@@ -339,7 +346,7 @@ export class Agent {
         scope: { turnId: null, blockId: null },
         listeners: new Set(),
         running: new Map(),
-        queued: new Set(),
+        queued: new Map(),
       }
       this.sessions.set(sessionId, s)
     }
@@ -347,14 +354,16 @@ export class Agent {
   }
 }
 
-function queuedView(sessionId: string, id: string): TurnView {
+// A queued turn has no row yet: its position (0) is given when it starts; what was asked, by
+// which model and when are known, and stay the same on every read.
+function queuedView(sessionId: string, id: string, prompt: string, model: string): TurnView {
   return {
     id,
     session_id: sessionId,
     position: 0,
     status: 'queued',
-    prompt: null,
-    model: null,
+    prompt,
+    model,
     answer: null,
     error: null,
     usage: null,

@@ -14,6 +14,7 @@ import {
   callCode,
   capNotice,
   engineAttachments,
+  hitTokenLimit,
   modelRef,
   NOT_RUN,
   ownReasoning,
@@ -74,9 +75,11 @@ const sleep = (ms: number, signal: AbortSignal) =>
     signal.addEventListener('abort', onAbort, { once: true })
   })
 
-// Models without tool calling: the first fenced python block of a reply is the code to run.
+// Models without tool calling: the first fenced python block of a reply is the code to run. The
+// info string's first word names the language (any case: models write ```Python too); ```pycon
+// (a transcript with >>> prompts) or ```pyproject.toml are not Python to run.
 export function fencedBlock(text: string): string | undefined {
-  const m = /```(?:python|py|python3)[^\n]*\n([\s\S]*?)```/.exec(text)
+  const m = /```(?:python3?|py)(?:[ \t][^\n]*)?\r?\n([\s\S]*?)```/i.exec(text)
   return m ? m[1] : undefined
 }
 
@@ -116,6 +119,7 @@ export async function runTurn(t: TurnRun): Promise<TurnEnd> {
         request_id: reply.requestId,
         usage: cost,
         tool_calls: calls.length,
+        stop: reply.stop,
       })
       if (calls.length === 0) {
         if (reply.text.trim() === '') {
@@ -131,7 +135,11 @@ export async function runTurn(t: TurnRun): Promise<TurnEnd> {
             return fail(
               usage,
               'agent.empty-replies',
-              `The model sent ${MAX_EMPTY_REPLIES} empty replies in a row (no text, no code); the turn ends without an answer.`,
+              `The model sent ${MAX_EMPTY_REPLIES} empty replies in a row (no text, no code); the turn ends without an answer.` +
+                // A reasoning model can spend its whole output limit thinking: say so, it is the fix.
+                (hitTokenLimit(reply.stop)
+                  ? ` The last one reached the output token limit (stop: ${reply.stop}) before writing anything: raise the model's output limit.`
+                  : ''),
             )
           }
           continue
@@ -151,7 +159,7 @@ export async function runTurn(t: TurnRun): Promise<TurnEnd> {
         toolCalls: t.toolCalling ? calls : [],
         ...reasoningOf(reply, t.provider),
       })
-      await runCalls(t, calls, iter.id)
+      await runCalls(t, calls, iter.id, reply.stop)
     }
   } catch (err) {
     if (cancelled() || err instanceof TurnCancelled) {
@@ -186,12 +194,17 @@ function callsOf(reply: ModelReply, toolCalling: boolean, position: number): Too
 
 // Each call's result is appended even when the turn stops half-way: a conversation whose tool
 // call has no result is refused by every provider on the next turn.
-async function runCalls(t: TurnRun, calls: ToolCall[], iterationId: string): Promise<void> {
+async function runCalls(
+  t: TurnRun,
+  calls: ToolCall[],
+  iterationId: string,
+  stop: string | null,
+): Promise<void> {
   let i = 0
   try {
     for (; i < calls.length; i++) {
       if (t.signal.aborted) throw new TurnCancelled(t.sessionId, t.turnId)
-      const content = await runCall(t, calls[i]!, iterationId)
+      const content = await runCall(t, calls[i]!, iterationId, stop)
       t.history.push(resultMessage(t.toolCalling, calls[i]!, content))
     }
   } finally {
@@ -199,8 +212,13 @@ async function runCalls(t: TurnRun, calls: ToolCall[], iterationId: string): Pro
   }
 }
 
-async function runCall(t: TurnRun, call: ToolCall, iterationId: string): Promise<Part[]> {
-  const usable = callCode(call)
+async function runCall(
+  t: TurnRun,
+  call: ToolCall,
+  iterationId: string,
+  stop: string | null,
+): Promise<Part[]> {
+  const usable = callCode(call, stop)
   if ('refused' in usable) return usable.refused
   const block = await runBlock(t, usable.code, iterationId)
   return renderBlock(block, engineAttachments(t.engine, t.sessionId), t.provider.images)
@@ -246,7 +264,7 @@ async function callModel(t: TurnRun, final: boolean, iterationId: string): Promi
   for (;;) {
     const watch = new StallWatch(t.config.stallMs, t.signal)
     try {
-      return await t.provider.complete({
+      const reply = await t.provider.complete({
         system: t.system,
         messages: ownReasoning(t.history, modelRef(t.provider)),
         tools: t.toolCalling,
@@ -257,6 +275,10 @@ async function callModel(t: TurnRun, final: boolean, iterationId: string): Promi
           if (text !== '') t.emit('model.delta', { iteration_id: iterationId, text })
         },
       })
+      // Both SDKs end a stream quietly when its signal aborts mid-way (a stall, a cancel): what
+      // came back is the part before it, never a whole reply. Failed here like a thrown abort.
+      if (watch.signal.aborted) throw watch.signal.reason ?? new Error('the request was aborted')
+      return reply
     } catch (err) {
       if (t.signal.aborted) throw new TurnCancelled(t.sessionId, t.turnId)
       const f = classify(err, t.provider.name, watch.stalled, t.config.stallMs)

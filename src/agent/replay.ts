@@ -67,7 +67,7 @@ export function replayHistory(
       // without a block was not run (the turn was cancelled or the host stopped first).
       const blocks = [...it.block_ids]
       for (const call of calls) {
-        const usable = callCode(call)
+        const usable = callCode(call, it.stop)
         const blockId = 'refused' in usable ? undefined : blocks.shift()
         const content =
           'refused' in usable

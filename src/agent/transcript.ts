@@ -18,9 +18,17 @@ export const NOT_RUN: Part[] = [{ type: 'text', text: '(not run: the turn was ca
 
 const errorPart = (text: string): Part[] => [{ type: 'text', text }]
 
+// The stop reasons that mean the reply ran into the output token limit, by dialect: Chat
+// Completions `length`, Anthropic `max_tokens`, Responses `incomplete` for max_output_tokens.
+const TOKEN_LIMIT_STOPS = new Set(['length', 'max_tokens', 'max_output_tokens'])
+export const hitTokenLimit = (stop: string | null | undefined): boolean =>
+  stop != null && TOKEN_LIMIT_STOPS.has(stop)
+
 // The code a call asks to run, or what the model reads instead when the call is unusable (another
-// tool's name, arguments that are not JSON or lack a string `code`).
-export function callCode(call: ToolCall): { code: string } | { refused: Part[] } {
+// tool's name, arguments that are not JSON or lack a string `code`). `stop` is the reply's stop
+// reason: arguments cut by the token limit are unfinished code, not a JSON mistake, and the model
+// is told so (else it resends the same long block and is cut again).
+export function callCode(call: ToolCall, stop?: string | null): { code: string } | { refused: Part[] } {
   if (call.name !== PYTHON_TOOL.name) {
     return {
       refused: errorPart(
@@ -32,6 +40,15 @@ export function callCode(call: ToolCall): { code: string } | { refused: Part[] }
   try {
     code = (JSON.parse(call.arguments) as { code?: unknown })?.code
   } catch (err) {
+    if (hitTokenLimit(stop)) {
+      return {
+        refused: errorPart(
+          `✗ tool-call error: your reply reached the output token limit (stop: ${stop}) before this call's ` +
+            'arguments were complete; nothing ran. Send a shorter block: split the work over several calls, ' +
+            'or write long content to a file in parts.',
+        ),
+      }
+    }
     return {
       refused: errorPart(
         `✗ tool-call error: the arguments were not valid JSON (${errorMessage(err)}). ` +

@@ -107,6 +107,35 @@ test('vis run: Ctrl-C cancels the turn (exit 130); no model is a clear error', a
   assert.match(none.stderr, /No model configured: set VIS_MODEL=<provider>\/<model>.*\[agent\.no-model\]/)
 })
 
+test('vis run: an answer the output token limit cut is printed with a notice saying so', async () => {
+  const { home, root } = dirs()
+  double.script([{ text: 'The fix is to change line 3 of', maxTokens: true }])
+  const ended = await visCli(['run', 'what is the fix?'], { cwd: root, home }).done
+  assert.equal(ended.code, 0, ended.stderr)
+  assert.equal(ended.stdout, 'The fix is to change line 3 of\n')
+  assert.match(
+    ended.stderr,
+    /\[the reply reached the model's output token limit \(stop: length\) and is cut off\]\n/,
+  )
+
+  double.script([{ text: 'A whole answer.' }])
+  const whole = await visCli(['run', 'again'], { cwd: root, home }).done
+  assert.equal(whole.code, 0, whole.stderr)
+  assert.doesNotMatch(whole.stderr, /token limit/)
+})
+
+test('vis run: Ctrl-C while the model streams its answer cancels the turn (exit 130), the half is no answer', async () => {
+  const { home, root } = dirs()
+  double.script([{ text: 'The first half of an answer, then silence', fault: { kind: 'stall-mid-stream' } }])
+  const { child, r, done } = visCli(['run', 'explain'], { cwd: root, home })
+  await until('part of the answer streams', () => r.stdout.includes('The first'), 120_000)
+  child.kill('SIGINT')
+  const ended = await done
+  assert.equal(ended.code, 130, ended.stderr)
+  assert.match(ended.stderr, /\[cancelled\]/)
+  assert.doesNotMatch(ended.stderr, /\[done/)
+})
+
 test('vis chat: turns share the session, approvals are asked on the terminal, /templates lists', async () => {
   const { home, root } = dirs()
   writeFileSync(join(root, 'secret.txt'), 'the code is 1234\n')

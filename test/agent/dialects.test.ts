@@ -141,3 +141,48 @@ test('openai-responses: function_call items, function_call_output appended, reas
     await h.close()
   }
 })
+
+test('chat from an OpenAI-compatible server that leaves out the index and repeats id and name: each call whole, run in order', async () => {
+  const h = await harness()
+  try {
+    h.double.script([
+      { calls: [pyCall('x = 6 * 7', 'call_a'), pyCall('print(x)', 'call_b')], compatQuirks: true },
+      (req) => {
+        const tools = req.body.messages.filter((m: { role: string }) => m.role === 'tool')
+        assert.deepEqual(
+          tools.map((m: { tool_call_id: string; content: string }) => [m.tool_call_id, m.content]),
+          [
+            ['call_a', '(the block ran: no output, no result)'],
+            ['call_b', '42\n'],
+          ],
+        )
+        const sent = req.body.messages.find((m: { role: string }) => m.role === 'assistant').tool_calls
+        assert.deepEqual(
+          sent.map((c: { function: { name: string } }) => c.function.name),
+          ['python_execution', 'python_execution'],
+        )
+        return { text: '42' }
+      },
+    ])
+    const r = await h.agent.turn(h.sessionId, 'what is 6*7?')
+    assert.equal(r.status, 'done', JSON.stringify(r.error))
+    assert.equal(h.engine.getSession(h.sessionId).blocks.length, 2)
+  } finally {
+    await h.close()
+  }
+})
+
+for (const model of ['openai/double-model', 'openai-responses/double-model']) {
+  test(`${model.split('/')[0]}: a refusal is the answer, not an empty reply asked again`, async () => {
+    const h = await harness({ config: { model } })
+    try {
+      h.double.script([{ refusal: "I'm sorry, I can't help with that." }])
+      const r = await h.agent.turn(h.sessionId, 'do something bad')
+      assert.equal(r.status, 'done', JSON.stringify(r.error))
+      assert.equal(r.answer, "I'm sorry, I can't help with that.")
+      assert.equal(h.double.requests.length, 1)
+    } finally {
+      await h.close()
+    }
+  })
+}

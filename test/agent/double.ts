@@ -10,7 +10,22 @@ export type ScriptedCall = { args: string; name?: string; id?: string }
 export type Fault =
   | { kind: 'stall-before-first-byte' }
   | { kind: 'cut-mid-stream' }
-  | { kind: 'status'; status: number; retryAfter?: string; message?: string; param?: string }
+  // Half the reply streams, then nothing more (the connection stays open) until the client gives up.
+  | { kind: 'stall-mid-stream' }
+  | {
+      kind: 'status'
+      status: number
+      retryAfter?: string
+      message?: string
+      param?: string
+      // The error's type (OpenAI: also its code), e.g. insufficient_quota on a 429.
+      type?: string
+      // The `x-should-retry` header both APIs send to tell clients whether to retry.
+      shouldRetry?: 'true' | 'false'
+    }
+  // The server reports an error inside a 200 stream half-way (Anthropic's `event: error`, e.g.
+  // overloaded_error; Responses' `error` event; Chat's `data: {"error": ...}`), then closes it.
+  | { kind: 'stream-error'; type: string; message: string }
 
 export type Scripted = {
   // Responses only: a reasoning item before the rest of the output, with a summary; its
@@ -25,6 +40,17 @@ export type Scripted = {
   text?: string
   calls?: ScriptedCall[]
   usage?: { input?: number; output?: number; cached?: number; reasoning?: number }
+  // The reply ran into the output token limit: what is scripted (a call's args cut where the
+  // test cut them) ends as the API ends such a reply: Chat `finish_reason: "length"`, Anthropic
+  // `stop_reason: "max_tokens"`, Responses `response.incomplete` (reason max_output_tokens) with
+  // the cut items left in progress.
+  maxTokens?: boolean
+  // Chat only: tool-call fragments as some OpenAI-compatible servers send them (no `index`, the
+  // id and name repeated in every fragment).
+  compatQuirks?: boolean
+  // The model declines: Chat streams its words as `delta.refusal` (content stays empty),
+  // Responses as a message whose content part is a `refusal`.
+  refusal?: string
   fault?: Fault
 }
 export type Dialect = 'chat' | 'anthropic' | 'responses'
@@ -48,7 +74,7 @@ const pieces = (s: string, n = FRAGMENT): string[] => {
 const data = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`
 const named = (event: string, o: unknown) => `event: ${event}\ndata: ${JSON.stringify(o)}\n\n`
 
-function chatFrames(r: Scripted, n: number, model: string): string[] {
+function chatFrames(r: Scripted, n: number, model: string, req?: Recorded): string[] {
   const id = `chatcmpl-double${n}`
   const base = {
     id,
@@ -57,16 +83,19 @@ function chatFrames(r: Scripted, n: number, model: string): string[] {
     model,
     system_fingerprint: 'fp_double',
   }
+  // With stream_options.include_usage every chunk carries `usage: null` but the last.
+  const usageNull = req?.body?.stream_options?.include_usage ? { usage: null } : {}
   const chunk = (delta: unknown, finish: string | null = null) =>
-    data({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })
+    data({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...usageNull })
   const frames = [chunk({ role: 'assistant', content: '', refusal: null })]
   for (const t of pieces(r.text ?? '', 5)) frames.push(chunk({ content: t }))
+  for (const t of pieces(r.refusal ?? '', 5)) frames.push(chunk({ refusal: t }))
   ;(r.calls ?? []).forEach((c, i) => {
     frames.push(
       chunk({
         tool_calls: [
           {
-            index: i,
+            ...(r.compatQuirks ? {} : { index: i }),
             id: c.id ?? `call_${n}_${i}`,
             type: 'function',
             function: { name: c.name ?? 'python_execution', arguments: '' },
@@ -74,10 +103,20 @@ function chatFrames(r: Scripted, n: number, model: string): string[] {
         ],
       }),
     )
-    for (const a of pieces(c.args))
-      frames.push(chunk({ tool_calls: [{ index: i, function: { arguments: a } }] }))
+    for (const a of pieces(c.args)) {
+      // OpenAI's own: the index and the new fragment only. Some compatible servers repeat the
+      // id and name with every fragment and leave the index out (`compatQuirks`).
+      const q = r.compatQuirks
+        ? {
+            id: c.id ?? `call_${n}_${i}`,
+            type: 'function',
+            function: { name: c.name ?? 'python_execution', arguments: a },
+          }
+        : { index: i, function: { arguments: a } }
+      frames.push(chunk({ tool_calls: [q] }))
+    }
   })
-  frames.push(chunk({}, r.calls?.length ? 'tool_calls' : 'stop'))
+  frames.push(chunk({}, r.maxTokens ? 'length' : r.calls?.length ? 'tool_calls' : 'stop'))
   const u = r.usage ?? {}
   frames.push(
     data({
@@ -190,8 +229,18 @@ function anthropicFrames(r: Scripted, n: number, model: string, req?: Recorded):
   frames.push(
     named('message_delta', {
       type: 'message_delta',
-      delta: { stop_reason: r.calls?.length ? 'tool_use' : 'end_turn', stop_sequence: null },
-      usage: { output_tokens: u.output ?? 20 },
+      delta: {
+        stop_reason: r.maxTokens ? 'max_tokens' : r.calls?.length ? 'tool_use' : 'end_turn',
+        stop_sequence: null,
+      },
+      // Whole-message totals (input counters repeated), thinking tokens among the output.
+      usage: {
+        input_tokens: (u.input ?? 100) - (u.cached ?? 0),
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: u.cached ?? 0,
+        output_tokens: u.output ?? 20,
+        ...(u.reasoning ? { output_tokens_details: { thinking_tokens: u.reasoning } } : {}),
+      },
     }),
   )
   frames.push(named('message_stop', { type: 'message_stop' }))
@@ -202,7 +251,7 @@ function responsesFrames(r: Scripted, n: number, model: string, req?: Recorded):
   const u = r.usage ?? {}
   let seq = 0
   const ev = (type: string, o: Record<string, unknown>) => named(type, { type, sequence_number: seq++, ...o })
-  const resp = (status: string, output: unknown[], usage: unknown) => ({
+  const resp = (status: string, output: unknown[], usage: unknown, incomplete: unknown = null) => ({
     id: `resp_double${n}`,
     object: 'response',
     created_at: 1_700_000_000,
@@ -214,9 +263,12 @@ function responsesFrames(r: Scripted, n: number, model: string, req?: Recorded):
     tools: [],
     usage,
     error: null,
-    incomplete_details: null,
+    incomplete_details: incomplete,
   })
-  const frames = [ev('response.created', { response: resp('in_progress', [], null) })]
+  const frames = [
+    ev('response.created', { response: resp('in_progress', [], null) }),
+    ev('response.in_progress', { response: resp('in_progress', [], null) }),
+  ]
   const output: Record<string, unknown>[] = []
   if (r.reasoning) {
     const oi = output.length
@@ -289,6 +341,28 @@ function responsesFrames(r: Scripted, n: number, model: string, req?: Recorded):
     frames.push(ev('response.output_item.done', { output_index: oi, item }))
     output.push(item)
   }
+  if (r.refusal) {
+    // A message whose one content part is a refusal, streamed as response.refusal.delta.
+    const oi = output.length
+    const item_id = `msg_refusal${n}`
+    const at = { item_id, output_index: oi, content_index: 0 }
+    const message = (status: string, content: unknown[]) => ({
+      id: item_id,
+      type: 'message',
+      status,
+      role: 'assistant',
+      content,
+    })
+    frames.push(ev('response.output_item.added', { output_index: oi, item: message('in_progress', []) }))
+    frames.push(ev('response.content_part.added', { ...at, part: { type: 'refusal', refusal: '' } }))
+    for (const t of pieces(r.refusal, 5)) frames.push(ev('response.refusal.delta', { ...at, delta: t }))
+    frames.push(ev('response.refusal.done', { ...at, refusal: r.refusal }))
+    const part = { type: 'refusal', refusal: r.refusal }
+    frames.push(ev('response.content_part.done', { ...at, part }))
+    const item = message('completed', [part])
+    frames.push(ev('response.output_item.done', { output_index: oi, item }))
+    output.push(item)
+  }
   for (const [i, c] of (r.calls ?? []).entries()) {
     const oi = output.length
     const item_id = `fc_double${n}_${i}`
@@ -302,23 +376,45 @@ function responsesFrames(r: Scripted, n: number, model: string, req?: Recorded):
     )
     for (const a of pieces(c.args))
       frames.push(ev('response.function_call_arguments.delta', { item_id, output_index: oi, delta: a }))
-    frames.push(ev('response.function_call_arguments.done', { item_id, output_index: oi, arguments: c.args }))
-    const item = { id: item_id, type: 'function_call', status: 'completed', call_id, name, arguments: c.args }
-    frames.push(ev('response.output_item.done', { output_index: oi, item }))
+    // Cut by the token limit: the item never completes; the response ends incomplete.
+    const cut = r.maxTokens && i === (r.calls ?? []).length - 1
+    const status = cut ? 'incomplete' : 'completed'
+    const item = { id: item_id, type: 'function_call', status, call_id, name, arguments: c.args }
+    if (!cut) {
+      frames.push(
+        ev('response.function_call_arguments.done', { item_id, output_index: oi, arguments: c.args }),
+      )
+      frames.push(ev('response.output_item.done', { output_index: oi, item }))
+    }
     output.push(item)
   }
-  frames.push(
-    ev('response.completed', {
-      response: resp('completed', output, {
-        input_tokens: u.input ?? 100,
-        input_tokens_details: { cached_tokens: u.cached ?? 0 },
-        output_tokens: u.output ?? 20,
-        output_tokens_details: { reasoning_tokens: u.reasoning ?? 0 },
-        total_tokens: (u.input ?? 100) + (u.output ?? 20),
-      }),
-    }),
-  )
+  const usage = {
+    input_tokens: u.input ?? 100,
+    input_tokens_details: { cached_tokens: u.cached ?? 0 },
+    output_tokens: u.output ?? 20,
+    output_tokens_details: { reasoning_tokens: u.reasoning ?? 0 },
+    total_tokens: (u.input ?? 100) + (u.output ?? 20),
+  }
+  if (r.maxTokens) {
+    const why = { reason: 'max_output_tokens' }
+    frames.push(ev('response.incomplete', { response: resp('incomplete', output, usage, why) }))
+  } else frames.push(ev('response.completed', { response: resp('completed', output, usage) }))
   return frames
+}
+
+// An error reported inside a stream, as each API words it.
+function streamError(dialect: Dialect, f: { type: string; message: string }, seq: number): string {
+  if (dialect === 'anthropic')
+    return named('error', { type: 'error', error: { type: f.type, message: f.message } })
+  if (dialect === 'responses')
+    return named('error', {
+      type: 'error',
+      code: f.type,
+      message: f.message,
+      param: null,
+      sequence_number: seq,
+    })
+  return data({ error: { message: f.message, type: f.type, param: null, code: null } })
 }
 
 const FRAMES: Record<Dialect, (r: Scripted, n: number, model: string, req?: Recorded) => string[]> = {
@@ -402,12 +498,19 @@ export class ProviderDouble {
         'x-request-id': 'req_fault',
       }
       if (f.retryAfter !== undefined) headers['retry-after'] = f.retryAfter
+      if (f.shouldRetry !== undefined) headers['x-should-retry'] = f.shouldRetry
       const body =
         dialect === 'anthropic'
           ? {
               type: 'error',
               error: {
-                type: f.status === 429 ? 'rate_limit_error' : 'api_error',
+                type:
+                  f.type ??
+                  (f.status === 429
+                    ? 'rate_limit_error'
+                    : f.status === 529
+                      ? 'overloaded_error'
+                      : 'api_error'),
                 message: f.message ?? 'scripted',
               },
             }
@@ -415,13 +518,14 @@ export class ProviderDouble {
               error: {
                 message: f.message ?? 'scripted',
                 type:
-                  f.status === 429
+                  f.type ??
+                  (f.status === 429
                     ? 'rate_limit_exceeded'
                     : f.status === 400
                       ? 'invalid_request_error'
-                      : 'server_error',
+                      : 'server_error'),
                 param: f.param ?? null,
-                code: null,
+                code: f.type ?? null,
               },
             }
       return new Response(JSON.stringify(body), { status: f.status, headers })
@@ -435,13 +539,31 @@ export class ProviderDouble {
       })
     }
     const frames = FRAMES[dialect](r, this.requests.length, model, req)
-    const cut = f?.kind === 'cut-mid-stream' ? Math.max(1, Math.floor(frames.length / 2)) : -1
+    const cut =
+      f?.kind === 'cut-mid-stream' || f?.kind === 'stream-error' || f?.kind === 'stall-mid-stream'
+        ? Math.max(1, Math.floor(frames.length / 2))
+        : -1
+    if (f?.kind === 'stream-error') {
+      frames.splice(cut, frames.length - cut, streamError(dialect, f, cut))
+    }
     let i = 0
+    const stalls = this.stalls
     const stream = new ReadableStream<Uint8Array>({
       pull(controller) {
-        if (i === cut) {
+        if (i === cut && f?.kind === 'cut-mid-stream') {
           controller.error(new Error('scripted cut'))
           return
+        }
+        if (i === cut && f?.kind === 'stall-mid-stream') {
+          // Silent from here; the stream ends when the client aborts (or the double closes).
+          return new Promise<void>((resolve) => {
+            const end = () => {
+              controller.error(new Error('client gone'))
+              resolve()
+            }
+            stalls.add(end)
+            signal.addEventListener('abort', end, { once: true })
+          })
         }
         if (i >= frames.length) {
           controller.close()

@@ -234,7 +234,19 @@ test('turns of one session run one at a time: a second one queues until the firs
     const first = await h.agent.startTurn(h.sessionId, 'one')
     const second = await h.agent.startTurn(h.sessionId, 'two')
     await until('the first block runs', () => h.events.some((e) => e.type === 'block.started'))
-    assert.equal(h.agent.getTurn(h.sessionId, second.turnId).status, 'queued')
+    const waiting = h.agent.getTurn(h.sessionId, second.turnId)
+    assert.equal(waiting.status, 'queued')
+    // What waits is clear: its prompt and model, the same on every read, and it is listed.
+    assert.equal(waiting.prompt, 'two')
+    assert.equal(waiting.model, 'openai/double-model')
+    assert.deepEqual(h.agent.getTurn(h.sessionId, second.turnId), waiting)
+    assert.deepEqual(
+      h.agent.listTurns(h.sessionId).map((t) => [t.id, t.status]),
+      [
+        [first.turnId, 'running'],
+        [second.turnId, 'queued'],
+      ],
+    )
     assert.equal(h.agent.getTurn(h.sessionId, first.turnId).status, 'running')
     assert.equal((await first.done).answer, 'first done')
     assert.equal((await second.done).answer, 'second done')

@@ -231,3 +231,33 @@ test('thinking goes back only to the model that wrote it: another model of the s
     await h.close()
   }
 })
+
+test("anthropic thinking: thinking tokens count as the turn's reasoning (within output), cache reads as cached, and cost", async () => {
+  const h = await harness({
+    config: {
+      model: 'anthropic/double-model',
+      prices: { 'anthropic/double-model': { input: 3, output: 15, cached: 0.3 } },
+    },
+    anthropic: { thinking: { budget_tokens: 2048 } },
+  })
+  try {
+    const [first, second] = script()
+    h.double.script([
+      { ...first, usage: { input: 1000, cached: 600, output: 300, reasoning: 120 } },
+      { ...second, usage: { input: 1100, cached: 1000, output: 40 } },
+    ])
+    const r = await h.agent.turn(h.sessionId, 'what is 6*7?')
+    assert.equal(r.status, 'done', JSON.stringify(r.error))
+    assert.deepEqual(
+      r.iterations.map((i) => [i.usage?.input, i.usage?.cached, i.usage?.output, i.usage?.reasoning]),
+      [
+        [1000, 600, 300, 120],
+        [1100, 1000, 40, 0],
+      ],
+    )
+    const cost = ((400 + 100) * 3 + 1600 * 0.3 + 340 * 15) / 1e6
+    assert.deepEqual(r.usage, { input: 2100, output: 340, reasoning: 120, cached: 1600, cost_usd: cost })
+  } finally {
+    await h.close()
+  }
+})

@@ -210,6 +210,13 @@ test('fallback: the first fenced python block of a reply', () => {
   assert.equal(fencedBlock('```py\nx = 1\n```'), 'x = 1\n')
   assert.equal(fencedBlock('```bash\nls\n```'), undefined)
   assert.equal(fencedBlock('The answer is 4.'), undefined)
+  // The info string's first word, in any case; attributes after it are fine.
+  assert.equal(fencedBlock('```Python\nprint(3)\n```'), 'print(3)\n')
+  assert.equal(fencedBlock('```python title="fix.py"\nx = 2\n```'), 'x = 2\n')
+  // Not Python to run: a console transcript, a file that merely starts with "py".
+  assert.equal(fencedBlock('```pycon\n>>> 1 + 1\n2\n```'), undefined)
+  assert.equal(fencedBlock('```pyproject.toml\n[project]\n```'), undefined)
+  assert.equal(fencedBlock('```pycon\n>>> 1\n```\n```python\nprint(5)\n```'), 'print(5)\n')
 })
 
 test('dialects: images after tool results, adjacent user content merged, malformed call input kept valid', () => {

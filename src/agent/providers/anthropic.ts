@@ -68,6 +68,36 @@ function withCacheBreakpoint(turns: Turn[]): Turn[] {
   return turns
 }
 
+type UsageCounts = {
+  input_tokens?: number | null
+  cache_read_input_tokens?: number | null
+  cache_creation_input_tokens?: number | null
+  output_tokens?: number | null
+  output_tokens_details?: { thinking_tokens?: number | null } | null
+}
+
+// Usage as the stream reports it: message_start has the first counts, message_delta whole-message
+// totals, each counter present only when it applies (overwrite when present, never add; as the
+// SDK's own accumulator does). Input is fresh + cache reads + cache writes, so `cached` is a part
+// of it as with the OpenAI dialects; thinking tokens are the reply's reasoning (part of output).
+class UsageTally {
+  private fresh = 0
+  private read = 0
+  private written = 0
+  constructor(private readonly usage: ModelReply['usage']) {}
+
+  take(u: UsageCounts): void {
+    if (u.input_tokens != null) this.fresh = u.input_tokens
+    if (u.cache_read_input_tokens != null) this.read = u.cache_read_input_tokens
+    if (u.cache_creation_input_tokens != null) this.written = u.cache_creation_input_tokens
+    if (u.output_tokens != null) this.usage.output = u.output_tokens
+    const thinking = u.output_tokens_details?.thinking_tokens
+    if (thinking != null) this.usage.reasoning = thinking
+    this.usage.cached = this.read
+    this.usage.input = this.fresh + this.read + this.written
+  }
+}
+
 export type AnthropicOptions = {
   model: string
   baseURL?: string
@@ -120,20 +150,16 @@ export class AnthropicProvider implements Provider {
       .create(params, { signal: req.signal })
       .withResponse()
     const reply = new ReplyBuilder(req.onDelta)
-    const usage = reply.usage
+    const tally = new UsageTally(reply.usage)
     // Thinking blocks by stream index, assembled from their deltas.
     const thinking = new Map<number, Block>()
     for await (const ev of stream) {
       req.onDelta('')
       switch (ev.type) {
-        case 'message_start': {
+        case 'message_start':
           reply.id = ev.message.id
-          const u = ev.message.usage
-          usage.cached = u.cache_read_input_tokens ?? 0
-          usage.input = (u.input_tokens ?? 0) + usage.cached + (u.cache_creation_input_tokens ?? 0)
-          usage.output = u.output_tokens ?? 0
+          tally.take(ev.message.usage)
           break
-        }
         case 'content_block_start':
           if (ev.content_block.type === 'tool_use') {
             reply.addCall(ev.index, { id: ev.content_block.id, name: ev.content_block.name })
@@ -156,8 +182,7 @@ export class AnthropicProvider implements Provider {
           break
         case 'message_delta':
           reply.stop = ev.delta.stop_reason ?? reply.stop
-          if (ev.usage?.output_tokens !== undefined && ev.usage.output_tokens !== null)
-            usage.output = ev.usage.output_tokens
+          if (ev.usage) tally.take(ev.usage)
           break
         default:
           break

@@ -27,6 +27,49 @@ export function retryAfterMs(headers: Headers | undefined, now = Date.now()): nu
   return Number.isNaN(at) ? undefined : Math.max(0, at - now)
 }
 
+// An error the server reported inside a stream it had begun with 200 (Anthropic's `error` event,
+// overloaded_error most often; Responses' `error` event or response.failed; a Chat chunk holding
+// `error`): the server is there and said why, so it is not "unreachable". Retried like a 5xx: the
+// request was valid, the server failed it half-way.
+export function streamFailure(provider: string, type: string, message: string): ProviderFailure {
+  return new ProviderFailure(
+    'agent.model-stream-error',
+    `${provider} reported an error in the stream: ${type}: ${message}`,
+    true,
+    undefined,
+    undefined,
+  )
+}
+
+// What an error body says, as `<type>: <message>`. The SDKs' own messages start with the status
+// again and give Anthropic's body as raw JSON ("529 {\"type\":\"error\",...}").
+function bodyMessage(err: unknown, status: number): string {
+  const said = reportedInStream(err)
+  return said ? `${said.type}: ${said.message}` : errorMessage(err).replace(new RegExp(`^${status} `), '')
+}
+
+// An SDK APIError's body is in `error`: Anthropic's whole body ({type: 'error', error: {type,
+// message}}), OpenAI's `error` object ({message, type, code}). Raised without a status, it was
+// reported inside a stream.
+function reportedInStream(err: unknown): { type: string; message: string } | undefined {
+  const body = (err as { error?: unknown })?.error as Record<string, unknown> | undefined
+  if (!body || typeof body !== 'object') return undefined
+  const inner = (typeof body.error === 'object' && body.error ? body.error : body) as Record<string, unknown>
+  if (typeof inner.message !== 'string') return undefined
+  const type = [inner.type, inner.code].find((v) => typeof v === 'string' && v !== '') as string | undefined
+  return { type: type ?? 'error', message: inner.message }
+}
+
+// As both SDKs decide: the server's `x-should-retry` first, then the status. A 429 for an exhausted
+// quota (OpenAI's insufficient_quota) is no rate limit: waiting does not end it.
+function shouldRetry(status: number, headers: Headers | undefined, type: string | undefined): boolean {
+  const told = headers?.get('x-should-retry')
+  if (told === 'true') return true
+  if (told === 'false') return false
+  if (type === 'insufficient_quota') return false
+  return status === 408 || status === 409 || status === 429 || status >= 500
+}
+
 // Turns an SDK error (both SDKs share the shape: status, headers, name) into a ProviderFailure.
 export function classify(err: unknown, provider: string, stalled: boolean, stallMs: number): ProviderFailure {
   if (err instanceof ProviderFailure) return err
@@ -43,15 +86,17 @@ export function classify(err: unknown, provider: string, stalled: boolean, stall
   const status = typeof e?.status === 'number' ? e.status : undefined
   const headers = e?.headers instanceof Headers ? e.headers : undefined
   if (status !== undefined) {
-    const retryable = status === 408 || status === 409 || status === 429 || status >= 500
+    const retryable = shouldRetry(status, headers, reportedInStream(err)?.type)
     return new ProviderFailure(
       `agent.model-http-${status}`,
-      `${provider} answered HTTP ${status}: ${errorMessage(err)}`,
+      `${provider} answered HTTP ${status}: ${bodyMessage(err, status)}`,
       retryable,
       status,
       retryAfterMs(headers),
     )
   }
+  const reported = reportedInStream(err)
+  if (reported) return streamFailure(provider, reported.type, reported.message)
   // Connection refused, reset, or a stream cut before its end.
   return new ProviderFailure(
     'agent.model-unreachable',

@@ -111,8 +111,14 @@ export class OpenAIChatProvider implements Provider {
       if (!choice) continue
       if (choice.finish_reason) reply.stop = choice.finish_reason
       if (choice.delta?.content) reply.addText(choice.delta.content)
+      // A refusal streams in its own field: it is the model's answer, not an empty reply.
+      if (choice.delta?.refusal) reply.addText(choice.delta.refusal)
       for (const tc of choice.delta?.tool_calls ?? []) {
-        reply.addCall(tc.index, { id: tc.id, name: tc.function?.name, arguments: tc.function?.arguments })
+        reply.addCall(tc.index ?? reply.indexOf(tc.id), {
+          id: tc.id,
+          name: tc.function?.name,
+          arguments: tc.function?.arguments,
+        })
       }
     }
     return reply.finish(request_id)

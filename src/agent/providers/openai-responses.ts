@@ -1,4 +1,5 @@
 import OpenAI from 'openai'
+import { streamFailure } from './failure.js'
 import type { CompleteRequest, Message, ModelReply, Part, Provider, ReasoningItem } from './types.js'
 import { PYTHON_TOOL, pingAnswer, ResponsesReasoningSchema, sdkOptions, zeroUsage } from './types.js'
 
@@ -114,7 +115,15 @@ export class OpenAIResponsesProvider implements Provider {
       } else if (ev.type === 'response.completed' || ev.type === 'response.incomplete') {
         final = ev.response
       } else if (ev.type === 'response.failed') {
-        throw new Error(`the response failed: ${ev.response.error?.message ?? 'no reason given'}`)
+        const e = ev.response.error
+        throw streamFailure(
+          this.name,
+          e?.code ?? 'failed',
+          e?.message ?? 'the response failed, no reason given',
+        )
+      } else if (ev.type === 'error') {
+        // The server's own words; without this the stream just ends and the reason is lost.
+        throw streamFailure(this.name, ev.code ?? 'error', ev.message)
       }
     }
     if (!final) throw new Error('the stream ended before response.completed')
@@ -128,7 +137,8 @@ export class OpenAIResponsesProvider implements Provider {
     )
     const completedText = final.output
       .flatMap((o) => (o.type === 'message' ? o.content : []))
-      .map((c) => (c.type === 'output_text' ? c.text : ''))
+      // A refusal is the model's answer too.
+      .map((c) => (c.type === 'output_text' ? c.text : c.type === 'refusal' ? c.refusal : ''))
       .join('')
     // Kept as they came (not re-serialised through the schema): sent back verbatim.
     const reasoning = (final.output as unknown[]).filter(
@@ -139,7 +149,11 @@ export class OpenAIResponsesProvider implements Provider {
       toolCalls,
       usage,
       requestId: request_id ?? final.id,
-      stop: final.status ?? null,
+      // An incomplete response says why (max_output_tokens, content_filter): that is its stop.
+      stop:
+        final.status === 'incomplete'
+          ? (final.incomplete_details?.reason ?? 'incomplete')
+          : (final.status ?? null),
       ...(reasoning.length > 0 ? { reasoning } : {}),
     }
   }

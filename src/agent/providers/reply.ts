@@ -16,13 +16,25 @@ export class ReplyBuilder {
     this.onDelta(t)
   }
 
-  // A call's parts as they come; a part that is absent leaves what is known.
+  // A call's parts as they come; a part that is absent leaves what is known. A name is sent once
+  // (OpenAI) or again with every fragment (some OpenAI-compatible servers): the same name again
+  // is not appended.
   addCall(index: number, part: { id?: string; name?: string; arguments?: string }): void {
     const cur = this.calls.get(index) ?? { id: '', name: '', arguments: '' }
     if (part.id) cur.id = part.id
-    if (part.name) cur.name += part.name
+    if (part.name && part.name !== cur.name) cur.name += part.name
     if (part.arguments) cur.arguments += part.arguments
     this.calls.set(index, cur)
+  }
+
+  // The stream index of a Chat fragment that came without one (some OpenAI-compatible servers
+  // leave `index` out): a new id starts the next call, no id continues the last one.
+  indexOf(id: string | undefined): number {
+    const known = [...this.calls.entries()]
+    const same = id ? known.find(([, c]) => c.id === id) : undefined
+    if (same) return same[0]
+    if (!id && known.length > 0) return Math.max(...known.map(([i]) => i))
+    return known.length === 0 ? 0 : Math.max(...known.map(([i]) => i)) + 1
   }
 
   hasCall(index: number): boolean {

@@ -1,5 +1,6 @@
 import type { AgentEvent } from '../../agent/host.js'
 import type { UsageView } from '../../agent/schemas.js'
+import { hitTokenLimit } from '../../agent/transcript.js'
 
 const n = (x: number) => x.toLocaleString('en-US')
 
@@ -58,6 +59,15 @@ export class TurnPrinter {
         if (e) this.write(`✗ ${e.phase ?? e.code ?? 'block'} error: ${String(e.message).split('\n')[0]}\n`)
         return
       }
+      case 'model.reply':
+        // A reply the token limit cut is not whole: say so, or a cut answer reads as the answer.
+        if (hitTokenLimit(ev.stop as string | null)) {
+          this.newline()
+          this.err.write(
+            `[the reply reached the model's output token limit (stop: ${ev.stop}) and is cut off]\n`,
+          )
+        }
+        return
       case 'model.retry':
         this.newline()
         this.err.write(`[model: ${ev.message}${ev.retrying ? `; retrying in ${ev.wait_ms} ms` : ''}]\n`)
