@@ -1,6 +1,7 @@
 import { isIP } from 'node:net'
 import { classifyAddress } from './address.js'
 import { isProtectedDestination } from './guard.js'
+import { canonicalIPv4 } from './ipv4-forms.js'
 import { entryText, type NetworkEntry, type ParsedEntry, parseEntry } from './policy.js'
 
 // The evaluator of the one network policy (policy.ts). Decision order:
@@ -57,12 +58,14 @@ const METADATA_NAMES = new Set([
   'metadata.platformequinix.com',
 ])
 
-export const normalizeHost = (host: string) =>
-  host
+export const normalizeHost = (host: string) => {
+  const name = host
     .trim()
     .toLowerCase()
     .replace(/^\[(.*)\]$/, '$1')
     .replace(/\.$/, '')
+  return canonicalIPv4(name) ?? name
+}
 
 function globToRegExp(glob: string): RegExp {
   const body = glob
