@@ -136,7 +136,11 @@ function httpRefusal(c: Compiled, req: EgressRequest): string | undefined {
 const where = (req: EgressRequest) => `${req.host}${req.port !== undefined ? `:${req.port}` : ''}`
 
 export function evaluate(policy: CompiledPolicy, input: EgressRequest): EgressVerdict {
-  const req = { ...input, host: normalizeHost(input.host) }
+  const req = {
+    ...input,
+    host: normalizeHost(input.host),
+    address: input.address === undefined ? undefined : normalizeHost(input.address),
+  }
   const trace: RuleVerdict[] = []
   const refuse = (reason: string, rule?: string): EgressVerdict => ({ allowed: false, reason, rule, trace })
   if (!policy.enabled) return refuse('network access is off for this session')
