@@ -221,7 +221,8 @@ export async function startEgressProxy(
     )
     upstream.on('error', (err) => {
       // The status line names the error too: urllib's HTTPError shows only that line.
-      const text = `vis egress: upstream ${checked.address}:${port} error ${err.message}`
+      const at = checked.address.includes(':') ? `[${checked.address}]` : checked.address
+      const text = `vis egress: upstream ${at}:${port} error ${err.message}`
       if (!res.headersSent)
         res.writeHead(502, statusLine(text), { 'content-type': 'text/plain' }).end(`${text}\n`)
       else res.destroy()
