@@ -15,18 +15,14 @@ import { createRuntime, type Runtime } from '../../src/sessions/runtime.js'
 import type { Session } from '../../src/sessions/session.js'
 import { VisError } from '../../src/util/errors.js'
 import { python, tempHome } from '../sessions/helpers.js'
+import { runLabBlock } from './lab/guest.js'
 import { type Lab, startLab } from './lab/lab.js'
 
 const { home, root } = tempHome('egress-probes')
 
-const PRELUDE = `import asyncio, errno, hashlib, http.client, json, os, socket, ssl, urllib.error, urllib.request
-def attempt(f):
-    try:
-        return ["ok", f()]
-    except Exception as e:
-        r = getattr(e, "reason", None)
-        kind = type(e).__name__ + ("/" + type(r).__name__ if isinstance(r, BaseException) else "")
-        return [kind, str(e)]
+// Helpers on top of lab/guest.ts's attempt(): a urllib GET, a TCP connect that reads what
+// the peer says first.
+const HELPERS = `import errno, hashlib
 def get(url):
     return urllib.request.urlopen(url, timeout=30).read().decode()
 def tcp(host, port, family=socket.AF_INET):
@@ -88,11 +84,7 @@ describe('egress probes: what is allowed works, what is denied is refused by nam
     return s
   }
 
-  async function run(s: Session, body: string): Promise<Record<string, [string, unknown]>> {
-    const r = await s.runBlock(`${PRELUDE}os.environ["SSL_CERT_FILE"] = ${JSON.stringify(ca)}\n${body}`)
-    assert.equal(r.error, undefined, JSON.stringify(r.error))
-    return JSON.parse((r.stdout ?? '').trim().split('\n').pop() ?? '{}')
-  }
+  const run = (s: Session, body: string) => runLabBlock(s, ca, body, HELPERS)
 
   test('host spellings: case, trailing dot, wildcard vs apex; every IPv4 form is judged as the address it names', async () => {
     const s = await session({ enabled: true, allow: ['lab.test', '*.wild.test', `127.0.0.1:${trap.port}`] })
