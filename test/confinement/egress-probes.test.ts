@@ -293,6 +293,36 @@ print(json.dumps({
     ])
   })
 
+  test('a guest that half-closes after its request reads a reply the server sends 6 s later (past the relay bound)', async () => {
+    // Answers 6 s after the guest's FIN: slower than the relays' 5 s linger bound.
+    const slow = createServer({ allowHalfOpen: true }, (c) => {
+      c.resume()
+      c.once('end', () => setTimeout(() => c.end('late reply'), 6000))
+    })
+    await new Promise<void>((r) => slow.listen(0, '127.0.0.1', () => r()))
+    const port = (slow.address() as { port: number }).port
+    try {
+      const s = await session({ enabled: true, allow: [`127.0.0.1:${port}`] })
+      const r = await run(
+        s,
+        `def ask():
+    with socket.create_connection(("127.0.0.1", ${port}), timeout=60) as c:
+        c.sendall(b"request")
+        c.shutdown(socket.SHUT_WR)
+        out = b""
+        while True:
+            d = c.recv(100)
+            if not d:
+                return out.decode()
+            out += d
+print(json.dumps({"reply": attempt(ask)}))`,
+      )
+      assert.deepEqual(r.reply, ['ok', 'late reply'])
+    } finally {
+      slow.close()
+    }
+  })
+
   test('shell(): wget honours the proxy both ways; raw TCP without it fails at once; python3 in a tool refuses UDP by name', async () => {
     const s = await session({ enabled: true, allow: ['lab.test'] }, true)
     const r = await run(
