@@ -15,20 +15,10 @@ import { startServer, type VisServer } from '../../src/http/server.js'
 import { createRuntime, type Runtime } from '../../src/sessions/runtime.js'
 import type { Session } from '../../src/sessions/session.js'
 import { python, tempHome } from '../sessions/helpers.js'
+import { runLabBlock } from './lab/guest.js'
 import { type Lab, startLab } from './lab/lab.js'
 
 const { home, root } = tempHome('egress-lab')
-
-// Runs `body` in the guest with `attempt(f)` -> ["ok", value] or [error type(/reason type), message].
-const PRELUDE = `import asyncio, http.client, json, os, socket, ssl, urllib.error, urllib.request
-def attempt(f):
-    try:
-        return ["ok", f()]
-    except Exception as e:
-        r = getattr(e, "reason", None)
-        kind = type(e).__name__ + ("/" + type(r).__name__ if isinstance(r, BaseException) else "")
-        return [kind, str(e)]
-`
 
 // A bare repository served the "dumb" HTTP way (static files after update-server-info).
 function bareRepository(dir: string): void {
@@ -94,11 +84,7 @@ describe('egress against a lab upstream', () => {
     return s
   }
 
-  async function run(s: Session, body: string): Promise<Record<string, [string, unknown]>> {
-    const r = await s.runBlock(`${PRELUDE}os.environ["SSL_CERT_FILE"] = ${JSON.stringify(ca)}\n${body}`)
-    assert.equal(r.error, undefined, JSON.stringify(r.error))
-    return JSON.parse((r.stdout ?? '').trim().split('\n').pop() ?? '{}')
-  }
+  const run = (s: Session, body: string) => runLabBlock(s, ca, body)
 
   const clients = (host: string) => `
 def hc():

@@ -138,6 +138,11 @@ test('forwarder: a request the guest sends and closes on reaches a slow proxy si
   let received: Promise<Buffer> | undefined
   const up = await upstream((s) => {
     received = slowRead(s)
+    // Our answer to its FIN, so the guest's connection ends (the relay does not cut a reply).
+    void received.then(
+      () => s.end(),
+      () => undefined,
+    )
   })
   const fwd = await startEgressForwarder({ port: 0, socketPath: up.path })
   try {
@@ -335,6 +340,52 @@ test('forwarder: a guest that half-closes after its request still reads the whol
     },
     600_000,
   )
+})
+
+test('forwarder: after a guest half-closes, a reply slower than the linger bound arrives whole; only silence past the reply bound cuts', async () => {
+  const reply = randomBytes(256 * 1024)
+  // Answers 1 s after the guest's FIN: past the 200 ms linger bound, within the reply bound.
+  const up = await upstream((s) => {
+    s.resume()
+    s.once('end', () => setTimeout(() => s.end(reply), 1000))
+  })
+  const fwd = await startEgressForwarder({ port: 0, socketPath: up.path, lingerMs: 200, replyIdleMs: 60_000 })
+  try {
+    const client = await tcp(fwd.port)
+    const parts: Buffer[] = []
+    client.on('data', (d: Buffer) => parts.push(d))
+    const ended = event(client, 'end')
+    client.end('request')
+    await ended
+    const answer = Buffer.concat(parts)
+    assert.deepEqual([answer.length, sha(answer)], [reply.length, sha(reply)])
+  } finally {
+    await fwd.close()
+    up.done()
+  }
+  // A far side that stays silent past the reply bound (it never answers nor ends) is cut: the
+  // guest's connection closes with nothing read.
+  const silent = await upstream((s) => s.resume())
+  const cutting = await startEgressForwarder({
+    port: 0,
+    socketPath: silent.path,
+    lingerMs: 200,
+    replyIdleMs: 300,
+  })
+  try {
+    const client = await tcp(cutting.port)
+    let read = 0
+    client.on('data', (d: Buffer) => {
+      read += d.length
+    })
+    const closed = event(client, 'close')
+    client.end('request')
+    await closed
+    assert.equal(read, 0)
+  } finally {
+    await cutting.close()
+    silent.done()
+  }
 })
 
 test('proxy CONNECT tunnel: a client that half-closes after its request still reads the whole reply', async () => {

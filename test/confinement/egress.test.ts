@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { createServer, get, request, type Server } from 'node:http'
+import type { Socket } from 'node:net'
 import { test } from 'node:test'
 import { classifyAddress, specialRange } from '../../src/confinement/egress/address.js'
 import { EgressChecker } from '../../src/confinement/egress/check.js'
@@ -7,6 +8,7 @@ import { compilePolicy, evaluate } from '../../src/confinement/egress/evaluate.j
 import { startEgressForwarder } from '../../src/confinement/egress/forwarder.js'
 import { protectPort } from '../../src/confinement/egress/guard.js'
 import { egressChecks } from '../../src/confinement/egress/health.js'
+import { canonicalIPv4 } from '../../src/confinement/egress/ipv4-forms.js'
 import { installEgressLab } from '../../src/confinement/egress/lab.js'
 import {
   type NetworkEntryInput,
@@ -210,6 +212,19 @@ function connectVia(socketPath: string, authority: string): Promise<{ status: nu
   })
 }
 
+// A CONNECT tunnel the proxy accepted (200), as the raw socket beneath it.
+function openTunnel(socketPath: string, authority: string): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const req = request({ socketPath, method: 'CONNECT', path: authority })
+    req.on('connect', (res, socket) =>
+      res.statusCode === 200 ? resolve(socket) : reject(new Error(`CONNECT ${authority}: ${res.statusCode}`)),
+    )
+    req.on('response', (res) => reject(new Error(`CONNECT ${authority}: ${res.statusCode}`)))
+    req.on('error', reject)
+    req.end()
+  })
+}
+
 function getVia(socketPath: string, url: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     get({ socketPath, path: url, headers: { host: new URL(url).host } }, (res) => {
@@ -242,6 +257,80 @@ test('the proxy refuses metadata, loopback names and numeric spellings, and says
     await proxy.close()
     server.closeAllConnections()
     server.close()
+  }
+})
+
+test("inet_aton's IPv4 forms are the address they name, as the OS and the URL parser read them", () => {
+  const forms: [string, string | undefined][] = [
+    ['2130706433', '127.0.0.1'],
+    ['0x7f.1', '127.0.0.1'],
+    ['0177.0.0.1', '127.0.0.1'],
+    ['127.1', '127.0.0.1'],
+    ['0x7f000001', '127.0.0.1'],
+    ['2852039166', '169.254.169.254'],
+    ['1.65536', '1.1.0.0'],
+    ['203.0.113.7', '203.0.113.7'],
+    ['256.1.1.1', undefined],
+    ['1.2.3.256', undefined],
+    ['4294967296', undefined],
+    ['08.1.1.1', undefined],
+    ['1.2.3.4.5', undefined],
+    ['lab.test', undefined],
+    ['1e3', undefined],
+  ]
+  for (const [form, want] of forms) assert.equal(canonicalIPv4(form), want, form)
+  const listed = compilePolicy({ enabled: true, allow: ['127.0.0.1:8080'], deny: [] })
+  for (const host of ['2130706433', '0x7f.1', '0177.0.0.1', '127.1']) {
+    const v = evaluate(listed, { host, port: 8080, address: host, tunnel: true })
+    assert.equal(v.allowed, true, host)
+    assert.equal(v.rule, '127.0.0.1:8080')
+    const other = evaluate(listed, { host, port: 9, address: host, tunnel: true })
+    assert.equal(other.reason, '127.0.0.1:9 is not on the allow list (127.0.0.1:8080)')
+  }
+  const open = compilePolicy({ enabled: true, allow: [], deny: [] })
+  assert.match(
+    evaluate(open, { host: '2130706433', port: 80, address: '2130706433' }).reason,
+    /^127\.0\.0\.1 \(loopback\): reachable only through an allow entry naming that IP or CIDR$/,
+  )
+  assert.match(
+    evaluate(open, { host: '2852039166', port: 80, address: '2852039166' }).reason,
+    /169\.254\.169\.254 \(link-local \(cloud metadata\)\): never reachable/,
+  )
+})
+
+test('a tightening cuts the open tunnels the new rules refuse and keeps the others', async () => {
+  const a = await loopbackServer()
+  const b = await loopbackServer()
+  const proxy = await startEgressProxy({ allow: ['127.0.0.1'], deny: [] })
+  try {
+    const held = await openTunnel(proxy.socketPath, `127.0.0.1:${a.port}`)
+    const kept = await openTunnel(proxy.socketPath, `127.0.0.1:${b.port}`)
+    const closed = (s: Socket) => new Promise<void>((r) => (s.destroyed ? r() : s.once('close', () => r())))
+    proxy.setRules({ allow: [`127.0.0.1:${b.port}`], deny: [] })
+    await closed(held)
+    assert.equal(kept.destroyed, false)
+    assert.ok(
+      proxy.decisions.some(
+        (d) =>
+          !d.allowed &&
+          d.reason === `cut: 127.0.0.1:${a.port} is not on the allow list (127.0.0.1:${b.port})`,
+      ),
+      JSON.stringify(proxy.decisions),
+    )
+    // The kept tunnel still carries a request both ways.
+    kept.write(`GET /kept HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`)
+    let reply = ''
+    kept.on('data', (d: Buffer) => {
+      reply += d
+    })
+    await closed(kept)
+    assert.match(reply, /hello \/kept$/)
+  } finally {
+    await proxy.close()
+    for (const s of [a, b]) {
+      s.server.closeAllConnections()
+      s.server.close()
+    }
   }
 })
 

@@ -25,6 +25,8 @@ import urllib.parse
 
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex
+_real_sendto = socket.socket.sendto
+_real_sendmsg = socket.socket.sendmsg
 _real_getaddrinfo = socket.getaddrinfo
 _real_gethostbyname = socket.gethostbyname
 _real_gethostbyname_ex = socket.gethostbyname_ex
@@ -199,14 +201,42 @@ def _open_tunnel(host: str, port: int, timeout):
     )
 
 
+def _udp_refused(target) -> PermissionError:
+    return _refused(f"{target[0]}:{target[1]}", "only TCP leaves the sandbox (through the egress proxy); UDP does not")
+
+
+def _datagram_target(sock, address):
+    """(host, port) of a datagram that would leave the sandbox; None for loopback or non-inet."""
+    if sock.type != socket.SOCK_DGRAM:
+        return None
+    target = _tunnel_target(sock, address)
+    if target is None or _is_loopback(target[0]) or target[0].lower() in _LOCAL_NAMES:
+        return None
+    return target
+
+
+def sendto(self, data, *args):
+    # Unshimmed, a datagram off the sandbox fails with ENETUNREACH (or a name with a failed
+    # lookup): say why instead. Loopback UDP (a guest's own local service) stays as it is.
+    target = _datagram_target(self, args[-1]) if args else None
+    if target is not None:
+        raise _udp_refused(target)
+    return _real_sendto(self, data, *args)
+
+
+def sendmsg(self, buffers, *args):
+    target = _datagram_target(self, args[2]) if len(args) >= 3 else None
+    if target is not None:
+        raise _udp_refused(target)
+    return _real_sendmsg(self, buffers, *args)
+
+
 def connect(self, address):
     target = _tunnel_target(self, address)
     if target is None:
         return _real_connect(self, address)
     if self.type != socket.SOCK_STREAM:
-        raise _refused(
-            f"{target[0]}:{target[1]}", "only TCP leaves the sandbox (through the egress proxy); UDP does not"
-        )
+        raise _udp_refused(target)
     timeout = self.gettimeout()
     tunnel = _open_tunnel(*target, timeout)
     try:
@@ -240,4 +270,6 @@ def install() -> bool:
     socket.gethostbyname_ex = gethostbyname_ex
     socket.socket.connect = connect
     socket.socket.connect_ex = connect_ex
+    socket.socket.sendto = sendto
+    socket.socket.sendmsg = sendmsg
     return True

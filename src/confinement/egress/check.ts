@@ -47,6 +47,14 @@ export class EgressChecker {
     return { allowed: true, address: addresses[0] as string, addresses, verdict: first as EgressVerdict }
   }
 
+  // The verdict today's policy gives a connection checked earlier (at `address`), with no
+  // new lookup: a tightening re-judges what is open with it (proxy.ts cuts the refused).
+  recheck(req: EgressRequest, address: string): EgressVerdict {
+    const host = normalizeHost(req.host)
+    if (isIP(host) !== 0) return this.checkAddress({ ...req, host }).verdict
+    return evaluate(this.policy, { ...req, host, address })
+  }
+
   // A bare address: by itself, or by a name that resolved to it for this sandbox.
   private checkAddress(req: EgressRequest & { host: string }): Checked {
     const own = evaluate(this.policy, { ...req, address: req.host })

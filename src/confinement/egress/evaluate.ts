@@ -1,6 +1,7 @@
 import { isIP } from 'node:net'
 import { classifyAddress } from './address.js'
 import { isProtectedDestination } from './guard.js'
+import { canonicalIPv4 } from './ipv4-forms.js'
 import { entryText, type NetworkEntry, type ParsedEntry, parseEntry } from './policy.js'
 
 // The evaluator of the one network policy (policy.ts). Decision order:
@@ -57,12 +58,14 @@ const METADATA_NAMES = new Set([
   'metadata.platformequinix.com',
 ])
 
-export const normalizeHost = (host: string) =>
-  host
+export const normalizeHost = (host: string) => {
+  const name = host
     .trim()
     .toLowerCase()
     .replace(/^\[(.*)\]$/, '$1')
     .replace(/\.$/, '')
+  return canonicalIPv4(name) ?? name
+}
 
 function globToRegExp(glob: string): RegExp {
   const body = glob
@@ -133,7 +136,11 @@ function httpRefusal(c: Compiled, req: EgressRequest): string | undefined {
 const where = (req: EgressRequest) => `${req.host}${req.port !== undefined ? `:${req.port}` : ''}`
 
 export function evaluate(policy: CompiledPolicy, input: EgressRequest): EgressVerdict {
-  const req = { ...input, host: normalizeHost(input.host) }
+  const req = {
+    ...input,
+    host: normalizeHost(input.host),
+    address: input.address === undefined ? undefined : normalizeHost(input.address),
+  }
   const trace: RuleVerdict[] = []
   const refuse = (reason: string, rule?: string): EgressVerdict => ({ allowed: false, reason, rule, trace })
   if (!policy.enabled) return refuse('network access is off for this session')

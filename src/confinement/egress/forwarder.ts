@@ -13,7 +13,13 @@ export type EgressForwarder = { port: number; close(): Promise<void> }
 // code): a loopback TCP listener in the sandbox's own network namespace relaying each
 // connection to the host proxy's unix socket. HTTP(S)_PROXY point at it.
 export async function startEgressForwarder(
-  options: { port?: number; socketPath?: string; lingerMs?: number; log?: (line: string) => void } = {},
+  options: {
+    port?: number
+    socketPath?: string
+    lingerMs?: number
+    replyIdleMs?: number
+    log?: (line: string) => void
+  } = {},
 ): Promise<EgressForwarder> {
   const port = options.port ?? EGRESS_PORT
   const socketPath = options.socketPath ?? EGRESS_SOCKET
@@ -25,7 +31,14 @@ export async function startEgressForwarder(
   const { connect, createServer } = nodeNet()
   // Half-open on both sides: the relay decides when each side ends (after flushing).
   const server: Server = createServer({ allowHalfOpen: true }, (inbound) =>
-    forward(inbound, { connect, socketPath, lingerMs: options.lingerMs, log, live }),
+    forward(inbound, {
+      connect,
+      socketPath,
+      lingerMs: options.lingerMs,
+      replyIdleMs: options.replyIdleMs,
+      log,
+      live,
+    }),
   )
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err) =>
@@ -50,12 +63,16 @@ type Forwarding = {
   connect: typeof import('node:net').connect
   socketPath: string
   lingerMs?: number
+  replyIdleMs?: number
   log: (line: string) => void
   live: Set<Relay>
 }
 
 // One guest connection: dial the host proxy, then relay; a dial that fails is answered.
-function forward(inbound: Socket, { connect, socketPath, lingerMs, log, live }: Forwarding): void {
+function forward(
+  inbound: Socket,
+  { connect, socketPath, lingerMs, replyIdleMs, log, live }: Forwarding,
+): void {
   // Small request/response exchanges (CONNECT, lookups) must not wait on Nagle.
   inbound.setNoDelay(true)
   inbound.on('error', () => {})
@@ -79,6 +96,7 @@ function forward(inbound: Socket, { connect, socketPath, lingerMs, log, live }: 
     inbound.off('close', guestGone)
     const relay = relaySockets(inbound, outbound, {
       lingerMs,
+      replyIdleMs,
       onError: (side, err) => {
         if (side === outbound) log(`the connection to the host egress proxy failed: ${errorCode(err)}`)
       },

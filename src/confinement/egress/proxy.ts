@@ -7,6 +7,7 @@ import { z } from 'zod'
 import { EgressChecker } from './check.js'
 import { type CompiledPolicy, compilePolicy, type EgressRequest, type RuleVerdict } from './evaluate.js'
 import { LINGER_MS, lingerAfterAnswers, lingeringClose } from './linger.js'
+import { OpenConnections } from './open-connections.js'
 import { type NetworkEntry, NetworkPolicySchema } from './policy.js'
 import { relaySockets } from './relay.js'
 
@@ -51,8 +52,8 @@ const HOP_BY_HOP = new Set([
 
 // The refusal travels in the status line too, so clients that show only the status
 // (urllib's HTTPError, http.client's "Tunnel connection failed") still name the rule.
-const statusText = (reason: string) =>
-  `vis egress refused: ${reason}`.replace(/[^\x20-\x7e]/g, '?').slice(0, 400)
+const statusLine = (text: string) => text.replace(/[^\x20-\x7e]/g, '?').slice(0, 400)
+const statusText = (reason: string) => statusLine(`vis egress refused: ${reason}`)
 
 const ControlQuery = z.object({
   host: z.string().min(1).max(300),
@@ -117,6 +118,7 @@ export async function startEgressProxy(
     options.onDecision?.(d)
   }
   const sockets = new Set<Socket>()
+  const open = new OpenConnections()
 
   async function control(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://vis-egress')
@@ -191,6 +193,15 @@ export async function startEgressProxy(
       return
     }
     record({ host, port, address: checked.address, allowed: true })
+    const forget = open.add({
+      request: { host, port, method: req.method ?? 'GET', path: url.pathname + url.search },
+      address: checked.address,
+      cut: () => {
+        upstream.destroy()
+        res.destroy()
+      },
+    })
+    res.once('close', forget)
     const headers: Record<string, string | string[]> = {}
     for (const [k, v] of Object.entries(req.headers))
       if (v !== undefined && !HOP_BY_HOP.has(k)) headers[k] = v
@@ -209,7 +220,11 @@ export async function startEgressProxy(
       },
     )
     upstream.on('error', (err) => {
-      if (!res.headersSent) res.writeHead(502).end(`vis egress: upstream error ${err.message}\n`)
+      // The status line names the error too: urllib's HTTPError shows only that line.
+      const at = checked.address.includes(':') ? `[${checked.address}]` : checked.address
+      const text = `vis egress: upstream ${at}:${port} error ${err.message}`
+      if (!res.headersSent)
+        res.writeHead(502, statusLine(text), { 'content-type': 'text/plain' }).end(`${text}\n`)
       else res.destroy()
     })
     req.pipe(upstream)
@@ -248,7 +263,13 @@ export async function startEgressProxy(
       if (head.length) upstream.write(head)
       // A target that answers and closes while the client still sends must not have its
       // answer reset away; the relay flushes, drains and bounds (see relay.ts).
-      relaySockets(client, upstream)
+      const relay = relaySockets(client, upstream)
+      const forget = open.add({
+        request: { ...target, tunnel: true },
+        address: checked.address,
+        cut: relay.cut,
+      })
+      upstream.once('close', forget)
     })
     upstream.on('error', (err: NodeJS.ErrnoException) => {
       if (connected) return // the relay cuts both sides
@@ -281,6 +302,16 @@ export async function startEgressProxy(
     decisions,
     setRules(next) {
       checker.policy = compileRules(next)
+      for (const { connection, reason } of open.cutRefused((c) => checker.recheck(c.request, c.address))) {
+        const { host, port } = connection.request
+        record({
+          host,
+          port: port ?? 0,
+          address: connection.address,
+          allowed: false,
+          reason: `cut: ${reason}`,
+        })
+      }
     },
     async close() {
       for (const s of sockets) s.destroy()

@@ -3,6 +3,11 @@ import type { Socket } from 'node:net'
 // How long a relay waits, once one side's peer has sent its FIN, for the other direction to
 // end too. A guest that keeps a dead pooled connection open must not pin the relay.
 export const RELAY_LINGER_MS = 5000
+// How long the far side may stay silent once the guest has sent its FIN (it half-closed after
+// its request: `nc -N`, HTTP/1.0-style clients, shutdown(SHUT_WR)). The far side is working on
+// the answer then, often for longer than RELAY_LINGER_MS: cutting at that bound lost every reply
+// slower than 5 s, silently. Each byte it sends restarts this bound; only silence ends it.
+export const RELAY_REPLY_IDLE_MS = 120_000
 
 export type Relay = { cut(): void }
 
@@ -23,12 +28,20 @@ export type Relay = { cut(): void }
 // What the relay cannot save: a write to a side whose peer has closed fails with EPIPE, and
 // node destroys that socket then and there, with what the peer sent before closing still
 // unread in the kernel. So the proxy never closes on a client still sending (linger.ts).
+// `a` is the guest's side (the forwarder's inbound connection, the proxy's client), `b` the far
+// side: a FIN from `b`'s peer gives `a`'s direction `lingerMs`; a FIN from the guest gives the
+// far side `replyIdleMs` of silence (restarted by each chunk it sends) to answer.
 export function relaySockets(
   a: Socket,
   b: Socket,
-  options: { lingerMs?: number; onError?: (side: Socket, err: NodeJS.ErrnoException) => void } = {},
+  options: {
+    lingerMs?: number
+    replyIdleMs?: number
+    onError?: (side: Socket, err: NodeJS.ErrnoException) => void
+  } = {},
 ): Relay {
   const lingerMs = options.lingerMs ?? RELAY_LINGER_MS
+  const replyIdleMs = options.replyIdleMs ?? RELAY_REPLY_IDLE_MS
   let linger: NodeJS.Timeout | undefined
   const cut = () => {
     if (linger) clearTimeout(linger)
@@ -36,10 +49,23 @@ export function relaySockets(
     b.destroy()
   }
   // The first FIN starts the bound on how long the other direction may still take.
-  const bound = () => {
+  const bound = (ended: Socket) => {
     if (linger) return
-    linger = setTimeout(cut, lingerMs)
+    if (ended === b) {
+      linger = setTimeout(cut, lingerMs)
+      linger.unref()
+      return
+    }
+    linger = setTimeout(cut, replyIdleMs)
     linger.unref()
+    const alive = () => linger?.refresh()
+    b.on('data', alive)
+    b.once('end', () => {
+      b.off('data', alive)
+      if (linger) clearTimeout(linger)
+      linger = setTimeout(cut, lingerMs)
+      linger.unref()
+    })
   }
   const onClose = (side: Socket, other: Socket) => () => {
     // Closed before its peer's clean FIN (a reset, an error, destroy()): both go.
@@ -59,7 +85,7 @@ export function relaySockets(
   ] as const) {
     // Ends `to` (flushed, then our FIN) once `from`'s peer has sent its FIN.
     from.pipe(to)
-    from.once('end', bound)
+    from.once('end', () => bound(from))
     // The 'close' that follows an error decides (onClose); the listener keeps it from throwing.
     from.on('error', (err: NodeJS.ErrnoException) => options.onError?.(from, err))
     from.once('close', onClose(from, to))

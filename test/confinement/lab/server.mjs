@@ -1,6 +1,7 @@
 // The lab upstream, run inside the lab's network namespace (`ip netns exec`): plain
 // HTTP, HTTPS with the lab CA's certificate, a raw TCP echo, and static files (a bare git
 // repository served the "dumb" way, a package index). Prints "ready" once every listener is up.
+import { createHash } from 'node:crypto'
 import { createReadStream, readFileSync, statSync } from 'node:fs'
 import { createServer as http } from 'node:http'
 import { createServer as https } from 'node:https'
@@ -12,6 +13,38 @@ const cfg = JSON.parse(process.argv[2])
 function handle(scheme) {
   return (req, res) => {
     const url = new URL(req.url, 'http://lab')
+    // /upload hashes what it receives instead of echoing it (big uploads).
+    if (url.pathname === '/upload') {
+      const hash = createHash('sha256')
+      let n = 0
+      req.on('data', (d) => {
+        n += d.length
+        hash.update(d)
+      })
+      req.on('end', () => res.end(`upload ${n} ${hash.digest('hex')}`))
+      return
+    }
+    // /redirect?to=URL answers 302 to that URL (a redirect off the allow list).
+    if (url.pathname === '/redirect') {
+      res.writeHead(302, { location: url.searchParams.get('to') ?? '/' }).end()
+      return
+    }
+    // /stream?n=N&ms=M sends N chunked lines, one every M ms (a long-lived response).
+    if (url.pathname === '/stream') {
+      const n = Number(url.searchParams.get('n') ?? 5)
+      const ms = Number(url.searchParams.get('ms') ?? 200)
+      res.writeHead(200, { 'content-type': 'text/plain' })
+      let i = 0
+      const tick = setInterval(() => {
+        res.write(`line ${i}\n`)
+        if (++i === n) {
+          clearInterval(tick)
+          res.end()
+        }
+      }, ms)
+      res.on('close', () => clearInterval(tick))
+      return
+    }
     let body = ''
     req.on('data', (d) => {
       body += d
