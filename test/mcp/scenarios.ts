@@ -4,7 +4,12 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import {
+  type CallToolResult,
+  ErrorCode,
+  McpError,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js'
 import { run, textOf, waitFor } from './helpers.js'
 
 // A client, optionally one that offers these directories as its MCP roots.
@@ -137,6 +142,57 @@ export function serverScenarios(connect: Connect, root: string): void {
     )
   })
 
+  test('python_interrupt from a second request stops a running block; its result says so, its globals stay', async () => {
+    const c = await connect()
+    let printed = false
+    const code = 'import time\nkept = "yes"\nprint("looping", flush=True)\nwhile True:\n    time.sleep(0.05)'
+    const long = c.callTool({ name: 'python_execution', arguments: { code, session: 'spin' } }, undefined, {
+      timeout: 120_000,
+      onprogress: () => {
+        printed = true
+      },
+    }) as Promise<CallToolResult>
+    await waitFor('the block to print', () => printed)
+    const intr = (await c.callTool({
+      name: 'python_interrupt',
+      arguments: { session: 'spin' },
+    })) as CallToolResult
+    assert.equal(JSON.parse(textOf(intr)).landed, true, textOf(intr))
+    const r = await long
+    assert.equal(r.isError, true)
+    assert.match(textOf(r), /KeyboardInterrupt: the block was interrupted/)
+    assert.equal(textOf(await run(c, 'kept', { session: 'spin' })), '→ yes')
+  })
+
+  test('an unknown tool and a missing resource are JSON-RPC errors with their MCP codes; bad arguments are isError', async () => {
+    const c = await connect()
+    await assert.rejects(
+      c.callTool({ name: 'no_such_tool', arguments: {} }),
+      (err: unknown) =>
+        err instanceof McpError &&
+        err.code === ErrorCode.InvalidParams &&
+        /No tool named "no_such_tool"/.test(err.message),
+    )
+    await run(c, 'vis_attach_bytes(b"hi", "a.txt")')
+    const transcript = (await c.listResources()).resources.find((r) => r.uri.endsWith('/transcript'))!
+    const base = transcript.uri.replace(/\/transcript$/, '')
+    for (const uri of [
+      'vis://sessions/ses_nobody/transcript',
+      `${base}/attachments/att_missing`,
+      'file:///etc/passwd',
+    ]) {
+      await assert.rejects(
+        c.readResource({ uri }),
+        (err: unknown) =>
+          err instanceof McpError && err.code === -32002 && /No (resource|attachment)/.test(err.message),
+        uri,
+      )
+    }
+    const bad = (await c.callTool({ name: 'python_execution', arguments: { code: 1 } })) as CallToolResult
+    assert.equal(bad.isError, true)
+    assert.match(textOf(bad), /python_execution: code: Expected string, received number/)
+  })
+
   test('labelled sessions are separate; session_reset starts a fresh interpreter', async () => {
     const c = await connect()
     await run(c, 'who = "main"')
@@ -227,8 +283,14 @@ export function serverScenarios(connect: Connect, root: string): void {
     })) as CallToolResult
     assert.equal(cat.isError, true)
     // Roots that lie outside the server's give no file access at all (a new label: a new session).
+    let toolsChanged = 0
+    c.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      toolsChanged++
+    })
+    assert.equal(c.getServerCapabilities()?.tools?.listChanged, true)
     offered = ['/usr']
     await c.sendRootsListChanged()
+    await waitFor('notifications/tools/list_changed', () => toolsChanged > 0)
     await waitFor(
       'the narrowed tool list',
       async () => !(await c.listTools()).tools.some((t) => t.name === 'cat'),
