@@ -298,5 +298,15 @@ export function serverScenarios(connect: Connect, root: string): void {
     const none = await run(c, `open(${JSON.stringify(join(sub, 'w.txt'))}).read()`, { session: 'usr' })
     assert.equal(none.isError, true)
     assert.match(textOf(none), /PermissionError|denied/)
+    // The session started under the wider roots does not keep them: it starts afresh, and says so.
+    const narrowed = await run(c, `marker = 1\nopen(${JSON.stringify(join(sub, 'w.txt'))}).read()`)
+    assert.equal(narrowed.isError, true)
+    assert.match(
+      textOf(narrowed),
+      new RegExp(`^\\(your roots changed from ${sub} to none: this session started afresh`),
+    )
+    assert.match(textOf(narrowed), /PermissionError|denied/)
+    const again = await run(c, 'marker')
+    assert.equal(textOf(again), '→ 1', 'no second restart while the roots stay the same')
   })
 }

@@ -24,7 +24,7 @@ export async function runBlockForClient(
   policy: McpServePolicy,
   extra: ToolCallExtra,
 ): Promise<CallToolResult> {
-  const sessionId = await sessions.ensure(req.label, policy)
+  const { id: sessionId, replaced } = await sessions.ensure(req.label, policy)
   let blockId: string | undefined
   let started = false
   let interrupted = false
@@ -63,9 +63,21 @@ export async function runBlockForClient(
     blockId = submitted.id
     for (const ev of early.splice(0)) onEvent(ev)
     const block = await submitted.done
-    return blockResult(engine, block)
+    const result = blockResult(engine, block)
+    if (replaced) result.content.unshift({ type: 'text', text: restartNote(replaced.roots, policy.roots) })
+    return result
   } finally {
     extra.signal.removeEventListener('abort', onAbort)
     off()
   }
+}
+
+// Said before the block's output when its session had to start afresh: the model must know its
+// earlier globals are gone, and why.
+function restartNote(before: string[], now: string[]): string {
+  const list = (r: string[]) => (r.length > 0 ? r.join(', ') : 'none')
+  return (
+    `(your roots changed from ${list(before)} to ${list(now)}: this session started afresh with them; ` +
+    'globals of earlier blocks are gone)'
+  )
 }
