@@ -230,6 +230,13 @@ describe('MCP servers from a block', () => {
         (await s.runBlock('mcp_fx_echo("x")')).error?.message ?? '',
         /NameError: name 'mcp_fx_echo'/,
       )
+      // A name as other hosts' configurations write it: "-" becomes "_" in Python, either form connects.
+      const dashed = await rt.createSession({ roots: [root] })
+      await bindMcpServers(dashed, { 'fx-dash': { type: 'stdio', ...stdio('dash') } })
+      assert.equal((await dashed.runBlock('mcp_fx_dash_echo("d")')).result, 'dash:d')
+      assert.equal(((await dashed.runBlock('mcp_disconnect("fx_dash")')).result as any).name, 'fx-dash')
+      assert.equal(((await dashed.runBlock('mcp_connect("fx-dash")')).result as any).state, 'connected')
+      await dashed.dispose()
       await s.dispose()
       await waitFor('the server process to end', () => processGone(pid))
       assert.equal(await bindMcpServers(await rt.createSession({ roots: [root] }), {}), undefined)
