@@ -142,6 +142,53 @@ export function serverScenarios(connect: Connect, root: string): void {
     )
   })
 
+  test('a cancelled request whose block waits behind another is cancelled in the queue: its code never runs', async () => {
+    const c = await connect()
+    const marker = join(root, `queued-${Date.now()}.txt`)
+    let printed = false
+    const long = c.callTool(
+      {
+        name: 'python_execution',
+        arguments: {
+          code: 'import time\nprint("busy", flush=True)\nwhile True:\n    time.sleep(0.05)',
+          session: 'q',
+        },
+      },
+      undefined,
+      { timeout: 120_000, onprogress: () => (printed = true) },
+    ) as Promise<CallToolResult>
+    await waitFor('the first block to run', () => printed)
+    const ac = new AbortController()
+    const queued = c.callTool(
+      {
+        name: 'python_execution',
+        arguments: { code: `open(${JSON.stringify(marker)}, "w").write("ran")`, session: 'q' },
+      },
+      undefined,
+      { timeout: 120_000, signal: ac.signal },
+    )
+    const rejected = assert.rejects(queued)
+    const blocksOfQ = async () => {
+      const { resources } = await c.listResources()
+      return resources.find((r) => r.title?.endsWith('(q)'))?.description ?? ''
+    }
+    await waitFor('the second block to be queued', async () => /\(2 blocks,/.test(await blocksOfQ()))
+    ac.abort('not wanted any more')
+    await rejected
+    await waitFor('the queued block to be cancelled', async () => {
+      const { resources } = await c.listResources()
+      const t = resources.find((r) => r.title?.endsWith('(q)'))!
+      const text = ((await c.readResource({ uri: t.uri })).contents[0] as { text: string }).text
+      return /Cancelled before it started; it never ran/.test(text)
+    })
+    await c.callTool({ name: 'python_interrupt', arguments: { session: 'q' } })
+    assert.equal((await long).isError, true)
+    assert.equal(
+      textOf(await run(c, `import os\nos.path.exists(${JSON.stringify(marker)})`, { session: 'q' })),
+      '→ False',
+    )
+  })
+
   test('python_interrupt from a second request stops a running block; its result says so, its globals stay', async () => {
     const c = await connect()
     let printed = false

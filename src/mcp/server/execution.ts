@@ -14,9 +14,9 @@ const MAX_PROGRESS_CHARS = 16 * 1024
 type OutputData = { block_id?: string; stream?: string; data?: string }
 
 // Runs one block for an MCP client: output goes out as progress notifications while it runs
-// (when the client asked for progress), a cancelled request interrupts it (once it has started:
-// a block still queued behind another is interrupted the moment it starts), and the finished
-// block comes back as MCP content.
+// (when the client asked for progress), a cancelled request stops its block (cancelled in the
+// queue if it has not started, so its code never runs; interrupted if it runs), and the
+// finished block comes back as MCP content.
 export async function runBlockForClient(
   engine: Engine,
   sessions: ClientSessions,
@@ -26,13 +26,18 @@ export async function runBlockForClient(
 ): Promise<CallToolResult> {
   const { id: sessionId, replaced } = await sessions.ensure(req.label, policy)
   let blockId: string | undefined
-  let started = false
-  let interrupted = false
   let progress = 0
-  const interrupt = () => {
-    if (interrupted || !started) return
-    interrupted = true
-    engine.interrupt(sessionId).catch(() => undefined)
+  // Whether the cancellation reached the block (cancelled in the queue, or the interrupt landed).
+  let stopped = false
+  let stopping = Promise.resolve()
+  // Named by its id, so a block of another request running now is never the one interrupted.
+  // Tried again when the block starts: between queue and start, neither may take.
+  const stop = () => {
+    stopping = stopping.then(async () => {
+      if (stopped || blockId === undefined || !extra.signal.aborted) return
+      const r = await engine.interrupt(sessionId, { blockId }).catch(() => undefined)
+      if (r && (r.landed || r.cancelled)) stopped = true
+    })
   }
   // Events that arrive before submitBlock has named the block are held, then looked at again.
   const early: EventView[] = []
@@ -43,18 +48,15 @@ export async function runBlockForClient(
       return
     }
     if (data.block_id !== blockId) return
-    if (ev.type === 'block-started') {
-      started = true
-      if (extra.signal.aborted) interrupt()
-    } else if (ev.type === 'output' && extra.progressToken !== undefined && typeof data.data === 'string') {
+    if (ev.type === 'block-started') stop()
+    else if (ev.type === 'output' && extra.progressToken !== undefined && typeof data.data === 'string') {
       progress += 1
       extra.sendProgress(progress, data.data.slice(0, MAX_PROGRESS_CHARS)).catch(() => undefined)
     }
   }
   // Subscribed before submitting, so the block's first event cannot be missed.
   const off = engine.subscribe(sessionId, onEvent)
-  const onAbort = () => interrupt()
-  extra.signal.addEventListener('abort', onAbort, { once: true })
+  extra.signal.addEventListener('abort', stop, { once: true })
   try {
     const submitted = await engine.submitBlock(sessionId, {
       code: req.code,
@@ -62,12 +64,13 @@ export async function runBlockForClient(
     })
     blockId = submitted.id
     for (const ev of early.splice(0)) onEvent(ev)
+    stop()
     const block = await submitted.done
     const result = blockResult(engine, block)
     if (replaced) result.content.unshift({ type: 'text', text: restartNote(replaced.roots, policy.roots) })
     return result
   } finally {
-    extra.signal.removeEventListener('abort', onAbort)
+    extra.signal.removeEventListener('abort', stop)
     off()
   }
 }
