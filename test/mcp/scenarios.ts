@@ -240,6 +240,21 @@ export function serverScenarios(connect: Connect, root: string): void {
     assert.match(textOf(bad), /python_execution: code: Expected string, received number/)
   })
 
+  test('a session whose interpreter died runs the next block in a fresh one, and says so', async () => {
+    const c = await connect()
+    await run(c, 'before = 1', { session: 'dies' })
+    const died = await run(c, 'import os\nos._exit(1)', { session: 'dies' })
+    assert.equal(died.isError, true)
+    assert.match(textOf(died), /worker\.died error: worker \d+ exited with code 1/)
+    const next = await run(c, '"before" in globals(), 6 * 7', { session: 'dies' })
+    assert.equal(next.isError, false, textOf(next))
+    assert.match(
+      textOf(next),
+      /^\(Session ses_\w+'s worker was retired \(the worker exited with code 1\)\. This block ran in a fresh session: globals of earlier blocks are gone\)\n→ \[False, 42\]$/,
+    )
+    assert.equal(textOf(await run(c, '6 * 7', { session: 'dies' })), '→ 42', 'the note comes once')
+  })
+
   test('labelled sessions are separate; session_reset starts a fresh interpreter', async () => {
     const c = await connect()
     await run(c, 'who = "main"')

@@ -1,6 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { Engine } from '../../engine/engine.js'
 import type { EventView } from '../../engine/schemas.js'
+import { VisError } from '../../util/errors.js'
 import type { McpServePolicy } from '../config.js'
 import { blockResult } from './render.js'
 import type { ClientSessions } from './sessions.js'
@@ -17,6 +18,9 @@ type OutputData = { block_id?: string; stream?: string; data?: string }
 // (when the client asked for progress), a cancelled request stops its block (cancelled in the
 // queue if it has not started, so its code never runs; interrupted if it runs), and the
 // finished block comes back as MCP content.
+// A session whose worker is gone (the interpreter exited, or an interrupt could not land) takes
+// no more blocks: an MCP client cannot make a new session but by session_reset, so the block
+// goes to a fresh one at once, and the result says so.
 export async function runBlockForClient(
   engine: Engine,
   sessions: ClientSessions,
@@ -24,7 +28,27 @@ export async function runBlockForClient(
   policy: McpServePolicy,
   extra: ToolCallExtra,
 ): Promise<CallToolResult> {
-  const { id: sessionId, replaced } = await sessions.ensure(req.label, policy)
+  const { id, replaced } = await sessions.ensure(req.label, policy)
+  const note = replaced ? restartNote(replaced.roots, policy.roots) : undefined
+  try {
+    return await runIn(engine, id, req, extra, note)
+  } catch (err) {
+    if (!(err instanceof VisError && err.code === 'worker.retired')) throw err
+    await sessions.reset(req.label, id)
+    const fresh = await sessions.ensure(req.label, policy)
+    const why = err.message.replace(/; close it and create a new session\.?$/, '')
+    const dead = `(${why}. This block ran in a fresh session: globals of earlier blocks are gone)`
+    return await runIn(engine, fresh.id, req, extra, dead)
+  }
+}
+
+async function runIn(
+  engine: Engine,
+  sessionId: string,
+  req: BlockRequest,
+  extra: ToolCallExtra,
+  note: string | undefined,
+): Promise<CallToolResult> {
   let blockId: string | undefined
   let progress = 0
   // Whether the cancellation reached the block (cancelled in the queue, or the interrupt landed).
@@ -67,7 +91,7 @@ export async function runBlockForClient(
     stop()
     const block = await submitted.done
     const result = blockResult(engine, block)
-    if (replaced) result.content.unshift({ type: 'text', text: restartNote(replaced.roots, policy.roots) })
+    if (note) result.content.unshift({ type: 'text', text: note })
     return result
   } finally {
     extra.signal.removeEventListener('abort', stop)

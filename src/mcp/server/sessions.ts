@@ -76,9 +76,11 @@ export class ClientSessions {
   }
 
   // Closes the label's session (its history stays readable); the next block starts a fresh one.
-  async reset(label: string = DEFAULT_LABEL): Promise<string | undefined> {
+  // With `only`, nothing happens unless that is still the label's session (another call may
+  // have replaced it already).
+  async reset(label: string = DEFAULT_LABEL, only?: string): Promise<string | undefined> {
     const id = this.byLabel.get(label)
-    if (!id) return undefined
+    if (!id || (only !== undefined && id !== only)) return undefined
     this.byLabel.delete(label)
     await this.engine.closeSession(id)
     return id
