@@ -3,7 +3,7 @@ import type { Engine } from '../../engine/engine.js'
 import type { EventView } from '../../engine/schemas.js'
 import { VisError } from '../../util/errors.js'
 import type { McpServePolicy } from '../config.js'
-import { blockResult } from './render.js'
+import { blockResult, errorResult } from './render.js'
 import type { ClientSessions } from './sessions.js'
 import type { ToolCallExtra } from './tools.js'
 
@@ -78,6 +78,9 @@ async function runIn(
       extra.sendProgress(progress, data.data.slice(0, MAX_PROGRESS_CHARS)).catch(() => undefined)
     }
   }
+  // Cancelled while its session was being made: the code is never handed over (nobody reads
+  // this answer; the client has given up on the request).
+  if (extra.signal.aborted) return errorResult('Cancelled before it started; it never ran.')
   // Subscribed before submitting, so the block's first event cannot be missed.
   const off = engine.subscribe(sessionId, onEvent)
   extra.signal.addEventListener('abort', stop, { once: true })
