@@ -135,6 +135,25 @@ describe('vis mcp over stdio', () => {
     assert.match(r.stderr, /--allow narrows the network: give --network with it \[cli\.bad-option\]/)
   })
 
+  test('a --root that is not a directory is refused with its path, before anything starts', () => {
+    const missing = join(root, 'no-such-dir')
+    const file = join(root, 'a-file.txt')
+    writeFileSync(file, 'not a directory\n')
+    for (const bad of [missing, file]) {
+      const r = spawnSync(
+        process.execPath,
+        ['--import', 'tsx', cliScript, 'mcp', '--root', root, '--root', bad],
+        {
+          cwd: repoRoot,
+          env: childEnv({ VIS_HOME: tempDir('stdio-badroot') }),
+          encoding: 'utf8',
+        },
+      )
+      assert.equal(r.status, 2, r.stderr)
+      assert.match(r.stderr, new RegExp(`--root ${bad}: no such directory \\[cli\\.bad-option\\]`))
+    }
+  })
+
   test("without --root, the home's mcp.json gives the policy and the servers sessions use, both ways at once", async () => {
     const home = tempDir('stdio-config-home')
     const configured = tempDir('stdio-config-root')
