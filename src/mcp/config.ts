@@ -16,12 +16,19 @@ export const McpServePolicySchema = z
   .strict()
 export type McpServePolicy = z.output<typeof McpServePolicySchema>
 
+// "mcpServers" is what Claude, Cursor and most READMEs call the servers: a file written for them
+// works here unchanged. Giving both names is refused rather than one silently ignored.
 export const McpConfigSchema = z
   .object({
-    servers: McpServersSchema.default({}),
+    servers: McpServersSchema.optional(),
+    mcpServers: McpServersSchema.optional(),
     serve: McpServePolicySchema.default({}),
   })
   .strict()
+  .refine((c) => c.servers === undefined || c.mcpServers === undefined, {
+    message: 'give the servers as "servers" or as "mcpServers", not both',
+  })
+  .transform(({ servers, mcpServers, serve }) => ({ servers: servers ?? mcpServers ?? {}, serve }))
 export type McpConfig = z.output<typeof McpConfigSchema>
 
 export const CONFIG_FILE = 'mcp.json'

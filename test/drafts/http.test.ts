@@ -88,6 +88,7 @@ test('the draft routes: create, run, diff, conflict, restart, apply; the CLI sho
     assert.equal(refused.status, 409)
     assert.equal(refused.body.error.code, 'draft.conflict')
     assert.match(refused.body.error.message, /edit\.txt/)
+    assert.deepEqual(refused.body.error.details.conflicts, ['edit.txt'])
     const ok = await call('POST', `/v1/sessions/${id}/draft/apply`, { theirs: true })
     assert.equal(ok.status, 200, ok.text)
     assert.deepEqual(ok.body.landed, ['added.txt'])
@@ -96,6 +97,12 @@ test('the draft routes: create, run, diff, conflict, restart, apply; the CLI sho
     const none = await call('POST', `/v1/sessions/${id}/draft/abandon`, { why: 'nothing left' })
     assert.equal(none.status, 409)
     assert.equal(none.body.error.code, 'draft.none')
+    // Apply on the trunk is a no-op, not an error: a retried apply whose first answer was lost succeeds.
+    const again = await call('POST', `/v1/sessions/${id}/draft/apply`, {})
+    assert.equal(again.status, 200, again.text)
+    assert.deepEqual(again.body, { status: 'noop', draft: null, landed: [], kept_theirs: [] })
+    const both = await call('POST', `/v1/sessions/${id}/draft/apply`, { theirs: true, ours: true })
+    assert.equal(both.status, 400, both.text)
   } finally {
     await server.close()
   }

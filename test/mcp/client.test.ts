@@ -210,6 +210,31 @@ describe('MCP servers from a block', () => {
     assert.equal(ok(await block(id, 'mcp_web_echo("back")')).result, 'http:back')
   })
 
+  test('an HTTP server that refuses the token or cannot be reached says why: the status, the socket error', async () => {
+    // A port nothing listens on: one a server had a moment ago.
+    const gone = await startFixtureHttp(TOKEN)
+    const deadUrl = gone.url
+    await gone.close()
+    const rt = await createRuntime({ python, pool: { size: 0 } })
+    try {
+      const s = await rt.createSession({ roots: [root] })
+      await bindMcpServers(s, { wrongkey: { url: web.url, token: 'not-the-token' }, dead: { url: deadUrl } })
+      const servers = (await s.runBlock('mcp_servers()')).result as any[]
+      const byName = Object.fromEntries(servers.map((x) => [x.name, x]))
+      assert.equal(byName.wrongkey.state, 'failed')
+      assert.match(byName.wrongkey.error, /^HTTP 401: .*unauthorized/)
+      assert.equal(byName.dead.state, 'failed')
+      assert.match(byName.dead.error, /^fetch failed \(.*ECONNREFUSED/)
+      const retry = await s.runBlock('mcp_connect("dead")')
+      assert.match(
+        retry.error?.message ?? '',
+        /MCP server dead could not be reached: fetch failed \(.*ECONNREFUSED/,
+      )
+    } finally {
+      await rt.close()
+    }
+  })
+
   test('closing the session stops its stdio servers', async () => {
     const id = await session()
     const pid = Number(ok(await block(id, 'mcp_fx_pid()')).result)
@@ -230,6 +255,13 @@ describe('MCP servers from a block', () => {
         (await s.runBlock('mcp_fx_echo("x")')).error?.message ?? '',
         /NameError: name 'mcp_fx_echo'/,
       )
+      // A name as other hosts' configurations write it: "-" becomes "_" in Python, either form connects.
+      const dashed = await rt.createSession({ roots: [root] })
+      await bindMcpServers(dashed, { 'fx-dash': { type: 'stdio', ...stdio('dash') } })
+      assert.equal((await dashed.runBlock('mcp_fx_dash_echo("d")')).result, 'dash:d')
+      assert.equal(((await dashed.runBlock('mcp_disconnect("fx_dash")')).result as any).name, 'fx-dash')
+      assert.equal(((await dashed.runBlock('mcp_connect("fx-dash")')).result as any).state, 'connected')
+      await dashed.dispose()
       await s.dispose()
       await waitFor('the server process to end', () => processGone(pid))
       assert.equal(await bindMcpServers(await rt.createSession({ roots: [root] }), {}), undefined)

@@ -4,7 +4,12 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import {
+  type CallToolResult,
+  ErrorCode,
+  McpError,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js'
 import { run, textOf, waitFor } from './helpers.js'
 
 // A client, optionally one that offers these directories as its MCP roots.
@@ -137,6 +142,119 @@ export function serverScenarios(connect: Connect, root: string): void {
     )
   })
 
+  test('a cancelled request whose block waits behind another is cancelled in the queue: its code never runs', async () => {
+    const c = await connect()
+    const marker = join(root, `queued-${Date.now()}.txt`)
+    let printed = false
+    const long = c.callTool(
+      {
+        name: 'python_execution',
+        arguments: {
+          code: 'import time\nprint("busy", flush=True)\nwhile True:\n    time.sleep(0.05)',
+          session: 'q',
+        },
+      },
+      undefined,
+      { timeout: 120_000, onprogress: () => (printed = true) },
+    ) as Promise<CallToolResult>
+    await waitFor('the first block to run', () => printed)
+    const ac = new AbortController()
+    const queued = c.callTool(
+      {
+        name: 'python_execution',
+        arguments: { code: `open(${JSON.stringify(marker)}, "w").write("ran")`, session: 'q' },
+      },
+      undefined,
+      { timeout: 120_000, signal: ac.signal },
+    )
+    const rejected = assert.rejects(queued)
+    const blocksOfQ = async () => {
+      const { resources } = await c.listResources()
+      return resources.find((r) => r.title?.endsWith('(q)'))?.description ?? ''
+    }
+    await waitFor('the second block to be queued', async () => /\(2 blocks,/.test(await blocksOfQ()))
+    ac.abort('not wanted any more')
+    await rejected
+    await waitFor('the queued block to be cancelled', async () => {
+      const { resources } = await c.listResources()
+      const t = resources.find((r) => r.title?.endsWith('(q)'))!
+      const text = ((await c.readResource({ uri: t.uri })).contents[0] as { text: string }).text
+      return /Cancelled before it started; it never ran/.test(text)
+    })
+    await c.callTool({ name: 'python_interrupt', arguments: { session: 'q' } })
+    assert.equal((await long).isError, true)
+    assert.equal(
+      textOf(await run(c, `import os\nos.path.exists(${JSON.stringify(marker)})`, { session: 'q' })),
+      '→ False',
+    )
+  })
+
+  test('python_interrupt from a second request stops a running block; its result says so, its globals stay', async () => {
+    const c = await connect()
+    let printed = false
+    const code = 'import time\nkept = "yes"\nprint("looping", flush=True)\nwhile True:\n    time.sleep(0.05)'
+    const long = c.callTool({ name: 'python_execution', arguments: { code, session: 'spin' } }, undefined, {
+      timeout: 120_000,
+      onprogress: () => {
+        printed = true
+      },
+    }) as Promise<CallToolResult>
+    await waitFor('the block to print', () => printed)
+    const intr = (await c.callTool({
+      name: 'python_interrupt',
+      arguments: { session: 'spin' },
+    })) as CallToolResult
+    assert.equal(JSON.parse(textOf(intr)).landed, true, textOf(intr))
+    const r = await long
+    assert.equal(r.isError, true)
+    assert.match(textOf(r), /KeyboardInterrupt: the block was interrupted/)
+    assert.equal(textOf(await run(c, 'kept', { session: 'spin' })), '→ yes')
+  })
+
+  test('an unknown tool and a missing resource are JSON-RPC errors with their MCP codes; bad arguments are isError', async () => {
+    const c = await connect()
+    await assert.rejects(
+      c.callTool({ name: 'no_such_tool', arguments: {} }),
+      (err: unknown) =>
+        err instanceof McpError &&
+        err.code === ErrorCode.InvalidParams &&
+        /No tool named "no_such_tool"/.test(err.message),
+    )
+    await run(c, 'vis_attach_bytes(b"hi", "a.txt")')
+    const transcript = (await c.listResources()).resources.find((r) => r.uri.endsWith('/transcript'))!
+    const base = transcript.uri.replace(/\/transcript$/, '')
+    for (const uri of [
+      'vis://sessions/ses_nobody/transcript',
+      `${base}/attachments/att_missing`,
+      'file:///etc/passwd',
+    ]) {
+      await assert.rejects(
+        c.readResource({ uri }),
+        (err: unknown) =>
+          err instanceof McpError && err.code === -32002 && /No (resource|attachment)/.test(err.message),
+        uri,
+      )
+    }
+    const bad = (await c.callTool({ name: 'python_execution', arguments: { code: 1 } })) as CallToolResult
+    assert.equal(bad.isError, true)
+    assert.match(textOf(bad), /python_execution: code: Expected string, received number/)
+  })
+
+  test('a session whose interpreter died runs the next block in a fresh one, and says so', async () => {
+    const c = await connect()
+    await run(c, 'before = 1', { session: 'dies' })
+    const died = await run(c, 'import os\nos._exit(1)', { session: 'dies' })
+    assert.equal(died.isError, true)
+    assert.match(textOf(died), /worker\.died error: worker \d+ exited with code 1/)
+    const next = await run(c, '"before" in globals(), 6 * 7', { session: 'dies' })
+    assert.equal(next.isError, false, textOf(next))
+    assert.match(
+      textOf(next),
+      /^\(Session ses_\w+'s worker was retired \(the worker exited with code 1\)\. This block ran in a fresh session: globals of earlier blocks are gone\)\n→ \[False, 42\]$/,
+    )
+    assert.equal(textOf(await run(c, '6 * 7', { session: 'dies' })), '→ 42', 'the note comes once')
+  })
+
   test('labelled sessions are separate; session_reset starts a fresh interpreter', async () => {
     const c = await connect()
     await run(c, 'who = "main"')
@@ -227,8 +345,14 @@ export function serverScenarios(connect: Connect, root: string): void {
     })) as CallToolResult
     assert.equal(cat.isError, true)
     // Roots that lie outside the server's give no file access at all (a new label: a new session).
+    let toolsChanged = 0
+    c.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      toolsChanged++
+    })
+    assert.equal(c.getServerCapabilities()?.tools?.listChanged, true)
     offered = ['/usr']
     await c.sendRootsListChanged()
+    await waitFor('notifications/tools/list_changed', () => toolsChanged > 0)
     await waitFor(
       'the narrowed tool list',
       async () => !(await c.listTools()).tools.some((t) => t.name === 'cat'),
@@ -236,5 +360,15 @@ export function serverScenarios(connect: Connect, root: string): void {
     const none = await run(c, `open(${JSON.stringify(join(sub, 'w.txt'))}).read()`, { session: 'usr' })
     assert.equal(none.isError, true)
     assert.match(textOf(none), /PermissionError|denied/)
+    // The session started under the wider roots does not keep them: it starts afresh, and says so.
+    const narrowed = await run(c, `marker = 1\nopen(${JSON.stringify(join(sub, 'w.txt'))}).read()`)
+    assert.equal(narrowed.isError, true)
+    assert.match(
+      textOf(narrowed),
+      new RegExp(`^\\(your roots changed from ${sub} to none: this session started afresh`),
+    )
+    assert.match(textOf(narrowed), /PermissionError|denied/)
+    const again = await run(c, 'marker')
+    assert.equal(textOf(again), '→ 1', 'no second restart while the roots stay the same')
   })
 }

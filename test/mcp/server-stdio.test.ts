@@ -1,7 +1,7 @@
 // `vis mcp` over stdio, driven by the official SDK's client: the CLI is a real child process.
 import assert from 'node:assert/strict'
 import { spawn, spawnSync } from 'node:child_process'
-import { writeFileSync } from 'node:fs'
+import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -34,6 +34,30 @@ after(async () => {
 
 describe('vis mcp over stdio', () => {
   serverScenarios(connect, root)
+
+  // Over stdio the cancellation follows its request on the same pipe, so it reliably arrives
+  // while the new session is still being made: before the block could be handed over.
+  test('a request cancelled right after it was sent never runs its code', async () => {
+    const c = await connect()
+    for (let i = 0; i < 3; i++) {
+      const marker = join(root, `never-${Date.now()}-${i}.txt`)
+      const ac = new AbortController()
+      const call = c.callTool(
+        {
+          name: 'python_execution',
+          arguments: { code: `open(${JSON.stringify(marker)}, "w").write("ran")`, session: `early${i}` },
+        },
+        undefined,
+        { timeout: 120_000, signal: ac.signal },
+      )
+      await new Promise((r) => setImmediate(r))
+      ac.abort('changed my mind')
+      await assert.rejects(call)
+      // The label's session works, and the cancelled block left nothing behind.
+      assert.equal(textOf(await run(c, '6 * 7', { session: `early${i}` })), '→ 42')
+      assert.equal(existsSync(marker), false, `the cancelled block ${i} ran`)
+    }
+  })
 
   // `vis mcp` as a child whose stdin the test writes and ends, its output collected.
   function spawnMcp(home: string) {
@@ -109,6 +133,25 @@ describe('vis mcp over stdio', () => {
     })
     assert.equal(r.status, 2, 'a usage error')
     assert.match(r.stderr, /--allow narrows the network: give --network with it \[cli\.bad-option\]/)
+  })
+
+  test('a --root that is not a directory is refused with its path, before anything starts', () => {
+    const missing = join(root, 'no-such-dir')
+    const file = join(root, 'a-file.txt')
+    writeFileSync(file, 'not a directory\n')
+    for (const bad of [missing, file]) {
+      const r = spawnSync(
+        process.execPath,
+        ['--import', 'tsx', cliScript, 'mcp', '--root', root, '--root', bad],
+        {
+          cwd: repoRoot,
+          env: childEnv({ VIS_HOME: tempDir('stdio-badroot') }),
+          encoding: 'utf8',
+        },
+      )
+      assert.equal(r.status, 2, r.stderr)
+      assert.match(r.stderr, new RegExp(`--root ${bad}: no such directory \\[cli\\.bad-option\\]`))
+    }
   })
 
   test("without --root, the home's mcp.json gives the policy and the servers sessions use, both ways at once", async () => {

@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { pythonToolName } from '../../src/mcp/client/bind.js'
 import { namedArguments, toolShape } from '../../src/mcp/client/signature.js'
+import { McpConfigSchema } from '../../src/mcp/config.js'
 import { narrowRoots, rootPaths } from '../../src/mcp/server/policy.js'
 import { tempDir } from './helpers.js'
 
@@ -78,4 +79,38 @@ test("client roots narrow the server's: inside kept, enclosing gives the server'
   assert.deepEqual(narrowRoots([server], [join(server, 'missing')]), [])
   assert.deepEqual(narrowRoots([server], [sub, server]), [sub, server])
   assert.deepEqual(rootPaths([{ uri: 'file:///a/b%20c' }, { uri: 'https://example.com/' }]), ['/a/b c'])
+})
+
+test('mcp.json as other hosts write it: "mcpServers", names with "-" or ".", a "type" field; SSE and clashes refused', () => {
+  const claude = McpConfigSchema.parse({
+    mcpServers: {
+      'brave-search': { type: 'stdio', command: 'npx', args: ['-y', 'x'] },
+      'docs.site': { type: 'http', url: 'https://mcp.example.com/mcp' },
+      remote: { type: 'streamable-http', url: 'https://r.example.com/mcp' },
+    },
+  })
+  assert.deepEqual(Object.keys(claude.servers), ['brave-search', 'docs.site', 'remote'])
+  assert.equal(claude.servers['brave-search']!.timeout_ms, 60_000)
+  assert.deepEqual(claude.serve, { roots: [], network: McpConfigSchema.parse({}).serve.network })
+  assert.equal(pythonToolName('brave-search', 'web-search'), 'mcp_brave_search_web_search')
+  assert.equal(pythonToolName('docs.site', 'find'), 'mcp_docs_site_find')
+  assert.deepEqual(McpConfigSchema.parse({}).servers, {})
+  const refused = (raw: unknown) => {
+    const r = McpConfigSchema.safeParse(raw)
+    assert.equal(r.success, false, JSON.stringify(raw))
+    return r.error!.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')
+  }
+  assert.match(
+    refused({ mcpServers: { old: { type: 'sse', url: 'https://o.example.com/sse' } } }),
+    /mcpServers\.old\.type: the SSE transport is not supported/,
+  )
+  assert.match(
+    refused({ servers: { 'a-b': { command: 'x' }, a_b: { command: 'y' } } }),
+    /servers\.a_b: servers "a-b" and "a_b" would both be mcp_a_b_\.\.\.; rename one/,
+  )
+  assert.match(
+    refused({ servers: { a: { command: 'x' } }, mcpServers: { b: { command: 'y' } } }),
+    /give the servers as "servers" or as "mcpServers", not both/,
+  )
+  assert.match(refused({ servers: { '1st': { command: 'x' } } }), /servers\.1st: a server name is a letter/)
 })

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { createEngine } from '../../engine/engine.js'
@@ -33,8 +34,14 @@ function policyFrom(values: { root?: string[]; network?: boolean; allow?: string
   if (values.allow && !values.network) {
     throw new VisError('cli.bad-option', '--allow narrows the network: give --network with it')
   }
+  const roots = (values.root ?? []).map((r) => resolve(r))
+  // A mistyped root would start a server whose every session fails: say so at once instead.
+  for (const r of roots) {
+    if (!statSync(r, { throwIfNoEntry: false })?.isDirectory())
+      throw new VisError('cli.bad-option', `--root ${r}: no such directory`)
+  }
   return McpServePolicySchema.parse({
-    roots: (values.root ?? []).map((r) => resolve(r)),
+    roots,
     network: { enabled: values.network === true, allow: values.allow ?? [] },
   })
 }

@@ -1,7 +1,7 @@
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js'
 import type { Json, Resource, ResourceRegistry, Tool } from '../../tools/types.js'
 import { VisError } from '../../util/errors.js'
-import { type McpServers, type McpServersInput, McpServersSchema } from './config.js'
+import { type McpServers, type McpServersInput, McpServersSchema, pythonServerName } from './config.js'
 import { ServerConnection } from './connection.js'
 import { namedArguments, toolShape } from './signature.js'
 
@@ -15,7 +15,7 @@ export type McpBindable = {
 }
 
 export const pythonToolName = (server: string, tool: string) =>
-  `mcp_${server}_${tool.replace(/[^A-Za-z0-9_]/g, '_')}`
+  `mcp_${pythonServerName(server)}_${tool.replace(/[^A-Za-z0-9_]/g, '_')}`
 
 // A session's MCP servers: each server's tools bound as `mcp_<server>_<tool>`, plus
 // mcp_servers(), mcp_connect(name) and mcp_disconnect(name). Connections are the session's
@@ -54,7 +54,11 @@ export class SessionMcpClients implements Resource {
   }
 
   private conn(name: unknown): ServerConnection {
-    const c = typeof name === 'string' ? this.conns.get(name) : undefined
+    // By its configured name or as it reads in the tools' names ("brave-search" or "brave_search").
+    const c =
+      typeof name === 'string'
+        ? (this.conns.get(name) ?? [...this.conns.values()].find((x) => pythonServerName(x.name) === name))
+        : undefined
     if (!c) {
       throw new VisError(
         'mcp.unknown-server',

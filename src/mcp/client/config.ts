@@ -9,8 +9,13 @@ const Timeouts = {
   timeout_ms: z.number().int().min(100).max(3_600_000).default(60_000),
 }
 
+// Other hosts' configurations (VS Code, Cursor, Claude) name the transport; copied over, they
+// keep working. SSE, the old transport, is not spoken.
+const NOT_SSE = { message: "the SSE transport is not supported; use the server's Streamable HTTP URL" }
+
 export const StdioServerSchema = z
   .object({
+    type: z.literal('stdio').optional(),
     command: z.string().min(1),
     args: z.array(z.string()).default([]),
     env: z.record(z.string()).default({}),
@@ -21,6 +26,11 @@ export const StdioServerSchema = z
 
 export const HttpServerSchema = z
   .object({
+    type: z
+      .string()
+      .refine((t) => t !== 'sse', NOT_SSE)
+      .pipe(z.enum(['http', 'streamable-http', 'streamableHttp']))
+      .optional(),
     url: z.string().url(),
     // Sent as `Authorization: Bearer <token>`.
     token: z.string().min(1).optional(),
@@ -33,15 +43,33 @@ export const McpServerConfigSchema = z.union([StdioServerSchema, HttpServerSchem
 export type McpServerConfig = z.output<typeof McpServerConfigSchema>
 export type McpServerConfigInput = z.input<typeof McpServerConfigSchema>
 
-// Server names become part of Python names (`mcp_<server>_<tool>`).
+// Server names become part of Python names (`mcp_<server>_<tool>`); "-" and "." (as in
+// "brave-search", common in other hosts' configurations) become "_" there.
 export const ServerNameSchema = z
   .string()
   .regex(
-    /^[A-Za-z][A-Za-z0-9_]{0,39}$/,
-    'a server name is a letter, then letters, digits or "_" (at most 40)',
+    /^[A-Za-z][A-Za-z0-9_.-]{0,39}$/,
+    'a server name is a letter, then letters, digits, "_", "-" or "." (at most 40)',
   )
 
-export const McpServersSchema = z.record(ServerNameSchema, McpServerConfigSchema)
+export const pythonServerName = (name: string) => name.replace(/[^A-Za-z0-9_]/g, '_')
+
+export const McpServersSchema = z
+  .record(ServerNameSchema, McpServerConfigSchema)
+  .superRefine((servers, ctx) => {
+    const seen = new Map<string, string>()
+    for (const name of Object.keys(servers)) {
+      const py = pythonServerName(name)
+      const other = seen.get(py)
+      if (other !== undefined)
+        ctx.addIssue({
+          code: z.ZodIssueCode.custom,
+          path: [name],
+          message: `servers "${other}" and "${name}" would both be mcp_${py}_...; rename one`,
+        })
+      seen.set(py, name)
+    }
+  })
 export type McpServers = z.output<typeof McpServersSchema>
 export type McpServersInput = z.input<typeof McpServersSchema>
 

@@ -93,7 +93,7 @@ export class ServerConnection {
     } catch (err) {
       await client.close().catch(() => undefined)
       this.state = 'failed'
-      const message = `${errorMessage(err)}${this.stderrNote()}`
+      const message = `${explain(err)}${this.stderrNote()}`
       this.lastError = message
       if (err instanceof VisError) throw this.fail(err.code, message)
       throw this.fail('mcp.connect-failed', `MCP server ${this.name} could not be reached: ${message}`, err)
@@ -184,7 +184,7 @@ export class ServerConnection {
   }
 
   private callError(tool: string, err: unknown): VisError {
-    const message = errorMessage(err)
+    const message = explain(err)
     // A transport that failed under the call (HTTP server gone): the next call connects anew.
     if (!/^MCP error -?\d+/.test(message) || /-32000/.test(message)) void this.drop()
     const code = /-32001/.test(message) ? 'mcp.timeout' : 'mcp.call-failed'
@@ -218,6 +218,18 @@ export class ServerConnection {
     this.state = 'closed'
     await this.drop()
   }
+}
+
+// An error with what the SDK leaves out of its message: the HTTP status of a refused request,
+// and the cause of fetch's bare "fetch failed" (connection refused, unknown host...).
+function explain(err: unknown): string {
+  let message = errorMessage(err)
+  if (err instanceof StreamableHTTPError && typeof err.code === 'number' && err.code > 0)
+    message = `HTTP ${err.code}: ${message}`
+  const cause = err instanceof Error ? err.cause : undefined
+  if (cause instanceof Error && cause.message && !message.includes(cause.message))
+    message = `${message} (${cause.message})`
+  return message
 }
 
 const isSessionGone = (err: unknown) => err instanceof StreamableHTTPError && err.code === 404

@@ -13,7 +13,7 @@ import {
   RootsListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js'
 import type { Engine } from '../../engine/engine.js'
-import { errorMessage } from '../../util/errors.js'
+import { errorMessage, VisError } from '../../util/errors.js'
 import { packageRoot } from '../../util/home.js'
 import type { McpServePolicy } from '../config.js'
 import { ClientPolicy } from './policy.js'
@@ -29,6 +29,10 @@ const version = (() => {
     return '0.0.0'
   }
 })()
+
+// MCP's code for a resource that does not exist (spec: server/resources, "Error Handling"); the
+// SDK names no constant for it.
+const RESOURCE_NOT_FOUND = -32002
 
 // How long a client may take to list its roots before its sessions get the server's.
 const ROOTS_TIMEOUT_MS = 10_000
@@ -50,7 +54,8 @@ export function createVisMcpServer(engine: Engine, policy: McpServePolicy, label
   const server = new Server(
     { name: 'vis', title: 'vis: confined, stateful Python', version },
     {
-      capabilities: { tools: {}, resources: {} },
+      // The tool list changes when the client's roots do (the file tools need a root).
+      capabilities: { tools: { listChanged: true }, resources: {} },
       instructions:
         'python_execution runs Python in a confined session whose state persists between calls; ' +
         'read each session transcript and attachments as resources.',
@@ -65,7 +70,10 @@ export function createVisMcpServer(engine: Engine, policy: McpServePolicy, label
   server.setRequestHandler(ListToolsRequestSchema, async (_req, extra) => ({
     tools: await tools.list(asker(extra)),
   }))
-  server.setNotificationHandler(RootsListChangedNotificationSchema, async () => clientPolicy.invalidate())
+  server.setNotificationHandler(RootsListChangedNotificationSchema, async () => {
+    clientPolicy.invalidate()
+    await server.sendToolListChanged().catch(() => undefined)
+  })
   let active = 0
   server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
     const progressToken = req.params._meta?.progressToken
@@ -107,7 +115,10 @@ export function createVisMcpServer(engine: Engine, policy: McpServePolicy, label
     try {
       return readResource(engine, sessions, req.params.uri)
     } catch (err) {
-      throw new McpError(ErrorCode.InvalidParams, errorMessage(err), { uri: req.params.uri })
+      const missing = err instanceof VisError && /not-found$/.test(err.code)
+      throw new McpError(missing ? RESOURCE_NOT_FOUND : ErrorCode.InvalidParams, errorMessage(err), {
+        uri: req.params.uri,
+      })
     }
   })
   let closing: Promise<void> | undefined

@@ -1,4 +1,9 @@
-import type { CallToolResult, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js'
+import {
+  type CallToolResult,
+  ErrorCode,
+  McpError,
+  type Tool as McpTool,
+} from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
 import type { Engine } from '../../engine/engine.js'
 import { MAX_CODE_CHARS, MAX_TIMEOUT_MS } from '../../engine/schemas.js'
@@ -165,8 +170,13 @@ export class McpTools {
         default: {
           const policy = await this.policy.get(extra.roots)
           const tool = this.fileTools(policy.roots).get(name)
+          // A protocol error, as MCP asks for an unknown tool (a failure inside a tool is isError).
           if (!tool)
-            return errorResult(`No tool named ${JSON.stringify(name)}; list the tools to see what exists.`)
+            throw new McpError(
+              ErrorCode.InvalidParams,
+              `No tool named ${JSON.stringify(name)}; list the tools to see what exists.`,
+              { tool: name },
+            )
           const value = await tool.run([args], {
             sessionId: 'mcp',
             roots: policy.roots,
@@ -177,6 +187,7 @@ export class McpTools {
         }
       }
     } catch (err) {
+      if (err instanceof McpError) throw err
       return errorResult(errorMessage(err))
     }
   }
