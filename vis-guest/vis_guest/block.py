@@ -12,6 +12,7 @@ from .capture import DEFAULT_CAP, Capture, Tee
 from .codecache import CodeCache, watching_warnings
 from .deferred import settle_return
 from .state import RT, SYSTEM_VAR_NAMES, _dict_version
+from .wire import exact_number
 
 _MISSING = object()
 
@@ -147,18 +148,12 @@ def execute(code) -> None:
         schedule.drive(value)
 
 
-# The largest integer the host keeps exactly: its JSON numbers are doubles, so 2**64 would
-# arrive rounded and 10**400 as null.
-_SAFE_INT = 2**53 - 1
-
-
 def _plain(value, depth=0):
     if value is None or isinstance(value, (bool, str)):
         return value
-    if isinstance(value, int):
-        return value if -_SAFE_INT <= value <= _SAFE_INT else repr(value)
-    if isinstance(value, float):
-        return value if value == value and value not in (float("inf"), float("-inf")) else repr(value)
+    # A number the host would round (2**64) or could not hold (10**400 became null, nan): its repr.
+    if isinstance(value, (int, float)):
+        return value if exact_number(value) else repr(value)
     if depth < 50 and isinstance(value, (list, tuple)):
         return [_plain(v, depth + 1) for v in value]
     if depth < 50 and isinstance(value, dict) and all(isinstance(k, str) for k in value):

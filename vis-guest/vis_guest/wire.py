@@ -46,21 +46,28 @@ class ResultDict(dict):
 
 
 # The largest integer the host keeps exactly (its JSON numbers are doubles).
-_SAFE_INT = 2**53 - 1
+SAFE_INT = 2**53 - 1
+
+
+def exact_number(value) -> bool:
+    """Whether an int or float crosses to the host as the same number (not rounded, not NaN)."""
+    if isinstance(value, int):
+        return -SAFE_INT <= value <= SAFE_INT
+    return value == value and value not in (float("inf"), float("-inf"))
 
 
 def _to_wire(value, path: str):
     if value is None or isinstance(value, (bool, str)):
         return value
     if isinstance(value, int):
-        if -_SAFE_INT <= value <= _SAFE_INT:
+        if exact_number(value):
             return value
         raise TypeError(
             f"argument {path} is an integer past ±(2**53 - 1), which the host's JSON numbers cannot hold "
             "exactly; pass it as a string (str(n))"
         )
     if isinstance(value, float):
-        if value == value and value not in (float("inf"), float("-inf")):
+        if exact_number(value):
             return value
         raise TypeError(f"argument {path} is {value!r}, which JSON cannot carry; pass None or a string")
     if isinstance(value, os.PathLike):
