@@ -21,7 +21,7 @@ const require = createRequire(import.meta.url)
 function stagedRoots() {
   const staged = rootsUnder(join(root, 'cpython-dist'))
   if (staged.length) return staged
-  return rootsUnder(join(process.env.VIS_HOME ?? join(homedir(), '.vis'), 'python', 'runtime'))
+  return rootsUnder(join(process.env.VIS_HOME || join(homedir(), '.vis'), 'python', 'runtime'))
 }
 
 function rootsUnder(dist) {

@@ -45,6 +45,8 @@ type SessionState = {
   running: Map<string, AbortController>
   // Turns waiting behind another: their view until their row exists (prompt, model, when asked).
   queued: Map<string, TurnView>
+  // Each accepted turn's end (stored by then), by turn id, until it ends.
+  ends: Map<string, Promise<unknown>>
 }
 
 // What goes to the session's SSE log (each is a commit): the turn's own events. Its blocks are
@@ -137,8 +139,13 @@ export class Agent {
     const done = run.finally(() => {
       s.running.delete(turnId)
       s.queued.delete(turnId)
+      s.ends.delete(turnId)
     })
     done.catch(() => undefined)
+    s.ends.set(
+      turnId,
+      done.catch(() => undefined),
+    )
     return { turnId, done }
   }
 
@@ -147,6 +154,17 @@ export class Agent {
     const c = this.sessions.get(sessionId)?.running.get(turnId)
     if (!c) return false
     c.abort(new VisError('turn.cancelled', 'The turn was cancelled.', { sessionId, turnId }))
+    return true
+  }
+
+  // Cancels, then waits (at most `waitMs`) for the turn to be stored as ended, so what the caller
+  // reads next is the cancelled turn rather than the one still running.
+  async cancelSettled(sessionId: string, turnId: string, waitMs = 10_000): Promise<boolean> {
+    const end = this.sessions.get(sessionId)?.ends.get(turnId)
+    if (!this.cancel(sessionId, turnId)) return false
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([end, new Promise((r) => (timer = setTimeout(r, waitMs)))])
+    clearTimeout(timer)
     return true
   }
 
@@ -346,6 +364,7 @@ export class Agent {
         scope: { turnId: null, blockId: null },
         listeners: new Set(),
         running: new Map(),
+        ends: new Map(),
         queued: new Map(),
       }
       this.sessions.set(sessionId, s)

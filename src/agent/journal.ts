@@ -23,7 +23,7 @@ export function journalGate(
   records: AgentRecords,
   approvals: Approvals,
 ): ToolGate {
-  return async ({ tool, args, signal }, run) => {
+  return async ({ tool, args, signal, holdDeadline }, run) => {
     const argsJson = JSON.stringify(args ?? [])
     const digest = createHash('sha256').update(argsJson).digest('hex')
     const { turnId, blockId } = scope
@@ -50,6 +50,9 @@ export function journalGate(
     let approvalId: string | null = null
     const reason = approvals.reason(tool, argsJson)
     if (reason) {
+      // The wait for a person is bounded by approvals.timeoutMs, not by the block's timeout
+      // (120 s by default, shorter than the approval's 600 s): the block's clocks stop meanwhile.
+      const release = holdDeadline()
       try {
         approvalId = (
           await approvals.request({ sessionId, turnId, blockId, tool: tool.name, args, reason, signal })
@@ -58,6 +61,8 @@ export function journalGate(
         const id = (err as { context?: { approvalId?: string } }).context?.approvalId ?? null
         entry(false, errorMessage(err), null, id)
         throw err
+      } finally {
+        release()
       }
     }
     try {

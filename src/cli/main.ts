@@ -45,7 +45,19 @@ function wantsHelp(argv: string[]): boolean {
   return (end < 0 ? argv : argv.slice(0, end)).some((a) => a === '--help' || a === '-h')
 }
 
+// A reader that went away (`vis sessions list | head -3`) is not an error of ours: stop quietly,
+// as a command killed by SIGPIPE would, instead of printing Node's EPIPE stack.
+function quietOnClosedPipe(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE') throw err
+      process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0)
+    })
+  }
+}
+
 export async function main(argv: string[]): Promise<void> {
+  quietOnClosedPipe()
   process.exitCode = await dispatch(argv)
 }
 

@@ -117,12 +117,13 @@ export const AGENT_ROUTES: RouteSpec[] = [
       },
       404: NOT_FOUND,
     },
-    handler(c, { engine }) {
+    async handler(c, { engine }) {
       const id = c.req.param('id')!
       const turnId = c.req.param('turnId')!
       const agent = agentFor(engine)
-      const turn = agent.getTurn(id, turnId)
-      return c.json({ cancelled: agent.cancel(id, turnId), turn })
+      agent.getTurn(id, turnId) // 404 for an unknown turn, before anything is cancelled
+      const cancelled = await agent.cancelSettled(id, turnId)
+      return c.json({ cancelled, turn: agent.getTurn(id, turnId) })
     },
   },
   {

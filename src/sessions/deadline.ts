@@ -30,21 +30,39 @@ export class BlockDeadline {
   // Set once the worker was killed (by this deadline, or by the worker itself retiring while
   // the block was being stopped): the session replaces the worker instead of retiring.
   killed: string | undefined
-  private timers: NodeJS.Timeout[] = []
+  // The timeout and the wall clock, which holds pause; the grace after a stop is never paused.
+  private readonly clocks: PausableTimer[] = []
+  private grace: NodeJS.Timeout | undefined
+  private holds = 0
 
   constructor(
     private readonly hooks: DeadlineHooks,
     private readonly opts: DeadlineOptions,
   ) {
     if (opts.timeoutMs !== undefined) {
-      this.timers.push(setTimeout(() => void this.stop('timeout'), opts.timeoutMs))
+      this.clocks.push(new PausableTimer(opts.timeoutMs, () => void this.stop('timeout')))
     }
-    this.timers.push(
-      setTimeout(() => {
+    this.clocks.push(
+      new PausableTimer(opts.wallClockMs, () => {
         this.cause ??= 'wall-clock'
         this.kill(`the block ran past the wall clock limit of ${opts.wallClockMs} ms`)
-      }, opts.wallClockMs),
+      }),
     )
+  }
+
+  // Time the block spends waiting on a person (an approval) is not the block's own: while a hold
+  // is out, neither the timeout nor the wall clock runs. What ends the wait is bounded elsewhere
+  // (the approval's own timeout, the caller's interrupt, which still stops the block at once).
+  // Returns the release; releasing twice is harmless.
+  hold(): () => void {
+    if (this.killed !== undefined) return () => {}
+    if (this.holds++ === 0) for (const c of this.clocks) c.pause()
+    let released = false
+    return () => {
+      if (released) return
+      released = true
+      if (--this.holds === 0 && this.killed === undefined) for (const c of this.clocks) c.resume()
+    }
   }
 
   // Interrupts the block and arms the kill. A second request re-sends the interrupt only.
@@ -52,11 +70,9 @@ export class BlockDeadline {
     if (this.cause === undefined) {
       this.cause = cause
       const grace = this.opts.graceMs
-      this.timers.push(
-        setTimeout(
-          () => this.kill(`it did not stop within ${grace} ms of being interrupted (${this.describe()})`),
-          grace,
-        ),
+      this.grace = setTimeout(
+        () => this.kill(`it did not stop within ${grace} ms of being interrupted (${this.describe()})`),
+        grace,
       )
     }
     return this.hooks.interrupt()
@@ -79,13 +95,59 @@ export class BlockDeadline {
   }
 
   clear(): void {
-    for (const t of this.timers) clearTimeout(t)
-    this.timers = []
+    for (const c of this.clocks) c.cancel()
+    if (this.grace !== undefined) clearTimeout(this.grace)
+    this.grace = undefined
   }
 
   private describe(): string {
     if (this.cause === 'timeout') return `its timeout was ${this.opts.timeoutMs} ms`
     if (this.cause === 'wall-clock') return `the wall clock limit is ${this.opts.wallClockMs} ms`
     return 'interrupted on request'
+  }
+}
+
+// A one-shot timer that can stop running and go on later with the time it had left.
+class PausableTimer {
+  private timer: NodeJS.Timeout | undefined
+  private dueAt: number
+  private left: number | undefined
+  private done = false
+
+  constructor(
+    ms: number,
+    private readonly fire: () => void,
+  ) {
+    this.dueAt = performance.now() + ms
+    this.arm(ms)
+  }
+
+  pause(): void {
+    if (this.done || this.timer === undefined) return
+    clearTimeout(this.timer)
+    this.timer = undefined
+    this.left = Math.max(0, this.dueAt - performance.now())
+  }
+
+  resume(): void {
+    if (this.done || this.left === undefined) return
+    const ms = this.left
+    this.left = undefined
+    this.dueAt = performance.now() + ms
+    this.arm(ms)
+  }
+
+  cancel(): void {
+    this.done = true
+    if (this.timer !== undefined) clearTimeout(this.timer)
+    this.timer = undefined
+  }
+
+  private arm(ms: number): void {
+    this.timer = setTimeout(() => {
+      this.done = true
+      this.timer = undefined
+      this.fire()
+    }, ms)
   }
 }

@@ -116,7 +116,10 @@ export class Session {
     this.onNetwork = init.onNetwork
     this.limits = LimitsSchema.parse(init.worker.policy.limits ?? {})
     this.budget = new OutputBudget(this.limits.outputBytes)
-    this.tools = new ToolTable(init.id, init.maxConcurrentHostCalls)
+    this.tools = new ToolTable(init.id, init.maxConcurrentHostCalls, () => {
+      const deadline = this.current?.deadline
+      return deadline ? deadline.hold() : () => {}
+    })
     this.bindings = new SessionBindings(init.id, this.tools, {
       install: (spec) => this.installTool(spec),
       remove: (name) => this.callGuest('remove_tool', name),

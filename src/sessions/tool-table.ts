@@ -18,8 +18,10 @@ export type BoundTool = {
 
 // Wraps every tool call (the agent's approval gate and journal, src/agent/gate.ts). Without
 // one, a tool that requires approval is refused: nobody could give it.
+// `holdDeadline` stops the running block's clocks while the gate waits on a person; call what it
+// returns when the wait is over.
 export type ToolGate = (
-  call: { tool: BoundTool; args: unknown[]; signal: AbortSignal },
+  call: { tool: BoundTool; args: unknown[]; signal: AbortSignal; holdDeadline: () => () => void },
   run: () => Promise<unknown>,
 ) => Promise<unknown>
 
@@ -40,6 +42,8 @@ export class ToolTable {
   constructor(
     private readonly sessionId: string,
     private readonly limit: number = DEFAULT_MAX_CONCURRENT_HOST_CALLS,
+    // The running block's deadline hold (Session): a no-op when no block runs.
+    private readonly holdDeadline: () => () => void = () => () => {},
   ) {}
 
   set(tool: BoundTool): void {
@@ -96,7 +100,7 @@ export class ToolTable {
     }
     if (this.gate) {
       const checked = args
-      return this.gate({ tool, args: checked, signal: call.signal }, () =>
+      return this.gate({ tool, args: checked, signal: call.signal, holdDeadline: this.holdDeadline }, () =>
         this.invoke(tool, checked, call, base),
       )
     }

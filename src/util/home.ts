@@ -3,8 +3,11 @@ import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 // The vis home holds per-user state: caches, logs, the database, extensions.
+// An empty VIS_HOME (`VIS_HOME= vis run`) means unset, as shells treat it: resolving '' would put
+// the database into the current directory, which is usually the workspace the model edits.
 export function visHome(explicit?: string): string {
-  return resolve(explicit ?? process.env.VIS_HOME ?? join(homedir(), '.vis'))
+  const fromEnv = process.env.VIS_HOME || undefined
+  return resolve(explicit || fromEnv || join(homedir(), '.vis'))
 }
 
 // The package root: where package.json, vis-guest/ and cpython-dist/ live.

@@ -146,6 +146,49 @@ test('an approval nobody answers is cancelled by its timeout; an interrupt cance
   }
 })
 
+test("waiting for a person does not count toward the block's timeout: approved after it, the block finishes", async () => {
+  // The block may run 600 ms of its own; the person answers 3 s after asking. Before the
+  // deadline's hold, the block was interrupted at 600 ms and the approval cancelled with it.
+  const h = await harness({
+    config: { blockTimeoutMs: 600, approvals: { auto: 'ask', timeoutMs: 60_000, rules: [] } },
+  })
+  try {
+    const { ran, turn, approval } = await awaitingDeploy(h)
+    const asked = performance.now()
+    // Past the block's timeout and the kill's grace after it, the approval is still pending.
+    await until(
+      'the block has waited past its timeout and grace',
+      () => performance.now() - asked > 3_000,
+      10_000,
+    )
+    assert.equal(h.agent.listApprovals(h.sessionId)[0]?.status, 'pending')
+    h.agent.decide(h.sessionId, approval.id, 'approve', 'alice')
+    const r = await turn.done
+    assert.equal(r.status, 'done', JSON.stringify(r.error))
+    assert.equal(r.answer, "{'deployed': 'prod'}\n")
+    assert.deepEqual(ran, ['prod'])
+  } finally {
+    await h.close()
+  }
+  // The clocks run again once the wait is over: a block that loops after its approval is
+  // still stopped at its timeout.
+  const h2 = await harness({
+    config: { blockTimeoutMs: 800, approvals: { auto: 'approve', timeoutMs: 60_000, rules: [] } },
+  })
+  try {
+    await bindDeploy(h2)
+    h2.double.script([
+      { calls: [pyCall('r = await deploy("prod")\nwhile True:\n    pass')] },
+      (req) => ({ text: lastChatMessage(req.body).content }),
+    ])
+    const r = await h2.agent.turn(h2.sessionId, 'ship it')
+    assert.equal(r.status, 'done', JSON.stringify(r.error))
+    assert.match(r.answer!, /timeout|timed out|interrupted/i)
+  } finally {
+    await h2.close()
+  }
+})
+
 test('auto-policy and rules: a rule gates matching calls only; auto deny refuses them as "policy"', async () => {
   const h = await harness({
     config: { approvals: { auto: 'deny', timeoutMs: 60_000, rules: [{ tool: 'note', match: 'secret' }] } },

@@ -75,13 +75,19 @@ test('vis run streams the text, each block with its output, and the answer; sess
     r.stdout,
     /^Looking\.\n┌─ python\n│ r = await cat\("calc\.py"\)\n│ print\(r\["content"\]\)\n└─ output:\n1:\w+\|def add\(a, b\):\n2:\w+\| {4}return a - b\nadd\(\) subtracts instead of adding\.\n$/,
   )
-  assert.match(r.stderr, /\[done · 2 iteration\(s\) · 200 in \/ 40 out tokens\]/)
+  assert.match(r.stderr, /\[done · 2 iterations · 200 in \/ 40 out tokens\]/)
   assert.deepEqual(double.requests.at(-2)!.body.messages[1], { role: 'user', content: 'why is add wrong?' })
   const id = /\[session (ses_\w+) · root /.exec(r.stderr)![1]!
+  // The session is titled from the task and closed with its turn.
+  assert.match(r.stderr, new RegExp(`\\[session ${id} closed · vis sessions show ${id}\\]`))
+  const listed = await visCli(['sessions', 'list', '--json'], { cwd: root, home }).done
+  const mine = JSON.parse(listed.stdout).sessions.find((s: { id: string }) => s.id === id)
+  assert.equal(mine.title, 'why is add wrong?')
+  assert.equal(mine.state, 'closed')
 
   const show = await visCli(['sessions', 'show', id], { cwd: root, home }).done
   assert.equal(show.code, 0, show.stderr)
-  assert.match(show.stdout, /turns {4}1\n {2}turn 1 done {6}openai\/double-model {2}2 iteration\(s\)/)
+  assert.match(show.stdout, /turns {4}1\n {2}turn 1 done {6}openai\/double-model {2}2 iterations/)
   assert.match(
     show.stdout,
     /prompt {2}why is add wrong\?\n {4}answer {2}add\(\) subtracts instead of adding\.\n {4}call {4}cat +[\d.]+ ms {2}args [0-9a-f]{12} \(\d+ B\) {2}\d+ B/,
@@ -165,9 +171,15 @@ test('vis chat: turns share the session, approvals are asked on the terminal, /t
   const r = await visCli(['chat'], {
     cwd: root,
     home,
-    input: 'first question\n/peek secret.txt\ny\n/templates\n/exit\n',
+    input: 'first question\n/peek secret.txt\ny\n/templates\n/usage\n/exit\n',
   }).done
   assert.equal(r.code, 0, r.stderr)
+  // Each turn's summary counts its own iterations; /usage counts turns and iterations apart.
+  assert.deepEqual(
+    [...r.stderr.matchAll(/\[done · (\d+ iterations?)/g)].map((m) => m[1]),
+    ['1 iteration', '2 iterations'],
+  )
+  assert.match(r.stdout, /› 2 turns · 3 iterations · 300 in/)
   assert.match(r.stdout, /hello there/)
   assert.match(r.stdout, /\? cat\("secret\.txt"\) needs approval \(the rule for cat matches \/secret\/\)/)
   assert.match(r.stdout, / {2}approved\n/)

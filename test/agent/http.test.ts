@@ -106,6 +106,8 @@ test('turns over HTTP: sync, async, cancel, approvals, journal, SSE, OpenAPI, er
     const cancelled = await call('POST', `/v1/sessions/${s.id}/turns/${spin.id}/cancel`)
     assert.equal(cancelled.status, 200)
     assert.equal(cancelled.body.cancelled, true)
+    // The answer is the turn as cancelled, not the view read before the cancel landed.
+    assert.equal(cancelled.body.turn.status, 'cancelled')
     await waitFor(
       async () => (await call('GET', `/v1/sessions/${s.id}/turns/${spin.id}`)).body.status === 'cancelled',
       60_000,

@@ -4,13 +4,21 @@ import { hitTokenLimit } from '../../agent/transcript.js'
 
 const n = (x: number) => x.toLocaleString('en-US')
 
-export function usageLine(u: UsageView | null | undefined, iterations: number): string {
-  if (!u) return `${iterations} iteration(s)`
+const counted = (k: number, unit: string) => `${k} ${unit}${k === 1 ? '' : 's'}`
+
+// `counts` leads the line: "3 iterations" after a turn, "2 turns · 5 iterations" for a session.
+export function usageLine(u: UsageView | null | undefined, counts: string): string {
+  if (!u) return counts
   const cached = u.cached > 0 ? ` (${n(u.cached)} cached)` : ''
   const reasoning = u.reasoning > 0 ? `, ${n(u.reasoning)} reasoning` : ''
   const cost = u.cost_usd === null ? '' : ` · $${u.cost_usd.toFixed(4)}`
-  return `${iterations} iteration(s) · ${n(u.input)} in${cached} / ${n(u.output)} out${reasoning} tokens${cost}`
+  return `${counts} · ${n(u.input)} in${cached} / ${n(u.output)} out${reasoning} tokens${cost}`
 }
+
+export const turnCounts = (iterations: number): string => counted(iterations, 'iteration')
+
+export const sessionCounts = (turns: number, iterations: number): string =>
+  `${counted(turns, 'turn')} · ${counted(iterations, 'iteration')}`
 
 // What `vis run` and `vis chat` show of a turn: the model's text as it streams, each block with
 // its output, errors, retries, and the end.
@@ -35,6 +43,10 @@ export class TurnPrinter {
 
   on(ev: AgentEvent): void {
     switch (ev.type) {
+      // Each turn's summary counts its own iterations (vis chat runs many turns on one printer).
+      case 'turn.started':
+        this.iterations = 0
+        return
       case 'iteration.started':
         this.iterations++
         return
@@ -77,7 +89,7 @@ export class TurnPrinter {
         return
       case 'turn.completed':
         this.newline()
-        this.err.write(`[done · ${usageLine(ev.usage as UsageView, this.iterations)}]\n`)
+        this.err.write(`[done · ${usageLine(ev.usage as UsageView, turnCounts(this.iterations))}]\n`)
         return
       case 'turn.failed':
         this.newline()

@@ -40,13 +40,29 @@ export type AgentCli = {
   engine: Engine
   agent: Agent
   sessionId: string
+  // Whether this command made the session (rather than continuing one with --session).
+  created: boolean
   maxIterations?: number
   model?: string
 }
 
 // The engine in the vis home, its agent, and the session the turns run in. The model is resolved
 // first, so a missing key or model is reported before any worker starts.
-export async function openAgentCli(v: AgentCliOptions, interactive: boolean): Promise<AgentCli> {
+// A session's title from the task that started it: its first line, short enough for a list.
+export function titleFromTask(task: string): string {
+  const first =
+    task
+      .split('\n')
+      .find((l) => l.trim() !== '')
+      ?.trim() ?? ''
+  return first.length > 72 ? `${first.slice(0, 71)}…` : first || 'vis agent'
+}
+
+export async function openAgentCli(
+  v: AgentCliOptions,
+  interactive: boolean,
+  title = 'vis agent',
+): Promise<AgentCli> {
   const approve = v.approve ?? (interactive ? 'ask' : 'deny')
   if (approve !== 'ask' && approve !== 'approve' && approve !== 'deny') {
     throw new VisError('cli.bad-option', `--approve must be ask, approve or deny, not ${approve}`)
@@ -69,10 +85,10 @@ export async function openAgentCli(v: AgentCliOptions, interactive: boolean): Pr
           roots: [root],
           shell: v.shell,
           network: { enabled: v.network ?? false },
-          title: 'vis agent',
+          title,
         })
       ).id
-    return { engine, agent, sessionId, maxIterations: max, model: v.model }
+    return { engine, agent, sessionId, created: v.session === undefined, maxIterations: max, model: v.model }
   } catch (err) {
     await engine.close()
     throw err

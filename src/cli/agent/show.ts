@@ -1,7 +1,7 @@
 import { AgentRecords } from '../../agent/records.js'
 import type { ToolCallView, TurnView } from '../../agent/schemas.js'
 import type { Store } from '../../persistence/index.js'
-import { usageLine } from './printer.js'
+import { turnCounts, usageLine } from './printer.js'
 
 const oneLine = (s: string | null, max = 60): string => {
   const first = (s ?? '').split('\n').find((l) => l.trim() !== '') ?? ''
@@ -21,7 +21,7 @@ export function turnLines(turns: readonly TurnWithJournal[]): string[] {
   const out = [`turns    ${turns.length}`]
   for (const t of turns) {
     out.push(
-      `  turn ${t.position} ${t.status.padEnd(9)} ${t.model ?? ''}  ${usageLine(t.usage, t.iterations.length)}`,
+      `  turn ${t.position} ${t.status.padEnd(9)} ${t.model ?? ''}  ${usageLine(t.usage, turnCounts(t.iterations.length))}`,
       `    prompt  ${oneLine(t.prompt)}`,
     )
     if (t.answer !== null) out.push(`    answer  ${oneLine(t.answer)}`)

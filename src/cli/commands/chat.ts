@@ -4,7 +4,7 @@ import { listTemplates } from '../../agent/templates.js'
 import { errorMessage, isVisError } from '../../util/errors.js'
 import { approvalPrompter, Lines } from '../agent/ask.js'
 import { DRAFT_USAGE, runDraftCommand } from '../agent/draft-command.js'
-import { TurnPrinter, usageLine } from '../agent/printer.js'
+import { sessionCounts, TurnPrinter, usageLine } from '../agent/printer.js'
 import { AGENT_OPTIONS, AGENT_USAGE, openAgentCli } from '../agent/setup.js'
 import type { Command } from '../command.js'
 
@@ -60,8 +60,10 @@ export const chat: Command = {
           continue
         }
         if (text === '/usage') {
+          const turns = agent.listTurns(sessionId)
+          const iterations = turns.reduce((sum, t) => sum + t.iterations.length, 0)
           process.stdout.write(
-            `${usageLine(agent.sessionUsage(sessionId), agent.listTurns(sessionId).length)}\n`,
+            `${usageLine(agent.sessionUsage(sessionId), sessionCounts(turns.length, iterations))}\n`,
           )
           continue
         }

@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util'
 import { VisError } from '../../util/errors.js'
 import { approvalPrompter, Lines } from '../agent/ask.js'
 import { TurnPrinter } from '../agent/printer.js'
-import { AGENT_OPTIONS, AGENT_USAGE, openAgentCli } from '../agent/setup.js'
+import { AGENT_OPTIONS, AGENT_USAGE, openAgentCli, titleFromTask } from '../agent/setup.js'
 import type { Command } from '../command.js'
 
 const usage = `Usage: vis run [options] "task"
@@ -31,7 +31,7 @@ export const run: Command = {
     const task = positionals.join(' ').trim()
     if (task === '') throw new VisError('cli.missing-argument', `vis run needs a task.\n\n${usage}`)
     const tty = process.stdin.isTTY === true
-    const cli = await openAgentCli(values, tty)
+    const cli = await openAgentCli(values, tty, titleFromTask(task))
     const { engine, agent, sessionId } = cli
     const rl = tty ? createInterface({ input: process.stdin, output: process.stderr }) : undefined
     const ac = new AbortController()
@@ -60,6 +60,12 @@ export const run: Command = {
         ...(cli.maxIterations ? { maxIterations: cli.maxIterations } : {}),
       })
       for (const off of offs) off()
+      // One task, one session: the session this command made is closed with its turn (its
+      // transcript stays: vis sessions show). One continued with --session stays as it was.
+      if (cli.created) {
+        await engine.closeSession(sessionId)
+        process.stderr.write(`[session ${sessionId} closed · vis sessions show ${sessionId}]\n`)
+      }
       if (values.json) process.stdout.write(`${JSON.stringify(r, null, 2)}\n`)
       return r.status === 'done' ? 0 : r.status === 'cancelled' ? 130 : 1
     } finally {
