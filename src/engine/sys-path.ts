@@ -1,10 +1,6 @@
 import { existsSync } from 'node:fs'
 import { resolve, sep } from 'node:path'
-import { discoverProjectLayout } from '../project/index.js'
-
-// The files a project declares its import roots in (src/project reads them with Python's own
-// parsers). A directory with none of them gets nothing inferred, and no parser is started.
-const METADATA = ['pyproject.toml', 'setup.cfg', 'pytest.ini', 'tox.ini']
+import { discoverProjectLayout, LAYOUT_METADATA } from '../project/index.js'
 
 const within = (p: string, dir: string) => p === dir || p.startsWith(dir.endsWith(sep) ? dir : dir + sep)
 
@@ -18,7 +14,8 @@ export type SysPathInput = {
 
 // The import roots the sandbox's sys.path starts with: what the project (and each root that is
 // itself a project) declares, resolved, existing, inside the session's roots (nothing else is
-// readable there), in order and each once.
+// readable there), in order and each once; then each root itself, as python3 puts its script's
+// directory there, so `from calc import add` finds the workspace's calc/ as it would in a shell.
 export async function sandboxSysPath(input: SysPathInput): Promise<string[]> {
   const { roots } = input
   if (roots.length === 0) return []
@@ -29,11 +26,12 @@ export async function sandboxSysPath(input: SysPathInput): Promise<string[]> {
   const out: string[] = []
   for (const dir of dirs) {
     const sourcePaths = dir === project ? (input.sourcePaths ?? []) : []
-    if (sourcePaths.length === 0 && !METADATA.some((f) => existsSync(resolve(dir, f)))) continue
+    if (sourcePaths.length === 0 && !LAYOUT_METADATA.some((f) => existsSync(resolve(dir, f)))) continue
     const layout = await discoverProjectLayout(dir, { sourcePaths, python: input.python })
     for (const p of layout.importRoots) {
       if (roots.some((r) => within(p, r)) && !out.includes(p)) out.push(p)
     }
   }
+  for (const r of roots) if (!out.includes(r)) out.push(r)
   return out
 }

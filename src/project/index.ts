@@ -1,6 +1,7 @@
 export {
   DeclaredEntry,
   DeclaredLayout,
+  LAYOUT_METADATA,
   LayoutWarning,
   readDeclaredLayout,
 } from './declared.js'

@@ -44,11 +44,49 @@ test('import roots come from the project and from roots that are projects, confi
     sourcePaths: ['tools'],
     python,
   })
-  assert.deepEqual(paths, [join(proj, 'tools'), join(proj, 'src'), join(proj, 'lib'), join(other, 'code')])
+  // The declared roots first, then each root itself (as python3 puts its script's directory).
+  assert.deepEqual(paths, [
+    join(proj, 'tools'),
+    join(proj, 'src'),
+    join(proj, 'lib'),
+    join(other, 'code'),
+    ws,
+    other,
+    plain,
+  ])
   // No roots, no sys.path: the sandbox could not read any of it.
   assert.deepEqual(await sandboxSysPath({ roots: [], project: proj, python }), [])
-  // A project outside every root contributes nothing.
-  assert.deepEqual(await sandboxSysPath({ roots: [plain], project: proj, python }), [])
+  // A project outside every root contributes nothing; the root itself is still there.
+  assert.deepEqual(await sandboxSysPath({ roots: [plain], project: proj, python }), [plain])
+})
+
+test("the parse is cached per project and its metadata files' stamps: an edit is read again", async () => {
+  const proj = join(base, 'cached')
+  write(join(proj, 'pyproject.toml'), '[tool.setuptools.packages.find]\nwhere = ["src"]\n')
+  mkdirSync(join(proj, 'src'), { recursive: true })
+  mkdirSync(join(proj, 'lib'), { recursive: true })
+  const first = await sandboxSysPath({ roots: [proj], project: proj, python })
+  assert.deepEqual(first, [join(proj, 'src'), proj])
+  const cache = join(base, 'home', 'cache', 'project-layout')
+  const { readdirSync, readFileSync } = await import('node:fs')
+  const entries = readdirSync(cache).filter((f) => f.endsWith('.json'))
+  const mine = entries.find((f) => readFileSync(join(cache, f), 'utf8').includes('"src"'))!
+  // The same files again are answered from the cache, not parsed: a planted entry shows it.
+  write(
+    join(cache, mine),
+    JSON.stringify({
+      entries: [{ file: 'pyproject.toml', key: 'k', kind: 'root', value: 'lib' }],
+      warnings: [],
+    }),
+  )
+  assert.deepEqual(await sandboxSysPath({ roots: [proj], project: proj, python }), [join(proj, 'lib'), proj])
+  // A changed file (another size) is parsed again.
+  write(join(proj, 'pyproject.toml'), '[tool.setuptools.packages.find]\nwhere = ["lib", "src"]\n')
+  assert.deepEqual(await sandboxSysPath({ roots: [proj], project: proj, python }), [
+    join(proj, 'lib'),
+    join(proj, 'src'),
+    proj,
+  ])
 })
 
 test('the guest puts sys_path first, in order and once, and a second install replaces the first', async () => {

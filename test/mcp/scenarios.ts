@@ -56,6 +56,16 @@ export function serverScenarios(connect: Connect, root: string): void {
     assert.equal(textOf(p), '10.0')
   })
 
+  test("the workspace is importable, as in python3 run there: a root's package without any pyproject", async () => {
+    const pkg = `wsmod_${process.pid}_${Date.now()}`
+    mkdirSync(join(root, pkg), { recursive: true })
+    writeFileSync(join(root, pkg, '__init__.py'), 'def add(a, b):\n    return a + b\n')
+    const c = await connect()
+    const r = await run(c, `from ${pkg} import add\nprint(add(2, 3))`)
+    assert.equal(r.isError, false, textOf(r))
+    assert.equal(textOf(r), '5')
+  })
+
   test('an error is isError with the agent loop rendering: phase, message, excerpt, hint', async () => {
     const c = await connect()
     const r = await run(c, 'print("before")\nvalue = undefined_name + 1')
