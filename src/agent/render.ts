@@ -1,21 +1,16 @@
 import type { BlockView } from '../engine/schemas.js'
-import { jsonText as json, type RenderedError, renderError, renderSurvived } from '../format/outcome.js'
+import {
+  clipStdout,
+  jsonText as json,
+  type RenderedError,
+  renderError,
+  renderSurvived,
+} from '../format/outcome.js'
 import type { Part } from './providers/types.js'
 
-export const STDOUT_CLIP_CHARS = 65_536
+export { clipStdout, STDOUT_CLIP_CHARS } from '../format/outcome.js'
 
 const n = (x: number) => x.toLocaleString('en-US')
-
-// The block's stdout as the model reads it: cut at the clip with a notice saying how much.
-export function clipStdout(stdout: string, max = STDOUT_CLIP_CHARS): string {
-  if (stdout.length <= max) return stdout
-  const cut = stdout.length - max
-  return (
-    `${stdout.slice(0, max)}\n` +
-    `[vis: stdout clipped: ${n(cut)} of ${n(stdout.length)} characters were cut. ` +
-    'Narrow the next block: print less (a slice, a count, a summary, a grep) instead of everything.]'
-  )
-}
 
 export type AttachmentBytes = (attachmentId: string) => { mediaType: string; data: Buffer } | undefined
 

@@ -6,6 +6,22 @@ import { pyJsonLiteral } from '../guest/py-literal.js'
 // agent loop) says the same thing the same way; each surface only adds what is its own (the
 // agent loop's stdout clipping and image parts, MCP's resource links).
 
+// The most of a block's stdout a model reads, on every surface that hands it one (the agent
+// loop, MCP): a 1 MiB print would otherwise fill its context with one call.
+export const STDOUT_CLIP_CHARS = 65_536
+
+// The block's stdout as the model reads it: cut at the clip with a notice saying how much.
+export function clipStdout(stdout: string, max = STDOUT_CLIP_CHARS): string {
+  if (stdout.length <= max) return stdout
+  const cut = stdout.length - max
+  const n = (x: number) => x.toLocaleString('en-US')
+  return (
+    `${stdout.slice(0, max)}\n` +
+    `[vis: stdout clipped: ${n(cut)} of ${n(stdout.length)} characters were cut. ` +
+    'Narrow the next block: print less (a slice, a count, a summary, a grep) instead of everything.]'
+  )
+}
+
 export type RenderedError = {
   phase?: unknown
   code?: unknown

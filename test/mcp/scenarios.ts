@@ -66,6 +66,14 @@ export function serverScenarios(connect: Connect, root: string): void {
     assert.equal(textOf(r), '5')
   })
 
+  test('a huge print is clipped as the agent loop clips it, with the notice saying how much', async () => {
+    const c = await connect()
+    const r = await run(c, 'print("x" * 1_048_576)')
+    const text = textOf(r)
+    assert.ok(text.length < 70_000, `returned ${text.length} characters`)
+    assert.match(text, /\[vis: stdout clipped: [\d,]+ of [\d,]+ characters were cut\. Narrow the next block/)
+  })
+
   test('an error is isError with the agent loop rendering: phase, message, excerpt, hint', async () => {
     const c = await connect()
     const r = await run(c, 'print("before")\nvalue = undefined_name + 1')

@@ -1,7 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { Engine } from '../../engine/engine.js'
 import type { BlockView } from '../../engine/schemas.js'
-import { renderOutcomeText } from '../../format/outcome.js'
+import { clipStdout, renderOutcomeText } from '../../format/outcome.js'
 import { attachmentUri } from './resources.js'
 
 type Content = CallToolResult['content'][number]
@@ -10,12 +10,13 @@ type Content = CallToolResult['content'][number]
 // hosts put inline images into the model's context.
 export const MAX_INLINE_IMAGE_BYTES = 4 * 1024 * 1024
 
-// A finished block as MCP content: its text as the agent loop renders it, each image
+// A finished block as MCP content: its text as the agent loop renders it (stdout clipped as the
+// agent loop clips it, with the same notice), each image
 // attachment inline, every other attachment as a link to its resource; a failed block is
 // `isError`.
 export function blockResult(engine: Engine, block: BlockView): CallToolResult {
   const text = renderOutcomeText({
-    stdout: block.stdout,
+    stdout: clipStdout(block.stdout),
     result: block.result,
     error: block.error,
     timedOut: block.timed_out,
