@@ -245,6 +245,7 @@ async function runBlock(t: TurnRun, code: string, iterationId: string): Promise<
       block_id: blockId,
       iteration_id: iterationId,
       duration_ms: block.duration_ms,
+      result: block.result,
       error: block.error,
       timed_out: block.timed_out,
     })

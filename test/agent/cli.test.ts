@@ -96,6 +96,54 @@ test('vis run streams the text, each block with its output, and the answer; sess
   assert.equal(json.turns[0].journal[0].tool, 'cat')
 })
 
+test('vis run shows what the model saw: the value, a refused call, and a long print clipped where its copy is', async () => {
+  const { home, root } = dirs()
+  writeFileSync(join(root, 'secret.txt'), 'the code is 1234\n')
+  writeFileSync(
+    join(home, 'agent.json'),
+    JSON.stringify({ approvals: { rules: [{ tool: 'cat', match: 'secret' }] } }),
+  )
+  double.script([
+    { calls: [pyCall('6 * 7')] },
+    { calls: [pyCall('r = await cat("secret.txt")')] },
+    { calls: [pyCall('print("y" * 70_000)')] },
+    { text: 'done looking' },
+  ])
+  // No terminal: approvals are denied by the auto-policy, and nobody is asked.
+  const r = await visCli(['run', 'look around'], { cwd: root, home }).done
+  assert.equal(r.code, 0, r.stderr)
+  assert.match(r.stdout, /└─ output:\n→ 42\n/)
+  assert.match(r.stderr, /\[refused: cat\("secret\.txt"\) denied by policy: auto-policy: deny\]/)
+  assert.match(r.stderr, /\[output clipped as for the model: 4,465 of 70,001 characters not shown\]/)
+  assert.equal((r.stdout.match(/y/g) ?? []).length < 65_600, true, 'the clipped part is not printed')
+  // The model's copy was clipped at the same place.
+  assert.match(
+    JSON.stringify(double.requests.at(-1)!.body.messages),
+    /stdout clipped: 4,465 of 70,001 characters/,
+  )
+  // The export carries the model's side too: its text, the answer, the usage, the refused call.
+  const id = /\[session (ses_\w+) · root /.exec(r.stderr)![1]!
+  const md = await visCli(['sessions', 'export', id], { cwd: root, home }).done
+  assert.equal(md.code, 0, md.stderr)
+  assert.match(
+    md.stdout,
+    /## Agent turns\n\n### Turn 1 · done · openai\/double-model\n\n4 iterations · 400 in \/ 80 out tokens/,
+  )
+  assert.match(md.stdout, /\*\*Task\*\*\n\n> look around/)
+  assert.match(md.stdout, /- refused: `cat` \["secret\.txt"\] — denied by policy: auto-policy: deny/)
+  assert.match(md.stdout, /\*\*Answer\*\*\n\n> done looking/)
+  const json = JSON.parse(
+    (await visCli(['sessions', 'export', id, '--format', 'json'], { cwd: root, home }).done).stdout,
+  )
+  assert.equal(json.agent.turns[0].answer, 'done looking')
+  assert.equal(json.agent.turns[0].usage.input, 400)
+  assert.equal(json.agent.turns[0].iterations.at(-1).text, 'done looking')
+  assert.deepEqual(
+    json.agent.approvals.map((a: { tool: string; status: string }) => [a.tool, a.status]),
+    [['cat', 'denied']],
+  )
+})
+
 test('vis run: Ctrl-C cancels the turn (exit 130); no model is a clear error', async () => {
   const { home, root } = dirs()
   double.script([

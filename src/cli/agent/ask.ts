@@ -18,7 +18,7 @@ export class Lines {
   }
 }
 
-const argsText = (args: unknown): string => {
+export const argsText = (args: unknown): string => {
   const a = Array.isArray(args) ? args : [args]
   const text = a.map((x) => JSON.stringify(x)).join(', ')
   return text.length > 300 ? `${text.slice(0, 300)}…` : text

@@ -1,6 +1,8 @@
 import type { AgentEvent } from '../../agent/host.js'
-import type { UsageView } from '../../agent/schemas.js'
+import type { ApprovalView, UsageView } from '../../agent/schemas.js'
 import { hitTokenLimit } from '../../agent/transcript.js'
+import { jsonText, STDOUT_CLIP_CHARS } from '../../format/outcome.js'
+import { argsText } from './ask.js'
 
 const n = (x: number) => x.toLocaleString('en-US')
 
@@ -21,10 +23,14 @@ export const sessionCounts = (turns: number, iterations: number): string =>
   `${counted(turns, 'turn')} · ${counted(iterations, 'iteration')}`
 
 // What `vis run` and `vis chat` show of a turn: the model's text as it streams, each block with
-// its output, errors, retries, and the end.
+// its output (clipped where the model's copy is clipped), its value, errors, refused tool calls,
+// retries, and the end. What a person reads is what the model read.
 export class TurnPrinter {
   private atLineStart = true
   private iterations = 0
+  // The running block's output: characters shown, and characters held back past the clip.
+  private shown = 0
+  private hidden = 0
 
   constructor(
     private readonly out: NodeJS.WritableStream,
@@ -60,15 +66,40 @@ export class TurnPrinter {
           .map((l) => `│ ${l}`)
           .join('\n')
         this.write(`┌─ python\n${code}\n└─ output:\n`)
+        this.shown = 0
+        this.hidden = 0
         return
       }
-      case 'block.output':
-        this.write(String(ev.data))
+      case 'block.output': {
+        const data = String(ev.data)
+        const room = Math.max(0, STDOUT_CLIP_CHARS - this.shown)
+        this.write(data.slice(0, room))
+        this.shown += Math.min(room, data.length)
+        this.hidden += Math.max(0, data.length - room)
         return
+      }
       case 'block.ended': {
         const e = ev.error as { phase?: string; code?: string; message?: string } | null
         this.newline()
+        if (this.hidden > 0) {
+          const total = this.shown + this.hidden
+          this.err.write(
+            `[output clipped as for the model: ${n(this.hidden)} of ${n(total)} characters not shown]\n`,
+          )
+        }
+        if (ev.result !== null && ev.result !== undefined) this.write(`→ ${jsonText(ev.result)}\n`)
         if (e) this.write(`✗ ${e.phase ?? e.code ?? 'block'} error: ${String(e.message).split('\n')[0]}\n`)
+        return
+      }
+      case 'approval.resolved': {
+        // A refused call is part of what the model saw; say so even where nobody was asked.
+        const a = ev.approval as ApprovalView
+        if (a.status === 'approved') return
+        const why = a.note ? `: ${a.note}` : ''
+        this.newline()
+        this.err.write(
+          `[refused: ${a.tool}(${argsText(a.args)}) ${a.status} by ${a.decided_by ?? 'nobody'}${why}]\n`,
+        )
         return
       }
       case 'model.reply':

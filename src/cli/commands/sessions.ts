@@ -6,7 +6,7 @@ import { exportTranscript, openStore, renderMarkdown, type Store } from '../../p
 import { describeSurvived } from '../../sessions/survived.js'
 import { VisError } from '../../util/errors.js'
 import { draftLine } from '../agent/draft-command.js'
-import { sessionTurns, turnLines } from '../agent/show.js'
+import { agentMarkdown, sessionAgent, sessionTurns, turnLines } from '../agent/show.js'
 import { type Command, subcommands } from '../command.js'
 
 const usage = `Usage: vis sessions list [--state open|closed|all] [--limit N] [--json]
@@ -158,12 +158,14 @@ async function exportSession(argv: string[]): Promise<number> {
     }
     const t = exportTranscript(store, id)
     const draft = await draftOf(store, id)
+    const agent = sessionAgent(store, id)
     // Markdown is for people: code is shown formatted (ruff); the JSON keeps it as written.
     if (values.format === 'json') {
-      process.stdout.write(`${JSON.stringify({ ...t, draft: { ...draft.state, ...draft.diff } }, null, 2)}\n`)
+      const whole = { ...t, agent, draft: { ...draft.state, ...draft.diff } }
+      process.stdout.write(`${JSON.stringify(whole, null, 2)}\n`)
       return 0
     }
-    let md = renderMarkdown(t, { formatCode: formatPythonForDisplay })
+    let md = renderMarkdown(t, { formatCode: formatPythonForDisplay }) + agentMarkdown(agent)
     if (draft.state.draft) {
       // A fence longer than any backtick run in the diff, so the diff cannot close it.
       const fence = '`'.repeat(
