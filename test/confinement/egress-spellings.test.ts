@@ -4,7 +4,9 @@
 // ordinary socket.connect (the guest's shim tunnels it), and plain http:// through the proxy.
 // Each must be refused, naming loopback (or the server's port), and the listener never reached.
 import assert from 'node:assert/strict'
+import { writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
+import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { startServer, type VisServer } from '../../src/http/server.js'
 import { createRuntime, type Runtime } from '../../src/sessions/runtime.js'
@@ -63,8 +65,8 @@ describe('IPv6 (and IPv4) spellings of the host loopback through the egress prox
     trap?.close()
   })
 
-  async function session(allow: string[]): Promise<Session> {
-    const s = await rt.createSession({ roots: [root], network: { enabled: true, allow, deny: [] } })
+  async function session(allow: string[], shell = false): Promise<Session> {
+    const s = await rt.createSession({ roots: [root], shell, network: { enabled: true, allow, deny: [] } })
     sessions.push(s)
     return s
   }
@@ -159,5 +161,75 @@ print(json.dumps(out))`
     } finally {
       await server.close()
     }
+  })
+
+  // In a tool jail, loopback is the session's own tool network: the guest shim (net.py, with
+  // ipaddress) keeps the kernel's spellings of loopback there, and sends the forms the kernel
+  // would not route to loopback (compatible, translated, inet_aton tails) to the proxy, which
+  // refuses them. Neither way reaches the host's listener on the same port.
+  test("in a tool jail, loopback spellings stay on the jail's own loopback or are refused; never the host's", async () => {
+    const seen = hits
+    const script = join(root, 'jail-loopback.py')
+    writeFileSync(
+      script,
+      `import json, socket, sys, threading
+PORT = int(sys.argv[1])
+srv = socket.create_server(("::", PORT), family=socket.AF_INET6, dualstack_ipv6=True)
+def serve():
+    while True:
+        c, _ = srv.accept()
+        c.sendall(b"jail")
+        c.close()
+threading.Thread(target=serve, daemon=True).start()
+def attempt(f):
+    try:
+        return ["ok", f()]
+    except Exception as e:
+        return [type(e).__name__, str(e)]
+def sock(host):
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.settimeout(30)
+        s.connect((host, PORT, 0, 0) if family == socket.AF_INET6 else (host, PORT))
+        return s.recv(16).decode()
+print(json.dumps({h: attempt(lambda h=h: sock(h)) for h in json.loads(sys.argv[2])}))
+`,
+    )
+    const spellings = [...LOOPBACK_SPELLINGS, '127.0.0.1', '2130706433', '127.1']
+    const s = await session([], true)
+    const r = await s.runBlock(
+      `import json
+out = await shell(${JSON.stringify(`python3 ${script} ${port} '${JSON.stringify(spellings)}'`)})
+print(json.dumps(out))`,
+      { timeoutMs: 120_000 },
+    )
+    assert.equal(r.error, undefined, JSON.stringify(r.error))
+    const out = JSON.parse((r.stdout ?? '').trim().split('\n').pop() ?? '{}')
+    assert.equal(out.exit, 0, JSON.stringify(out))
+    const got: Record<string, [string, string]> = JSON.parse(out.stdout.trim().split('\n').pop())
+    // (a zone by name, `%lo`, is a lookup glibc refuses in the jail: an error, nothing reached)
+    const local = [
+      '0::ffff:7f00:1',
+      '0:0:0:0:0:ffff:127.0.0.1',
+      '0000:0000:0000:0000:0000:FFFF:7F00:0001',
+      '::ffff:7f00:1%1',
+      '0:0:0:0:0:0:0:1',
+      '::0001',
+    ]
+    for (const h of [...local, '127.0.0.1', '2130706433', '127.1'])
+      assert.deepEqual(got[h], ['ok', 'jail'], h)
+    for (const h of [
+      '::7f00:1',
+      '::127.0.0.1',
+      '::ffff:0:7f00:1',
+      '::ffff:0:127.0.0.1',
+      '::ffff:127.1',
+      '::ffff:0x7f.1',
+    ]) {
+      assert.equal(got[h]?.[0], 'PermissionError', `${h}: ${JSON.stringify(got[h])}`)
+      assert.match(String(got[h]?.[1]), /\(loopback\): reachable only through an allow entry naming/, h)
+    }
+    for (const [h, result] of Object.entries(got)) assert.notDeepEqual(result, ['ok', 'trap'], h)
+    assert.equal(hits, seen, "nothing reached the host's loopback listener")
   })
 })
