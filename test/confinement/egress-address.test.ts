@@ -343,6 +343,30 @@ test('the proxy, by CONNECT and absolute URI, refuses every spelling of a loopba
         await proxy.close()
       }
     }
+    // The unspecified address reaches every local listener: never, even when loopback is named.
+    const named = await startEgressProxy({
+      allow: ['*', '127.0.0.0/8', '::1', '::/0', '0.0.0.0/0'],
+      deny: [],
+    })
+    try {
+      for (const s of [
+        '::',
+        '[::]',
+        '0:0:0:0:0:0:0:0',
+        '::ffff:0.0.0.0',
+        '::ffff:0:0',
+        '0.0.0.0',
+        '0',
+        '0.0.0.0.',
+      ])
+        assert.match(
+          await ask(named.socketPath, attempts(s)[0] as string),
+          /^HTTP\/1\.1 403 vis egress refused: .*\(unspecified\): never reachable/,
+          s,
+        )
+    } finally {
+      await named.close()
+    }
     assert.equal(hits, 0, 'nothing reached the loopback listener')
     // Named, every spelling reaches it (both directions) ... unless it is the host's own port.
     const proxy = await startEgressProxy({ allow: ['127.0.0.0/8', '::1'], deny: [] })

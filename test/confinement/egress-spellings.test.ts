@@ -113,8 +113,8 @@ print(json.dumps(out))`
 
   // Every attempt refused, by the proxy, with a reason matching `why`; URLs the guest's own
   // URL parser refuses (an inet_aton form inside brackets) never leave the block either.
-  function assertRefused(r: Record<string, [string, unknown]>, why: RegExp): void {
-    assert.ok(Object.keys(r).length > 40, JSON.stringify(r))
+  function assertRefused(r: Record<string, [string, unknown]>, why: RegExp, count = 40): void {
+    assert.ok(Object.keys(r).length > count, JSON.stringify(r))
     for (const [what, [kind, text]] of Object.entries(r)) {
       const shown = `${what}: ${JSON.stringify([kind, text])}`
       if (what.startsWith('connect ')) {
@@ -142,6 +142,21 @@ print(json.dumps(out))`
       assert.equal(hits, 0, 'nothing reached the loopback listener')
     })
   }
+
+  test('the unspecified address, which reaches every local listener, is refused in every spelling', async () => {
+    const s = await session(['*', '127.0.0.1', '::1'])
+    const r = await runLabBlock(
+      s,
+      '/dev/null',
+      attack(
+        ['::', '0:0:0:0:0:0:0:0', '::ffff:0.0.0.0', '::ffff:0:0', '::0.0.0.0'],
+        ['0.0.0.0', '0', '0.0.0.0.'],
+        port,
+      ),
+    )
+    assertRefused(r, /\(unspecified\): never reachable, whatever the lists say/, 15)
+    assert.equal(hits, 0, 'nothing reached the loopback listener')
+  })
 
   test("with 127.0.0.1 and ::1 on the list, the vis server's own port stays refused however spelled", async () => {
     const server: VisServer = await startServer({ home, python, port: 0, pool: { size: 0 } })
