@@ -27,6 +27,8 @@ test('the address floor: never, private (IP entries only) and public', () => {
     'ff02::1',
     '::ffff:169.254.169.254',
     '255.255.255.255',
+    // NAT64 to the metadata service: as refused as the address it carries (issue 30).
+    '64:ff9b::a9fe:a9fe',
   ]
   for (const a of never) assert.equal(classifyAddress(a).floor, 'never', a)
   const priv: [string, RegExp][] = [
@@ -39,7 +41,7 @@ test('the address floor: never, private (IP entries only) and public', () => {
     ['fd12:3456::1', /ULA/],
     ['::ffff:127.0.0.1', /loopback/],
     ['::ffff:7f00:1', /loopback/],
-    ['64:ff9b::a9fe:a9fe', /NAT64/],
+    ['64:ff9b::808:808', /NAT64/],
     ['198.51.100.7', /TEST-NET-2/],
     ['203.0.113.9', /TEST-NET-3/],
   ]

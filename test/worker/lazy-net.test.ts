@@ -1,6 +1,7 @@
-// The worker's control side (the policy and wire schemas, the egress relay's module) loads
-// node:net only when a network rule needs it, so a worker with the network off never pays for
-// it at start. Checked in a plain Node process, by the builtins it has loaded.
+// The worker's control side (the policy and wire schemas, the egress relay's module) never
+// loads node:net to validate rules or judge addresses (ip.ts parses them to bytes), so a worker
+// with the network off never pays for it at start. Checked in a plain Node process, by the
+// builtins it has loaded.
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
@@ -42,9 +43,9 @@ test('network off: a worker policy and a network request validate without loadin
   assert.deepEqual(out.networkOff, { enabled: false, loaded: false })
 })
 
-test('a rule that needs node:net loads it on first use, and addresses are judged as before', () => {
+test('rules and addresses are judged on bytes (ip.ts) without node:net, as before', () => {
   assert.deepEqual(out.allow, ['10.0.0.0/8', 'example.com'])
-  assert.equal(out.afterRules, true)
+  assert.equal(out.afterRules, false)
   assert.deepEqual(out.metadata, { floor: 'never', label: 'link-local (cloud metadata)' })
   assert.deepEqual(out.mapped, { floor: 'private', label: 'private (RFC 1918)' })
   assert.deepEqual(out.public, { floor: 'public' })

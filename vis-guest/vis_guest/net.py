@@ -18,6 +18,7 @@ but the relay is routable from the namespace and the proxy decides every connect
 """
 
 import errno
+import ipaddress
 import json
 import os
 import socket
@@ -124,8 +125,31 @@ def _refused(where: str, reason: str) -> PermissionError:
     return PermissionError(errno.EACCES, f"vis: network access to '{where}' refused: {reason}")
 
 
-def _is_loopback(host: str) -> bool:
-    return host == "::1" or host.startswith("127.") or host.startswith("::ffff:127.")
+def _address(host):
+    """The address a host spells, parsed to its bytes (any case, zeros, zone id, inet_aton
+    form); None for a name. Only the kernel's own spellings count as local: an IPv4-mapped
+    address is its IPv4 address, other IPv6 forms that carry one go to the proxy, which
+    judges them (and refuses them when what they carry is refused)."""
+    text = str(host).strip().removeprefix("[").removesuffix("]").split("%", 1)[0]
+    try:
+        ip = ipaddress.ip_address(text)
+    except ValueError:
+        if ":" in text:
+            return None
+        try:
+            ip = ipaddress.IPv4Address(socket.inet_aton(text.removesuffix(".")))
+        except (OSError, ValueError):
+            return None
+    return ip.ipv4_mapped or ip if ip.version == 6 else ip
+
+
+def _is_loopback(host) -> bool:
+    ip = _address(host)
+    return ip is not None and ip.is_loopback
+
+
+def _is_relay(host) -> bool:
+    return str(host).lower() == "localhost" or _address(host) == ipaddress.IPv4Address("127.0.0.1")
 
 
 def getaddrinfo(host, port, family=0, type=0, proto=0, flags=0):
@@ -170,7 +194,7 @@ def _tunnel_target(sock, address):
     host, port = address[0], address[1]
     if isinstance(host, bytes):
         host = host.decode("idna")
-    if port == _PORT and host in ("127.0.0.1", "localhost", "::ffff:127.0.0.1"):
+    if port == _PORT and _is_relay(host):
         return None
     if _LOCAL and (_is_loopback(str(host)) or str(host).lower() in _LOCAL_NAMES):
         return None

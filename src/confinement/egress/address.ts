@@ -1,7 +1,7 @@
-import type { BlockList } from 'node:net'
-import { nodeNet } from './node-net.js'
+import { as16, type IP, parseIP, samePrefix, v4 } from './ip.js'
 
-// The address floor: what a resolved address may be, whatever the lists say.
+// The address floor: what a resolved address may be, whatever the lists say. Judged on the
+// address's bytes (ip.ts), never on its text.
 // - 'never': link-local (cloud metadata at 169.254.169.254), unspecified, multicast,
 //   broadcast/reserved: refused always, even when an entry names them.
 // - 'private': loopback, RFC 1918, CGNAT, ULA, and ranges that are not the public
@@ -9,98 +9,137 @@ import { nodeNet } from './node-net.js'
 //   site-local): reachable only when the entry that allowed the connection is an IP
 //   literal or CIDR naming the address.
 // - anything else is public.
-// IPv4-mapped/compatible IPv6 addresses are classified by the IPv4 address they carry.
-type Range = [string, number, string, 'never' | 'private']
-const V4: Range[] = [
-  ['0.0.0.0', 8, 'unspecified', 'never'],
-  ['10.0.0.0', 8, 'private (RFC 1918)', 'private'],
-  ['100.64.0.0', 10, 'CGNAT', 'private'],
-  ['127.0.0.0', 8, 'loopback', 'private'],
-  ['169.254.0.0', 16, 'link-local (cloud metadata)', 'never'],
-  ['172.16.0.0', 12, 'private (RFC 1918)', 'private'],
-  ['192.0.0.0', 24, 'IETF protocol', 'private'],
-  ['192.0.2.0', 24, 'documentation (TEST-NET-1)', 'private'],
-  ['192.168.0.0', 16, 'private (RFC 1918)', 'private'],
-  ['198.18.0.0', 15, 'benchmarking', 'private'],
-  ['198.51.100.0', 24, 'documentation (TEST-NET-2)', 'private'],
-  ['203.0.113.0', 24, 'documentation (TEST-NET-3)', 'private'],
-  ['224.0.0.0', 4, 'multicast', 'never'],
-  ['240.0.0.0', 4, 'reserved', 'never'],
-]
-const V6: Range[] = [
-  ['::', 128, 'unspecified', 'never'],
-  ['::1', 128, 'loopback', 'private'],
-  ['64:ff9b::', 96, 'NAT64', 'private'],
-  ['64:ff9b:1::', 48, 'NAT64', 'private'],
-  ['100::', 64, 'discard', 'private'],
-  ['2001::', 32, 'Teredo', 'private'],
-  ['2001:db8::', 32, 'documentation', 'private'],
-  ['2002::', 16, '6to4', 'private'],
-  ['fc00::', 7, 'ULA', 'private'],
-  ['fe80::', 10, 'link-local', 'never'],
-  ['fec0::', 10, 'site-local', 'private'],
-  ['ff00::', 8, 'multicast', 'never'],
-]
+// An IPv6 address that carries an IPv4 address (carriedIPv4) is never less refused than
+// the address it carries.
+type Floor = 'never' | 'private'
+type Range = { bytes: Uint8Array; prefix: number; label: string; floor: Floor }
 
-type CompiledRange = { list: BlockList; label: string; floor: 'never' | 'private'; family: 'ipv4' | 'ipv6' }
-let compiledRanges: CompiledRange[] | undefined
-// Built on first use (node-net.ts says why).
-function compiled(): CompiledRange[] {
-  compiledRanges ??= [
-    ...V4.map((r) => [...r, 'ipv4'] as const),
-    ...V6.map((r) => [...r, 'ipv6'] as const),
-  ].map(([net, prefix, label, floor, family]) => {
-    const list = new (nodeNet().BlockList)()
-    list.addSubnet(net, prefix, family)
-    return { list, label, floor, family }
-  })
-  return compiledRanges
+function range(net: string, prefix: number, label: string, floor: Floor): Range {
+  const ip = parseIP(net) as IP
+  return { bytes: as16(ip), prefix: ip.family === 4 ? prefix + 96 : prefix, label, floor }
 }
 
-export type AddressClass = { floor: 'public' } | { floor: 'never' | 'private'; label: string }
+const V4: Range[] = [
+  range('0.0.0.0', 8, 'unspecified', 'never'),
+  range('10.0.0.0', 8, 'private (RFC 1918)', 'private'),
+  range('100.64.0.0', 10, 'CGNAT', 'private'),
+  range('127.0.0.0', 8, 'loopback', 'private'),
+  range('169.254.0.0', 16, 'link-local (cloud metadata)', 'never'),
+  range('172.16.0.0', 12, 'private (RFC 1918)', 'private'),
+  range('192.0.0.0', 24, 'IETF protocol', 'private'),
+  range('192.0.2.0', 24, 'documentation (TEST-NET-1)', 'private'),
+  range('192.168.0.0', 16, 'private (RFC 1918)', 'private'),
+  range('198.18.0.0', 15, 'benchmarking', 'private'),
+  range('198.51.100.0', 24, 'documentation (TEST-NET-2)', 'private'),
+  range('203.0.113.0', 24, 'documentation (TEST-NET-3)', 'private'),
+  range('224.0.0.0', 4, 'multicast', 'never'),
+  range('240.0.0.0', 4, 'reserved', 'never'),
+]
+const V6: Range[] = [
+  range('::', 128, 'unspecified', 'never'),
+  range('::1', 128, 'loopback', 'private'),
+  range('64:ff9b::', 96, 'NAT64', 'private'),
+  range('64:ff9b:1::', 48, 'NAT64', 'private'),
+  range('100::', 64, 'discard', 'private'),
+  range('2001::', 32, 'Teredo', 'private'),
+  range('2001:db8::', 32, 'documentation', 'private'),
+  range('2002::', 16, '6to4', 'private'),
+  range('fc00::', 7, 'ULA', 'private'),
+  range('fe80::', 10, 'link-local', 'never'),
+  range('fec0::', 10, 'site-local', 'private'),
+  range('ff00::', 8, 'multicast', 'never'),
+]
+
+export type AddressClass = { floor: 'public' } | { floor: Floor; label: string }
 
 // Ranges a test lab declares public (TEST-NET addresses of a namespace the test made).
 // Set only through lab.ts, which nothing but the test suite imports.
-let publicOverride: BlockList | undefined
+let publicOverride: { bytes: Uint8Array; prefix: number }[] | undefined
 export function setPublicRangesForLab(cidrs: string[] | undefined): void {
-  if (!cidrs?.length) {
-    publicOverride = undefined
-    return
-  }
-  const list = new (nodeNet().BlockList)()
-  for (const c of cidrs) {
-    const [net, prefix] = c.split('/')
-    const fam = nodeNet().isIP(net ?? '') === 6 ? 'ipv6' : 'ipv4'
-    list.addSubnet(net ?? '', Number(prefix ?? (fam === 'ipv4' ? 32 : 128)), fam)
-  }
-  publicOverride = list
+  publicOverride = cidrs?.length
+    ? cidrs.map((c) => {
+        const [net, prefix] = c.split('/')
+        const ip = parseIP(net ?? '') as IP
+        const bits = Number(prefix ?? (ip.family === 4 ? 32 : 128))
+        return { bytes: as16(ip), prefix: ip.family === 4 ? bits + 96 : bits }
+      })
+    : undefined
 }
 
-// "::ffff:1.2.3.4" and "::1.2.3.4" carry an IPv4 address.
-function embeddedV4(address: string): string | undefined {
-  const m = /^::(?:ffff:)?(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
-  if (m) return m[1]
-  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address)
-  if (!hex) return undefined
-  const [hi, lo] = [Number.parseInt(hex[1] ?? '', 16), Number.parseInt(hex[2] ?? '', 16)]
-  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`
+const zeros = (b: Uint8Array, from: number, to: number) => b.subarray(from, to).every((x) => x === 0)
+
+// The IPv4 address(es) an IPv6 address carries, with the form that carries them:
+// mapped ::ffff:0:0/96 and translated ::ffff:0:0:0/96 (the kernel dials the IPv4 address
+// for a mapped one), compatible ::/96 (but not :: and ::1), NAT64 64:ff9b::/96, 6to4
+// 2002::/16 (bits 16-47), and Teredo 2001::/32 (its server in bits 32-63, its client
+// obfuscated in the last 32 bits).
+export function carriedIPv4(ip: IP): { form: string; address: IP }[] {
+  const b = ip.bytes
+  if (ip.family === 4) return []
+  const tail = v4(b.subarray(12))
+  if (zeros(b, 0, 10) && b[10] === 255 && b[11] === 255) return [{ form: 'IPv4-mapped', address: tail }]
+  if (zeros(b, 0, 8) && b[8] === 255 && b[9] === 255 && zeros(b, 10, 12))
+    return [{ form: 'IPv4-translated', address: tail }]
+  if (zeros(b, 0, 12) && !(zeros(b, 12, 15) && (b[15] ?? 0) <= 1))
+    return [{ form: 'IPv4-compatible', address: tail }]
+  if (b[0] === 0 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && zeros(b, 4, 12))
+    return [{ form: 'NAT64', address: tail }]
+  if (b[0] === 0x20 && b[1] === 0x02) return [{ form: '6to4', address: v4(b.subarray(2, 6)) }]
+  if (b[0] === 0x20 && b[1] === 0x01 && b[2] === 0 && b[3] === 0)
+    return [
+      { form: 'Teredo server', address: v4(b.subarray(4, 8)) },
+      { form: 'Teredo client', address: v4(Array.from(b.subarray(12)).map((x) => x ^ 0xff)) },
+    ]
+  return []
 }
 
-export function classifyAddress(address: string): AddressClass {
-  const family = nodeNet().isIP(address)
-  if (family === 0) return { floor: 'never', label: 'not an IP address' }
-  const v4 = family === 6 ? embeddedV4(address) : undefined
-  if (v4 !== undefined) {
-    const inner = classifyAddress(v4)
-    return inner.floor === 'public' ? { floor: 'private', label: 'IPv4-mapped' } : inner
+// The forms whose IPv4 address is the destination itself, not a gateway's input.
+const SAME_DESTINATION = new Set(['IPv4-mapped', 'IPv4-translated', 'IPv4-compatible'])
+
+// The IPv4 address an IPv6 spelling stands for (mapped, translated, compatible), else itself.
+export function unmapped(ip: IP): IP {
+  const [c] = carriedIPv4(ip)
+  return c && SAME_DESTINATION.has(c.form) ? c.address : ip
+}
+
+function ownClass(ip: IP): AddressClass {
+  const b = as16(ip)
+  const ranges = ip.family === 4 ? V4 : V6
+  const hit = ranges.find((r) => samePrefix(b, r.bytes, r.prefix))
+  if (!hit) return { floor: 'public' }
+  if (hit.floor === 'private' && publicOverride?.some((r) => samePrefix(b, r.bytes, r.prefix)))
+    return { floor: 'public' }
+  return { floor: hit.floor, label: hit.label }
+}
+
+export function classifyAddress(address: string | IP): AddressClass {
+  const ip = typeof address === 'string' ? parseIP(address) : address
+  if (!ip) return { floor: 'never', label: 'not an IP address' }
+  const carried = carriedIPv4(ip)
+  const first = carried[0]
+  if (first && SAME_DESTINATION.has(first.form)) {
+    const inner = ownClass(first.address)
+    return inner.floor === 'public' ? { floor: 'private', label: first.form } : inner
   }
-  const type = family === 4 ? 'ipv4' : 'ipv6'
-  for (const { list, label, floor, family: f } of compiled()) {
-    if (f !== type || !list.check(address, type)) continue
-    if (floor === 'private' && publicOverride?.check(address, type)) return { floor: 'public' }
-    return { floor, label }
+  const own = ownClass(ip)
+  // A gateway form (NAT64, 6to4, Teredo) is at least as refused as what it carries.
+  for (const { form, address: inner } of carried) {
+    const c = ownClass(inner)
+    if (c.floor === 'never') return { floor: 'never', label: `${form} of ${c.label}` }
   }
-  return { floor: 'public' }
+  for (const { form, address: inner } of carried) {
+    const c = ownClass(inner)
+    if (c.floor === 'private' && own.floor === 'public')
+      return { floor: 'private', label: `${form} of ${c.label}` }
+  }
+  return own
+}
+
+// The IPv4 addresses inside `ip` (or `ip` itself) that are private: an entry lets the
+// connection through only when it names each of them as an IPv4 address or range.
+export function privateIPv4(ip: IP): IP[] {
+  const all = ip.family === 4 ? [ip] : carriedIPv4(ip).map((c) => c.address)
+  return all.filter((a) => ownClass(a).floor === 'private')
 }
 
 // The reason an address is special, or undefined for an ordinary public address.
@@ -109,22 +148,30 @@ export function specialRange(address: string): string | undefined {
   return c.floor === 'public' ? undefined : c.label
 }
 
+export type AddressPattern = {
+  // Whether the entry covers this address (an IPv4 entry covers its IPv6 spellings too).
+  matches(ip: IP): boolean
+  // Whether the entry names this IPv4 address as IPv4: an IPv4 literal or CIDR, or a range
+  // inside ::ffff:0:0/96. `::/0` covers every address but names no private IPv4 one.
+  namesIPv4(ip: IP): boolean
+}
+
 // "10.0.0.0/8", "127.0.0.1", "::1" -> a matcher; undefined when the entry is a host pattern.
-export function parseAddressPattern(entry: string): ((address: string) => boolean) | undefined {
+export function parseAddressPattern(entry: string): AddressPattern | undefined {
   const [net, prefixText, ...rest] = entry.split('/')
-  const family = nodeNet().isIP(net ?? '')
-  if (!net || family === 0 || rest.length > 0) return undefined
-  const type = family === 4 ? 'ipv4' : 'ipv6'
-  const prefix = prefixText === undefined ? (family === 4 ? 32 : 128) : Number(prefixText)
-  if (!/^\d*$/.test(prefixText ?? '') || !Number.isInteger(prefix) || prefix < 0) return undefined
-  if (prefix > (family === 4 ? 32 : 128)) return undefined
-  const list = new (nodeNet().BlockList)()
-  list.addSubnet(net, prefix, type)
-  return (address) => {
-    const f = nodeNet().isIP(address)
-    if (f === 0) return false
-    const v4 = f === 6 ? embeddedV4(address) : undefined
-    if (v4 !== undefined && type === 'ipv4') return list.check(v4, 'ipv4')
-    return list.check(address, f === 4 ? 'ipv4' : 'ipv6')
+  if (!net || rest.length > 0 || net.includes('%')) return undefined
+  const ip = parseIP(net)
+  if (!ip) return undefined
+  const max = ip.family === 4 ? 32 : 128
+  if (prefixText !== undefined && !/^\d{1,3}$/.test(prefixText)) return undefined
+  const prefix = prefixText === undefined ? max : Number(prefixText)
+  if (prefix > max) return undefined
+  const bytes = as16(ip)
+  const bits = ip.family === 4 ? prefix + 96 : prefix
+  const inV4Space = bits >= 96 && samePrefix(bytes, as16(v4([0, 0, 0, 0])), 96)
+  const covers = (a: IP) => samePrefix(as16(a), bytes, bits)
+  return {
+    matches: (a) => covers(a) || covers(unmapped(a)),
+    namesIPv4: (a) => inV4Space && covers(a),
   }
 }

@@ -1,11 +1,12 @@
-import { isIP } from 'node:net'
 import {
   type CompiledPolicy,
   type EgressRequest,
   type EgressVerdict,
   evaluate,
+  isAddress,
   normalizeHost,
 } from './evaluate.js'
+import { canonicalIP } from './ip.js'
 import { resolveName } from './resolve.js'
 
 export type Checked =
@@ -15,7 +16,9 @@ export type Checked =
 const MAX_REMEMBERED = 4096
 
 // One sandbox's egress checks: resolves names itself, checks EVERY answer, and returns
-// the address it checked, which is the one dialled (no second lookup to rebind).
+// the address it checked, which is the one dialled (no second lookup to rebind). Every
+// address, given or resolved, is in its canonical text (ip.ts): what is dialled is exactly
+// the bytes that were judged, with no zone id and no spelling left for node to re-read.
 // Addresses it handed to the guest's getaddrinfo are remembered with their names, so a
 // later connect to the bare address is judged by the name that produced it.
 export class EgressChecker {
@@ -25,17 +28,25 @@ export class EgressChecker {
 
   async check(req: EgressRequest): Promise<Checked> {
     const host = normalizeHost(req.host)
-    if (isIP(host) !== 0) return this.checkAddress({ ...req, host })
+    if (isAddress(host)) return this.checkAddress({ ...req, host })
     // The name alone first: a name the lists refuse is never looked up.
     const early = evaluate(this.policy, { ...req, host })
     if (!early.allowed) return { allowed: false, reason: early.reason, verdict: early }
-    let addresses: string[]
+    let answers: string[]
     try {
-      addresses = await resolveName(host)
+      answers = await resolveName(host)
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code ?? String(err)
       return { allowed: false, reason: `cannot resolve ${host}: ${code}`, verdict: early }
     }
+    const addresses = answers.map((a) => canonicalIP(a) ?? a)
+    const odd = addresses.find((a) => !isAddress(a))
+    if (odd !== undefined)
+      return {
+        allowed: false,
+        reason: `${host} resolved to ${odd}, which is not an IP address`,
+        verdict: early,
+      }
     if (addresses.length === 0) return { allowed: false, reason: `${host} has no addresses`, verdict: early }
     // Every answer must pass: a name mixing public and private answers is an attack.
     let first: EgressVerdict | undefined
@@ -51,7 +62,7 @@ export class EgressChecker {
   // new lookup: a tightening re-judges what is open with it (proxy.ts cuts the refused).
   recheck(req: EgressRequest, address: string): EgressVerdict {
     const host = normalizeHost(req.host)
-    if (isIP(host) !== 0) return this.checkAddress({ ...req, host }).verdict
+    if (isAddress(host)) return this.checkAddress({ ...req, host }).verdict
     return evaluate(this.policy, { ...req, host, address })
   }
 
@@ -73,9 +84,10 @@ export class EgressChecker {
   remember(name: string, addresses: string[]): void {
     if (this.names.size > MAX_REMEMBERED) this.names.clear()
     for (const a of addresses) {
-      const set = this.names.get(a) ?? new Set<string>()
+      const key = normalizeHost(a)
+      const set = this.names.get(key) ?? new Set<string>()
       set.add(normalizeHost(name))
-      this.names.set(a, set)
+      this.names.set(key, set)
     }
   }
 }

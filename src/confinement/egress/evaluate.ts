@@ -1,7 +1,6 @@
-import { isIP } from 'node:net'
-import { classifyAddress } from './address.js'
+import { classifyAddress, privateIPv4 } from './address.js'
 import { isProtectedDestination } from './guard.js'
-import { canonicalIPv4 } from './ipv4-forms.js'
+import { canonicalIP, formatIP, parseIP } from './ip.js'
 import { entryText, type NetworkEntry, type ParsedEntry, parseEntry } from './policy.js'
 
 // The evaluator of the one network policy (policy.ts). Decision order:
@@ -58,14 +57,18 @@ const METADATA_NAMES = new Set([
   'metadata.platformequinix.com',
 ])
 
+// A name in lower case without its trailing dot, or an address in its one canonical text
+// (ip.ts): every spelling of an address is judged, remembered and dialled as that text.
 export const normalizeHost = (host: string) => {
-  const name = host
-    .trim()
-    .toLowerCase()
-    .replace(/^\[(.*)\]$/, '$1')
-    .replace(/\.$/, '')
-  return canonicalIPv4(name) ?? name
+  const name = host.trim().toLowerCase()
+  return canonicalIP(name) ?? name.replace(/\.$/, '')
 }
+
+// What no host name contains: a host with one of these that is not an address is malformed
+// (an IPv6 spelling this parser refuses must not reach a resolver that might accept it).
+const NOT_A_NAME = /[:%[\]\s/\\@]/
+
+export const isAddress = (host: string) => parseIP(host) !== undefined
 
 function globToRegExp(glob: string): RegExp {
   const body = glob
@@ -109,8 +112,11 @@ function targetMatches(e: ParsedEntry, host: string, address: string | undefined
   // An IP/CIDR entry admits connections made to an address, never a name that happens to
   // resolve into it: names are matched by name entries only, so a name off the list is
   // refused before any lookup, and a name never reaches a private address.
-  if (e.kind === 'address') return isIP(host) !== 0 && e.matchAddress?.(address ?? host) === true
-  if (isIP(host) !== 0) return false
+  if (e.kind === 'address') {
+    const ip = isAddress(host) ? parseIP(address ?? host) : undefined
+    return ip !== undefined && e.matchAddress?.matches(ip) === true
+  }
+  if (isAddress(host)) return false
   if (e.kind === 'name') return host === e.value || host.endsWith(`.${e.value}`)
   return host.endsWith(`.${e.value}`)
 }
@@ -145,6 +151,8 @@ export function evaluate(policy: CompiledPolicy, input: EgressRequest): EgressVe
   const refuse = (reason: string, rule?: string): EgressVerdict => ({ allowed: false, reason, rule, trace })
   if (!policy.enabled) return refuse('network access is off for this session')
   if (METADATA_NAMES.has(req.host)) return refuse(`${req.host} is a cloud metadata name: always refused`)
+  if (!isAddress(req.host) && NOT_A_NAME.test(req.host))
+    return refuse(`${req.host} is neither a host name nor an IP address`)
 
   const matched = (c: Compiled) =>
     targetMatches(c.parsed, req.host, req.address) && portMatches(c.parsed, req.port)
@@ -192,12 +200,23 @@ export function evaluate(policy: CompiledPolicy, input: EgressRequest): EgressVe
 function floorRefusal(req: EgressRequest, chosen: Compiled | undefined): string | undefined {
   const address = req.address as string
   const shown = address === req.host ? address : `${req.host} resolves to ${address}`
-  const cls = classifyAddress(address)
+  const ip = parseIP(address)
+  if (!ip) return `${shown} is not an IP address: never dialled`
+  const cls = classifyAddress(ip)
   if (cls.floor === 'never') return `${shown} (${cls.label}): never reachable, whatever the lists say`
-  if (cls.floor === 'private' && chosen?.parsed.kind !== 'address') {
+  const pattern = chosen?.parsed.kind === 'address' ? chosen.parsed.matchAddress : undefined
+  if (cls.floor === 'private' && !pattern) {
     return `${shown} (${cls.label}): reachable only through an allow entry naming that IP or CIDR`
   }
-  if (req.port !== undefined && isProtectedDestination(address, req.port)) {
+  // A private IPv4 address, bare or inside an IPv6 form, is named only by an IPv4 entry.
+  const unnamed = privateIPv4(ip).find((v4) => !pattern?.namesIPv4(v4))
+  if (unnamed) {
+    const inner = classifyAddress(unnamed)
+    const label = inner.floor === 'public' ? '' : ` (${inner.label})`
+    const what = ip.family === 4 ? `${shown}${label}` : `${shown} carries ${formatIP(unnamed)}${label}`
+    return `${what}: reachable only through an allow entry naming that IPv4 address or range`
+  }
+  if (req.port !== undefined && isProtectedDestination(ip, req.port)) {
     return `${shown}:${req.port} is the vis host's own listening port (server or egress relay): never reachable`
   }
   return undefined

@@ -1,7 +1,7 @@
-import { isIP } from 'node:net'
 import { networkInterfaces } from 'node:os'
 import { EGRESS_PORT } from '../environment.js'
-import { classifyAddress } from './address.js'
+import { carriedIPv4, classifyAddress, unmapped } from './address.js'
+import { as16, type IP, parseIP } from './ip.js'
 
 // The host's own listening ports (the vis HTTP server, the egress relay's port) are
 // never an egress destination on any of the host's addresses, whatever the lists say:
@@ -20,15 +20,24 @@ export function protectPort(port: number): () => void {
   }
 }
 
-function isLocalAddress(address: string): boolean {
-  const cls = classifyAddress(address)
-  if (cls.floor !== 'public' && /loopback|unspecified/.test(cls.label)) return true
-  const bare = address.replace(/^::ffff:/i, '')
-  for (const list of Object.values(networkInterfaces()))
-    for (const a of list ?? []) if (a.address === bare || a.address === address) return true
-  return false
+const same = (a: IP, b: IP) => as16(a).every((x, i) => x === as16(b)[i])
+
+// Loopback, unspecified, or one of this host's interface addresses: in any spelling, as the
+// IPv4 address an IPv6 form carries, or behind a gateway form (6to4, Teredo, NAT64).
+function isLocalAddress(ip: IP): boolean {
+  const candidates = [ip, unmapped(ip), ...carriedIPv4(ip).map((c) => c.address)]
+  const local = Object.values(networkInterfaces())
+    .flatMap((list) => list ?? [])
+    .map((a) => parseIP(a.address))
+    .filter((a): a is IP => a !== undefined)
+  return candidates.some((c) => {
+    const cls = classifyAddress(c)
+    if (cls.floor !== 'public' && /^(loopback|unspecified)$/.test(cls.label)) return true
+    return local.some((l) => same(l, c))
+  })
 }
 
-export function isProtectedDestination(address: string, port: number): boolean {
-  return isIP(address) !== 0 && ports.has(port) && isLocalAddress(address)
+export function isProtectedDestination(address: string | IP, port: number): boolean {
+  const ip = typeof address === 'string' ? parseIP(address) : address
+  return ip !== undefined && ports.has(port) && isLocalAddress(ip)
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod'
-import { parseAddressPattern } from './address.js'
-import { nodeNet } from './node-net.js'
+import { type AddressPattern, parseAddressPattern } from './address.js'
+import { parseIP } from './ip.js'
 
 // The ONE definition of a session's network policy. The egress proxy (the boundary),
 // the guest's early refusals and network_probe (which ask that proxy) and the tool jail's
@@ -16,7 +16,7 @@ export type ParsedEntry = {
   // lower-case name without a trailing dot (name/subdomains), the IP/CIDR (address)
   value: string
   ports?: number[]
-  matchAddress?: (address: string) => boolean
+  matchAddress?: AddressPattern
 }
 
 const NAME =
@@ -48,7 +48,8 @@ export function parseEntry(raw: string): ParsedEntry | undefined {
   if (text === '*') return withPorts({ kind: 'any', value: '*' })
   const matchAddress = parseAddressPattern(text)
   if (matchAddress) return withPorts({ kind: 'address', value: text, matchAddress })
-  if (nodeNet().isIP(text.split('/')[0] ?? '') !== 0) return undefined // a CIDR with a bad prefix
+  // A CIDR with a bad prefix, an address with a zone id, an IPv6 spelling no parser takes.
+  if (parseIP(text.split('/')[0] ?? '') !== undefined || /[:%[\]]/.test(text)) return undefined
   const name = text.replace(/\.$/, '')
   if (name.startsWith('*.')) {
     return NAME.test(name.slice(2)) ? withPorts({ kind: 'subdomains', value: name.slice(2) }) : undefined
