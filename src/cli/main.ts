@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { errorMessage, isVisError } from '../util/errors.js'
 import { packageRoot } from '../util/home.js'
-import type { Command } from './command.js'
+import type { CommandEntry } from './command.js'
 import { commands } from './commands/index.js'
 
 function packageVersion(): string {
@@ -35,7 +35,7 @@ function overview(): string {
 // dist.version is a --python (or VIS_PYTHON_VERSION) naming a minor vis does not support.
 const USAGE_ERRORS = new Set(['cli.bad-option', 'cli.missing-argument', 'bundle.usage', 'dist.version'])
 
-function find(name: string): Command | undefined {
+function find(name: string): CommandEntry | undefined {
   return commands.find((c) => c.name === name)
 }
 
@@ -77,13 +77,14 @@ async function dispatch(argv: string[]): Promise<number> {
       console.log(overview())
       return 0
     }
-    const cmd = find(topic)
-    if (!cmd) return unknown(topic)
-    console.log(cmd.usage)
+    const entry = find(topic)
+    if (!entry) return unknown(topic)
+    console.log((await entry.load()).usage)
     return 0
   }
-  const cmd = find(name)
-  if (!cmd) return unknown(name)
+  const entry = find(name)
+  if (!entry) return unknown(name)
+  const cmd = await entry.load()
   if (!cmd.rawArgs && wantsHelp(rest)) {
     console.log(cmd.usage)
     return 0

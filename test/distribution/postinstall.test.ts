@@ -31,7 +31,7 @@ before(() => {
   }
   writeFileSync(
     join(pkg, 'src/cli/commands/index.ts'),
-    "import type { Command } from '../command.js'\nimport { runtime } from './runtime.js'\n\nexport const commands: Command[] = [runtime]\n",
+    "import type { CommandEntry } from '../command.js'\n\nexport const commands: CommandEntry[] = [\n  { name: 'runtime', summary: 'runtime', load: async () => (await import('./runtime.js')).runtime },\n]\n",
   )
   symlinkSync(join(repoRoot, 'node_modules'), join(pkg, 'node_modules'))
 })

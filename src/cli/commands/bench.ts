@@ -36,7 +36,6 @@ shown for reference.
 
 export const bench: Command = {
   name: 'bench',
-  summary: 'Measure session worker round trips against a same-run baseline',
   usage,
   async run(argv) {
     const opt = (name: string) => {

@@ -24,7 +24,6 @@ Installing from it needs no network and no compiler.
 
 export const bundle: Command = {
   name: 'bundle',
-  summary: 'Make (or verify) an offline install bundle',
   usage,
   async run(argv) {
     const { values } = parseArgs({

@@ -24,7 +24,6 @@ ${AGENT_USAGE}`
 
 export const chat: Command = {
   name: 'chat',
-  summary: 'A conversation with the agent (line-edited REPL)',
   usage,
   async run(argv) {
     const { values } = parseArgs({ args: argv, options: AGENT_OPTIONS })

@@ -53,7 +53,6 @@ function nginxConfigCommand(argv: string[]): number {
 
 export const cluster: Command = {
   name: 'cluster',
-  summary: 'Run several vis serve nodes behind nginx (print the nginx configuration)',
   usage,
   run: subcommands('cluster', usage, { 'nginx-config': nginxConfigCommand }),
 }

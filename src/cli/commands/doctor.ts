@@ -26,7 +26,6 @@ const MARK = { info: 'ok  ', warn: 'WARN', error: 'FAIL' } as const
 
 export const doctor: Command = {
   name: 'doctor',
-  summary: 'Report which confinement layers this machine enforces',
   usage,
   async run(argv) {
     const { values } = parseArgs({

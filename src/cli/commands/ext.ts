@@ -100,7 +100,6 @@ async function test(
 
 export const ext: Command = {
   name: 'ext',
-  summary: 'List, reload and test trusted Python extensions',
   usage,
   async run(argv) {
     let parsed: ReturnType<typeof parse>

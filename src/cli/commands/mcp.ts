@@ -48,7 +48,6 @@ function policyFrom(values: { root?: string[]; network?: boolean; allow?: string
 
 export const mcp: Command = {
   name: 'mcp',
-  summary: 'Serve vis as an MCP server over stdio',
   usage,
   async run(argv) {
     const { values } = parseArgs({

@@ -51,7 +51,6 @@ async function runProgram(rt: PythonRuntime, stdinIsTty: boolean): Promise<numbe
 
 export const python: Command = {
   name: 'python',
-  summary: 'python3 in the embedded interpreter: -c, -m, a script, stdin or the REPL, with python3 options',
   usage,
   rawArgs: true,
   async run(argv) {

@@ -20,7 +20,6 @@ Exit status: 0 answered, 1 failed, 2 usage error, 130 cancelled.`
 
 export const run: Command = {
   name: 'run',
-  summary: 'Run one agent turn in the current directory',
   usage,
   async run(argv) {
     const { values, positionals } = parseArgs({

@@ -163,7 +163,6 @@ async function stage(argv: string[]): Promise<number> {
 
 export const runtime: Command = {
   name: 'runtime',
-  summary: 'Show, fetch or stage the CPython distribution',
   usage,
   run: subcommands('runtime', usage, { status, fetch, stage }),
 }

@@ -45,7 +45,6 @@ The OpenAPI document is served at /v1/openapi.json. SIGINT or SIGTERM stops clea
 
 export const serve: Command = {
   name: 'serve',
-  summary: 'Serve the HTTP API and the session page (loopback, with a token, by default)',
   usage,
   async run(argv) {
     const { values } = parseArgs({

@@ -182,7 +182,6 @@ async function exportSession(argv: string[]): Promise<number> {
 
 export const sessions: Command = {
   name: 'sessions',
-  summary: 'List, show and export stored sessions',
   usage,
   run: subcommands('sessions', usage, { list, show, export: exportSession }),
 }
