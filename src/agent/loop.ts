@@ -10,6 +10,7 @@ import type { Message, ModelReply, Part, Provider, ToolCall, Usage } from './pro
 import { PYTHON_TOOL, zeroUsage } from './providers/types.js'
 import type { AgentRecords } from './records.js'
 import { renderBlock } from './render.js'
+import { END_AT_REPEATS, RepeatedFailures, WARN_AT_REPEATS } from './repeats.js'
 import {
   callCode,
   capNotice,
@@ -46,6 +47,8 @@ export type TurnRun = {
   signal: AbortSignal
   scope: CallScope
   emit: TurnEmit
+  // Identical failures in a row across the turn's blocks (src/agent/repeats.ts).
+  repeats?: RepeatedFailures
 }
 
 export type TurnEnd = {
@@ -86,6 +89,7 @@ export function fencedBlock(text: string): string | undefined {
 // One turn: ask the model, run the block it wrote, append what the block did, until the model
 // answers in text (or the cap, three failures, three empty replies, or a cancel ends it).
 export async function runTurn(t: TurnRun): Promise<TurnEnd> {
+  t.repeats ??= new RepeatedFailures()
   let usage = zeroUsage()
   const cancelled = () => t.signal.aborted
   t.history.push(userText(t.prompt))
@@ -160,6 +164,13 @@ export async function runTurn(t: TurnRun): Promise<TurnEnd> {
         ...reasoningOf(reply, t.provider),
       })
       await runCalls(t, calls, iter.id, reply.stop)
+      if (t.repeats?.exhausted) {
+        return fail(
+          usage,
+          'agent.repeated-failure',
+          `The same failure happened ${t.repeats.count} times in a row (${t.repeats.last}); the model was warned at the ${WARN_AT_REPEATS}rd and kept repeating it, so the turn ends without an answer. Rephrase the task or fix what the error names.`,
+        )
+      }
     }
   } catch (err) {
     if (cancelled() || err instanceof TurnCancelled) {
@@ -221,6 +232,7 @@ async function runCall(
   const usable = callCode(call, stop)
   if ('refused' in usable) return usable.refused
   const block = await runBlock(t, usable.code, iterationId)
+  t.repeats?.note(block.error as Parameters<RepeatedFailures['note']>[0])
   return renderBlock(block, engineAttachments(t.engine, t.sessionId), t.provider.images)
 }
 

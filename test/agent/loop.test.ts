@@ -158,3 +158,44 @@ test('a three-iteration turn reads a file with cat, fixes it with patch, and ans
     await h.close()
   }
 })
+
+test('the same failure five times in a row ends the turn, failed, with why; the third carries the warning', async () => {
+  const h = await harness()
+  try {
+    // The model keeps sending the same failing block; a sixth reply would be an answer.
+    h.double.script([
+      ...Array.from({ length: 5 }, () => ({ calls: [pyCall('x = 1 / 0')] })),
+      { text: 'never asked' },
+    ])
+    const r = await h.agent.turn(h.sessionId, 'divide')
+    assert.equal(r.status, 'failed')
+    assert.equal(r.error?.code, 'agent.repeated-failure')
+    assert.match(
+      r.error!.message,
+      /The same failure happened 5 times in a row \(runtime error: ZeroDivisionError: division by zero\)/,
+    )
+    assert.equal(h.double.requests.length, 5, 'no sixth request')
+    // What the model read on the third block: the guest's warning.
+    assert.match(
+      lastChatMessage(h.double.requests[3]!.body).content,
+      /✗ runtime error: LOOP: this exact failure happened 3 times in a row/,
+    )
+  } finally {
+    await h.close()
+  }
+  // A different failure in between resets the count: six failures, never five alike in a row.
+  const h2 = await harness()
+  try {
+    h2.double.script([
+      ...Array.from({ length: 3 }, () => ({ calls: [pyCall('x = 1 / 0')] })),
+      { calls: [pyCall('y = undefined_name')] },
+      ...Array.from({ length: 2 }, () => ({ calls: [pyCall('x = 1 / 0')] })),
+      { text: 'I give up on dividing' },
+    ])
+    const r = await h2.agent.turn(h2.sessionId, 'divide')
+    assert.equal(r.status, 'done', JSON.stringify(r.error))
+    assert.equal(r.answer, 'I give up on dividing')
+  } finally {
+    await h2.close()
+  }
+})

@@ -265,3 +265,22 @@ test('dialects: images after tool results, adjacent user content merged, malform
     },
   ])
 })
+
+test('failureKey ignores the guest LOOP prefix; RepeatedFailures counts alike failures and resets', async () => {
+  const { RepeatedFailures, failureKey } = await import('../../src/agent/repeats.js')
+  const e = { phase: 'runtime', message: 'ZeroDivisionError: division by zero', line: 1, column: 5 }
+  assert.equal(
+    failureKey(e),
+    failureKey({ ...e, message: `LOOP: this exact failure happened 3 times.\n${e.message}` }),
+  )
+  assert.notEqual(failureKey(e), failureKey({ ...e, line: 2 }))
+  assert.equal(failureKey(null), undefined)
+  const r = new RepeatedFailures()
+  for (let i = 0; i < 4; i++) r.note(e)
+  assert.equal(r.exhausted, false)
+  r.note(null)
+  assert.equal(r.count, 0)
+  for (let i = 0; i < 5; i++) r.note(e)
+  assert.equal(r.exhausted, true)
+  assert.equal(r.last, 'runtime error: ZeroDivisionError: division by zero')
+})
