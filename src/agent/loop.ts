@@ -10,7 +10,7 @@ import type { Message, ModelReply, Part, Provider, ToolCall, Usage } from './pro
 import { PYTHON_TOOL, zeroUsage } from './providers/types.js'
 import type { AgentRecords } from './records.js'
 import { renderBlock } from './render.js'
-import { END_AT_REPEATS, RepeatedFailures, WARN_AT_REPEATS } from './repeats.js'
+import { RepeatedFailures, WARN_AT_REPEATS } from './repeats.js'
 import {
   callCode,
   capNotice,
