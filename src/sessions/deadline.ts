@@ -19,7 +19,13 @@ export type DeadlineOptions = {
   graceMs: number
   // The session's wall clock: past it the worker is killed without asking first.
   wallClockMs: number
+  // The most a block's clocks may stand still in all (holds): without a bound, a guest could
+  // chain approval requests to run past every deadline while another thread computes.
+  maxHoldMs?: number
 }
+
+// Enough for one approval left to its default timeout (approvals.timeoutMs, 600 s).
+export const DEFAULT_MAX_HOLD_MS = 600_000
 
 // The hard bound on one block. At its timeout (or on an interrupt request) the block is
 // interrupted; if it has not ended `graceMs` later, the worker is killed. A guest can ignore
@@ -34,6 +40,11 @@ export class BlockDeadline {
   private readonly clocks: PausableTimer[] = []
   private grace: NodeJS.Timeout | undefined
   private holds = 0
+  // Time spent held so far, and since when the current hold runs (undefined: not held).
+  private heldMs = 0
+  private heldSince: number | undefined
+  private holdCap: NodeJS.Timeout | undefined
+  private holdSpent = false
 
   constructor(
     private readonly hooks: DeadlineHooks,
@@ -54,15 +65,34 @@ export class BlockDeadline {
   // is out, neither the timeout nor the wall clock runs. What ends the wait is bounded elsewhere
   // (the approval's own timeout, the caller's interrupt, which still stops the block at once).
   // Returns the release; releasing twice is harmless.
+  // Holds stand still for at most `maxHoldMs` in all; past it the clocks run again, held or not.
   hold(): () => void {
-    if (this.killed !== undefined) return () => {}
-    if (this.holds++ === 0) for (const c of this.clocks) c.pause()
+    if (this.killed !== undefined || this.holdSpent) return () => {}
+    if (this.holds++ === 0) this.pauseClocks()
     let released = false
     return () => {
       if (released) return
       released = true
-      if (--this.holds === 0 && this.killed === undefined) for (const c of this.clocks) c.resume()
+      if (--this.holds === 0) this.resumeClocks()
     }
+  }
+
+  private pauseClocks(): void {
+    for (const c of this.clocks) c.pause()
+    this.heldSince = performance.now()
+    const left = (this.opts.maxHoldMs ?? DEFAULT_MAX_HOLD_MS) - this.heldMs
+    this.holdCap = setTimeout(() => {
+      this.holdSpent = true
+      this.resumeClocks()
+    }, Math.max(0, left))
+  }
+
+  private resumeClocks(): void {
+    if (this.heldSince === undefined) return
+    this.heldMs += performance.now() - this.heldSince
+    this.heldSince = undefined
+    clearTimeout(this.holdCap)
+    if (this.killed === undefined) for (const c of this.clocks) c.resume()
   }
 
   // Interrupts the block and arms the kill. A second request re-sends the interrupt only.
@@ -95,6 +125,7 @@ export class BlockDeadline {
   }
 
   clear(): void {
+    clearTimeout(this.holdCap)
     for (const c of this.clocks) c.cancel()
     if (this.grace !== undefined) clearTimeout(this.grace)
     this.grace = undefined
