@@ -81,10 +81,13 @@ export class BlockDeadline {
     for (const c of this.clocks) c.pause()
     this.heldSince = performance.now()
     const left = (this.opts.maxHoldMs ?? DEFAULT_MAX_HOLD_MS) - this.heldMs
-    this.holdCap = setTimeout(() => {
-      this.holdSpent = true
-      this.resumeClocks()
-    }, Math.max(0, left))
+    this.holdCap = setTimeout(
+      () => {
+        this.holdSpent = true
+        this.resumeClocks()
+      },
+      Math.max(0, left),
+    )
   }
 
   private resumeClocks(): void {
