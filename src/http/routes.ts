@@ -26,7 +26,7 @@ import { SseFrameDataSchema } from './event-schemas.js'
 import { onHangup } from './hangup.js'
 import { isAuthenticated } from './middleware/index.js'
 import { parseJsonBody } from './request-body.js'
-import { parseLastEventId, sessionEventStream } from './sse.js'
+import { parseLastEventId, refuseBeyondLastEvent, sessionEventStream } from './sse.js'
 
 export type RouteContext = {
   engine: Engine
@@ -260,15 +260,20 @@ export const ROUTES: RouteSpec[] = [
         contentType: 'text/event-stream',
       },
       204: { description: 'The session is closed and nothing follows the given event id.' },
-      400: INVALID,
+      400: err(
+        'A Last-Event-ID (http.invalid-header) or ?after= (http.invalid-query) that is not an event id, or ' +
+          "is beyond the session's last event.",
+      ),
       404: NOT_FOUND,
     },
     handler(c, { engine, sse }) {
-      const after = parseLastEventId(c.req.header('last-event-id'), c.req.query('after'))
+      const header = c.req.header('last-event-id')
+      const after = parseLastEventId(header, c.req.query('after'))
       const id = c.req.param('id')!
       const view = engine.sessionView(id)
       // Nothing more will ever come: 204 tells an EventSource to stop reconnecting.
       if (view.state === 'closed' && after >= view.last_event_id) return c.body(null, 204)
+      refuseBeyondLastEvent(after, header !== undefined, id, view.last_event_id)
       return sessionEventStream(engine, id, after, sse, c.req.method === 'HEAD')
     },
   },
