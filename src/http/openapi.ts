@@ -202,8 +202,15 @@ function operation(r: RouteSpec): Record<string, unknown> {
   return op
 }
 
-// Location and WWW-Authenticate come with every such answer; the others only when they apply.
-const ALWAYS_SENT = new Set(['Location', 'WWW-Authenticate'])
+// Location and WWW-Authenticate come with every such answer, and an attachment's sandbox
+// headers with every attachment; the others only when they apply.
+const ALWAYS_SENT = new Set([
+  'Location',
+  'WWW-Authenticate',
+  'Content-Disposition',
+  'Content-Security-Policy',
+  'X-Content-Type-Options',
+])
 const responseHeaders = (headers: Record<string, string>) =>
   Object.fromEntries(
     Object.entries(headers).map(([name, description]) => [

@@ -19,6 +19,7 @@ import {
   SessionViewSchema,
 } from '../engine/schemas.js'
 import { VisError } from '../util/errors.js'
+import { attachmentHeaders } from './attachment-response.js'
 import { getBlockRoute, prefersAsyncHeader, runBlockRoute } from './block-route.js'
 import { DRAFT_ROUTES } from './draft-routes.js'
 import { err } from './errors.js'
@@ -300,24 +301,29 @@ export const ROUTES: RouteSpec[] = [
     method: 'get',
     path: '/v1/sessions/:id/attachments/:aid',
     operationId: 'getAttachment',
-    summary: 'The bytes of an attachment, with its media type.',
+    summary:
+      'The bytes of an attachment. A PNG, JPEG, GIF or WebP (known by its bytes, whatever type it claims) ' +
+      'is served inline as that type; anything else as a download with its stored media type. Every ' +
+      'attachment comes sandboxed (Content-Security-Policy: sandbox, nosniff): opened from its URL, none ' +
+      'runs script as this origin.',
     responses: {
       // Any type: the attachment's own (text/plain, image/png...), not a fixed one.
-      200: { description: "The bytes, with the attachment's media type.", contentType: '*/*' },
+      200: {
+        description: 'The bytes.',
+        contentType: '*/*',
+        headers: {
+          'Content-Disposition':
+            '`inline` for a raster image the page shows, otherwise `attachment`; with `filename*` when ' +
+            'the attachment has a name.',
+          'Content-Security-Policy': '`sandbox`: a document made from the bytes runs no script.',
+          'X-Content-Type-Options': '`nosniff`.',
+        },
+      },
       404: NOT_FOUND,
     },
     handler(c, { engine }) {
       const { attachment, data } = engine.attachment(c.req.param('id')!, c.req.param('aid')!)
-      const headers: Record<string, string> = {
-        'Content-Type': attachment.media_type,
-        'Content-Length': String(data.byteLength),
-        'X-Content-Type-Options': 'nosniff',
-        ETag: `"${attachment.sha256}"`,
-      }
-      if (attachment.name) {
-        headers['Content-Disposition'] = `attachment; filename*=UTF-8''${encodeURIComponent(attachment.name)}`
-      }
-      return new Response(new Uint8Array(data), { status: 200, headers })
+      return new Response(new Uint8Array(data), { status: 200, headers: attachmentHeaders(attachment, data) })
     },
   },
   {
