@@ -25,12 +25,19 @@ export function rawErrorReply(
 
 // Writes the answer and ends the connection: the answer goes out with our FIN, while what the
 // client still sends is read and dropped (closing on unread bytes would reset the connection,
-// and the client might lose the answer). A client that does not close its side in `graceMs`
-// is cut off.
-export function answerAndClose(socket: Socket, reply: string, graceMs = 1000): void {
+// and the client might lose the answer). A client that does not close its side within a second
+// is cut off. With `stopReading`, nothing more the client sends reaches the HTTP parser: a
+// request that timed out cannot complete afterwards and run its route after all. The socket
+// closes as soon as the answer is out.
+export function answerAndClose(socket: Socket, reply: string, opts: { stopReading?: boolean } = {}): void {
   if (socket.destroyed) return
+  if (opts.stopReading) {
+    socket.pause()
+    socket.end(reply, () => socket.destroy())
+    return
+  }
   if (!socket.writableEnded) socket.end(reply)
-  const timer = setTimeout(() => socket.destroy(), graceMs)
+  const timer = setTimeout(() => socket.destroy(), 1000)
   timer.unref()
   socket.once('close', () => clearTimeout(timer))
 }

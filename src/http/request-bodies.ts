@@ -52,5 +52,5 @@ function bodyTimedOut(req: IncomingMessage, res: ServerResponse, ms: number): vo
         `The request body did not arrive within ${ms} ms of its headers; send it whole, or at once.`,
         { timeoutMs: ms },
       )
-  answerAndClose(req.socket, reply)
+  answerAndClose(req.socket, reply, { stopReading: true })
 }
