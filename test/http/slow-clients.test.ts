@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test'
 import type { VisServer } from '../../src/http/server.js'
 import { tempHome, testServer, waitFor } from './helpers.js'
 
-const { home } = tempHome('http-slow-clients')
+const { home, root } = tempHome('http-slow-clients')
 const TOKEN = 'slow-clients-token-0123456789abcdef'
 const BODY_TIMEOUT_MS = 600
 
@@ -85,6 +85,44 @@ describe('slow bodies', () => {
       assert.match(c.text(), /connection: close/i)
       c.socket.destroy()
     }
+  })
+
+  test('the rest of a body sent after its 408 runs nothing', async () => {
+    const created = await fetch(`${server.url}/v1/sessions`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ roots: [root] }),
+    })
+    assert.equal(created.status, 201)
+    const id = ((await created.json()) as { id: string }).id
+    const blocks = `/v1/sessions/${id}/blocks`
+    const c = await open(server.url)
+    const body = JSON.stringify({ code: 'print("too late")' })
+    c.socket.write(head('POST', blocks, { ...auth, 'content-length': String(body.length) }))
+    c.socket.write(body.slice(0, 3))
+    // The moment the 408 arrives, the rest of the body follows: it must not complete the request.
+    let sent = false
+    c.socket.on('data', () => {
+      if (!sent && statusOf(c.text()) === 408) {
+        sent = true
+        c.socket.write(body.slice(3))
+      }
+    })
+    await waitFor(c.closed, 20_000, 'the close after the 408')
+    assert.equal(statusOf(c.text()), 408, c.text())
+    assert.ok(sent)
+    c.socket.destroy()
+    // A block submitted now runs after any the late body would have submitted (a session runs
+    // its blocks in order), so once it is done, the session's blocks are all there are.
+    const next = await fetch(`${server.url}${blocks}`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ code: 'print("next")' }),
+    })
+    assert.equal(next.status, 200, await next.clone().text())
+    const session = await (await fetch(`${server.url}/v1/sessions/${id}`, { headers: auth })).json()
+    const codes = (session as { blocks: { code: string }[] }).blocks.map((b) => b.code)
+    assert.deepEqual(codes, ['print("next")'])
   })
 
   test('a slow body that finishes within the timeout is served, on a connection that stays', async () => {
