@@ -83,13 +83,17 @@ function renderError(err) {
   )
 }
 
+// The raster types the server serves inline (src/http/attachment-response.ts); anything else
+// it serves as a download, so it is a link here.
+const INLINE_IMAGES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp'])
+
 function renderAttachments(list) {
   if (!list?.length) return null
   return h(
     'div',
     { class: 'attachments' },
     ...list.map((a) =>
-      a.media_type.startsWith('image/') && a.media_type !== 'image/svg+xml'
+      INLINE_IMAGES.has(a.media_type)
         ? h('img', { src: a.url, alt: a.name ?? a.id, 'data-attachment': a.id })
         : h('a', { href: a.url, download: a.name ?? a.id, 'data-attachment': a.id }, a.name ?? a.id),
     ),

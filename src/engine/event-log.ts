@@ -10,8 +10,10 @@ type PendingOutput = {
   stream: 'stdout' | 'stderr'
   data: string
 }
-// An event that waits in the batch for the next commit instead of paying one of its own.
-type PendingEvent = { type: EventType; data: JsonValue }
+// An event that waits in the batch for the next commit instead of paying one of its own. Its data
+// may be a function, called when the batch is written, after the batch's block rows are stored:
+// what only the stored row knows (a deferred block's position) is known by then.
+type PendingEvent = { type: EventType; data: JsonValue | (() => JsonValue) }
 // A block row whose INSERT waits in the batch (deferStart); `stored` gets the row as inserted.
 type PendingStart = { start: Block; stored: (row: Block) => void }
 type Pending = PendingOutput | PendingEvent | PendingStart
@@ -65,7 +67,7 @@ export class EventLog {
   // next commit (the next event, the block's finish, or the flush timer, whichever comes
   // first), in order. block-started goes this way: a short block's start and finish then
   // share one transaction (and one set of WAL pages) instead of committing twice.
-  deferred(sessionId: string, type: EventType, data: JsonValue): void {
+  deferred(sessionId: string, type: EventType, data: JsonValue | (() => JsonValue)): void {
     this.batch(sessionId).chunks.push({ type, data })
   }
 
@@ -116,7 +118,7 @@ export class EventLog {
     this.pending.delete(sessionId)
     clearTimeout(batch.timer)
     const starts: PendingStart[] = []
-    const events: { type: string; data: JsonValue }[] = []
+    const events: PendingEvent[] = []
     for (const c of batch.chunks) {
       if (isStart(c)) starts.push(c)
       else if (isOutput(c))
@@ -159,7 +161,7 @@ export class EventLog {
 
   private commit(
     sessionId: string,
-    events: { type: string; data: JsonValue }[],
+    events: readonly PendingEvent[],
     starts: readonly PendingStart[] = [],
   ): SessionEvent[] {
     let stored: SessionEvent[]
@@ -170,7 +172,11 @@ export class EventLog {
     try {
       // Events wait for no fsync of their own: the commit that acknowledges a block (or the
       // next one) carries them to disk. A killed process loses none of them.
-      const write = () => this.store.events.appendMany(sessionId, events)
+      const write = () =>
+        this.store.events.appendMany(
+          sessionId,
+          events.map((e) => ({ type: e.type, data: typeof e.data === 'function' ? e.data() : e.data })),
+        )
       stored = this.store.lazily(() =>
         starts.length === 0
           ? write()
@@ -204,11 +210,16 @@ export class EventLog {
     }
   }
 
-  // The deferred rows first, in order, then the batch's events: one transaction.
+  // The deferred rows first, in order, then the batch's events: one transaction. Each deferred
+  // row's Block learns its position here (the insert allocates it), before the events that
+  // name it are written: its block-started event reads it (events-bridge.ts).
   private insert<T>(starts: readonly PendingStart[], then: () => T): T {
     const rows = starts.map(({ start: b }) =>
       this.store.blocks.start({ id: b.id, sessionId: b.sessionId, code: b.code, createdAt: b.createdAt }),
     )
+    starts.forEach((s, i) => {
+      s.start.position = rows[i]!.block.position
+    })
     const out = then()
     starts.forEach((s, i) => {
       s.stored(rows[i]!.block)

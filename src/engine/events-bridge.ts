@@ -50,15 +50,18 @@ export function onRuntimeEvent(deps: BridgeDeps, live: Live, ev: RuntimeEvent): 
       // session runs one block at a time.
       if (live.startedIds.size > STARTED_IDS_KEPT)
         live.startedIds.delete(live.startedIds.keys().next().value as number)
+      // The draft the block runs in (null: the trunk), for the transcript of events.
+      const draft = deps.drafts.stateNow(live.id).draft?.label ?? null
       // Deferred: committed with the block's finish or its first output batch (EventLog.deferred).
-      log.deferred(live.id, 'block-started', {
+      // Its data is made when written: a block whose row is deferred too has no position until
+      // that row is stored, in the same commit or just before (EventLog.insert, execute.ts).
+      log.deferred(live.id, 'block-started', () => ({
         block_id: block.id,
         position: block.position,
         turn_id: block.turnId,
         code: block.code,
-        // The draft the block runs in (null: the trunk), for the transcript of events.
-        draft: deps.drafts.stateNow(live.id).draft?.label ?? null,
-      })
+        draft,
+      }))
       return
     }
     default:

@@ -75,6 +75,8 @@ export async function executeBlock(
         // blocks queued behind it (positions) and with the batch's events: one commit.
         const unstored = log.takeStart(live.id, block.id) !== undefined
         const stored = persistFinish(store, block, finish, snapshot, unstored)
+        // Its block-started, still in the batch, reads the position the insert just allocated.
+        block.position = stored.position
         // Attachments are read back (ids, sizes) only when the block made some.
         const attachments = finish.attachments?.length ? store.attachments.listByBlock(block.id) : []
         // With the batch (block-started, output, rows of blocks queued behind): one append.

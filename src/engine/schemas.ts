@@ -83,11 +83,15 @@ export const RunBlockBodySchema = z
   .strict()
 export type RunBlockBody = z.input<typeof RunBlockBodySchema>
 
+// Far past any session count, far below what the databases take as an integer.
+export const MAX_LIST_OFFSET = 1_000_000_000
+
 export const ListSessionsQuerySchema = z
   .object({
     state: z.enum(['open', 'closed', 'all']).default('all'),
     limit: z.coerce.number().int().min(1).max(1000).default(100),
-    offset: z.coerce.number().int().min(0).default(0),
+    // Bounded: past int64 the number reached the database and failed there (issue 30).
+    offset: z.coerce.number().int().min(0).max(MAX_LIST_OFFSET).default(0),
   })
   .strict()
 export type ListSessionsQuery = z.input<typeof ListSessionsQuerySchema>

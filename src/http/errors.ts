@@ -37,6 +37,10 @@ const EXACT: Record<string, ContentfulStatusCode> = {
   'http.unauthorized': 401,
   'http.body-too-large': 413,
   'http.unsupported-media-type': 415,
+  // Slow or hostile clients (src/http/request-bodies.ts, connection-caps.ts).
+  'http.body-timeout': 408,
+  'http.too-many-connections': 503,
+  'http.too-many-peer-connections': 503,
   'session.closed': 409,
   'session.exists': 409,
   'session.busy': 409,

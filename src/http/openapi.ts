@@ -56,7 +56,12 @@ const COMMON_RESPONSES: Record<string, { description: string }> = {
   500: {
     description: 'An internal failure (http.internal, the store, a worker); the message says what failed.',
   },
-  503: { description: 'The server is shutting down (engine.closed); retry against its successor.' },
+  503: {
+    description:
+      'The server is shutting down (engine.closed; retry against its successor), or holds as many ' +
+      'connections as it allows, in total or from this client (http.too-many-connections, ' +
+      'http.too-many-peer-connections; retry after Retry-After).',
+  },
 }
 // Every route refuses a query parameter it does not know (route-query.ts).
 const QUERY_RESPONSES: Record<string, { description: string }> = {
@@ -64,6 +69,7 @@ const QUERY_RESPONSES: Record<string, { description: string }> = {
 }
 // Any request but a GET may carry a body, so the body guards answer there even where the route reads none.
 const BODY_RESPONSES: Record<string, { description: string }> = {
+  408: { description: 'The body did not arrive in time after the headers (http.body-timeout).' },
   413: { description: 'The body is larger than the limit.' },
   415: { description: 'The body is not application/json.' },
 }
@@ -202,8 +208,15 @@ function operation(r: RouteSpec): Record<string, unknown> {
   return op
 }
 
-// Location and WWW-Authenticate come with every such answer; the others only when they apply.
-const ALWAYS_SENT = new Set(['Location', 'WWW-Authenticate'])
+// Location and WWW-Authenticate come with every such answer, and an attachment's sandbox
+// headers with every attachment; the others only when they apply.
+const ALWAYS_SENT = new Set([
+  'Location',
+  'WWW-Authenticate',
+  'Content-Disposition',
+  'Content-Security-Policy',
+  'X-Content-Type-Options',
+])
 const responseHeaders = (headers: Record<string, string>) =>
   Object.fromEntries(
     Object.entries(headers).map(([name, description]) => [

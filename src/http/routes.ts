@@ -19,6 +19,7 @@ import {
   SessionViewSchema,
 } from '../engine/schemas.js'
 import { VisError } from '../util/errors.js'
+import { attachmentHeaders } from './attachment-response.js'
 import { getBlockRoute, prefersAsyncHeader, runBlockRoute } from './block-route.js'
 import { DRAFT_ROUTES } from './draft-routes.js'
 import { err } from './errors.js'
@@ -26,7 +27,7 @@ import { SseFrameDataSchema } from './event-schemas.js'
 import { onHangup } from './hangup.js'
 import { isAuthenticated } from './middleware/index.js'
 import { parseJsonBody } from './request-body.js'
-import { parseLastEventId, sessionEventStream } from './sse.js'
+import { parseLastEventId, refuseBeyondLastEvent, sessionEventStream } from './sse.js'
 
 export type RouteContext = {
   engine: Engine
@@ -260,15 +261,20 @@ export const ROUTES: RouteSpec[] = [
         contentType: 'text/event-stream',
       },
       204: { description: 'The session is closed and nothing follows the given event id.' },
-      400: INVALID,
+      400: err(
+        'A Last-Event-ID (http.invalid-header) or ?after= (http.invalid-query) that is not an event id, or ' +
+          "is beyond the session's last event.",
+      ),
       404: NOT_FOUND,
     },
     handler(c, { engine, sse }) {
-      const after = parseLastEventId(c.req.header('last-event-id'), c.req.query('after'))
+      const header = c.req.header('last-event-id')
+      const after = parseLastEventId(header, c.req.query('after'))
       const id = c.req.param('id')!
       const view = engine.sessionView(id)
       // Nothing more will ever come: 204 tells an EventSource to stop reconnecting.
       if (view.state === 'closed' && after >= view.last_event_id) return c.body(null, 204)
+      refuseBeyondLastEvent(after, header !== undefined, id, view.last_event_id)
       return sessionEventStream(engine, id, after, sse, c.req.method === 'HEAD')
     },
   },
@@ -295,24 +301,29 @@ export const ROUTES: RouteSpec[] = [
     method: 'get',
     path: '/v1/sessions/:id/attachments/:aid',
     operationId: 'getAttachment',
-    summary: 'The bytes of an attachment, with its media type.',
+    summary:
+      'The bytes of an attachment. A PNG, JPEG, GIF or WebP (known by its bytes, whatever type it claims) ' +
+      'is served inline as that type; anything else as a download with its stored media type. Every ' +
+      'attachment comes sandboxed (Content-Security-Policy: sandbox, nosniff): opened from its URL, none ' +
+      'runs script as this origin.',
     responses: {
       // Any type: the attachment's own (text/plain, image/png...), not a fixed one.
-      200: { description: "The bytes, with the attachment's media type.", contentType: '*/*' },
+      200: {
+        description: 'The bytes.',
+        contentType: '*/*',
+        headers: {
+          'Content-Disposition':
+            '`inline` for a raster image the page shows, otherwise `attachment`; with `filename*` when ' +
+            'the attachment has a name.',
+          'Content-Security-Policy': '`sandbox`: a document made from the bytes runs no script.',
+          'X-Content-Type-Options': '`nosniff`.',
+        },
+      },
       404: NOT_FOUND,
     },
     handler(c, { engine }) {
       const { attachment, data } = engine.attachment(c.req.param('id')!, c.req.param('aid')!)
-      const headers: Record<string, string> = {
-        'Content-Type': attachment.media_type,
-        'Content-Length': String(data.byteLength),
-        'X-Content-Type-Options': 'nosniff',
-        ETag: `"${attachment.sha256}"`,
-      }
-      if (attachment.name) {
-        headers['Content-Disposition'] = `attachment; filename*=UTF-8''${encodeURIComponent(attachment.name)}`
-      }
-      return new Response(new Uint8Array(data), { status: 200, headers })
+      return new Response(new Uint8Array(data), { status: 200, headers: attachmentHeaders(attachment, data) })
     },
   },
   {

@@ -9,7 +9,9 @@ import { createEngine, type Engine, type EngineOptions } from '../engine/engine.
 import { VisError } from '../util/errors.js'
 import { type AppOptions, createApp, DEFAULT_MAX_BODY_BYTES } from './app.js'
 import { requireTokenFor } from './auth.js'
+import { type ConnectionCapOptions, capConnections, connectionCapSettings } from './connection-caps.js'
 import { type FastRoutes, fastRoutes } from './fast-routes/index.js'
+import { DEFAULT_BODY_TIMEOUT_MS, guardRequestBodies } from './request-bodies.js'
 
 export const DEFAULT_HOST = '127.0.0.1'
 export const DEFAULT_PORT = 7878
@@ -25,7 +27,9 @@ export type ServerOptions = Omit<EngineOptions, 'bindAddress'> &
     engine?: Engine
     // Answer the hot block routes before hono (src/http/fast-routes); default on, off in a cluster.
     fastRoutes?: boolean
-  }
+    // How long a request body may take to arrive after its headers (default 30 s): 408, closed.
+    bodyTimeoutMs?: number
+  } & ConnectionCapOptions
 
 export type VisServer = {
   url: string
@@ -54,6 +58,13 @@ export async function startServer(options: ServerOptions = {}): Promise<VisServe
   const port = options.port ?? DEFAULT_PORT
   const token = options.token ?? (process.env.VIS_TOKEN || undefined)
   requireTokenFor(host, token)
+  const bodyTimeout = options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS
+  if (!Number.isInteger(bodyTimeout) || bodyTimeout < 1) {
+    throw new VisError('http.bad-option', `bodyTimeoutMs must be a positive integer, not ${bodyTimeout}.`, {
+      bodyTimeoutMs: bodyTimeout,
+    })
+  }
+  const capSettings = connectionCapSettings(options)
   const owned = options.engine === undefined
   const engine =
     options.engine ?? (await createEngine({ ...options, bindAddress: `${hostInUrl(host)}:${port}` }))
@@ -74,7 +85,13 @@ export async function startServer(options: ServerOptions = {}): Promise<VisServe
     options.fastRoutes !== false && !cluster
       ? fastRoutes(engine, { ...appOptions, maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES })
       : undefined
-  const server = createServer(apiListener(app, fast, host))
+  const api = apiListener(app, fast, host)
+  const server = createServer((req, res) => {
+    if (caps.admit(req, res)) api(req, res)
+  })
+  // Slow or hostile clients: bounded bodies, capped connections (issue 30).
+  const caps = capConnections(server, capSettings)
+  guardRequestBodies(server, bodyTimeout)
   // A waiting block may take long: the request timeout is the block's own timeout, not Node's.
   server.requestTimeout = 0
   server.headersTimeout = 60_000

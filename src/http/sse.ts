@@ -44,6 +44,35 @@ export function parseLastEventId(header: string | undefined, query: string | und
   return Number(raw.trim())
 }
 
+// A replay point past the session's last event names no event it ever sent: every later event
+// would count as "already seen" and be dropped, so the stream would stay silent for good. Said
+// instead, as the header or the parameter that carried it. (A closed session answers 204 first.)
+export function refuseBeyondLastEvent(
+  after: number,
+  fromHeader: boolean,
+  sessionId: string,
+  lastEventId: number,
+): void {
+  if (after <= lastEventId) return
+  const why =
+    `is beyond the last event of session ${sessionId} (${lastEventId}): no event has that id. ` +
+    'Reconnect without it to replay the whole stream, or with the id of an event you received.'
+  if (fromHeader) {
+    throw new VisError('http.invalid-header', `Last-Event-ID ${after} ${why}`, {
+      header: 'Last-Event-ID',
+      lastEventId: after,
+      sessionId,
+      last_event_id: lastEventId,
+    })
+  }
+  throw new VisError('http.invalid-query', `Invalid query parameter after: ${after} ${why}`, {
+    parameters: ['after'],
+    after,
+    sessionId,
+    last_event_id: lastEventId,
+  })
+}
+
 // One session's events as Server-Sent Events: first everything after `after` from the store,
 // then live ones, each exactly once, in id order. Replay and subscription happen in one tick,
 // and the log appends and notifies in one tick, so nothing falls between them.

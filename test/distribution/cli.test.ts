@@ -62,6 +62,14 @@ describe('the vis CLI', () => {
       [['sessions', 'show'], /vis sessions show needs a session id\./],
       [['bundle', '--python', '3.11'], /give --python 3\.X\[,3\.Y\] and --out DIR .*\[bundle\.usage\]/],
       [['serve', '--port', '99999'], /--port must be 0\.\.65535, not 99999 \[cli\.bad-option\]/],
+      [
+        ['serve', '--max-connections', '0'],
+        /--max-connections must be a positive integer, not 0 \[cli\.bad-option\]/,
+      ],
+      [
+        ['serve', '--trusted-proxy', 'nginx.local'],
+        /--trusted-proxy: A trusted proxy is an IP address or a CIDR range .* not "nginx\.local"/,
+      ],
       [['run', '--approve', 'maybe', 'task'], /--approve must be ask, approve or deny, not maybe/],
       [
         ['runtime', 'fetch', '--python', '2.7'],

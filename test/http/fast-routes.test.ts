@@ -406,7 +406,9 @@ function fastServer(): () => VisServer {
 describe('a refused request on a keep-alive connection', () => {
   const fast = fastServer()
 
-  test('leaves the connection usable: its unread body is drained, the next request on it is answered', async () => {
+  // Issue 30: the server does not wait for a body nobody will read (a slow client would hold
+  // the connection); the refusal says Connection: close and the client opens a new one.
+  test('closes the connection instead of waiting for its unread body; the next request is answered', async () => {
     const server = fast()
     const sid = JSON.parse((await send(server, 'POST', '/v1/sessions', { body: '{}' })).text).id as string
     const agent = new Agent({ keepAlive: true, maxSockets: 1 })
@@ -421,12 +423,11 @@ describe('a refused request on a keep-alive connection', () => {
         authorization: 'Bearer wrong',
       })
       assert.equal(unauthorized.status, 401)
-      assert.equal(unauthorized.reused, true)
+      assert.equal(unauthorized.reused, false, 'a new connection after the 413 closed its own')
       const ok = await exchange(JSON.stringify({ code: 'print("after")' }), {
         authorization: `Bearer ${TOKEN}`,
       })
       assert.equal(ok.status, 200, ok.text)
-      assert.equal(ok.reused, true, 'the same connection')
       assert.equal(JSON.parse(ok.text).stdout, 'after\n')
       assert.equal(server.fastRoutes!.served, served + 3)
       assert.equal(server.engine.getSession(sid).blocks.length, 1, 'only the good one ran')

@@ -163,6 +163,16 @@ export function operationCases(w: Walk): Record<string, (p: string) => Promise<v
       await expect(p, { method: 'GET', path: `${path}?after=1` }, 200)
       await expect(p, { method: 'GET', path, headers: { 'last-event-id': 'x' } }, 400, 'http.invalid-header')
       await expect(p, { method: 'GET', path: `${path}?after=-1` }, 400, 'http.invalid-query')
+      // Beyond the last event of an open session: no event has that id (issue 30).
+      const open = fill(p)
+      const beyond = String(w.lastEventId(w.ids.session!) + 100)
+      await expect(
+        p,
+        { method: 'GET', path: open, headers: { 'last-event-id': beyond } },
+        400,
+        'http.invalid-header',
+      )
+      await expect(p, { method: 'GET', path: `${open}?after=${beyond}` }, 400, 'http.invalid-query')
     },
     interrupt: async (p) => {
       const r = await expect(p, { method: 'POST', path: fill(p) }, 200)
@@ -177,6 +187,9 @@ export function operationCases(w: Walk): Record<string, (p: string) => Promise<v
     getAttachment: async (p) => {
       const r = await expect(p, { method: 'GET', path: fill(p) }, 200)
       assert.equal(r.text, 'hello')
+      // Text from the sandbox: a download, sandboxed (issue 30; attachment-sandbox.test.ts has the rest).
+      assert.equal(r.headers['content-disposition'], "attachment; filename*=UTF-8''note.txt")
+      assert.equal(r.headers['content-security-policy'], 'sandbox')
       await expect(
         p,
         { method: 'GET', path: fill(p).replace(w.ids.attachment!, 'att_nope') },

@@ -3,6 +3,12 @@ import { parseArgs } from 'node:util'
 import { clusterOptionsFrom } from '../../cluster/start.js'
 import { explainLocally } from '../../distribution/resolve.js'
 import { isLoopbackHost } from '../../http/auth.js'
+import {
+  DEFAULT_MAX_CONNECTIONS,
+  DEFAULT_MAX_CONNECTIONS_PER_PEER,
+  trustedProxyList,
+} from '../../http/connection-caps.js'
+import { DEFAULT_BODY_TIMEOUT_MS } from '../../http/request-bodies.js'
 import { DEFAULT_HOST, DEFAULT_PORT, startServer } from '../../http/server.js'
 import { loadMcpConfig } from '../../mcp/config.js'
 import { VisError } from '../../util/errors.js'
@@ -10,6 +16,8 @@ import type { Command } from '../command.js'
 
 const usage = `Usage: vis serve [--host ${DEFAULT_HOST}] [--port ${DEFAULT_PORT}] [--pool N] [--python 3.X] [--project DIR]
                  [--no-token] [--allow-host NAME]... [--cors-origin URL]...
+                 [--body-timeout-ms N] [--max-connections N] [--max-connections-per-peer N]
+                 [--trusted-proxy ADDR]...
                  [--node-id ID --advertise URL [--lease-ms N]]
 
 Serve the HTTP API and the session page: sessions, blocks, live events (SSE), attachments,
@@ -34,6 +42,18 @@ Clients send Authorization: Bearer <token>.
   --cors-origin  a web origin (http://host:port) allowed to call the API from a browser;
                  repeatable. Requests from other pages get 403.
 
+Slow or hostile clients (SECURITY.md):
+  --body-timeout-ms          how long a request body may take after its headers (default
+                             ${DEFAULT_BODY_TIMEOUT_MS}); later: 408 and the connection closes. A block's own
+                             wait for its outcome is not bounded by it.
+  --max-connections          connections open at once, in total (default ${DEFAULT_MAX_CONNECTIONS}); more: 503
+  --max-connections-per-peer connections open at once from one address (default ${DEFAULT_MAX_CONNECTIONS_PER_PEER});
+                             more: 503. Behind a trusted proxy: requests in flight per client.
+  --trusted-proxy            a proxy (address or CIDR range) whose X-Forwarded-For names the
+                             client, e.g. nginx in front of a cluster (and the other nodes,
+                             which forward requests); repeatable. Others' X-Forwarded-For is
+                             ignored.
+
 Cluster mode (docs/cluster.md): several nodes share one PostgreSQL store (VIS_DATABASE_URL)
 behind nginx (\`vis cluster nginx-config\`); each session runs on the node holding its lease.
   --node-id      this node's name, unique in the cluster (VIS_NODE_ID)
@@ -42,6 +62,17 @@ behind nginx (\`vis cluster nginx-config\`); each session runs on the node holdi
                  dead node's sessions move after at most this long
 
 The OpenAPI document is served at /v1/openapi.json. SIGINT or SIGTERM stops cleanly.`
+
+// A flag that takes a positive integer; undefined when not given.
+function positiveOption(values: Record<string, unknown>, name: string): number | undefined {
+  const raw = values[name]
+  if (raw === undefined) return undefined
+  const n = Number(raw)
+  if (!/^\d+$/.test(String(raw)) || !Number.isSafeInteger(n) || n < 1) {
+    throw new VisError('cli.bad-option', `--${name} must be a positive integer, not ${String(raw)}`)
+  }
+  return n
+}
 
 export const serve: Command = {
   name: 'serve',
@@ -58,6 +89,10 @@ export const serve: Command = {
         'no-token': { type: 'boolean', default: false },
         'allow-host': { type: 'string', multiple: true, default: [] },
         'cors-origin': { type: 'string', multiple: true, default: [] },
+        'body-timeout-ms': { type: 'string' },
+        'max-connections': { type: 'string' },
+        'max-connections-per-peer': { type: 'string' },
+        'trusted-proxy': { type: 'string', multiple: true, default: [] },
         'node-id': { type: 'string' },
         advertise: { type: 'string' },
         'lease-ms': { type: 'string' },
@@ -71,6 +106,14 @@ export const serve: Command = {
     const pool = values.pool === undefined ? undefined : Number(values.pool)
     if (pool !== undefined && (!Number.isInteger(pool) || pool < 0 || pool > 64)) {
       throw new VisError('cli.bad-option', `--pool must be 0..64, not ${values.pool}`)
+    }
+    const bodyTimeoutMs = positiveOption(values, 'body-timeout-ms')
+    const maxConnections = positiveOption(values, 'max-connections')
+    const maxConnectionsPerPeer = positiveOption(values, 'max-connections-per-peer')
+    try {
+      trustedProxyList(values['trusted-proxy'])
+    } catch (err) {
+      throw new VisError('cli.bad-option', `--trusted-proxy: ${(err as Error).message}`)
     }
     for (const o of values['cors-origin']) {
       if (!/^https?:\/\/[^/]+$/i.test(o)) {
@@ -99,6 +142,10 @@ export const serve: Command = {
       token,
       allowedHosts: values['allow-host'],
       corsOrigins: values['cors-origin'],
+      bodyTimeoutMs,
+      maxConnections,
+      maxConnectionsPerPeer,
+      trustedProxies: values['trusted-proxy'],
       cluster,
     })
     const python = explainLocally({ minor: values.python })

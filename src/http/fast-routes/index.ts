@@ -184,8 +184,8 @@ export function fastRoutes(engine: Engine, options: FastRoutesOptions): FastRout
         header: headerLookup(req),
         query: () => undefined,
       }
-      // A body left unread (a refusal, an error before reading) is drained by Node once the
-      // answer is written, so the keep-alive connection stays usable.
+      // A body left unread by an error answer (a refusal) closes the connection once the answer
+      // is written (src/http/request-bodies.ts): nobody waits for a slow client's body.
       void serve(req, res, request, [m[1]!, m[2]!])
       return true
     },

@@ -1,0 +1,51 @@
+import type { AttachmentView } from '../engine/schemas.js'
+
+// How an attachment's bytes are served. They come from the sandbox, and so does the media type
+// stored with them (the guest sniffs it, and guest code can claim any): an SVG or HTML
+// attachment a person opens from its URL would otherwise run its script as this origin, with
+// the page's token cookie, and drive the API. So only the raster formats the session page shows
+// inline (PNG, JPEG, GIF, WebP), recognised here from their own bytes, are served inline, as the
+// type their bytes say; everything else is a download (Content-Disposition: attachment). All of
+// them carry `Content-Security-Policy: sandbox` (a document made from them has an opaque origin
+// and runs no script) and `nosniff` (no browser second-guesses the type either way).
+
+const RASTER: readonly { type: string; matches: (b: Uint8Array) => boolean }[] = [
+  { type: 'image/png', matches: (b) => startsWith(b, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]) },
+  { type: 'image/jpeg', matches: (b) => startsWith(b, [0xff, 0xd8, 0xff]) },
+  { type: 'image/gif', matches: (b) => ascii(b, 0, 'GIF87a') || ascii(b, 0, 'GIF89a') },
+  { type: 'image/webp', matches: (b) => ascii(b, 0, 'RIFF') && ascii(b, 8, 'WEBP') },
+]
+
+const startsWith = (b: Uint8Array, magic: readonly number[]) =>
+  b.length >= magic.length && magic.every((x, i) => b[i] === x)
+
+const ascii = (b: Uint8Array, at: number, text: string) =>
+  b.length >= at + text.length && [...text].every((ch, i) => b[at + i] === ch.charCodeAt(0))
+
+// The raster type the bytes themselves are, if any.
+export function rasterType(bytes: Uint8Array): string | undefined {
+  return RASTER.find((r) => r.matches(bytes))?.type
+}
+
+// A media type as a header may carry it: `type/subtype` with optional parameters, nothing that
+// could end the header or smuggle another. The stored type's pattern only checks its start.
+const MEDIA_TYPE = /^[\w.+-]+\/[\w.+-]+(?:\s*;\s*[\w.+-]+=(?:[\w.+-]+|"[^"\\\r\n]*"))*$/
+
+export const ATTACHMENT_CSP = 'sandbox'
+
+export function attachmentHeaders(attachment: AttachmentView, data: Uint8Array): Record<string, string> {
+  const raster = rasterType(data)
+  const filename = attachment.name ? `; filename*=UTF-8''${encodeURIComponent(attachment.name)}` : ''
+  // A raster type the bytes are not (HTML claimed as image/png) is a lie, not a type: plain bytes.
+  const claimed = attachment.media_type.split(';')[0]!.trim().toLowerCase()
+  const lie = RASTER.some((r) => r.type === claimed) || !MEDIA_TYPE.test(attachment.media_type)
+  const stored = lie ? 'application/octet-stream' : attachment.media_type
+  return {
+    'Content-Type': raster ?? stored,
+    'Content-Length': String(data.byteLength),
+    'Content-Disposition': `${raster ? 'inline' : 'attachment'}${filename}`,
+    'Content-Security-Policy': ATTACHMENT_CSP,
+    'X-Content-Type-Options': 'nosniff',
+    ETag: `"${attachment.sha256}"`,
+  }
+}
