@@ -172,6 +172,12 @@ Napi::Value InstallPolicy(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
+// setWriteRefusal(why): while non-empty, writes that could grow the roots are refused with it.
+Napi::Value SetWriteRefusal(const Napi::CallbackInfo& info) {
+  AuditSetWriteRefusal(info[0].As<Napi::String>());
+  return info.Env().Undefined();
+}
+
 // wireStart(fd, workOps, module, fn, limits?): see wire.cc. Lines it does not handle
 // arrive as kWireMessage events; the socket closing as kWireClosed. limits
 // ({maxFrameChars, maxDepth}) are the host's frame caps, applied to outgoing host calls;
@@ -223,6 +229,7 @@ Napi::Object InitExports(Napi::Env env, Napi::Object exports) {
   exports.Set("hostReply", Napi::Function::New(env, HostReplyJs));
   exports.Set("takeOutput", Napi::Function::New(env, TakeOutput));
   exports.Set("installPolicy", Napi::Function::New(env, InstallPolicy));
+  exports.Set("setWriteRefusal", Napi::Function::New(env, SetWriteRefusal));
   exports.Set("wireStart", Napi::Function::New(env, WireStartJs));
   exports.Set("wireWrite", Napi::Function::New(env, WireWriteJs));
   exports.Set("ref", Napi::Function::New(env, Ref));

@@ -91,6 +91,25 @@ bool Resolve(const std::string& in, std::string* out, int depth = 0) {
   return true;
 }
 
+// The path itself, its last component not followed: unlink and rename act on a symlink, never
+// on what it points to, so a link in a root may go whatever its target. The directory it sits
+// in is resolved in full (a parent that is a link to outside stays outside). A trailing slash,
+// "." or ".." name a directory through the link: those resolve as usual.
+bool ResolveNoFollow(const std::string& in, std::string* out) {
+  size_t slash = in.rfind('/');
+  if (in.empty() || slash == std::string::npos || slash + 1 == in.size()) return Resolve(in, out);
+  std::string base = in.substr(slash + 1);
+  if (base == "." || base == "..") return Resolve(in, out);
+  std::string rp;
+  if (!Resolve(slash == 0 ? "/" : in.substr(0, slash), &rp)) return false;
+  *out = (rp == "/" ? "" : rp) + "/" + base;
+  return true;
+}
+
+// Set while the session is past its disk budget (src/sessions/disk-budget.ts): why writes
+// that could grow the roots are refused. Deleting, renaming and truncating stay allowed.
+std::shared_ptr<const std::string>* g_write_refusal = new std::shared_ptr<const std::string>;
+
 // The path argument as bytes; false (with no error) when it is not a path (fd, None).
 bool PathArg(PyObject* args, Py_ssize_t i, std::string* out) {
   if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) <= i) return false;
@@ -139,12 +158,12 @@ int Deny(const std::string& msg) {
 const char* kNoPolicy = " (no sandbox policy is installed yet)";
 
 // Lock held by the caller.
-int CheckPath(Access access, const std::string& raw, const std::string& base, const char* event) {
+int CheckPath(Access access, const std::string& raw, const std::string& base, const char* event, bool follow = true) {
   std::string abs = raw.empty() || raw[0] == '/' ? raw : base + "/" + raw;
   if (raw.empty()) abs = base;
   std::string resolved;
   const char* verb = access == kRead ? "reading" : "writing";
-  if (abs.empty() || abs[0] != '/' || !Resolve(abs, &resolved)) {
+  if (abs.empty() || abs[0] != '/' || !(follow ? Resolve(abs, &resolved) : ResolveNoFollow(abs, &resolved))) {
     return Deny(std::string(verb) + " '" + raw + "' is not allowed: the path cannot be resolved (" + event + ")");
   }
   const Policy& p = t_cfg->policy;
@@ -161,10 +180,20 @@ int CheckPath(Access access, const std::string& raw, const std::string& base, co
   return Deny(std::string(verb) + " " + shown + " is not allowed" + why + " [" + event + "]");
 }
 
-int CheckArgPath(PyObject* args, Py_ssize_t i, Access access, Py_ssize_t dirfd, const char* event) {
+int CheckArgPath(PyObject* args, Py_ssize_t i, Access access, Py_ssize_t dirfd, const char* event, bool follow = true) {
   std::string raw;
   if (!PathArg(args, i, &raw)) return 0;
-  return CheckPath(access, raw, BaseDir(args, raw.empty() || raw[0] == '/' ? -1 : dirfd), event);
+  return CheckPath(access, raw, BaseDir(args, raw.empty() || raw[0] == '/' ? -1 : dirfd), event, follow);
+}
+
+// A write that can make the roots grow, refused while the session is past its disk budget
+// (checked after the path passed, so a refusal for the path itself keeps its own message).
+int CheckGrowth(PyObject* args, Py_ssize_t i, const char* event) {
+  std::shared_ptr<const std::string> why = std::atomic_load(g_write_refusal);
+  if (!why || why->empty()) return 0;
+  std::string raw;
+  std::string what = PathArg(args, i, &raw) ? "writing '" + raw + "'" : std::string("writing");
+  return Deny(what + " is not allowed: " + *why + " [" + event + "]");
 }
 
 // Everyday device files every jail shows (src/confinement/sandbox-args.ts): opened for data
@@ -459,7 +488,9 @@ int HookChecked(const char* e, PyObject* args) {
   if (strcmp(e, "open") == 0) {
     bool writes = ModeWrites(args);
     if (DeviceOpen(args, writes)) return 0;
-    return writes ? CheckWriteArg(args, 0, -1, e) : CheckArgPath(args, 0, kRead, -1, e);
+    if (!writes) return CheckArgPath(args, 0, kRead, -1, e);
+    if (CheckWriteArg(args, 0, -1, e) != 0) return -1;
+    return CheckGrowth(args, 0, e);
   }
   if (strcmp(e, "import") == 0) {
     // The second import event of an extension module carries its file.
@@ -483,25 +514,45 @@ int HookChecked(const char* e, PyObject* args) {
     return CheckPath(kRead, raw, BaseDir(args, -1), e);
   }
   if (OneOf(e, {"os.getxattr", "os.listxattr"})) return CheckArgPath(args, 0, kRead, -1, e);
-  if (OneOf(e, {"os.remove", "os.rmdir", "shutil.rmtree"})) return CheckArgPath(args, 0, kWrite, 1, e);
-  if (OneOf(e, {"os.mkdir", "os.mkfifo", "os.mknod"})) return CheckArgPath(args, 0, kWrite, 2, e);
+  // unlink(2) removes a symlink itself: its target, wherever it is, is not touched.
+  if (strcmp(e, "os.remove") == 0) return CheckArgPath(args, 0, kWrite, 1, e, /*follow=*/false);
+  if (OneOf(e, {"os.rmdir", "shutil.rmtree"})) return CheckArgPath(args, 0, kWrite, 1, e);
+  if (OneOf(e, {"os.mkdir", "os.mkfifo", "os.mknod"})) {
+    if (CheckArgPath(args, 0, kWrite, 2, e) != 0) return -1;
+    return CheckGrowth(args, 0, e);
+  }
   if (OneOf(e, {"os.chmod", "os.lchmod"})) return CheckWriteArg(args, 0, 2, e);
   if (OneOf(e, {"os.chown", "os.lchown"})) return CheckWriteArg(args, 0, 3, e);
   if (OneOf(e, {"os.utime"})) return CheckWriteArg(args, 0, 3, e);
   if (OneOf(e, {"os.chflags", "os.lchflags", "os.truncate", "os.setxattr", "os.removexattr"}))
     return CheckWriteArg(args, 0, -1, e);
-  if (OneOf(e, {"tempfile.mkstemp", "tempfile.mkdtemp"})) return CheckArgPath(args, 0, kWrite, -1, e);
-  if (OneOf(e, {"os.rename", "os.link"})) {
-    if (CheckArgPath(args, 0, kWrite, 2, e) != 0) return -1;
-    return CheckArgPath(args, 1, kWrite, 3, e);
+  if (OneOf(e, {"tempfile.mkstemp", "tempfile.mkdtemp"})) {
+    if (CheckArgPath(args, 0, kWrite, -1, e) != 0) return -1;
+    return CheckGrowth(args, 0, e);
   }
-  if (strcmp(e, "os.symlink") == 0) return CheckArgPath(args, 1, kWrite, 2, e);
+  // rename(2) moves a symlink itself and replaces a symlink at the destination: neither
+  // target is touched. Both directories must be in the roots.
+  if (strcmp(e, "os.rename") == 0) {
+    if (CheckArgPath(args, 0, kWrite, 2, e, /*follow=*/false) != 0) return -1;
+    return CheckArgPath(args, 1, kWrite, 3, e, /*follow=*/false);
+  }
+  if (strcmp(e, "os.link") == 0) {
+    if (CheckArgPath(args, 0, kWrite, 2, e) != 0) return -1;
+    if (CheckArgPath(args, 1, kWrite, 3, e) != 0) return -1;
+    return CheckGrowth(args, 1, e);
+  }
+  if (strcmp(e, "os.symlink") == 0) {
+    if (CheckArgPath(args, 1, kWrite, 2, e) != 0) return -1;
+    return CheckGrowth(args, 1, e);
+  }
   if (OneOf(e, {"shutil.copyfile", "shutil.copymode", "shutil.copystat", "shutil.copytree"})) {
     if (CheckArgPath(args, 0, kRead, -1, e) != 0) return -1;
-    return CheckArgPath(args, 1, kWrite, -1, e);
+    if (CheckArgPath(args, 1, kWrite, -1, e) != 0) return -1;
+    return OneOf(e, {"shutil.copyfile", "shutil.copytree"}) ? CheckGrowth(args, 1, e) : 0;
   }
+  // shutil.move moves a symlink as a link (rename, or a new link and an unlink): never its target.
   if (strcmp(e, "shutil.move") == 0) {
-    if (CheckArgPath(args, 0, kWrite, -1, e) != 0) return -1;
+    if (CheckArgPath(args, 0, kWrite, -1, e, /*follow=*/false) != 0) return -1;
     return CheckArgPath(args, 1, kWrite, -1, e);
   }
   if (StartsWith(e, "socket.")) {
@@ -575,6 +626,10 @@ void AuditAfterInit() {
   g_imp_create_dynamic = imp.get() != nullptr ? PyObject_GetAttrString(imp.get(), "create_dynamic") : nullptr;
   // Whatever is missing stays null and trusts nothing (fail closed).
   PyErr_Clear();
+}
+
+void AuditSetWriteRefusal(const std::string& why) {
+  std::atomic_store(g_write_refusal, std::make_shared<const std::string>(why));
 }
 
 void AuditSetPolicy(const Policy& p) {

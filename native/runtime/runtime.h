@@ -161,6 +161,8 @@ struct Policy {
 };
 void AuditInstall(const std::vector<std::string>& readRoots, const std::string& distRoot);
 void AuditSetPolicy(const Policy& p);
+// Non-empty: why writes that could grow the roots are refused (the session's disk budget).
+void AuditSetWriteRefusal(const std::string& why);
 // After start-up, before guest code: remember what the hook trusts (types.coroutine).
 void AuditAfterInit();
 
