@@ -14,6 +14,10 @@ export const LimitsSchema = z.object({
   // Per file written (RLIMIT_FSIZE, the worker's log included) and the /tmp tmpfs. Always
   // set: without it a guest could fill the host's disk through its own log file.
   diskMb: z.number().int().positive().default(1024),
+  // How much the session's roots may grow (allocated blocks, since the session started),
+  // measured by the host (src/sessions/disk-budget.ts): past it the block is interrupted and
+  // writes are refused until files are deleted.
+  diskBudgetMb: z.number().int().positive().default(1024),
   // Per block, enforced by the host: past it the worker tree is SIGKILLed.
   wallClockMs: z.number().int().positive().default(300_000),
   // Captured output per block, enforced by the host whatever the guest runtime does.

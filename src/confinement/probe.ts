@@ -276,7 +276,7 @@ export function probe(options: { fresh?: boolean } = {}): ProbeReport {
   add(
     'limits',
     'info',
-    `session defaults: memory ${l.memoryMb} MB (memory cgroup), ${l.processes} processes+threads, ${l.openFiles} open files, ${l.diskMb} MB per file and /tmp, wall clock ${l.wallClockMs / 1000} s per block (SIGKILL), output ${l.outputBytes} bytes per block`,
+    `session defaults: memory ${l.memoryMb} MB (memory cgroup), ${l.processes} processes+threads, ${l.openFiles} open files, ${l.diskMb} MB per file and /tmp, roots may grow ${l.diskBudgetMb} MB (disk budget), wall clock ${l.wallClockMs / 1000} s per block (SIGKILL), output ${l.outputBytes} bytes per block`,
   )
 
   if (process.env.VIS_ALLOW_UNCONFINED === '1') {

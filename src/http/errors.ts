@@ -44,6 +44,8 @@ const EXACT: Record<string, ContentfulStatusCode> = {
   'session.closed': 409,
   'session.exists': 409,
   'session.busy': 409,
+  // Past the session's disk budget: the client frees space in the roots first (SECURITY.md).
+  'session.disk-budget': 409,
   'worker.retired': 409,
   'turn.conflict': 409,
   'db.session-exists': 409,

@@ -42,6 +42,7 @@ export type RuntimeAddon = {
     processes: boolean
     ctypes: boolean
   }): void
+  setWriteRefusal(why: string): void
   wireStart(
     fd: number,
     workOps: string[],

@@ -221,6 +221,12 @@ export class PythonRuntime {
     this.policy = next
   }
 
+  // While `why` is set, the audit hook refuses writes that could grow the roots (opening for
+  // writing, mkdir, links, copies) with it; deleting stays allowed. The session's disk budget.
+  refuseWrites(why: string | undefined): void {
+    if (this.audit) this.addon.setWriteRefusal(why ?? '')
+  }
+
   startWire(opts: WireOptions): void {
     if (this.wire) throw new VisError('native.wire', 'wire mode is already on', {})
     this.wire = opts

@@ -41,6 +41,7 @@ export const PARENT_OPS = [
   'eval',
   'confine',
   'network',
+  'disk-budget',
   'stdin',
   'interrupt',
   'close',
@@ -101,6 +102,8 @@ export const PARENT_REQUEST_SCHEMAS: Record<string, z.ZodTypeAny> = {
   stdin: req('stdin', { job: MessageId.optional(), data: z.string(), eof: z.boolean().optional() }),
   // Tightens the session's network for the rest of its life; loosening is refused.
   network: req('network', { enabled: z.boolean(), allow: z.array(NetworkEntrySchema).optional() }),
+  // Past the session's disk budget: why writes are refused (null: allowed again).
+  'disk-budget': req('disk-budget', { refuse: z.string().min(1).nullable() }),
   close: req('close', {}),
 }
 

@@ -137,6 +137,7 @@ export class BlockDeadline {
   private describe(): string {
     if (this.cause === 'timeout') return `its timeout was ${this.opts.timeoutMs} ms`
     if (this.cause === 'wall-clock') return `the wall clock limit is ${this.opts.wallClockMs} ms`
+    if (this.cause === 'disk-budget') return 'its session went past its disk budget'
     return 'interrupted on request'
   }
 }

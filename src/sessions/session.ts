@@ -9,11 +9,12 @@ import type { Worker } from '../worker/worker.js'
 import { type BindOptions, SessionBindings } from './bindings.js'
 import { assertCrossable } from './crossing.js'
 import { BlockDeadline, DEFAULT_GRACE_MS } from './deadline.js'
+import { DiskBudget } from './disk-budget.js'
 import { type SessionEvent, SessionEvents, type SessionEventType } from './events.js'
 import { type BlockOutcome, parseBlockOutcome } from './outcome.js'
 import { OutputBudget } from './output-cap.js'
 import { GUEST_API, WorkerSetup } from './replace.js'
-import { finishStopped, guestCwd, guestNames, killedOutcome } from './stopped.js'
+import { diskBudgetError, finishStopped, guestCwd, guestNames, killedOutcome } from './stopped.js'
 import { type RestoreReport, type Survived, survivedReplacement } from './survived.js'
 import { type BoundTool, type ToolGate, ToolTable } from './tool-table.js'
 
@@ -92,7 +93,24 @@ export class Session {
   private tail: Promise<unknown> = Promise.resolve()
   private queued = 0
   private blockSeq = 0
-  private current: { job: number; block: number; deadline: BlockDeadline } | undefined
+  private current:
+    | {
+        job: number
+        block: number
+        deadline: BlockDeadline
+        // Set when the session went past its disk budget during this block: why.
+        diskMessage?: string
+        // The block has answered: a budget found exceeded now is reported, not interrupted.
+        ended?: boolean
+      }
+    | undefined
+  // How much the roots may grow (limits.diskBudgetMb); `diskRefusal` is why writes are
+  // refused while the session is past it (told again to a replacement worker).
+  readonly disk: DiskBudget
+  private diskRefusal: string | undefined
+  // The worker's answer to the last refusal change: a block starts only once it is applied
+  // (control ops reach the worker's JavaScript thread, blocks go straight to the interpreter).
+  private diskTold: Promise<unknown> = Promise.resolve()
   // The running block's stdout so far, and how much of it takePartialStdout has handed out.
   private blockOut = ''
   private taken = 0
@@ -120,6 +138,14 @@ export class Session {
       const deadline = this.current?.deadline
       return deadline ? deadline.hold() : () => {}
     })
+    this.disk = new DiskBudget(this.limits.diskBudgetMb, init.id, {
+      paths: () => this.diskPaths(),
+      exceeded: (why) => this.onDiskExceeded(why),
+      recovered: () => this.tellDisk(undefined),
+    })
+    // What the roots hold now is the baseline; the first block waits for it.
+    void this.disk.start()
+    this.tools.beforeWrite = (op) => this.disk.assertWritable(op)
     this.bindings = new SessionBindings(init.id, this.tools, {
       install: (spec) => this.installTool(spec),
       remove: (name) => this.callGuest('remove_tool', name),
@@ -138,14 +164,18 @@ export class Session {
 
   private attach(worker: Worker): void {
     this.worker = worker
-    worker.setHostHandler((call) =>
-      this.tools.dispatch(call, {
+    // A fresh worker past the budget refuses writes like the one it replaces.
+    if (this.diskRefusal !== undefined) this.tellDisk(this.diskRefusal)
+    worker.setHostHandler((call) => {
+      // Every host call is a check point of the disk budget (a burst shares one pass).
+      this.disk.poke()
+      return this.tools.dispatch(call, {
         sessionId: this.id,
         roots: this.roots,
         resources: this.resources,
         spawn: this.spawnHook,
-      }),
-    )
+      })
+    })
     this.workerHooks = [
       worker.on('output', (ev) => this.onOutput(ev)),
       worker.on('retired', ({ reason }) => {
@@ -173,6 +203,32 @@ export class Session {
 
   get pid(): number {
     return this.worker.pid
+  }
+
+  // What the disk budget measures: the roots as they are on the host's disk (a draft's
+  // writes land in its overlay's upper directory, not in the root) and the worker's outbox.
+  private diskPaths(): string[] {
+    const overlay = this.worker.policy.overlay
+    const roots = this.roots.map((r) => (overlay && r === overlay.root ? overlay.upper : r))
+    return [...roots, this.worker.outbox]
+  }
+
+  // Past the budget (or still growing past it): the guest refuses writes, the running block
+  // is interrupted; a block that already answered gets the error on its outcome instead.
+  private onDiskExceeded(why: string): void {
+    this.tellDisk(why)
+    const cur = this.current
+    if (cur === undefined) return
+    cur.diskMessage = why
+    if (!cur.ended) void cur.deadline.stop('disk-budget')
+  }
+
+  private tellDisk(why: string | undefined): void {
+    this.diskRefusal = why
+    const worker = this.worker
+    if (worker.state !== 'ready') return
+    // A worker that is gone or retiring needs no telling; its replacement is told in attach.
+    this.diskTold = worker.call('disk-budget', { refuse: why ?? null }).catch(() => undefined)
   }
 
   // Directories inside the roots its jail masks (the extension directories).
@@ -332,6 +388,9 @@ export class Session {
     this.assertUsable('runBlock')
     const pending = this.bindings.takePending()
     if (pending.length > 0) await Promise.all(pending)
+    // The roots' size when the session started, measured once; the guest's refusal as it is now.
+    await this.disk.start()
+    await this.diskTold
     const block = ++this.blockSeq
     const t0 = performance.now()
     this.blockOut = ''
@@ -362,11 +421,19 @@ export class Session {
       },
       { timeoutMs: opts.timeoutMs, graceMs: this.graceMs, wallClockMs: this.limits.wallClockMs },
     )
-    this.current = { job: started.id, block, deadline }
+    const current: NonNullable<Session['current']> = { job: started.id, block, deadline }
+    this.current = current
+    // While the block runs, the roots are measured at a bounded interval.
+    const unwatch = this.disk.watch()
     try {
       let outcome: BlockOutcome
       try {
-        const parsed = parseBlockOutcome(await started.reply)
+        const reply = await started.reply
+        // The block's end is a check point too: what it wrote in its last moments counts.
+        current.ended = true
+        unwatch()
+        await this.disk.check()
+        const parsed = parseBlockOutcome(reply)
         if (!parsed.success) {
           // Only guest code forging frames on the socket gets here.
           worker.retire('it answered a block with something that is not a block outcome')
@@ -383,9 +450,18 @@ export class Session {
         const names = guestNames(rest)
         if (names) this.lastNames = names
         this.setup.chdir(guestCwd(rest))
-        outcome = finishStopped(this.budget.capOutcome(rest), deadline, opts.timeoutMs, this.lastNames, () =>
-          worker.takeCancelled(),
+        outcome = finishStopped(
+          this.budget.capOutcome(rest),
+          deadline,
+          opts.timeoutMs,
+          this.lastNames,
+          () => worker.takeCancelled(),
+          current.diskMessage,
         )
+        // The block ended before a pass saw it go past the budget: it is told all the same.
+        if (current.diskMessage !== undefined && deadline.cause === undefined) {
+          outcome = { ...outcome, error: diskBudgetError(current.diskMessage, false) }
+        }
       } catch (err) {
         if (deadline.killed === undefined || this.state !== 'ready') throw err
         const cancelled = worker.takeCancelled()
@@ -399,7 +475,7 @@ export class Session {
           report.failure,
         )
         if (report.restore) this.lastNames = report.restore.restored
-        outcome = killedOutcome(partial, deadline, opts.timeoutMs, survivedNow)
+        outcome = killedOutcome(partial, deadline, opts.timeoutMs, survivedNow, current.diskMessage)
       }
       if (outcome.survived) this.pendingSurvived = outcome.survived
       this.events.emit({
@@ -411,6 +487,7 @@ export class Session {
       })
       return outcome
     } finally {
+      unwatch()
       deadline.clear()
       this.current = undefined
       this.blockOut = ''

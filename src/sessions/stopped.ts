@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import type { BlockDeadline } from './deadline.js'
-import { asTimeout, type BlockOutcome } from './outcome.js'
+import { asTimeout, type BlockError, type BlockOutcome } from './outcome.js'
 import { type CancelledCall, type Survived, survivedInPlace } from './survived.js'
 
 const Names = z.array(z.string())
@@ -25,6 +25,13 @@ function hostView(outcome: BlockOutcome): BlockOutcome {
   return rest
 }
 
+// The block's error when its session went past its disk budget (stopped, or ended on its own
+// before a pass saw it): the stable code, the budget, and what to do.
+export function diskBudgetError(message: string, stopped = true): BlockError {
+  const what = stopped ? 'the block was stopped' : "the block's writes went past the budget"
+  return { phase: 'disk-budget', code: 'session.disk-budget', message: `${what}: ${message}` }
+}
+
 // A block that answered. When it had been told to stop, the model is told why (a timeout
 // reads as one) and what survived: the worker lived, so every name is intact.
 export function finishStopped(
@@ -33,6 +40,7 @@ export function finishStopped(
   timeoutMs: number | undefined,
   names: readonly string[],
   takeCancelled: () => CancelledCall[],
+  diskMessage?: string,
 ): BlockOutcome {
   let out = hostView(outcome)
   const cause = deadline.cause
@@ -40,6 +48,10 @@ export function finishStopped(
   if (cause === 'timeout' && timeoutMs !== undefined && out.error?.phase === 'interrupted') {
     out = asTimeout(out, timeoutMs)
   }
+  // Whatever the guest made of the interrupt (or of a refused write), the block ended because
+  // of the budget.
+  if (cause === 'disk-budget' && diskMessage !== undefined)
+    out = { ...out, error: diskBudgetError(diskMessage) }
   return { ...out, survived: survivedInPlace(cause, names, takeCancelled()) }
 }
 
@@ -49,6 +61,7 @@ export function killedOutcome(
   deadline: BlockDeadline,
   timeoutMs: number | undefined,
   survived: Survived,
+  diskMessage?: string,
 ): BlockOutcome {
   const failure = survived.errors?.['(worker)']
   const next = survived.worker_replaced
@@ -57,6 +70,7 @@ export function killedOutcome(
   const why = `${deadline.killed}; ${next}`
   const base: BlockOutcome = { ...partial, workerReplaced: survived.worker_replaced, survived }
   if (deadline.cause === 'timeout' && timeoutMs !== undefined) return asTimeout(base, timeoutMs, why)
+  if (deadline.cause === 'disk-budget') return { ...base, error: diskBudgetError(`${diskMessage}; ${why}`) }
   if (deadline.cause === 'interrupt') {
     return { ...base, error: { phase: 'interrupted', message: `the block was interrupted: ${why}` } }
   }

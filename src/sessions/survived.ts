@@ -13,8 +13,9 @@ export type CancelledCall = z.infer<typeof CancelledCallSchema>
 export const SurvivedSchema = z.object({
   // interrupt: stopped on request; timeout: stopped at its timeoutMs; wall-clock: stopped at
   // the session's wall clock limit; node-lost: the node running it died or lost its lease, and
-  // another node took the session over (src/cluster).
-  cause: z.enum(['interrupt', 'timeout', 'wall-clock', 'node-lost']),
+  // another node took the session over (src/cluster); disk-budget: the session's roots grew past
+  // its disk budget (limits.diskBudgetMb).
+  cause: z.enum(['interrupt', 'timeout', 'wall-clock', 'node-lost', 'disk-budget']),
   // The block did not stop in time: its worker was killed and a fresh one took over.
   worker_replaced: z.boolean(),
   // Names whose values are the same objects as before (the worker lived on).

@@ -14,6 +14,9 @@ export type BoundTool = {
   run: (args: unknown[], ctx: ToolContext) => unknown | Promise<unknown>
   // 'required': each call waits for a person's (or a policy's) approval through the gate.
   approval?: 'required'
+  // It writes into the roots (the file tools' write, patch...): refused while the session is
+  // past its disk budget.
+  writes?: boolean
 }
 
 // Wraps every tool call (the agent's approval gate and journal, src/agent/gate.ts). Without
@@ -38,6 +41,8 @@ export class ToolTable {
   private active = 0
   private readonly waiting: Array<() => void> = []
   gate: ToolGate | undefined
+  // Checks the disk budget before a tool that writes (Session: DiskBudget.assertWritable).
+  beforeWrite: ((op: string) => Promise<void>) | undefined
 
   constructor(
     private readonly sessionId: string,
@@ -98,6 +103,7 @@ export class ToolTable {
         { sessionId: this.sessionId, tool: tool.name },
       )
     }
+    if (tool.writes && this.beforeWrite) await this.beforeWrite(tool.name)
     if (this.gate) {
       const checked = args
       return this.gate({ tool, args: checked, signal: call.signal, holdDeadline: this.holdDeadline }, () =>

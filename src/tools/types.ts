@@ -79,4 +79,6 @@ export interface Tool {
   signature: string
   // Positional arguments; keyword arguments arrive folded into one trailing object.
   run(args: unknown[], ctx: ToolContext): Promise<Json>
+  // It makes files in the roots grow: refused while the session is past its disk budget.
+  writes?: boolean
 }

@@ -44,6 +44,7 @@ const channelOptions = (serve: ChannelOptions['onRequest']): ChannelOptions => (
   requests: {
     confine: PARENT_REQUEST_SCHEMAS.confine!,
     network: PARENT_REQUEST_SCHEMAS.network!,
+    'disk-budget': PARENT_REQUEST_SCHEMAS['disk-budget']!,
     close: PARENT_REQUEST_SCHEMAS.close!,
   },
   onRequest: serve,
@@ -109,6 +110,17 @@ async function network(py: PythonRuntime, input: unknown) {
   return { enabled: next.network.enabled, allow: next.network.allow, seccomp }
 }
 
+const DiskBudgetRequest = z.object({ refuse: z.string().nullable() })
+
+// The session went past (or back under) its disk budget: the audit hook refuses writes that
+// could grow the roots meanwhile. A permissive hook (the kernel-only proof) stays permissive.
+function diskBudget(py: PythonRuntime, input: unknown) {
+  const msg = DiskBudgetRequest.parse(input)
+  const refusing = confined !== undefined && !confined.permissive && msg.refuse !== null
+  py.refuseWrites(refusing ? (msg.refuse ?? undefined) : undefined)
+  return { refusing }
+}
+
 function serveWire(py: PythonRuntime): void {
   const channel: Channel = new Channel(
     {
@@ -118,6 +130,7 @@ function serveWire(py: PythonRuntime): void {
     channelOptions((op, msg) => {
       if (op === 'confine') return confine(py, msg)
       if (op === 'network') return network(py, msg)
+      if (op === 'disk-budget') return diskBudget(py, msg)
       // close: reply first, then finalize Python (atexit, flushing) and leave.
       setImmediate(() => {
         void py

@@ -17,11 +17,13 @@ function tool<S extends z.ZodTypeAny>(
   schema: S,
   doc: string,
   body: (a: z.infer<S>) => Promise<Obj>,
+  writes = false,
 ): Tool {
   return {
     name,
     doc,
     signature,
+    ...(writes ? { writes } : {}),
     async run(args) {
       const { positional, kwargs } = splitArgs(args)
       return body(parseArgs(name, signature, schema, bindNames(name, signature, names, positional, kwargs)))
@@ -122,6 +124,7 @@ export function mutateTools(guard: PathGuard): Tool[] {
         await ref.dir.close()
       }
     },
+    true,
   )
 
   const move = tool(
@@ -221,6 +224,7 @@ export function mutateTools(guard: PathGuard): Tool[] {
       await fh.close()
       return { path: await guard.display(real), created: r.created }
     },
+    true,
   )
 
   const exists = tool(

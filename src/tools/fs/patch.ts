@@ -53,6 +53,7 @@ export function patchTool(guard: PathGuard): Tool {
     name: 'patch',
     doc: patchDoc,
     signature: SIGNATURE,
+    writes: true,
     async run(args) {
       const { positional, kwargs } = splitArgs(args)
       let raw: unknown = positional[0]
