@@ -432,7 +432,7 @@ export class Session {
         // The block's end is a check point too: what it wrote in its last moments counts.
         current.ended = true
         unwatch()
-        await this.disk.check()
+        await this.disk.settle()
         const parsed = parseBlockOutcome(reply)
         if (!parsed.success) {
           // Only guest code forging frames on the socket gets here.
