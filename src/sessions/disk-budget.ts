@@ -124,14 +124,17 @@ export class DiskBudget {
   // The check at a block's end, on a timer while it runs, before a host tool writes: a walk
   // when the roots may be past the budget (or are), else only when the last walk is stale
   // (then not waited for).
-  async settle(): Promise<void> {
+  // `periodic` (the timer): past the budget, walks are spaced by ten times their length, so a
+  // big tree past its budget does not keep a core walking.
+  async settle(periodic = false): Promise<void> {
     await this.start()
-    if (this.running !== undefined || this.mayBeOver()) {
+    const since = performance.now() - this.lastEnd
+    const spaced = periodic && this.over && since < this.lastMs * PASS_SHARE
+    if (this.running !== undefined || (!spaced && this.mayBeOver())) {
       await this.check()
       return
     }
-    if (performance.now() - this.lastEnd >= Math.max(FULL_EVERY_MS, this.lastMs * PASS_SHARE))
-      void this.check()
+    if (since >= Math.max(FULL_EVERY_MS, this.lastMs * PASS_SHARE)) void this.check()
   }
 
   // A host call is a check point; a burst of calls shares one.
@@ -148,7 +151,7 @@ export class DiskBudget {
     let stopped = false
     const next = () => {
       if (stopped) return
-      timer = setTimeout(() => void this.settle().finally(next), DISK_CHECK_MS)
+      timer = setTimeout(() => void this.settle(true).finally(next), DISK_CHECK_MS)
     }
     next()
     return () => {

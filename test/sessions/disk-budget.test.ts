@@ -184,3 +184,24 @@ for i in range(3):
   assert.equal(r.result, 42)
   await s.dispose()
 })
+
+test('growth past the budget through a descriptor opened before the refusal interrupts again', async () => {
+  const { s, root } = await open()
+  const first = await s.runBlock(
+    `held = open(${JSON.stringify(root)} + '/held', 'wb')\n${writeFiles(root, 3, 8)}`,
+  )
+  assert.equal(first.error?.code, 'session.disk-budget', JSON.stringify(first.error))
+  // The hook refuses opens; a descriptor the guest already holds writes on (the kernel does
+  // not refuse), and the next check sees the roots still growing past the budget.
+  const second = await s.runBlock(
+    `import os, time
+held.write(os.urandom(4 << 20))
+held.flush()
+time.sleep(50)
+print('ESCAPED')`,
+  )
+  assert.equal(second.error?.code, 'session.disk-budget', JSON.stringify(second.error))
+  assert.doesNotMatch(second.stdout ?? '', /ESCAPED/)
+  assert.equal(statSync(join(root, 'held')).size, 4 * MIB)
+  await s.dispose()
+})
