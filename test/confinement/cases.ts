@@ -436,6 +436,12 @@ export const cases: AttackCase[] = [
     'control.symlink-root',
     `os.makedirs(ROOT + '/a', exist_ok=True)\nopen(ROOT + '/a/t.txt', 'w').write('hello')\nos.symlink(ROOT + '/a/t.txt', ROOT + '/l')\nassert open(ROOT + '/l').read() == 'hello'\nok()`,
   ),
+  // Issue 30 section 8: a link in a root that points outside may itself be renamed and deleted
+  // (the target is untouched: the harness compares the host's files after every case).
+  control(
+    'control.unlink-link-to-outside',
+    `os.symlink(OUTSIDE + '/secret.txt', ROOT + '/out-link')\nos.rename(ROOT + '/out-link', ROOT + '/out-link2')\nos.unlink(ROOT + '/out-link2')\nassert not os.path.lexists(ROOT + '/out-link2')\nok()`,
+  ),
   control(
     'control.sqlite-root',
     `import sqlite3\ndb = sqlite3.connect(ROOT + '/db.sqlite')\ndb.execute('create table t(x)'); db.execute('insert into t values (42)'); db.commit()\nok(db.execute('select x from t').fetchone())`,
