@@ -123,9 +123,8 @@ export class DiskBudget {
 
   // The check at a block's end, on a timer while it runs, before a host tool writes: a walk
   // when the roots may be past the budget (or are), else only when the last walk is stale
-  // (then not waited for).
-  // `periodic` (the timer): past the budget, walks are spaced by ten times their length, so a
-  // big tree past its budget does not keep a core walking.
+  // (then not waited for). On the timer (`periodic`), walks past the budget are spaced by ten
+  // times their length, so a big tree past its budget does not keep a core walking.
   async settle(periodic = false): Promise<void> {
     await this.start()
     const since = performance.now() - this.lastEnd
@@ -164,7 +163,8 @@ export class DiskBudget {
   async assertWritable(op: string): Promise<void> {
     await this.settle()
     const s = this.state
-    if (s?.over) throw new VisError('session.disk-budget', this.refusal(s), { sessionId: this.sessionId, op })
+    if (this.over && s !== undefined)
+      throw new VisError('session.disk-budget', this.refusal(s), { sessionId: this.sessionId, op })
   }
 
   // Why writes are refused, for the model: the budget, what was written, what to do.
