@@ -12,6 +12,9 @@ const FULL_EVERY_MS = 2000
 const PASS_SHARE = 10
 // A host call checks when none did for this long (calls in a tight loop share one).
 const CALL_GAP_MS = 50
+// Roots this small are walked at every check: a few lstat calls, and exact whatever other
+// processes do to the filesystem meanwhile.
+const SMALL_TREE_ENTRIES = 256
 
 export type DiskState = {
   // Allocated bytes the roots gained since the session started (negative: freed).
@@ -78,6 +81,7 @@ export class DiskBudget {
   private running: Promise<DiskState> | undefined
   private lastEnd = Number.NEGATIVE_INFINITY
   private lastMs = 0
+  private lastEntries = 0
   private lastPoke = Number.NEGATIVE_INFINITY
   // The filesystems' used bytes when the last walk started, and the growth it found.
   private fsAtWalk = 0
@@ -102,6 +106,7 @@ export class DiskBudget {
       this.fsAtWalk = filesystemsUsed(paths, this.devs)
       const u = await this.usage.measure(paths)
       this.lastMs = u.ms
+      this.lastEntries = u.entries
       this.lastEnd = performance.now()
       return u.allocated
     })()
@@ -129,7 +134,8 @@ export class DiskBudget {
     await this.start()
     const since = performance.now() - this.lastEnd
     const spaced = periodic && this.over && since < this.lastMs * PASS_SHARE
-    if (this.running !== undefined || (!spaced && this.mayBeOver())) {
+    const small = this.lastEntries <= SMALL_TREE_ENTRIES
+    if (this.running !== undefined || (!spaced && (small || this.mayBeOver()))) {
       await this.check()
       return
     }
@@ -189,6 +195,7 @@ export class DiskBudget {
     const fsBefore = filesystemsUsed(paths, this.devs)
     const usage = await this.usage.measure(paths)
     this.lastMs = usage.ms
+    this.lastEntries = usage.entries
     const growth = usage.allocated - base
     this.fsAtWalk = fsBefore
     this.growthAtWalk = growth
