@@ -1,6 +1,6 @@
 import { type ChildProcess, type StdioOptions, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { chmodSync, closeSync, existsSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { isAbsolute, join } from 'node:path'
 
@@ -12,7 +12,8 @@ import { sandboxEnvironment } from './environment.js'
 import { launcherPath } from './native.js'
 import { type ConfinementPolicy, type ConfinementPolicyInput, ConfinementPolicySchema } from './policy.js'
 import { probe } from './probe.js'
-import { bubblewrapArgs, launcherArgs, missingPaths } from './sandbox-args.js'
+import { homeMasks, type OpenedRoot, openBelow, openRoots, rootsChecked } from './root-guard.js'
+import { bubblewrapArgs, hiddenMounts, launcherArgs, missingPaths } from './sandbox-args.js'
 
 export type SpawnConfinedOptions = {
   env?: Record<string, string> // added to the allow-listed environment (LD_* and friends refused)
@@ -100,7 +101,7 @@ export async function spawnConfined(
       context,
     )
   }
-  const absent = missingPaths([command, ...policy.roots, ...policy.readOnly])
+  const absent = missingPaths([command, ...policy.readOnly, ...policy.writable])
   if (absent.length > 0) {
     throw new VisError(
       'confine.path-missing',
@@ -112,6 +113,27 @@ export async function spawnConfined(
     )
   }
 
+  // Each root as an fd, checked: the jail mounts these, never the paths again.
+  const opened = openRoots(policy.roots, { within: policy.within }, context)
+  const pins: OpenedRoot[] = []
+  try {
+    return await spawnOpened(policy, opened.roots, pins, command, args, options)
+  } finally {
+    // The child holds its own copies by now.
+    opened.close()
+    for (const p of pins) closeSync(p.fd)
+  }
+}
+
+async function spawnOpened(
+  policy: ConfinementPolicy,
+  roots: OpenedRoot[],
+  pins: OpenedRoot[],
+  command: string,
+  args: string[],
+  options: SpawnConfinedOptions,
+): Promise<ConfinedProcess> {
+  const context = { sessionId: options.sessionId, op: 'spawn' }
   const allowUnconfined = options.allowUnconfined ?? process.env.VIS_ALLOW_UNCONFINED === '1'
   const { missing, warnings, landlockAbi } = missingLayers(policy)
   if (missing.length > 0 && !allowUnconfined) {
@@ -156,10 +178,29 @@ export async function spawnConfined(
   // Everything past the caller's stdio is closed by vis-launcher: fds the host
   // inherited without O_CLOEXEC must not reach the guest.
   const keepFds = Array.isArray(options.stdio) ? Math.max(3, options.stdio.length) : 3
+  // The mount view: the roots, then the host's own writable directories; vis homes inside a
+  // root masked like extension directories.
+  const { readOnly, links } = resolvedReadOnly(policy.readOnly, policy.roots)
+  const view: ConfinementPolicy = {
+    ...policy,
+    readOnly,
+    roots: [...policy.roots, ...policy.writable],
+    hidden: [...new Set([...policy.hidden, ...homeMasks(roots)])],
+  }
+  if (useNamespaces) pinFds(view, roots, pins, context)
+  const bound = useNamespaces ? [...roots.filter((r) => r.path !== policy.overlay?.root), ...pins] : []
+  const firstRootFd = keepFds + (shared ? 2 : 0) + (draft ? 2 : 0)
+  const mountFds: Record<string, number> = {}
+  bound.forEach((r, i) => {
+    mountFds[r.path] = firstRootFd + i
+  })
   const input = {
-    policy,
-    command,
-    launcher: launcher ?? '',
+    policy: view,
+    mountFds,
+    links,
+    // Bound where they really are (resolvedReadOnly); argv keeps the paths as given.
+    command: realish(command),
+    launcher: launcher ? realish(launcher) : '',
     landlockAbi,
     egressDir: egress?.dir,
     cwd: options.cwd,
@@ -211,12 +252,18 @@ export async function spawnConfined(
 
   const env = sandboxEnvironment(policy, options.env)
   let stdio: StdioOptions = options.stdio ?? ['ignore', 'inherit', 'inherit']
-  if (shared || draft) {
+  if (shared || draft || bound.length > 0) {
     const base = Array.isArray(stdio) ? [...stdio] : [stdio, stdio, stdio]
     while (base.length < keepFds) base.push('ignore')
     // vis-launcher closes them (fds >= keepFds) before the command runs.
-    stdio = [...base, ...(shared ? [shared.user, shared.net] : []), ...(draft ? [draft.user, draft.mnt] : [])]
+    stdio = [
+      ...base,
+      ...(shared ? [shared.user, shared.net] : []),
+      ...(draft ? [draft.user, draft.mnt] : []),
+      ...bound.map((r) => r.fd),
+    ]
   }
+  await rootsChecked(roots)
   const [file, ...rest] = argv as [string, ...string[]]
   const child = spawn(file, rest, {
     env,
@@ -272,6 +319,56 @@ export async function spawnConfined(
 }
 
 const NSENTER = '/usr/bin/nsenter'
+
+// Read-only paths mounted where they really are: a package reached through a symlink (npm link,
+// --preserve-symlinks) would otherwise be bound onto that symlink inside a root, which leads to
+// a path the jail does not have. Its own path, outside the roots, becomes a symlink there too,
+// so the command's paths under it still resolve.
+function resolvedReadOnly(
+  paths: string[],
+  roots: string[],
+): { readOnly: string[]; links: { path: string; target: string }[] } {
+  const readOnly: string[] = []
+  const links: { path: string; target: string }[] = []
+  for (const p of paths) {
+    let real: string
+    try {
+      real = realpathSync(p)
+    } catch {
+      readOnly.push(p)
+      continue
+    }
+    readOnly.push(real)
+    const covered = (q: string) =>
+      [...roots, ...links.map((l) => l.path)].some((r) => q.startsWith(`${r}/`) || q === r)
+    if (real !== p && !covered(p)) links.push({ path: p, target: real })
+  }
+  return { readOnly: [...new Set(readOnly)], links }
+}
+
+function realish(p: string): string {
+  try {
+    return realpathSync(p)
+  } catch {
+    return p
+  }
+}
+
+// The directories pinned between a root and a mask inside it, opened through the root's fd:
+// bound from fds like the roots, and refused when a symlink leads one out of its root.
+function pinFds(
+  view: ConfinementPolicy,
+  roots: OpenedRoot[],
+  out: OpenedRoot[],
+  context: { sessionId?: string; op: string },
+): void {
+  for (const pin of hiddenMounts(view).pins) {
+    const root = roots
+      .filter((r) => pin.startsWith(`${r.path}/`) && r.path !== view.overlay?.root)
+      .sort((a, b) => b.path.length - a.path.length)[0]
+    if (root) out.push({ path: pin, real: '', fd: openBelow(root, pin, context) })
+  }
+}
 
 // nsenter into the namespaces named by inherited fds, keeping the caller's credentials.
 const nsenter = (ns: Record<string, number>): string[] => [

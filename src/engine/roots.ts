@@ -1,36 +1,12 @@
-import { statSync } from 'node:fs'
+import { checkRootPaths } from '../confinement/root-guard.js'
 import { isVisError, VisError } from '../util/errors.js'
+import type { WorkerPolicy } from '../worker/policy.js'
 
-// Roots the jail cannot mount, refused with the reason before a worker is tried: a worker that
-// dies on them would only say so in its log, whose path is nobody's business over HTTP.
-export function checkRoots(roots: readonly string[], sessionId: string): void {
-  for (const root of roots) {
-    if (root === '/') {
-      throw new VisError(
-        'policy.root-too-broad',
-        '"/" cannot be a root: the jail lays its own /tmp, /proc, /dev and system libraries over the roots, ' +
-          'so the whole filesystem cannot be mounted into it. Name the directories the session needs.',
-        { sessionId, path: root },
-      )
-    }
-    let isDir: boolean
-    try {
-      isDir = statSync(root).isDirectory()
-    } catch {
-      // Missing paths get the confinement layer's own error (confine.path-missing).
-      continue
-    }
-    if (!isDir) {
-      throw new VisError(
-        'policy.root-not-directory',
-        `Root ${root} is not a directory; roots are directories.`,
-        {
-          sessionId,
-          path: root,
-        },
-      )
-    }
-  }
+// Roots the jail cannot or must not mount, refused with the reason before a worker is tried: a
+// worker that dies on them would only say so in its log, whose path is nobody's business over
+// HTTP. The jail checks again, on what each path names when it is built (root-guard.ts).
+export function checkRoots(policy: Pick<WorkerPolicy, 'roots' | 'within'>, sessionId: string): void {
+  checkRootPaths(policy.roots, { within: policy.within }, { sessionId, op: 'create-session' })
 }
 
 // A worker that failed to start under a policy: the jail's own words, without the log's path or pid.

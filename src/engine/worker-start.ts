@@ -38,7 +38,8 @@ export type WorkerDeps = {
 // a fresh worker with the same policy, then its definitions restored from the snapshot.
 export async function reopenWorker(deps: WorkerDeps, live: Live): Promise<Session> {
   const row = deps.requireSession(live.id)
-  const policy = normalizePolicy(PolicySchema.parse(row.policy))
+  const within = live.within ?? deps.options.allowRoots
+  const policy = normalizePolicy({ ...PolicySchema.parse(row.policy), ...(within ? { within } : {}) })
   const session = await startWorker(deps, live, policy)
   deps.metrics.workerRestarts.inc()
   const defs = deps.store.defs.get(live.id)

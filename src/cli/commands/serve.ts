@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { isAbsolute, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { clusterOptionsFrom } from '../../cluster/start.js'
 import { explainLocally } from '../../distribution/resolve.js'
@@ -9,7 +10,7 @@ import { VisError } from '../../util/errors.js'
 import type { Command } from '../command.js'
 
 const usage = `Usage: vis serve [--host ${DEFAULT_HOST}] [--port ${DEFAULT_PORT}] [--pool N] [--python 3.X] [--project DIR]
-                 [--no-token] [--allow-host NAME]... [--cors-origin URL]...
+                 [--no-token] [--allow-host NAME]... [--cors-origin URL]... [--allow-root DIR]...
                  [--node-id ID --advertise URL [--lease-ms N]]
 
 Serve the HTTP API and the session page: sessions, blocks, live events (SSE), attachments,
@@ -33,6 +34,11 @@ Clients send Authorization: Bearer <token>.
                  repeatable. Requests naming another Host get 421 (DNS rebinding).
   --cors-origin  a web origin (http://host:port) allowed to call the API from a browser;
                  repeatable. Requests from other pages get 403.
+  --allow-root   a directory inside which API clients may open session roots; repeatable
+                 (default: VIS_ALLOW_ROOTS, colon-separated; neither: any directory). A root
+                 elsewhere gets 400 policy.root-not-allowed. Whatever the list, roots in /proc,
+                 /sys, /dev, /run or inside the vis home are refused. MCP clients at /mcp are
+                 bounded by mcp.json's serve.roots instead.
 
 Cluster mode (docs/cluster.md): several nodes share one PostgreSQL store (VIS_DATABASE_URL)
 behind nginx (\`vis cluster nginx-config\`); each session runs on the node holding its lease.
@@ -59,6 +65,7 @@ export const serve: Command = {
         'no-token': { type: 'boolean', default: false },
         'allow-host': { type: 'string', multiple: true, default: [] },
         'cors-origin': { type: 'string', multiple: true, default: [] },
+        'allow-root': { type: 'string', multiple: true, default: [] },
         'node-id': { type: 'string' },
         advertise: { type: 'string' },
         'lease-ms': { type: 'string' },
@@ -78,6 +85,7 @@ export const serve: Command = {
         throw new VisError('cli.bad-option', `--cors-origin takes an origin like http://host:port, not ${o}`)
       }
     }
+    const allowRoots = allowRootsFrom(values['allow-root'], process.env.VIS_ALLOW_ROOTS)
     const configured = process.env.VIS_TOKEN || undefined
     const noToken = values['no-token']
     if (noToken && !isLoopbackHost(values.host)) {
@@ -100,6 +108,7 @@ export const serve: Command = {
       token,
       allowedHosts: values['allow-host'],
       corsOrigins: values['cors-origin'],
+      ...(allowRoots ? { allowRoots } : {}),
       cluster,
     })
     const python = explainLocally({ minor: values.python })
@@ -143,4 +152,20 @@ export const serve: Command = {
     })
     return 0
   },
+}
+
+// The operator's allow-list for API clients' roots: the flags, else VIS_ALLOW_ROOTS (PATH-style),
+// else none (undefined: any directory the root rules allow).
+export function allowRootsFrom(flags: string[], env: string | undefined): string[] | undefined {
+  const list = flags.length > 0 ? flags : (env ?? '').split(':').filter((p) => p !== '')
+  if (list.length === 0) return undefined
+  for (const p of list) {
+    if (!isAbsolute(p)) {
+      throw new VisError(
+        'cli.bad-option',
+        `--allow-root and VIS_ALLOW_ROOTS take absolute directories, not ${p}`,
+      )
+    }
+  }
+  return list.map((p) => resolve(p))
 }
