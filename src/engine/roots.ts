@@ -1,6 +1,6 @@
 import { checkRootPaths } from '../confinement/root-guard.js'
 import { isVisError, VisError } from '../util/errors.js'
-import type { WorkerPolicy } from '../worker/policy.js'
+import { normalizePolicy, type WorkerPolicy } from '../worker/policy.js'
 
 // Roots the jail cannot or must not mount, refused with the reason before a worker is tried: a
 // worker that dies on them would only say so in its log, whose path is nobody's business over
@@ -20,4 +20,28 @@ export function jailRefusal(err: unknown, roots: readonly string[], sessionId: s
     `The jail could not be built for this session's roots (${roots.join(', ') || 'none'}): ${reason}`,
     { sessionId, roots: [...roots] },
   )
+}
+
+// The policy of a child session (the agent's sub_loop(roots=...)): its roots must lie within the
+// parent's, which become its bounds, checked like every root at each of its jails (root-guard.ts);
+// the parent's own bounds still apply. No roots given: the parent's. Masks and a draft's overlay
+// belong to the parent's jail and are worked out again for the child's.
+export function childPolicy(
+  parent: WorkerPolicy,
+  roots: readonly string[] | undefined,
+  sessionId: string,
+): WorkerPolicy {
+  const { hidden: _h, overlay: _o, ...rest } = parent
+  const child = normalizePolicy({ ...rest, roots: [...(roots ?? parent.roots)], within: parent.roots })
+  if (parent.roots.length === 0 && child.roots.length > 0) {
+    throw new VisError(
+      'policy.root-not-allowed',
+      `Root ${child.roots[0]} is not inside the parent session's roots (it has none); a child session sees ` +
+        'at most what its parent sees.',
+      { sessionId, path: child.roots[0] },
+    )
+  }
+  if (parent.within) checkRoots({ roots: child.roots, within: parent.within }, sessionId)
+  checkRoots(child, sessionId)
+  return child
 }

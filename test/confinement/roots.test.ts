@@ -22,7 +22,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { allowRootsFrom } from '../../src/cli/commands/serve.js'
 import { type OpenedRoot, setRootsCheckedHook } from '../../src/confinement/root-guard.js'
+import { childPolicy } from '../../src/engine/roots.js'
 import type { VisServer } from '../../src/http/server.js'
+import { normalizePolicy } from '../../src/worker/policy.js'
 import { client, python, spawnServe, testServer } from '../http/helpers.js'
 import { clientOptions, withRoots } from '../mcp/roots.js'
 
@@ -347,5 +349,93 @@ describe('a package reached through a symlink (npm link, --preserve-symlinks)', 
     const code = await new Promise((r) => child.once('exit', r))
     assert.equal(code, 0, err)
     assert.equal(out, 'ws 42\nlink-root 42\n', err)
+  })
+})
+
+describe('child sessions (sub_loop(roots=...)) use the same rules, bounded by the parent', () => {
+  test('a child root inside the parent is kept and bounded by it; outside or through a link out is refused', () => {
+    const A = tmp('parent')
+    mkdirSync(join(A, 'sub'))
+    symlinkSync(outside, join(A, 'out'))
+    const parent = normalizePolicy({ roots: [A] })
+    const child = childPolicy(parent, [join(A, 'sub')], 's-child')
+    assert.deepEqual(child.roots, [join(A, 'sub')])
+    assert.deepEqual(child.within, [A])
+    assert.deepEqual(childPolicy(parent, undefined, 's-child').roots, [A])
+    for (const roots of [[outside], [join(A, 'out')], [`${A}/sub/../..`]]) {
+      assert.throws(() => childPolicy(parent, roots, 's-child'), { code: 'policy.root-not-allowed' })
+    }
+    assert.throws(() => childPolicy(parent, ['/proc/self'], 's-child'), { code: 'policy.root-pseudo-fs' })
+    assert.throws(() => childPolicy(normalizePolicy({}), [A], 's-child'), { code: 'policy.root-not-allowed' })
+  })
+})
+
+describe('roots that expose the server (MCP)', () => {
+  const base = tmp('mcp-ws')
+  const home = join(base, '.vis')
+  let server: VisServer
+  const token = 'mcp-roots-token-0123456789'
+  before(async () => {
+    // The server's root is a workspace that contains its own vis home (a workspace at $HOME).
+    ;({ server } = await testServer({
+      home,
+      pool: { size: 0 },
+      token,
+      mcp: { roots: [base, '/proc'], network: { enabled: false, allow: [], deny: [] } },
+    }))
+  })
+  after(async () => {
+    await server.close()
+  })
+
+  const connect = async (roots: string[]) => {
+    const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+    })
+    const opts = { roots: () => roots }
+    const c = withRoots(new Client({ name: 'roots', version: '1' }, clientOptions(opts)), opts)
+    await c.connect(transport, { timeout: 60_000 })
+    return c
+  }
+  const run = async (c: Client, code: string) => {
+    const r = (await c.callTool({ name: 'python_execution', arguments: { code } }, undefined, {
+      timeout: 120_000,
+    })) as CallToolResult
+    return {
+      isError: r.isError === true,
+      text: r.content.map((x) => (x.type === 'text' ? x.text : '')).join('\n'),
+    }
+  }
+
+  test("a client narrowed to the server's /proc or to the vis home gets the rule, not a session", async () => {
+    for (const [roots, why] of [
+      [['/proc'], /kernel pseudo-filesystems/],
+      [[home], /lies inside the vis home/],
+    ] as [string[], RegExp][]) {
+      const c = await connect(roots)
+      try {
+        const r = await run(c, 'print(open("/proc/self/environ").read())')
+        assert.equal(r.isError, true, r.text)
+        assert.match(r.text, why)
+        assert.doesNotMatch(r.text, /VIS_|PATH=/)
+      } finally {
+        await c.close()
+      }
+    }
+  })
+
+  test('a client narrowed to the workspace around the home gets a session with the home masked', async () => {
+    writeFileSync(join(base, 'mine.txt'), 'MINE\n')
+    const c = await connect([base])
+    try {
+      const r = await run(
+        c,
+        `import os\nprint(open(${JSON.stringify(join(base, 'mine.txt'))}).read().strip())\nprint([f for f in os.listdir(${JSON.stringify(home)}) if f not in ("outbox", "extensions")])`,
+      )
+      assert.equal(r.isError, false, r.text)
+      assert.match(r.text, /MINE\s+\[\]/)
+    } finally {
+      await c.close()
+    }
   })
 })
