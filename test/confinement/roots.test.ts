@@ -24,6 +24,7 @@ import { allowRootsFrom } from '../../src/cli/commands/serve.js'
 import { type OpenedRoot, setRootsCheckedHook } from '../../src/confinement/root-guard.js'
 import { childPolicy } from '../../src/engine/roots.js'
 import type { VisServer } from '../../src/http/server.js'
+import { createRuntime } from '../../src/sessions/runtime.js'
 import { normalizePolicy } from '../../src/worker/policy.js'
 import { client, python, spawnServe, testServer } from '../http/helpers.js'
 import { clientOptions, withRoots } from '../mcp/roots.js'
@@ -436,6 +437,42 @@ describe('roots that expose the server (MCP)', () => {
       assert.match(r.text, /MINE\s+\[\]/)
     } finally {
       await c.close()
+    }
+  })
+})
+
+describe('warm-pool refills check their roots too', () => {
+  test('a refill started while the root leads outside is refused; no session gets a worker that sees outside', async () => {
+    const A = tmp('pool')
+    const sub = join(A, 'sub')
+    mkdirSync(sub)
+    writeFileSync(join(sub, 'inside.txt'), 'inside\n')
+    const rt = await createRuntime({
+      home: tmp('pool-home'),
+      pool: { size: 1 },
+      ...(python ? { python } : {}),
+    })
+    const policy = { roots: [sub], within: [A] }
+    // The swap lands during the first session's spawn (after its check); the refill that follows
+    // it finds the root leading outside.
+    const swap = swapOnce(sub)
+    try {
+      const s1 = await rt.createSession(policy)
+      assert.equal(swap.fired(), 1)
+      const o1 = await s1.runBlock(READ_SECRET(sub))
+      assert.doesNotMatch(o1.stdout ?? '', /OUTSIDE-SECRET/)
+      assert.match(o1.stdout ?? '', /\['inside\.txt'\]/)
+      await rt.poolSettled()
+    } finally {
+      restore(sub)
+    }
+    try {
+      const s2 = await rt.createSession(policy)
+      const o2 = await s2.runBlock(READ_SECRET(sub))
+      assert.doesNotMatch(o2.stdout ?? '', /OUTSIDE-SECRET/)
+      assert.match(o2.stdout ?? '', /\['inside\.txt'\]/)
+    } finally {
+      await rt.close()
     }
   })
 })
