@@ -275,6 +275,12 @@ export function homeMasks(roots: readonly OpenedRoot[]): string[] {
   return [...new Set(out)]
 }
 
+// The same by path, for the host-side file tools: the vis homes inside these roots, as a client
+// names them, which the tools refuse like the jail hides them.
+export function homeMasksFor(roots: readonly string[]): string[] {
+  return homeMasks(roots.map((r) => ({ path: resolve(r), real: realish(r), fd: -1 })))
+}
+
 // Checks roots without keeping them open: the early refusal a session's creation answers with.
 export function checkRootPaths(paths: readonly string[], rules: RootRules, ctx: Context = {}): void {
   openRoots(paths, rules, ctx).close()

@@ -121,6 +121,15 @@ describe('roots that expose the server (HTTP)', () => {
     // Only mount points show through the mask: the worker's own outbox, the extensions' mask.
     assert.ok(["['outbox']", "['extensions', 'outbox']"].includes(listing as string), listing)
     assert.deepEqual(rest, [], 'no file of the vis home is readable in the jail')
+    // Nor through the host's file tools, which run outside the jail.
+    writeFileSync(join(home, 'token.txt'), 'HOME-SECRET\n')
+    const viaTool = await call('POST', `/v1/sessions/${r.body.id}/blocks`, {
+      code: `print(await cat(${JSON.stringify(join(home, 'token.txt'))}))`,
+      timeout_ms: 30_000,
+    })
+    assert.doesNotMatch(viaTool.text, /HOME-SECRET/)
+    assert.equal(viaTool.body.error?.code, 'block.host', viaTool.text)
+    assert.match(viaTool.body.error.message, /which sessions cannot reach/)
     await call('DELETE', `/v1/sessions/${r.body.id}`)
   })
 
