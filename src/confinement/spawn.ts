@@ -1,6 +1,6 @@
 import { type ChildProcess, type StdioOptions, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { chmodSync, closeSync, existsSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs'
+import { chmodSync, closeSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { isAbsolute, join } from 'node:path'
 
@@ -9,11 +9,12 @@ import { createSandboxCgroup, detectCgroups, type SandboxCgroup } from './cgroup
 import { draftMount } from './draft-mount.js'
 import { type EgressProxy, startEgressProxy } from './egress/proxy.js'
 import { sandboxEnvironment } from './environment.js'
+import { pinFds, realish, resolvedReadOnly } from './mount-sources.js'
 import { launcherPath } from './native.js'
 import { type ConfinementPolicy, type ConfinementPolicyInput, ConfinementPolicySchema } from './policy.js'
 import { probe } from './probe.js'
-import { homeMasks, type OpenedRoot, openBelow, openRoots, rootsChecked } from './root-guard.js'
-import { bubblewrapArgs, hiddenMounts, launcherArgs, missingPaths } from './sandbox-args.js'
+import { homeMasks, type OpenedRoot, openRoots, rootsChecked } from './root-guard.js'
+import { bubblewrapArgs, launcherArgs, missingPaths } from './sandbox-args.js'
 
 export type SpawnConfinedOptions = {
   env?: Record<string, string> // added to the allow-listed environment (LD_* and friends refused)
@@ -319,56 +320,6 @@ async function spawnOpened(
 }
 
 const NSENTER = '/usr/bin/nsenter'
-
-// Read-only paths mounted where they really are: a package reached through a symlink (npm link,
-// --preserve-symlinks) would otherwise be bound onto that symlink inside a root, which leads to
-// a path the jail does not have. Its own path, outside the roots, becomes a symlink there too,
-// so the command's paths under it still resolve.
-function resolvedReadOnly(
-  paths: string[],
-  roots: string[],
-): { readOnly: string[]; links: { path: string; target: string }[] } {
-  const readOnly: string[] = []
-  const links: { path: string; target: string }[] = []
-  for (const p of paths) {
-    let real: string
-    try {
-      real = realpathSync(p)
-    } catch {
-      readOnly.push(p)
-      continue
-    }
-    readOnly.push(real)
-    const covered = (q: string) =>
-      [...roots, ...links.map((l) => l.path)].some((r) => q.startsWith(`${r}/`) || q === r)
-    if (real !== p && !covered(p)) links.push({ path: p, target: real })
-  }
-  return { readOnly: [...new Set(readOnly)], links }
-}
-
-function realish(p: string): string {
-  try {
-    return realpathSync(p)
-  } catch {
-    return p
-  }
-}
-
-// The directories pinned between a root and a mask inside it, opened through the root's fd:
-// bound from fds like the roots, and refused when a symlink leads one out of its root.
-function pinFds(
-  view: ConfinementPolicy,
-  roots: OpenedRoot[],
-  out: OpenedRoot[],
-  context: { sessionId?: string; op: string },
-): void {
-  for (const pin of hiddenMounts(view).pins) {
-    const root = roots
-      .filter((r) => pin.startsWith(`${r.path}/`) && r.path !== view.overlay?.root)
-      .sort((a, b) => b.path.length - a.path.length)[0]
-    if (root) out.push({ path: pin, real: '', fd: openBelow(root, pin, context) })
-  }
-}
 
 // nsenter into the namespaces named by inherited fds, keeping the caller's credentials.
 const nsenter = (ns: Record<string, number>): string[] => [
