@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict'
 import { spawn, spawnSync } from 'node:child_process'
 import {
+  closeSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -21,7 +22,12 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { allowRootsFrom } from '../../src/cli/commands/serve.js'
-import { type OpenedRoot, setRootsCheckedHook } from '../../src/confinement/root-guard.js'
+import {
+  type OpenedRoot,
+  openBelow,
+  openRoots,
+  setRootsCheckedHook,
+} from '../../src/confinement/root-guard.js'
 import { childPolicy } from '../../src/engine/roots.js'
 import type { VisServer } from '../../src/http/server.js'
 import { createRuntime } from '../../src/sessions/runtime.js'
@@ -482,6 +488,24 @@ describe('warm-pool refills check their roots too', () => {
       assert.match(o2.stdout ?? '', /\['inside\.txt'\]/)
     } finally {
       await rt.close()
+    }
+  })
+})
+
+describe('pins under a mask come through the root fd', () => {
+  test('a pin that a symlink leads out of its root is refused; one inside is opened', () => {
+    const A = tmp('pins')
+    mkdirSync(join(A, 'in'))
+    symlinkSync(outside, join(A, 'out'))
+    const opened = openRoots([A], {})
+    try {
+      const root = opened.roots[0] as OpenedRoot
+      const fd = openBelow(root, join(A, 'in'))
+      assert.ok(fd > 2)
+      closeSync(fd)
+      assert.throws(() => openBelow(root, join(A, 'out')), { code: 'policy.root-not-allowed' })
+    } finally {
+      opened.close()
     }
   })
 })
