@@ -40,7 +40,13 @@ export const OverlaySchema = z.object({
 
 // Fixed when the worker is spawned; a warm pool is keyed by it.
 export const ConfinementPolicySchema = z.object({
+  // The client's roots: opened, checked and mounted from fds by root-guard.ts.
   roots: z.array(AbsolutePath).default([]),
+  // Directories every root must resolve beneath (root-guard.ts); unset: anywhere allowed.
+  within: z.array(AbsolutePath).optional(),
+  // The host's own directories the sandbox writes (a worker's outbox), mounted like roots after
+  // them but never checked as roots: they lie in the vis home, which no root may.
+  writable: z.array(AbsolutePath).default([]),
   readOnly: z.array(AbsolutePath).default([]),
   // Directories inside the roots masked by an empty read-only tmpfs (extension directories).
   hidden: z.array(AbsolutePath).default([]),

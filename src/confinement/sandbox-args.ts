@@ -36,6 +36,13 @@ export type SandboxArgsInput = {
   sharedNetwork?: boolean
   // With sharedNetwork: a file shown read-only at /etc/hosts so `localhost` resolves.
   hostsFile?: string
+  // Mount points bound from an fd the sandbox inherits (by where the sandbox sees them): the
+  // roots and their pins, opened and checked by root-guard.ts, so a path swapped after the
+  // check cannot change what is mounted.
+  mountFds?: Record<string, number>
+  // Symlinks to make outside the roots: a read-only path the host reaches through a symlink,
+  // mounted at its real place (spawn.ts), still resolves at the path the command names.
+  links?: { path: string; target: string }[]
 }
 
 // The lowest port a tool jail sharing its session's network namespace may bind or connect
@@ -129,14 +136,21 @@ export function bubblewrapArgs(input: SandboxArgsInput): string[] {
   // parents before children, so a root inside a read-only tree stays writable and a mask
   // lands on top of the root that contains it
   binds.sort((a, b) => depth(a.src) - depth(b.src))
+  // A mask turns read-only once everything below it is mounted: a host directory bound inside
+  // it (a worker's outbox in a masked vis home) needs its mount point made first.
+  const readOnlyMasks: string[] = []
   for (const b of binds) {
     if (b.kind === 'mask') {
-      args.push('--tmpfs', b.src, '--remount-ro', b.src)
+      args.push('--tmpfs', b.src)
+      readOnlyMasks.push('--remount-ro', b.src)
       continue
     }
     const flag = b.kind === 'rw' ? '--bind' : b.kind === 'ro' ? '--ro-bind' : '--ro-bind-try'
-    args.push(flag, b.src, b.src)
+    const fd = b.kind === 'rw' ? input.mountFds?.[b.src] : undefined
+    args.push(flag, fd === undefined ? b.src : `/proc/self/fd/${fd}`, b.src)
   }
+  args.push(...readOnlyMasks)
+  for (const l of input.links ?? []) args.push('--symlink', l.target, l.path)
 
   if (input.pty) {
     // bubblewrap's minimal /dev with a NEW devpts instance: the sandbox sees only the

@@ -1,6 +1,6 @@
 import { type ChildProcess, type StdioOptions, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { chmodSync, closeSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { isAbsolute, join } from 'node:path'
 
@@ -9,9 +9,11 @@ import { createSandboxCgroup, detectCgroups, type SandboxCgroup } from './cgroup
 import { draftMount } from './draft-mount.js'
 import { type EgressProxy, startEgressProxy } from './egress/proxy.js'
 import { sandboxEnvironment } from './environment.js'
+import { pinFds, realish, resolvedReadOnly } from './mount-sources.js'
 import { launcherPath } from './native.js'
 import { type ConfinementPolicy, type ConfinementPolicyInput, ConfinementPolicySchema } from './policy.js'
 import { probe } from './probe.js'
+import { homeMasks, type OpenedRoot, openRoots, rootsChecked } from './root-guard.js'
 import { bubblewrapArgs, launcherArgs, missingPaths } from './sandbox-args.js'
 
 export type SpawnConfinedOptions = {
@@ -100,7 +102,7 @@ export async function spawnConfined(
       context,
     )
   }
-  const absent = missingPaths([command, ...policy.roots, ...policy.readOnly])
+  const absent = missingPaths([command, ...policy.readOnly, ...policy.writable])
   if (absent.length > 0) {
     throw new VisError(
       'confine.path-missing',
@@ -112,6 +114,27 @@ export async function spawnConfined(
     )
   }
 
+  // Each root as an fd, checked: the jail mounts these, never the paths again.
+  const opened = openRoots(policy.roots, { within: policy.within }, context)
+  const pins: OpenedRoot[] = []
+  try {
+    return await spawnOpened(policy, opened.roots, pins, command, args, options)
+  } finally {
+    // The child holds its own copies by now.
+    opened.close()
+    for (const p of pins) closeSync(p.fd)
+  }
+}
+
+async function spawnOpened(
+  policy: ConfinementPolicy,
+  roots: OpenedRoot[],
+  pins: OpenedRoot[],
+  command: string,
+  args: string[],
+  options: SpawnConfinedOptions,
+): Promise<ConfinedProcess> {
+  const context = { sessionId: options.sessionId, op: 'spawn' }
   const allowUnconfined = options.allowUnconfined ?? process.env.VIS_ALLOW_UNCONFINED === '1'
   const { missing, warnings, landlockAbi } = missingLayers(policy)
   if (missing.length > 0 && !allowUnconfined) {
@@ -156,10 +179,29 @@ export async function spawnConfined(
   // Everything past the caller's stdio is closed by vis-launcher: fds the host
   // inherited without O_CLOEXEC must not reach the guest.
   const keepFds = Array.isArray(options.stdio) ? Math.max(3, options.stdio.length) : 3
+  // The mount view: the roots, then the host's own writable directories; vis homes inside a
+  // root masked like extension directories.
+  const { readOnly, links } = resolvedReadOnly(policy.readOnly, policy.roots)
+  const view: ConfinementPolicy = {
+    ...policy,
+    readOnly,
+    roots: [...policy.roots, ...policy.writable],
+    hidden: [...new Set([...policy.hidden, ...homeMasks(roots)])],
+  }
+  if (useNamespaces) pinFds(view, roots, pins, context)
+  const bound = useNamespaces ? [...roots.filter((r) => r.path !== policy.overlay?.root), ...pins] : []
+  const firstRootFd = keepFds + (shared ? 2 : 0) + (draft ? 2 : 0)
+  const mountFds: Record<string, number> = {}
+  bound.forEach((r, i) => {
+    mountFds[r.path] = firstRootFd + i
+  })
   const input = {
-    policy,
-    command,
-    launcher: launcher ?? '',
+    policy: view,
+    mountFds,
+    links,
+    // Bound where they really are (resolvedReadOnly); argv keeps the paths as given.
+    command: realish(command),
+    launcher: launcher ? realish(launcher) : '',
     landlockAbi,
     egressDir: egress?.dir,
     cwd: options.cwd,
@@ -211,12 +253,18 @@ export async function spawnConfined(
 
   const env = sandboxEnvironment(policy, options.env)
   let stdio: StdioOptions = options.stdio ?? ['ignore', 'inherit', 'inherit']
-  if (shared || draft) {
+  if (shared || draft || bound.length > 0) {
     const base = Array.isArray(stdio) ? [...stdio] : [stdio, stdio, stdio]
     while (base.length < keepFds) base.push('ignore')
     // vis-launcher closes them (fds >= keepFds) before the command runs.
-    stdio = [...base, ...(shared ? [shared.user, shared.net] : []), ...(draft ? [draft.user, draft.mnt] : [])]
+    stdio = [
+      ...base,
+      ...(shared ? [shared.user, shared.net] : []),
+      ...(draft ? [draft.user, draft.mnt] : []),
+      ...bound.map((r) => r.fd),
+    ]
   }
+  await rootsChecked(roots)
   const [file, ...rest] = argv as [string, ...string[]]
   const child = spawn(file, rest, {
     env,

@@ -25,6 +25,9 @@ export type EngineOptions = {
   extensions?: boolean
   // The configured `python.source_paths`, relative to the project: first on sys.path.
   sourcePaths?: string[]
+  // The directories API clients' roots must resolve beneath (`vis serve --allow-root`,
+  // VIS_ALLOW_ROOTS); unset: any directory the root rules allow (src/confinement/root-guard.ts).
+  allowRoots?: string[]
   // MCP servers whose tools every session gets (default: "servers" of the home's mcp.json).
   mcpServers?: McpServersInput
 }

@@ -80,8 +80,10 @@ export class Engine {
 
   // ---- sessions (session-lifecycle.ts) ----
 
-  async createSession(body: CreateSessionBody = {}): Promise<SessionView> {
-    return createSession(this.core, body)
+  // `within`: where the roots must resolve (an MCP server's own roots); the engine's allowRoots
+  // when unset.
+  async createSession(body: CreateSessionBody = {}, opts: { within?: string[] } = {}): Promise<SessionView> {
+    return createSession(this.core, body, opts)
   }
 
   listSessions(query: ListSessionsQuery = {}): SessionView[] {

@@ -29,6 +29,8 @@ export type Live = {
   extTools: string[]
   // An extension context was sent before: later blocks send one even when it became empty.
   hadContext: boolean
+  // Where its roots must resolve when a worker is started again (not stored with the session).
+  within?: string[]
 }
 
 export function newLive(id: string): Live {

@@ -1,36 +1,12 @@
-import { statSync } from 'node:fs'
+import { checkRootPaths } from '../confinement/root-guard.js'
 import { isVisError, VisError } from '../util/errors.js'
+import { normalizePolicy, type WorkerPolicy } from '../worker/policy.js'
 
-// Roots the jail cannot mount, refused with the reason before a worker is tried: a worker that
-// dies on them would only say so in its log, whose path is nobody's business over HTTP.
-export function checkRoots(roots: readonly string[], sessionId: string): void {
-  for (const root of roots) {
-    if (root === '/') {
-      throw new VisError(
-        'policy.root-too-broad',
-        '"/" cannot be a root: the jail lays its own /tmp, /proc, /dev and system libraries over the roots, ' +
-          'so the whole filesystem cannot be mounted into it. Name the directories the session needs.',
-        { sessionId, path: root },
-      )
-    }
-    let isDir: boolean
-    try {
-      isDir = statSync(root).isDirectory()
-    } catch {
-      // Missing paths get the confinement layer's own error (confine.path-missing).
-      continue
-    }
-    if (!isDir) {
-      throw new VisError(
-        'policy.root-not-directory',
-        `Root ${root} is not a directory; roots are directories.`,
-        {
-          sessionId,
-          path: root,
-        },
-      )
-    }
-  }
+// Roots the jail cannot or must not mount, refused with the reason before a worker is tried: a
+// worker that dies on them would only say so in its log, whose path is nobody's business over
+// HTTP. The jail checks again, on what each path names when it is built (root-guard.ts).
+export function checkRoots(policy: Pick<WorkerPolicy, 'roots' | 'within'>, sessionId: string): void {
+  checkRootPaths(policy.roots, { within: policy.within }, { sessionId, op: 'create-session' })
 }
 
 // A worker that failed to start under a policy: the jail's own words, without the log's path or pid.
@@ -44,4 +20,28 @@ export function jailRefusal(err: unknown, roots: readonly string[], sessionId: s
     `The jail could not be built for this session's roots (${roots.join(', ') || 'none'}): ${reason}`,
     { sessionId, roots: [...roots] },
   )
+}
+
+// The policy of a child session (the agent's sub_loop(roots=...)): its roots must lie within the
+// parent's, which become its bounds, checked like every root at each of its jails (root-guard.ts);
+// the parent's own bounds still apply. No roots given: the parent's. Masks and a draft's overlay
+// belong to the parent's jail and are worked out again for the child's.
+export function childPolicy(
+  parent: WorkerPolicy,
+  roots: readonly string[] | undefined,
+  sessionId: string,
+): WorkerPolicy {
+  const { hidden: _h, overlay: _o, ...rest } = parent
+  const child = normalizePolicy({ ...rest, roots: [...(roots ?? parent.roots)], within: parent.roots })
+  if (parent.roots.length === 0 && child.roots.length > 0) {
+    throw new VisError(
+      'policy.root-not-allowed',
+      `Root ${child.roots[0]} is not inside the parent session's roots (it has none); a child session sees ` +
+        'at most what its parent sees.',
+      { sessionId, path: child.roots[0] },
+    )
+  }
+  if (parent.within) checkRoots({ roots: child.roots, within: parent.within }, sessionId)
+  checkRoots(child, sessionId)
+  return child
 }

@@ -31,16 +31,27 @@ import { startWorker } from './worker-start.js'
 // A session's lifecycle: created (its worker first), listed, read with its blocks, closed
 // (the history kept), and the blocks a dead host process left running closed at start.
 
-export async function createSession(core: EngineCore, body: CreateSessionBody): Promise<SessionView> {
+export async function createSession(
+  core: EngineCore,
+  body: CreateSessionBody,
+  opts: { within?: string[] } = {},
+): Promise<SessionView> {
   assertOpen(core)
   const v = CreateSessionBodySchema.parse(body)
   const id = v.id ?? `ses_${randomUUID().replaceAll('-', '')}`
   if (core.store.sessions.get(id)) {
     throw new VisError('session.exists', `A session with id ${id} already exists.`, { sessionId: id })
   }
-  const policy = normalizePolicy({ roots: v.roots, network: v.network, shell: v.shell })
-  checkRoots(policy.roots, id)
+  const within = opts.within ?? core.workerDeps.options.allowRoots
+  const policy = normalizePolicy({
+    roots: v.roots,
+    network: v.network,
+    shell: v.shell,
+    ...(within ? { within } : {}),
+  })
+  checkRoots(policy, id)
   const live = liveFor(core, id)
+  live.within = policy.within
   // The worker first: a policy the jail refuses must not leave a session row behind.
   let session: Session
   try {
@@ -50,7 +61,9 @@ export async function createSession(core: EngineCore, body: CreateSessionBody): 
     throw jailRefusal(err, policy.roots, id)
   }
   try {
-    core.store.sessions.create({ id, title: v.title ?? null, policy })
+    // The bounds are the server's, not the session's: they are not stored (nor shown).
+    const { within: _w, ...stored } = policy
+    core.store.sessions.create({ id, title: v.title ?? null, policy: stored })
   } catch (err) {
     forget(core, live)
     await session.dispose()

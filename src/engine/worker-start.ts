@@ -1,4 +1,5 @@
 import { draftMount } from '../confinement/draft-mount.js'
+import { homeMasksFor } from '../confinement/root-guard.js'
 import type { Drafts } from '../drafts/drafts.js'
 import { draftDiffTool } from '../drafts/tool.js'
 import { clearDraftView, setDraftView } from '../drafts/view.js'
@@ -38,7 +39,8 @@ export type WorkerDeps = {
 // a fresh worker with the same policy, then its definitions restored from the snapshot.
 export async function reopenWorker(deps: WorkerDeps, live: Live): Promise<Session> {
   const row = deps.requireSession(live.id)
-  const policy = normalizePolicy(PolicySchema.parse(row.policy))
+  const within = live.within ?? deps.options.allowRoots
+  const policy = normalizePolicy({ ...PolicySchema.parse(row.policy), ...(within ? { within } : {}) })
   const session = await startWorker(deps, live, policy)
   deps.metrics.workerRestarts.inc()
   const defs = deps.store.defs.get(live.id)
@@ -64,7 +66,8 @@ export async function startWorker(
 ): Promise<Session> {
   const { extensions, options, drafts } = deps
   // Extension directories inside the roots are masked by the jail (refused when they cannot be).
-  const hidden = extensions?.maskFor(policy.roots, live.id) ?? []
+  // So is a vis home inside a root, for the host's file tools as for the jail.
+  const hidden = [...(extensions?.maskFor(policy.roots, live.id) ?? []), ...homeMasksFor(policy.roots)]
   const sysPath = sandboxSysPath({
     roots: policy.roots,
     project: options.project,

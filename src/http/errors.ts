@@ -31,6 +31,12 @@ const EXACT: Record<string, ContentfulStatusCode> = {
   // Roots the jail cannot mount, said before (or instead of) a worker dying on them.
   'policy.root-too-broad': 400,
   'policy.root-not-directory': 400,
+  // Roots that would expose the server (src/confinement/root-guard.ts), or lie outside the
+  // operator's allow-list.
+  'policy.root-pseudo-fs': 400,
+  'policy.root-vis-home': 400,
+  'policy.root-not-allowed': 400,
+  'policy.root-unreadable': 400,
   'session.jail-refused': 400,
   'idempotency.key-reused': 422,
   'block.not-queued': 409,

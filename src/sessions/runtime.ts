@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { z } from 'zod'
+import { homeMasksFor, protectHome } from '../confinement/root-guard.js'
 import { guestRuntimeConfig } from '../guest/index.js'
 import { MAX_SPIN_US } from '../protocol/framing.js'
 import { defaultTools } from '../tools/index.js'
@@ -62,6 +63,8 @@ export type Runtime = {
 export async function createRuntime(input: RuntimeOptions = {}): Promise<Runtime> {
   const opts = RuntimeOptions.parse(input)
   const home = visHome(opts.home)
+  // No sandbox of this process may reach this home's database, logs or extensions.
+  protectHome(home)
   const pool = new WarmPool({
     home,
     python: opts.python,
@@ -111,7 +114,12 @@ export async function createRuntime(input: RuntimeOptions = {}): Promise<Runtime
 
   async function openSession(id: string, policy: WorkerPolicy): Promise<Session> {
     const toolsFor = opts.defaultTools
-      ? defaultTools({ sessionId: id, roots: policy.roots, shell: policy.shell })
+      ? defaultTools({
+          sessionId: id,
+          roots: policy.roots,
+          shell: policy.shell,
+          hidden: [...(policy.hidden ?? []), ...homeMasksFor(policy.roots)],
+        })
       : Promise.resolve([])
     toolsFor.catch(() => undefined)
     const worker: Worker = (await pool.acquire(policy)).worker

@@ -97,6 +97,7 @@ export function toolJail(input: ToolJailOptions): ToolJail {
     const jail = await spawnConfined(
       {
         roots: policy.roots,
+        ...(policy.within ? { within: policy.within } : {}),
         readOnly,
         hidden: policy.hidden ?? [],
         network: policy.network,
@@ -206,6 +207,7 @@ class NetworkHolder {
     const jail = await spawnConfined(
       {
         roots: policy.roots,
+        ...(policy.within ? { within: policy.within } : {}),
         readOnly: init.readOnly,
         hidden: policy.hidden ?? [],
         network: policy.network,

@@ -17,6 +17,10 @@ export const NetworkPolicy = NetworkPolicySchema
 export const WorkerPolicy = z
   .object({
     roots: z.array(z.string().min(1)).default([]),
+    // Directories every root must resolve beneath, checked at each spawn on what the root's
+    // path names then (src/confinement/root-guard.ts): the operator's allow-list for API
+    // clients, an MCP server's own roots. Unset: anywhere the other root rules allow.
+    within: z.array(z.string().min(1)).optional(),
     network: NetworkPolicy.default({}),
     shell: z.boolean().default(false),
     // Resource limits of the jail (memory, processes, files, disk, wall clock, output);
@@ -36,6 +40,7 @@ export function normalizePolicy(input: WorkerPolicyInput): WorkerPolicy {
   const p = WorkerPolicy.parse(input)
   return {
     roots: [...new Set(p.roots.map((r) => resolve(r)))].sort(),
+    ...(p.within ? { within: [...new Set(p.within.map((w) => resolve(w)))].sort() } : {}),
     network: {
       enabled: p.network.enabled,
       allow: sortedEntries(p.network.allow),
@@ -54,6 +59,7 @@ export function policyKey(policy: WorkerPolicy, python: string | undefined): str
   return JSON.stringify([
     python ?? '',
     policy.roots,
+    policy.within ?? null,
     policy.network,
     policy.shell,
     limits,

@@ -90,7 +90,9 @@ export async function spawnWorkerProcess(req: SpawnRequest): Promise<SpawnedProc
   const confined = await spawnConfined(
     {
       // The workspace root stays first: it is the sandbox's home and working directory.
-      roots: [...req.policy.roots, ...(req.writable ?? [])],
+      roots: req.policy.roots,
+      ...(req.policy.within ? { within: req.policy.within } : {}),
+      writable: req.writable ?? [],
       readOnly,
       network: req.policy.network,
       shell: req.policy.shell,

@@ -41,3 +41,19 @@ test('without hidden directories the mount view is unchanged', () => {
   assert.ok(!args.includes('--remount-ro'))
   assert.deepEqual(hiddenMounts(plain), { pins: [], masks: [] })
 })
+
+test('roots and pins are bound from their fds; a mask turns read-only after what is bound inside it', () => {
+  const p = ConfinementPolicySchema.parse({
+    roots: ['/w', '/w/home/outbox/w1'],
+    hidden: ['/w/home'],
+  })
+  const args = bubblewrapArgs({ ...input, policy: p, mountFds: { '/w': 7 } })
+  const at = (...seq: string[]) => args.findIndex((_, k) => seq.every((s, j) => args[k + j] === s))
+  // The root comes from fd 7 (what the guard checked), a directory without an fd from its path.
+  assert.ok(at('--bind', '/proc/self/fd/7', '/w') >= 0)
+  assert.equal(at('--bind', '/w', '/w'), -1)
+  const tmpfs = at('--tmpfs', '/w/home')
+  const inner = at('--bind', '/w/home/outbox/w1', '/w/home/outbox/w1')
+  const ro = at('--remount-ro', '/w/home')
+  assert.ok(tmpfs >= 0 && tmpfs < inner && inner < ro, args.join(' '))
+})

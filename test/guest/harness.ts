@@ -75,12 +75,14 @@ export function startGuest(opts: GuestOptions = {}): Promise<Guest> {
 }
 
 async function startSessionGuest(opts: GuestOptions): Promise<Guest> {
+  // The session's root; the vis home lies beside it (no root may be the vis home or inside it).
   const home = mkdtempSync(join(tmpdir(), 'vis-guest-'))
   const outbox = join(home, 'outbox')
   mkdirSync(outbox)
-  process.env.VIS_HOME = home
+  const visHome = mkdtempSync(join(tmpdir(), 'vis-guest-home-'))
+  process.env.VIS_HOME = visHome
   const defs = toolDefs(opts)
-  const rt = await createRuntime({ home, python: pythonMinor(), pool: { size: 0 } })
+  const rt = await createRuntime({ home: visHome, python: pythonMinor(), pool: { size: 0 } })
   const session = await rt.createSession({ roots: [home], shell: defs.some(([n]) => n === 'shell') })
   const hostCalls: Array<{ name: string; args: unknown[] }> = []
   let streamed = ''
@@ -144,6 +146,7 @@ async function startSessionGuest(opts: GuestOptions): Promise<Guest> {
     close: async () => {
       await rt.close()
       rmSync(home, { recursive: true, force: true })
+      rmSync(visHome, { recursive: true, force: true })
     },
   }
 }

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { isAbsolute, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { clusterOptionsFrom } from '../../cluster/start.js'
 import { explainLocally } from '../../distribution/resolve.js'
@@ -15,7 +16,7 @@ import { VisError } from '../../util/errors.js'
 import type { Command } from '../command.js'
 
 const usage = `Usage: vis serve [--host ${DEFAULT_HOST}] [--port ${DEFAULT_PORT}] [--pool N] [--python 3.X] [--project DIR]
-                 [--no-token] [--allow-host NAME]... [--cors-origin URL]...
+                 [--no-token] [--allow-host NAME]... [--cors-origin URL]... [--allow-root DIR]...
                  [--body-timeout-ms N] [--max-connections N] [--max-connections-per-peer N]
                  [--trusted-proxy ADDR]...
                  [--node-id ID --advertise URL [--lease-ms N]]
@@ -41,6 +42,11 @@ Clients send Authorization: Bearer <token>.
                  repeatable. Requests naming another Host get 421 (DNS rebinding).
   --cors-origin  a web origin (http://host:port) allowed to call the API from a browser;
                  repeatable. Requests from other pages get 403.
+  --allow-root   a directory inside which API clients may open session roots; repeatable
+                 (default: VIS_ALLOW_ROOTS, colon-separated; neither: any directory). A root
+                 elsewhere gets 400 policy.root-not-allowed. Whatever the list, roots in /proc,
+                 /sys, /dev, /run or inside the vis home are refused. MCP clients at /mcp are
+                 bounded by mcp.json's serve.roots instead.
 
 Slow or hostile clients (SECURITY.md):
   --body-timeout-ms          how long a request body may take after its headers (default
@@ -93,6 +99,7 @@ export const serve: Command = {
         'max-connections': { type: 'string' },
         'max-connections-per-peer': { type: 'string' },
         'trusted-proxy': { type: 'string', multiple: true, default: [] },
+        'allow-root': { type: 'string', multiple: true, default: [] },
         'node-id': { type: 'string' },
         advertise: { type: 'string' },
         'lease-ms': { type: 'string' },
@@ -120,6 +127,7 @@ export const serve: Command = {
         throw new VisError('cli.bad-option', `--cors-origin takes an origin like http://host:port, not ${o}`)
       }
     }
+    const allowRoots = allowRootsFrom(values['allow-root'], process.env.VIS_ALLOW_ROOTS)
     const configured = process.env.VIS_TOKEN || undefined
     const noToken = values['no-token']
     if (noToken && !isLoopbackHost(values.host)) {
@@ -146,6 +154,7 @@ export const serve: Command = {
       maxConnections,
       maxConnectionsPerPeer,
       trustedProxies: values['trusted-proxy'],
+      ...(allowRoots ? { allowRoots } : {}),
       cluster,
     })
     const python = explainLocally({ minor: values.python })
@@ -189,4 +198,20 @@ export const serve: Command = {
     })
     return 0
   },
+}
+
+// The operator's allow-list for API clients' roots: the flags, else VIS_ALLOW_ROOTS (PATH-style),
+// else none (undefined: any directory the root rules allow).
+export function allowRootsFrom(flags: string[], env: string | undefined): string[] | undefined {
+  const list = flags.length > 0 ? flags : (env ?? '').split(':').filter((p) => p !== '')
+  if (list.length === 0) return undefined
+  for (const p of list) {
+    if (!isAbsolute(p)) {
+      throw new VisError(
+        'cli.bad-option',
+        `--allow-root and VIS_ALLOW_ROOTS take absolute directories, not ${p}`,
+      )
+    }
+  }
+  return list.map((p) => resolve(p))
 }

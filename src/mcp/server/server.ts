@@ -65,7 +65,7 @@ export function createVisMcpServer(engine: Engine, policy: McpServePolicy, label
   const asker = (extra: Extra) => async () =>
     (await extra.sendRequest({ method: 'roots/list' }, ListRootsResultSchema, { timeout: ROOTS_TIMEOUT_MS }))
       .roots
-  const sessions = new ClientSessions(engine, `MCP ${label}`)
+  const sessions = new ClientSessions(engine, `MCP ${label}`, policy.roots)
   const tools = new McpTools(engine, clientPolicy, sessions)
   server.setRequestHandler(ListToolsRequestSchema, async (_req, extra) => ({
     tools: await tools.list(asker(extra)),

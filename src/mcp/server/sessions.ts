@@ -24,6 +24,9 @@ export class ClientSessions {
   constructor(
     private readonly engine: Engine,
     private readonly title: string,
+    // The server's own roots: every root of this client's sessions must still resolve beneath
+    // one when its jail is built, whatever a path was swapped for after the narrowing.
+    private readonly serverRoots: readonly string[],
   ) {}
 
   // The label's session, created on first use with the client's policy. One started with other
@@ -49,12 +52,15 @@ export class ClientSessions {
     if (!p) {
       const name = label
       p = this.engine
-        .createSession({
-          title: `${this.title} (${name})`,
-          roots: policy.roots,
-          network: policy.network,
-          shell: false,
-        })
+        .createSession(
+          {
+            title: `${this.title} (${name})`,
+            roots: policy.roots,
+            network: policy.network,
+            shell: false,
+          },
+          { within: [...this.serverRoots] },
+        )
         .then((v) => {
           this.byLabel.set(name, v.id)
           this.rootsOf.set(v.id, [...policy.roots])

@@ -1,0 +1,57 @@
+import { realpathSync } from 'node:fs'
+import type { ConfinementPolicy } from './policy.js'
+import { type OpenedRoot, openBelow } from './root-guard.js'
+import { hiddenMounts } from './sandbox-args.js'
+
+// Where each mount of a jail comes from: read-only paths at their real place, and the pins under
+// a root's masks from fds opened through the root's own fd.
+
+// Read-only paths mounted where they really are: a package reached through a symlink (npm link,
+// --preserve-symlinks) would otherwise be bound onto that symlink inside a root, which leads to
+// a path the jail does not have. Its own path, outside the roots, becomes a symlink there too,
+// so the command's paths under it still resolve.
+export function resolvedReadOnly(
+  paths: string[],
+  roots: string[],
+): { readOnly: string[]; links: { path: string; target: string }[] } {
+  const readOnly: string[] = []
+  const links: { path: string; target: string }[] = []
+  for (const p of paths) {
+    let real: string
+    try {
+      real = realpathSync(p)
+    } catch {
+      readOnly.push(p)
+      continue
+    }
+    readOnly.push(real)
+    const covered = (q: string) =>
+      [...roots, ...links.map((l) => l.path)].some((r) => q.startsWith(`${r}/`) || q === r)
+    if (real !== p && !covered(p)) links.push({ path: p, target: real })
+  }
+  return { readOnly: [...new Set(readOnly)], links }
+}
+
+export function realish(p: string): string {
+  try {
+    return realpathSync(p)
+  } catch {
+    return p
+  }
+}
+
+// The directories pinned between a root and a mask inside it, opened through the root's fd:
+// bound from fds like the roots, and refused when a symlink leads one out of its root.
+export function pinFds(
+  view: ConfinementPolicy,
+  roots: OpenedRoot[],
+  out: OpenedRoot[],
+  context: { sessionId?: string; op: string },
+): void {
+  for (const pin of hiddenMounts(view).pins) {
+    const root = roots
+      .filter((r) => pin.startsWith(`${r.path}/`) && r.path !== view.overlay?.root)
+      .sort((a, b) => b.path.length - a.path.length)[0]
+    if (root) out.push({ path: pin, real: '', fd: openBelow(root, pin, context) })
+  }
+}

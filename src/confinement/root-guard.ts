@@ -1,0 +1,287 @@
+import { closeSync, openSync, readFileSync, readlinkSync, realpathSync, statfsSync } from 'node:fs'
+import { dirname, join, relative, resolve, sep } from 'node:path'
+import { VisError } from '../util/errors.js'
+import { visHome } from '../util/home.js'
+
+// Where a root may come from. Every jail that mounts roots (a session's worker, a warm-pool
+// refill, a shell call's tool jail, a child session) goes through openRoots: each root is
+// opened once as a directory fd, the fd (not the path) is checked, and the jail binds the fd
+// through /proc/self/fd/N. A path swapped for a symlink after the check cannot change what is
+// mounted: the fd still names the directory that was checked.
+
+export type RootRules = {
+  // Directories every root must resolve beneath (the operator's allow-list for API clients,
+  // an MCP server's own roots). Unset: anywhere the other rules allow.
+  within?: readonly string[]
+}
+
+export type OpenedRoot = {
+  // Where the sandbox sees it: the root as the client named it, normalised.
+  path: string
+  // The directory the fd names, as the host resolved it.
+  real: string
+  fd: number
+}
+
+export type OpenedRoots = { roots: OpenedRoot[]; close(): void }
+
+const O_PATH = 0o10000000
+const O_DIRECTORY = 0o200000
+
+// Kernel filesystems whose files describe or steer the host (its processes' environments,
+// devices, cgroups, tracing) rather than hold a user's data.
+const PSEUDO_TYPES = new Set([
+  'proc',
+  'sysfs',
+  'devtmpfs',
+  'devpts',
+  'cgroup',
+  'cgroup2',
+  'securityfs',
+  'debugfs',
+  'tracefs',
+  'bpf',
+  'mqueue',
+  'configfs',
+  'fusectl',
+  'pstore',
+  'efivarfs',
+  'binfmt_misc',
+  'selinuxfs',
+  'nsfs',
+  'rpc_pipefs',
+  'nfsd',
+])
+// The same by statfs magic, for a mount /proc/self/mountinfo does not list (another namespace's).
+const PSEUDO_MAGIC = new Map<number, string>([
+  [0x9fa0, 'proc'],
+  [0x62656572, 'sysfs'],
+  [0x1cd1, 'devpts'],
+  [0x27e0eb, 'cgroup'],
+  [0x63677270, 'cgroup2'],
+  [0x73636673, 'securityfs'],
+  [0x64626720, 'debugfs'],
+  [0x74726163, 'tracefs'],
+  [0xcafe4a11, 'bpf'],
+  [0x19800202, 'mqueue'],
+  [0x62656570, 'configfs'],
+  [0x65735543, 'fusectl'],
+  [0x6165676c, 'pstore'],
+  [0xde5e81e4, 'efivarfs'],
+  [0x42494e4d, 'binfmt_misc'],
+  [0xf97cff8c, 'selinuxfs'],
+  [0x6e736673, 'nsfs'],
+])
+// Where those live, and the runtime state beside them (/dev/shm, /run/user/N are tmpfs, which a
+// workspace under /tmp may be too, so their place is the rule, not their type).
+const SYSTEM_DIRS = ['/proc', '/sys', '/dev', '/run']
+
+const within = (a: string, b: string) => a === b || a.startsWith(b.endsWith(sep) ? b : b + sep)
+
+// The real path of p, or of its nearest existing parent joined with the rest.
+function realish(p: string): string {
+  const abs = resolve(p)
+  try {
+    return realpathSync(abs)
+  } catch {
+    const parent = dirname(abs)
+    return parent === abs ? abs : join(realish(parent), relative(parent, abs))
+  }
+}
+
+// The vis homes of this process: the default one and every runtime's own. Their database,
+// logs and extensions are the host's; a root inside one is refused, a root around one masks it.
+const homes = new Set<string>()
+export function protectHome(home: string): void {
+  homes.add(resolve(home))
+}
+export function protectedHomes(): string[] {
+  return [...new Set([visHome(), ...homes].map(realish))]
+}
+
+type Context = { sessionId?: string; op?: string }
+
+// The refusals that need no filesystem: the same for a path and for what it resolves to.
+function lexicalRefusal(path: string, shown: string, ctx: Context): VisError | undefined {
+  if (path === '/') {
+    return new VisError(
+      'policy.root-too-broad',
+      `${shown === '/' ? '"/"' : `Root ${shown} resolves to "/" and`} cannot be a root: the jail lays its own /tmp, ` +
+        '/proc, /dev and system libraries over the roots, so the whole filesystem cannot be mounted into it. ' +
+        'Name the directories the session needs.',
+      { ...ctx, path: shown },
+    )
+  }
+  const sys = SYSTEM_DIRS.find((d) => within(path, d))
+  if (sys !== undefined) return pseudoRefusal(shown, `lies in ${sys}`, ctx)
+  return undefined
+}
+
+function pseudoRefusal(shown: string, why: string, ctx: Context): VisError {
+  return new VisError(
+    'policy.root-pseudo-fs',
+    `Root ${shown} ${why}: roots may not be kernel pseudo-filesystems (/proc, /sys, /dev, /run and their ` +
+      'kind), whose files expose the host and its processes. Name a directory that holds your files.',
+    { ...ctx, path: shown },
+  )
+}
+
+// The filesystem type of the mount an fd lies on: its mount id (fdinfo) looked up in mountinfo.
+function fsTypeOf(fd: number): string | undefined {
+  try {
+    const id = /^mnt_id:\s*(\d+)$/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))?.[1]
+    if (id !== undefined) {
+      for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
+        if (line.split(' ', 1)[0] !== id) continue
+        return line.split(' - ')[1]?.split(' ')[0]
+      }
+    }
+  } catch {}
+  try {
+    return PSEUDO_MAGIC.get(Number(statfsSync(`/proc/self/fd/${fd}`).type))
+  } catch {
+    return undefined
+  }
+}
+
+// Checks one opened root: what the fd names now, not what the path named a moment ago.
+function checkOpened(root: OpenedRoot, rules: RootRules, ctx: Context): void {
+  const shown = root.path
+  const lexical = lexicalRefusal(root.real, shown, ctx)
+  if (lexical) throw lexical
+  const type = fsTypeOf(root.fd)
+  if (type !== undefined && PSEUDO_TYPES.has(type)) {
+    throw pseudoRefusal(shown, `is on a ${type} filesystem`, ctx)
+  }
+  for (const home of protectedHomes()) {
+    if (within(root.real, home)) {
+      throw new VisError(
+        'policy.root-vis-home',
+        `Root ${shown} lies inside the vis home, which holds the server's database, logs and extensions. ` +
+          'Name a directory outside it (a root that contains the home is allowed: the jail hides the home).',
+        { ...ctx, path: shown },
+      )
+    }
+  }
+  if (rules.within !== undefined && !rules.within.map(realish).some((w) => within(root.real, w))) {
+    throw new VisError(
+      'policy.root-not-allowed',
+      `Root ${shown} is not inside a directory this server lets its clients open. Name a directory inside ` +
+        "the server's allowed roots (the operator sets them: vis serve --allow-root, VIS_ALLOW_ROOTS, or " +
+        "mcp.json's serve.roots for MCP clients).",
+      { ...ctx, path: shown },
+    )
+  }
+}
+
+// A test-only pause between the check and the mount, so a race test lands its swap exactly
+// there. Only tests import the setter; unset, nothing waits.
+let afterCheck: ((roots: readonly OpenedRoot[]) => Promise<void>) | undefined
+export function setRootsCheckedHook(hook: typeof afterCheck): void {
+  afterCheck = hook
+}
+export async function rootsChecked(roots: readonly OpenedRoot[]): Promise<void> {
+  if (afterCheck) await afterCheck(roots)
+}
+
+// Opens and checks every root; the caller mounts from the fds and closes them once the jail
+// holds its mounts. On a refusal every fd opened so far is closed.
+export function openRoots(paths: readonly string[], rules: RootRules, ctx: Context = {}): OpenedRoots {
+  const roots: OpenedRoot[] = []
+  const close = () => {
+    for (const r of roots.splice(0)) {
+      try {
+        closeSync(r.fd)
+      } catch {}
+    }
+  }
+  try {
+    for (const given of paths) {
+      const path = resolve(given)
+      const lexical = lexicalRefusal(path, path, ctx)
+      if (lexical) throw lexical
+      let fd: number
+      try {
+        // O_PATH: no read permission needed and nothing of the directory is opened, only named.
+        fd = openSync(path, O_PATH | O_DIRECTORY)
+      } catch (err) {
+        throw openRefusal(err as NodeJS.ErrnoException, path, ctx)
+      }
+      const real = readlinkSync(`/proc/self/fd/${fd}`)
+      roots.push({ path, real, fd })
+      if (real.endsWith(' (deleted)'))
+        throw openRefusal({ code: 'ENOENT' } as NodeJS.ErrnoException, path, ctx)
+      checkOpened(roots[roots.length - 1] as OpenedRoot, rules, ctx)
+    }
+  } catch (err) {
+    close()
+    throw err
+  }
+  return { roots, close }
+}
+
+// Opens a directory below an opened root (a mount point the jail pins) as an fd, refused when a
+// symlink on the way leads out of the root.
+export function openBelow(root: OpenedRoot, path: string, ctx: Context = {}): number {
+  const rel = relative(root.path, path)
+  let fd: number
+  try {
+    fd = openSync(join(`/proc/self/fd/${root.fd}`, rel), O_PATH | O_DIRECTORY)
+  } catch (err) {
+    throw openRefusal(err as NodeJS.ErrnoException, path, ctx)
+  }
+  if (!within(readlinkSync(`/proc/self/fd/${fd}`), root.real)) {
+    closeSync(fd)
+    throw new VisError(
+      'policy.root-not-allowed',
+      `${path} leads out of its root ${root.path} through a symlink; the jail cannot mount it.`,
+      { ...ctx, path },
+    )
+  }
+  return fd
+}
+
+function openRefusal(err: NodeJS.ErrnoException, path: string, ctx: Context): VisError {
+  if (err.code === 'ENOTDIR') {
+    return new VisError(
+      'policy.root-not-directory',
+      `Root ${path} is not a directory; roots are directories.`,
+      {
+        ...ctx,
+        path,
+      },
+    )
+  }
+  if (err.code === 'ENOENT') {
+    return new VisError('confine.path-missing', `cannot confine: these paths do not exist: ${path}`, {
+      ...ctx,
+      path,
+    })
+  }
+  return new VisError('policy.root-unreadable', `Root ${path} cannot be opened (${err.code ?? 'error'}).`, {
+    ...ctx,
+    path,
+  })
+}
+
+// Masks for the vis homes inside these roots, as the sandbox sees them (under the root's path).
+export function homeMasks(roots: readonly OpenedRoot[]): string[] {
+  const out: string[] = []
+  for (const home of protectedHomes()) {
+    for (const r of roots) {
+      if (home !== r.real && within(home, r.real)) out.push(join(r.path, relative(r.real, home)))
+    }
+  }
+  return [...new Set(out)]
+}
+
+// The same by path, for the host-side file tools: the vis homes inside these roots, as a client
+// names them, which the tools refuse like the jail hides them.
+export function homeMasksFor(roots: readonly string[]): string[] {
+  return homeMasks(roots.map((r) => ({ path: resolve(r), real: realish(r), fd: -1 })))
+}
+
+// Checks roots without keeping them open: the early refusal a session's creation answers with.
+export function checkRootPaths(paths: readonly string[], rules: RootRules, ctx: Context = {}): void {
+  openRoots(paths, rules, ctx).close()
+}
