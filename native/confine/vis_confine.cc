@@ -142,8 +142,10 @@ Napi::Value OpenAt2(const Napi::CallbackInfo& info) {
   open_how how{};
   how.flags = static_cast<uint64_t>(info[2].As<Napi::Number>().Int64Value()) | O_CLOEXEC;
   how.resolve = static_cast<uint64_t>(info[3].As<Napi::Number>().Int64Value());
-  // The kernel refuses a mode without O_CREAT/O_TMPFILE (EINVAL).
-  if (how.flags & (O_CREAT | O_TMPFILE)) how.mode = static_cast<uint64_t>(info[4].As<Napi::Number>().Int64Value());
+  // The kernel refuses a mode without O_CREAT or O_TMPFILE (EINVAL). O_TMPFILE includes
+  // O_DIRECTORY's bit, so it is tested as a whole.
+  if ((how.flags & O_CREAT) || (how.flags & O_TMPFILE) == O_TMPFILE)
+    how.mode = static_cast<uint64_t>(info[4].As<Napi::Number>().Int64Value());
   long fd;
   // EAGAIN: a rename or mount raced the RESOLVE_BENEATH/IN_ROOT walk; the kernel asks for a retry.
   for (int tries = 0;; tries++) {

@@ -37,8 +37,10 @@ export function openAt2(dirfd: number, path: string, flags: number, resolve: num
       'vis_confine.node is not built or too old: run `npm run build:addon` (the host opens files beneath a directory with it)',
       { op: 'open' },
     )
+  // open(2) ignores the other flags beside O_PATH; openat2(2) refuses them (EINVAL).
+  const f = flags & O_PATH ? flags & (O_PATH | C.O_DIRECTORY | C.O_NOFOLLOW) : flags
   try {
-    return addon.openAt2(dirfd, path === '' ? '.' : path, flags, resolve, mode)
+    return addon.openAt2(dirfd, path === '' ? '.' : path, f, resolve, mode)
   } catch (err) {
     const n = (err as { errno?: number }).errno
     if (n === undefined) throw err

@@ -2,6 +2,7 @@ import { constants as C } from 'node:fs'
 import { type FileHandle, lstat, mkdir, open, readdir, rename, rmdir, unlink } from 'node:fs/promises'
 import { relative, sep } from 'node:path'
 import { z } from 'zod'
+import { checkpoint } from '../../util/check-use-hook.js'
 import { VisError } from '../../util/errors.js'
 import { bindNames, parseArgs, splitArgs } from '../args.js'
 import type { Json, Tool } from '../types.js'
@@ -103,6 +104,8 @@ export function mutateTools(guard: PathGuard): Tool[] {
       await createDirs(guard, parentAbs, 'write')
       const ref = await guard.parent(a.path, 'write', true)
       try {
+        // A link swapped in at the name from here on is replaced by the rename, never followed.
+        await checkpoint('tool.entry', ref.real)
         const st = await lstat(at(ref.dir, ref.name)).catch(() => undefined)
         if (st?.isDirectory())
           throw new VisError('tool.is-directory', `write: '${a.path}' is a directory`, { path: a.path })
