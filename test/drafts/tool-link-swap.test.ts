@@ -10,8 +10,8 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
-  readFileSync,
   readdirSync,
+  readFileSync,
   renameSync,
   rmSync,
   symlinkSync,
@@ -149,6 +149,37 @@ test("host tools in a draft: a link to the root's own path leads to the draft's 
     assert.equal(readFileSync(join(v, 'escaped.txt'), 'utf8'), 'via link\n')
     assert.equal(readFileSync(join(v, 'keep.txt'), 'utf8'), 'patched in the draft\n')
   } finally {
+    await e.close()
+  }
+})
+
+test('grep through ripgrep: a directory swapped for a link after ripgrep read it is not shown from outside', async () => {
+  const home = newHome()
+  const root = newRepo()
+  const secret = mkdtempSync(join(tmpdir(), 'vis-tools-secret-'))
+  writeFileSync(join(secret, 'a.txt'), `MARK ${SECRET}\n`)
+  mkdirSync(join(root, 'sub'))
+  writeFileSync(join(root, 'sub', 'a.txt'), 'MARK inside\n')
+  const e = await createEngine({ home, python, pool: { size: 0 } })
+  try {
+    const s = await e.createSession({ roots: [root] })
+    let swapped = false
+    // ripgrep walks by name; its report is confirmed file by file beneath the verified
+    // target. The swap lands between the two.
+    setCheckUseHook((point) => {
+      if (point !== 'grep.confirm' || swapped) return
+      renameSync(join(root, 'sub'), join(root, 'sub.read'))
+      symlinkSync(secret, join(root, 'sub'))
+      swapped = true
+    })
+    const b = await run(e, s.id, `import json\nprint(json.dumps(await grep('MARK')))`)
+    assert.ok(swapped)
+    const r = JSON.parse(b.stdout)
+    assert.equal(r.engine, 'ripgrep')
+    assert.ok(!b.stdout.includes(SECRET), b.stdout)
+    assert.deepEqual(r.hits, [], b.stdout)
+  } finally {
+    setCheckUseHook(undefined)
     await e.close()
   }
 })
