@@ -183,3 +183,31 @@ test('grep through ripgrep: a directory swapped for a link after ripgrep read it
     await e.close()
   }
 })
+
+for (const where of ['plain root', 'draft'] as const) {
+  test(`attachments in a ${where}: a link to a host file, attached or dropped in the outbox, carries nothing of it`, async () => {
+    const home = newHome()
+    const root = newRepo()
+    const secret = hostSecretDir()
+    const e = await createEngine({ home, python, pool: { size: 0 } })
+    try {
+      const s = await e.createSession({ roots: [root] })
+      if (where === 'draft') await e.drafts.create(s.id, 'attach')
+      const view = where === 'draft' ? await insideDraft(e, s.id, root) : root
+      symlinkSync(join(secret, 'a.txt'), join(view, 'leak.txt'))
+      // The guest opens what it attaches inside its jail, where no host file exists.
+      const r = await e.runBlock(s.id, {
+        code: `import os\nos.symlink(${JSON.stringify(join(secret, 'a.txt'))}, os.path.join(os.environ["VIS_OUTBOX"], "out.txt"))\nvis_attach('leak.txt')`,
+      })
+      assert.ok(r.block.error, 'attaching a link to a host file fails inside the jail')
+      assert.match(r.block.error.message, /No such file|not permitted|denied/)
+      for (const a of r.block.attachments) {
+        const { data } = e.attachment(s.id, a.id)
+        assert.ok(!data.toString('latin1').includes(SECRET))
+      }
+      assert.ok(!JSON.stringify(r.block).includes(SECRET))
+    } finally {
+      await e.close()
+    }
+  })
+}
