@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
-import { chmod, lstat, mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises'
+import { chmod, lstat, mkdir, rm, stat, writeFile } from 'node:fs/promises'
 import { isAbsolute, join, relative } from 'node:path'
 import { z } from 'zod'
 import { draftMount, releaseDraftMount } from '../confinement/draft-mount.js'
 import type { Overlay } from '../confinement/policy.js'
 import type { Db } from '../persistence/statements.js'
-import { Tree } from '../util/beneath.js'
+import { atFd, closeFd, statFd, Tree } from '../util/beneath.js'
 import { VisError } from '../util/errors.js'
 import { findConflicts, landChanges } from './apply.js'
 import { BaseRecord } from './base-record.js'
@@ -394,15 +394,30 @@ export function readOnlyDrafts(db: Db, home: string): Drafts {
 
 // overlayfs leaves its work directories mode 000: an unprivileged owner must open them up
 // before it can remove them.
+// Each directory is opened below the last without following a link (a link swapped in by a
+// process still writing the upper directory would otherwise get its target chmod-ed).
 async function removeTree(dir: string): Promise<void> {
-  const open = async (d: string): Promise<void> => {
-    await chmod(d, 0o700).catch(() => undefined)
-    for (const e of await readdir(d, { withFileTypes: true }).catch(() => [])) {
-      if (e.isDirectory()) await open(join(d, e.name))
-    }
-  }
   if (!(await lstat(dir).catch(() => undefined))) return
-  await open(dir)
+  const tree = Tree.open(dir)
+  try {
+    const open = async (rel: string): Promise<void> => {
+      const fd = tree.openPath(rel)
+      if (fd === undefined) return
+      try {
+        if (!(await statFd(fd)).isDirectory()) return
+        // The O_PATH fd's own link: this very directory, whatever its path says now.
+        await chmod(atFd(fd), 0o700).catch(() => undefined)
+      } finally {
+        await closeFd(fd)
+      }
+      for (const e of await tree.readdir(rel).catch(() => [])) {
+        if (e.isDirectory()) await open(rel ? `${rel}/${e.name}` : e.name)
+      }
+    }
+    await open('')
+  } finally {
+    await tree.close()
+  }
   await rm(dir, { recursive: true, force: true })
 }
 

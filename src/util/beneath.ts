@@ -186,6 +186,10 @@ export async function readAll(fd: number): Promise<Buffer> {
   }
 }
 
+export function statFd(fd: number): Promise<Stats> {
+  return fstatP(fd)
+}
+
 export async function closeFd(fd: number): Promise<void> {
   await closeP(fd).catch(() => undefined)
 }
