@@ -135,6 +135,8 @@ test("host tools in a draft: a link to the root's own path leads to the draft's 
     // Writes land in the draft, not behind it.
     const w = await swappedCall(e, s.id, view, "write('sub/escaped.txt', 'via link\\n')", root)
     assert.ok(w.out.ok, w.raw)
+    const deep = await swappedCall(e, s.id, view, "write('sub/newdir/deep.txt', 'deep\\n')", root)
+    assert.ok(deep.out.ok, deep.raw)
     const p = await swappedCall(
       e,
       s.id,
@@ -147,6 +149,8 @@ test("host tools in a draft: a link to the root's own path leads to the draft's 
     assert.equal(existsSync(join(root, 'escaped.txt')), false)
     const v = await view()
     assert.equal(readFileSync(join(v, 'escaped.txt'), 'utf8'), 'via link\n')
+    assert.equal(readFileSync(join(v, 'newdir', 'deep.txt'), 'utf8'), 'deep\n')
+    assert.equal(existsSync(join(root, 'newdir')), false)
     assert.equal(readFileSync(join(v, 'keep.txt'), 'utf8'), 'patched in the draft\n')
   } finally {
     await e.close()

@@ -38,8 +38,10 @@ export async function createDirs(guard: PathGuard, path: string, op: string): Pr
   const root = roots.sort((a, b) => b.length - a.length)[0]!
   let { fh: cur } = await guard.open(root, op, O_PATH | C.O_DIRECTORY)
   let created = false
+  let sofar = root
   try {
     for (const comp of relative(root, abs).split(sep).filter(Boolean)) {
+      sofar = sofar === sep ? sep + comp : sofar + sep + comp
       try {
         await mkdir(at(cur, comp))
         created = true
@@ -48,8 +50,17 @@ export async function createDirs(guard: PathGuard, path: string, op: string): Pr
       }
       let next: FileHandle
       try {
-        next = await open(at(cur, comp), O_PATH | C.O_DIRECTORY)
+        // A link here is followed only through the guard (which resolves it as the session,
+        // or its draft, sees it, and checks where it led), never from this handle: from a
+        // draft's handle an absolute link would resolve against the host's root.
+        next = await open(at(cur, comp), O_PATH | C.O_DIRECTORY | C.O_NOFOLLOW).catch(async (err) => {
+          if ((err as NodeJS.ErrnoException).code !== 'ENOTDIR') throw err
+          const st = await lstat(at(cur, comp)).catch(() => undefined)
+          if (!st?.isSymbolicLink()) throw err
+          return (await guard.open(sofar, op, O_PATH | C.O_DIRECTORY)).fh
+        })
       } catch (err) {
+        if (err instanceof VisError) throw err
         throw (err as NodeJS.ErrnoException).code === 'ENOTDIR'
           ? new VisError(
               'tool.not-a-directory',
