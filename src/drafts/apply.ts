@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { constants as C, type Stats } from 'node:fs'
 import { mkdir, open, readdir, rename, rmdir, symlink, unlink } from 'node:fs/promises'
 import { basename } from 'node:path'
-import { atFd, closeFd, errCode, O_PATH, openAt2, readAt, STRICT, type Tree } from '../util/beneath.js'
+import { atFd, closeFd, errCode, O_PATH, openAt2, readAt, STRICT, type Tree } from '../confinement/beneath.js'
 import { checkpoint } from '../util/check-use-hook.js'
 import { isVisError, VisError } from '../util/errors.js'
 import { inBatches } from './batches.js'
@@ -10,7 +10,7 @@ import { type Change, changedWhileRead } from './changes.js'
 
 // Landing a draft writes into the real root, which may change under it (other sessions work
 // there; the draft's own upper directory is written through the overlay). Every write goes to
-// a name below a directory fd that was reached without following any link (util/beneath.ts),
+// a name below a directory fd that was reached without following any link (confinement/beneath.ts),
 // and every source is read from an fd opened the same way: a symlink swapped in anywhere is
 // neither followed to read nor to write.
 

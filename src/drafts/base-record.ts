@@ -2,7 +2,7 @@ import type { Stats } from 'node:fs'
 import { readFile, rename, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { z } from 'zod'
-import type { Tree } from '../util/beneath.js'
+import type { Tree } from '../confinement/beneath.js'
 import { realEntry } from './apply.js'
 import type { Change } from './changes.js'
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { Stats } from 'node:fs'
-import { closeFd, readAll, readAt, type Tree } from '../util/beneath.js'
+import { closeFd, readAll, readAt, type Tree } from '../confinement/beneath.js'
 import { checkpoint } from '../util/check-use-hook.js'
 import { VisError } from '../util/errors.js'
 import { inBatches } from './batches.js'
@@ -15,7 +15,7 @@ import { isOpaqueDir } from './overlay-marks.js'
 //
 // Both trees can change while they are read (the sandbox writes the upper directory through
 // the overlay; other sessions may write the real root), so each is read through a Tree
-// (util/beneath.ts): never through a symlink, each file opened once and used by its fd.
+// (confinement/beneath.ts): never through a symlink, each file opened once and used by its fd.
 export type Change = {
   path: string
   status: 'added' | 'changed' | 'deleted' | 'renamed'

@@ -3,10 +3,10 @@ import { mkdirSync } from 'node:fs'
 import { chmod, lstat, mkdir, rm, stat, writeFile } from 'node:fs/promises'
 import { isAbsolute, join, relative } from 'node:path'
 import { z } from 'zod'
+import { atFd, closeFd, statFd, Tree } from '../confinement/beneath.js'
 import { draftMount, releaseDraftMount } from '../confinement/draft-mount.js'
 import type { Overlay } from '../confinement/policy.js'
 import type { Db } from '../persistence/statements.js'
-import { atFd, closeFd, statFd, Tree } from '../util/beneath.js'
 import { VisError } from '../util/errors.js'
 import { findConflicts, landChanges } from './apply.js'
 import { BaseRecord } from './base-record.js'
@@ -312,7 +312,7 @@ export class Drafts {
   }
 
   // The draft's upper directory and its real root, each held by a directory fd for one
-  // operation: the sandbox can change what is below either at any time (util/beneath.ts).
+  // operation: the sandbox can change what is below either at any time (confinement/beneath.ts).
   private async trees<T>(d: DraftRecord, fn: (upper: Tree, real: Tree) => Promise<T>): Promise<T> {
     const upper = Tree.open(join(d.dir, 'upper'))
     let real: Tree

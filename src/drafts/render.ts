@@ -1,5 +1,5 @@
+import { closeFd, readAll, readAt, type Tree } from '../confinement/beneath.js'
 import { SNIFF_BYTES, sniffBinary } from '../tools/fs/binary.js'
-import { closeFd, readAll, readAt, type Tree } from '../util/beneath.js'
 import { checkpoint } from '../util/check-use-hook.js'
 import { type Change, changedWhileRead, gitMode, readEntry } from './changes.js'
 import { unifiedHunks } from './unified.js'

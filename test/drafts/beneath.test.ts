@@ -1,11 +1,19 @@
-// src/util/beneath.ts over the real openat2(2) of vis_confine.node: what it resolves, what it
+// src/confinement/beneath.ts over the real openat2(2) of vis_confine.node: what it resolves, what it
 // refuses, and the errors it gives.
 import assert from 'node:assert/strict'
 import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { closeFd, O_PATH, openAt2, RESOLVE_BENEATH, readAll, STRICT, Tree } from '../../src/util/beneath.js'
+import {
+  closeFd,
+  O_PATH,
+  openAt2,
+  RESOLVE_BENEATH,
+  readAll,
+  STRICT,
+  Tree,
+} from '../../src/confinement/beneath.js'
 
 function tree() {
   const root = mkdtempSync(join(tmpdir(), 'vis-beneath-'))

@@ -1,7 +1,7 @@
 import { constants as C } from 'node:fs'
 import { type FileHandle, lstat, open, readlink, realpath } from 'node:fs/promises'
 import { basename, dirname, isAbsolute, resolve, sep } from 'node:path'
-import { atFd, closeFd, openAt2, RESOLVE_IN_ROOT, RESOLVE_NO_MAGICLINKS } from '../../util/beneath.js'
+import { atFd, closeFd, openAt2, RESOLVE_IN_ROOT, RESOLVE_NO_MAGICLINKS } from '../../confinement/beneath.js'
 import { checkpoint } from '../../util/check-use-hook.js'
 import { VisError } from '../../util/errors.js'
 

@@ -2,8 +2,8 @@ import { constants as C, close, type Dirent, fstat, read, type Stats } from 'nod
 import { readdir, readlink } from 'node:fs/promises'
 import { constants as OS } from 'node:os'
 import { promisify } from 'node:util'
-import { loadConfineAddon } from '../confinement/native.js'
-import { VisError } from './errors.js'
+import { VisError } from '../util/errors.js'
+import { loadConfineAddon } from './native.js'
 
 // Host-side file access under a tree the sandbox can write (a draft's upper directory, the
 // real root a draft lands in, a draft seen through its mount holder). Such a tree can change
