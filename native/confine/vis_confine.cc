@@ -1,8 +1,13 @@
-// vis_confine.node: seccomp for the worker, installed in-process with TSYNC.
+// vis_confine.node: seccomp for the worker, installed in-process with TSYNC; openat2 and
+// lgetxattr for the host, which node has no binding for.
 // Deliberately free of Python symbols so it loads before (or without) libpython.
 #include <dirent.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
 #include <napi.h>
+#include <sys/syscall.h>
 #include <sys/xattr.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -117,12 +122,54 @@ Napi::Value GetXattr(const Napi::CallbackInfo& info) {
   }
 }
 
+// openAt2(dirfd, path, flags, resolve, mode) -> fd: openat2(2), which node has no binding for.
+// The host opens paths under trees the sandbox can write (a draft's upper directory, the real
+// root, a draft seen through its mount holder) with RESOLVE_BENEATH / RESOLVE_IN_ROOT, so a
+// symlink swapped in between a check and a use is never followed out of the tree. O_CLOEXEC
+// is always added. Throws an Error with `errno` (and `syscall`) set; ENOSYS where the kernel
+// predates openat2 (Linux 5.6).
+Napi::Value OpenAt2(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 5 || !info[0].IsNumber() || !info[1].IsString() || !info[2].IsNumber() || !info[3].IsNumber() ||
+      !info[4].IsNumber()) {
+    Napi::TypeError::New(env,
+                         "openAt2 expects (dirfd: number, path: string, flags: number, resolve: number, mode: number)")
+        .ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  int dirfd = info[0].As<Napi::Number>().Int32Value();
+  std::string path = info[1].As<Napi::String>().Utf8Value();
+  open_how how{};
+  how.flags = static_cast<uint64_t>(info[2].As<Napi::Number>().Int64Value()) | O_CLOEXEC;
+  how.resolve = static_cast<uint64_t>(info[3].As<Napi::Number>().Int64Value());
+  // The kernel refuses a mode without O_CREAT or O_TMPFILE (EINVAL). O_TMPFILE includes
+  // O_DIRECTORY's bit, so it is tested as a whole.
+  if ((how.flags & O_CREAT) || (how.flags & O_TMPFILE) == O_TMPFILE)
+    how.mode = static_cast<uint64_t>(info[4].As<Napi::Number>().Int64Value());
+  long fd;
+  // EAGAIN: a rename or mount raced the RESOLVE_BENEATH/IN_ROOT walk; the kernel asks for a retry.
+  for (int tries = 0;; tries++) {
+    fd = syscall(SYS_openat2, dirfd, path.c_str(), &how, sizeof how);
+    if (fd >= 0 || errno != EAGAIN || tries >= 16) break;
+  }
+  if (fd < 0) {
+    int code = errno;
+    Napi::Error err = Napi::Error::New(env, std::string("openat2: ") + strerror(code));
+    err.Set("errno", Napi::Number::New(env, code));
+    err.Set("syscall", Napi::String::New(env, "openat2"));
+    err.ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  return Napi::Number::New(env, static_cast<double>(fd));
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("installSeccomp", Napi::Function::New(env, InstallSeccomp));
   exports.Set("verifySeccomp", Napi::Function::New(env, VerifySeccomp));
   exports.Set("seccompAvailable", Napi::Function::New(env, SeccompAvailable));
   exports.Set("landlockAbi", Napi::Function::New(env, LandlockAbi));
   exports.Set("getXattr", Napi::Function::New(env, GetXattr));
+  exports.Set("openAt2", Napi::Function::New(env, OpenAt2));
   return exports;
 }
 

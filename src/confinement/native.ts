@@ -37,6 +37,9 @@ export type ConfineAddon = {
   landlockAbi(): number
   // One extended attribute of the path itself (lgetxattr); null when it has none.
   getXattr(path: string, name: string): Buffer | null
+  // openat2(2) (confinement/beneath.ts): an fd, or throws an Error with `errno`. Absent from an
+  // addon built before it existed.
+  openAt2?(dirfd: number, path: string, flags: number, resolve: number, mode: number): number
 }
 
 let cached: ConfineAddon | null | undefined

@@ -1,7 +1,8 @@
 import type { Stats } from 'node:fs'
-import { lstat, readFile, rename, writeFile } from 'node:fs/promises'
+import { readFile, rename, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { z } from 'zod'
+import type { Tree } from '../confinement/beneath.js'
 import { realEntry } from './apply.js'
 import type { Change } from './changes.js'
 
@@ -27,28 +28,27 @@ const RecordSchema = z.object({ absent: z.array(z.string()) })
 export class BaseRecord {
   private constructor(
     private readonly file: string,
-    private readonly real: string,
     private readonly baseAt: number,
     private readonly absent: Set<string>,
   ) {}
 
-  static async open(dir: string, real: string, baseAt: number): Promise<BaseRecord> {
+  static async open(dir: string, baseAt: number): Promise<BaseRecord> {
     const file = join(dir, 'base-record.json')
     const text = await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
       if (err.code === 'ENOENT') return undefined
       throw err
     })
     const r = text === undefined ? { absent: [] } : RecordSchema.parse(JSON.parse(text))
-    return new BaseRecord(file, real, baseAt, new Set(r.absent))
+    return new BaseRecord(file, baseAt, new Set(r.absent))
   }
 
   // Learns from one scan's view of the real root (changes.ts's Observer), then keeps it.
-  async observe(seen: [string, Stats | undefined][]): Promise<void> {
+  async observe(real: Tree, seen: [string, Stats | undefined][]): Promise<void> {
     let grew = false
     const older = new Map<string, Promise<boolean>>()
     for (const [path, st] of seen) {
       if (st || this.absent.has(path)) continue
-      if (await this.aboveIsOlder(path, older)) {
+      if (await this.aboveIsOlder(real, path, older)) {
         this.absent.add(path)
         grew = true
       }
@@ -58,12 +58,12 @@ export class BaseRecord {
 
   // The draft's files the real root does not have now and may have had at the base: the
   // real root deleted them since (ours writes the draft's version, theirs keeps them gone).
-  async vanished(changes: Change[]): Promise<string[]> {
+  async vanished(real: Tree, changes: Change[]): Promise<string[]> {
     const out: string[] = []
     for (const c of changes) {
       if (c.status !== 'added' && c.status !== 'renamed') continue
       if (this.absent.has(c.path)) continue
-      if (!(await realEntry(this.real, c.path))) out.push(c.path)
+      if (!(await realEntry(real, c.path))) out.push(c.path)
     }
     return out
   }
@@ -71,19 +71,24 @@ export class BaseRecord {
   // The nearest entry of the real root above path is older than the base: nothing below it
   // was added or removed since, so path's absence now was its absence then. Walked from the
   // root down, never through a real symlink (it would lead out of the root).
-  private async aboveIsOlder(path: string, memo: Map<string, Promise<boolean>>): Promise<boolean> {
+  private async aboveIsOlder(
+    real: Tree,
+    path: string,
+    memo: Map<string, Promise<boolean>>,
+  ): Promise<boolean> {
     const parent = dirname(path)
     let p = memo.get(parent)
     if (!p) {
       p = (async () => {
-        let st = await lstat(this.real)
-        let cur = this.real
+        let st = await real.lstat('')
+        if (!st) return false
+        let cur = ''
         for (const comp of parent === '.' ? [] : parent.split('/')) {
-          const next = await lstat(join(cur, comp)).catch(() => undefined)
+          cur = cur ? `${cur}/${comp}` : comp
+          const next = await real.lstat(cur)
           if (!next) break
           st = next
           if (!next.isDirectory()) break
-          cur = join(cur, comp)
         }
         return st.ctimeMs < this.baseAt
       })()

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto'
 import type { Stats } from 'node:fs'
-import { lstat, open, readdir, readFile, readlink } from 'node:fs/promises'
-import { join } from 'node:path'
+import { closeFd, readAll, readAt, type Tree } from '../confinement/beneath.js'
+import { checkpoint } from '../util/check-use-hook.js'
+import { VisError } from '../util/errors.js'
 import { inBatches } from './batches.js'
 import { isOpaqueDir } from './overlay-marks.js'
 
@@ -11,6 +12,10 @@ import { isOpaqueDir } from './overlay-marks.js'
 // directory. A directory deleted and made again is marked opaque (an xattr, overlay-marks.ts):
 // below it nothing of the real root shows through, so every real file below it that the
 // draft has no file for is deleted.
+//
+// Both trees can change while they are read (the sandbox writes the upper directory through
+// the overlay; other sessions may write the real root), so each is read through a Tree
+// (confinement/beneath.ts): never through a symlink, each file opened once and used by its fd.
 export type Change = {
   path: string
   status: 'added' | 'changed' | 'deleted' | 'renamed'
@@ -19,8 +24,6 @@ export type Change = {
   type: 'file' | 'symlink'
   mode: number // permission bits in the draft (deleted: in the real root)
   oldMode?: number
-  // The file in the upper directory (absent for deletions).
-  source?: string
 }
 
 // A file mode as git prints it.
@@ -29,37 +32,66 @@ export const gitMode = (type: Change['type'], m: number) =>
 
 const isWhiteout = (st: Stats) => st.isCharacterDevice() && st.rdev === 0
 
-async function lstatOrUndefined(p: string): Promise<Stats | undefined> {
-  return lstat(p).catch(() => undefined)
+// An entry the scan saw changed kind, or vanished, before the host could read it: the
+// draft is being written while it is read. Nothing of it is used.
+export function changedWhileRead(path: string, op: string): VisError {
+  return new VisError(
+    'draft.changed',
+    `'${path}' changed while the draft was being read (it is no longer the file it was a moment before); nothing was read from it. Let the blocks that write it finish, then try again`,
+    { op, path },
+  )
 }
 
-async function sameContent(a: string, b: string, sa: Stats, sb: Stats): Promise<boolean> {
+// The content of a file or symlink of a tree, read as what the scan saw (its type):
+// a file that became a symlink (or anything else) in between is refused, never followed.
+export async function readEntry(tree: Tree, path: string, type: Change['type'], op: string): Promise<Buffer> {
+  await checkpoint(`${op}.read`, path)
+  if (type === 'symlink') {
+    const target = await tree.readlink(path)
+    if (target === undefined) throw changedWhileRead(path, op)
+    return Buffer.from(target)
+  }
+  const f = await tree.openFile(path)
+  if (!f) throw changedWhileRead(path, op)
+  try {
+    return await readAll(f.fd)
+  } finally {
+    await closeFd(f.fd)
+  }
+}
+
+async function sameContent(upper: Tree, real: Tree, path: string, sa: Stats, sb: Stats): Promise<boolean> {
   if (sa.isSymbolicLink() || sb.isSymbolicLink()) {
-    return sa.isSymbolicLink() && sb.isSymbolicLink() && (await readlink(a)) === (await readlink(b))
+    if (!(sa.isSymbolicLink() && sb.isSymbolicLink())) return false
+    await checkpoint('draft.scan.read', path)
+    return (await upper.readlink(path)) === (await real.readlink(path))
   }
   if (sa.size !== sb.size) return false
-  const [ha, hb] = await Promise.all([open(a), open(b)])
+  await checkpoint('draft.scan.read', path)
+  const [a, b] = await Promise.all([upper.openFile(path), real.openFile(path)])
   try {
+    if (!a || !b) return false
     const size = 1 << 16
     const ba = Buffer.alloc(size)
     const bb = Buffer.alloc(size)
     for (let pos = 0; ; pos += size) {
-      const [ra, rb] = await Promise.all([ha.read(ba, 0, size, pos), hb.read(bb, 0, size, pos)])
-      if (ra.bytesRead !== rb.bytesRead) return false
-      if (ra.bytesRead === 0) return true
-      if (!ba.subarray(0, ra.bytesRead).equals(bb.subarray(0, rb.bytesRead))) return false
+      const [ra, rb] = await Promise.all([readAt(a.fd, ba, size, pos), readAt(b.fd, bb, size, pos)])
+      if (ra !== rb) return false
+      if (ra === 0) return true
+      if (!ba.subarray(0, ra).equals(bb.subarray(0, rb))) return false
     }
   } finally {
-    await Promise.all([ha.close(), hb.close()])
+    await Promise.all([a && closeFd(a.fd), b && closeFd(b.fd)])
   }
 }
 
 // Every file below a real directory (a whiteout on a directory deletes all of them).
-async function filesBelow(dir: string, rel: string, out: { path: string; st: Stats }[]): Promise<void> {
-  for (const d of await readdir(join(dir, rel), { withFileTypes: true }).catch(() => [])) {
+async function filesBelow(real: Tree, rel: string, out: { path: string; st: Stats }[]): Promise<void> {
+  for (const d of await real.readdir(rel)) {
     const p = rel ? `${rel}/${d.name}` : d.name
-    const st = await lstat(join(dir, p))
-    if (st.isDirectory()) await filesBelow(dir, p, out)
+    const st = await real.lstat(p)
+    if (!st) continue
+    if (st.isDirectory()) await filesBelow(real, p, out)
     else out.push({ path: p, st })
   }
 }
@@ -75,8 +107,8 @@ export type Observer = (path: string, real: Stats | undefined) => void
 // kind 'blank': the draft began empty, so nothing is deleted relative to the real root;
 // what it holds is added, or changes the real file at that path.
 export async function scanChanges(
-  upper: string,
-  real: string,
+  upper: Tree,
+  real: Tree,
   kind: 'copy' | 'blank',
   observe?: Observer,
 ): Promise<Change[]> {
@@ -88,17 +120,18 @@ export async function scanChanges(
   const hidden: { path: string; st: Stats }[] = []
   const present = new Set<string>()
   // lowerOk: real/rel is a real directory (not a symlink). Below a real symlink that the
-  // draft replaced by a directory nothing of the real root exists: looking there would
-  // follow the link out of the root. opaque: rel is (below) an opaque directory, whose
-  // deletions are judged as a whole, not entry by entry.
+  // draft replaced by a directory nothing of the real root exists (the Tree never follows
+  // one either). opaque: rel is (below) an opaque directory, whose deletions are judged as
+  // a whole, not entry by entry.
   const walk = async (rel: string, lowerOk: boolean, opaque: boolean): Promise<void> => {
-    const entries = await readdir(join(upper, rel), { withFileTypes: true })
+    const entries = await upper.readdir(rel)
     // Entries are independent: their checks overlap (the result is sorted at the end).
     await inBatches(entries, async (d) => {
       const path = rel ? `${rel}/${d.name}` : d.name
-      const up = join(upper, path)
-      const st = await lstat(up)
-      const low = lowerOk ? await lstatOrUndefined(join(real, path)) : undefined
+      const st = await upper.lstat(path)
+      // Gone (or its directory swapped for a link) since it was listed: not a change of the draft.
+      if (!st) return
+      const low = lowerOk ? await real.lstat(path) : undefined
       const copy = kind === 'copy'
       if (isWhiteout(st)) {
         if (!copy || !low || opaque) return
@@ -112,7 +145,7 @@ export async function scanChanges(
       if (st.isDirectory()) {
         // A real file replaced by a directory: the file is gone.
         if (copy && !opaque && low && !low.isDirectory()) deleted(path, low)
-        const opaqueHere = copy && !opaque && low?.isDirectory() === true && isOpaqueDir(up)
+        const opaqueHere = copy && !opaque && low?.isDirectory() === true && opaqueAt(upper, path)
         if (opaqueHere) await filesBelow(real, path, hidden)
         await walk(path, low?.isDirectory() === true, opaque || opaqueHere)
         return
@@ -126,14 +159,14 @@ export async function scanChanges(
           await filesBelow(real, path, files)
           for (const f of files) deleted(f.path, f.st)
         }
-        out.push({ path, status: 'added', type: typeOf(st), mode: perm(st), source: up })
+        out.push({ path, status: 'added', type: typeOf(st), mode: perm(st) })
         return
       }
       if (!low) {
-        out.push({ path, status: 'added', type: typeOf(st), mode: perm(st), source: up })
+        out.push({ path, status: 'added', type: typeOf(st), mode: perm(st) })
         return
       }
-      const same = await sameContent(up, join(real, path), st, low)
+      const same = await sameContent(upper, real, path, st, low)
       if (same && perm(st) === perm(low)) return // copied up (touched, chmod back) but equal
       out.push({
         path,
@@ -141,37 +174,52 @@ export async function scanChanges(
         type: typeOf(st),
         mode: perm(st),
         ...(perm(st) !== perm(low) ? { oldMode: perm(low) } : {}),
-        source: up,
       })
     })
   }
   await walk('', true, false)
   for (const f of hidden) if (!present.has(f.path)) deleted(f.path, f.st)
-  return (await detectRenames(out, real)).sort(byPath)
+  return (await detectRenames(out, upper, real)).sort(byPath)
 }
 
-async function digest(p: string, st: Stats): Promise<string> {
-  const data = st.isSymbolicLink() ? Buffer.from(`link:${await readlink(p)}`) : await readFile(p)
-  return createHash('sha256').update(data).digest('hex')
+// The opaque marker of a directory of the upper tree, read from the entry itself below its
+// parent's fd (a directory swapped for a link has no marker: it is not opaque).
+function opaqueAt(upper: Tree, path: string): boolean {
+  const p = upper.parent(path)
+  if (!p) return false
+  try {
+    return isOpaqueDir(`/proc/self/fd/${p.dir}/${p.name}`)
+  } finally {
+    void closeFd(p.dir)
+  }
+}
+
+// sha256 of an entry as the scan typed it; undefined when it changed kind since.
+async function digest(tree: Tree, path: string, type: Change['type']): Promise<string | undefined> {
+  const data = await readEntry(tree, path, type, 'draft.scan').catch((err) => {
+    if (err instanceof VisError && err.code === 'draft.changed') return undefined
+    throw err
+  })
+  if (data === undefined) return undefined
+  return `${type}:${data.length}:${createHash('sha256')
+    .update(type === 'symlink' ? `link:${data}` : data)
+    .digest('hex')}`
 }
 
 // A deleted file and an added file with identical content (and type) are one rename.
-async function detectRenames(changes: Change[], real: string): Promise<Change[]> {
+async function detectRenames(changes: Change[], upper: Tree, real: Tree): Promise<Change[]> {
   const added = changes.filter((c) => c.status === 'added')
   const deleted = changes.filter((c) => c.status === 'deleted')
   if (added.length === 0 || deleted.length === 0) return changes
   const byHash = new Map<string, Change[]>()
   for (const d of deleted) {
-    const p = join(real, d.path)
-    const st = await lstat(p)
-    const h = `${d.type}:${st.size}:${await digest(p, st)}`
-    byHash.set(h, [...(byHash.get(h) ?? []), d])
+    const h = await digest(real, d.path, d.type)
+    if (h !== undefined) byHash.set(h, [...(byHash.get(h) ?? []), d])
   }
   const gone = new Set<Change>()
   for (const a of added) {
-    const st = await lstat(a.source!)
-    const candidates = byHash.get(`${a.type}:${st.size}:${await digest(a.source!, st)}`)
-    const from = candidates?.shift()
+    const h = await digest(upper, a.path, a.type)
+    const from = h === undefined ? undefined : byHash.get(h)?.shift()
     if (!from) continue
     gone.add(from)
     a.status = 'renamed'

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
-import { chmod, lstat, mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises'
+import { chmod, lstat, mkdir, rm, stat, writeFile } from 'node:fs/promises'
 import { isAbsolute, join, relative } from 'node:path'
 import { z } from 'zod'
+import { atFd, closeFd, statFd, Tree } from '../confinement/beneath.js'
 import { draftMount, releaseDraftMount } from '../confinement/draft-mount.js'
 import type { Overlay } from '../confinement/policy.js'
 import type { Db } from '../persistence/statements.js'
@@ -212,7 +213,7 @@ export class Drafts {
   async state(sessionId: string): Promise<DraftState> {
     const d = this.repo.active(sessionId)
     if (!d) return { mode: 'trunk', draft: null }
-    const changes = await this.changesOf(d)
+    const changes = await this.trees(d, (upper, real) => this.changesOf(d, upper, real))
     return this.stateOf(d, changes.length)
   }
 
@@ -228,15 +229,17 @@ export class Drafts {
 
   async refresh(sessionId: string): Promise<void> {
     const d = this.repo.active(sessionId)
-    if (d) this.counts.set(sessionId, (await this.changesOf(d)).length)
+    if (d) this.counts.set(sessionId, (await this.trees(d, (u, r) => this.changesOf(d, u, r))).length)
   }
 
   async diff(sessionId: string): Promise<DraftDiff> {
     const d = this.repo.active(sessionId)
     if (!d) return { draft: null, changes: [], diff: '' }
-    const changes = await this.changesOf(d)
-    this.counts.set(sessionId, changes.length)
-    return { draft: d.id, changes: changes.map(changeView), diff: await renderDiff(changes, d.root) }
+    return this.trees(d, async (upper, real) => {
+      const changes = await this.changesOf(d, upper, real)
+      this.counts.set(sessionId, changes.length)
+      return { draft: d.id, changes: changes.map(changeView), diff: await renderDiff(changes, upper, real) }
+    })
   }
 
   async apply(sessionId: string, options: ApplyOptions = {}): Promise<ApplyResult> {
@@ -244,35 +247,40 @@ export class Drafts {
     return this.host.exclusive(sessionId, async () => {
       const d = this.repo.active(sessionId)
       if (!d) return { status: 'noop', draft: null, landed: [], kept_theirs: [] }
-      const changes = await this.changesOf(d)
-      const conflicts = [
-        ...new Set([
-          ...(await findConflicts(changes, d.root, d.baseAt)),
-          ...(await (await this.baseOf(d)).vanished(changes)),
-        ]),
-      ].sort()
-      if (conflicts.length > 0 && !o.theirs && !o.ours) {
-        throw new VisError(
-          'draft.conflict',
-          `these files changed in ${d.root} since draft "${d.label}" began, or may have been deleted there: ${conflicts.join(', ')}. ` +
-            'Apply with theirs (keep the real files) or ours (the draft wins), or abandon the draft',
-          { sessionId, op: 'draft.apply', path: conflicts[0], conflicts },
-        )
-      }
-      const skip = new Set(o.theirs ? conflicts : [])
-      // The worker goes first: nothing writes to the draft while it lands.
-      await this.host.replaceWorker(sessionId)
-      const landed = await landChanges(changes, d.root, skip)
-      this.repo.end(d.id, 'applied', null)
-      await this.discard(d)
-      this.host.record(sessionId, 'draft-applied', {
-        draft_id: d.id,
-        label: d.label,
-        landed,
-        kept_theirs: [...skip],
-      })
-      return { status: 'applied', draft: d.id, landed, kept_theirs: [...skip] }
+      return this.trees(d, (upper, real) => this.land(d, o, upper, real))
     })
+  }
+
+  private async land(d: DraftRecord, o: ApplyOptions, upper: Tree, real: Tree): Promise<ApplyResult> {
+    const sessionId = d.sessionId
+    const changes = await this.changesOf(d, upper, real)
+    const conflicts = [
+      ...new Set([
+        ...(await findConflicts(changes, real, d.baseAt)),
+        ...(await (await this.baseOf(d)).vanished(real, changes)),
+      ]),
+    ].sort()
+    if (conflicts.length > 0 && !o.theirs && !o.ours) {
+      throw new VisError(
+        'draft.conflict',
+        `these files changed in ${d.root} since draft "${d.label}" began, or may have been deleted there: ${conflicts.join(', ')}. ` +
+          'Apply with theirs (keep the real files) or ours (the draft wins), or abandon the draft',
+        { sessionId, op: 'draft.apply', path: conflicts[0], conflicts },
+      )
+    }
+    const skip = new Set(o.theirs ? conflicts : [])
+    // The worker goes first: nothing writes to the draft while it lands.
+    await this.host.replaceWorker(sessionId)
+    const landed = await landChanges(changes, upper, real, skip)
+    this.repo.end(d.id, 'applied', null)
+    await this.discard(d)
+    this.host.record(sessionId, 'draft-applied', {
+      draft_id: d.id,
+      label: d.label,
+      landed,
+      kept_theirs: [...skip],
+    })
+    return { status: 'applied', draft: d.id, landed, kept_theirs: [...skip] }
   }
 
   async abandon(sessionId: string, why?: string): Promise<DraftState> {
@@ -296,17 +304,43 @@ export class Drafts {
     })
   }
 
-  private async changesOf(d: DraftRecord): Promise<Change[]> {
-    const seen: Parameters<BaseRecord['observe']>[0] = []
-    const changes = await scanChanges(join(d.dir, 'upper'), d.root, d.kind, (p, st) => seen.push([p, st]))
-    await (await this.baseOf(d)).observe(seen)
+  private async changesOf(d: DraftRecord, upper: Tree, real: Tree): Promise<Change[]> {
+    const seen: Parameters<BaseRecord['observe']>[1] = []
+    const changes = await scanChanges(upper, real, d.kind, (p, st) => seen.push([p, st]))
+    await (await this.baseOf(d)).observe(real, seen)
     return changes
+  }
+
+  // The draft's upper directory and its real root, each held by a directory fd for one
+  // operation: the sandbox can change what is below either at any time (confinement/beneath.ts).
+  private async trees<T>(d: DraftRecord, fn: (upper: Tree, real: Tree) => Promise<T>): Promise<T> {
+    const upper = Tree.open(join(d.dir, 'upper'))
+    let real: Tree
+    try {
+      real = Tree.open(d.root)
+    } catch (err) {
+      await upper.close()
+      throw new VisError(
+        'draft.root-missing',
+        `the draft's real root ${d.root} cannot be opened (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+        {
+          sessionId: d.sessionId,
+          op: 'draft',
+          path: d.root,
+        },
+      )
+    }
+    try {
+      return await fn(upper, real)
+    } finally {
+      await Promise.all([upper.close(), real.close()])
+    }
   }
 
   private baseOf(d: DraftRecord): Promise<BaseRecord> {
     let b = this.bases.get(d.id)
     if (!b) {
-      b = BaseRecord.open(d.dir, d.root, d.baseAt)
+      b = BaseRecord.open(d.dir, d.baseAt)
       this.bases.set(d.id, b)
       b.catch(() => this.bases.delete(d.id))
     }
@@ -360,15 +394,30 @@ export function readOnlyDrafts(db: Db, home: string): Drafts {
 
 // overlayfs leaves its work directories mode 000: an unprivileged owner must open them up
 // before it can remove them.
+// Each directory is opened below the last without following a link (a link swapped in by a
+// process still writing the upper directory would otherwise get its target chmod-ed).
 async function removeTree(dir: string): Promise<void> {
-  const open = async (d: string): Promise<void> => {
-    await chmod(d, 0o700).catch(() => undefined)
-    for (const e of await readdir(d, { withFileTypes: true }).catch(() => [])) {
-      if (e.isDirectory()) await open(join(d, e.name))
-    }
-  }
   if (!(await lstat(dir).catch(() => undefined))) return
-  await open(dir)
+  const tree = Tree.open(dir)
+  try {
+    const open = async (rel: string): Promise<void> => {
+      const fd = tree.openPath(rel)
+      if (fd === undefined) return
+      try {
+        if (!(await statFd(fd)).isDirectory()) return
+        // The O_PATH fd's own link: this very directory, whatever its path says now.
+        await chmod(atFd(fd), 0o700).catch(() => undefined)
+      } finally {
+        await closeFd(fd)
+      }
+      for (const e of await tree.readdir(rel).catch(() => [])) {
+        if (e.isDirectory()) await open(rel ? `${rel}/${e.name}` : e.name)
+      }
+    }
+    await open('')
+  } finally {
+    await tree.close()
+  }
   await rm(dir, { recursive: true, force: true })
 }
 

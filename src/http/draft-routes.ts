@@ -62,7 +62,13 @@ export const DRAFT_ROUTES: RouteSpec[] = [
     path: '/v1/sessions/:id/draft/diff',
     operationId: 'getDraftDiff',
     summary: 'The draft as a unified diff against the real root, with the list of changed files.',
-    responses: { 200: { description: 'The changes.', schema: DraftDiffSchema }, 404: NOT_FOUND },
+    responses: {
+      200: { description: 'The changes.', schema: DraftDiffSchema },
+      404: NOT_FOUND,
+      409: err(
+        'A file of the draft changed while it was read (draft.changed): nothing was read through it; ask again.',
+      ),
+    },
     async handler(c, { engine }) {
       const id = c.req.param('id')!
       engine.sessionView(id)
@@ -86,7 +92,10 @@ export const DRAFT_ROUTES: RouteSpec[] = [
       },
       400: INVALID,
       404: NOT_FOUND,
-      409: err('Conflicts (details.context.conflicts lists them), or the session is closed.'),
+      409: err(
+        'Conflicts (details.context.conflicts lists them); the draft or the real root changed under the landing ' +
+          '(draft.changed, draft.apply-failed: details.context.landed lists what had landed); or the session is closed.',
+      ),
     },
     async handler(c, { engine }) {
       const id = c.req.param('id')!

@@ -69,6 +69,13 @@ const EXACT: Record<string, ContentfulStatusCode> = {
   'draft.no-root': 400,
   'draft.path-unsupported': 400,
   'draft.unconfined': 400,
+  // The draft (or its real root) changed under a diff or an apply: nothing was read through a
+  // swapped-in link; the client retries once the blocks that write it are done.
+  'draft.changed': 409,
+  'draft.apply-failed': 409,
+  'draft.root-missing': 409,
+  // A kernel without openat2(2): the host cannot open files beneath a directory safely.
+  'confine.openat2-missing': 503,
   // No CPython for the server's minor (not staged, cached or downloadable): the operator's to
   // fix (`vis runtime fetch`), and not a missing resource, which the *.not-found rule would say.
   'dist.not-found': 503,

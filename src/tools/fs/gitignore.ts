@@ -2,7 +2,7 @@ import { constants as C } from 'node:fs'
 import { type FileHandle, open, readFile, stat } from 'node:fs/promises'
 import { dirname, join, relative, sep } from 'node:path'
 import ignore, { type Ignore } from 'ignore'
-import { at, isWithin } from './paths.js'
+import { at, isWithin, O_PATH, type PathGuard } from './paths.js'
 
 interface Frame {
   base: string
@@ -25,13 +25,17 @@ export class IgnoreStack {
 
   // Rules for a directory: .git/info/exclude and every .gitignore from the
   // repository root down to dir, not looking above `limit` (the root it is in).
-  static async at(dir: string, limit: string): Promise<IgnoreStack | undefined> {
+  static async at(
+    dir: string,
+    limit: string,
+    io: IgnoreReader = hostFiles,
+  ): Promise<IgnoreStack | undefined> {
     const chain: string[] = []
     let d = dir
     let repo: string | undefined
     for (;;) {
       chain.unshift(d)
-      if (await exists(join(d, '.git'))) {
+      if (await io.exists(join(d, '.git'))) {
         repo = d
         break
       }
@@ -41,10 +45,10 @@ export class IgnoreStack {
     }
     if (!repo) return undefined
     const frames: Frame[] = []
-    const exclude = await readFile(join(repo, '.git', 'info', 'exclude'), 'utf8').catch(() => '')
+    const exclude = await io.read(join(repo, '.git', 'info', 'exclude'))
     if (exclude) frames.push({ base: repo, ig: ignore().add(exclude) })
     for (const c of chain) {
-      const text = await readFile(join(c, '.gitignore'), 'utf8').catch(() => '')
+      const text = await io.read(join(c, '.gitignore'))
       if (text) frames.push({ base: c, ig: ignore().add(text) })
     }
     return new IgnoreStack(frames, true)
@@ -70,11 +74,45 @@ export class IgnoreStack {
   }
 }
 
-async function exists(p: string): Promise<boolean> {
-  return stat(p).then(
-    () => true,
-    () => false,
-  )
+// How the ignore files above a walked directory are read.
+export type IgnoreReader = { read(abs: string): Promise<string>; exists(abs: string): Promise<boolean> }
+
+// Directories above the roots (the sandbox cannot write them): by name.
+const hostFiles: IgnoreReader = {
+  read: (abs) => readFile(abs, 'utf8').catch(() => ''),
+  exists: (abs) =>
+    stat(abs).then(
+      () => true,
+      () => false,
+    ),
+}
+
+// Inside the roots the sandbox writes these files and can swap in links: they are read
+// through the guard (opened once, checked by what was opened; in a draft, the draft's own),
+// and one that leads out of the roots counts as absent. Above the roots, by name.
+export function ignoreReader(guard: PathGuard): IgnoreReader {
+  const inside = async (abs: string) =>
+    [...guard.roots, ...(await guard.realRoots())].some((r) => isWithin(abs, r))
+  return {
+    async read(abs) {
+      if (!(await inside(abs))) return hostFiles.read(abs)
+      const opened = await guard.open(abs, 'gitignore', C.O_RDONLY | C.O_NOFOLLOW).catch(() => undefined)
+      if (!opened) return ''
+      try {
+        return (await opened.fh.stat()).isFile() ? await opened.fh.readFile('utf8') : ''
+      } catch {
+        return ''
+      } finally {
+        await opened.fh.close()
+      }
+    },
+    async exists(abs) {
+      if (!(await inside(abs))) return hostFiles.exists(abs)
+      const opened = await guard.open(abs, 'gitignore', O_PATH).catch(() => undefined)
+      await opened?.fh.close()
+      return opened !== undefined
+    },
+  }
 }
 
 async function readGitignore(dir: FileHandle): Promise<string> {

@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { VisError } from '../../util/errors.js'
 import { bindNames, parseArgs, splitArgs } from '../args.js'
 import type { Tool } from '../types.js'
+import { ignoreReader } from './gitignore.js'
 import type { PathGuard } from './paths.js'
 import { openForRead } from './read.js'
 import { walkTree } from './walk.js'
@@ -40,6 +41,7 @@ export function lsTool(guard: PathGuard): Tool {
           gitignore: a.is_respect_gitignore,
           limit: await guard.rootOf(o.real),
           skip: await guard.realHidden(),
+          ignoreFiles: ignoreReader(guard),
           depth: a.depth,
           maxEntries: a.limit,
         })

@@ -2,6 +2,7 @@ import { constants as C } from 'node:fs'
 import { type FileHandle, lstat, mkdir, open, readdir, rename, rmdir, unlink } from 'node:fs/promises'
 import { relative, sep } from 'node:path'
 import { z } from 'zod'
+import { checkpoint } from '../../util/check-use-hook.js'
 import { VisError } from '../../util/errors.js'
 import { bindNames, parseArgs, splitArgs } from '../args.js'
 import type { Json, Tool } from '../types.js'
@@ -39,8 +40,10 @@ export async function createDirs(guard: PathGuard, path: string, op: string): Pr
   const root = roots.sort((a, b) => b.length - a.length)[0]!
   let { fh: cur } = await guard.open(root, op, O_PATH | C.O_DIRECTORY)
   let created = false
+  let sofar = root
   try {
     for (const comp of relative(root, abs).split(sep).filter(Boolean)) {
+      sofar = sofar === sep ? sep + comp : sofar + sep + comp
       try {
         await mkdir(at(cur, comp))
         created = true
@@ -49,8 +52,17 @@ export async function createDirs(guard: PathGuard, path: string, op: string): Pr
       }
       let next: FileHandle
       try {
-        next = await open(at(cur, comp), O_PATH | C.O_DIRECTORY)
+        // A link here is followed only through the guard (which resolves it as the session,
+        // or its draft, sees it, and checks where it led), never from this handle: from a
+        // draft's handle an absolute link would resolve against the host's root.
+        next = await open(at(cur, comp), O_PATH | C.O_DIRECTORY | C.O_NOFOLLOW).catch(async (err) => {
+          if ((err as NodeJS.ErrnoException).code !== 'ENOTDIR') throw err
+          const st = await lstat(at(cur, comp)).catch(() => undefined)
+          if (!st?.isSymbolicLink()) throw err
+          return (await guard.open(sofar, op, O_PATH | C.O_DIRECTORY)).fh
+        })
       } catch (err) {
+        if (err instanceof VisError) throw err
         throw (err as NodeJS.ErrnoException).code === 'ENOTDIR'
           ? new VisError(
               'tool.not-a-directory',
@@ -105,6 +117,8 @@ export function mutateTools(guard: PathGuard): Tool[] {
       await createDirs(guard, parentAbs, 'write')
       const ref = await guard.parent(a.path, 'write', true)
       try {
+        // A link swapped in at the name from here on is replaced by the rename, never followed.
+        await checkpoint('tool.entry', ref.real)
         const st = await lstat(at(ref.dir, ref.name)).catch(() => undefined)
         if (st?.isDirectory())
           throw new VisError('tool.is-directory', `write: '${a.path}' is a directory`, { path: a.path })

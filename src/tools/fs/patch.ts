@@ -1,6 +1,7 @@
 import { constants as C } from 'node:fs'
 import { open } from 'node:fs/promises'
 import { z } from 'zod'
+import { checkpoint } from '../../util/check-use-hook.js'
 import { VisError } from '../../util/errors.js'
 import { badArgs, parseArgs, splitArgs } from '../args.js'
 import type { Json, Tool } from '../types.js'
@@ -112,6 +113,8 @@ async function load(guard: PathGuard, files: Map<string, FileState>, path: strin
   }
   let fh: Awaited<ReturnType<typeof open>> | undefined
   try {
+    // The entry may have become a link since parent() looked: O_NOFOLLOW refuses it.
+    await checkpoint('tool.entry', ref.real)
     fh = await open(at(ref.dir, ref.name), C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK)
   } catch (err) {
     await ref.dir.close()

@@ -1,6 +1,8 @@
 import { constants as C } from 'node:fs'
 import { type FileHandle, lstat, open, readlink, realpath } from 'node:fs/promises'
 import { basename, dirname, isAbsolute, resolve, sep } from 'node:path'
+import { atFd, closeFd, openAt2, RESOLVE_IN_ROOT, RESOLVE_NO_MAGICLINKS } from '../../confinement/beneath.js'
+import { checkpoint } from '../../util/check-use-hook.js'
 import { VisError } from '../../util/errors.js'
 
 // Linux open(2) flag that node does not export: a handle naming a file
@@ -59,8 +61,9 @@ export class PathGuard {
     // session's jail masks): host tools run unjailed, so the guard refuses them here too.
     readonly hidden: readonly string[] = [],
     // Where a checked path is actually opened: a session in a draft sees its workspace
-    // through its worker's overlay (src/drafts/view.ts); identity otherwise.
-    readonly through: (abs: string) => string = (abs) => abs,
+    // through its worker's overlay, as `path` inside the mount holder's root (src/drafts/
+    // view.ts); undefined: the host's own filesystem.
+    readonly through: (abs: string) => { root: string; path: string } | undefined = () => undefined,
   ) {
     if (roots.length === 0) throw new VisError('tool.no-roots', 'the session has no roots to work in', {})
   }
@@ -142,13 +145,38 @@ export class PathGuard {
     flags: number = C.O_RDONLY,
   ): Promise<{ fh: FileHandle; real: string }> {
     const abs = await this.lexical(path, op)
+    // Between the lexical check and the open a link may be swapped in anywhere on the path:
+    // what counts is what the open reached, which verify() reads from the handle.
+    await checkpoint('tool.open', abs)
     let fh: FileHandle
     try {
-      fh = await open(this.through(abs), flags | C.O_NOCTTY | C.O_NONBLOCK)
+      fh = await this.openOnce(abs, flags | C.O_NOCTTY | C.O_NONBLOCK)
     } catch (err) {
       throw this.fsError(err, path, op)
     }
     return { fh, real: await this.verify(fh, path, op) }
+  }
+
+  // One open of abs. In a draft it is resolved inside the mount holder's root
+  // (RESOLVE_IN_ROOT): a link in the draft leads where the draft says, never to the host's
+  // file of that name. The fd it gives is then re-opened through its own /proc/self/fd magic
+  // link (the very same file, no lookup by name) to get a FileHandle, which node only makes
+  // from a path.
+  private async openOnce(abs: string, flags: number): Promise<FileHandle> {
+    const v = this.through(abs)
+    if (!v) return open(abs, flags)
+    const root = openAt2(-100 /* AT_FDCWD */, v.root, O_PATH | C.O_DIRECTORY, 0)
+    let fd: number
+    try {
+      fd = openAt2(root, v.path, flags, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS, 0o666)
+    } finally {
+      await closeFd(root)
+    }
+    try {
+      return await open(atFd(fd), flags & ~(C.O_CREAT | C.O_EXCL | C.O_TRUNC | C.O_NOFOLLOW))
+    } finally {
+      await closeFd(fd)
+    }
   }
 
   // The verified parent directory of a path plus the final name, for

@@ -3,9 +3,12 @@ import { accessSync, constants as C } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
 import { delimiter, join, sep } from 'node:path'
 import { createInterface } from 'node:readline'
+import { closeFd, openAt2, readAll, STRICT } from '../../confinement/beneath.js'
+import { checkpoint } from '../../util/check-use-hook.js'
 import { VisError } from '../../util/errors.js'
+import { ignoreReader } from './gitignore.js'
 import { splitLines } from './lines.js'
-import { isWithin, type PathGuard } from './paths.js'
+import { isWithin, O_PATH, type PathGuard } from './paths.js'
 import { listFiles } from './walk.js'
 
 // The searched files are chosen the same way by both engines: hidden files
@@ -78,7 +81,13 @@ export class BuiltinEngine implements SearchEngine {
           ...(await listFiles(
             t.fh,
             t.abs,
-            { hidden: false, gitignore: true, limit: sep, skip: spec.skip },
+            {
+              hidden: false,
+              gitignore: true,
+              limit: sep,
+              skip: spec.skip,
+              ignoreFiles: ignoreReader(this.guard),
+            },
             200_000,
           )),
         )
@@ -133,6 +142,50 @@ export class BuiltinEngine implements SearchEngine {
 }
 
 // --- ripgrep ---------------------------------------------------------------
+
+// ripgrep walks below each verified target by name, so a directory swapped for a link while
+// it walks would lead it outside the roots. What it reports is therefore only a list of
+// candidates: each file is opened again beneath its target's verified handle with no link
+// on the way (openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS), and the lines shown, and which of
+// them match, come from that file. A file that cannot be reached that way is dropped.
+function openBelowTarget(spec: SearchSpec, abs: string, flags: number): number | undefined {
+  const t = spec.targets.find((x) => x.abs === abs || (x.dir && isWithin(abs, x.abs)))
+  if (!t) return undefined
+  const rel = abs === t.abs ? '' : abs.slice(t.abs === sep ? 1 : t.abs.length + 1)
+  try {
+    // A file target: the verified handle's own file, re-opened through its fd link.
+    if (rel === '') return openAt2(-100 /* AT_FDCWD */, `/proc/self/fd/${t.fh.fd}`, flags & ~C.O_NOFOLLOW, 0)
+    return openAt2(t.fh.fd, rel, flags, STRICT)
+  } catch {
+    return undefined
+  }
+}
+
+async function confirmed(spec: SearchSpec, files: FileHits[]): Promise<FileHits[]> {
+  const out: FileHits[] = []
+  for (const f of files) {
+    await checkpoint('grep.confirm', f.abs)
+    const fd = openBelowTarget(spec, f.abs, C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK)
+    if (fd === undefined) continue
+    let text: string
+    try {
+      const buf = await readAll(fd)
+      if (buf.includes(0)) continue
+      text = buf.toString('utf8')
+    } finally {
+      await closeFd(fd)
+    }
+    const lines = splitLines(text).lines.map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l))
+    const matches = f.matches.filter(
+      (n) => lines[n - 1] !== undefined && lineMatches(lines[n - 1]!, spec.terms, spec.ignoreCase),
+    )
+    if (matches.length === 0) continue
+    const shown = new Map<number, string>()
+    for (const n of f.lines.keys()) if (lines[n - 1] !== undefined) shown.set(n, lines[n - 1]!)
+    out.push({ abs: f.abs, matches, lines: shown })
+  }
+  return out
+}
 
 let rgPath: string | null | undefined
 
@@ -237,7 +290,14 @@ export class RipgrepEngine implements SearchEngine {
       if (!hidden(abs)) out.push(abs)
       return out.length < 200_000
     })
-    return out
+    const kept: string[] = []
+    for (const abs of out) {
+      const fd = openBelowTarget(spec, abs, O_PATH | C.O_NOFOLLOW)
+      if (fd === undefined) continue
+      await closeFd(fd)
+      kept.push(abs)
+    }
+    return kept
   }
 
   async search(spec: SearchSpec, signal: AbortSignal): Promise<{ files: FileHits[]; capped: boolean }> {
@@ -287,7 +347,7 @@ export class RipgrepEngine implements SearchEngine {
       if (hits >= spec.maxHits) capped = true
       return !capped
     })
-    const files = [...byPath.values()]
+    const files = await confirmed(spec, [...byPath.values()])
     // A file cut off mid-way by the cap may end with context after the last match only.
     return { files, capped }
   }

@@ -2,7 +2,7 @@ import { constants as C } from 'node:fs'
 import { type FileHandle, lstat, open, readdir } from 'node:fs/promises'
 import { sep } from 'node:path'
 import type { Json } from '../types.js'
-import { IgnoreStack } from './gitignore.js'
+import { type IgnoreReader, IgnoreStack } from './gitignore.js'
 import { at, isWithin } from './paths.js'
 import { entryType } from './read.js'
 
@@ -14,6 +14,8 @@ export interface WalkOptions {
   // Real paths of directories the walk must not enter or show (the session's hidden
   // extension directories), whatever `hidden` says.
   skip?: readonly string[]
+  // How ignore files above the walked directory are read (default: by name).
+  ignoreFiles?: IgnoreReader
 }
 
 interface Entry {
@@ -55,7 +57,7 @@ async function openChild(dir: FileHandle, name: string): Promise<FileHandle | un
 
 async function rulesFor(dirAbs: string, opts: WalkOptions): Promise<IgnoreStack> {
   if (!opts.gitignore) return IgnoreStack.none()
-  return (await IgnoreStack.at(dirAbs, opts.limit)) ?? IgnoreStack.none()
+  return (await IgnoreStack.at(dirAbs, opts.limit, opts.ignoreFiles)) ?? IgnoreStack.none()
 }
 
 export interface TreeNode {
