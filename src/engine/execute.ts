@@ -7,6 +7,7 @@ import type { EventLog } from './event-log.js'
 import { finishedEventData } from './events-bridge.js'
 import type { Live } from './live.js'
 import type { EngineMetrics } from './metrics.js'
+import { withOutboxBytes } from './outbox-files.js'
 import { finishFromFailure, finishFromOutcome, type OutcomeLimits, outcomeLabel } from './outcome.js'
 import { persistFinish } from './persist-outcome.js'
 import type { BlockView } from './schemas.js'
@@ -47,7 +48,11 @@ export async function executeBlock(
       stdin: '',
       ...(context ? { context } : {}),
     })
-    finish = finishFromOutcome(outcome, performance.now() - t0, deps.limits)
+    finish = finishFromOutcome(
+      await withOutboxBytes(outcome, session.outbox),
+      performance.now() - t0,
+      deps.limits,
+    )
     snapshot = session.lastSnapshot
   } catch (err) {
     const ran = live.currentBlock === block.id

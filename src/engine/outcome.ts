@@ -56,6 +56,11 @@ function attachmentInputs(list: unknown[] | undefined): { inputs: AttachmentInpu
   const inputs: AttachmentInput[] = []
   const notes: string[] = []
   for (const [i, raw] of (list ?? []).entries()) {
+    const unreadable = (raw as { unreadable?: unknown } | null)?.unreadable
+    if (typeof unreadable === 'string') {
+      notes.push(`${(raw as { name: string }).name} from the outbox was not kept: ${unreadable}`)
+      continue
+    }
     const a = GuestAttachmentSchema.safeParse(raw)
     if (!a.success) {
       notes.push(`attachment ${i} was malformed and not kept`)

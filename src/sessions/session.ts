@@ -205,6 +205,11 @@ export class Session {
     return this.worker.pid
   }
 
+  // The running worker's outbox: files a block closes there come back as attachments.
+  get outbox(): string {
+    return this.worker.outbox
+  }
+
   // What the disk budget measures: the roots as they are on the host's disk (a draft's
   // writes land in its overlay's upper directory, not in the root) and the worker's outbox.
   private diskPaths(): string[] {
