@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { errorMessage, isVisError } from '../util/errors.js'
 import { packageRoot } from '../util/home.js'
+import { homeFailure } from '../util/home-writable.js'
 import type { Command } from './command.js'
 import { commands } from './commands/index.js'
 
@@ -78,7 +79,10 @@ async function dispatch(argv: string[]): Promise<number> {
   }
   try {
     return await cmd.run(rest)
-  } catch (err) {
+  } catch (caught) {
+    // An unwritable home fails many commands in many places: one line naming it, whatever
+    // call saw it first.
+    const err = homeFailure(caught) ?? caught
     if (isVisError(err)) {
       console.error(`vis ${name}: ${err.message} [${err.code}]`)
       // A bad option value or a missing operand is a usage error, as an unknown option is.

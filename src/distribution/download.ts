@@ -13,6 +13,8 @@ export type DownloadOptions = {
   retries?: number
   // Idle socket timeout; a stalled server fails instead of hanging.
   idleTimeoutMs?: number
+  // A bound on each attempt as a whole (connect, headers, body), for probes that must not wait.
+  attemptTimeoutMs?: number
 }
 
 // got is loaded on first use: importing it costs ~20 MB and ~100 ms, and every session
@@ -24,6 +26,11 @@ async function loadGot(): Promise<typeof Got> {
 }
 
 const TIMEOUTS = { lookup: 10_000, connect: 10_000, secureConnect: 10_000, response: 30_000 }
+
+function timeouts(opts: DownloadOptions): Got.Delays {
+  const request = opts.attemptTimeoutMs
+  return { ...TIMEOUTS, socket: opts.idleTimeoutMs ?? 30_000, ...(request ? { request } : {}) }
+}
 
 function describe(err: unknown): string {
   const { HTTPError, RequestError } = gotModule ?? {}
@@ -91,7 +98,7 @@ export async function fetchText(url: string, opts: DownloadOptions = {}): Promis
   }
   const { default: got } = await loadGot()
   return withRetries(url, opts.retries ?? defaultRetries(), () =>
-    got(url, { timeout: { ...TIMEOUTS, socket: opts.idleTimeoutMs ?? 30_000 }, retry: { limit: 0 } }).text(),
+    got(url, { timeout: timeouts(opts), retry: { limit: 0 } }).text(),
   )
 }
 
@@ -105,7 +112,7 @@ export async function downloadFile(url: string, file: string, opts: DownloadOpti
   return withRetries(url, opts.retries ?? defaultRetries(), async () => {
     const hash = createHash('sha256')
     const stream = got.stream(url, {
-      timeout: { ...TIMEOUTS, socket: opts.idleTimeoutMs ?? 30_000 },
+      timeout: timeouts(opts),
       retry: { limit: 0 },
     })
     stream.on('downloadProgress', (p: { transferred: number; total?: number }) => {
