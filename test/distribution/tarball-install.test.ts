@@ -117,10 +117,21 @@ before(async () => {
   assert.ok(existsSync(pycPath(join(repoRoot, 'vis-guest', 'vis_guest', 'api.py'), py.minor)))
 
   // The bundle: `npm pack` of this checkout (with its prebuilds), its dependencies, the archives.
+  // CI gives the tarball `npm run release:pack` made (VIS_TEST_RELEASE_TARBALL, test-only), so
+  // the release's own tarball is what installs here with no compiler, and nothing packs twice.
   bundle = join(work, 'bundle')
+  const release = process.env.VIS_TEST_RELEASE_TARBALL
   const made = await run(
     process.execPath,
-    [join(repoRoot, 'bin', 'vis.js'), 'bundle', '--python', MINORS.join(','), '--out', bundle],
+    [
+      join(repoRoot, 'bin', 'vis.js'),
+      'bundle',
+      '--python',
+      MINORS.join(','),
+      '--out',
+      bundle,
+      ...(release ? ['--tarball', release] : []),
+    ],
     { cwd: repoRoot, env: baseEnv },
   )
   assert.equal(made.status, 0, made.out)
