@@ -493,6 +493,15 @@ test('from the offline bundle: no registry, no network, no compiler, CPython thr
   timeout: 900_000,
 }, async () => {
   const project = newProject('from-bundle')
+  // README.txt checks the kit with its own verify.mjs (never `npx vis`, which would fetch the
+  // registry's unrelated `vis` before the install) and says to copy it off read-only media.
+  const readmeTxt = readFileSync(join(bundle, 'README.txt'), 'utf8')
+  assert.ok(readmeTxt.includes('node "$B/verify.mjs"'), readmeTxt)
+  assert.ok(readmeTxt.indexOf('node "$B/verify.mjs"') < readmeTxt.indexOf('npm install --offline'))
+  assert.match(readmeTxt, /On read-only media .* Copy this whole directory to a writable disk first/s)
+  const selfCheck = await run(process.execPath, [join(bundle, 'verify.mjs')], { cwd: work, env: baseEnv })
+  assert.equal(selfCheck.status, 0, selfCheck.out)
+  assert.match(selfCheck.out, new RegExp(`${manifest.files.length} files intact`))
   // A private copy of the bundle's cache (npm writes logs and indexes into its cache); every
   // network attempt would go to a closed proxy port and fail.
   const cache = join(work, 'npm-cache-bundle')
