@@ -23,9 +23,9 @@ import { VisError } from '../util/errors.js'
 import { packageRoot } from '../util/home.js'
 import { BUNDLE_MANIFEST, type BundleManifest, hashFiles } from './manifest.js'
 import { type CarriedBinary, carryNativeDeps } from './native-deps.js'
-import { KIT_VERIFIER } from './verify-kit.js'
 import { fillCache, packPackage } from './npm.js'
 import { checkTarballPrebuilds } from './tarball.js'
+import { KIT_VERIFIER } from './verify-kit.js'
 
 export type BundleOptions = {
   minors: string[]

@@ -49,13 +49,24 @@ test('a kit verifies with its own verify.mjs, read-only too, and after npm insta
     ['kit-main', { 'kit-dep': 'file:../kit-dep' }],
   ] as const) {
     mkdirSync(join(src, name), { recursive: true })
-    writeFileSync(join(src, name, 'package.json'), JSON.stringify({ name, version: '1.0.0', dependencies: deps }))
+    writeFileSync(
+      join(src, name, 'package.json'),
+      JSON.stringify({ name, version: '1.0.0', dependencies: deps }),
+    )
     writeFileSync(join(src, name, 'index.js'), `module.exports = ${JSON.stringify(name)}\n`)
   }
   const kit = join(work, 'kit')
   mkdirSync(kit)
   const cache = join(kit, 'npm-cache')
-  const offline = ['--offline', '--cache', cache, '--registry', 'http://127.0.0.1:9/', '--no-audit', '--no-fund']
+  const offline = [
+    '--offline',
+    '--cache',
+    cache,
+    '--registry',
+    'http://127.0.0.1:9/',
+    '--no-audit',
+    '--no-fund',
+  ]
   for (const name of ['kit-dep', 'kit-main']) {
     const packed = await run('npm', ['pack', '--pack-destination', kit, ...offline], join(src, name))
     assert.equal(packed.status, 0, packed.out)
@@ -65,7 +76,10 @@ test('a kit verifies with its own verify.mjs, read-only too, and after npm insta
   copyFileSync(join(repoRoot, 'dist', 'bundle', 'verify-kit.js'), join(kit, KIT_VERIFIER))
   const recorded = await hashFiles(kit)
   writeFileSync(join(kit, 'bundle.json'), JSON.stringify({ format: 1, files: recorded }))
-  assert.ok(recorded.some((f) => f.entries?.length), 'the index buckets are recorded with their keys')
+  assert.ok(
+    recorded.some((f) => f.entries?.length),
+    'the index buckets are recorded with their keys',
+  )
 
   // Before anything is installed: Node alone, from the kit, also where nothing can be written.
   const fresh = await run(process.execPath, [join(kit, KIT_VERIFIER)], work)
@@ -90,7 +104,10 @@ test('a kit verifies with its own verify.mjs, read-only too, and after npm insta
   assert.match(after.out, /files intact, \d+ written by npm \(allowed\)\n$/)
   const report = await verifyKit(kit, recorded)
   assert.deepEqual(report.problems, [])
-  assert.ok(report.tolerated.some((t) => /^npm-cache\/_logs\/.+\.log: written by npm$/.test(t)), report.tolerated.join('\n'))
+  assert.ok(
+    report.tolerated.some((t) => /^npm-cache\/_logs\/.+\.log: written by npm$/.test(t)),
+    report.tolerated.join('\n'),
+  )
 
   // Tampering is still found: a changed content file, an index entry sending a known key to
   // other content, and a stray file outside the cache.
