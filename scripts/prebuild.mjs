@@ -20,6 +20,7 @@ import {
   readFileSync,
   renameSync,
   statSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
@@ -71,6 +72,9 @@ for (const [part, built, file] of parts) {
   const tmp = join(dir, `.${file}.${process.pid}`)
   copyFileSync(src, tmp)
   chmodSync(tmp, 0o755)
+  // The build's own time, not the copy's: release-check.mjs refuses a prebuild older than native/.
+  const stamp = statSync(src)
+  utimesSync(tmp, stamp.atime, stamp.mtime)
   renameSync(tmp, dest)
   const bytes = readFileSync(dest)
   const minor = /^vis_py3(\d+)$/.exec(part)

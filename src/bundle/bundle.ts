@@ -25,6 +25,7 @@ import { BUNDLE_MANIFEST, type BundleManifest, hashFiles } from './manifest.js'
 import { type CarriedBinary, carryNativeDeps } from './native-deps.js'
 import { fillCache, packPackage } from './npm.js'
 import { checkTarballPrebuilds } from './tarball.js'
+import { KIT_VERIFIER } from './verify-kit.js'
 
 export type BundleOptions = {
   minors: string[]
@@ -84,6 +85,9 @@ export async function makeBundle(opts: BundleOptions): Promise<BundleManifest> {
     for (const c of carried) onProgress({ step: 'npm', detail: `carrying ${c.name} ${c.version}'s binary` })
 
     writeFileSync(join(tmp, 'README.txt'), readme(pkg.version, tarball, platform, opts.minors, carried))
+    // The kit checks itself with Node alone, before anything is installed (never `npx vis`, which
+    // would fetch whatever the registry calls `vis`): the compiled verify-kit module.
+    copyFileSync(join(packageRoot, 'dist', 'bundle', 'verify-kit.js'), join(tmp, KIT_VERIFIER))
     onProgress({ step: 'manifest', detail: 'hashing every file' })
     const manifest: BundleManifest = {
       format: 1,
@@ -199,14 +203,25 @@ function readme(
   return `vis-runtime ${version}: offline bundle for ${platform} (Node 20+, glibc), Python ${minors.join(', ')}.
 
 Needs no network and no compiler. System prerequisite (Debian/Ubuntu): sudo apt-get install -y bubblewrap
-Install, from the project that should use it (B is this directory):
+
+On read-only media (a DVD, a read-only mount)? Copy this whole directory to a writable disk first and
+use the copy: npm writes into the bundle's npm-cache/ while it installs from it.
+
+  cp -r /media/path/to/this/bundle ~/vis-bundle
+
+B is this directory (or the copy). Check it with Node alone, before installing anything:
 
   B=/path/to/this/bundle
+  node "$B/${KIT_VERIFIER}"
+
+Then install, from the project that should use it:
+
   npm install --offline --cache "$B/npm-cache" "$B/${tarball}"
   VIS_PYTHON_DIST_URL="file://$B/cpython" npx vis runtime fetch --python ${first}
 
 Repeat the last line for ${minors.join(', ')} as needed (or keep VIS_PYTHON_DIST_URL set and
-CPython is unpacked on first use). Check a copied bundle first: npx vis bundle --verify "$B".
+CPython is unpacked on first use). After the install, \`npx vis bundle --verify "$B"\` is the same check;
+both allow what npm itself wrote into npm-cache/ (its log, index entries for the content the bundle holds).
 bundle.json lists every file with its sha256.
 ${native}
 `

@@ -1,17 +1,18 @@
 // bundle.json: what an offline bundle holds, every file with its size and sha256, so a
 // copy can be checked before it is trusted (`vis bundle --verify DIR`).
-import { readdirSync, readFileSync, statSync } from 'node:fs'
-import { join, relative, sep } from 'node:path'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { z } from 'zod'
-import { sha256File } from '../distribution/archive.js'
 import { VisError } from '../util/errors.js'
+import { describeFile, KIT_MANIFEST, type KitReport, listFiles, verifyKit } from './verify-kit.js'
 
-export const BUNDLE_MANIFEST = 'bundle.json'
+export const BUNDLE_MANIFEST = KIT_MANIFEST
 
 export const BundleFileSchema = z.object({
   path: z.string().min(1),
   size: z.number().int().nonnegative(),
   sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  entries: z.array(z.object({ key: z.string(), integrity: z.string() })).optional(),
 })
 
 export const BundleManifestSchema = z.object({
@@ -25,23 +26,11 @@ export const BundleManifestSchema = z.object({
 export type BundleManifest = z.infer<typeof BundleManifestSchema>
 export type BundleFile = z.infer<typeof BundleFileSchema>
 
-function walk(dir: string, root: string, out: string[]): void {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, entry.name)
-    if (entry.isDirectory()) walk(p, root, out)
-    else if (entry.isFile()) out.push(relative(root, p).split(sep).join('/'))
-  }
-}
-
-// Every regular file under dir except the manifest itself, sorted, hashed.
+// Every regular file under dir except the manifest itself, sorted, hashed (npm's index buckets
+// with what each key points at, so a verify can tell npm's own rewrites from tampering).
 export async function hashFiles(dir: string): Promise<BundleFile[]> {
-  const paths: string[] = []
-  walk(dir, dir, paths)
   const out: BundleFile[] = []
-  for (const path of paths.filter((p) => p !== BUNDLE_MANIFEST).sort()) {
-    const file = join(dir, path)
-    out.push({ path, size: statSync(file).size, sha256: await sha256File(file) })
-  }
+  for (const path of listFiles(dir)) out.push(await describeFile(dir, path))
   return out
 }
 
@@ -63,22 +52,10 @@ export function readBundleManifest(dir: string): BundleManifest {
   return parsed.data
 }
 
-export type VerifyReport = { ok: number; problems: string[] }
+export type VerifyReport = KitReport
 
-// Compares the files on disk with the manifest: changed, missing and unlisted files.
+// Compares the files on disk with the manifest (verify-kit.ts: the same check the kit's own
+// verify.mjs runs): changed, missing and unlisted files, npm's cache writes tolerated.
 export async function verifyBundle(dir: string): Promise<VerifyReport> {
-  const manifest = readBundleManifest(dir)
-  const actual = new Map((await hashFiles(dir)).map((f) => [f.path, f]))
-  const problems: string[] = []
-  let ok = 0
-  for (const f of manifest.files) {
-    const got = actual.get(f.path)
-    actual.delete(f.path)
-    if (!got) problems.push(`${f.path}: missing`)
-    else if (got.sha256 !== f.sha256)
-      problems.push(`${f.path}: sha256 ${got.sha256}, the manifest says ${f.sha256}`)
-    else ok++
-  }
-  for (const path of actual.keys()) problems.push(`${path}: not in the manifest`)
-  return { ok, problems }
+  return verifyKit(dir, readBundleManifest(dir).files)
 }

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { errorMessage, isVisError } from '../util/errors.js'
 import { packageRoot } from '../util/home.js'
 import type { CommandEntry } from './command.js'
 import { commands } from './commands/index.js'
+import { reportFailure } from './report-error.js'
 
 function packageVersion(): string {
   try {
@@ -30,10 +30,6 @@ function overview(): string {
     'Run `vis help <command>` or `vis <command> --help` for its options.',
   ].join('\n')
 }
-
-// VisError codes that mean the command line itself was wrong (exit 2, like parseArgs' errors):
-// dist.version is a --python (or VIS_PYTHON_VERSION) naming a minor vis does not support.
-const USAGE_ERRORS = new Set(['cli.bad-option', 'cli.missing-argument', 'bundle.usage', 'dist.version'])
 
 function find(name: string): CommandEntry | undefined {
   return commands.find((c) => c.name === name)
@@ -91,20 +87,8 @@ async function dispatch(argv: string[]): Promise<number> {
   }
   try {
     return await cmd.run(rest)
-  } catch (err) {
-    if (isVisError(err)) {
-      console.error(`vis ${name}: ${err.message} [${err.code}]`)
-      // A bad option value or a missing operand is a usage error, as an unknown option is.
-      return USAGE_ERRORS.has(err.code) ? 2 : 1
-    }
-    // parseArgs reports bad options with ERR_PARSE_ARGS_* codes: a usage error.
-    const code = (err as NodeJS.ErrnoException).code ?? ''
-    if (code.startsWith('ERR_PARSE_ARGS')) {
-      console.error(`vis ${name}: ${errorMessage(err)}\n\n${cmd.usage}`)
-      return 2
-    }
-    console.error(`vis ${name}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`)
-    return 1
+  } catch (caught) {
+    return reportFailure(name, caught, cmd.usage)
   }
 }
 

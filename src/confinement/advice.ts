@@ -42,6 +42,28 @@ function adviceFor(c: Check): Omit<Advice, 'id' | 'level' | 'problem'> | undefin
   if (c.id === 'seccomp' && c.level === 'error')
     return { fix: 'a Linux kernel with seccomp filters (CONFIG_SECCOMP_FILTER)', until: sessionsRefuse() }
   if (c.id === 'distribution' && c.level === 'warn') return distributionAdvice()
+  if (c.id === 'home')
+    return {
+      fix: 'set VIS_HOME to a writable directory (it holds the database, logs and the CPython cache)',
+      until: 'every command that stores anything (sessions, serve, the first CPython download) fails',
+    }
+  if (c.id === 'sqlite')
+    return {
+      fix: '`npm rebuild better-sqlite3` in your project (it downloads its prebuilt binary, or compiles it)',
+      until: 'sessions cannot be stored: `vis serve`, `vis run` and the library with a store fail',
+    }
+  if (c.id.startsWith('addon.'))
+    return {
+      fix: 'reinstall vis-runtime (its prebuilds carry one addon per minor) or, in a checkout, `npm run build:addon`',
+      until: `sessions on Python ${c.id.slice('addon.'.length)} fail to start (native.addon-missing)`,
+    }
+  if (c.id === 'download')
+    return {
+      fix:
+        'fetch it where the network answers (`npx vis runtime fetch`), or point VIS_PYTHON_DIST_URL at ' +
+        'file://DIR/cpython of a `vis bundle` DIR',
+      until: 'the first session fails when it cannot download CPython',
+    }
   if (c.id === 'opt-out')
     return {
       fix: 'unset VIS_ALLOW_UNCONFINED once every layer above is available',

@@ -13,6 +13,28 @@ export type DownloadOptions = {
   retries?: number
   // Idle socket timeout; a stalled server fails instead of hanging.
   idleTimeoutMs?: number
+  // A bound on each attempt as a whole (connect, headers, body), for probes that must not wait.
+  attemptTimeoutMs?: number
+  // When the whole download (every attempt, every file) must have finished (Date.now() ms);
+  // past it the download fails instead of retrying (downloadDeadline()).
+  deadline?: number
+}
+
+function seconds(name: string, fallback: number): number {
+  const n = Number(process.env[name])
+  return Number.isFinite(n) && n > 0 ? n : fallback
+}
+
+// A server that accepts and then sends nothing for this long is a stall: the attempt fails and
+// is retried (VIS_DOWNLOAD_STALL_S, default 20 s).
+export function stallMs(): number {
+  return seconds('VIS_DOWNLOAD_STALL_S', 20) * 1000
+}
+
+// The whole of a CPython download, retries included, gives up after VIS_DOWNLOAD_DEADLINE_S
+// (default 300 s: 12 MB at 40 kB/s): a first session never waits on a dead mirror for longer.
+export function downloadDeadline(from = Date.now()): number {
+  return from + seconds('VIS_DOWNLOAD_DEADLINE_S', 300) * 1000
 }
 
 // got is loaded on first use: importing it costs ~20 MB and ~100 ms, and every session
@@ -23,7 +45,15 @@ async function loadGot(): Promise<typeof Got> {
   return gotModule
 }
 
-const TIMEOUTS = { lookup: 10_000, connect: 10_000, secureConnect: 10_000, response: 30_000 }
+const TIMEOUTS = { lookup: 10_000, connect: 10_000, secureConnect: 10_000 }
+
+function timeouts(opts: DownloadOptions): Got.Delays {
+  const left = opts.deadline === undefined ? undefined : Math.max(1, opts.deadline - Date.now())
+  const bounds = [opts.attemptTimeoutMs, left].filter((n): n is number => n !== undefined)
+  const request = bounds.length ? Math.min(...bounds) : undefined
+  const stall = opts.idleTimeoutMs ?? stallMs()
+  return { ...TIMEOUTS, response: stall, socket: stall, ...(request ? { request } : {}) }
+}
 
 function describe(err: unknown): string {
   const { HTTPError, RequestError } = gotModule ?? {}
@@ -46,12 +76,24 @@ function defaultRetries(): number {
   return Number.isInteger(n) && n >= 0 ? n : 2
 }
 
-async function withRetries<T>(url: string, retries: number, attempt: () => Promise<T>): Promise<T> {
+async function withRetries<T>(url: string, opts: DownloadOptions, attempt: () => Promise<T>): Promise<T> {
+  const retries = opts.retries ?? defaultRetries()
+  const onProgress = opts.onProgress ?? noProgress
   for (let i = 0; ; i++) {
     try {
       return await attempt()
     } catch (err) {
       if (err instanceof VisError) throw err
+      const late = opts.deadline !== undefined && Date.now() + 250 * (i + 1) >= opts.deadline
+      if (late) {
+        const limit = Number(process.env.VIS_DOWNLOAD_DEADLINE_S) || 300
+        throw new VisError(
+          'dist.download',
+          `could not download ${url} within the download's limit (${limit} s, VIS_DOWNLOAD_DEADLINE_S): ${describe(err)}`,
+          { url },
+          { cause: err },
+        )
+      }
       if (i >= retries || permanent(err)) {
         throw new VisError(
           'dist.download',
@@ -60,6 +102,8 @@ async function withRetries<T>(url: string, retries: number, attempt: () => Promi
           { cause: err },
         )
       }
+      // Said as it happens: a stalled mirror otherwise looks like a hung command.
+      onProgress({ step: 'retry', detail: `${url}: ${describe(err)}; attempt ${i + 2} of ${retries + 1}` })
       await new Promise((r) => setTimeout(r, 250 * (i + 1)))
     }
   }
@@ -90,9 +134,7 @@ export async function fetchText(url: string, opts: DownloadOptions = {}): Promis
     }
   }
   const { default: got } = await loadGot()
-  return withRetries(url, opts.retries ?? defaultRetries(), () =>
-    got(url, { timeout: { ...TIMEOUTS, socket: opts.idleTimeoutMs ?? 30_000 }, retry: { limit: 0 } }).text(),
-  )
+  return withRetries(url, opts, () => got(url, { timeout: timeouts(opts), retry: { limit: 0 } }).text())
 }
 
 // Streams url into file, hashing as it goes; returns the sha256. A failed
@@ -102,10 +144,10 @@ export async function downloadFile(url: string, file: string, opts: DownloadOpti
   const local = localPath(url)
   if (local) return copyLocal(url, local, file, onProgress)
   const { default: got } = await loadGot()
-  return withRetries(url, opts.retries ?? defaultRetries(), async () => {
+  return withRetries(url, opts, async () => {
     const hash = createHash('sha256')
     const stream = got.stream(url, {
-      timeout: { ...TIMEOUTS, socket: opts.idleTimeoutMs ?? 30_000 },
+      timeout: timeouts(opts),
       retry: { limit: 0 },
     })
     stream.on('downloadProgress', (p: { transferred: number; total?: number }) => {

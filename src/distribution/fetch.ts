@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path'
 import { VisError } from '../util/errors.js'
 import { unpackArchive } from './archive.js'
 import { cleanStaleSiblings, renameIntoPlace, replaceInPlace, siblingTemp } from './atomic.js'
-import { downloadFile, fetchText } from './download.js'
+import { downloadDeadline, downloadFile, fetchText } from './download.js'
 import { cacheRoot } from './layout.js'
 import { parseArchiveManifest, writeManifest } from './manifest.js'
 import { platformTag } from './platform.js'
@@ -15,6 +15,8 @@ export type FetchOptions = {
   retries?: number
   // Replace a valid cached tree instead of keeping it.
   replace?: boolean
+  // When it must have finished (Date.now() ms); default downloadDeadline() from the start.
+  deadline?: number
 }
 
 // Fetches <base>/cpython-<minor>-<platform>.json, then the archive it names;
@@ -25,10 +27,14 @@ export async function fetchIntoCache(
   opts: FetchOptions = {},
 ): Promise<ValidTree> {
   const onProgress = opts.onProgress ?? noProgress
+  const deadline = opts.deadline ?? downloadDeadline()
   const platform = platformTag()
   const manifestUrl = `${base}/cpython-${minor}-${platform}.json`
   onProgress({ step: 'manifest', detail: manifestUrl })
-  const manifest = parseArchiveManifest(await fetchText(manifestUrl, { retries: opts.retries }), manifestUrl)
+  const manifest = parseArchiveManifest(
+    await fetchText(manifestUrl, { retries: opts.retries, onProgress, deadline }),
+    manifestUrl,
+  )
   if (manifest.minor !== minor || manifest.platform !== platform) {
     throw new VisError(
       'dist.manifest',
@@ -43,7 +49,7 @@ export async function fetchIntoCache(
   const tmp = siblingTemp(final)
   try {
     const file = join(tmp, manifest.file)
-    const actual = await downloadFile(archiveUrl, file, { onProgress, retries: opts.retries })
+    const actual = await downloadFile(archiveUrl, file, { onProgress, retries: opts.retries, deadline })
     if (actual !== manifest.sha256) {
       throw new VisError(
         'dist.checksum',

@@ -24,6 +24,12 @@ export function progressPrinter(stream: NodeJS.WriteStream = process.stderr): On
   let lastQuarter = -1
   let lastStep = ''
   let lastTick = -1
+  // When the current transfer started, for its rate.
+  let started = 0
+  const rate = (done: number) => {
+    const s = (Date.now() - started) / 1000
+    return s > 0.05 ? ` ${mb(done / s)}/s` : ''
+  }
   const closeBar = () => {
     if (barOpen) stream.write('\n')
     barOpen = false
@@ -33,10 +39,12 @@ export function progressPrinter(stream: NodeJS.WriteStream = process.stderr): On
     if (e.done === undefined) {
       closeBar()
       lastQuarter = -1
+      started = 0
       stream.write(`${e.step}: ${e.detail ?? ''}\n`)
       lastStep = e.step
       return
     }
+    if (e.step !== lastStep || !started) started = Date.now()
     const fraction = e.total ? Math.min(1, e.done / e.total) : undefined
     if (tty) {
       // Redraw when the shown figure changes, not on every chunk.
@@ -47,8 +55,11 @@ export function progressPrinter(stream: NodeJS.WriteStream = process.stderr): On
       const filled = fraction === undefined ? 0 : Math.round(fraction * width)
       const pct = fraction === undefined ? '' : ` ${Math.floor(fraction * 100)}%`
       const size = e.total ? `${mb(e.done)} / ${mb(e.total)}` : mb(e.done)
-      stream.write(`\r${e.step} [${'='.repeat(filled)}${' '.repeat(width - filled)}]${pct} ${size}`)
+      stream.write(
+        `\r${e.step} [${'='.repeat(filled)}${' '.repeat(width - filled)}]${pct} ${size}${rate(e.done)}\x1b[K`,
+      )
       barOpen = true
+      lastStep = e.step
       return
     }
     if (e.step !== lastStep) {
@@ -58,7 +69,7 @@ export function progressPrinter(stream: NodeJS.WriteStream = process.stderr): On
     const quarter = fraction === undefined ? -1 : Math.floor(fraction * 4)
     if (quarter > lastQuarter) {
       lastQuarter = quarter
-      stream.write(`${e.step}: ${mb(e.done)}${e.total ? ` of ${mb(e.total)}` : ''}\n`)
+      stream.write(`${e.step}: ${mb(e.done)}${e.total ? ` of ${mb(e.total)}` : ''}${rate(e.done)}\n`)
     }
   }
 }

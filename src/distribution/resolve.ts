@@ -238,8 +238,8 @@ function notFound(minor: string, reasons: SourceReport[], extra?: string, url?: 
     'dist.not-found',
     `no CPython ${minor} distribution is available.\n${lines}${extra ? `\n  download: ${extra}` : ''}\n` +
       `Set VIS_PYTHON_HOME to a distribution root, or stage one with \`vis runtime stage --python ${minor}\`` +
-      ` (or fetch it with \`vis runtime fetch --python ${minor}\` when online). Offline, point` +
-      ' VIS_PYTHON_DIST_URL at file://DIR/cpython of a `vis bundle` DIR made on a connected machine.',
+      ` (or fetch it with \`vis runtime fetch --python ${minor}\` when online). Offline, set` +
+      ' VIS_PYTHON_DIST_URL=file://DIR/cpython, the cpython/ of a `vis bundle` DIR made on a connected machine.',
     { minor, url },
   )
 }
@@ -254,8 +254,13 @@ export async function resolveDistribution(opts: ResolveOptions = {}): Promise<Re
   if (opts.allowDownload === false) throw notFound(minor, reports, 'not allowed by the caller')
   const base = distBaseUrl(opts.env ?? process.env)
   try {
-    // A person at a terminal sees the bar even if the caller passed nothing.
-    const onProgress = opts.onProgress ?? (process.stderr.isTTY ? progressPrinter() : undefined)
+    // Unless the caller listens itself, the first use says what it is waiting for: a bar with
+    // the rate at a terminal, lines in a log, and each retry as it happens.
+    const onProgress = opts.onProgress ?? progressPrinter()
+    onProgress({
+      step: 'first use',
+      detail: `CPython ${minor} is not here yet: downloading it from ${base} (gives up after VIS_DOWNLOAD_DEADLINE_S, default 300 s; offline: VIS_PYTHON_DIST_URL=file://DIR/cpython of a \`vis bundle\` DIR)`,
+    })
     // Loaded only here: the download and unpack code (crypto, streams, tar) is ~10 ms of
     // module loading that every worker start would pay for a step it never takes.
     const { fetchIntoCache } = await import('./fetch.js')

@@ -169,7 +169,7 @@ describe('the vis CLI', () => {
       assert.match(body.error.message, /vis runtime fetch --python 3\.11/)
       assert.match(
         body.error.message,
-        /Offline, point VIS_PYTHON_DIST_URL at file:\/\/DIR\/cpython of a `vis bundle` DIR/,
+        /Offline, set VIS_PYTHON_DIST_URL=file:\/\/DIR\/cpython, the cpython\/ of a `vis bundle` DIR/,
       )
       child.kill('SIGTERM')
       assert.equal(await exited, 0, 'SIGTERM stops it cleanly')

@@ -34,7 +34,7 @@ test('npm pack checks dist/ against src/ and every prebuild against build/Releas
     JSON.stringify({ name: 'prepack-probe', version: '1.0.0', scripts: { prepack: real.scripts.prepack } }),
   )
   mkdirSync(join(pkg, 'scripts'))
-  for (const f of ['prepack.mjs', 'tree-times.mjs'])
+  for (const f of ['prepack.mjs', 'package-checks.mjs', 'tree-times.mjs'])
     copyFileSync(join(repoRoot, 'scripts', f), join(pkg, 'scripts', f))
   const old = new Date(Date.now() - 60_000)
   write('src/index.ts', 'export const x = 1\n', old)

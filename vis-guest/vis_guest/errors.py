@@ -23,7 +23,10 @@ _CONFUSABLE = {
     "\u00d7": "*",
 }
 # Markdown that is never Python: a fence, a quote, bold text.
-_MARKUP = re.compile(r"^(```|~~~|\*\*\w|>\s*[A-Za-z])")
+_MARKUP = re.compile(r"^(```|~~~|\*\*\w|>\s*[A-Za-z]|`[^`\s])")
+# A markdown heading: two or more hashes, a space, then a word ("## Root cause found"); one
+# hash is how a Python comment looks too.
+_HEADING = re.compile(r"^#{2,6}\s+\w")
 # A list item ("- read the file", "1. Read it"): the words after the marker decide.
 _LIST_ITEM = re.compile(r"^([-*+]|\d+[.)])\s+")
 # A word of prose, maybe opening a bracket or closing a clause: "(it", "fine).", "I've", "First,".
@@ -193,24 +196,50 @@ def _two_words(text: str) -> bool:
     return False
 
 
-def _starts_with_prose(lines: list) -> bool:
-    """Is the first line that is not blank or a comment prose? A markdown heading (`## Plan`) is
-    a comment to Python, so the sentence under it decides. Only asked once the block failed to
-    parse, and the line must not parse on its own, so code is never called prose."""
-    first = next((t.strip() for t in lines if t.strip() and not t.lstrip().startswith("#")), "")
-    if not first:
-        return False
-    if not _MARKUP.match(first):
-        item = _LIST_ITEM.match(first)
-        if item:
-            if not _two_words(first[item.end() :]):
-                return False
-        elif not (first[0].isupper() and _two_words(first)):
-            return False
+def _compiles(line: str) -> bool:
     try:
-        compile(first, "<probe>", "exec", dont_inherit=True)
+        compile(line, "<probe>", "exec", dont_inherit=True)
     except SyntaxError:
+        return False
+    return True
+
+
+def _prose_line(text: str, after_heading: bool) -> bool:
+    """Markup, a list item or a sentence. Under a markdown heading a sentence may open with
+    anything (`parse()` drops..., lowercase, a number); elsewhere it opens with a capital."""
+    if _MARKUP.match(text):
         return True
+    item = _LIST_ITEM.match(text)
+    if item:
+        return _two_words(text[item.end() :])
+    if text[0].isupper():
+        return _two_words(text)
+    # Lowercase under a heading ("the loop stops early"): it must open with two plain words.
+    return after_heading and _two_words(" ".join(text.split()[:2]))
+
+
+def _starts_with_prose(lines: list) -> bool:
+    """Does the reply open with prose before its first line of code? A markdown heading
+    (`## Root cause found`) is a comment to Python, so the lines under it decide: headings,
+    list items and sentences are read until the first line that parses on its own (code).
+    Only asked once the block failed to parse, and a prose line must not parse on its own,
+    so code is never called prose."""
+    after_heading = False
+    seen = 0
+    for raw in lines:
+        text = raw.strip()
+        if not text:
+            continue
+        if text.startswith("#"):
+            after_heading = after_heading or bool(_HEADING.match(text))
+            continue
+        if _compiles(text):
+            return False
+        if _prose_line(text, after_heading):
+            return True
+        seen += 1
+        if seen >= 3:
+            return False
     return False
 
 

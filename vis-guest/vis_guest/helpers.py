@@ -50,6 +50,42 @@ def _entries(rt):
         yield module, "", f"{dist} {version}: {summary}", "package"
 
 
+# At equal match what the session gives the model comes first: tools, then its own helpers
+# and the runtime's, then data, then whatever package happens to be installed.
+_KIND_RANK = {"tool": 0, "tools": 0, "yours": 1, "runtime": 1, "data": 2, "package": 3}
+# Words that say nothing about what is wanted ("replace lines in a file"): they never match a
+# name by themselves, and a doc scores them only as part of the whole phrase.
+_STOP = frozenset("a an and are as at be by for from in into is it its of on or the to with".split())
+
+
+def _query_words(query) -> list:
+    words = [w for w in re.split(r"\W+", str(query).lower()) if w]
+    meaningful = [w for w in words if w not in _STOP]
+    return meaningful or words
+
+
+def _score(words: list, name: str, doc: str) -> int:
+    """Name hits weigh most (whole name, then part of it for words of 3+ letters); doc hits count
+    whole words only ("in" is not in "installing"), and a doc holding every word, or the query
+    as written, outranks any single hit."""
+    if not words:
+        return 0
+    score = 0
+    in_doc = 0
+    for w in words:
+        if w == name:
+            score += 100
+        elif len(w) >= 3 and w in name:
+            score += 40
+        hits = len(re.findall(rf"\b{re.escape(w)}", doc))
+        if hits:
+            in_doc += 1
+            score += 10 + min(hits, 5)
+    if len(words) > 1 and in_doc == len(words):
+        score += 60
+    return score
+
+
 def make_helpers(rt):
     def doc(name):
         """Documentation of a tool or helper: doc('grep') or doc(grep)."""
@@ -72,24 +108,16 @@ def make_helpers(rt):
 
     def apropos(query=""):
         """Ranked search over tools, their docs and your own helpers; '' lists everything."""
-        words = [w for w in re.split(r"\W+", str(query).lower()) if w]
+        words = _query_words(query)
         scored = []
         for order, (name, sig, text, kind) in enumerate(_entries(rt)):
-            hay_name, hay_doc = name.lower(), (text or "").lower()
-            score = 0
-            for w in words:
-                if w == hay_name:
-                    score += 100
-                elif w in hay_name:
-                    score += 40
-                if w in hay_doc:
-                    score += 10 + min(hay_doc.count(w), 5)
+            score = _score(words, name.lower(), (text or "").lower())
             if words and score == 0:
                 continue
-            scored.append((-score, order, f"{name}{sig}  [{kind}]  {_gist(text)}".rstrip()))
+            scored.append((-score, _KIND_RANK.get(kind, 1), order, f"{name}{sig}  [{kind}]  {_gist(text)}".rstrip()))
         if not scored:
             return f"nothing matches {query!r}; apropos('') lists everything"
-        return "\n".join(line for _, _, line in sorted(scored))
+        return "\n".join(line for *_, line in sorted(scored))
 
     def defs(name=None):
         """Your own functions with signature and docstring gist, or one's source: defs('f')."""

@@ -5,13 +5,17 @@ import { egressChecks } from '../../confinement/egress/health.js'
 import { exitCodeFor, probe } from '../../confinement/probe.js'
 import { extensionChecks } from '../../extensions/index.js'
 import type { Command } from '../command.js'
+import { SESSION_NEEDS, sessionChecks } from './doctor-sessions.js'
 
 const usage = `Usage: vis doctor [--json] [--project DIR]
 
 Probe every confinement layer on this machine and say what is enforced:
 kernel, Landlock ABI, seccomp, user/mount/pid/net/ipc namespaces (entered
 through bubblewrap), cgroups (memory, pids, whether a child group can be
-created), bubblewrap, vis-launcher, vis_confine.node, staged distributions, the egress
+created), bubblewrap, vis-launcher, vis_confine.node, staged distributions; what
+sessions need: a writable vis home (VIS_HOME), the SQLite driver, a runtime addon that
+loads for each staged Python, and, when the default Python is not here yet, whether its
+download location answers (within 5 s) and how big it is; the egress
 path (relay -> host proxy -> checked dial, and its address floor); then load
 the trusted extensions (~/.vis/extensions and DIR/.vis/extensions) and warn for each
 file that fails to load; last, the agent's model (VIS_MODEL or ~/.vis/agent.json) and
@@ -37,6 +41,7 @@ export const doctor: Command = {
       ...probed,
       checks: [
         ...probed.checks,
+        ...(await sessionChecks(probed)),
         ...(await egressChecks()),
         ...(await extensionChecks({ project: values.project ?? process.cwd() })),
         ...(await agentChecks()),
@@ -53,9 +58,11 @@ export const doctor: Command = {
         ? 'all layers available'
         : code === 1
           ? 'warnings above'
-          : report.checks.some((c) => c.id === 'opt-out')
-            ? 'errors above: VIS_ALLOW_UNCONFINED=1, so sandboxes start WITHOUT the missing layers'
-            : 'errors above: sandboxes will refuse to start'
+          : report.checks.some((c) => c.level === 'error' && SESSION_NEEDS.has(c.id))
+            ? 'errors above: sessions cannot run until they are fixed'
+            : report.checks.some((c) => c.id === 'opt-out')
+              ? 'errors above: VIS_ALLOW_UNCONFINED=1, so sandboxes start WITHOUT the missing layers'
+              : 'errors above: sandboxes will refuse to start'
     process.stdout.write(`\n${summary}\n`)
     const advice = summaryLines(report.checks)
     if (code !== 0) process.stdout.write(`\n${advice.join('\n')}\n`)

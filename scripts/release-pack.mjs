@@ -1,0 +1,49 @@
+#!/usr/bin/env node
+// `npm run release:pack [-- --out DIR]`: the whole release sequence, each step skipped when its
+// result is already current (so CI, which has built and staged, pays only for what changed):
+//   build (when dist/ is older than src/), stage every supported Python minor not yet staged
+//   (from this machine's CPython), build the addons, lay out the prebuilds, check them
+//   (release-check.mjs: refuses, naming what is missing), then `npm pack` into DIR (default .).
+// Other platforms' prebuilds are made on those platforms and copied into prebuilds/ first.
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdirSync, readdirSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { distProblems, supportedMinors } from './package-checks.mjs'
+
+const root = resolve(fileURLToPath(new URL('..', import.meta.url)))
+const { values } = parseArgs({ options: { out: { type: 'string', default: '.' } } })
+const out = resolve(values.out)
+
+function step(title, cmd, args) {
+  console.log(`release:pack: ${title}`)
+  const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit' })
+  if (r.status !== 0) {
+    console.error(`release:pack: ${title} failed (${cmd} ${args.join(' ')}); nothing was packed`)
+    process.exit(r.status ?? 1)
+  }
+}
+
+function staged(minor) {
+  const dir = join(root, 'cpython-dist', minor)
+  if (!existsSync(dir)) return false
+  return readdirSync(dir).some((p) => existsSync(join(dir, p, 'python', 'vis-dist.json')))
+}
+
+if (distProblems(root).length) step('build (dist/ is older than src/)', 'npm', ['run', 'build'])
+else console.log('release:pack: build: dist/ is current')
+for (const minor of await supportedMinors(root)) {
+  if (staged(minor)) console.log(`release:pack: stage: CPython ${minor} is staged`)
+  else
+    step(
+      `stage CPython ${minor} (a shared-library CPython ${minor} must be installed, e.g. pyenv's)`,
+      process.execPath,
+      [join(root, 'bin', 'vis.js'), 'runtime', 'stage', '--python', minor],
+    )
+}
+step('build the addons for every staged minor', 'npm', ['run', 'build:addon'])
+step('lay out the prebuilds', 'npm', ['run', 'prebuildify', '--', '--no-build'])
+step('check the release', process.execPath, [join(root, 'scripts', 'release-check.mjs')])
+mkdirSync(out, { recursive: true })
+step(`pack into ${out}`, 'npm', ['pack', '--pack-destination', out])

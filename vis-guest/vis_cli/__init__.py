@@ -1,0 +1,1 @@
+"""What `vis python` runs in the interpreter itself, outside the user's program."""
