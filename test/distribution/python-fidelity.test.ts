@@ -1,7 +1,7 @@
 // `vis python` at the edges, each case against python3 (the staged interpreter) in the same run
-// (issue 33 §7): start-up within 2x of `node -e 0` plus python3's own; Ctrl-C before the user's
-// code runs ends the process quietly by SIGINT; Ctrl-C once it runs (after a marker it prints)
-// prints python3's traceback and the process dies by SIGINT, not exit 130. Needs `npm run build`.
+// (issue 33 §7): Ctrl-C before the user's code runs ends the process quietly by SIGINT; Ctrl-C once it runs
+// (after a marker it prints) prints python3's traceback and the process dies by SIGINT, not exit 130.
+// The start-up ratio is bench/python-startup.js's to print. Needs `npm run build`.
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
