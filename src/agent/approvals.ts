@@ -26,6 +26,11 @@ export class Approvals {
     private readonly announce: (a: ApprovalView, type: 'approval.requested' | 'approval.resolved') => void,
   ) {}
 
+  // How long one approval waits for a decision.
+  get timeoutMs(): number {
+    return this.config.approvals.timeoutMs
+  }
+
   // Whether a call needs approval: the tool says so, or a configured rule matches its arguments.
   reason(tool: { name: string; approval?: 'required' }, argsJson: string): string | undefined {
     if (tool.approval === 'required') return `${tool.name} is bound with approval: required`

@@ -51,8 +51,10 @@ export function journalGate(
     const reason = approvals.reason(tool, argsJson)
     if (reason) {
       // The wait for a person is bounded by approvals.timeoutMs, not by the block's timeout
-      // (120 s by default, shorter than the approval's 600 s): the block's clocks stop meanwhile.
-      const release = holdDeadline()
+      // (120 s by default, shorter than the approval's 600 s): the block's clocks stop meanwhile,
+      // for at most one approval's timeout in all per block (a guest asking again and again while
+      // a thread computes gets no more).
+      const release = holdDeadline(approvals.timeoutMs)
       try {
         approvalId = (
           await approvals.request({ sessionId, turnId, blockId, tool: tool.name, args, reason, signal })

@@ -45,6 +45,7 @@ export class BlockDeadline {
   private heldSince: number | undefined
   private holdCap: NodeJS.Timeout | undefined
   private holdSpent = false
+  private holdLimit = 0
 
   constructor(
     private readonly hooks: DeadlineHooks,
@@ -65,9 +66,13 @@ export class BlockDeadline {
   // is out, neither the timeout nor the wall clock runs. What ends the wait is bounded elsewhere
   // (the approval's own timeout, the caller's interrupt, which still stops the block at once).
   // Returns the release; releasing twice is harmless.
-  // Holds stand still for at most `maxHoldMs` in all; past it the clocks run again, held or not.
-  hold(): () => void {
+  // Holds stand still for at most `capMs` in all (the largest any hold of this block asked for,
+  // never above `maxHoldMs`); past it the clocks run again, held or not. An approval asks for its
+  // own timeout: one wait for a person fits, a chain of them does not extend the block further.
+  hold(capMs: number = DEFAULT_MAX_HOLD_MS): () => void {
     if (this.killed !== undefined || this.holdSpent) return () => {}
+    const most = this.opts.maxHoldMs ?? DEFAULT_MAX_HOLD_MS
+    this.holdLimit = Math.min(most, Math.max(this.holdLimit, capMs))
     if (this.holds++ === 0) this.pauseClocks()
     let released = false
     return () => {
@@ -80,7 +85,7 @@ export class BlockDeadline {
   private pauseClocks(): void {
     for (const c of this.clocks) c.pause()
     this.heldSince = performance.now()
-    const left = (this.opts.maxHoldMs ?? DEFAULT_MAX_HOLD_MS) - this.heldMs
+    const left = this.holdLimit - this.heldMs
     this.holdCap = setTimeout(
       () => {
         this.holdSpent = true

@@ -134,9 +134,9 @@ export class Session {
     this.onNetwork = init.onNetwork
     this.limits = LimitsSchema.parse(init.worker.policy.limits ?? {})
     this.budget = new OutputBudget(this.limits.outputBytes)
-    this.tools = new ToolTable(init.id, init.maxConcurrentHostCalls, () => {
+    this.tools = new ToolTable(init.id, init.maxConcurrentHostCalls, (capMs?: number) => {
       const deadline = this.current?.deadline
-      return deadline ? deadline.hold() : () => {}
+      return deadline ? deadline.hold(capMs) : () => {}
     })
     this.disk = new DiskBudget(this.limits.diskBudgetMb, init.id, {
       paths: () => this.diskPaths(),

@@ -24,7 +24,12 @@ export type BoundTool = {
 // `holdDeadline` stops the running block's clocks while the gate waits on a person; call what it
 // returns when the wait is over.
 export type ToolGate = (
-  call: { tool: BoundTool; args: unknown[]; signal: AbortSignal; holdDeadline: () => () => void },
+  call: {
+    tool: BoundTool
+    args: unknown[]
+    signal: AbortSignal
+    holdDeadline: (capMs?: number) => () => void
+  },
   run: () => Promise<unknown>,
 ) => Promise<unknown>
 
@@ -48,7 +53,7 @@ export class ToolTable {
     private readonly sessionId: string,
     private readonly limit: number = DEFAULT_MAX_CONCURRENT_HOST_CALLS,
     // The running block's deadline hold (Session): a no-op when no block runs.
-    private readonly holdDeadline: () => () => void = () => () => {},
+    private readonly holdDeadline: (capMs?: number) => () => void = () => () => {},
   ) {}
 
   set(tool: BoundTool): void {
