@@ -5,6 +5,8 @@ import { TreeUsage, type Usage } from './disk-usage.js'
 const MIB = 1024 * 1024
 // While a block runs, the budget is checked this often.
 export const DISK_CHECK_MS = 250
+// Between blocks: a thread a block left behind may still write.
+export const DISK_IDLE_CHECK_MS = 500
 // A full walk of the roots runs at least this often while blocks run (or ten times as long
 // as the last walk took, so walking never takes more than a tenth of a core); in between,
 // the filesystems' own counters say whether one is needed (see mayBeOver).
@@ -150,13 +152,15 @@ export class DiskBudget {
     void this.settle()
   }
 
-  // Checks one after another while a block runs; the returned function stops them.
-  watch(): () => void {
+  // Checks one after another (while a block runs, or more slowly between blocks); the returned
+  // function stops them. The timer does not keep the process alive.
+  watch(everyMs = DISK_CHECK_MS): () => void {
     let timer: NodeJS.Timeout | undefined
     let stopped = false
     const next = () => {
       if (stopped) return
-      timer = setTimeout(() => void this.settle(true).finally(next), DISK_CHECK_MS)
+      timer = setTimeout(() => void this.settle(true).catch(() => undefined).finally(next), everyMs)
+      timer.unref()
     }
     next()
     return () => {

@@ -9,7 +9,7 @@ import type { Worker } from '../worker/worker.js'
 import { type BindOptions, SessionBindings } from './bindings.js'
 import { assertCrossable } from './crossing.js'
 import { BlockDeadline, DEFAULT_GRACE_MS } from './deadline.js'
-import { DiskBudget } from './disk-budget.js'
+import { DISK_IDLE_CHECK_MS, DiskBudget } from './disk-budget.js'
 import { type SessionEvent, SessionEvents, type SessionEventType } from './events.js'
 import { type BlockOutcome, parseBlockOutcome } from './outcome.js'
 import { OutputBudget } from './output-cap.js'
@@ -123,6 +123,7 @@ export class Session {
   private readonly onDispose?: (s: Session) => void | Promise<void>
   private readonly onNetwork?: (net: NetworkAck) => void
   generation = 0
+  private idleUnwatch: (() => void) | undefined
   // The guest's snapshot of the session's own definitions after the last block.
   lastSnapshot: unknown
 
@@ -145,6 +146,8 @@ export class Session {
     })
     // What the roots hold now is the baseline; the first block waits for it.
     void this.disk.start()
+    this.watchIdle()
+    this.unhook.push(() => this.idleUnwatch?.())
     this.tools.beforeWrite = (op) => this.disk.assertWritable(op)
     this.bindings = new SessionBindings(init.id, this.tools, {
       install: (spec) => this.installTool(spec),
@@ -429,6 +432,7 @@ export class Session {
     const current: NonNullable<Session['current']> = { job: started.id, block, deadline }
     this.current = current
     // While the block runs, the roots are measured at a bounded interval.
+    this.idleUnwatch?.()
     const unwatch = this.disk.watch()
     try {
       let outcome: BlockOutcome
@@ -497,7 +501,15 @@ export class Session {
       this.current = undefined
       this.blockOut = ''
       this.taken = 0
+      this.watchIdle()
     }
+  }
+
+  // Between blocks the roots are still measured, more slowly: a thread a block left running
+  // writes on while the session sits idle (an agent waiting on its model, a person reading).
+  private watchIdle(): void {
+    this.idleUnwatch?.()
+    this.idleUnwatch = this.state === 'disposed' ? undefined : this.disk.watch(DISK_IDLE_CHECK_MS)
   }
 
   // The old worker is dead (its tree SIGKILLed): a fresh one with the same spawn policy gets
