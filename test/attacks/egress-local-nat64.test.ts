@@ -9,6 +9,9 @@
 //   64:ff9b:1::7f00:1 -> 127.0.0.1 (the translator's).
 // The probe sends nothing; it asks the session's proxy for its decision. On the current code all
 // three are "allowed" (64:ff9b::a9fe:a9fe is "never reachable" as it should be).
+// Fixed (address.ts): a special range is named only by an entry inside it; the local-use prefix
+// (which cannot be decoded: the operator picks its length) is reachable only through an entry
+// inside 64:ff9b:1::/48, and `::/0` no longer admits ::1 either. Public IPv6 stays allowed.
 import assert from 'node:assert/strict'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -32,19 +35,54 @@ after(async () => {
 test('addresses carried by the local-use NAT64 prefix are judged by the IPv4 they carry', async () => {
   const s = await rt.createSession({ roots: [root], network: { enabled: true, allow: ['::/0'] } })
   try {
-    const targets = ['64:ff9b:1::a9fe:a9fe', '64:ff9b:1::a00:1', '64:ff9b:1::7f00:1', '64:ff9b::a9fe:a9fe']
-    const r = await s.runBlock(
-      targets.map((t) => `print('TARGET ${t}')\nnetwork_probe('http://[${t}]/latest/meta-data/')`).join('\n'),
+    const targets = [
+      '64:ff9b:1::a9fe:a9fe',
+      '64:ff9b:1::a00:1',
+      '64:ff9b:1::7f00:1',
+      '64:ff9b::a9fe:a9fe',
+      '::1',
+    ]
+    const decisions = await probe(s, [...targets, '2606:4700::1111'])
+    assert.deepEqual(decisions, {
+      ...Object.fromEntries(targets.map((t) => [t, 'refused'])),
+      '2606:4700::1111': 'allowed',
+    })
+    assert.match(
+      decisionLines['64:ff9b:1::a00:1'] ?? '',
+      /\(local-use NAT64\): reachable only through an allow entry naming that IP or a CIDR inside its range/,
     )
-    const out = r.stdout ?? ''
-    const decisions = Object.fromEntries(
-      out
-        .split('TARGET ')
-        .slice(1)
-        .map((chunk) => [chunk.split('\n')[0], /decision: (\w+)/.exec(chunk)?.[1]]),
-    )
-    assert.deepEqual(decisions, Object.fromEntries(targets.map((t) => [t, 'refused'])), out)
   } finally {
     await s.dispose()
   }
 })
+
+test('an entry inside the local-use NAT64 prefix reaches it; metadata stays refused even when named', async () => {
+  const s = await rt.createSession({
+    roots: [root],
+    network: { enabled: true, allow: ['64:ff9b:1::/96', '64:ff9b::a9fe:a9fe'] },
+  })
+  try {
+    assert.deepEqual(await probe(s, ['64:ff9b:1::a00:1', '64:ff9b::a9fe:a9fe']), {
+      '64:ff9b:1::a00:1': 'allowed',
+      '64:ff9b::a9fe:a9fe': 'refused',
+    })
+  } finally {
+    await s.dispose()
+  }
+})
+
+const decisionLines: Record<string, string> = {}
+
+// Asks the session's proxy for its decision on each target (nothing is sent).
+async function probe(
+  s: Awaited<ReturnType<Runtime['createSession']>>,
+  targets: string[],
+): Promise<Record<string, string | undefined>> {
+  const r = await s.runBlock(
+    targets.map((t) => `print('TARGET ${t}')\nnetwork_probe('http://[${t}]/latest/meta-data/')`).join('\n'),
+  )
+  const out = r.stdout ?? ''
+  const chunks = out.split('TARGET ').slice(1)
+  for (const c of chunks) decisionLines[c.split('\n')[0] ?? ''] = c
+  return Object.fromEntries(chunks.map((c) => [c.split('\n')[0], /decision: (\w+)/.exec(c)?.[1]]))
+}
