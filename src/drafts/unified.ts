@@ -1,5 +1,13 @@
 // A unified diff of two texts: Myers' O((N+M)D) shortest edit script, then hunks with
 // three lines of context, as `diff -u` and git print them.
+//
+// Myers keeps one frontier per edit step for the walk back, so its memory grows with D²
+// and its time with (N+M)·D: a sandbox that rewrites a few thousand lines would make the
+// host spend gigabytes on one diff. Past MAX_EDITS steps (or MAX_WORK comparisons) the
+// search stops and the file is shown as a whole replacement (every old line removed, every
+// new one added): still a correct diff that patch and `git apply` accept, only not minimal.
+const MAX_EDITS = 2000
+const MAX_WORK = 20_000_000
 
 type Op = { kind: ' ' | '-' | '+'; line: string }
 
@@ -12,25 +20,35 @@ function splitText(text: string): { lines: string[]; noEol: boolean } {
   return { lines, noEol }
 }
 
+function wholeReplacement(a: string[], b: string[]): Op[] {
+  return [...a.map((line): Op => ({ kind: '-', line })), ...b.map((line): Op => ({ kind: '+', line }))]
+}
+
 function editScript(a: string[], b: string[]): Op[] {
   const n = a.length
   const m = b.length
   const max = n + m
   const offset = max + 1
   const v = new Int32Array(2 * max + 3)
+  // trace[d] holds only the diagonals -d..d the walk back reads (from frontier d), so the
+  // whole trace is O(D²) integers, and D is capped.
   const trace: Int32Array[] = []
+  let work = 0
   let found = false
   for (let d = 0; d <= max && !found; d++) {
-    trace.push(v.slice())
+    if (d > MAX_EDITS || work > MAX_WORK) return wholeReplacement(a, b)
+    trace.push(v.slice(offset - d, offset + d + 1))
     for (let k = -d; k <= d; k += 2) {
       let x =
         k === -d || (k !== d && v[offset + k - 1]! < v[offset + k + 1]!)
           ? v[offset + k + 1]!
           : v[offset + k - 1]! + 1
       let y = x - k
+      work++
       while (x < n && y < m && a[x] === b[y]) {
         x++
         y++
+        work++
       }
       v[offset + k] = x
       if (x >= n && y >= m) {
@@ -44,10 +62,11 @@ function editScript(a: string[], b: string[]): Op[] {
   let x = n
   let y = m
   for (let d = trace.length - 1; d >= 0; d--) {
+    // trace[d] is indexed from diagonal -d.
     const vd = trace[d]!
     const k = x - y
-    const pk = k === -d || (k !== d && vd[offset + k - 1]! < vd[offset + k + 1]!) ? k + 1 : k - 1
-    const px = vd[offset + pk]!
+    const pk = k === -d || (k !== d && vd[d + k - 1]! < vd[d + k + 1]!) ? k + 1 : k - 1
+    const px = d === 0 ? 0 : vd[d + pk]!
     const py = px - pk
     while (x > px && y > py) {
       ops.push({ kind: ' ', line: a[x - 1]! })

@@ -196,8 +196,24 @@ test('naming an address admits its spellings; a carried private IPv4 address is 
     judge(['::/0'], '127.0.0.1').reason,
     '127.0.0.1 (loopback): reachable only through an allow entry naming that IPv4 address or range',
   )
-  assert.equal(judge(['::/0'], '::1').allowed, true)
-  assert.equal(judge(['::ffff:0:0/96'], '::ffff:7f00:1').allowed, true)
+  // An entry names a special range only from inside it: ::/0 and all of IPv4 name no loopback.
+  assert.equal(
+    judge(['::/0'], '::1').reason,
+    '::1 (loopback): reachable only through an allow entry naming that IP or a CIDR inside its range',
+  )
+  assert.match(judge(['::/0'], 'fd00::1').reason, /\(ULA\): reachable only through/)
+  assert.match(judge(['0.0.0.0/0'], '10.0.0.1').reason, /naming that IPv4 address or range/)
+  assert.match(judge(['::ffff:0:0/96'], '::ffff:7f00:1').reason, /naming that IPv4 address or range/)
+  assert.equal(judge(['::1'], '::1').allowed, true)
+  assert.equal(judge(['fd00::/8'], 'fd00::1').allowed, true)
+  assert.equal(judge(['10.0.0.0/8'], '10.0.0.1').allowed, true)
+  assert.equal(judge(['::ffff:127.0.0.0/104'], '::ffff:7f00:1').allowed, true)
+  assert.equal(judge(['::/0'], '2606:4700::1111').allowed, true)
+  assert.equal(judge(['0.0.0.0/0'], '8.8.8.8').allowed, true)
+  // Local-use NAT64 (RFC 8215) cannot be decoded: only an entry inside 64:ff9b:1::/48 reaches it.
+  for (const s of ['64:ff9b:1::a9fe:a9fe', '64:ff9b:1::a00:1', '64:ff9b:1::7f00:1', '64:ff9b:1:ffff::1'])
+    assert.match(judge(['::/0', '64::/16'], s).reason, /\(local-use NAT64\): reachable only through/, s)
+  assert.equal(judge(['64:ff9b:1::/48'], '64:ff9b:1::a00:1').allowed, true)
   // 6to4 and NAT64 named: what they carry must still be public, or named as IPv4.
   assert.match(judge(['2002::/16'], '2002:7f00:1::').reason, /carries 127\.0\.0\.1 \(loopback\)/)
   assert.match(

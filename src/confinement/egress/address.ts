@@ -7,7 +7,8 @@ import { as16, type IP, parseIP, samePrefix, v4 } from './ip.js'
 // - 'private': loopback, RFC 1918, CGNAT, ULA, and ranges that are not the public
 //   internet (documentation/TEST-NET, benchmarking, IETF, NAT64, 6to4, Teredo, discard,
 //   site-local): reachable only when the entry that allowed the connection is an IP
-//   literal or CIDR naming the address.
+//   literal or CIDR naming the address, i.e. lying inside that special range: `::/0` or
+//   `0.0.0.0/0` cover loopback but do not name it.
 // - anything else is public.
 // An IPv6 address that carries an IPv4 address (carriedIPv4) is never less refused than
 // the address it carries.
@@ -39,7 +40,9 @@ const V6: Range[] = [
   range('::', 128, 'unspecified', 'never'),
   range('::1', 128, 'loopback', 'private'),
   range('64:ff9b::', 96, 'NAT64', 'private'),
-  range('64:ff9b:1::', 48, 'NAT64', 'private'),
+  // Local-use NAT64 (RFC 8215): the operator picks the prefix length, so what it carries
+  // cannot be decoded; only an entry inside 64:ff9b:1::/48 reaches it.
+  range('64:ff9b:1::', 48, 'local-use NAT64', 'private'),
   range('100::', 64, 'discard', 'private'),
   range('2001::', 32, 'Teredo', 'private'),
   range('2001:db8::', 32, 'documentation', 'private'),
@@ -102,14 +105,18 @@ export function unmapped(ip: IP): IP {
   return c && SAME_DESTINATION.has(c.form) ? c.address : ip
 }
 
-function ownClass(ip: IP): AddressClass {
+// The special range an address lies in by its own bytes (not what it carries), if any.
+function ownRange(ip: IP): Range | undefined {
   const b = as16(ip)
-  const ranges = ip.family === 4 ? V4 : V6
-  const hit = ranges.find((r) => samePrefix(b, r.bytes, r.prefix))
-  if (!hit) return { floor: 'public' }
-  if (hit.floor === 'private' && publicOverride?.some((r) => samePrefix(b, r.bytes, r.prefix)))
-    return { floor: 'public' }
-  return { floor: hit.floor, label: hit.label }
+  const hit = (ip.family === 4 ? V4 : V6).find((r) => samePrefix(b, r.bytes, r.prefix))
+  if (hit?.floor === 'private' && publicOverride?.some((r) => samePrefix(b, r.bytes, r.prefix)))
+    return undefined
+  return hit
+}
+
+function ownClass(ip: IP): AddressClass {
+  const hit = ownRange(ip)
+  return hit ? { floor: hit.floor, label: hit.label } : { floor: 'public' }
 }
 
 export function classifyAddress(address: string | IP): AddressClass {
@@ -151,8 +158,13 @@ export function specialRange(address: string): string | undefined {
 export type AddressPattern = {
   // Whether the entry covers this address (an IPv4 entry covers its IPv6 spellings too).
   matches(ip: IP): boolean
+  // Whether the entry names this address: it covers it and lies inside the special range
+  // the address's own bytes are in (`::/0` covers ::1 but does not name it). True for an
+  // address in no special range.
+  names(ip: IP): boolean
   // Whether the entry names this IPv4 address as IPv4: an IPv4 literal or CIDR, or a range
-  // inside ::ffff:0:0/96. `::/0` covers every address but names no private IPv4 one.
+  // inside ::ffff:0:0/96, lying inside the address's special range. `::/0`, `0.0.0.0/0` or
+  // `::ffff:0:0/96` cover every IPv4 address but name no private one.
   namesIPv4(ip: IP): boolean
 }
 
@@ -170,8 +182,13 @@ export function parseAddressPattern(entry: string): AddressPattern | undefined {
   const bits = ip.family === 4 ? prefix + 96 : prefix
   const inV4Space = bits >= 96 && samePrefix(bytes, as16(v4([0, 0, 0, 0])), 96)
   const covers = (a: IP) => samePrefix(as16(a), bytes, bits)
+  const names = (a: IP) => {
+    const r = ownRange(a)
+    return !r || (covers(a) && bits >= r.prefix && samePrefix(bytes, r.bytes, r.prefix))
+  }
   return {
     matches: (a) => covers(a) || covers(unmapped(a)),
-    namesIPv4: (a) => inV4Space && covers(a),
+    names,
+    namesIPv4: (a) => inV4Space && covers(a) && names(a),
   }
 }

@@ -208,6 +208,11 @@ function floorRefusal(req: EgressRequest, chosen: Compiled | undefined): string 
   if (cls.floor === 'private' && !pattern) {
     return `${shown} (${cls.label}): reachable only through an allow entry naming that IP or CIDR`
   }
+  // A private address is named only by an entry inside its special range: `::/0` covers
+  // ::1, fc00::/7 and 64:ff9b:1::/48 but names none of them.
+  if (cls.floor === 'private' && ip.family === 6 && !pattern?.names(ip)) {
+    return `${shown} (${cls.label}): reachable only through an allow entry naming that IP or a CIDR inside its range`
+  }
   // A private IPv4 address, bare or inside an IPv6 form, is named only by an IPv4 entry.
   const unnamed = privateIPv4(ip).find((v4) => !pattern?.namesIPv4(v4))
   if (unnamed) {
