@@ -72,7 +72,22 @@ print(json.dumps(done))`,
       { timeoutMs: 60_000 },
     )
     out = r.stdout ?? ''
+    // Reading the package still works from the block.
+    const read = await s.runBlock(
+      `print('"vis-runtime"' in open(${JSON.stringify(join(PKG, 'package.json'))}).read())`,
+    )
+    assert.equal(read.stdout, 'True\n', JSON.stringify(read.error))
     await s.dispose()
+    // A shell tool jail mounts the roots as well: the package is read-only there too.
+    const sh = await rt.createSession({ roots: [PKG], shell: true })
+    try {
+      const t = await sh.runBlock(
+        `r = await shell('touch ${join(PKG, 'dist/_zz_attack.js')} ${STALE}; echo rc=$?')\nprint(r['stdout'] + r['stderr'])`,
+      )
+      assert.match(t.stdout ?? '', /^rc=1\n[\s\S]*Read-only file system/, JSON.stringify(t))
+    } finally {
+      await sh.dispose()
+    }
   } finally {
     await rt.close()
   }
