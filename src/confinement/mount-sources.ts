@@ -1,4 +1,6 @@
 import { realpathSync } from 'node:fs'
+import { join, relative } from 'node:path'
+import { packageRoot } from '../util/home.js'
 import type { ConfinementPolicy } from './policy.js'
 import { type OpenedRoot, openBelow } from './root-guard.js'
 import { hiddenMounts } from './sandbox-args.js'
@@ -47,11 +49,24 @@ export function pinFds(
   roots: OpenedRoot[],
   out: OpenedRoot[],
   context: { sessionId?: string; op: string },
+  packageMounts: string[] = [],
 ): void {
-  for (const pin of hiddenMounts(view).pins) {
+  for (const pin of hiddenMounts(view, packageMounts).pins) {
     const root = roots
       .filter((r) => pin.startsWith(`${r.path}/`) && r.path !== view.overlay?.root)
       .sort((a, b) => b.path.length - a.path.length)[0]
     if (root) out.push({ path: pin, real: '', fd: openBelow(root, pin, context) })
   }
+}
+
+// Where a root contains the vis-runtime package (`npm install vis-runtime` in a project rooted
+// at, or a session in the package's checkout), the package as the jail sees it: the host runs
+// from it (dist/, node_modules/, the guest runtime, the CPython distribution, compileall), so
+// it is bound read-only on top of the root, never writable through it.
+export function packageMounts(roots: OpenedRoot[], pkg: string = packageRoot): string[] {
+  const real = realish(pkg)
+  const inside = (p: string, dir: string) => p === dir || p.startsWith(dir === '/' ? '/' : `${dir}/`)
+  return [
+    ...new Set(roots.filter((r) => inside(real, r.real)).map((r) => join(r.path, relative(r.real, real)))),
+  ]
 }

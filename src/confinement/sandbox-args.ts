@@ -36,6 +36,9 @@ export type SandboxArgsInput = {
   sharedNetwork?: boolean
   // With sharedNetwork: a file shown read-only at /etc/hosts so `localhost` resolves.
   hostsFile?: string
+  // The vis-runtime package where a root contains it (mount-sources.ts packageMounts): bound
+  // read-only on top of that root, with the directories between pinned like a mask's.
+  packageMounts?: string[]
   // Mount points bound from an fd the sandbox inherits (by where the sandbox sees them): the
   // roots and their pins, opened and checked by root-guard.ts, so a path swapped after the
   // check cannot change what is mounted.
@@ -56,16 +59,22 @@ const inside = (p: string, dir: string) => p === dir || p.startsWith(dir === '/'
 // root and it is bound onto itself. A mount point cannot be renamed or removed, so the sandbox
 // cannot move the mask aside (rename <root>/.vis) and plant a fresh directory at the path the
 // host reads extensions from. Hidden paths outside every root are unreachable already.
-export function hiddenMounts(policy: Pick<ConfinementPolicy, 'roots' | 'hidden'>): {
+// The package inside a root (packageMounts) is pinned the same way: renaming a directory above
+// it would let a fresh package be planted at the path the next host process runs from.
+export function hiddenMounts(
+  policy: Pick<ConfinementPolicy, 'roots' | 'hidden'>,
+  packageMounts: string[] = [],
+): {
   pins: string[]
   masks: string[]
 } {
   const pins = new Set<string>()
   const masks: string[] = []
-  for (const h of policy.hidden) {
+  const hidden = policy.hidden.map((h) => ({ h, mask: true }))
+  for (const { h, mask } of [...hidden, ...packageMounts.map((h) => ({ h, mask: false }))]) {
     const root = policy.roots.filter((r) => inside(h, r) && r !== h).sort((a, b) => depth(b) - depth(a))[0]
     if (root === undefined) continue
-    masks.push(h)
+    if (mask) masks.push(h)
     const parts = h.slice(root.length).split('/').filter(Boolean)
     let d = root
     for (const part of parts.slice(0, -1)) {
@@ -122,20 +131,26 @@ export function bubblewrapArgs(input: SandboxArgsInput): string[] {
   const tmpMb = policy.limits.diskMb ?? TMP_DEFAULT_MB
   args.push('--size', String(tmpMb * 1024 * 1024), '--tmpfs', '/tmp')
 
-  const binds: { src: string; kind: 'ro' | 'rw' | 'ro-try' | 'mask' }[] = []
+  const binds: { src: string; kind: 'ro' | 'rw' | 'ro-try' | 'mask'; fd?: number }[] = []
   for (const p of SYSTEM_READ_ONLY) binds.push({ src: p, kind: 'ro-try' })
   for (const p of SYSTEM_OPTIONAL) binds.push({ src: p, kind: 'ro-try' })
   if (policy.shell) for (const p of SHELL_READ_ONLY) binds.push({ src: p, kind: 'ro-try' })
   if (policy.network.enabled) for (const p of NETWORK_READ_ONLY) binds.push({ src: p, kind: 'ro-try' })
   for (const p of policy.readOnly) binds.push({ src: p, kind: 'ro' })
   binds.push({ src: command, kind: 'ro' }, { src: launcher, kind: 'ro' })
-  for (const p of policy.roots) binds.push({ src: p, kind: 'rw' })
-  const hidden = hiddenMounts(policy)
-  for (const p of hidden.pins) binds.push({ src: p, kind: 'rw' })
+  for (const p of policy.roots) binds.push({ src: p, kind: 'rw', fd: input.mountFds?.[p] })
+  const pkg = input.packageMounts ?? []
+  for (const p of pkg) binds.push({ src: p, kind: 'ro' })
+  const hidden = hiddenMounts(policy, pkg)
+  // A pin inside the package (a mask below it) stays read-only like the package around it.
+  for (const p of hidden.pins)
+    binds.push({ src: p, kind: pkg.some((k) => inside(p, k)) ? 'ro' : 'rw', fd: input.mountFds?.[p] })
   for (const p of hidden.masks) binds.push({ src: p, kind: 'mask' })
   // parents before children, so a root inside a read-only tree stays writable and a mask
-  // lands on top of the root that contains it
-  binds.sort((a, b) => depth(a.src) - depth(b.src))
+  // lands on top of the root that contains it; at the same path the read-only bind goes last
+  // (a root that is the package itself stays read-only there)
+  const rank = { rw: 0, ro: 1, 'ro-try': 1, mask: 2 }
+  binds.sort((a, b) => depth(a.src) - depth(b.src) || rank[a.kind] - rank[b.kind])
   // A mask turns read-only once everything below it is mounted: a host directory bound inside
   // it (a worker's outbox in a masked vis home) needs its mount point made first.
   const readOnlyMasks: string[] = []
@@ -146,8 +161,7 @@ export function bubblewrapArgs(input: SandboxArgsInput): string[] {
       continue
     }
     const flag = b.kind === 'rw' ? '--bind' : b.kind === 'ro' ? '--ro-bind' : '--ro-bind-try'
-    const fd = b.kind === 'rw' ? input.mountFds?.[b.src] : undefined
-    args.push(flag, fd === undefined ? b.src : `/proc/self/fd/${fd}`, b.src)
+    args.push(flag, b.fd === undefined ? b.src : `/proc/self/fd/${b.fd}`, b.src)
   }
   args.push(...readOnlyMasks)
   for (const l of input.links ?? []) args.push('--symlink', l.target, l.path)
@@ -172,12 +186,13 @@ export function launcherArgs(input: SandboxArgsInput, options: { inNamespace: bo
   const { policy, command } = input
   const args: string[] = []
   // The pins under a hidden directory are mounts of their own: noexec like their root.
-  const pins = hiddenMounts(policy).pins
+  const pins = hiddenMounts(policy, input.packageMounts).pins
   if (options.inNamespace) for (const r of [...policy.roots, ...pins, '/tmp']) args.push('--noexec', r)
   const ro = [
     ...SYSTEM_READ_ONLY,
     ...SYSTEM_OPTIONAL,
     ...policy.readOnly,
+    ...(input.packageMounts ?? []),
     command,
     '/proc',
     ...DEVICES_READ_ONLY,

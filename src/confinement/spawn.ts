@@ -9,7 +9,7 @@ import { createSandboxCgroup, detectCgroups, type SandboxCgroup } from './cgroup
 import { draftMount } from './draft-mount.js'
 import { type EgressProxy, startEgressProxy } from './egress/proxy.js'
 import { sandboxEnvironment } from './environment.js'
-import { pinFds, realish, resolvedReadOnly } from './mount-sources.js'
+import { packageMounts, pinFds, realish, resolvedReadOnly } from './mount-sources.js'
 import { launcherPath } from './native.js'
 import { type ConfinementPolicy, type ConfinementPolicyInput, ConfinementPolicySchema } from './policy.js'
 import { probe } from './probe.js'
@@ -188,7 +188,8 @@ async function spawnOpened(
     roots: [...policy.roots, ...policy.writable],
     hidden: [...new Set([...policy.hidden, ...homeMasks(roots)])],
   }
-  if (useNamespaces) pinFds(view, roots, pins, context)
+  const pkg = useNamespaces ? packageMounts(roots) : []
+  if (useNamespaces) pinFds(view, roots, pins, context, pkg)
   const bound = useNamespaces ? [...roots.filter((r) => r.path !== policy.overlay?.root), ...pins] : []
   const firstRootFd = keepFds + (shared ? 2 : 0) + (draft ? 2 : 0)
   const mountFds: Record<string, number> = {}
@@ -199,6 +200,7 @@ async function spawnOpened(
     policy: view,
     mountFds,
     links,
+    packageMounts: pkg,
     // Bound where they really are (resolvedReadOnly); argv keeps the paths as given.
     command: realish(command),
     launcher: launcher ? realish(launcher) : '',

@@ -38,6 +38,8 @@ const EXACT: Record<string, ContentfulStatusCode> = {
   'policy.root-not-allowed': 400,
   'policy.root-unreadable': 400,
   'session.jail-refused': 400,
+  // A host file tool asked to change the vis-runtime package inside a root (src/tools/fs/paths.ts).
+  'tool.read-only-path': 403,
   'idempotency.key-reused': 422,
   'block.not-queued': 409,
   'http.unauthorized': 401,

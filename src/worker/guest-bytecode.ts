@@ -93,9 +93,11 @@ export async function compileGuestBytecode(
   const reason = await new Promise<string | undefined>((resolve) => {
     execFile(
       python.executable,
-      // -I: the user's PYTHON* variables and site-packages play no part. The explicit
-      // invalidation mode keeps SOURCE_DATE_EPOCH from turning these into hash pycs.
-      ['-I', '-m', 'compileall', '-q', '--invalidation-mode', 'timestamp', dir],
+      // -I: the user's PYTHON* variables and user site-packages play no part. -S: no `site`
+      // at all, so no .pth file of the distribution's site-packages runs here, on the host,
+      // unconfined (one a session could have planted before its package was read-only to it).
+      // The explicit invalidation mode keeps SOURCE_DATE_EPOCH from turning these into hash pycs.
+      ['-I', '-S', '-m', 'compileall', '-q', '--invalidation-mode', 'timestamp', dir],
       { timeout: 60_000, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } },
       (err, stdout, stderr) =>
         resolve(err ? `${err.message.split('\n')[0]} ${stdout}${stderr}`.trim() : undefined),

@@ -57,3 +57,30 @@ test('roots and pins are bound from their fds; a mask turns read-only after what
   const ro = at('--remount-ro', '/w/home')
   assert.ok(tmpfs >= 0 && tmpfs < inner && inner < ro, args.join(' '))
 })
+
+// A root that contains the vis-runtime package (`npm install vis-runtime` in /w): the package is
+// bound read-only after the root, the directories between pinned so it cannot be renamed aside,
+// a mask inside it stays read-only around the mask, and a root that is the package itself ends
+// read-only (the read-only bind goes last at one path).
+test('the package inside a root is bound read-only on top of it, its parents pinned', () => {
+  const pkg = '/w/node_modules/vis-runtime'
+  const p = ConfinementPolicySchema.parse({ roots: ['/w'], hidden: [`${pkg}/.vis/extensions`] })
+  const args = bubblewrapArgs({ ...input, policy: p, packageMounts: [pkg] })
+  const at = (...seq: string[]) => args.findIndex((_, k) => seq.every((s, j) => args[k + j] === s))
+  const root = at('--bind', '/w', '/w')
+  const pin = at('--bind', '/w/node_modules', '/w/node_modules')
+  const ro = at('--ro-bind', pkg, pkg)
+  const inner = at('--ro-bind', `${pkg}/.vis`, `${pkg}/.vis`)
+  assert.ok(root >= 0 && root < pin && pin < ro && ro < inner, args.join(' '))
+  assert.ok(
+    !args.some((a, i) => a === '--bind' && args[i + 1] === `${pkg}/.vis`),
+    'no writable pin inside it',
+  )
+  const self = bubblewrapArgs({
+    ...input,
+    policy: ConfinementPolicySchema.parse({ roots: [pkg] }),
+    packageMounts: [pkg],
+  })
+  const last = self.map((a, i) => (a.endsWith('bind') && self[i + 2] === pkg ? a : '')).filter(Boolean)
+  assert.deepEqual(last, ['--bind', '--ro-bind'])
+})

@@ -1,5 +1,15 @@
 import { constants as C } from 'node:fs'
-import { type FileHandle, lstat, mkdir, open, readdir, rename, rmdir, unlink } from 'node:fs/promises'
+import {
+  type FileHandle,
+  lstat,
+  mkdir,
+  open,
+  readdir,
+  readlink,
+  rename,
+  rmdir,
+  unlink,
+} from 'node:fs/promises'
 import { relative, sep } from 'node:path'
 import { z } from 'zod'
 import { checkpoint } from '../../util/check-use-hook.js'
@@ -44,6 +54,9 @@ export async function createDirs(guard: PathGuard, path: string, op: string): Pr
   try {
     for (const comp of relative(root, abs).split(sep).filter(Boolean)) {
       sofar = sofar === sep ? sep + comp : sofar + sep + comp
+      const real = await readlink(at(cur))
+      // A directory above the package may be created in (node_modules/other); one inside it not.
+      await guard.refuseReadOnly(real === sep ? sep + comp : real + sep + comp, path, op, false)
       try {
         await mkdir(at(cur, comp))
         created = true

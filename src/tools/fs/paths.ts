@@ -4,6 +4,7 @@ import { basename, dirname, isAbsolute, resolve, sep } from 'node:path'
 import { atFd, closeFd, openAt2, RESOLVE_IN_ROOT, RESOLVE_NO_MAGICLINKS } from '../../confinement/beneath.js'
 import { checkpoint } from '../../util/check-use-hook.js'
 import { VisError } from '../../util/errors.js'
+import { packageRoot } from '../../util/home.js'
 
 // Linux open(2) flag that node does not export: a handle naming a file
 // without opening it for I/O (no blocking on FIFOs, no read permission needed).
@@ -81,6 +82,23 @@ export class PathGuard {
   realHidden(): Promise<string[]> {
     this.realHiddenP ??= Promise.all(this.hidden.map((h) => realpath(h).catch(() => resolve(h))))
     return this.realHiddenP
+  }
+
+  // The vis-runtime package, when a root contains it: the host runs from it (its JavaScript,
+  // the guest runtime, the CPython distribution), so the tools read it but never change it, as
+  // the jail mounts it read-only (confinement/mount-sources.ts packageMounts).
+  private realPackageP: Promise<string> | undefined
+  // above: also refuse an entry that contains the package (renaming or removing it would let
+  // a fresh package be planted at the path the host runs from).
+  async refuseReadOnly(real: string, path: string, op: string, above = true): Promise<void> {
+    this.realPackageP ??= realpath(packageRoot).catch(() => resolve(packageRoot))
+    const pkg = await this.realPackageP
+    if (!isWithin(real, pkg) && !(above && isWithin(pkg, real))) return
+    throw new VisError(
+      'tool.read-only-path',
+      `${op}: '${path}' is ${isWithin(real, pkg) ? 'inside' : 'a directory that contains'} the vis-runtime package, which sessions may read but never change (the host runs its code from there); nothing was changed`,
+      { sessionId: this.sessionId, op, path },
+    )
   }
 
   // The innermost real root containing a verified real path.
@@ -197,6 +215,11 @@ export class PathGuard {
         await dir.close()
         throw this.deny(path, op, 'is or contains an extension directory, which sessions cannot change')
       }
+      // Every caller of parent() changes the entry (write, patch, move, delete).
+      await this.refuseReadOnly(ref.real, path, op).catch(async (err) => {
+        await dir.close()
+        throw err
+      })
       if (!follow) return ref
       const st = await lstat(at(dir, name)).catch(() => undefined)
       if (!st?.isSymbolicLink()) return ref
