@@ -65,6 +65,9 @@ test('Ctrl-C before the code runs: quiet death by SIGINT, as in python3 start-up
 }, async () => {
   const want = await interrupt(py(['-c', LOOP]), 'at-once')
   const got = await interrupt(vis(['-c', LOOP]), 'at-once')
-  assert.deepEqual([want.signal, want.stdout, want.stderr], ['SIGINT', '', ''])
+  // python3 in the same run: its code never runs. Where the signal lands in its start-up decides
+  // how it ends: killed by SIGINT quietly, or (inside site's imports) a fatal start-up error.
+  assert.equal(want.stdout, '')
+  assert.ok(want.signal === 'SIGINT' || (want.code ?? 0) !== 0, JSON.stringify(want))
   assert.deepEqual([got.code, got.signal, got.stdout, got.stderr], [null, 'SIGINT', '', ''])
 })
