@@ -16,7 +16,7 @@ import { z } from 'zod'
 import type { NetworkEntry } from '../confinement/egress/policy.js'
 import { findNative } from '../confinement/native.js'
 import { type ConfinedProcess, spawnConfined } from '../confinement/spawn.js'
-import { jailGitConfig } from '../tools/git/jail-config.js'
+import { type JailGitConfig, jailGitConfig } from '../tools/git/jail-config.js'
 import { jailInitEntry } from '../tools/proc/jail-init-entry.js'
 import { processTree } from '../tools/proc/tree.js'
 import type { ExitStatus, SpawnHook } from '../tools/types.js'
@@ -66,7 +66,8 @@ export function toolJail(input: ToolJailOptions): ToolJail {
   const o: ToolJailOptions = { ...input, policy: { ...input.policy, network: { ...input.policy.network } } }
   const { policy } = o
   const holder = new NetworkHolder(o)
-  const gitConfig = jailGitConfig()
+  // Written on the first spawn: a session that never starts a tool process costs no file.
+  let gitConfig: JailGitConfig | undefined
   const spawn: SpawnHook = async (command, args, opts) => {
     const exe = resolveOnHost(command, o.sessionId)
     const readOnly = GIT_READ_ONLY.filter((p) => existsSync(p))
@@ -75,6 +76,7 @@ export function toolJail(input: ToolJailOptions): ToolJail {
       readOnly.push(o.pythonRoot)
       env.PATH = `${join(o.pythonRoot, 'bin')}:/usr/local/bin:/usr/bin:/bin`
     }
+    gitConfig ??= jailGitConfig()
     readOnly.push(gitConfig.file)
     env.GIT_CONFIG_GLOBAL = gitConfig.file
     const init = await jailInitFiles(o.sessionId)
@@ -124,7 +126,7 @@ export function toolJail(input: ToolJailOptions): ToolJail {
   }
   const dispose = async () => {
     await holder.dispose()
-    gitConfig.dispose()
+    gitConfig?.dispose()
   }
   return { spawn, setNetwork, dispose }
 }
