@@ -9,13 +9,14 @@ import {
   statSync,
   symlinkSync,
 } from 'node:fs'
-import { homedir, tmpdir } from 'node:os'
+import { tmpdir } from 'node:os'
 import { delimiter, isAbsolute, join } from 'node:path'
 import type { Readable } from 'node:stream'
 import { z } from 'zod'
 import type { NetworkEntry } from '../confinement/egress/policy.js'
 import { findNative } from '../confinement/native.js'
 import { type ConfinedProcess, spawnConfined } from '../confinement/spawn.js'
+import { type JailGitConfig, jailGitConfig } from '../tools/git/jail-config.js'
 import { jailInitEntry } from '../tools/proc/jail-init-entry.js'
 import { processTree } from '../tools/proc/tree.js'
 import type { ExitStatus, SpawnHook } from '../tools/types.js'
@@ -49,9 +50,10 @@ const GIT_READ_ONLY = ['/usr/lib/git-core', '/usr/share/git-core']
 // tool jail joins it with TCP open on ports >= 1024. So a background server one command
 // starts is reachable from the next, and from nothing outside the session.
 //
-// git is jailed the same way, with the user's ~/.gitconfig read-only (identity,
-// aliases): a repository's own config can make git run commands (aliases, filters,
-// hooks are noexec on the roots), and they stay inside this jail.
+// git is jailed the same way. Its global config is a file the host writes for the
+// session with only the user's identity (jail-config.ts), never the user's ~/.gitconfig,
+// which can hold credentials. What a repository's own config makes git run (filters,
+// drivers) stays inside this jail.
 export type ToolJail = {
   spawn: SpawnHook
   // The session's network was tightened: the holder's egress proxy and later jails follow.
@@ -64,6 +66,8 @@ export function toolJail(input: ToolJailOptions): ToolJail {
   const o: ToolJailOptions = { ...input, policy: { ...input.policy, network: { ...input.policy.network } } }
   const { policy } = o
   const holder = new NetworkHolder(o)
+  // Written on the first spawn: a session that never starts a tool process costs no file.
+  let gitConfig: JailGitConfig | undefined
   const spawn: SpawnHook = async (command, args, opts) => {
     const exe = resolveOnHost(command, o.sessionId)
     const readOnly = GIT_READ_ONLY.filter((p) => existsSync(p))
@@ -72,11 +76,9 @@ export function toolJail(input: ToolJailOptions): ToolJail {
       readOnly.push(o.pythonRoot)
       env.PATH = `${join(o.pythonRoot, 'bin')}:/usr/local/bin:/usr/bin:/bin`
     }
-    const gitconfig = join(homedir(), '.gitconfig')
-    if (isFile(gitconfig) && !insideAny(gitconfig, policy.roots)) {
-      readOnly.push(gitconfig)
-      env.GIT_CONFIG_GLOBAL = gitconfig
-    }
+    gitConfig ??= jailGitConfig()
+    readOnly.push(gitConfig.file)
+    env.GIT_CONFIG_GLOBAL = gitConfig.file
     const init = await jailInitFiles(o.sessionId)
     readOnly.push(...init.readOnly)
     Object.assign(env, init.env)
@@ -122,7 +124,11 @@ export function toolJail(input: ToolJailOptions): ToolJail {
     policy.network = { ...policy.network, enabled: net.enabled, allow: net.enabled ? net.allow : [] }
     holder.setRules(policy.network)
   }
-  return { spawn, setNetwork, dispose: () => holder.dispose() }
+  const dispose = async () => {
+    await holder.dispose()
+    gitConfig?.dispose()
+  }
+  return { spawn, setNetwork, dispose }
 }
 
 // Every tool jail starts under jail-init: seccomp, and (for the holder) the egress relay.
@@ -368,5 +374,3 @@ function isFile(p: string): boolean {
     return false
   }
 }
-
-const insideAny = (p: string, dirs: string[]) => dirs.some((d) => p === d || p.startsWith(`${d}/`))

@@ -3,6 +3,7 @@ import { parseArgs, splitArgs } from '../args.js'
 import type { PathGuard } from '../fs/paths.js'
 import { runBounded } from '../proc/run.js'
 import type { Tool } from '../types.js'
+import { gitArgv } from './guard.js'
 
 const SIGNATURE = '(*args, timeout_secs=120)'
 
@@ -23,20 +24,22 @@ export function gitVars(): Record<string, string> {
     GIT_EDITOR: 'true',
     GIT_ASKPASS: '',
     SSH_ASKPASS: '',
+    // /etc/gitconfig is the host's, not the session's.
+    GIT_CONFIG_NOSYSTEM: '1',
   }
 }
 
 export function gitTool(guard: PathGuard): Tool {
   return {
     name: 'git',
-    doc: 'Run git with these arguments in the workspace root, e.g. git("log", "--oneline", "-5"). Returns {cmd, args, stdout, stderr, exit, duration_ms, timed_out}; a non-zero exit is reported, not raised. Long output keeps its start and end.',
+    doc: 'Run git with these arguments in the workspace root, e.g. git("log", "--oneline", "-5"). The first argument is the subcommand (no options before it, no aliases); options that make git run another program are refused. Returns {cmd, args, stdout, stderr, exit, duration_ms, timed_out}; a non-zero exit is reported, not raised. Long output keeps its start and end.',
     signature: SIGNATURE,
     async run(args, ctx) {
       const { positional, kwargs } = splitArgs(args)
       const flat = positional.length === 1 && Array.isArray(positional[0]) ? positional[0] : positional
       const a = parseArgs('git', SIGNATURE, Args, { ...kwargs, args: flat })
       const cwd = (await guard.realRoots())[0]!
-      const r = await runBounded('git', a.args, {
+      const r = await runBounded('git', gitArgv(a.args, { sessionId: ctx.sessionId }), {
         cwd,
         env: gitVars(),
         timeoutMs: a.timeout_secs * 1000,
