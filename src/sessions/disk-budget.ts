@@ -159,7 +159,13 @@ export class DiskBudget {
     let stopped = false
     const next = () => {
       if (stopped) return
-      timer = setTimeout(() => void this.settle(true).catch(() => undefined).finally(next), everyMs)
+      timer = setTimeout(
+        () =>
+          void this.settle(true)
+            .catch(() => undefined)
+            .finally(next),
+        everyMs,
+      )
       timer.unref()
     }
     next()
