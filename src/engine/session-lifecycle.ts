@@ -49,9 +49,10 @@ export async function createSession(
     shell: v.shell,
     ...(within ? { within } : {}),
   })
-  checkRoots(policy, id)
+  policy.pins = checkRoots(policy, id)
   const live = liveFor(core, id)
   live.within = policy.within
+  live.pins = policy.pins
   // The worker first: a policy the jail refuses must not leave a session row behind.
   let session: Session
   try {
@@ -61,8 +62,9 @@ export async function createSession(
     throw jailRefusal(err, policy.roots, id)
   }
   try {
-    // The bounds are the server's, not the session's: they are not stored (nor shown).
-    const { within: _w, ...stored } = policy
+    // The bounds are the server's, not the session's: they are not stored (nor shown). The
+    // pins are this process's: a reopened session pins anew at its first worker start.
+    const { within: _w, pins: _p, ...stored } = policy
     core.store.sessions.create({ id, title: v.title ?? null, policy: stored })
   } catch (err) {
     forget(core, live)
