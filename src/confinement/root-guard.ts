@@ -246,9 +246,10 @@ export function openRoots(paths: readonly string[], rules: RootRules, ctx: Conte
       roots.push({ path, real, fd })
       if (real.endsWith(' (deleted)'))
         throw openRefusal({ code: 'ENOENT' } as NodeJS.ErrnoException, path, ctx)
+      checkOpened(roots[roots.length - 1] as OpenedRoot, rules, ctx)
+      // After the rules: a root swapped for somewhere they refuse is named for that reason.
       const pin = rules.pins?.[path]
       if (pin !== undefined && rootIdentity(fd) !== pin) throw rootChanged(path, ctx)
-      checkOpened(roots[roots.length - 1] as OpenedRoot, rules, ctx)
     }
   } catch (err) {
     close()

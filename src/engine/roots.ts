@@ -47,5 +47,6 @@ export function childPolicy(
     )
   }
   if (parent.within) checkRoots({ roots: child.roots, within: parent.within }, sessionId)
-  return { ...child, pins: checkRoots(child, sessionId) }
+  const pins = checkRoots(child, sessionId)
+  return child.roots.length > 0 ? { ...child, pins } : child
 }

@@ -49,10 +49,12 @@ export async function createSession(
     shell: v.shell,
     ...(within ? { within } : {}),
   })
-  policy.pins = checkRoots(policy, id)
+  const pins = checkRoots(policy, id)
   const live = liveFor(core, id)
   live.within = policy.within
-  live.pins = policy.pins
+  live.pins = pins
+  // No roots, no pins: the policy stays equal to the warm pool's default one.
+  if (policy.roots.length > 0) policy.pins = pins
   // The worker first: a policy the jail refuses must not leave a session row behind.
   let session: Session
   try {

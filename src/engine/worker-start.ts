@@ -43,7 +43,7 @@ export async function reopenWorker(deps: WorkerDeps, live: Live): Promise<Sessio
   const policy = normalizePolicy({ ...PolicySchema.parse(row.policy), ...(within ? { within } : {}) })
   // A session opened by an earlier host process pins its roots anew here, at its first start.
   live.pins ??= pinRoots(policy.roots, { within: policy.within }, { sessionId: live.id, op: 'open-session' })
-  policy.pins = live.pins
+  if (policy.roots.length > 0) policy.pins = live.pins
   const session = await startWorker(deps, live, policy)
   deps.metrics.workerRestarts.inc()
   const defs = deps.store.defs.get(live.id)

@@ -55,7 +55,13 @@ export async function defaultTools(opts: ToolSetOptions): Promise<Tool[]> {
     opts.pins,
   )
   const tools = fileTools(guard, { grepEngine: opts.grepEngine })
-  if (await insideGitRepo((await guard.realRoots())[0]!)) tools.push(gitTool(guard))
+  // A pinned root already swapped refuses every tool call (policy.root-changed); binding the
+  // tools must not fail on it, the worker's jail holds the directory it checked.
+  const workspace = await guard.realRoots().then(
+    (r) => r[0]!,
+    () => guard.workspace,
+  )
+  if (await insideGitRepo(workspace)) tools.push(gitTool(guard))
   if (opts.shell) tools.push(shellTool(guard))
   return tools
 }
