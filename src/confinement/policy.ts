@@ -44,6 +44,9 @@ export const ConfinementPolicySchema = z.object({
   roots: z.array(AbsolutePath).default([]),
   // Directories every root must resolve beneath (root-guard.ts); unset: anywhere allowed.
   within: z.array(AbsolutePath).optional(),
+  // Each root's identity when its session was created (root-guard.ts rootIdentity): a root
+  // whose path names another directory now is refused (policy.root-changed).
+  pins: z.record(z.string(), z.string()).optional(),
   // The host's own directories the sandbox writes (a worker's outbox), mounted like roots after
   // them but never checked as roots: they lie in the vis home, which no root may.
   writable: z.array(AbsolutePath).default([]),

@@ -1,4 +1,4 @@
-import { closeSync, openSync, readFileSync, readlinkSync, realpathSync, statfsSync } from 'node:fs'
+import { closeSync, fstatSync, openSync, readFileSync, readlinkSync, realpathSync, statfsSync } from 'node:fs'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import { VisError } from '../util/errors.js'
 import { visHome } from '../util/home.js'
@@ -13,6 +13,10 @@ export type RootRules = {
   // Directories every root must resolve beneath (the operator's allow-list for API clients,
   // an MCP server's own roots). Unset: anywhere the other rules allow.
   within?: readonly string[]
+  // What each root was when its session was created (rootIdentity, by root path): a root whose
+  // path now names another directory (renamed away, a symlink put in its place by another
+  // sandbox over its parent) is refused rather than mounted. Unset: the first open pins.
+  pins?: Readonly<Record<string, string>>
 }
 
 export type OpenedRoot = {
@@ -174,6 +178,37 @@ function checkOpened(root: OpenedRoot, rules: RootRules, ctx: Context): void {
   }
 }
 
+// A directory's identity (device and inode of an open fd): what a root is pinned to.
+export function rootIdentity(fd: number): string {
+  const st = fstatSync(fd, { bigint: true })
+  return `${st.dev}:${st.ino}`
+}
+
+// The refusal for a root whose path names another directory than when its session was created.
+export function rootChanged(path: string, ctx: Context): VisError {
+  return new VisError(
+    'policy.root-changed',
+    `Root ${path} is no longer the directory it was when this session was created (it was moved, ` +
+      'replaced or swapped for a link): the session is refused access through it. Recreate the session ' +
+      'to work in what the path names now.',
+    { ...ctx, path },
+  )
+}
+
+// Opens each root once and notes its identity: the pins a session keeps for its lifetime.
+export function pinRoots(
+  paths: readonly string[],
+  rules: RootRules,
+  ctx: Context = {},
+): Record<string, string> {
+  const opened = openRoots(paths, rules, ctx)
+  try {
+    return Object.fromEntries(opened.roots.map((r) => [r.path, rootIdentity(r.fd)]))
+  } finally {
+    opened.close()
+  }
+}
+
 // A test-only pause between the check and the mount, so a race test lands its swap exactly
 // there. Only tests import the setter; unset, nothing waits.
 let afterCheck: ((roots: readonly OpenedRoot[]) => Promise<void>) | undefined
@@ -212,6 +247,9 @@ export function openRoots(paths: readonly string[], rules: RootRules, ctx: Conte
       if (real.endsWith(' (deleted)'))
         throw openRefusal({ code: 'ENOENT' } as NodeJS.ErrnoException, path, ctx)
       checkOpened(roots[roots.length - 1] as OpenedRoot, rules, ctx)
+      // After the rules: a root swapped for somewhere they refuse is named for that reason.
+      const pin = rules.pins?.[path]
+      if (pin !== undefined && rootIdentity(fd) !== pin) throw rootChanged(path, ctx)
     }
   } catch (err) {
     close()
@@ -282,6 +320,10 @@ export function homeMasksFor(roots: readonly string[]): string[] {
 }
 
 // Checks roots without keeping them open: the early refusal a session's creation answers with.
-export function checkRootPaths(paths: readonly string[], rules: RootRules, ctx: Context = {}): void {
-  openRoots(paths, rules, ctx).close()
+export function checkRootPaths(
+  paths: readonly string[],
+  rules: RootRules,
+  ctx: Context = {},
+): Record<string, string> {
+  return pinRoots(paths, rules, ctx)
 }

@@ -115,7 +115,7 @@ export async function spawnConfined(
   }
 
   // Each root as an fd, checked: the jail mounts these, never the paths again.
-  const opened = openRoots(policy.roots, { within: policy.within }, context)
+  const opened = openRoots(policy.roots, { within: policy.within, pins: policy.pins }, context)
   const pins: OpenedRoot[] = []
   try {
     return await spawnOpened(policy, opened.roots, pins, command, args, options)

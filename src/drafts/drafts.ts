@@ -6,6 +6,7 @@ import { z } from 'zod'
 import { atFd, closeFd, statFd, Tree } from '../confinement/beneath.js'
 import { draftMount, releaseDraftMount } from '../confinement/draft-mount.js'
 import type { Overlay } from '../confinement/policy.js'
+import { rootChanged, rootIdentity } from '../confinement/root-guard.js'
 import type { Db } from '../persistence/statements.js'
 import { VisError } from '../util/errors.js'
 import { findConflicts, landChanges } from './apply.js'
@@ -83,6 +84,9 @@ function parseInput<S extends z.ZodTypeAny>(
 export type DraftHost = {
   // The session's primary root (the one a draft covers); undefined: it has none.
   primaryRoot(sessionId: string): string | undefined
+  // The identity the root was pinned to when the session was created (root-guard.ts), if this
+  // process pinned it: a diff or apply through a root that now names another directory is refused.
+  rootPin?(sessionId: string, root: string): string | undefined
   // Runs fn while no block of the session runs (queued behind them, blocking later ones).
   exclusive<T>(sessionId: string, fn: () => Promise<T>): Promise<T>
   // Ends the session's worker: the next block starts one jailed for the new state (trunk
@@ -331,6 +335,10 @@ export class Drafts {
       )
     }
     try {
+      const pin = this.host.rootPin?.(d.sessionId, d.root)
+      if (pin !== undefined && rootIdentity(real.fd) !== pin) {
+        throw rootChanged(d.root, { sessionId: d.sessionId, op: 'draft' })
+      }
       return await fn(upper, real)
     } finally {
       await Promise.all([upper.close(), real.close()])

@@ -34,6 +34,7 @@ export function wireCore(
   const drafts = new Drafts(store.db, store.home, {
     primaryRoot: (id) =>
       (PolicySchema.parse(requireSession(core, id).policy).roots ?? []).map((r) => resolve(r))[0],
+    rootPin: (id, root) => lives.get(id)?.pins?.[root],
     exclusive: (id, fn) => exclusive(core, id, fn),
     replaceWorker: (id) => replaceWorker(core, id),
     record: (id, type, data) => log.append(id, type, JSON.parse(JSON.stringify(data))),

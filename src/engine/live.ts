@@ -31,6 +31,9 @@ export type Live = {
   hadContext: boolean
   // Where its roots must resolve when a worker is started again (not stored with the session).
   within?: string[]
+  // Each root's identity when the session was created (or first started by this process),
+  // checked at every jail and host-side open of a root (policy.root-changed).
+  pins?: Record<string, string>
 }
 
 export function newLive(id: string): Live {

@@ -5,8 +5,13 @@ import { normalizePolicy, type WorkerPolicy } from '../worker/policy.js'
 // Roots the jail cannot or must not mount, refused with the reason before a worker is tried: a
 // worker that dies on them would only say so in its log, whose path is nobody's business over
 // HTTP. The jail checks again, on what each path names when it is built (root-guard.ts).
-export function checkRoots(policy: Pick<WorkerPolicy, 'roots' | 'within'>, sessionId: string): void {
-  checkRootPaths(policy.roots, { within: policy.within }, { sessionId, op: 'create-session' })
+// Returns the roots' identities: the session keeps them as its pins, so a root's path later
+// leading to another directory (swapped by another sandbox over its parent) is refused.
+export function checkRoots(
+  policy: Pick<WorkerPolicy, 'roots' | 'within'>,
+  sessionId: string,
+): Record<string, string> {
+  return checkRootPaths(policy.roots, { within: policy.within }, { sessionId, op: 'create-session' })
 }
 
 // A worker that failed to start under a policy: the jail's own words, without the log's path or pid.
@@ -31,7 +36,7 @@ export function childPolicy(
   roots: readonly string[] | undefined,
   sessionId: string,
 ): WorkerPolicy {
-  const { hidden: _h, overlay: _o, ...rest } = parent
+  const { hidden: _h, overlay: _o, pins: _p, ...rest } = parent
   const child = normalizePolicy({ ...rest, roots: [...(roots ?? parent.roots)], within: parent.roots })
   if (parent.roots.length === 0 && child.roots.length > 0) {
     throw new VisError(
@@ -42,6 +47,6 @@ export function childPolicy(
     )
   }
   if (parent.within) checkRoots({ roots: child.roots, within: parent.within }, sessionId)
-  checkRoots(child, sessionId)
-  return child
+  const pins = checkRoots(child, sessionId)
+  return child.roots.length > 0 ? { ...child, pins } : child
 }

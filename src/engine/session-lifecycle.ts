@@ -49,9 +49,12 @@ export async function createSession(
     shell: v.shell,
     ...(within ? { within } : {}),
   })
-  checkRoots(policy, id)
+  const pins = checkRoots(policy, id)
   const live = liveFor(core, id)
   live.within = policy.within
+  live.pins = pins
+  // No roots, no pins: the policy stays equal to the warm pool's default one.
+  if (policy.roots.length > 0) policy.pins = pins
   // The worker first: a policy the jail refuses must not leave a session row behind.
   let session: Session
   try {
@@ -61,8 +64,9 @@ export async function createSession(
     throw jailRefusal(err, policy.roots, id)
   }
   try {
-    // The bounds are the server's, not the session's: they are not stored (nor shown).
-    const { within: _w, ...stored } = policy
+    // The bounds are the server's, not the session's: they are not stored (nor shown). The
+    // pins are this process's: a reopened session pins anew at its first worker start.
+    const { within: _w, pins: _p, ...stored } = policy
     core.store.sessions.create({ id, title: v.title ?? null, policy: stored })
   } catch (err) {
     forget(core, live)

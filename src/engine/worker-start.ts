@@ -1,5 +1,5 @@
 import { draftMount } from '../confinement/draft-mount.js'
-import { homeMasksFor } from '../confinement/root-guard.js'
+import { homeMasksFor, pinRoots } from '../confinement/root-guard.js'
 import type { Drafts } from '../drafts/drafts.js'
 import { draftDiffTool } from '../drafts/tool.js'
 import { clearDraftView, setDraftView } from '../drafts/view.js'
@@ -41,6 +41,9 @@ export async function reopenWorker(deps: WorkerDeps, live: Live): Promise<Sessio
   const row = deps.requireSession(live.id)
   const within = live.within ?? deps.options.allowRoots
   const policy = normalizePolicy({ ...PolicySchema.parse(row.policy), ...(within ? { within } : {}) })
+  // A session opened by an earlier host process pins its roots anew here, at its first start.
+  live.pins ??= pinRoots(policy.roots, { within: policy.within }, { sessionId: live.id, op: 'open-session' })
+  if (policy.roots.length > 0) policy.pins = live.pins
   const session = await startWorker(deps, live, policy)
   deps.metrics.workerRestarts.inc()
   const defs = deps.store.defs.get(live.id)
@@ -89,7 +92,13 @@ export async function startWorker(
   try {
     const host =
       options.tools !== false && policy.roots.length > 0
-        ? await defaultTools({ sessionId: live.id, roots: policy.roots, shell: policy.shell, hidden })
+        ? await defaultTools({
+            sessionId: live.id,
+            roots: policy.roots,
+            shell: policy.shell,
+            hidden,
+            pins: policy.pins,
+          })
         : []
     if (host.length > 0) host.push(draftDiffTool(drafts, live.id))
     live.hostTools = host

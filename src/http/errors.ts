@@ -37,6 +37,8 @@ const EXACT: Record<string, ContentfulStatusCode> = {
   'policy.root-vis-home': 400,
   'policy.root-not-allowed': 400,
   'policy.root-unreadable': 400,
+  // A root whose path names another directory than at the session's creation (root-guard.ts).
+  'policy.root-changed': 409,
   'session.jail-refused': 400,
   // A host file tool asked to change the vis-runtime package inside a root (src/tools/fs/paths.ts).
   'tool.read-only-path': 403,

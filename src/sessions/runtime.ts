@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { z } from 'zod'
-import { homeMasksFor, protectHome } from '../confinement/root-guard.js'
+import { homeMasksFor, pinRoots, protectHome } from '../confinement/root-guard.js'
 import { guestRuntimeConfig } from '../guest/index.js'
 import { MAX_SPIN_US } from '../protocol/framing.js'
 import { defaultTools } from '../tools/index.js'
@@ -100,6 +100,11 @@ export async function createRuntime(input: RuntimeOptions = {}): Promise<Runtime
     if (live.has(id))
       throw new VisError('session.exists', `a session with id ${id} is already open`, { sessionId: id })
     const policy = normalizePolicy(policyInput)
+    // The roots are pinned to what they are now: a root another sandbox later swaps for a link
+    // (or renames away) is refused at every jail and by the host tools (policy.root-changed).
+    if (!policy.pins && policy.roots.length > 0 && opts.confine !== false) {
+      policy.pins = pinRoots(policy.roots, { within: policy.within }, { sessionId: id, op: 'create-session' })
+    }
     try {
       return await openSession(id, policy)
     } finally {
@@ -119,6 +124,7 @@ export async function createRuntime(input: RuntimeOptions = {}): Promise<Runtime
           roots: policy.roots,
           shell: policy.shell,
           hidden: [...(policy.hidden ?? []), ...homeMasksFor(policy.roots)],
+          pins: policy.pins,
         })
       : Promise.resolve([])
     toolsFor.catch(() => undefined)

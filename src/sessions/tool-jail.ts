@@ -100,6 +100,7 @@ export function toolJail(input: ToolJailOptions): ToolJail {
       {
         roots: policy.roots,
         ...(policy.within ? { within: policy.within } : {}),
+        ...(policy.pins ? { pins: policy.pins } : {}),
         readOnly,
         hidden: policy.hidden ?? [],
         network: policy.network,
@@ -214,6 +215,7 @@ class NetworkHolder {
       {
         roots: policy.roots,
         ...(policy.within ? { within: policy.within } : {}),
+        ...(policy.pins ? { pins: policy.pins } : {}),
         readOnly: init.readOnly,
         hidden: policy.hidden ?? [],
         network: policy.network,

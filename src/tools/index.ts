@@ -23,6 +23,8 @@ export interface ToolSetOptions {
   shell?: boolean
   // Directories inside the roots the tools refuse (the extension directories its jail masks).
   hidden?: string[]
+  // Each root's identity when the session was created (root-guard.ts pinRoots).
+  pins?: Readonly<Record<string, string>>
   grepEngine?: GrepEngineChoice
 }
 
@@ -45,11 +47,21 @@ export async function insideGitRepo(dir: string): Promise<boolean> {
 // The tools a session gets by default: the file tools always, git when the
 // workspace is in a repository, shell when the session's toggle is on.
 export async function defaultTools(opts: ToolSetOptions): Promise<Tool[]> {
-  const guard = new PathGuard(opts.roots, opts.sessionId, opts.hidden, (abs) =>
-    draftPath(opts.sessionId ?? '', abs),
+  const guard = new PathGuard(
+    opts.roots,
+    opts.sessionId,
+    opts.hidden,
+    (abs) => draftPath(opts.sessionId ?? '', abs),
+    opts.pins,
   )
   const tools = fileTools(guard, { grepEngine: opts.grepEngine })
-  if (await insideGitRepo((await guard.realRoots())[0]!)) tools.push(gitTool(guard))
+  // A pinned root already swapped refuses every tool call (policy.root-changed); binding the
+  // tools must not fail on it, the worker's jail holds the directory it checked.
+  const workspace = await guard.realRoots().then(
+    (r) => r[0]!,
+    () => guard.workspace,
+  )
+  if (await insideGitRepo(workspace)) tools.push(gitTool(guard))
   if (opts.shell) tools.push(shellTool(guard))
   return tools
 }

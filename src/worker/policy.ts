@@ -21,6 +21,9 @@ export const WorkerPolicy = z
     // path names then (src/confinement/root-guard.ts): the operator's allow-list for API
     // clients, an MCP server's own roots. Unset: anywhere the other root rules allow.
     within: z.array(z.string().min(1)).optional(),
+    // What each root was when the session was created (device:inode by root path), checked at
+    // every jail: a root moved away or swapped for a link is refused (policy.root-changed).
+    pins: z.record(z.string(), z.string()).optional(),
     network: NetworkPolicy.default({}),
     shell: z.boolean().default(false),
     // Resource limits of the jail (memory, processes, files, disk, wall clock, output);
@@ -41,6 +44,9 @@ export function normalizePolicy(input: WorkerPolicyInput): WorkerPolicy {
   return {
     roots: [...new Set(p.roots.map((r) => resolve(r)))].sort(),
     ...(p.within ? { within: [...new Set(p.within.map((w) => resolve(w)))].sort() } : {}),
+    ...(p.pins
+      ? { pins: Object.fromEntries(Object.entries(p.pins).sort(([a], [b]) => (a < b ? -1 : 1))) }
+      : {}),
     network: {
       enabled: p.network.enabled,
       allow: sortedEntries(p.network.allow),
@@ -60,6 +66,7 @@ export function policyKey(policy: WorkerPolicy, python: string | undefined): str
     python ?? '',
     policy.roots,
     policy.within ?? null,
+    policy.pins ?? null,
     policy.network,
     policy.shell,
     limits,

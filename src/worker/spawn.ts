@@ -92,6 +92,7 @@ export async function spawnWorkerProcess(req: SpawnRequest): Promise<SpawnedProc
       // The workspace root stays first: it is the sandbox's home and working directory.
       roots: req.policy.roots,
       ...(req.policy.within ? { within: req.policy.within } : {}),
+      ...(req.policy.pins ? { pins: req.policy.pins } : {}),
       writable: req.writable ?? [],
       readOnly,
       network: req.policy.network,

@@ -2,6 +2,7 @@ import { constants as C } from 'node:fs'
 import { type FileHandle, lstat, open, readlink, realpath } from 'node:fs/promises'
 import { basename, dirname, isAbsolute, resolve, sep } from 'node:path'
 import { atFd, closeFd, openAt2, RESOLVE_IN_ROOT, RESOLVE_NO_MAGICLINKS } from '../../confinement/beneath.js'
+import { rootChanged, rootIdentity } from '../../confinement/root-guard.js'
 import { checkpoint } from '../../util/check-use-hook.js'
 import { VisError } from '../../util/errors.js'
 import { packageRoot } from '../../util/home.js'
@@ -65,6 +66,9 @@ export class PathGuard {
     // through its worker's overlay, as `path` inside the mount holder's root (src/drafts/
     // view.ts); undefined: the host's own filesystem.
     readonly through: (abs: string) => { root: string; path: string } | undefined = () => undefined,
+    // Each root's identity when the session was created (root-guard.ts): with pins, every
+    // resolution of the roots checks the path still names that directory (policy.root-changed).
+    readonly pins?: Readonly<Record<string, string>>,
   ) {
     if (roots.length === 0) throw new VisError('tool.no-roots', 'the session has no roots to work in', {})
   }
@@ -74,8 +78,30 @@ export class PathGuard {
   }
 
   realRoots(): Promise<string[]> {
+    // Pinned roots are resolved afresh each time: another sandbox over a root's parent can
+    // rename it away and leave a link in its place at any moment.
+    if (this.pins) return Promise.all(this.roots.map((r) => this.pinnedReal(r)))
     this.realRootsP ??= Promise.all(this.roots.map((r) => realpath(r).catch(() => resolve(r))))
     return this.realRootsP
+  }
+
+  private async pinnedReal(root: string): Promise<string> {
+    const abs = resolve(root)
+    const pin = this.pins?.[abs]
+    let fh: FileHandle
+    try {
+      fh = await open(abs, O_PATH | C.O_DIRECTORY)
+    } catch {
+      return abs
+    }
+    try {
+      if (pin !== undefined && rootIdentity(fh.fd) !== pin) {
+        throw rootChanged(abs, { sessionId: this.sessionId, op: 'tool' })
+      }
+      return await readlink(at(fh))
+    } finally {
+      await fh.close()
+    }
   }
 
   private realHiddenP: Promise<string[]> | undefined
