@@ -180,8 +180,13 @@ for i in range(3):
 42`,
   )
   assert.equal(r.error?.code, 'session.disk-budget', JSON.stringify(r.error))
-  assert.match(r.error?.message ?? '', /^the block's writes went past the budget: /)
-  assert.equal(r.result, 42)
+  const message = r.error?.message ?? ''
+  // The writes take a few ms; on a loaded machine a 250 ms pass may still land inside the block
+  // and stop it (the other path, tested above). Either way the block carries the budget's error.
+  if (!/^the block was stopped: the session is past its disk budget/.test(message)) {
+    assert.match(message, /^the block's writes went past the budget: /)
+    assert.equal(r.result, 42)
+  }
   await s.dispose()
 })
 
