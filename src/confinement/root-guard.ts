@@ -1,7 +1,8 @@
-import { closeSync, fstatSync, openSync, readFileSync, readlinkSync, realpathSync, statfsSync } from 'node:fs'
-import { dirname, join, relative, resolve, sep } from 'node:path'
+import { closeSync, fstatSync, openSync, readFileSync, readlinkSync, statfsSync } from 'node:fs'
+import { join, relative, resolve, sep } from 'node:path'
 import { VisError } from '../util/errors.js'
 import { visHome } from '../util/home.js'
+import { realish } from '../util/real-path.js'
 
 // Where a root may come from. Every jail that mounts roots (a session's worker, a warm-pool
 // refill, a shell call's tool jail, a child session) goes through openRoots: each root is
@@ -81,17 +82,6 @@ const PSEUDO_MAGIC = new Map<number, string>([
 const SYSTEM_DIRS = ['/proc', '/sys', '/dev', '/run']
 
 const within = (a: string, b: string) => a === b || a.startsWith(b.endsWith(sep) ? b : b + sep)
-
-// The real path of p, or of its nearest existing parent joined with the rest.
-function realish(p: string): string {
-  const abs = resolve(p)
-  try {
-    return realpathSync(abs)
-  } catch {
-    const parent = dirname(abs)
-    return parent === abs ? abs : join(realish(parent), relative(parent, abs))
-  }
-}
 
 // The vis homes of this process: the default one and every runtime's own. Their database,
 // logs and extensions are the host's; a root inside one is refused, a root around one masks it.

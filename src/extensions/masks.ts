@@ -1,23 +1,12 @@
-import { mkdirSync, realpathSync } from 'node:fs'
-import { dirname, join, relative, resolve, sep } from 'node:path'
+import { mkdirSync } from 'node:fs'
+import { join, relative, resolve, sep } from 'node:path'
 import { VisError } from '../util/errors.js'
+import { realish } from '../util/real-path.js'
 
 // Where the extension directories meet a sandbox's roots. Code written into an extension
 // directory runs unconfined at the next reload, so a sandbox must never reach one: the jail
 // masks each one inside a root, and roots that cannot be masked are refused.
 
-// The real path of p, or of its nearest existing parent joined with the rest.
-function realish(p: string): string {
-  const abs = resolve(p)
-  try {
-    return realpathSync(abs)
-  } catch {
-    const parent = dirname(abs)
-    return parent === abs
-      ? abs
-      : join(realish(parent), abs.slice(parent.length + (parent.endsWith(sep) ? 0 : 1)))
-  }
-}
 const within = (a: string, b: string) => a === b || a.startsWith(b.endsWith(sep) ? b : b + sep)
 
 // Extension directories (existing or not) a sandbox with these roots could reach.
