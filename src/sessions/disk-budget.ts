@@ -5,8 +5,8 @@ import { TreeUsage, type Usage } from './disk-usage.js'
 const MIB = 1024 * 1024
 // While a block runs, the budget is checked this often.
 export const DISK_CHECK_MS = 250
-// Between blocks: a thread a block left behind may still write.
-export const DISK_IDLE_CHECK_MS = 500
+// Between blocks too (as often: a thread a block left behind may still write).
+export const DISK_IDLE_CHECK_MS = 250
 // A full walk of the roots runs at least this often while blocks run (or ten times as long
 // as the last walk took, so walking never takes more than a tenth of a core); in between,
 // the filesystems' own counters say whether one is needed (see mayBeOver).
@@ -152,7 +152,7 @@ export class DiskBudget {
     void this.settle()
   }
 
-  // Checks one after another (while a block runs, or more slowly between blocks); the returned
+  // Checks one after another (while a block runs, or between blocks); the returned
   // function stops them. The timer does not keep the process alive.
   watch(everyMs = DISK_CHECK_MS): () => void {
     let timer: NodeJS.Timeout | undefined

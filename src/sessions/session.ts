@@ -505,7 +505,7 @@ export class Session {
     }
   }
 
-  // Between blocks the roots are still measured, more slowly: a thread a block left running
+  // Between blocks the roots are still measured: a thread a block left running
   // writes on while the session sits idle (an agent waiting on its model, a person reading).
   private watchIdle(): void {
     this.idleUnwatch?.()

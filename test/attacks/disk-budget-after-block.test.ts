@@ -55,8 +55,10 @@ print('returned')`,
       last = now
       await new Promise((res) => setTimeout(res, 100))
     }
+    // Unchecked, all six files land (96 MiB). Checked between blocks, the writer is refused within
+    // a check or two of passing the budget: at most two more files on a loaded machine.
     assert.ok(
-      last <= 40,
+      last <= 64,
       `the idle session's roots grew by ${last.toFixed(0)} MiB against a 20 MiB budget (disk.exceeded=${s.disk.exceeded})`,
     )
   } finally {
