@@ -1,32 +1,22 @@
 // The CLI as it is used day to day in a shell: piped into `head`, and with VIS_HOME set empty.
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { createEngine } from '../../src/engine/index.js'
+import { runCaptured } from '../distribution/helpers.js'
 
 const vis = join(import.meta.dirname, '..', 'http', 'fixtures', 'vis.ts')
 const tsx = import.meta.resolve('tsx')
 const python = process.env.VIS_PYTHON_VERSION
 
-function sh(script: string, env: Record<string, string>, cwd: string) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn('bash', ['-c', `set -o pipefail; ${script}`], {
-      cwd,
-      env: { ...process.env, VIS: `${process.execPath} --import ${tsx} ${vis}`, ...env },
-    })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d) => {
-      stdout += d
-    })
-    child.stderr.on('data', (d) => {
-      stderr += d
-    })
-    child.on('close', (code) => resolve({ code, stdout, stderr }))
+async function sh(script: string, env: Record<string, string>, cwd: string) {
+  const r = await runCaptured('bash', ['-c', `set -o pipefail; ${script}`], {
+    cwd,
+    env: { ...process.env, VIS: `${process.execPath} --import ${tsx} ${vis}`, ...env },
   })
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr }
 }
 
 test('a reader that stops early (| head) ends vis quietly: no EPIPE stack, status 0', async () => {

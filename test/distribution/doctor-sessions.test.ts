@@ -5,7 +5,6 @@
 // never answering. Every command turns the unwritable home into one line. Runs the built CLI
 // (dist/), so `npm run build` first.
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { chmodSync, cpSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
@@ -13,25 +12,15 @@ import { createServer as createNetServer } from 'node:net'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { DOWNLOAD_PROBE_MS } from '../../src/cli/commands/doctor-sessions.js'
-import { closedPort, PLATFORM, repoRoot, tempDir } from './helpers.js'
+import { closedPort, PLATFORM, repoRoot, runCaptured, tempDir } from './helpers.js'
 
 type Check = { id: string; level: string; message: string }
 type Run = { status: number; stdout: string; stderr: string; ms: number }
 
-function run(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<Run> {
+async function run(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<Run> {
   const t0 = Date.now()
-  return new Promise((resolve) => {
-    const child = spawn(cmd, args, { cwd: '/', env })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d) => {
-      stdout += d
-    })
-    child.stderr.on('data', (d) => {
-      stderr += d
-    })
-    child.on('close', (code) => resolve({ status: code ?? -1, stdout, stderr, ms: Date.now() - t0 }))
-  })
+  const r = await runCaptured(cmd, args, { cwd: '/', env })
+  return { ...r, ms: Date.now() - t0 }
 }
 
 // The environment of a fresh user: nothing inherited that points vis elsewhere.

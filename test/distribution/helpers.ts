@@ -245,14 +245,15 @@ export function cliEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, ...extra }
 }
 
-// Async on purpose: the release server lives in this process, so a
-// blocking spawn would starve it.
-export function runCli(
+// A child's exit status, stdout and stderr, kept apart. Async on purpose: a server a test runs in
+// this process (the release server) must keep serving while the child runs.
+export function runCaptured(
+  cmd: string,
   args: string[],
-  env: NodeJS.ProcessEnv,
+  opts: { cwd: string; env?: NodeJS.ProcessEnv },
 ): Promise<{ status: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', cliScript, ...args], { cwd: repoRoot, env })
+    const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env ?? process.env })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (d) => {
@@ -263,6 +264,13 @@ export function runCli(
     })
     child.on('close', (code) => resolve({ status: code ?? -1, stdout, stderr }))
   })
+}
+
+export function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ status: number; stdout: string; stderr: string }> {
+  return runCaptured(process.execPath, ['--import', 'tsx', cliScript, ...args], { cwd: repoRoot, env })
 }
 
 // A child's exit status and its stdout and stderr as one text, in the order written.
