@@ -65,12 +65,17 @@ test("the parse is cached per project and its metadata files' stamps: an edit is
   write(join(proj, 'pyproject.toml'), '[tool.setuptools.packages.find]\nwhere = ["src"]\n')
   mkdirSync(join(proj, 'src'), { recursive: true })
   mkdirSync(join(proj, 'lib'), { recursive: true })
+  const cache = join(base, 'home', 'cache', 'project-layout')
+  const { existsSync, readdirSync } = await import('node:fs')
+  const listed = () => (existsSync(cache) ? readdirSync(cache).filter((f) => f.endsWith('.json')) : [])
+  // Earlier tests left their own entries (which may also name "src"): this project's entry is
+  // the one its first parse adds.
+  const before = new Set(listed())
   const first = await sandboxSysPath({ roots: [proj], project: proj, python })
   assert.deepEqual(first, [join(proj, 'src'), proj])
-  const cache = join(base, 'home', 'cache', 'project-layout')
-  const { readdirSync, readFileSync } = await import('node:fs')
-  const entries = readdirSync(cache).filter((f) => f.endsWith('.json'))
-  const mine = entries.find((f) => readFileSync(join(cache, f), 'utf8').includes('"src"'))!
+  const added = listed().filter((f) => !before.has(f))
+  assert.equal(added.length, 1, `one cache entry for the project, got ${JSON.stringify(added)}`)
+  const mine = added[0]!
   // The same files again are answered from the cache, not parsed: a planted entry shows it.
   write(
     join(cache, mine),
