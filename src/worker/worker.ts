@@ -18,7 +18,7 @@ import { VisError } from '../util/errors.js'
 import { guestDir } from '../util/home.js'
 import { childEntry } from './entry.js'
 import { guestBytecode } from './guest-bytecode.js'
-import { appendLog, logDir, openWorkerLog, readLogTail } from './logfile.js'
+import { appendLog, capLog, logDir, openWorkerLog, pruneLogs, readLogTail } from './logfile.js'
 import type { WorkerPolicy } from './policy.js'
 import { processTree, waitGone } from './proctree.js'
 import { pythonHome } from './python-home.js'
@@ -104,6 +104,8 @@ function hostEnv(): Record<string, string> {
 export class Worker {
   readonly pid: number
   readonly logPath: string
+  // Stops keeping the log small (logfile.ts capLog) and cuts it to its tail, at exit.
+  private readonly uncapLog: () => void
   readonly policy: WorkerPolicy
   // Tool specs installed before the worker had a session (JSON text by name): a session
   // binding the same spec skips the round trip.
@@ -147,6 +149,7 @@ export class Worker {
     this.child = child
     this.pid = child.pid!
     this.logPath = logPath
+    this.uncapLog = capLog(() => this.logPath)
     this.policy = opts.policy
     const socket = child.stdio[3] as Socket
     this.channel = Channel.overSocket(socket, {
@@ -210,6 +213,7 @@ export class Worker {
     }
     const outbox = join(opts.home, 'outbox', `worker-${randomBytes(6).toString('hex')}`)
     mkdirSync(outbox, { recursive: true, mode: 0o700 })
+    pruneLogs(opts.home)
     const log = openWorkerLog(opts.home)
     let spawned: SpawnedProcess
     try {
@@ -482,5 +486,6 @@ export class Worker {
       this.state = 'exited'
     }
     for (const fn of this.listeners.exit) fn({ code, signal, state: prior, reason })
+    this.uncapLog()
   }
 }
