@@ -45,8 +45,13 @@ export {
   serveStdio,
 } from './mcp/index.js'
 export { discoverProjectLayout, type ProjectLayout, type ProjectLayoutOptions } from './project/index.js'
+export {
+  type BlockError,
+  BlockResult,
+  // Deprecated: the old name of BlockResult, kept for one minor version.
+  BlockResult as BlockOutcome,
+} from './sessions/block-result.js'
 export type { SessionEvent, SessionEventType, SessionListener } from './sessions/events.js'
-export { type BlockError, BlockOutcome } from './sessions/outcome.js'
 export { createRuntime, type Runtime, RuntimeOptions, SessionOptions } from './sessions/runtime.js'
 export {
   bindAndBump,
