@@ -24,8 +24,8 @@ export {
   type RegistryOptions,
   runExtensionTests,
 } from './extensions/index.js'
+export { renderError, renderOutcomeText } from './format/block-text.js'
 export { type FormatResult, formatPythonForDisplay, PythonFormatter } from './format/index.js'
-export { renderError, renderOutcomeText } from './format/outcome.js'
 export {
   boundaryView,
   ctxToPythonStr,

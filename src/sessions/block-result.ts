@@ -7,7 +7,7 @@ export { BlockError }
 // What one block returns to the library's caller (Session.runBlock, createRuntime's
 // runBlock): the one definition of a block's result. Its fields come from the guest's answer
 // (src/protocol/run-block.ts) plus what the host adds; the other renderings are derived from
-// it: the stored row (src/engine/outcome.ts finishFromOutcome), the HTTP/MCP view (snake_case,
+// it: the stored row (src/engine/block-finish.ts finishFromOutcome), the HTTP/MCP view (snake_case,
 // src/engine/views.ts) and the agent's text. test/sessions/block-result.test.ts checks that
 // each keeps every field. camelCase: this is the TypeScript library's surface.
 export const BlockResult = GuestBlockOutcome.pick({

@@ -15,7 +15,7 @@ const GuestAttachmentSchema = z
   .passthrough()
 
 export type OutcomeLimits = {
-  // Stored stdout/stderr beyond this many characters is cut, with a note saying so.
+  // Stored output beyond this many characters is cut, with a note saying so.
   maxOutputChars: number
 }
 
@@ -81,7 +81,6 @@ export function finishFromOutcome(outcome: BlockResult, durationMs: number, limi
   if (notes.length > 0) stdout += `[vis: ${notes.join('; ')}]\n`
   const finish: FinishBlockInput = {
     stdout,
-    stderr: '',
     result: asJson(outcome.result),
     error: outcome.error ? blockError(outcome.error) : null,
     durationMs: Math.max(0, Math.round(durationMs)),
