@@ -24,25 +24,30 @@ def const_str(node) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
+def is_name(node, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def subscript_key(node, name: str, ctx: type) -> str | None:
+    """ "k" when `node` is name["k"] used as `ctx` (ast.Load or ast.Store)."""
+    if isinstance(node, ast.Subscript) and is_name(node.value, name) and isinstance(node.ctx, ctx):
+        return const_str(node.slice)
+    return None
+
+
 def keys_read(tree: ast.AST, name: str) -> set[str]:
     """Keys read of the dict held in `name`: name["k"], name.get("k"), name.pop("k"), "k" in name."""
     found: set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == name:
-            key = const_str(node.slice)
-            if key is not None and isinstance(node.ctx, ast.Load):
-                found.add(key)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            target = node.func.value
-            if isinstance(target, ast.Name) and target.id == name and node.func.attr in ("get", "pop"):
-                key = const_str(node.args[0]) if node.args else None
-                if key is not None:
-                    found.add(key)
+        key = subscript_key(node, name, ast.Load)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if is_name(node.func.value, name) and node.func.attr in ("get", "pop") and node.args:
+                key = const_str(node.args[0])
         elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.In):
-            right = node.comparators[0]
-            key = const_str(node.left)
-            if key is not None and isinstance(right, ast.Name) and right.id == name:
-                found.add(key)
+            if is_name(node.comparators[0], name):
+                key = const_str(node.left)
+        if key is not None:
+            found.add(key)
     return found
 
 
@@ -51,10 +56,9 @@ def keys_written(tree: ast.AST, name: str, returning: tuple[str, ...]) -> set[st
     `returning` return."""
     found: set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == name:
-            key = const_str(node.slice)
-            if key is not None and isinstance(node.ctx, ast.Store):
-                found.add(key)
+        key = subscript_key(node, name, ast.Store)
+        if key is not None:
+            found.add(key)
         elif isinstance(node, ast.FunctionDef) and node.name in returning:
             for ret in ast.walk(node):
                 if isinstance(ret, ast.Return) and isinstance(ret.value, ast.Dict):
