@@ -11,9 +11,9 @@ import {
   CHILD_NOTIFICATION_SCHEMAS,
   CHILD_REQUEST_SCHEMAS,
   type HostCallRequest,
-  InterruptAck,
   type OutputNotification,
 } from '../protocol/messages.js'
+import { type ParentOp, type ParentParams, parseReply } from '../protocol/parent-requests.js'
 import { VisError } from '../util/errors.js'
 import { guestDir } from '../util/home.js'
 import { childEntry } from './entry.js'
@@ -286,8 +286,10 @@ export class Worker {
     this.hostHandler = handler
   }
 
-  // Sends a parent op; `id` names the job for output notifications and interrupts.
-  start(op: string, params: Record<string, unknown> = {}): { id: number; reply: Promise<unknown> } {
+  // Sends a parent op; `id` names the job for output notifications and interrupts. The
+  // parameters are typed by the op's schema (src/protocol/parent-requests.ts); the reply is
+  // read with parseReply.
+  start<O extends ParentOp>(op: O, params: ParentParams<O>): { id: number; reply: Promise<unknown> } {
     if (!this.alive) {
       const code = this.state === 'retired' ? 'worker.retired' : 'worker.closed'
       return {
@@ -309,7 +311,7 @@ export class Worker {
     return started
   }
 
-  call(op: string, params: Record<string, unknown> = {}): Promise<unknown> {
+  call<O extends ParentOp>(op: O, params: ParentParams<O>): Promise<unknown> {
     return this.start(op, params).reply
   }
 
@@ -347,7 +349,7 @@ export class Worker {
         this.retire(`the interrupt was not acknowledged within ${bound} ms`)
         return { landed: false, retired: true }
       }
-      return { landed: InterruptAck.parse(r).landed, retired: false }
+      return { landed: parseReply('interrupt', r).landed, retired: false }
     } catch (err) {
       if (this.state === 'retired') return { landed: false, retired: true }
       throw err
@@ -375,7 +377,7 @@ export class Worker {
     if (this.alive) {
       this.state = 'closed'
       this.abortHostCalls(new VisError('worker.closed', 'the session was disposed'))
-      const closing = this.channel.request('close').catch(() => undefined)
+      const closing = this.channel.request('close', {}).catch(() => undefined)
       let timer: NodeJS.Timeout | undefined
       const grace = new Promise((r) => {
         timer = setTimeout(r, CLOSE_GRACE_MS)
