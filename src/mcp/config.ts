@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { z } from 'zod'
-import { NetworkPolicySchema, PolicySchema } from '../engine/schemas.js'
+import { NetworkPolicySchema } from '../confinement/egress/network-policy.js'
+import { SessionPolicySchema } from '../engine/schemas.js'
 import { VisError } from '../util/errors.js'
 import { visHome } from '../util/home.js'
 import { McpServersSchema } from './client/config.js'
@@ -10,7 +11,7 @@ import { McpServersSchema } from './client/config.js'
 // sessions vis itself serves over MCP.
 export const McpServePolicySchema = z
   .object({
-    roots: PolicySchema.shape.roots,
+    roots: SessionPolicySchema.shape.roots,
     network: NetworkPolicySchema.default({}),
   })
   .strict()

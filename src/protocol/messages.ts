@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { NetworkEntrySchema } from '../confinement/egress/policy.js'
+import { NetworkEntrySchema } from '../confinement/egress/network-policy.js'
 
 // The wire's three message kinds (docs/ARCHITECTURE.md "Processes and the wire").
 // A request carries `id` and `op`, a reply carries `id` and `ok` but never `op`,

@@ -1,5 +1,5 @@
-import type { NetworkEntryInput } from '../confinement/egress/policy.js'
-import { type Limits, LimitsSchema } from '../confinement/policy.js'
+import type { NetworkEntryInput } from '../confinement/egress/network-policy.js'
+import { type Limits, LimitsSchema } from '../confinement/jail-policy.js'
 import { NetworkAck, type OutputNotification, StdinAck } from '../protocol/messages.js'
 import { SessionResources } from '../tools/resources.js'
 import type { SpawnHook, Tool } from '../tools/types.js'

@@ -6,8 +6,8 @@
 // Its stdout/stderr are the worker's log file, never the wire.
 import { z } from 'zod'
 import { startEgressForwarderFromEnv } from '../confinement/egress/forwarder.js'
+import { NetworkEntrySchema } from '../confinement/egress/network-policy.js'
 import { nodeNet } from '../confinement/egress/node-net.js'
-import { NetworkEntrySchema } from '../confinement/egress/policy.js'
 import { installSeccomp } from '../confinement/seccomp.js'
 import { loadPython, type PythonRuntime } from '../native/index.js'
 import { Channel, type ChannelOptions } from '../protocol/channel.js'
@@ -15,7 +15,7 @@ import { DEFAULT_MAX_DEPTH, DEFAULT_MAX_FRAME_CHARS } from '../protocol/framing.
 import { PARENT_REQUEST_SCHEMAS, RequestEnvelope } from '../protocol/messages.js'
 import { errorMessage, VisError } from '../util/errors.js'
 import { permissiveNativePolicy, toNativePolicy } from './native-policy.js'
-import { networkLoosening, WorkerPolicy } from './policy.js'
+import { networkLoosening, tightenedNetwork, WorkerPolicy } from './worker-policy.js'
 
 // Served by the interpreter thread, in arrival order.
 const WORK_OPS = ['exec', 'eval', 'run', 'run-block', 'install-tool', 'install-runtime']
@@ -91,10 +91,7 @@ async function network(py: PythonRuntime, input: unknown) {
       { op: 'network' },
     )
   }
-  const next: WorkerPolicy = {
-    ...confined.policy,
-    network: { enabled: msg.enabled, allow: msg.enabled ? (msg.allow ?? cur.allow) : [], deny: cur.deny },
-  }
+  const next: WorkerPolicy = { ...confined.policy, network: tightenedNetwork(cur, msg) }
   // A permissive audit hook (the attack suite's kernel-only proof) stays permissive.
   if (!confined.permissive)
     py.installPolicy(toNativePolicy(next, py.distribution.root, confined.writable, { egressProxy }))
