@@ -12,6 +12,8 @@ import { after, describe, test } from 'node:test'
 import { compilePolicy, evaluate } from '../../src/confinement/egress/evaluate.js'
 import type { NetworkEntryInput, NetworkPolicy } from '../../src/confinement/egress/network-policy.js'
 import { ConfinementPolicySchema, LimitsSchema } from '../../src/confinement/jail-policy.js'
+import { SessionPolicySchema } from '../../src/engine/schemas.js'
+import { normalizePolicy as normalizeAuditPolicy } from '../../src/native/audit-policy.js'
 import { isVisError } from '../../src/util/errors.js'
 import { auditNetwork, toNativePolicy } from '../../src/worker/native-policy.js'
 import { Worker } from '../../src/worker/worker.js'
@@ -146,6 +148,18 @@ describe('the jail form', () => {
   })
 })
 
+describe('the one network schema', () => {
+  test('its cap holds for the library and the HTTP API alike', () => {
+    const allow = Array.from({ length: 257 }, (_, i) => `h${i}.test`)
+    assert.throws(() => normalizePolicy({ network: { enabled: true, allow } }), /256/)
+    assert.equal(SessionPolicySchema.safeParse({ network: { enabled: true, allow } }).success, false)
+    assert.equal(
+      normalizePolicy({ network: { enabled: true, allow: allow.slice(1) } }).network.allow.length,
+      256,
+    )
+  })
+})
+
 describe('the proxy form', () => {
   test('a tightening the worker accepts never lets the proxy allow what it refused before', () => {
     const r = rng(3535)
@@ -234,6 +248,17 @@ describe('the audit hook form', () => {
     const p = normalizePolicy({ roots: ['/srv/a'], network: { enabled: true } })
     assert.deepEqual(toNativePolicy(p, '/dist').network, { enabled: true })
     assert.equal(proxyAllows(p.network, ['far.example', 443]), true)
+  })
+
+  test('the hook is never handed an empty list, which it would read as nothing allowed', () => {
+    const installed = normalizeAuditPolicy({
+      readOnly: [],
+      readWrite: [],
+      network: { enabled: true, allow: [] },
+      processes: false,
+      ctypes: false,
+    })
+    assert.deepEqual(installed.network, { enabled: true })
   })
 
   test('rules and the deny list are kept or refused, never dropped', () => {
