@@ -1,7 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { z } from 'zod'
-import { NetworkPolicySchema } from '../confinement/egress/network-policy.js'
 import { SessionPolicySchema } from '../engine/schemas.js'
 import { VisError } from '../util/errors.js'
 import { visHome } from '../util/home.js'
@@ -9,12 +8,7 @@ import { McpServersSchema } from './client/config.js'
 
 // The vis home's mcp.json: the servers whose tools sessions get, and the policy of the
 // sessions vis itself serves over MCP.
-export const McpServePolicySchema = z
-  .object({
-    roots: SessionPolicySchema.shape.roots,
-    network: NetworkPolicySchema.default({}),
-  })
-  .strict()
+export const McpServePolicySchema = SessionPolicySchema.pick({ roots: true, network: true })
 export type McpServePolicy = z.output<typeof McpServePolicySchema>
 
 // "mcpServers" is what Claude, Cursor and most READMEs call the servers: a file written for them
