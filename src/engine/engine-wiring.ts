@@ -58,6 +58,7 @@ export function wireCore(
     lives,
     pending,
     closing: undefined,
+    ownership: undefined,
     executeDeps: { ...bridge, store, extensions, ensureWorker: (live) => ensureWorker(core, live) },
     workerDeps: {
       runtime,
