@@ -12,11 +12,15 @@ export {
   type NetworkPolicy,
   type NetworkRule,
   NetworkRuleSchema,
-} from './egress/policy.js'
+} from './egress/network-policy.js'
 export { type EgressDecision, type EgressProxy, type EgressRules, startEgressProxy } from './egress/proxy.js'
 export { EGRESS_PORT, EGRESS_SOCKET, sandboxEnvironment } from './environment.js'
+export {
+  type ConfinementPolicy,
+  type ConfinementPolicyInput,
+  ConfinementPolicySchema,
+} from './jail-policy.js'
 export { launcherPath, loadConfineAddon, type SeccompOptions, type SeccompReport } from './native.js'
-export { type ConfinementPolicy, type ConfinementPolicyInput, ConfinementPolicySchema } from './policy.js'
 export { type Check, exitCodeFor, type ProbeReport, probe } from './probe.js'
 export { installSeccomp, verifySeccomp } from './seccomp.js'
 export {

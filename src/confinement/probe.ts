@@ -6,8 +6,8 @@ import { z } from 'zod'
 import { explainLocally } from '../distribution/resolve.js'
 import { packageRoot, visHome } from '../util/home.js'
 import { canCreateChild, detectCgroups } from './cgroup.js'
+import { LimitsSchema } from './jail-policy.js'
 import { findNative, launcherPath, loadConfineAddon } from './native.js'
-import { LimitsSchema } from './policy.js'
 
 export const CheckSchema = z.object({
   id: z.string(),

@@ -9,9 +9,13 @@ import { createSandboxCgroup, detectCgroups, type SandboxCgroup } from './cgroup
 import { draftMount } from './draft-mount.js'
 import { type EgressProxy, startEgressProxy } from './egress/proxy.js'
 import { sandboxEnvironment } from './environment.js'
+import {
+  type ConfinementPolicy,
+  type ConfinementPolicyInput,
+  ConfinementPolicySchema,
+} from './jail-policy.js'
 import { packageMounts, pinFds, realish, resolvedReadOnly } from './mount-sources.js'
 import { launcherPath } from './native.js'
-import { type ConfinementPolicy, type ConfinementPolicyInput, ConfinementPolicySchema } from './policy.js'
 import { probe } from './probe.js'
 import { homeMasks, type OpenedRoot, openRoots, rootsChecked } from './root-guard.js'
 import { bubblewrapArgs, launcherArgs, missingPaths } from './sandbox-args.js'

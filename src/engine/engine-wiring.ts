@@ -12,7 +12,7 @@ import { EventLog } from './event-log.js'
 import { onRuntimeEvent } from './events-bridge.js'
 import type { Live } from './live.js'
 import { engineMetrics } from './metrics.js'
-import { type BlockView, PolicySchema } from './schemas.js'
+import { type BlockView, SessionPolicySchema } from './schemas.js'
 import { ensureWorker, replaceWorker } from './session-worker.js'
 
 const DEFAULT_MAX_OUTPUT_CHARS = 1024 * 1024
@@ -33,7 +33,7 @@ export function wireCore(
   const pending = new Map<string, Promise<BlockView>>()
   const drafts = new Drafts(store.db, store.home, {
     primaryRoot: (id) =>
-      (PolicySchema.parse(requireSession(core, id).policy).roots ?? []).map((r) => resolve(r))[0],
+      (SessionPolicySchema.parse(requireSession(core, id).policy).roots ?? []).map((r) => resolve(r))[0],
     rootPin: (id, root) => lives.get(id)?.pins?.[root],
     exclusive: (id, fn) => exclusive(core, id, fn),
     replaceWorker: (id) => replaceWorker(core, id),

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { NetworkDenySchema, NetworkEntrySchema } from '../confinement/egress/policy.js'
+import { NetworkPolicySchema } from '../confinement/egress/network-policy.js'
 import { DraftStateSchema } from '../drafts/drafts.js'
 import { JsonValueSchema } from '../persistence/json.js'
 import { SurvivedSchema } from '../sessions/survived.js'
@@ -13,25 +13,7 @@ export const MAX_TIMEOUT_MS = 60 * 60 * 1000
 
 const Id = z.string().min(1).max(128)
 
-export const NetworkPolicySchema = z
-  .object({
-    enabled: z.boolean().default(false).describe('Whether the session may reach the network at all.'),
-    allow: z
-      .array(NetworkEntrySchema)
-      .max(256)
-      .default([])
-      .describe(
-        "Allowed destinations: '*', 'example.com' (and subdomains), '*.example.com', an IP or CIDR, optionally ':443' or ':80,443'; or a rule {host, access: 'read-only'|'full'|'none', methods, paths}. Empty: every public destination.",
-      ),
-    deny: z
-      .array(NetworkDenySchema)
-      .max(256)
-      .default([])
-      .describe('Refused destinations (same syntax); a specific deny beats a specific allow.'),
-  })
-  .strict()
-
-export const PolicySchema = z
+export const SessionPolicySchema = z
   .object({
     roots: z
       .array(
@@ -48,7 +30,7 @@ export const PolicySchema = z
     shell: z.boolean().default(false).describe('Whether the shell tool is bound.'),
   })
   .strict()
-export type Policy = z.output<typeof PolicySchema>
+export type SessionPolicy = z.output<typeof SessionPolicySchema>
 
 export const CreateSessionBodySchema = z
   .object({
@@ -57,9 +39,9 @@ export const CreateSessionBodySchema = z
       .regex(/[^.]/, 'not only dots: "." and ".." change meaning in a URL path')
       .optional(),
     title: z.string().max(1000).nullable().optional(),
-    roots: PolicySchema.shape.roots,
-    network: PolicySchema.shape.network,
-    shell: PolicySchema.shape.shell,
+    roots: SessionPolicySchema.shape.roots,
+    network: SessionPolicySchema.shape.network,
+    shell: SessionPolicySchema.shape.shell,
   })
   .strict()
 export type CreateSessionBody = z.input<typeof CreateSessionBodySchema>

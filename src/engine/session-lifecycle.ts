@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { formatPythonForDisplay } from '../format/index.js'
 import type { Session } from '../sessions/session.js'
 import { VisError } from '../util/errors.js'
-import { normalizePolicy } from '../worker/policy.js'
+import { normalizePolicy } from '../worker/worker-policy.js'
 import { withLiveStatus } from './block-queue.js'
 import {
   assertOpen,

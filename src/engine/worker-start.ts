@@ -11,12 +11,12 @@ import type { SessionEvent as RuntimeEvent } from '../sessions/events.js'
 import type { Runtime } from '../sessions/runtime.js'
 import type { Session } from '../sessions/session.js'
 import { defaultTools } from '../tools/index.js'
-import { normalizePolicy } from '../worker/policy.js'
+import { normalizePolicy } from '../worker/worker-policy.js'
 import type { EngineOptions } from './engine-options.js'
 import type { EventLog } from './event-log.js'
 import type { Live } from './live.js'
 import type { EngineMetrics } from './metrics.js'
-import { PolicySchema } from './schemas.js'
+import { SessionPolicySchema } from './schemas.js'
 import { sandboxSysPath } from './sys-path.js'
 
 // What starting a session's worker needs from the engine that owns it.
@@ -40,7 +40,7 @@ export type WorkerDeps = {
 export async function reopenWorker(deps: WorkerDeps, live: Live): Promise<Session> {
   const row = deps.requireSession(live.id)
   const within = live.within ?? deps.options.allowRoots
-  const policy = normalizePolicy({ ...PolicySchema.parse(row.policy), ...(within ? { within } : {}) })
+  const policy = normalizePolicy({ ...SessionPolicySchema.parse(row.policy), ...(within ? { within } : {}) })
   // A session opened by an earlier host process pins its roots anew here, at its first start.
   live.pins ??= pinRoots(policy.roots, { within: policy.within }, { sessionId: live.id, op: 'open-session' })
   if (policy.roots.length > 0) policy.pins = live.pins

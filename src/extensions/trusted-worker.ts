@@ -1,9 +1,9 @@
 import { z } from 'zod'
 import type { ExtensionKvRepo } from '../persistence/kv.js'
 import { errorMessage, VisError } from '../util/errors.js'
-import { normalizePolicy } from '../worker/policy.js'
 import type { EnterNamespaces } from '../worker/spawn.js'
 import { type HostCall, Worker } from '../worker/worker.js'
+import { normalizePolicy } from '../worker/worker-policy.js'
 
 export type TrustedWorkerOptions = {
   home: string

@@ -40,6 +40,9 @@ const EXACT: Record<string, ContentfulStatusCode> = {
   // A root whose path names another directory than at the session's creation (root-guard.ts).
   'policy.root-changed': 409,
   'session.jail-refused': 400,
+  // An unjailed runtime's audit hook cannot express the session's network policy
+  // (src/worker/native-policy.ts).
+  'policy.audit-unexpressible': 400,
   // A host file tool asked to change the vis-runtime package inside a root (src/tools/fs/paths.ts).
   'tool.read-only-path': 403,
   'idempotency.key-reused': 422,

@@ -1,19 +1,14 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { z } from 'zod'
-import { NetworkPolicySchema, PolicySchema } from '../engine/schemas.js'
+import { SessionPolicySchema } from '../engine/schemas.js'
 import { VisError } from '../util/errors.js'
 import { visHome } from '../util/home.js'
 import { McpServersSchema } from './client/config.js'
 
 // The vis home's mcp.json: the servers whose tools sessions get, and the policy of the
 // sessions vis itself serves over MCP.
-export const McpServePolicySchema = z
-  .object({
-    roots: PolicySchema.shape.roots,
-    network: NetworkPolicySchema.default({}),
-  })
-  .strict()
+export const McpServePolicySchema = SessionPolicySchema.pick({ roots: true, network: true })
 export type McpServePolicy = z.output<typeof McpServePolicySchema>
 
 // "mcpServers" is what Claude, Cursor and most READMEs call the servers: a file written for them

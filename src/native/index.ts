@@ -1,8 +1,8 @@
 export { BUILD_COMMAND } from './addon.js'
+export type { AuditPolicy } from './audit-policy.js'
+export { AuditPolicySchema } from './audit-policy.js'
 export type { Frame, HostReply, Outcome, PythonError } from './job-outcome.js'
 export { HostReplySchema, OutcomeSchema } from './job-outcome.js'
-export type { Policy } from './policy.js'
-export { PolicySchema } from './policy.js'
 export type {
   Distribution,
   HostCallHandler,

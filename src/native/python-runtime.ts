@@ -6,8 +6,8 @@ import { isSpinUs, MAX_SPIN_US } from '../protocol/framing.js'
 import { errorMessage, VisError } from '../util/errors.js'
 import { guestDir } from '../util/home.js'
 import { loadLoader, type RuntimeAddon, requireRuntime, runtimeAddonPath } from './addon.js'
+import { type AuditPolicy, checkTightens, normalizePolicy } from './audit-policy.js'
 import { type Outcome, OutcomeSchema } from './job-outcome.js'
-import { checkTightens, normalizePolicy, type Policy } from './policy.js'
 
 // The distribution fields the native core needs (a ResolvedDistribution has them all).
 export type Distribution = Pick<
@@ -111,7 +111,7 @@ export class PythonRuntime {
   private readonly outputListeners = new Set<OutputListener>()
   private hostHandler: HostCallHandler | undefined
   private readonly hostCalls = new Map<number, AbortController>()
-  private policy: Policy | undefined
+  private policy: AuditPolicy | undefined
   private readonly audit: boolean
   private closing: Promise<number> | undefined
   private onClosed: ((code: number) => void) | undefined
@@ -200,7 +200,7 @@ export class PythonRuntime {
   }
 
   // The first call replaces the fail-closed bootstrap state; later calls may only tighten.
-  installPolicy(policy: Policy): void {
+  installPolicy(policy: AuditPolicy): void {
     if (!this.audit) {
       throw new VisError(
         'native.no-audit',

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os'
 import { delimiter, isAbsolute, join } from 'node:path'
 import type { Readable } from 'node:stream'
 import { z } from 'zod'
-import type { NetworkEntry } from '../confinement/egress/policy.js'
+import type { NetworkEntry } from '../confinement/egress/network-policy.js'
 import { findNative } from '../confinement/native.js'
 import { type ConfinedProcess, spawnConfined } from '../confinement/spawn.js'
 import { type JailGitConfig, jailGitConfig } from '../tools/git/jail-config.js'
@@ -22,7 +22,7 @@ import { processTree } from '../tools/proc/tree.js'
 import type { ExitStatus, SpawnHook } from '../tools/types.js'
 import { VisError } from '../util/errors.js'
 import { guestDir, packageRoot } from '../util/home.js'
-import type { WorkerPolicy } from '../worker/policy.js'
+import { jailPolicy, tightenedNetwork, type WorkerPolicy } from '../worker/worker-policy.js'
 
 export type ToolJailOptions = {
   sessionId: string
@@ -97,17 +97,7 @@ export function toolJail(input: ToolJailOptions): ToolJail {
     }
     const joinNetwork = await holder.namespaces()
     const jail = await spawnConfined(
-      {
-        roots: policy.roots,
-        ...(policy.within ? { within: policy.within } : {}),
-        ...(policy.pins ? { pins: policy.pins } : {}),
-        readOnly,
-        hidden: policy.hidden ?? [],
-        network: policy.network,
-        shell: true,
-        limits: policy.limits ?? {},
-        overlay: policy.overlay,
-      },
+      jailPolicy(policy, { readOnly, shell: true }),
       process.execPath,
       [init.script, exe, ...args],
       {
@@ -122,7 +112,7 @@ export function toolJail(input: ToolJailOptions): ToolJail {
     return { child: jail.child, jailed: true, kill: () => jail.kill(), status: readStatus(jail.child) }
   }
   const setNetwork = (net: { enabled: boolean; allow: NetworkEntry[] }) => {
-    policy.network = { ...policy.network, enabled: net.enabled, allow: net.enabled ? net.allow : [] }
+    policy.network = tightenedNetwork(policy.network, net)
     holder.setRules(policy.network)
   }
   const dispose = async () => {
@@ -211,20 +201,10 @@ class NetworkHolder {
   private async start(): Promise<Holder> {
     const { policy, sessionId } = this.o
     const init = await jailInitFiles(sessionId)
+    // In a draft the holder lives in the draft's user namespace (the policy's overlay), so
+    // tool jails can enter both its network namespace and the draft's mount namespace.
     const jail = await spawnConfined(
-      {
-        roots: policy.roots,
-        ...(policy.within ? { within: policy.within } : {}),
-        ...(policy.pins ? { pins: policy.pins } : {}),
-        readOnly: init.readOnly,
-        hidden: policy.hidden ?? [],
-        network: policy.network,
-        shell: true,
-        limits: policy.limits ?? {},
-        // In a draft the holder lives in the draft's user namespace, so tool jails can
-        // enter both its network namespace and the draft's mount namespace.
-        overlay: policy.overlay,
-      },
+      jailPolicy(policy, { readOnly: init.readOnly, shell: true }),
       process.execPath,
       [init.script, '/bin/sh', '-c', 'echo ready && exec sleep infinity'],
       { env: init.env, stdio: ['ignore', 'pipe', 'pipe'], sessionId },

@@ -5,6 +5,7 @@
 // and serves the control ops the addon hands over (confine, close).
 // Its stdout/stderr are the worker's log file, never the wire.
 import { startEgressForwarderFromEnv } from '../confinement/egress/forwarder.js'
+import { NetworkEntrySchema } from '../confinement/egress/network-policy.js'
 import { nodeNet } from '../confinement/egress/node-net.js'
 import { installSeccomp } from '../confinement/seccomp.js'
 import { loadPython, type PythonRuntime } from '../native/index.js'
@@ -20,7 +21,7 @@ import {
 } from '../protocol/parent-requests.js'
 import { errorMessage, VisError } from '../util/errors.js'
 import { permissiveNativePolicy, toNativePolicy } from './native-policy.js'
-import { networkLoosening, WorkerPolicy } from './policy.js'
+import { networkLoosening, tightenedNetwork, WorkerPolicy } from './worker-policy.js'
 
 // Served here, on the JavaScript thread; the rest of the parent's ops are the addon's own.
 const CONTROL_OPS = ['confine', 'network', 'disk-budget', 'close'] as const
@@ -81,10 +82,7 @@ async function network(py: PythonRuntime, msg: ParentRequest<'network'>): Promis
       { op: 'network' },
     )
   }
-  const next: WorkerPolicy = {
-    ...confined.policy,
-    network: { enabled: msg.enabled, allow: msg.enabled ? (msg.allow ?? cur.allow) : [], deny: cur.deny },
-  }
+  const next: WorkerPolicy = { ...confined.policy, network: tightenedNetwork(cur, msg) }
   // A permissive audit hook (the attack suite's kernel-only proof) stays permissive.
   if (!confined.permissive)
     py.installPolicy(toNativePolicy(next, py.distribution.root, confined.writable, { egressProxy }))

@@ -1,6 +1,6 @@
 import { appendLog, logDir } from './logfile.js'
-import { policyKey, type WorkerPolicy } from './policy.js'
 import { Worker, type WorkerOptions } from './worker.js'
+import { policyKey, type WorkerPolicy } from './worker-policy.js'
 
 export type PoolOptions = Omit<WorkerOptions, 'policy'> & {
   // Warm workers kept ready per policy key; 0 turns the pool off.

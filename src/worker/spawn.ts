@@ -6,7 +6,7 @@ import { localBuildDir, prebuildsRoot } from '../native/locate.js'
 import { VisError } from '../util/errors.js'
 import { packageRoot } from '../util/home.js'
 import { workerPackageDirs } from './package-deps.js'
-import type { WorkerPolicy } from './policy.js'
+import { jailPolicy, type WorkerPolicy } from './worker-policy.js'
 
 export type SpawnRequest = {
   policy: WorkerPolicy
@@ -88,19 +88,7 @@ export async function spawnWorkerProcess(req: SpawnRequest): Promise<SpawnedProc
   )
   const readOnly = [...new Set([packageRoot, ...native, ...workerPackageDirs(), ...(req.readOnly ?? [])])]
   const confined = await spawnConfined(
-    {
-      // The workspace root stays first: it is the sandbox's home and working directory.
-      roots: req.policy.roots,
-      ...(req.policy.within ? { within: req.policy.within } : {}),
-      ...(req.policy.pins ? { pins: req.policy.pins } : {}),
-      writable: req.writable ?? [],
-      readOnly,
-      network: req.policy.network,
-      shell: req.policy.shell,
-      limits: req.policy.limits,
-      hidden: req.policy.hidden,
-      overlay: req.policy.overlay,
-    },
+    jailPolicy(req.policy, { readOnly, writable: req.writable }),
     req.command,
     req.args,
     { env: req.env, stdio, sessionId: req.sessionId, soleProcess: true },

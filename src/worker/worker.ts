@@ -3,8 +3,8 @@ import { randomBytes } from 'node:crypto'
 import { closeSync, mkdirSync, rmSync } from 'node:fs'
 import type { Socket } from 'node:net'
 import { join } from 'node:path'
-import type { NetworkEntry } from '../confinement/egress/policy.js'
-import { LimitsSchema } from '../confinement/policy.js'
+import type { NetworkEntry } from '../confinement/egress/network-policy.js'
+import { LimitsSchema } from '../confinement/jail-policy.js'
 import { Channel, type ChannelStats } from '../protocol/channel.js'
 import { isSpinUs, MAX_SPIN_US } from '../protocol/framing.js'
 import {
@@ -19,10 +19,10 @@ import { guestDir } from '../util/home.js'
 import { childEntry } from './entry.js'
 import { guestBytecode } from './guest-bytecode.js'
 import { appendLog, capLog, logDir, openWorkerLog, pruneLogs, readLogTail } from './logfile.js'
-import type { WorkerPolicy } from './policy.js'
 import { processTree, waitGone } from './proctree.js'
 import { pythonHome } from './python-home.js'
 import { type EnterNamespaces, type SpawnedProcess, spawnWorkerProcess } from './spawn.js'
+import { tightenedNetwork, type WorkerPolicy } from './worker-policy.js'
 
 export const DEFAULT_INTERRUPT_ACK_MS = 2000
 const CLOSE_GRACE_MS = 1000
@@ -397,7 +397,7 @@ export class Worker {
   // The host side of a network change the worker acknowledged: its egress proxy (the
   // boundary) applies the same, tighter, rules to every new connection and lookup.
   setEgressRules(net: { enabled: boolean; allow: NetworkEntry[] }): void {
-    this.spawned.egress?.setRules({ enabled: net.enabled, allow: net.allow, deny: this.policy.network.deny })
+    this.spawned.egress?.setRules(tightenedNetwork(this.policy.network, net))
   }
 
   async waitExit(): Promise<void> {

@@ -13,7 +13,7 @@ import { compilePolicy, evaluate } from '../../src/confinement/egress/evaluate.j
 import { protectPort } from '../../src/confinement/egress/guard.js'
 import { canonicalIP } from '../../src/confinement/egress/ip.js'
 import { installEgressLab } from '../../src/confinement/egress/lab.js'
-import { NetworkPolicySchema, parseEntry } from '../../src/confinement/egress/policy.js'
+import { NetworkPolicySchema, parseEntry } from '../../src/confinement/egress/network-policy.js'
 import { startEgressProxy } from '../../src/confinement/egress/proxy.js'
 
 type Row = [spelling: string, canonical: string, floor: 'never' | 'private' | 'public', label: RegExp]

@@ -14,7 +14,7 @@ import {
   type NetworkEntryInput,
   NetworkPolicySchema,
   parseEntry,
-} from '../../src/confinement/egress/policy.js'
+} from '../../src/confinement/egress/network-policy.js'
 import { startEgressProxy } from '../../src/confinement/egress/proxy.js'
 
 test('the address floor: never, private (IP entries only) and public', () => {

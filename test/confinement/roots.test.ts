@@ -31,7 +31,7 @@ import {
 import { childPolicy } from '../../src/engine/roots.js'
 import type { VisServer } from '../../src/http/server.js'
 import { createRuntime } from '../../src/sessions/runtime.js'
-import { normalizePolicy } from '../../src/worker/policy.js'
+import { normalizePolicy } from '../../src/worker/worker-policy.js'
 import { client, python, spawnServe, testServer } from '../http/helpers.js'
 import { clientOptions, withRoots } from '../mcp/roots.js'
 

@@ -7,7 +7,7 @@ import { test } from 'node:test'
 import { pythonToolName } from '../../src/mcp/client/bind.js'
 import { namedArguments, toolShape } from '../../src/mcp/client/signature.js'
 import { McpConfigSchema } from '../../src/mcp/config.js'
-import { narrowRoots, rootPaths } from '../../src/mcp/server/policy.js'
+import { narrowRoots, rootPaths } from '../../src/mcp/server/client-roots.js'
 import { tempDir } from './helpers.js'
 
 const search = toolShape('Search the web.', {

@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { addonFile, runtimeAddonName, runtimeAddonPath } from '../../src/native/addon.js'
+import { type AuditPolicy, loosening, resolvePath } from '../../src/native/audit-policy.js'
 import { PREBUILT_ADDON_FILE, partPlatformDir, prebuiltAddon } from '../../src/native/locate.js'
-import { loosening, type Policy, resolvePath } from '../../src/native/policy.js'
 import { repoRoot, tempHome } from './helpers.js'
 
 tempHome()
@@ -51,7 +51,7 @@ test('a prebuild is picked by node-gyp-build from prebuilds/<part>/prebuilds/<pl
   assert.equal(ngb.resolve(join(root, 'vis_loader')), join(platformDir, PREBUILT_ADDON_FILE))
 })
 
-const base: Policy = {
+const base: AuditPolicy = {
   readOnly: ['/data'],
   readWrite: ['/work'],
   network: { enabled: true, allow: ['api.example.com:443', '*.internal'] },

@@ -13,8 +13,8 @@ import { GuestBlockOutcome, RunBlockRequest } from '../../src/protocol/run-block
 import { SurvivedSchema } from '../../src/sessions/survived.js'
 import { isVisError } from '../../src/util/errors.js'
 import { guestDir } from '../../src/util/home.js'
-import { normalizePolicy } from '../../src/worker/policy.js'
 import { Worker } from '../../src/worker/worker.js'
+import { normalizePolicy } from '../../src/worker/worker-policy.js'
 
 type GuestKeys = {
   ops: Record<string, string[]>

@@ -6,8 +6,8 @@ import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import type { OutputNotification } from '../../src/protocol/messages.js'
 import { isVisError } from '../../src/util/errors.js'
-import { normalizePolicy } from '../../src/worker/policy.js'
 import { Worker } from '../../src/worker/worker.js'
+import { normalizePolicy } from '../../src/worker/worker-policy.js'
 
 const home = mkdtempSync(join(tmpdir(), 'vis-child-home-'))
 const root = mkdtempSync(join(tmpdir(), 'vis-child-root-'))

@@ -14,9 +14,9 @@ import {
   pycPath,
   staleSources,
 } from '../../src/worker/guest-bytecode.js'
-import { normalizePolicy } from '../../src/worker/policy.js'
 import { pythonHome } from '../../src/worker/python-home.js'
 import { Worker } from '../../src/worker/worker.js'
+import { normalizePolicy } from '../../src/worker/worker-policy.js'
 
 const scratch = mkdtempSync(join(tmpdir(), 'vis-pyc-'))
 after(() => rmSync(scratch, { recursive: true, force: true }))

@@ -6,8 +6,8 @@ import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { isVisError } from '../../src/util/errors.js'
-import { normalizePolicy } from '../../src/worker/policy.js'
 import { Worker } from '../../src/worker/worker.js'
+import { normalizePolicy } from '../../src/worker/worker-policy.js'
 
 const peer = fileURLToPath(new URL('./fixtures/wire-peer.mjs', import.meta.url))
 const home = mkdtempSync(join(tmpdir(), 'vis-wire-'))

@@ -1,7 +1,7 @@
 import { classifyAddress, privateIPv4 } from './address.js'
 import { isLocalAddress, isProtectedDestination } from './guard.js'
 import { canonicalIP, formatIP, parseIP } from './ip.js'
-import { entryText, type NetworkEntry, type ParsedEntry, parseEntry } from './policy.js'
+import { entryText, type NetworkEntry, type ParsedEntry, parseEntry } from './network-policy.js'
 
 // The evaluator of the one network policy (policy.ts). Decision order:
 // 1. metadata names are refused always;

@@ -7,8 +7,8 @@ import { z } from 'zod'
 import { EgressChecker } from './check.js'
 import { type CompiledPolicy, compilePolicy, type EgressRequest, type RuleVerdict } from './evaluate.js'
 import { LINGER_MS, lingerAfterAnswers, lingeringClose } from './linger.js'
+import { type NetworkEntry, NetworkPolicySchema } from './network-policy.js'
 import { OpenConnections } from './open-connections.js'
-import { type NetworkEntry, NetworkPolicySchema } from './policy.js'
 import { relaySockets } from './relay.js'
 
 export type EgressDecision = {

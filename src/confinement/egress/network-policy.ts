@@ -82,12 +82,26 @@ export const NetworkRuleSchema = z
 export const NetworkEntrySchema = z.union([EntryText, NetworkRuleSchema])
 export const NetworkDenySchema = EntryText
 
+// Each list is capped: every entry is matched on every connection and lookup.
+export const MAX_NETWORK_ENTRIES = 256
+
 export const NetworkPolicySchema = z
   .object({
-    enabled: z.boolean().default(false),
+    enabled: z.boolean().default(false).describe('Whether the session may reach the network at all.'),
     // Empty with the network on: every public destination (the address floor still applies).
-    allow: z.array(NetworkEntrySchema).default([]),
-    deny: z.array(NetworkDenySchema).default([]),
+    // Every derived form keeps that meaning (src/worker/native-policy.ts).
+    allow: z
+      .array(NetworkEntrySchema)
+      .max(MAX_NETWORK_ENTRIES)
+      .default([])
+      .describe(
+        "Allowed destinations: '*', 'example.com' (and subdomains), '*.example.com', an IP or CIDR, optionally ':443' or ':80,443'; or a rule {host, access: 'read-only'|'full'|'none', methods, paths}. Empty: every public destination.",
+      ),
+    deny: z
+      .array(NetworkDenySchema)
+      .max(MAX_NETWORK_ENTRIES)
+      .default([])
+      .describe('Refused destinations (same syntax); a specific deny beats a specific allow.'),
   })
   .strict()
 
@@ -95,6 +109,23 @@ export type NetworkRule = z.infer<typeof NetworkRuleSchema>
 export type NetworkEntry = z.infer<typeof NetworkEntrySchema>
 export type NetworkEntryInput = z.input<typeof NetworkEntrySchema>
 export type NetworkPolicy = z.infer<typeof NetworkPolicySchema>
+
+// Whether a rule limits what plain HTTP may do: 'read-only' (GET/HEAD/OPTIONS), a method
+// list without '*', or a path list. The evaluator refuses a tunnel to a host whose allowing
+// rule narrows (a tunnel shows neither method nor path).
+export function narrowsHttp(rule: NetworkEntryInput): boolean {
+  if (typeof rule === 'string') return false
+  return (
+    rule.access === 'read-only' ||
+    rule.paths !== undefined ||
+    (rule.methods !== undefined && !rule.methods.includes('*'))
+  )
+}
+
+// Whether an allow-list entry refuses something: a rule with access 'none', or one that
+// narrows HTTP.
+export const refusesSome = (e: NetworkEntryInput): boolean =>
+  typeof e !== 'string' && (e.access === 'none' || narrowsHttp(e))
 
 // How an entry is shown in refusals and probes.
 export function entryText(e: NetworkEntryInput): string {

@@ -5,18 +5,19 @@ import { VisError } from '../util/errors.js'
 
 // The audit hook's policy. Paths are resolved (symlinks, ..) before they reach C,
 // where every path-taking event is checked against them, also resolved.
-export const PolicySchema = z.object({
+export const AuditPolicySchema = z.object({
   readOnly: z.array(z.string().min(1)),
   readWrite: z.array(z.string().min(1)),
   network: z.object({
     enabled: z.boolean(),
-    // host, host:port, *.domain or *; absent = any endpoint when enabled.
+    // host, host:port, *.domain or *; absent or empty = any endpoint when enabled, as an
+    // empty allow list is in the session's network policy (confinement/egress/network-policy.ts).
     allow: z.array(z.string().min(1)).optional(),
   }),
   processes: z.boolean(),
   ctypes: z.boolean(),
 })
-export type Policy = z.infer<typeof PolicySchema>
+export type AuditPolicy = z.infer<typeof AuditPolicySchema>
 
 // The absolute, symlink-free form of a path that may not exist yet.
 export function resolvePath(p: string, depth = 0): string {
@@ -41,17 +42,20 @@ function under(path: string, root: string): boolean {
   return root === '/' || path === root || path.startsWith(root + '/')
 }
 
-export function normalizePolicy(policy: Policy): Policy {
-  const p = PolicySchema.parse(policy)
+export function normalizePolicy(policy: AuditPolicy): AuditPolicy {
+  const p = AuditPolicySchema.parse(policy)
+  const { allow, ...network } = p.network
   return {
     ...p,
     readOnly: p.readOnly.map((x) => resolvePath(x)),
     readWrite: p.readWrite.map((x) => resolvePath(x)),
+    // The hook itself reads an empty array as "nothing": it never gets one.
+    network: allow?.length ? { ...network, allow } : network,
   }
 }
 
 // Why `next` would grant something `prev` does not, or undefined when it only tightens.
-export function loosening(prev: Policy, next: Policy): string | undefined {
+export function loosening(prev: AuditPolicy, next: AuditPolicy): string | undefined {
   for (const rw of next.readWrite) {
     if (!prev.readWrite.some((r) => under(rw, r))) return `read-write ${rw} is not inside a read-write root`
   }
@@ -74,7 +78,7 @@ export function loosening(prev: Policy, next: Policy): string | undefined {
   return undefined
 }
 
-export function checkTightens(prev: Policy | undefined, next: Policy): void {
+export function checkTightens(prev: AuditPolicy | undefined, next: AuditPolicy): void {
   if (!prev) return
   const why = loosening(prev, next)
   if (why) {

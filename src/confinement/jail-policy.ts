@@ -1,11 +1,11 @@
 import { isAbsolute } from 'node:path'
 import { z } from 'zod'
-import { NetworkPolicySchema } from './egress/policy.js'
+import { NetworkPolicySchema } from './egress/network-policy.js'
 
 const AbsolutePath = z.string().refine((p) => isAbsolute(p), { message: 'must be an absolute path' })
 
 // The network policy is defined once, beside its evaluator (egress/policy.ts).
-export { NetworkPolicySchema } from './egress/policy.js'
+export { NetworkPolicySchema } from './egress/network-policy.js'
 
 export const LimitsSchema = z.object({
   memoryMb: z.number().int().min(64).default(1024),

@@ -4,16 +4,17 @@ import {
   entryKey,
   entryText,
   type NetworkEntry,
+  type NetworkPolicy,
   NetworkPolicySchema,
+  narrowsHttp,
+  parseEntry,
+  refusesSome,
   sortedEntries,
-} from '../confinement/egress/policy.js'
-import { LimitsSchema, OverlaySchema } from '../confinement/policy.js'
+} from '../confinement/egress/network-policy.js'
+import { type ConfinementPolicyInput, LimitsSchema, OverlaySchema } from '../confinement/jail-policy.js'
 
 // Everything that must be fixed when a worker is spawned: the OS jail is built from it,
 // so two sessions may share a warm worker only if their policies are equal.
-// The one network policy definition (entries, per-host rules), see egress/policy.ts.
-export const NetworkPolicy = NetworkPolicySchema
-
 export const WorkerPolicy = z
   .object({
     roots: z.array(z.string().min(1)).default([]),
@@ -24,7 +25,8 @@ export const WorkerPolicy = z
     // What each root was when the session was created (device:inode by root path), checked at
     // every jail: a root moved away or swapped for a link is refused (policy.root-changed).
     pins: z.record(z.string(), z.string()).optional(),
-    network: NetworkPolicy.default({}),
+    // The one network policy definition (entries, per-host rules): egress/network-policy.ts.
+    network: NetworkPolicySchema.default({}),
     shell: z.boolean().default(false),
     // Resource limits of the jail (memory, processes, files, disk, wall clock, output);
     // unset fields take the confinement defaults published in SECURITY.md.
@@ -76,17 +78,66 @@ export function policyKey(policy: WorkerPolicy, python: string | undefined): str
 }
 
 // Why changing a session's network from `cur` to `next` would loosen it (undefined when
-// it only tightens). `next.allow` unset keeps the current list; an empty list means any.
+// it only tightens); the deny list stays (tightenedNetwork). `next.allow` unset keeps the
+// current list. Judged in the evaluator's order: a specific allow beats a `*` deny and a
+// rule narrowing HTTP, so only a list that grants everything by itself (empty or `*`, with
+// neither of those) takes any new entry; otherwise the new list must be part of the
+// current one, keeping every entry that refuses something ('none' and narrowing rules).
 export function networkLoosening(
   cur: WorkerPolicy['network'],
   next: { enabled: boolean; allow?: NetworkEntry[] },
 ): string | undefined {
   if (!next.enabled) return undefined
   if (!cur.enabled) return 'network is off in this session'
-  if (next.allow === undefined || cur.allow.length === 0 || cur.allow.includes('*')) return undefined
-  const shown = cur.allow.map(entryText).join(', ')
-  if (next.allow.length === 0) return `network is limited to ${shown}`
+  if (next.allow === undefined) return undefined
+  const kept = new Set(next.allow.map(entryKey))
+  const dropped = cur.allow.find((a) => refusesSome(a) && !kept.has(entryKey(a)))
+  if (dropped) return `${entryText(dropped)} limits the session's network and must stay in its allow list`
+  const anyDeny = cur.deny.some((d) => parseEntry(d)?.kind === 'any')
+  const grantsAll = cur.allow.length === 0 || cur.allow.includes('*')
+  if (grantsAll && !anyDeny && !cur.allow.some(narrowsHttp)) return undefined
+  if (next.allow.length === 0 && cur.allow.length > 0) {
+    return `network is limited to ${cur.allow.map(entryText).join(', ')}`
+  }
   const have = new Set(cur.allow.map(entryKey))
   const extra = next.allow.find((a) => !have.has(entryKey(a)))
-  return extra === undefined ? undefined : `${entryText(extra)} is not in the session's allow list (${shown})`
+  if (extra === undefined) return undefined
+  const shown = cur.allow.length
+    ? cur.allow.map(entryText).join(', ')
+    : "it is empty, and the deny list refuses '*'"
+  return `${entryText(extra)} is not in the session's allow list (${shown})`
+}
+
+// The one mapping from a session's policy to the jail its processes run in: the session's
+// worker (src/worker/spawn.ts), its tool processes and its tool network's holder
+// (src/sessions/tool-jail.ts). Only what the host adds differs: the files each process
+// needs read-only, the host directories it writes (a worker's outbox), and whether it may
+// start processes (a tool jail always may: it runs a program).
+export function jailPolicy(
+  p: WorkerPolicy,
+  host: { readOnly: string[]; writable?: string[]; shell?: boolean },
+): ConfinementPolicyInput {
+  return {
+    // The workspace root stays first: it is the sandbox's home and working directory.
+    roots: p.roots,
+    ...(p.within ? { within: p.within } : {}),
+    ...(p.pins ? { pins: p.pins } : {}),
+    writable: host.writable ?? [],
+    readOnly: host.readOnly,
+    hidden: p.hidden ?? [],
+    network: p.network,
+    shell: host.shell ?? p.shell,
+    limits: p.limits ?? {},
+    ...(p.overlay ? { overlay: p.overlay } : {}),
+  }
+}
+
+// The network after a tightening the worker accepted (`Session.setNetwork`): what the
+// worker's audit hook, its egress proxy and the tool network's proxy all apply next. The
+// deny list always stays; an allow list is kept only while the network is on.
+export function tightenedNetwork(
+  cur: NetworkPolicy,
+  next: { enabled: boolean; allow?: NetworkEntry[] },
+): NetworkPolicy {
+  return { enabled: next.enabled, allow: next.enabled ? (next.allow ?? cur.allow) : [], deny: cur.deny }
 }
