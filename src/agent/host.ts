@@ -6,8 +6,10 @@ import { VisError } from '../util/errors.js'
 import { Approvals } from './approvals.js'
 import { type AgentConfig, loadAgentConfig, resolveModel } from './config.js'
 import { ModelDeltaBatcher } from './deltas.js'
+import { FOLD_TOOL, foldTool } from './fold-tool.js'
 import { projectInstructions } from './instructions.js'
 import { type CallScope, journalGate } from './journal.js'
+import { GuestStateSchema, type LiveState, trackWrites } from './live-state.js'
 import { runTurn } from './loop.js'
 import { systemPrompt } from './prompt.js'
 import { createProvider } from './providers/index.js'
@@ -47,6 +49,10 @@ type SessionState = {
   queued: Map<string, TurnView>
   // Each accepted turn's end (stored by then), by turn id, until it ends.
   ends: Map<string, Promise<unknown>>
+  // What a block's fold_session(note) asked for, taken by the loop once the block has ended.
+  fold?: string
+  // Paths the session's writing host tools named, for a compaction's live-state note.
+  changed: Set<string>
 }
 
 // What goes to the session's SSE log (each is a commit): the turn's own events. Its blocks are
@@ -271,7 +277,20 @@ export class Agent {
     })
     try {
       const session = await this.engine.runtimeSession(sessionId)
-      session.setToolGate(journalGate(sessionId, s.scope, this.records, this.approvals))
+      session.setToolGate(
+        trackWrites(s.changed, journalGate(sessionId, s.scope, this.records, this.approvals)),
+      )
+      // Bound into the session on its first turn (and again into a fresh runtime session).
+      if (!session.toolNames().includes(FOLD_TOOL)) {
+        await session.bindTool(
+          foldTool(sessionId, (note) => {
+            if (s.scope.turnId === null) return false
+            s.fold = note
+            return true
+          }),
+        )
+      }
+      s.fold = undefined
       const { files, warnings } = projectInstructions(this.config.home, r.policy.roots)
       for (const w of warnings)
         this.emit(sessionId, turnId, 'turn.warning', { kind: 'instructions', path: w.path, reason: w.reason })
@@ -304,6 +323,15 @@ export class Agent {
         signal: r.signal,
         scope: s.scope,
         emit: (type, data) => this.emit(sessionId, turnId, type, data),
+        liveState: async (): Promise<LiveState | undefined> => {
+          const got = GuestStateSchema.safeParse(await session.callGuest('live_state'))
+          return got.success ? { ...got.data, files_changed: [...s.changed] } : undefined
+        },
+        takeFold: () => {
+          const note = s.fold
+          s.fold = undefined
+          return note
+        },
       })
     } catch (err) {
       end = {
@@ -366,6 +394,7 @@ export class Agent {
         running: new Map(),
         ends: new Map(),
         queued: new Map(),
+        changed: new Set(),
       }
       this.sessions.set(sessionId, s)
     }

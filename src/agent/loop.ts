@@ -3,8 +3,11 @@ import type { BlockView } from '../engine/schemas.js'
 import { stopBlock } from '../engine/stop-block.js'
 import { newId } from '../persistence/ids.js'
 import { errorMessage, isVisError, VisError } from '../util/errors.js'
+import { type CompactReason, compact, contextWindow, DEFAULT_KEEP, shouldCompact } from './compaction.js'
 import type { AgentConfig } from './config.js'
+import { estimateTokens, isContextOverflow } from './context-window.js'
 import type { CallScope } from './journal.js'
+import type { LiveState } from './live-state.js'
 import { classify, ProviderFailure, StallWatch } from './providers/failure.js'
 import type { Message, ModelReply, Part, Provider, ToolCall, Usage } from './providers/types.js'
 import { PYTHON_TOOL, zeroUsage } from './providers/types.js'
@@ -26,6 +29,7 @@ import { addUsage, costed } from './usage.js'
 
 export const MAX_FAILURES = 3
 export const MAX_EMPTY_REPLIES = 3
+export const MAX_OVERFLOW_COMPACTIONS = 2
 // A retry-after longer than this ends the turn instead of holding it.
 const MAX_RETRY_WAIT_MS = 120_000
 
@@ -49,7 +53,15 @@ export type TurnRun = {
   emit: TurnEmit
   // Identical failures in a row across the turn's blocks (src/agent/repeats.ts).
   repeats?: RepeatedFailures
+  // The session's live state for a compaction's note (host.ts asks the guest).
+  liveState?: () => Promise<LiveState | undefined>
+  // The note of a fold_session() call made by the block that just ran, taken once.
+  takeFold?: () => string | undefined
 }
+
+// What the loop keeps between its requests: where the turn's task sits in the history (a
+// compaction moves it to the front) and the tokens spent outside iterations (summaries).
+type TurnState = { taskIndex: number; usage: Usage }
 
 export type TurnEnd = {
   status: 'done' | 'failed' | 'cancelled'
@@ -90,7 +102,7 @@ export function fencedBlock(text: string): string | undefined {
 // answers in text (or the cap, three failures, three empty replies, or a cancel ends it).
 export async function runTurn(t: TurnRun): Promise<TurnEnd> {
   t.repeats ??= new RepeatedFailures()
-  let usage = zeroUsage()
+  const st: TurnState = { taskIndex: t.history.length, usage: zeroUsage() }
   const cancelled = () => t.signal.aborted
   t.history.push(userText(t.prompt))
   let asked = 0
@@ -104,10 +116,12 @@ export async function runTurn(t: TurnRun): Promise<TurnEnd> {
       // streamed text can name it.
       const iter = { id: newId('iter'), position: asked + 1 }
       t.emit('iteration.started', { iteration_id: iter.id, position: iter.position, final })
-      const reply = await callModel(t, final, iter.id)
+      if (shouldCompact(estimate(t), contextWindow(t.config, t.provider), t.config.compaction?.at))
+        await compactNow(t, st, 'threshold', iter.id)
+      const reply = await callModel(t, st, final, iter.id)
       asked++
       const cost = costed(reply.usage, t.config, t.provider)
-      usage = addUsage(usage, reply.usage)
+      st.usage = addUsage(st.usage, reply.usage)
       const calls = final ? [] : callsOf(reply, t.toolCalling, iter.position)
       t.records.addIteration(t.turnId, iter.id, {
         model: modelRef(t.provider),
@@ -129,7 +143,7 @@ export async function runTurn(t: TurnRun): Promise<TurnEnd> {
         if (reply.text.trim() === '') {
           if (final) {
             return fail(
-              usage,
+              st.usage,
               'agent.iteration-cap',
               `The turn reached its cap of ${t.maxIterations} iterations and the model gave no final answer.`,
             )
@@ -137,7 +151,7 @@ export async function runTurn(t: TurnRun): Promise<TurnEnd> {
           empties++
           if (empties >= MAX_EMPTY_REPLIES) {
             return fail(
-              usage,
+              st.usage,
               'agent.empty-replies',
               `The model sent ${MAX_EMPTY_REPLIES} empty replies in a row (no text, no code); the turn ends without an answer.` +
                 // A reasoning model can spend its whole output limit thinking: say so, it is the fix.
@@ -154,7 +168,7 @@ export async function runTurn(t: TurnRun): Promise<TurnEnd> {
           toolCalls: [],
           ...reasoningOf(reply, t.provider),
         })
-        return { status: 'done', answer: reply.text, error: null, usage }
+        return { status: 'done', answer: reply.text, error: null, usage: st.usage }
       }
       empties = 0
       t.history.push({
@@ -164,9 +178,12 @@ export async function runTurn(t: TurnRun): Promise<TurnEnd> {
         ...reasoningOf(reply, t.provider),
       })
       await runCalls(t, calls, iter.id, reply.stop)
+      // fold_session(note) from the block: compact now, the note kept in what replaces the rest.
+      const note = t.takeFold?.()
+      if (note !== undefined) await compactNow(t, st, 'fold', iter.id, note)
       if (t.repeats?.exhausted) {
         return fail(
-          usage,
+          st.usage,
           'agent.repeated-failure',
           `The same failure happened ${t.repeats.count} times in a row (${t.repeats.last}); the model was warned at the ${WARN_AT_REPEATS}rd and kept repeating it, so the turn ends without an answer. Rephrase the task or fix what the error names.`,
         )
@@ -177,10 +194,15 @@ export async function runTurn(t: TurnRun): Promise<TurnEnd> {
       // Why, when whoever cancelled said (a client that hung up on a synchronous turn).
       const why = t.signal.reason
       const message = isVisError(why, 'turn.cancelled') ? why.message : 'The turn was cancelled.'
-      return { status: 'cancelled', answer: null, error: { code: 'turn.cancelled', message }, usage }
+      return {
+        status: 'cancelled',
+        answer: null,
+        error: { code: 'turn.cancelled', message },
+        usage: st.usage,
+      }
     }
-    if (err instanceof ProviderFailure || isVisError(err)) return fail(usage, err.code, err.message)
-    return fail(usage, 'agent.failed', errorMessage(err))
+    if (err instanceof ProviderFailure || isVisError(err)) return fail(st.usage, err.code, err.message)
+    return fail(st.usage, 'agent.failed', errorMessage(err))
   }
 }
 
@@ -269,11 +291,55 @@ async function runBlock(t: TurnRun, code: string, iterationId: string): Promise<
   }
 }
 
+const estimate = (t: TurnRun) =>
+  estimateTokens(t.system, ownReasoning(t.history, modelRef(t.provider)), t.toolCalling)
+
+// Folds the history's older part into a summary (src/agent/compaction.ts) and says so as an event
+// of the turn; false when there was nothing to fold.
+async function compactNow(
+  t: TurnRun,
+  st: TurnState,
+  reason: CompactReason,
+  iterationId: string,
+  note?: string,
+): Promise<boolean> {
+  const done = await compact({
+    provider: t.provider,
+    window: contextWindow(t.config, t.provider),
+    system: t.system,
+    toolCalling: t.toolCalling,
+    history: t.history,
+    taskIndex: st.taskIndex,
+    keep: t.config.compaction?.keep ?? DEFAULT_KEEP,
+    reason,
+    ...(note !== undefined ? { note } : {}),
+    signal: t.signal,
+    live: t.liveState ?? (async () => undefined),
+  })
+  if (!done) return false
+  st.taskIndex = 0
+  st.usage = addUsage(st.usage, done.usage)
+  const { usage, ...rest } = done
+  t.emit('turn.compacted', {
+    iteration_id: iterationId,
+    ...rest,
+    ...(note !== undefined ? { note } : {}),
+    usage: costed(usage, t.config, t.provider),
+  })
+  return true
+}
+
 // One model request with its retries: 429/5xx/connection failures wait (retry-after when sent,
 // else the backoff) and try again, a stall is retried once; three failures in a row end the turn.
-async function callModel(t: TurnRun, final: boolean, iterationId: string): Promise<ModelReply> {
+async function callModel(
+  t: TurnRun,
+  st: TurnState,
+  final: boolean,
+  iterationId: string,
+): Promise<ModelReply> {
   let failures = 0
   let stalls = 0
+  let refusals = 0
   for (;;) {
     const watch = new StallWatch(t.config.stallMs, t.signal)
     try {
@@ -295,6 +361,21 @@ async function callModel(t: TurnRun, final: boolean, iterationId: string): Promi
     } catch (err) {
       if (t.signal.aborted) throw new TurnCancelled(t.sessionId, t.turnId)
       const f = classify(err, t.provider.name, watch.stalled, t.config.stallMs)
+      // Refused for its size: compact and send the smaller request (twice at most: a refusal
+      // after two compactions means even the task and the last iteration are too big).
+      if (isContextOverflow(f) && refusals < MAX_OVERFLOW_COMPACTIONS) {
+        refusals++
+        t.emit('model.retry', {
+          iteration_id: iterationId,
+          code: f.code,
+          message: f.message,
+          attempt: refusals,
+          retrying: true,
+          wait_ms: 0,
+          compacting: true,
+        })
+        if (await compactNow(t, st, 'refused', iterationId)) continue
+      }
       failures++
       if (watch.stalled) stalls++
       const wait =
