@@ -60,8 +60,13 @@ export type TurnRun = {
 }
 
 // What the loop keeps between its requests: where the turn's task sits in the history (a
-// compaction moves it to the front) and the tokens spent outside iterations (summaries).
-type TurnState = { taskIndex: number; usage: Usage }
+// compaction moves it to the front), the tokens spent outside iterations (summaries), and the
+// window a provider's refusal revealed (smaller than the configured one: the rest of the turn
+// compacts before the request instead of being refused again).
+type TurnState = { taskIndex: number; usage: Usage; refusedAt?: number }
+
+const windowOf = (t: TurnRun, st: TurnState) =>
+  Math.min(contextWindow(t.config, t.provider), st.refusedAt ?? Number.POSITIVE_INFINITY)
 
 export type TurnEnd = {
   status: 'done' | 'failed' | 'cancelled'
@@ -116,7 +121,7 @@ export async function runTurn(t: TurnRun): Promise<TurnEnd> {
       // streamed text can name it.
       const iter = { id: newId('iter'), position: asked + 1 }
       t.emit('iteration.started', { iteration_id: iter.id, position: iter.position, final })
-      if (shouldCompact(estimate(t), contextWindow(t.config, t.provider), t.config.compaction?.at))
+      if (shouldCompact(estimate(t), windowOf(t, st), t.config.compaction?.at))
         await compactNow(t, st, 'threshold', iter.id)
       const reply = await callModel(t, st, final, iter.id)
       asked++
@@ -305,7 +310,7 @@ async function compactNow(
 ): Promise<boolean> {
   const done = await compact({
     provider: t.provider,
-    window: contextWindow(t.config, t.provider),
+    window: windowOf(t, st),
     system: t.system,
     toolCalling: t.toolCalling,
     history: t.history,
@@ -365,6 +370,8 @@ async function callModel(
       // after two compactions means even the task and the last iteration are too big).
       if (isContextOverflow(f) && refusals < MAX_OVERFLOW_COMPACTIONS) {
         refusals++
+        // What was refused is over the window: the estimate of it bounds the real one.
+        st.refusedAt = Math.min(st.refusedAt ?? Number.POSITIVE_INFINITY, estimate(t))
         t.emit('model.retry', {
           iteration_id: iterationId,
           code: f.code,
