@@ -55,6 +55,8 @@ type SessionState = {
   changed: Set<string>
 }
 
+const LIVE_STATE_WAIT_MS = 5_000
+
 // What goes to the session's SSE log (each is a commit): the turn's own events. Its blocks are
 // there already as the engine's block-started / output / block-finished (with their turn_id);
 // block.started / block.output / block.ended are for the library's listeners.
@@ -324,7 +326,16 @@ export class Agent {
         scope: s.scope,
         emit: (type, data) => this.emit(sessionId, turnId, type, data),
         liveState: async (): Promise<LiveState | undefined> => {
-          const got = GuestStateSchema.safeParse(await session.callGuest('live_state'))
+          // The note is worth a few seconds at most: a worker that does not answer (busy, gone)
+          // leaves the summary without it.
+          let timer: NodeJS.Timeout | undefined
+          const late = new Promise<undefined>((r) => {
+            timer = setTimeout(() => r(undefined), LIVE_STATE_WAIT_MS)
+          })
+          const raw = await Promise.race([session.callGuest('live_state'), late]).finally(() =>
+            clearTimeout(timer),
+          )
+          const got = GuestStateSchema.safeParse(raw)
           return got.success ? { ...got.data, files_changed: [...s.changed] } : undefined
         },
         takeFold: () => {

@@ -33,8 +33,11 @@ function chatty(blocks: number, kb: number, first?: string) {
     return { text: 'Done: the sum is 42.' }
   }
 }
+// `trap` would hold the worker if the live-state note ran the session's code (its __len__ or
+// shape): the note is taken between blocks, under no block's deadline.
 const SETUP =
   'acc = []\ndef helper(x, y=2):\n    return x * y\nclass Box:\n    pass\n' +
+  'class Trap:\n    def __len__(self):\n        while True: pass\n    @property\n    def shape(self):\n        while True: pass\ntrap = Trap()\n' +
   'r = await patch([{"path": "notes.txt", "search": "old", "replace": "new"}])\nprint("ready")'
 
 // The request the model reads after the compaction: the task, the summary, the live state.
@@ -44,7 +47,8 @@ function assertCompactedRequest(req: Recorded, task: string) {
   assert.ok(text.includes(SUMMARY), 'the summary replaces the older iterations')
   assert.ok(text.includes('Context compacted'), 'the model is told what happened')
   assert.match(text, /helper\(x, y=2\)/, 'the live state names the functions with their signatures')
-  assert.match(text, /Classes: Box/)
+  assert.match(text, /Classes: Box\(\), Trap\(\)/)
+  assert.match(text, /trap: Trap[,\\]/, 'named by its type, its own code not run')
   assert.match(text, /acc: list \(len \d+\)/, 'and the variables with their types')
   assert.match(text, /Files changed by host tools so far: notes\.txt/)
 }

@@ -2,7 +2,6 @@
 and classes with their signatures, and the other names it created with their types. The model
 reads this instead of the folded iterations, so it must name what exists, not what was said."""
 
-import inspect
 import types
 
 from . import tools
@@ -13,20 +12,28 @@ from .helpers import session_defs
 MAX_NAMES = 200
 
 
+# Lengths of these exact types only, shapes of these libraries' arrays only: the note is taken
+# between blocks, outside any block's deadline, so it must run none of the session's own code
+# (a user's __len__, a property, a __class__ that loops would hold the worker).
+_SIZED = (list, tuple, dict, set, frozenset, str, bytes)
+_ARRAYS = ("numpy", "pandas", "polars", "torch")
+
+
 def _type_text(value) -> str:
     kind = type(value)
-    name = kind.__qualname__
-    module = getattr(kind, "__module__", "builtins")
-    text = name if module in ("builtins", "__main__") else f"{module.split('.')[0]}.{name}"
-    try:
-        if isinstance(value, (list, tuple, dict, set, frozenset, str, bytes)):
-            text += f" (len {len(value)})"
-        else:
-            shape = getattr(value, "shape", None)
-            if isinstance(shape, tuple):
-                text += f" (shape {shape})"
-    except Exception:  # noqa: BLE001 - a user's __len__ may raise anything; the type is enough
-        pass
+    name = type.__getattribute__(kind, "__qualname__")
+    module = type.__getattribute__(kind, "__module__") or "builtins"
+    root = module.split(".")[0]
+    text = name if module in ("builtins", "__main__") else f"{root}.{name}"
+    if any(kind is t for t in _SIZED):
+        text += f" (len {len(value)})"
+    elif root in _ARRAYS:
+        try:
+            shape = value.shape
+        except Exception:  # noqa: BLE001 - a library object without a shape is named by its type
+            shape = None
+        if isinstance(shape, tuple):
+            text += f" (shape {shape})"
     return text
 
 
@@ -38,8 +45,8 @@ def take(rt) -> dict:
         value = rt.globals.get(name)
         if name in mine:
             entry = f"{name}{tools.signature_text(value)}"
-            (classes if inspect.isclass(value) else functions).append(entry)
-        elif isinstance(value, types.ModuleType):
+            (classes if issubclass(type(value), type) else functions).append(entry)
+        elif type(value) is types.ModuleType:
             modules.append(name)
         elif not name.startswith("_"):
             variables.append({"name": name, "type": _type_text(value)})
