@@ -112,6 +112,15 @@ test('over the configured window: compacted before the request, every request un
       assert.equal((stored[0]!.data as { turn_id: string }).turn_id, r.id)
       const iterInput = r.iterations.reduce((a, i) => a + (i.usage?.input ?? 0), 0)
       assert.equal(r.usage!.input, iterInput + 100 * done.length)
+
+      // The session's next turn goes on from the compacted conversation: the summary, then its task.
+      h.double.script([{ text: 'Still 42.' }])
+      const next = await h.agent.turn(h.sessionId, 'and the sum again?')
+      assert.equal(next.answer, 'Still 42.')
+      const sent = h.double.requests.at(-1)!.body.messages as { role: string; content: unknown }[]
+      assert.equal(sent[0]!.role, 'system')
+      assert.ok(JSON.stringify(sent[1]).includes(SUMMARY), 'the compacted message opens the conversation')
+      assert.deepEqual(sent.at(-1), { role: 'user', content: 'and the sum again?' })
     },
   )
 })
