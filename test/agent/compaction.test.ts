@@ -121,6 +121,21 @@ test('over the configured window: compacted before the request, every request un
       assert.equal(sent[0]!.role, 'system')
       assert.ok(JSON.stringify(sent[1]).includes(SUMMARY), 'the compacted message opens the conversation')
       assert.deepEqual(sent.at(-1), { role: 'user', content: 'and the sum again?' })
+
+      // After a restart the conversation is rebuilt whole from the stored rows (they kept every
+      // iteration), so the first request over the window is compacted again before it is sent.
+      await h.restart()
+      const before = compactions(h.events).length
+      // First the summary request, then the model's.
+      h.double.script([{ text: SUMMARY }, { text: 'After the restart: 42.' }])
+      const third = await h.agent.turn(h.sessionId, 'once more?')
+      assert.equal(third.answer, 'After the restart: 42.')
+      const again = compactions(h.events).slice(before)
+      assert.equal(again.length, 1)
+      assert.equal(again[0]!.reason, 'threshold')
+      assert.equal(again[0]!.turnId, third.id)
+      assert.ok(isSummary(h.double.requests.at(-2)!))
+      assert.ok(size(h.double.requests.at(-1)!) < window * 4.5)
     },
   )
 })
