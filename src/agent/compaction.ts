@@ -1,5 +1,5 @@
 import { errorMessage } from '../util/errors.js'
-import { contextWindow, DEFAULT_COMPACT_AT, estimateTokens } from './context-window.js'
+import { DEFAULT_COMPACT_AT, estimateTokens } from './context-window.js'
 import { type LiveState, liveStateText } from './live-state.js'
 import type { Message, Part, Provider, Usage } from './providers/types.js'
 import { zeroUsage } from './providers/types.js'
@@ -49,8 +49,6 @@ export type Compacted = {
 }
 
 export const shouldCompact = (tokens: number, window: number, at = DEFAULT_COMPACT_AT) => tokens > window * at
-
-export { contextWindow }
 
 // The turn's messages after its task, as iterations: each starts at a reply and holds what its
 // calls did. A message before the first reply (none today) goes with the folded part.

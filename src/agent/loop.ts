@@ -3,9 +3,9 @@ import type { BlockView } from '../engine/schemas.js'
 import { stopBlock } from '../engine/stop-block.js'
 import { newId } from '../persistence/ids.js'
 import { errorMessage, isVisError, VisError } from '../util/errors.js'
-import { type CompactReason, compact, contextWindow, DEFAULT_KEEP, shouldCompact } from './compaction.js'
+import { shouldCompact } from './compaction.js'
 import type { AgentConfig } from './config.js'
-import { estimateTokens, isContextOverflow } from './context-window.js'
+import { isContextOverflow } from './context-window.js'
 import type { CallScope } from './journal.js'
 import type { LiveState } from './live-state.js'
 import { classify, ProviderFailure, StallWatch } from './providers/failure.js'
@@ -25,6 +25,7 @@ import {
   resultMessage,
   userText,
 } from './transcript.js'
+import { compactTurn, type TurnState, turnEstimate, windowOf } from './turn-compaction.js'
 import { addUsage, costed } from './usage.js'
 
 export const MAX_FAILURES = 3
@@ -58,15 +59,6 @@ export type TurnRun = {
   // The note of a fold_session() call made by the block that just ran, taken once.
   takeFold?: () => string | undefined
 }
-
-// What the loop keeps between its requests: where the turn's task sits in the history (a
-// compaction moves it to the front), the tokens spent outside iterations (summaries), and the
-// window a provider's refusal revealed (smaller than the configured one: the rest of the turn
-// compacts before the request instead of being refused again).
-type TurnState = { taskIndex: number; usage: Usage; refusedAt?: number }
-
-const windowOf = (t: TurnRun, st: TurnState) =>
-  Math.min(contextWindow(t.config, t.provider), st.refusedAt ?? Number.POSITIVE_INFINITY)
 
 export type TurnEnd = {
   status: 'done' | 'failed' | 'cancelled'
@@ -121,8 +113,8 @@ export async function runTurn(t: TurnRun): Promise<TurnEnd> {
       // streamed text can name it.
       const iter = { id: newId('iter'), position: asked + 1 }
       t.emit('iteration.started', { iteration_id: iter.id, position: iter.position, final })
-      if (shouldCompact(estimate(t), windowOf(t, st), t.config.compaction?.at))
-        await compactNow(t, st, 'threshold', iter.id)
+      if (shouldCompact(turnEstimate(t), windowOf(t, st), t.config.compaction?.at))
+        await compactTurn(t, st, 'threshold', iter.id)
       const reply = await callModel(t, st, final, iter.id)
       asked++
       const cost = costed(reply.usage, t.config, t.provider)
@@ -185,7 +177,7 @@ export async function runTurn(t: TurnRun): Promise<TurnEnd> {
       await runCalls(t, calls, iter.id, reply.stop)
       // fold_session(note) from the block: compact now, the note kept in what replaces the rest.
       const note = t.takeFold?.()
-      if (note !== undefined) await compactNow(t, st, 'fold', iter.id, note)
+      if (note !== undefined) await compactTurn(t, st, 'fold', iter.id, note)
       if (t.repeats?.exhausted) {
         return fail(
           st.usage,
@@ -296,44 +288,6 @@ async function runBlock(t: TurnRun, code: string, iterationId: string): Promise<
   }
 }
 
-const estimate = (t: TurnRun) =>
-  estimateTokens(t.system, ownReasoning(t.history, modelRef(t.provider)), t.toolCalling)
-
-// Folds the history's older part into a summary (src/agent/compaction.ts) and says so as an event
-// of the turn; false when there was nothing to fold.
-async function compactNow(
-  t: TurnRun,
-  st: TurnState,
-  reason: CompactReason,
-  iterationId: string,
-  note?: string,
-): Promise<boolean> {
-  const done = await compact({
-    provider: t.provider,
-    window: windowOf(t, st),
-    system: t.system,
-    toolCalling: t.toolCalling,
-    history: t.history,
-    taskIndex: st.taskIndex,
-    keep: t.config.compaction?.keep ?? DEFAULT_KEEP,
-    reason,
-    ...(note !== undefined ? { note } : {}),
-    signal: t.signal,
-    live: t.liveState ?? (async () => undefined),
-  })
-  if (!done) return false
-  st.taskIndex = 0
-  st.usage = addUsage(st.usage, done.usage)
-  const { usage, ...rest } = done
-  t.emit('turn.compacted', {
-    iteration_id: iterationId,
-    ...rest,
-    ...(note !== undefined ? { note } : {}),
-    usage: costed(usage, t.config, t.provider),
-  })
-  return true
-}
-
 // One model request with its retries: 429/5xx/connection failures wait (retry-after when sent,
 // else the backoff) and try again, a stall is retried once; three failures in a row end the turn.
 async function callModel(
@@ -371,7 +325,7 @@ async function callModel(
       if (isContextOverflow(f) && refusals < MAX_OVERFLOW_COMPACTIONS) {
         refusals++
         // What was refused is over the window: the estimate of it bounds the real one.
-        st.refusedAt = Math.min(st.refusedAt ?? Number.POSITIVE_INFINITY, estimate(t))
+        st.refusedAt = Math.min(st.refusedAt ?? Number.POSITIVE_INFINITY, turnEstimate(t))
         t.emit('model.retry', {
           iteration_id: iterationId,
           code: f.code,
@@ -381,7 +335,7 @@ async function callModel(
           wait_ms: 0,
           compacting: true,
         })
-        if (await compactNow(t, st, 'refused', iterationId)) continue
+        if (await compactTurn(t, st, 'refused', iterationId)) continue
       }
       failures++
       if (watch.stalled) stalls++
