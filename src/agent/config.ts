@@ -113,6 +113,30 @@ export const AgentConfigFileSchema = z
     maxIterations: z.number().int().min(1).max(1000).optional(),
     stallMs: z.number().int().min(10).optional(),
     blockTimeoutMs: z.number().int().min(1).optional(),
+    contextWindows: z
+      .record(z.number().int().min(1024))
+      .default({})
+      .describe(
+        'Input tokens a model takes, keyed by <provider>/<model> or by <model>; overrides the table of known windows (src/agent/context-window.ts).',
+      ),
+    compaction: z
+      .object({
+        at: z
+          .number()
+          .min(0.1)
+          .max(0.95)
+          .optional()
+          .describe('Share of the window a request may fill before older iterations are summarised.'),
+        keep: z
+          .number()
+          .int()
+          .min(0)
+          .max(20)
+          .optional()
+          .describe('Iterations kept verbatim after the task (fewer when they alone overfill the window).'),
+      })
+      .strict()
+      .default({}),
     toolCalling: z
       .boolean()
       .optional()
@@ -196,6 +220,7 @@ export function loadAgentConfig(
     ...merged,
     providers: { ...file.providers, ...(o.providers ?? {}) },
     prices: { ...file.prices, ...(o.prices ?? {}) },
+    contextWindows: { ...file.contextWindows, ...(o.contextWindows ?? {}) },
     approvals: AgentConfigFileSchema.shape.approvals.parse(o.approvals ?? file.approvals),
     maxIterations: merged.maxIterations ?? DEFAULTS.maxIterations,
     stallMs: merged.stallMs ?? DEFAULTS.stallMs,

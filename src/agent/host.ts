@@ -6,8 +6,10 @@ import { VisError } from '../util/errors.js'
 import { Approvals } from './approvals.js'
 import { type AgentConfig, loadAgentConfig, resolveModel } from './config.js'
 import { ModelDeltaBatcher } from './deltas.js'
+import { FOLD_TOOL, foldTool } from './fold-tool.js'
 import { projectInstructions } from './instructions.js'
 import { type CallScope, journalGate } from './journal.js'
+import { GuestStateSchema, type LiveState, trackWrites } from './live-state.js'
 import { runTurn } from './loop.js'
 import { systemPrompt } from './prompt.js'
 import { createProvider } from './providers/index.js'
@@ -52,7 +54,13 @@ type SessionState = {
   ends: Map<string, Promise<unknown>>
   // Running turns' providers, by turn id: their sub_loop children use the same by default.
   providers: Map<string, Provider>
+  // What a block's fold_session(note) asked for, taken by the loop once the block has ended.
+  fold?: string
+  // Paths the session's writing host tools named, for a compaction's live-state note.
+  changed: Set<string>
 }
+
+const LIVE_STATE_WAIT_MS = 5_000
 
 // What goes to the session's SSE log (each is a commit): the turn's own events. Its blocks are
 // there already as the engine's block-started / output / block-finished (with their turn_id);
@@ -294,7 +302,20 @@ export class Agent {
     })
     try {
       const session = await this.engine.runtimeSession(sessionId)
-      session.setToolGate(journalGate(sessionId, s.scope, this.records, this.approvals))
+      session.setToolGate(
+        trackWrites(s.changed, journalGate(sessionId, s.scope, this.records, this.approvals)),
+      )
+      // Bound into the session on its first turn (and again into a fresh runtime session).
+      if (!session.toolNames().includes(FOLD_TOOL)) {
+        await session.bindTool(
+          foldTool(sessionId, (note) => {
+            if (s.scope.turnId === null) return false
+            s.fold = note
+            return true
+          }),
+        )
+      }
+      s.fold = undefined
       await this.subLoops.bindInto(session, sessionId, s.scope)
       const { files, warnings } = projectInstructions(this.config.home, r.policy.roots)
       for (const w of warnings)
@@ -328,6 +349,24 @@ export class Agent {
         signal: r.signal,
         scope: s.scope,
         emit: (type, data) => this.emit(sessionId, turnId, type, data),
+        liveState: async (): Promise<LiveState | undefined> => {
+          // The note is worth a few seconds at most: a worker that does not answer (busy, gone)
+          // leaves the summary without it.
+          let timer: NodeJS.Timeout | undefined
+          const late = new Promise<undefined>((r) => {
+            timer = setTimeout(() => r(undefined), LIVE_STATE_WAIT_MS)
+          })
+          const raw = await Promise.race([session.callGuest('live_state'), late]).finally(() =>
+            clearTimeout(timer),
+          )
+          const got = GuestStateSchema.safeParse(raw)
+          return got.success ? { ...got.data, files_changed: [...s.changed] } : undefined
+        },
+        takeFold: () => {
+          const note = s.fold
+          s.fold = undefined
+          return note
+        },
       })
     } catch (err) {
       end = {
@@ -393,6 +432,7 @@ export class Agent {
         ends: new Map(),
         queued: new Map(),
         providers: new Map(),
+        changed: new Set(),
       }
       this.sessions.set(sessionId, s)
     }

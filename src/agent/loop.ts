@@ -3,8 +3,11 @@ import type { BlockView } from '../engine/schemas.js'
 import { stopBlock } from '../engine/stop-block.js'
 import { newId } from '../persistence/ids.js'
 import { errorMessage, isVisError, VisError } from '../util/errors.js'
+import { shouldCompact } from './compaction.js'
 import type { AgentConfig } from './config.js'
+import { isContextOverflow } from './context-window.js'
 import type { CallScope } from './journal.js'
+import type { LiveState } from './live-state.js'
 import { classify, ProviderFailure, StallWatch } from './providers/failure.js'
 import type { Message, ModelReply, Part, Provider, ToolCall, Usage } from './providers/types.js'
 import { PYTHON_TOOL, zeroUsage } from './providers/types.js'
@@ -22,10 +25,12 @@ import {
   resultMessage,
   userText,
 } from './transcript.js'
+import { compactTurn, type TurnState, turnEstimate, windowOf } from './turn-compaction.js'
 import { addUsage, costed } from './usage.js'
 
 export const MAX_FAILURES = 3
 export const MAX_EMPTY_REPLIES = 3
+export const MAX_OVERFLOW_COMPACTIONS = 2
 // A retry-after longer than this ends the turn instead of holding it.
 const MAX_RETRY_WAIT_MS = 120_000
 
@@ -49,6 +54,10 @@ export type TurnRun = {
   emit: TurnEmit
   // Identical failures in a row across the turn's blocks (src/agent/repeats.ts).
   repeats?: RepeatedFailures
+  // The session's live state for a compaction's note (host.ts asks the guest).
+  liveState?: () => Promise<LiveState | undefined>
+  // The note of a fold_session() call made by the block that just ran, taken once.
+  takeFold?: () => string | undefined
 }
 
 export type TurnEnd = {
@@ -90,7 +99,7 @@ export function fencedBlock(text: string): string | undefined {
 // answers in text (or the cap, three failures, three empty replies, or a cancel ends it).
 export async function runTurn(t: TurnRun): Promise<TurnEnd> {
   t.repeats ??= new RepeatedFailures()
-  let usage = zeroUsage()
+  const st: TurnState = { taskIndex: t.history.length, usage: zeroUsage() }
   const cancelled = () => t.signal.aborted
   t.history.push(userText(t.prompt))
   let asked = 0
@@ -104,10 +113,12 @@ export async function runTurn(t: TurnRun): Promise<TurnEnd> {
       // streamed text can name it.
       const iter = { id: newId('iter'), position: asked + 1 }
       t.emit('iteration.started', { iteration_id: iter.id, position: iter.position, final })
-      const reply = await callModel(t, final, iter.id)
+      if (shouldCompact(turnEstimate(t), windowOf(t, st), t.config.compaction?.at))
+        await compactTurn(t, st, 'threshold', iter.id)
+      const reply = await callModel(t, st, final, iter.id)
       asked++
       const cost = costed(reply.usage, t.config, t.provider)
-      usage = addUsage(usage, reply.usage)
+      st.usage = addUsage(st.usage, reply.usage)
       const calls = final ? [] : callsOf(reply, t.toolCalling, iter.position)
       t.records.addIteration(t.turnId, iter.id, {
         model: modelRef(t.provider),
@@ -129,7 +140,7 @@ export async function runTurn(t: TurnRun): Promise<TurnEnd> {
         if (reply.text.trim() === '') {
           if (final) {
             return fail(
-              usage,
+              st.usage,
               'agent.iteration-cap',
               `The turn reached its cap of ${t.maxIterations} iterations and the model gave no final answer.`,
             )
@@ -137,7 +148,7 @@ export async function runTurn(t: TurnRun): Promise<TurnEnd> {
           empties++
           if (empties >= MAX_EMPTY_REPLIES) {
             return fail(
-              usage,
+              st.usage,
               'agent.empty-replies',
               `The model sent ${MAX_EMPTY_REPLIES} empty replies in a row (no text, no code); the turn ends without an answer.` +
                 // A reasoning model can spend its whole output limit thinking: say so, it is the fix.
@@ -154,7 +165,7 @@ export async function runTurn(t: TurnRun): Promise<TurnEnd> {
           toolCalls: [],
           ...reasoningOf(reply, t.provider),
         })
-        return { status: 'done', answer: reply.text, error: null, usage }
+        return { status: 'done', answer: reply.text, error: null, usage: st.usage }
       }
       empties = 0
       t.history.push({
@@ -164,9 +175,12 @@ export async function runTurn(t: TurnRun): Promise<TurnEnd> {
         ...reasoningOf(reply, t.provider),
       })
       await runCalls(t, calls, iter.id, reply.stop)
+      // fold_session(note) from the block: compact now, the note kept in what replaces the rest.
+      const note = t.takeFold?.()
+      if (note !== undefined) await compactTurn(t, st, 'fold', iter.id, note)
       if (t.repeats?.exhausted) {
         return fail(
-          usage,
+          st.usage,
           'agent.repeated-failure',
           `The same failure happened ${t.repeats.count} times in a row (${t.repeats.last}); the model was warned at the ${WARN_AT_REPEATS}rd and kept repeating it, so the turn ends without an answer. Rephrase the task or fix what the error names.`,
         )
@@ -177,10 +191,15 @@ export async function runTurn(t: TurnRun): Promise<TurnEnd> {
       // Why, when whoever cancelled said (a client that hung up on a synchronous turn).
       const why = t.signal.reason
       const message = isVisError(why, 'turn.cancelled') ? why.message : 'The turn was cancelled.'
-      return { status: 'cancelled', answer: null, error: { code: 'turn.cancelled', message }, usage }
+      return {
+        status: 'cancelled',
+        answer: null,
+        error: { code: 'turn.cancelled', message },
+        usage: st.usage,
+      }
     }
-    if (err instanceof ProviderFailure || isVisError(err)) return fail(usage, err.code, err.message)
-    return fail(usage, 'agent.failed', errorMessage(err))
+    if (err instanceof ProviderFailure || isVisError(err)) return fail(st.usage, err.code, err.message)
+    return fail(st.usage, 'agent.failed', errorMessage(err))
   }
 }
 
@@ -271,9 +290,15 @@ async function runBlock(t: TurnRun, code: string, iterationId: string): Promise<
 
 // One model request with its retries: 429/5xx/connection failures wait (retry-after when sent,
 // else the backoff) and try again, a stall is retried once; three failures in a row end the turn.
-async function callModel(t: TurnRun, final: boolean, iterationId: string): Promise<ModelReply> {
+async function callModel(
+  t: TurnRun,
+  st: TurnState,
+  final: boolean,
+  iterationId: string,
+): Promise<ModelReply> {
   let failures = 0
   let stalls = 0
+  let refusals = 0
   for (;;) {
     const watch = new StallWatch(t.config.stallMs, t.signal)
     try {
@@ -295,6 +320,23 @@ async function callModel(t: TurnRun, final: boolean, iterationId: string): Promi
     } catch (err) {
       if (t.signal.aborted) throw new TurnCancelled(t.sessionId, t.turnId)
       const f = classify(err, t.provider.name, watch.stalled, t.config.stallMs)
+      // Refused for its size: compact and send the smaller request (twice at most: a refusal
+      // after two compactions means even the task and the last iteration are too big).
+      if (isContextOverflow(f) && refusals < MAX_OVERFLOW_COMPACTIONS) {
+        refusals++
+        // What was refused is over the window: the estimate of it bounds the real one.
+        st.refusedAt = Math.min(st.refusedAt ?? Number.POSITIVE_INFINITY, turnEstimate(t))
+        t.emit('model.retry', {
+          iteration_id: iterationId,
+          code: f.code,
+          message: f.message,
+          attempt: refusals,
+          retrying: true,
+          wait_ms: 0,
+          compacting: true,
+        })
+        if (await compactTurn(t, st, 'refused', iterationId)) continue
+      }
       failures++
       if (watch.stalled) stalls++
       const wait =

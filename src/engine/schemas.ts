@@ -207,6 +207,8 @@ export const EventTypeSchema = z.enum([
   'approval.requested',
   'approval.resolved',
   'turn.warning',
+  // Older iterations were folded into a summary to fit the context window (src/agent/compaction.ts).
+  'turn.compacted',
   'turn.completed',
   'turn.failed',
   'turn.cancelled',

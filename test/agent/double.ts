@@ -60,7 +60,14 @@ export type Recorded = {
   headers: Record<string, string>
   body: any
   at: number
+  // Refused for its size (the double's context window), before any scripted reply was taken.
+  refused?: true
 }
+
+// How a server words a request over its context window: OpenAI's Chat and Responses APIs
+// (`context_length_exceeded`), Anthropic's "prompt is too long", and two OpenAI-compatible
+// servers (vLLM's maximum-context message, llama.cpp's exceed_context_size_error).
+export type OverflowStyle = 'openai' | 'vllm' | 'llamacpp'
 export type Responder = Scripted | ((req: Recorded, n: number) => Scripted)
 
 const enc = new TextEncoder()
@@ -430,6 +437,10 @@ export class ProviderDouble {
   private server!: Server
   private readonly stalls = new Set<() => void>()
   port = 0
+  // A request whose body is longer than this (bytes) is refused as a hosted API refuses a prompt
+  // over its window; about 4 bytes a token in the message. Unset: no limit.
+  contextBytes: number | undefined
+  overflowStyle: OverflowStyle = 'openai'
 
   // The OpenAI SDKs take the /v1 base; the Anthropic SDK adds /v1 itself.
   get openaiURL(): string {
@@ -462,6 +473,11 @@ export class ProviderDouble {
         at: performance.now(),
       }
       this.requests.push(rec)
+      const size = Buffer.byteLength(JSON.stringify(body))
+      if (this.contextBytes !== undefined && size > this.contextBytes) {
+        rec.refused = true
+        return overflow(dialect, this.overflowStyle, Math.ceil(size / 4), Math.floor(this.contextBytes / 4))
+      }
       const next = this.queue.shift() ?? this.fallback
       if (!next)
         return c.json({ error: { message: 'the double has no scripted reply left', type: 'double' } }, 500)
@@ -585,6 +601,59 @@ export class ProviderDouble {
     this.server.closeAllConnections()
     await new Promise<void>((resolve) => this.server.close(() => resolve()))
   }
+}
+
+function overflow(dialect: Dialect, style: OverflowStyle, tokens: number, max: number): Response {
+  const json = (body: unknown) =>
+    new Response(JSON.stringify(body), {
+      status: 400,
+      headers: { 'content-type': 'application/json', 'x-request-id': 'req_overflow' },
+    })
+  if (dialect === 'anthropic')
+    return json({
+      type: 'error',
+      error: {
+        type: 'invalid_request_error',
+        message: `prompt is too long: ${tokens} tokens > ${max} maximum`,
+      },
+    })
+  if (dialect === 'responses')
+    return json({
+      error: {
+        message:
+          'Your input exceeds the context window of this model. Please adjust your input and try again.',
+        type: 'invalid_request_error',
+        param: 'input',
+        code: 'context_length_exceeded',
+      },
+    })
+  if (style === 'llamacpp')
+    return json({
+      error: {
+        code: 400,
+        message: 'the request exceeds the available context size, try increasing it',
+        type: 'exceed_context_size_error',
+        n_prompt_tokens: tokens,
+        n_ctx: max,
+      },
+    })
+  if (style === 'vllm')
+    return json({
+      error: {
+        message: `This model's maximum context length is ${max} tokens. However, you requested ${tokens} tokens in the messages, Please reduce the length of the messages.`,
+        type: 'BadRequestError',
+        param: null,
+        code: 400,
+      },
+    })
+  return json({
+    error: {
+      message: `This model's maximum context length is ${max} tokens. However, your messages resulted in ${tokens} tokens. Please reduce the length of the messages.`,
+      type: 'invalid_request_error',
+      param: 'messages',
+      code: 'context_length_exceeded',
+    },
+  })
 }
 
 export const pyCall = (code: string, id?: string): ScriptedCall => ({

@@ -27,6 +27,7 @@ from . import (
     touches,
     wire,
 )
+from . import live_state as session_state
 from .state import RT, SYSTEM_VAR_NAMES
 
 
@@ -164,6 +165,11 @@ def validate_no_banned_defs(code: str) -> dict | None:
 def live_vars() -> list:
     """Exactly what the model's blocks created, without the runtime's own names."""
     return block.user_names(RT)
+
+
+def live_state() -> dict:
+    """The session's functions, classes and variables with their types (a compaction's note)."""
+    return session_state.take(RT)
 
 
 def system_var_names() -> list:

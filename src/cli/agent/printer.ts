@@ -113,7 +113,15 @@ export class TurnPrinter {
         return
       case 'model.retry':
         this.newline()
-        this.err.write(`[model: ${ev.message}${ev.retrying ? `; retrying in ${ev.wait_ms} ms` : ''}]\n`)
+        this.err.write(
+          `[model: ${ev.message}${ev.compacting ? '; compacting the conversation and retrying' : ev.retrying ? `; retrying in ${ev.wait_ms} ms` : ''}]\n`,
+        )
+        return
+      case 'turn.compacted':
+        this.newline()
+        this.err.write(
+          `[context compacted (${ev.reason}): ${ev.folded_messages} messages folded into a summary, ~${ev.tokens_before} → ~${ev.tokens_after} tokens of a ${ev.window}-token window]\n`,
+        )
         return
       case 'turn.warning':
         this.err.write(`[warning: ${ev.path ?? ''} ${ev.reason ?? ''}]\n`)
