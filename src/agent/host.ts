@@ -2,6 +2,7 @@ import type { Engine } from '../engine/engine.js'
 import { type EventType, EventTypeSchema } from '../engine/schemas.js'
 import { newId } from '../persistence/ids.js'
 import type { JsonValue } from '../persistence/json.js'
+import { skillsOf } from '../skills/session-skills.js'
 import { VisError } from '../util/errors.js'
 import { Approvals } from './approvals.js'
 import { type AgentConfig, loadAgentConfig, resolveModel } from './config.js'
@@ -284,6 +285,8 @@ export class Agent {
         instructions: files,
         fragments,
         toolCalling: r.toolCalling,
+        skills: skillsOf(session)?.skills ?? [],
+        agents: skillsOf(session)?.agents ?? [],
       })
       s.history ??= replayHistory(this.engine, this.records, sessionId, turnId, {
         images: r.provider.images,

@@ -107,6 +107,8 @@ export function toolJail(input: ToolJailOptions): ToolJail {
         shell: true,
         limits: policy.limits ?? {},
         overlay: policy.overlay,
+        // Skills outside the roots, read-only where the worker sees them (src/skills).
+        mounts: policy.mounts ?? [],
       },
       process.execPath,
       [init.script, exe, ...args],

@@ -25,7 +25,7 @@ export function toNativePolicy(
   const names = p.network.allow.filter((a): a is string => typeof a === 'string')
   const allow = !opts.egressProxy && p.network.allow.length > 0 ? { allow: names } : {}
   return {
-    readOnly: [distRoot, guestDir],
+    readOnly: [distRoot, guestDir, ...(p.mounts ?? []).map((m) => m.target)],
     readWrite: [...p.roots, ...writable],
     network: { enabled: p.network.enabled, ...allow },
     processes: false,

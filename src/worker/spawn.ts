@@ -100,6 +100,7 @@ export async function spawnWorkerProcess(req: SpawnRequest): Promise<SpawnedProc
       limits: req.policy.limits,
       hidden: req.policy.hidden,
       overlay: req.policy.overlay,
+      mounts: req.policy.mounts ?? [],
     },
     req.command,
     req.args,

@@ -5,10 +5,10 @@ import { mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { mapClaudeModel, mapClaudeTools } from '../../src/agent/skills/claude-map.js'
-import { discover, SKILLS_MOUNT } from '../../src/agent/skills/discover.js'
-import { field, listField, parseFrontmatter } from '../../src/agent/skills/frontmatter.js'
-import { agentPlaces, firstNameWins, skillPlaces } from '../../src/agent/skills/places.js'
+import { mapClaudeModel, mapClaudeTools } from '../../src/skills/claude-map.js'
+import { discover, SKILLS_MOUNT } from '../../src/skills/discover.js'
+import { field, listField, parseFrontmatter } from '../../src/skills/frontmatter.js'
+import { agentPlaces, firstNameWins, skillPlaces } from '../../src/skills/places.js'
 
 test('frontmatter: plain, quoted, block and list values, and the body after it', () => {
   const text = [

@@ -1,8 +1,8 @@
 import type { Dirent } from 'node:fs'
 import { lstat, readdir, readlink, realpath } from 'node:fs/promises'
 import { basename, dirname, join, relative } from 'node:path'
-import { closeFd, readAll, Tree } from '../../confinement/beneath.js'
-import { errorMessage } from '../../util/errors.js'
+import { closeFd, readAll, Tree } from '../confinement/beneath.js'
+import { errorMessage } from '../util/errors.js'
 import { field, listField, parseFrontmatter } from './frontmatter.js'
 import { agentPlaces, firstNameWins, NAME, type Place, type PlaceInput, skillPlaces } from './places.js'
 
@@ -29,6 +29,8 @@ export type Skill = {
   mountSource?: string
   // Files beside SKILL.md, relative to the folder (regular files only, bounded).
   resources: string[]
+  // SKILL.md as read at discovery (what `skill(name)` returns).
+  text: string
 }
 
 export type AgentDefinition = {
@@ -164,6 +166,7 @@ async function skillAt(
       sessionDir: loc.sessionPath ?? `${SKILLS_MOUNT}/${name}`,
       ...(mountSource && !loc.sessionPath ? { mountSource } : {}),
       resources: await resources(loc.tree, loc.rel),
+      text,
     },
   }
 }

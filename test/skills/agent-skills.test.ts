@@ -1,0 +1,77 @@
+// Skills in a real agent turn: discovered from a root and from ~/.claude, listed in the system
+// prompt, loaded with `skill(name)` from a block, and a skill outside the roots readable (and
+// only readable) by the jailed Python at its fixed mount path.
+import assert from 'node:assert/strict'
+import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { pyCall } from '../agent/double.js'
+import { harness, lastChatMessage } from '../agent/harness.js'
+
+function skill(dir: string, front: string, body: string, files: Record<string, string> = {}): void {
+  mkdirSync(dir, { recursive: true })
+  writeFileSync(join(dir, 'SKILL.md'), `---\n${front}\n---\n${body}`)
+  for (const [rel, text] of Object.entries(files)) {
+    mkdirSync(join(dir, rel, '..'), { recursive: true })
+    writeFileSync(join(dir, rel), text)
+  }
+}
+
+const BLOCK = `r = await skill("pdf")
+print("dir:", r["dir"])
+print("resources:", r["resources"])
+print(r["content"])
+print(open(r["resources"][0]).read())
+try:
+    open(r["dir"] + "/planted.txt", "w")
+    print("write: allowed")
+except OSError as e:
+    print("write: refused", type(e).__name__)
+d = await skill("deploy")
+print("deploy at:", d["dir"])
+try:
+    await skill("nope")
+except Exception as e:
+    print("missing:", e)`
+
+test('a turn lists the skills, loads one with skill(name) and reads its files read-only', async () => {
+  const base = realpathSync(mkdtempSync(join(tmpdir(), 'vis-skills-turn-')))
+  const userHome = join(base, 'home')
+  const root = join(base, 'work')
+  skill(
+    join(userHome, '.claude', 'skills', 'pdf'),
+    'name: pdf\ndescription: Fill PDF forms\n  with the bundled guide.',
+    'STEP-ONE: read forms/guide.md\n',
+    { 'forms/guide.md': 'GUIDE-TEXT\n' },
+  )
+  skill(join(root, '.vis', 'skills', 'deploy'), 'name: deploy\ndescription: Ship the service', 'Run make.\n')
+  const savedHome = process.env.HOME
+  process.env.HOME = userHome
+  const h = await harness({ root })
+  try {
+    h.double.script([{ calls: [pyCall(BLOCK)] }, { text: 'Loaded.' }])
+    const r = await h.agent.session(h.sessionId).turn('fill the form')
+    assert.equal(r.status, 'done', JSON.stringify(r.error))
+    const [first, second] = h.double.requests.map((q) => q.body)
+    const system = first.messages[0].content as string
+    assert.match(
+      system,
+      /# Skills\n.*`await skill\(name\)`.*\n\n- deploy — Ship the service\n- pdf — Fill PDF forms with the bundled guide\./,
+    )
+    assert.match(system, /## skill\(name, \/\)/)
+    const out = lastChatMessage(second).content as string
+    assert.match(out, /dir: \/vis\/skills\/pdf\n/)
+    assert.match(out, /resources: \['\/vis\/skills\/pdf\/forms\/guide\.md'\]/)
+    assert.match(out, /STEP-ONE: read forms\/guide\.md/)
+    assert.match(out, /GUIDE-TEXT/)
+    assert.match(out, /write: refused (PermissionError|OSError)/)
+    assert.match(out, new RegExp(`deploy at: ${join(root, '.vis', 'skills', 'deploy')}\\n`))
+    assert.match(out, /missing: .*no skill named 'nope'; this session's skills are: deploy, pdf/)
+    // The host folder behind the mount is never named to the model.
+    assert.ok(!system.includes(userHome) && !out.includes(userHome))
+  } finally {
+    await h.close()
+    process.env.HOME = savedHome
+  }
+})
