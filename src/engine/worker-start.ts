@@ -10,6 +10,7 @@ import type { Store } from '../persistence/index.js'
 import type { SessionEvent as RuntimeEvent } from '../sessions/events.js'
 import type { Runtime } from '../sessions/runtime.js'
 import type { Session } from '../sessions/session.js'
+import { catThroughSkills } from '../skills/cat-through.js'
 import { discoverFor, rememberSkills, skillMounts } from '../skills/session-skills.js'
 import { skillTool } from '../skills/tool.js'
 import { defaultTools } from '../tools/index.js'
@@ -109,7 +110,11 @@ export async function startWorker(
           })
         : []
     if (host.length > 0) host.push(draftDiffTool(drafts, live.id))
-    if (options.tools !== false && found && found.skills.length > 0) host.push(skillTool(found.skills))
+    if (options.tools !== false && found && found.skills.length > 0) {
+      const i = host.findIndex((t) => t.name === 'cat')
+      if (i >= 0) host[i] = catThroughSkills(host[i]!, found.skills, live.id)
+      host.push(skillTool(found.skills))
+    }
     live.hostTools = host
     if (extensions) live.extTools = await extensions.bindInto(session, host)
     else await Promise.all(host.map((t) => session.bindTool(t)))

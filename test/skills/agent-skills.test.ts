@@ -28,6 +28,16 @@ try:
     print("write: allowed")
 except OSError as e:
     print("write: refused", type(e).__name__)
+c = await cat(r["resources"][0])
+print("cat:", c["path"], c["content"])
+try:
+    await cat("/vis/skills/pdf/../../../etc/passwd")
+except Exception as e:
+    print("escape:", e)
+try:
+    await write("/vis/skills/pdf/planted.txt", "x")
+except Exception as e:
+    print("write tool:", e)
 d = await skill("deploy")
 print("deploy at:", d["dir"])
 try:
@@ -66,6 +76,9 @@ test('a turn lists the skills, loads one with skill(name) and reads its files re
     assert.match(out, /STEP-ONE: read forms\/guide\.md/)
     assert.match(out, /GUIDE-TEXT/)
     assert.match(out, /write: refused (PermissionError|OSError)/)
+    assert.match(out, /cat: \/vis\/skills\/pdf\/forms\/guide\.md 1:[0-9a-f]+\|GUIDE-TEXT/)
+    assert.match(out, /escape: .*\/etc\/passwd/)
+    assert.match(out, /write tool: /)
     assert.match(out, new RegExp(`deploy at: ${join(root, '.vis', 'skills', 'deploy')}\\n`))
     assert.match(out, /missing: .*no skill named 'nope'; this session's skills are: deploy, pdf/)
     // The host folder behind the mount is never named to the model.
