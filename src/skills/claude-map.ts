@@ -53,6 +53,6 @@ export function mapClaudeModel(
   if (model.includes('/')) return { model }
   return {
     model: parent,
-    note: `model ${JSON.stringify(model)} is not in agent.json's "aliases" (add "${model}": "<provider>/<model>"); the parent's model ${parent} is used`,
+    note: `model ${JSON.stringify(model)} is not in agent.json's "aliases" (add "${model}": "<provider>/<model>"); the parent's model is used`,
   }
 }

@@ -145,7 +145,7 @@ test("Claude Code's models: inherit, an alias from agent.json, a full reference,
   assert.equal(opus.model, 'openai/p')
   assert.match(
     opus.note!,
-    /"opus" is not in agent.json's "aliases".*"opus": "<provider>\/<model>".*openai\/p is used/,
+    /"opus" is not in agent.json's "aliases".*"opus": "<provider>\/<model>"\); the parent's model is used/,
   )
 })
 
