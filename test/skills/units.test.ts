@@ -276,3 +276,57 @@ test('a skill planted in a root through symlinks is refused, and the host file n
     reasons.join('\n'),
   )
 })
+
+test('resolveAgent: body as the system prompt, mapped tools and model, notes; an unknown name is refused', async () => {
+  const { resolveAgent } = await import('../../src/skills/agent-definition.js')
+  const defs = [
+    {
+      name: 'reviewer',
+      description: 'd',
+      model: 'haiku',
+      tools: ['Read', 'Bash', 'NotebookEdit'],
+      prompt: 'You review.',
+      path: '/x/reviewer.md',
+    },
+    { name: 'plain', description: 'd', prompt: 'Plain.', path: '/x/plain.md' },
+  ]
+  assert.deepEqual(resolveAgent(defs, 'reviewer', 'openai/parent', { haiku: 'openai/small' }), {
+    name: 'reviewer',
+    system: 'You review.',
+    model: 'openai/small',
+    tools: ['cat', 'shell'],
+    notes: ['tools NotebookEdit have no counterpart here and are ignored'],
+  })
+  assert.deepEqual(resolveAgent(defs, 'plain', 'openai/parent', {}), {
+    name: 'plain',
+    system: 'Plain.',
+    model: 'openai/parent',
+    notes: [],
+  })
+  assert.throws(
+    () => resolveAgent(defs, 'nope', 'openai/parent', {}, { sessionId: 's1' }),
+    (e: { code: string; message: string; context: Record<string, unknown> }) =>
+      e.code === 'agent.definition-not-found' &&
+      e.message === "no agent definition named 'nope'; this session's agents are: reviewer, plain" &&
+      e.context.sessionId === 's1',
+  )
+})
+
+test('the jail binds each skill mount read-only at its target, and Landlock reads it there', async () => {
+  const { bubblewrapArgs, launcherArgs } = await import('../../src/confinement/sandbox-args.js')
+  const { ConfinementPolicySchema } = await import('../../src/confinement/policy.js')
+  const policy = ConfinementPolicySchema.parse({
+    roots: ['/w'],
+    mounts: [{ source: '/home/u/.claude/skills/pdf', target: '/vis/skills/pdf' }],
+  })
+  const input = { policy, command: '/usr/bin/node', launcher: '/opt/vis-launcher', landlockAbi: 4 }
+  const bw = bubblewrapArgs(input)
+  const i = bw.indexOf('/home/u/.claude/skills/pdf')
+  assert.deepEqual(bw.slice(i - 1, i + 2), ['--ro-bind', '/home/u/.claude/skills/pdf', '/vis/skills/pdf'])
+  assert.ok(!bw.includes('--bind') || bw[bw.indexOf('/vis/skills/pdf') - 2] === '--ro-bind')
+  const inside = launcherArgs(input, { inNamespace: true })
+  assert.equal(inside[inside.indexOf('/vis/skills/pdf') - 1], '--ro')
+  assert.ok(!inside.includes('/home/u/.claude/skills/pdf'))
+  // Without a mount namespace the target does not exist: nothing is asked of Landlock there.
+  assert.ok(!launcherArgs(input, { inNamespace: false }).includes('/vis/skills/pdf'))
+})
