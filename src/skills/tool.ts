@@ -17,7 +17,7 @@ export function skillTool(skills: readonly Skill[]): Tool {
       const name = args[0]
       if (typeof name !== 'string' || name === '') {
         throw new VisError(
-          'skill.bad-name',
+          'tool.bad-args',
           'skill(name): name must be a non-empty string, e.g. skill("pdf")',
           {
             op: 'skill',
