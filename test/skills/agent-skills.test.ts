@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { pyCall } from '../agent/double.js'
-import { harness, lastChatMessage } from '../agent/harness.js'
+import { harness } from '../agent/harness.js'
 
 function skill(dir: string, front: string, body: string, files: Record<string, string> = {}): void {
   mkdirSync(dir, { recursive: true })
@@ -45,46 +45,59 @@ try:
 except Exception as e:
     print("missing:", e)`
 
-test('a turn lists the skills, loads one with skill(name) and reads its files read-only', async () => {
-  const base = realpathSync(mkdtempSync(join(tmpdir(), 'vis-skills-turn-')))
-  const userHome = join(base, 'home')
-  const root = join(base, 'work')
-  skill(
-    join(userHome, '.claude', 'skills', 'pdf'),
-    'name: pdf\ndescription: Fill PDF forms\n  with the bundled guide.',
-    'STEP-ONE: read forms/guide.md\n',
-    { 'forms/guide.md': 'GUIDE-TEXT\n' },
-  )
-  skill(join(root, '.vis', 'skills', 'deploy'), 'name: deploy\ndescription: Ship the service', 'Run make.\n')
-  const savedHome = process.env.HOME
-  process.env.HOME = userHome
-  const h = await harness({ root })
-  try {
-    h.double.script([{ calls: [pyCall(BLOCK)] }, { text: 'Loaded.' }])
-    const r = await h.agent.session(h.sessionId).turn('fill the form')
-    assert.equal(r.status, 'done', JSON.stringify(r.error))
-    const [first, second] = h.double.requests.map((q) => q.body)
-    const system = first.messages[0].content as string
-    assert.match(
-      system,
-      /# Skills\n.*`await skill\(name\)`.*\n\n- deploy — Ship the service\n- pdf — Fill PDF forms with the bundled guide\./,
+// The system prompt as each wire carries it.
+function systemOf(body: any): string {
+  if (typeof body.instructions === 'string') return body.instructions
+  if (Array.isArray(body.system)) return body.system.map((p: { text: string }) => p.text).join('')
+  return body.messages[0].content
+}
+
+for (const model of ['openai/double-model', 'anthropic/double-model', 'openai-responses/double-model']) {
+  test(`${model}: a turn lists the skills, loads one with skill(name) and reads its files read-only`, async () => {
+    const base = realpathSync(mkdtempSync(join(tmpdir(), 'vis-skills-turn-')))
+    const userHome = join(base, 'home')
+    const root = join(base, 'work')
+    skill(
+      join(userHome, '.claude', 'skills', 'pdf'),
+      'name: pdf\ndescription: Fill PDF forms\n  with the bundled guide.',
+      'STEP-ONE: read forms/guide.md\n',
+      { 'forms/guide.md': 'GUIDE-TEXT\n' },
     )
-    assert.match(system, /## skill\(name, \/\)/)
-    const out = lastChatMessage(second).content as string
-    assert.match(out, /dir: \/vis\/skills\/pdf\n/)
-    assert.match(out, /resources: \['\/vis\/skills\/pdf\/forms\/guide\.md'\]/)
-    assert.match(out, /STEP-ONE: read forms\/guide\.md/)
-    assert.match(out, /GUIDE-TEXT/)
-    assert.match(out, /write: refused (PermissionError|OSError)/)
-    assert.match(out, /cat: \/vis\/skills\/pdf\/forms\/guide\.md 1:[0-9a-f]+\|GUIDE-TEXT/)
-    assert.match(out, /escape: .*\/etc\/passwd/)
-    assert.match(out, /write tool: /)
-    assert.match(out, new RegExp(`deploy at: ${join(root, '.vis', 'skills', 'deploy')}\\n`))
-    assert.match(out, /missing: .*no skill named 'nope'; this session's skills are: deploy, pdf/)
-    // The host folder behind the mount is never named to the model.
-    assert.ok(!system.includes(userHome) && !out.includes(userHome))
-  } finally {
-    await h.close()
-    process.env.HOME = savedHome
-  }
-})
+    skill(
+      join(root, '.vis', 'skills', 'deploy'),
+      'name: deploy\ndescription: Ship the service',
+      'Run make.\n',
+    )
+    const savedHome = process.env.HOME
+    process.env.HOME = userHome
+    const h = await harness({ root, config: { model } })
+    try {
+      h.double.script([{ calls: [pyCall(BLOCK)] }, { text: 'Loaded.' }])
+      const r = await h.agent.session(h.sessionId).turn('fill the form')
+      assert.equal(r.status, 'done', JSON.stringify(r.error))
+      const system = systemOf(h.double.requests[0]!.body)
+      assert.match(
+        system,
+        /# Skills\n.*`await skill\(name\)`.*\n\n- deploy — Ship the service\n- pdf — Fill PDF forms with the bundled guide\./,
+      )
+      assert.match(system, /## skill\(name, \/\)/)
+      const out = h.engine.getBlock(r.iterations[0]!.block_ids[0]!).stdout
+      assert.match(out, /dir: \/vis\/skills\/pdf\n/)
+      assert.match(out, /resources: \['\/vis\/skills\/pdf\/forms\/guide\.md'\]/)
+      assert.match(out, /STEP-ONE: read forms\/guide\.md/)
+      assert.match(out, /GUIDE-TEXT/)
+      assert.match(out, /write: refused (PermissionError|OSError)/)
+      assert.match(out, /cat: \/vis\/skills\/pdf\/forms\/guide\.md 1:[0-9a-f]+\|GUIDE-TEXT/)
+      assert.match(out, /escape: .*\/etc\/passwd/)
+      assert.match(out, /write tool: /)
+      assert.match(out, new RegExp(`deploy at: ${join(root, '.vis', 'skills', 'deploy')}\\n`))
+      assert.match(out, /missing: .*no skill named 'nope'; this session's skills are: deploy, pdf/)
+      // The host folder behind the mount is never named to the model.
+      const sent = JSON.stringify(h.double.requests.map((q) => q.body))
+      assert.ok(!sent.includes(userHome))
+    } finally {
+      await h.close()
+      process.env.HOME = savedHome
+    }
+  })
+}
