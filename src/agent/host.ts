@@ -276,6 +276,10 @@ export class Agent {
       const { files, warnings } = projectInstructions(this.config.home, r.policy.roots)
       for (const w of warnings)
         this.emit(sessionId, turnId, 'turn.warning', { kind: 'instructions', path: w.path, reason: w.reason })
+      // Skills and agent definitions that could not be read: said at each turn, as instructions are.
+      const found = skillsOf(session)
+      for (const p of found?.problems ?? [])
+        this.emit(sessionId, turnId, 'turn.warning', { kind: `${p.kind}s`, path: p.path, reason: p.reason })
       const fragments = (this.engine.extensions?.list() ?? [])
         .filter((e) => e.manifest.prompt)
         .map((e) => ({ name: e.manifest.name, text: e.manifest.prompt! }))
@@ -285,8 +289,8 @@ export class Agent {
         instructions: files,
         fragments,
         toolCalling: r.toolCalling,
-        skills: skillsOf(session)?.skills ?? [],
-        agents: skillsOf(session)?.agents ?? [],
+        skills: found?.skills ?? [],
+        agents: found?.agents ?? [],
       })
       s.history ??= replayHistory(this.engine, this.records, sessionId, turnId, {
         images: r.provider.images,

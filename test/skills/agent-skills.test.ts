@@ -68,6 +68,7 @@ for (const model of ['openai/double-model', 'anthropic/double-model', 'openai-re
       'name: deploy\ndescription: Ship the service',
       'Run make.\n',
     )
+    skill(join(root, '.claude', 'skills', 'broken'), 'name: broken', 'No description.\n')
     const savedHome = process.env.HOME
     process.env.HOME = userHome
     const h = await harness({ root, config: { model } })
@@ -75,6 +76,17 @@ for (const model of ['openai/double-model', 'anthropic/double-model', 'openai-re
       h.double.script([{ calls: [pyCall(BLOCK)] }, { text: 'Loaded.' }])
       const r = await h.agent.session(h.sessionId).turn('fill the form')
       assert.equal(r.status, 'done', JSON.stringify(r.error))
+      // A skill that could not be read is a warning of the turn, with its reason.
+      assert.deepEqual(
+        h.events.filter((e) => e.type === 'turn.warning').map((e) => [e.kind, e.path, e.reason]),
+        [
+          [
+            'skills',
+            join(root, '.claude', 'skills', 'broken'),
+            'no `description` in the frontmatter: the prompt lists skills by it',
+          ],
+        ],
+      )
       const system = systemOf(h.double.requests[0]!.body)
       assert.match(
         system,
