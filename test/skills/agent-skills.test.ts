@@ -113,3 +113,29 @@ for (const model of ['openai/double-model', 'anthropic/double-model', 'openai-re
     }
   })
 }
+
+test('with the shell on, its commands read the skill mount too, and cannot write it', async () => {
+  const base = realpathSync(mkdtempSync(join(tmpdir(), 'vis-skills-shell-')))
+  const userHome = join(base, 'home')
+  skill(join(userHome, '.claude', 'skills', 'pdf'), 'name: pdf\ndescription: PDF', 'x\n', {
+    'forms/guide.md': 'GUIDE-TEXT\n',
+  })
+  const savedHome = process.env.HOME
+  process.env.HOME = userHome
+  const h = await harness({ shell: true })
+  try {
+    const code = [
+      'r = await shell("cat /vis/skills/pdf/forms/guide.md; touch /vis/skills/pdf/planted || echo WRITE-REFUSED")',
+      'print(r)',
+    ].join('\n')
+    h.double.script([{ calls: [pyCall(code)] }, { text: 'ok' }])
+    const t = await h.agent.session(h.sessionId).turn('read it from the shell')
+    assert.equal(t.status, 'done', JSON.stringify(t.error))
+    const out = h.engine.getBlock(t.iterations[0]!.block_ids[0]!).stdout
+    assert.match(out, /GUIDE-TEXT/)
+    assert.match(out, /WRITE-REFUSED/)
+  } finally {
+    await h.close()
+    process.env.HOME = savedHome
+  }
+})
