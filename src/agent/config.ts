@@ -110,6 +110,10 @@ export const AgentConfigFileSchema = z
         }
       }),
     prices: z.record(PriceSchema).default({}).describe('Keyed by <provider>/<model> or by <model>.'),
+    aliases: z
+      .record(z.string().regex(/^[^/]+\/.+$/, 'must be <provider>/<model>'))
+      .default({})
+      .describe('Models agent definitions name by alias (sonnet, opus, haiku...) as <provider>/<model>.'),
     maxIterations: z.number().int().min(1).max(1000).optional(),
     stallMs: z.number().int().min(10).optional(),
     blockTimeoutMs: z.number().int().min(1).optional(),

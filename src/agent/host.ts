@@ -2,6 +2,7 @@ import type { Engine } from '../engine/engine.js'
 import { type EventType, EventTypeSchema } from '../engine/schemas.js'
 import { newId } from '../persistence/ids.js'
 import type { JsonValue } from '../persistence/json.js'
+import { skillsOf } from '../skills/session-skills.js'
 import { VisError } from '../util/errors.js'
 import { Approvals } from './approvals.js'
 import { type AgentConfig, loadAgentConfig, resolveModel } from './config.js'
@@ -320,6 +321,10 @@ export class Agent {
       const { files, warnings } = projectInstructions(this.config.home, r.policy.roots)
       for (const w of warnings)
         this.emit(sessionId, turnId, 'turn.warning', { kind: 'instructions', path: w.path, reason: w.reason })
+      // Skills and agent definitions that could not be read: said at each turn, as instructions are.
+      const found = skillsOf(session)
+      for (const p of found?.problems ?? [])
+        this.emit(sessionId, turnId, 'turn.warning', { kind: `${p.kind}s`, path: p.path, reason: p.reason })
       const fragments = (this.engine.extensions?.list() ?? [])
         .filter((e) => e.manifest.prompt)
         .map((e) => ({ name: e.manifest.name, text: e.manifest.prompt! }))
@@ -329,6 +334,8 @@ export class Agent {
         instructions: files,
         fragments,
         toolCalling: r.toolCalling,
+        skills: found?.skills ?? [],
+        agents: found?.agents ?? [],
       })
       s.history ??= replayHistory(this.engine, this.records, sessionId, turnId, {
         images: r.provider.images,

@@ -1,3 +1,4 @@
+import { agentsSection, type Listed, skillsSection } from '../skills/prompt-section.js'
 import type { Instruction } from './instructions.js'
 
 export type ToolSpec = { name: string; doc: string; signature: string; approval?: 'required' }
@@ -62,12 +63,25 @@ export type PromptInput = {
   instructions: readonly Instruction[]
   fragments: readonly { name: string; text: string }[]
   toolCalling: boolean
+  // Discovered skills and agent definitions (src/skills), listed by name and description.
+  skills?: readonly Listed[]
+  agents?: readonly Listed[]
 }
 
 // The system prompt in the order: core rules, tools, project instructions, extension
 // fragments. The user's message follows as its own message.
 export function systemPrompt(p: PromptInput): string {
   const parts = [coreRules(p.policy, p.toolCalling), toolSection(p.tools)]
+  const skills = skillsSection(
+    p.skills ?? [],
+    p.tools.some((t) => t.name === 'skill'),
+  )
+  if (skills) parts.push(skills)
+  const agents = agentsSection(
+    p.agents ?? [],
+    p.tools.some((t) => t.name === 'agent'),
+  )
+  if (agents) parts.push(agents)
   if (p.instructions.length > 0) {
     parts.push(
       [

@@ -57,6 +57,8 @@ export const ConfinementPolicySchema = z.object({
   shell: z.boolean().default(false),
   limits: LimitsSchema.default({}),
   overlay: OverlaySchema.optional(),
+  // Host folders bound read-only at another path (`target`), inside the mount namespace only.
+  mounts: z.array(z.object({ source: AbsolutePath, target: AbsolutePath })).default([]),
 })
 
 export type ConfinementPolicy = z.infer<typeof ConfinementPolicySchema>

@@ -131,12 +131,14 @@ export function bubblewrapArgs(input: SandboxArgsInput): string[] {
   const tmpMb = policy.limits.diskMb ?? TMP_DEFAULT_MB
   args.push('--size', String(tmpMb * 1024 * 1024), '--tmpfs', '/tmp')
 
-  const binds: { src: string; kind: 'ro' | 'rw' | 'ro-try' | 'mask'; fd?: number }[] = []
+  // `dest`: where the sandbox sees it, when not at its own path (policy.mounts).
+  const binds: { src: string; dest?: string; kind: 'ro' | 'rw' | 'ro-try' | 'mask'; fd?: number }[] = []
   for (const p of SYSTEM_READ_ONLY) binds.push({ src: p, kind: 'ro-try' })
   for (const p of SYSTEM_OPTIONAL) binds.push({ src: p, kind: 'ro-try' })
   if (policy.shell) for (const p of SHELL_READ_ONLY) binds.push({ src: p, kind: 'ro-try' })
   if (policy.network.enabled) for (const p of NETWORK_READ_ONLY) binds.push({ src: p, kind: 'ro-try' })
   for (const p of policy.readOnly) binds.push({ src: p, kind: 'ro' })
+  for (const m of policy.mounts) binds.push({ src: m.source, dest: m.target, kind: 'ro' })
   binds.push({ src: command, kind: 'ro' }, { src: launcher, kind: 'ro' })
   for (const p of policy.roots) binds.push({ src: p, kind: 'rw', fd: input.mountFds?.[p] })
   const pkg = input.packageMounts ?? []
@@ -150,7 +152,7 @@ export function bubblewrapArgs(input: SandboxArgsInput): string[] {
   // lands on top of the root that contains it; at the same path the read-only bind goes last
   // (a root that is the package itself stays read-only there)
   const rank = { rw: 0, ro: 1, 'ro-try': 1, mask: 2 }
-  binds.sort((a, b) => depth(a.src) - depth(b.src) || rank[a.kind] - rank[b.kind])
+  binds.sort((a, b) => depth(a.dest ?? a.src) - depth(b.dest ?? b.src) || rank[a.kind] - rank[b.kind])
   // A mask turns read-only once everything below it is mounted: a host directory bound inside
   // it (a worker's outbox in a masked vis home) needs its mount point made first.
   const readOnlyMasks: string[] = []
@@ -161,7 +163,7 @@ export function bubblewrapArgs(input: SandboxArgsInput): string[] {
       continue
     }
     const flag = b.kind === 'rw' ? '--bind' : b.kind === 'ro' ? '--ro-bind' : '--ro-bind-try'
-    args.push(flag, b.fd === undefined ? b.src : `/proc/self/fd/${b.fd}`, b.src)
+    args.push(flag, b.fd === undefined ? b.src : `/proc/self/fd/${b.fd}`, b.dest ?? b.src)
   }
   args.push(...readOnlyMasks)
   for (const l of input.links ?? []) args.push('--symlink', l.target, l.path)
@@ -199,6 +201,8 @@ export function launcherArgs(input: SandboxArgsInput, options: { inNamespace: bo
   ]
   if (policy.shell) ro.push(...SHELL_READ_ONLY)
   if (policy.network.enabled) ro.push(...NETWORK_READ_ONLY)
+  // A mount's target exists only inside the namespace.
+  if (options.inNamespace) ro.push(...policy.mounts.map((m) => m.target))
   if (input.sharedNetwork && input.hostsFile && options.inNamespace) ro.push(HOSTS)
   for (const p of ro) args.push('--ro', p)
   for (const r of policy.roots) args.push('--rw', r)

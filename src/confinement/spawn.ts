@@ -106,7 +106,12 @@ export async function spawnConfined(
       context,
     )
   }
-  const absent = missingPaths([command, ...policy.readOnly, ...policy.writable])
+  const absent = missingPaths([
+    command,
+    ...policy.readOnly,
+    ...policy.writable,
+    ...policy.mounts.map((m) => m.source),
+  ])
   if (absent.length > 0) {
     throw new VisError(
       'confine.path-missing',

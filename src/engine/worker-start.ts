@@ -10,6 +10,9 @@ import type { Store } from '../persistence/index.js'
 import type { SessionEvent as RuntimeEvent } from '../sessions/events.js'
 import type { Runtime } from '../sessions/runtime.js'
 import type { Session } from '../sessions/session.js'
+import { catThroughSkills } from '../skills/cat-through.js'
+import { discoverFor, rememberSkills, skillMounts } from '../skills/session-skills.js'
+import { skillTool } from '../skills/tool.js'
 import { defaultTools } from '../tools/index.js'
 import { normalizePolicy } from '../worker/worker-policy.js'
 import type { EngineOptions } from './engine-options.js'
@@ -81,12 +84,18 @@ export async function startWorker(
   const overlay = drafts.overlayFor(live.id)
   // A blank draft's empty lower layer lacks the masked extension folders bubblewrap binds over.
   drafts.prepareMasks(live.id, hidden)
+  // Skills and agent definitions for these roots; those outside the roots are mounted read-only
+  // at a fixed path (src/skills). A folder that cannot be read is a doctor note, never a failure.
+  const found = await discoverFor(policy.roots, deps.store.home).catch(() => undefined)
+  const mounts = found ? skillMounts(found) : []
   const session = await deps.runtime.createSession({
     ...policy,
+    ...(mounts.length > 0 ? { mounts } : {}),
     ...(hidden.length > 0 ? { hidden } : {}),
     ...(overlay ? { overlay } : {}),
     id: live.id,
   })
+  if (found) rememberSkills(session, found)
   if (overlay) setDraftView(live.id, overlay.root, (await draftMount(overlay)).pid)
   else clearDraftView(live.id)
   try {
@@ -101,6 +110,11 @@ export async function startWorker(
           })
         : []
     if (host.length > 0) host.push(draftDiffTool(drafts, live.id))
+    if (options.tools !== false && found && found.skills.length > 0) {
+      const i = host.findIndex((t) => t.name === 'cat')
+      if (i >= 0) host[i] = catThroughSkills(host[i]!, found.skills, live.id)
+      host.push(skillTool(found.skills))
+    }
     live.hostTools = host
     if (extensions) live.extTools = await extensions.bindInto(session, host)
     else await Promise.all(host.map((t) => session.bindTool(t)))

@@ -32,7 +32,7 @@ export function toNativePolicy(
   opts: { egressProxy?: boolean } = {},
 ): AuditPolicy {
   return {
-    readOnly: [distRoot, guestDir],
+    readOnly: [distRoot, guestDir, ...(p.mounts ?? []).map((m) => m.target)],
     readWrite: [...p.roots, ...writable],
     network: opts.egressProxy ? { enabled: p.network.enabled } : auditNetwork(p.network),
     processes: false,

@@ -36,6 +36,9 @@ export const WorkerPolicy = z
     hidden: z.array(z.string().min(1)).optional(),
     // The session is in a draft: its primary root is shown as this overlay (src/drafts).
     overlay: OverlaySchema.strict().optional(),
+    // Host folders shown read-only at a fixed path in the jail (skills outside the roots,
+    // src/agent/skills): `source` is a real path outside every root, `target` where it appears.
+    mounts: z.array(z.object({ source: z.string().min(1), target: z.string().min(1) }).strict()).optional(),
   })
   .strict()
 export type WorkerPolicy = z.infer<typeof WorkerPolicy>
@@ -58,6 +61,7 @@ export function normalizePolicy(input: WorkerPolicyInput): WorkerPolicy {
     ...(p.limits ? { limits: p.limits } : {}),
     ...(p.hidden?.length ? { hidden: [...new Set(p.hidden.map((h) => resolve(h)))].sort() } : {}),
     ...(p.overlay ? { overlay: p.overlay } : {}),
+    ...(p.mounts?.length ? { mounts: [...p.mounts].sort((a, b) => (a.target < b.target ? -1 : 1)) } : {}),
   }
 }
 
@@ -74,6 +78,7 @@ export function policyKey(policy: WorkerPolicy, python: string | undefined): str
     limits,
     policy.hidden ?? [],
     policy.overlay ?? null,
+    policy.mounts ?? [],
   ])
 }
 
@@ -129,6 +134,8 @@ export function jailPolicy(
     shell: host.shell ?? p.shell,
     limits: p.limits ?? {},
     ...(p.overlay ? { overlay: p.overlay } : {}),
+    // Skills outside the roots, read-only where the worker sees them (src/skills).
+    mounts: p.mounts ?? [],
   }
 }
 

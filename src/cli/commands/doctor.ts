@@ -4,6 +4,7 @@ import { summaryLines } from '../../confinement/advice.js'
 import { egressChecks } from '../../confinement/egress/health.js'
 import { exitCodeFor, probe } from '../../confinement/probe.js'
 import { extensionChecks } from '../../extensions/index.js'
+import { skillChecks } from '../../skills/doctor.js'
 import type { Command } from '../command.js'
 import { SESSION_NEEDS, sessionChecks } from './doctor-sessions.js'
 
@@ -18,8 +19,10 @@ loads for each staged Python, and, when the default Python is not here yet, whet
 download location answers (within 5 s) and how big it is; the egress
 path (relay -> host proxy -> checked dial, and its address floor); then load
 the trusted extensions (~/.vis/extensions and DIR/.vis/extensions) and warn for each
-file that fails to load; last, the agent's model (VIS_MODEL or ~/.vis/agent.json) and
-whether its endpoint answers.
+file that fails to load; the agent's model (VIS_MODEL or ~/.vis/agent.json) and
+whether its endpoint answers; last, the skills and agent definitions a session rooted at DIR
+gets (DIR's .vis, .claude and .agents folders, ~/.vis, ~/.claude), what shadows what, and
+each file that could not be read, with the reason.
 
   --json          print the full report as JSON (what the HTTP API serves)
   --project DIR   the project whose .vis/extensions to load (default: the current directory)
@@ -45,6 +48,7 @@ export const doctor: Command = {
         ...(await egressChecks()),
         ...(await extensionChecks({ project: values.project ?? process.cwd() })),
         ...(await agentChecks()),
+        ...(await skillChecks({ project: values.project ?? process.cwd() })),
       ],
     }
     const code = exitCodeFor(report.checks)

@@ -1,0 +1,303 @@
+import type { Dirent } from 'node:fs'
+import { lstat, readdir, readlink, realpath } from 'node:fs/promises'
+import { basename, dirname, join, relative } from 'node:path'
+import { closeFd, readAll, Tree } from '../confinement/beneath.js'
+import { errorMessage } from '../util/errors.js'
+import { field, listField, parseFrontmatter } from './frontmatter.js'
+import { agentPlaces, firstNameWins, NAME, type Place, type PlaceInput, skillPlaces } from './places.js'
+
+// Reads the skills and agent definitions the places name. Below a session root nothing is
+// followed through a symlink (the sandbox writes there and could point a SKILL.md at a host
+// file); a person's own folder may be a symlink (dotfiles), but where it leads into a root it
+// is read like the root's own files.
+
+// Where a session sees a skill folder that lies outside its roots (mounted read-only there).
+export const SKILLS_MOUNT = '/vis/skills'
+
+const MAX_FILE_BYTES = 256 * 1024
+const MAX_RESOURCES = 200
+const MAX_DEPTH = 4
+
+export type Skill = {
+  name: string
+  description: string
+  // SKILL.md on the host.
+  path: string
+  // The folder as the session sees it: its path in a root, or under SKILLS_MOUNT.
+  sessionDir: string
+  // Outside every root: the folder's real path, which the jail mounts at sessionDir.
+  mountSource?: string
+  // Files beside SKILL.md, relative to the folder (regular files only, bounded).
+  resources: string[]
+  // SKILL.md as read at discovery (what `skill(name)` returns).
+  text: string
+}
+
+export type AgentDefinition = {
+  name: string
+  description: string
+  model?: string
+  tools?: string[]
+  // The markdown body: the child's system prompt.
+  prompt: string
+  path: string
+}
+
+export type Problem = { kind: 'skill' | 'agent'; path: string; reason: string }
+export type Shadowed = { kind: 'skill' | 'agent'; name: string; path: string; by: string }
+
+export type Found = { skills: Skill[]; agents: AgentDefinition[]; problems: Problem[]; shadowed: Shadowed[] }
+
+const within = (p: string, dir: string) => p === dir || p.startsWith(dir === '/' ? '/' : `${dir}/`)
+
+// A folder opened for reading: a Tree and the path below it, and how the session names it.
+type Located = { tree: Tree; rel: string; sessionPath?: string }
+
+type RootReal = { root: string; real: string }
+
+async function realRoots(roots: readonly string[]): Promise<RootReal[]> {
+  const out: RootReal[] = []
+  for (const root of roots) out.push({ root, real: await realpath(root).catch(() => root) })
+  return out
+}
+
+// A path from a person's own folder, resolved: inside a root it is read through that root.
+// Follows a person's path one component at a time. Links outside the roots are theirs and are
+// followed; once the walk reaches a root, the rest must be real entries below it (the sandbox
+// may have made any link there), so it is handed over as the root and a path below it.
+async function resolveOutside(
+  path: string,
+  roots: RootReal[],
+): Promise<{ real: string } | { root: RootReal; rel: string }> {
+  let parts = path.split('/').filter(Boolean)
+  let cur = '/'
+  for (let hops = 0; ; ) {
+    const r = roots.find((x) => within(cur, x.real))
+    if (r) return { root: r, rel: relative(r.real, join(cur, ...parts)) }
+    const part = parts.shift()
+    if (part === undefined) return { real: cur }
+    const next = join(cur, part)
+    const st = await lstat(next)
+    if (!st.isSymbolicLink()) {
+      cur = next
+      continue
+    }
+    if (++hops > 40) throw new Error(`too many symlinks in ${path}`)
+    const target = await readlink(next)
+    if (target.startsWith('/')) cur = '/'
+    parts = [...target.split('/').filter(Boolean), ...parts]
+  }
+}
+
+// A person's folder or file, resolved (resolveOutside). A file is located by its folder (a
+// Tree is a directory) and its name.
+async function locateOutside(
+  path: string,
+  roots: RootReal[],
+  file = false,
+): Promise<Located & { real?: string }> {
+  const where = await resolveOutside(path, roots)
+  if ('root' in where)
+    return { tree: Tree.open(where.root.real), rel: where.rel, sessionPath: join(where.root.root, where.rel) }
+  const real = where.real
+  if (file) return { tree: Tree.open(dirname(real)), rel: basename(real), real }
+  return { tree: Tree.open(real), rel: '', real }
+}
+
+const sub = (rel: string, name: string) => (rel === '' ? name : `${rel}/${name}`)
+
+async function readText(tree: Tree, rel: string): Promise<string | { error: string }> {
+  const f = await tree.openFile(rel)
+  if (!f) return { error: 'missing, or not a regular file (links are not followed under a session root)' }
+  try {
+    if (f.st.size > MAX_FILE_BYTES) return { error: `larger than ${MAX_FILE_BYTES} bytes` }
+    return (await readAll(f.fd)).toString('utf8')
+  } finally {
+    await closeFd(f.fd)
+  }
+}
+
+// Regular files below the folder, sorted, bounded in count and depth; SKILL.md itself left out.
+async function resources(tree: Tree, rel: string): Promise<string[]> {
+  const out: string[] = []
+  const walk = async (dir: string, depth: number): Promise<void> => {
+    const entries = (await tree.readdir(sub(rel, dir))).sort((a, b) => (a.name < b.name ? -1 : 1))
+    for (const e of entries) {
+      if (out.length >= MAX_RESOURCES) return
+      const name = sub(dir, e.name)
+      if (e.isFile() && name !== 'SKILL.md') out.push(name)
+      else if (e.isDirectory() && depth < MAX_DEPTH) await walk(name, depth + 1)
+    }
+  }
+  await walk('', 0)
+  return out
+}
+
+// The entries of a place's folder: through the root's Tree (no links) or the person's own.
+async function entriesOf(place: Place): Promise<{ entries: Dirent[]; tree?: Tree; rel: string }> {
+  if (place.root) {
+    const tree = Tree.open(place.root)
+    const rel = relative(place.root, place.dir)
+    return { entries: await tree.readdir(rel), tree, rel }
+  }
+  const entries = await readdir(place.dir, { withFileTypes: true }).catch(() => [] as Dirent[])
+  return { entries, rel: '' }
+}
+
+async function skillAt(
+  loc: Located,
+  path: string,
+  mountSource: string | undefined,
+): Promise<{ skill: Skill } | { problem: string }> {
+  const text = await readText(loc.tree, sub(loc.rel, 'SKILL.md'))
+  if (typeof text !== 'string') return { problem: `SKILL.md: ${text.error}` }
+  const fm = parseFrontmatter(text)
+  if (!fm.ok) return { problem: fm.reason }
+  const name = field(fm.data, 'name') ?? basename(path)
+  const description = field(fm.data, 'description')
+  if (!NAME.test(name))
+    return { problem: `name ${JSON.stringify(name)} is not a plain name (letters, digits, . _ -; up to 64)` }
+  if (!description) return { problem: 'no `description` in the frontmatter: the prompt lists skills by it' }
+  return {
+    skill: {
+      name,
+      description,
+      path: join(path, 'SKILL.md'),
+      sessionDir: loc.sessionPath ?? `${SKILLS_MOUNT}/${name}`,
+      ...(mountSource && !loc.sessionPath ? { mountSource } : {}),
+      resources: await resources(loc.tree, loc.rel),
+      text,
+    },
+  }
+}
+
+async function findSkills(places: Place[], roots: RootReal[], problems: Problem[]): Promise<Skill[]> {
+  const found: Skill[] = []
+  for (const place of places) {
+    let listing: Awaited<ReturnType<typeof entriesOf>>
+    try {
+      listing = await entriesOf(place)
+    } catch {
+      continue
+    }
+    try {
+      for (const e of listing.entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+        const path = join(place.dir, e.name)
+        try {
+          let r: Awaited<ReturnType<typeof skillAt>>
+          if (listing.tree) {
+            if (!e.isDirectory()) {
+              if (e.isSymbolicLink())
+                problems.push({ kind: 'skill', path, reason: 'a symlink under a session root: not followed' })
+              continue
+            }
+            const rel = sub(listing.rel, e.name)
+            r = await skillAt(
+              { tree: listing.tree, rel, sessionPath: join(place.root!, rel) },
+              path,
+              undefined,
+            )
+          } else {
+            if (!e.isDirectory() && !e.isSymbolicLink()) continue
+            const loc = await locateOutside(path, roots)
+            try {
+              r = await skillAt(loc, path, loc.real)
+            } finally {
+              await loc.tree.close()
+            }
+          }
+          if ('skill' in r) found.push(r.skill)
+          else problems.push({ kind: 'skill', path, reason: r.problem })
+        } catch (err) {
+          problems.push({ kind: 'skill', path, reason: errorMessage(err) })
+        }
+      }
+    } finally {
+      await listing.tree?.close()
+    }
+  }
+  return found
+}
+
+function agentFrom(text: string, path: string): { agent: AgentDefinition } | { problem: string } {
+  const fm = parseFrontmatter(text)
+  if (!fm.ok) return { problem: fm.reason }
+  const name = field(fm.data, 'name') ?? basename(path, '.md')
+  if (!NAME.test(name))
+    return { problem: `name ${JSON.stringify(name)} is not a plain name (letters, digits, . _ -; up to 64)` }
+  const description = field(fm.data, 'description')
+  if (!description) return { problem: 'no `description` in the frontmatter: the prompt lists agents by it' }
+  const model = field(fm.data, 'model')
+  const tools = listField(fm.data, 'tools')
+  return {
+    agent: {
+      name,
+      description,
+      ...(model ? { model } : {}),
+      ...(tools ? { tools } : {}),
+      prompt: fm.body.trim(),
+      path,
+    },
+  }
+}
+
+async function findAgents(
+  places: Place[],
+  roots: RootReal[],
+  problems: Problem[],
+): Promise<AgentDefinition[]> {
+  const found: AgentDefinition[] = []
+  for (const place of places) {
+    let listing: Awaited<ReturnType<typeof entriesOf>>
+    try {
+      listing = await entriesOf(place)
+    } catch {
+      continue
+    }
+    try {
+      for (const e of listing.entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+        if (!e.name.endsWith('.md')) continue
+        const path = join(place.dir, e.name)
+        try {
+          let text: string | { error: string }
+          if (listing.tree) text = await readText(listing.tree, sub(listing.rel, e.name))
+          else {
+            if (e.isDirectory()) continue
+            const loc = await locateOutside(path, roots, true)
+            try {
+              text = await readText(loc.tree, loc.rel)
+            } finally {
+              await loc.tree.close()
+            }
+          }
+          const r = typeof text === 'string' ? agentFrom(text, path) : { problem: text.error }
+          if ('agent' in r) found.push(r.agent)
+          else problems.push({ kind: 'agent', path, reason: r.problem })
+        } catch (err) {
+          problems.push({ kind: 'agent', path, reason: errorMessage(err) })
+        }
+      }
+    } finally {
+      await listing.tree?.close()
+    }
+  }
+  return found
+}
+
+// Every skill and agent definition the session can use, first name winning; what could not
+// be read and what was shadowed, for `vis doctor` and the turn's warnings.
+export async function discover(input: PlaceInput): Promise<Found> {
+  const roots = await realRoots(input.roots)
+  const problems: Problem[] = []
+  const skills = firstNameWins(await findSkills(skillPlaces(input), roots, problems))
+  const agents = firstNameWins(await findAgents(agentPlaces(input), roots, problems))
+  return {
+    skills: skills.kept,
+    agents: agents.kept,
+    problems,
+    shadowed: [
+      ...skills.shadowed.map((s) => ({ kind: 'skill' as const, ...s })),
+      ...agents.shadowed.map((s) => ({ kind: 'agent' as const, ...s })),
+    ],
+  }
+}
