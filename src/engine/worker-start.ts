@@ -16,7 +16,7 @@ import type { EngineOptions } from './engine-options.js'
 import type { EventLog } from './event-log.js'
 import type { Live } from './live.js'
 import type { EngineMetrics } from './metrics.js'
-import { PolicySchema } from './schemas.js'
+import { fromStoredPolicy } from './stored-policy.js'
 import { sandboxSysPath } from './sys-path.js'
 
 // What starting a session's worker needs from the engine that owns it.
@@ -40,9 +40,16 @@ export type WorkerDeps = {
 export async function reopenWorker(deps: WorkerDeps, live: Live): Promise<Session> {
   const row = deps.requireSession(live.id)
   const within = live.within ?? deps.options.allowRoots
-  const policy = normalizePolicy({ ...PolicySchema.parse(row.policy), ...(within ? { within } : {}) })
-  // A session opened by an earlier host process pins its roots anew here, at its first start.
-  live.pins ??= pinRoots(policy.roots, { within: policy.within }, { sessionId: live.id, op: 'open-session' })
+  const stored = fromStoredPolicy(row.policy)
+  const policy = normalizePolicy({ ...stored.policy, ...(within ? { within } : {}) })
+  // A session opened by an earlier host process is held to the pins stored at its creation: a
+  // root whose path names another directory now is refused (policy.root-changed). One stored
+  // before pins were kept pins anew here, at its first start.
+  live.pins ??= pinRoots(
+    policy.roots,
+    { within: policy.within, ...(stored.pins ? { pins: stored.pins } : {}) },
+    { sessionId: live.id, op: 'open-session' },
+  )
   if (policy.roots.length > 0) policy.pins = live.pins
   const session = await startWorker(deps, live, policy)
   deps.metrics.workerRestarts.inc()
