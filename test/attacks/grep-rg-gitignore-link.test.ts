@@ -6,6 +6,8 @@
 // which lines the host file holds: a deterministic membership oracle on host files (is
 // "KEY=hunter2" a line of it? is a given hash a line of /etc/shadow?), no race needed.
 // On the current code the file named like the secret's line is missing from grep's answer.
+// Fixed: in a confined session ripgrep runs in the session's tool jail (src/tools/fs/search.ts),
+// where only the roots are: whatever link the sandbox swaps in leads to nothing of the host's.
 import assert from 'node:assert/strict'
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'

@@ -9,6 +9,8 @@
 // line 2 only. A result of exactly [2] can only come from reading the secret. With fixed-string
 // terms of its choosing the block learns a host file's content a prefix at a time
 // ("KEY=a", "KEY=b", ...). On the current code a [2] comes back within seconds.
+// Fixed: in a confined session ripgrep runs in the session's tool jail (src/tools/fs/search.ts),
+// where only the roots are: whatever link the sandbox swaps in leads to nothing of the host's.
 import assert from 'node:assert/strict'
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
