@@ -82,7 +82,30 @@ test('two roots: ripgrep in the jail searches each one at its own path', async (
   const ctx = jailedContext([a, b])
   const r = await call(grepTool(guardFor([a, b]), 'ripgrep'), ctx, 'term', { paths: ['.', join(b, 'd')] })
   assert.deepEqual(
-    r.hits.map((h: { path: string }) => h.path),
-    ['x.txt', join(b, 'd', 'y.txt')],
+    r.hits.map((h: { path: string }) => h.path).sort(),
+    [join(b, 'd', 'y.txt'), 'x.txt'].sort(),
   )
+})
+
+test('a root inside a repository: the ignore files above the root count in the jail too', async () => {
+  const repo = await tempDir()
+  execFileSync('git', ['init', '-q', repo])
+  await files(repo, {
+    '.gitignore': '*.log\n',
+    'sub/.gitignore': 'local.txt\n',
+    'sub/a.txt': 'term\n',
+    'sub/b.log': 'term\n',
+    'sub/local.txt': 'term\n',
+  })
+  const root = join(repo, 'sub')
+  const ctx = jailedContext([root])
+  const a = await call(grepTool(guardFor([root]), 'ripgrep'), ctx, 'term')
+  const b = await call(grepTool(guardFor([root]), 'builtin'), ctx, 'term')
+  assert.deepEqual(
+    b.hits.map((h: { path: string }) => h.path),
+    ['a.txt'],
+  )
+  delete a.engine
+  delete b.engine
+  assert.deepEqual(a, b)
 })

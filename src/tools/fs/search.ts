@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process'
-import { accessSync, constants as C } from 'node:fs'
+import { accessSync, constants as C, lstatSync, statSync } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
-import { delimiter, join, sep } from 'node:path'
+import { delimiter, dirname, join, sep } from 'node:path'
 import { createInterface } from 'node:readline'
 import { closeFd, openAt2, readAll, STRICT } from '../../confinement/beneath.js'
 import { checkpoint } from '../../util/check-use-hook.js'
@@ -244,6 +244,58 @@ function jailPath(jail: SearchJail, abs: string): string | undefined {
   return jail.roots[best]! + abs.slice(real.length)
 }
 
+// Inside the roots without following a link (the sandbox makes those); above them, by name.
+const kind = (p: string, follow = true): 'file' | 'dir' | undefined => {
+  try {
+    const st = follow ? statSync(p) : lstatSync(p)
+    return st.isFile() ? 'file' : st.isDirectory() ? 'dir' : undefined
+  } catch {
+    return undefined
+  }
+}
+
+// A root inside a repository whose .git lies above it: the ignore files above the root count
+// (as the in-process engine reads them, by name: the sandbox cannot write there), but the jail
+// shows nothing above the roots. These are the host files that make ripgrep see the same rules
+// there, bound read-only: each .gitignore from the root's parent up to the repository, its
+// .git/info/exclude, and one file inside .git so that ripgrep finds the repository at all.
+function ignoreFilesAbove(jail: SearchJail, targets: readonly SearchTarget[]): string[] {
+  const out = new Set<string>()
+  const inRoots = (p: string) => jail.realRoots.some((r) => isWithin(p, r))
+  for (const t of targets) {
+    if (!t.dir) continue
+    const i = jail.realRoots.findIndex((r) => isWithin(t.abs, r))
+    const real = jail.realRoots[i]
+    // A root reached through a link is mounted at another path than its parents': not followed.
+    if (real === undefined || jail.roots[i] !== real) continue
+    let inside = false
+    for (let d = t.abs; isWithin(d, real); d = dirname(d)) {
+      if (kind(join(d, '.git'), false)) inside = true
+      if (inside || d === real) break
+    }
+    if (inside) continue
+    const found: string[] = []
+    for (let d = dirname(real); ; d = dirname(d)) {
+      const git = join(d, '.git')
+      const gitKind = kind(git, !inRoots(d))
+      if (!inRoots(d)) {
+        if (kind(join(d, '.gitignore')) === 'file') found.push(join(d, '.gitignore'))
+        if (gitKind === 'file') found.push(git)
+        if (gitKind === 'dir') {
+          const exclude = join(git, 'info', 'exclude')
+          found.push(kind(exclude) === 'file' ? exclude : join(git, 'HEAD'))
+        }
+      }
+      if (gitKind) {
+        for (const f of found) if (kind(f) === 'file') out.add(f)
+        break
+      }
+      if (d === dirname(d)) break
+    }
+  }
+  return [...out]
+}
+
 // ripgrep opens every file it walks by name and follows a symlink there, and reads the
 // .gitignore files it finds the same way: a link the sandbox swaps in during the walk (or an
 // in-root .gitignore that is a link to a host file) would make it read host files, and what
@@ -301,10 +353,13 @@ export class RipgrepEngine implements SearchEngine {
     signal: AbortSignal,
     onLine: (line: string) => boolean,
   ): Promise<void> {
-    return spec.jail ? this.runJailed(spec.jail, args, signal, onLine) : this.runOnHost(args, signal, onLine)
+    return spec.jail
+      ? this.runJailed(spec, spec.jail, args, signal, onLine)
+      : this.runOnHost(args, signal, onLine)
   }
 
   private async runJailed(
+    spec: SearchSpec,
     jail: SearchJail,
     args: string[],
     signal: AbortSignal,
@@ -312,7 +367,12 @@ export class RipgrepEngine implements SearchEngine {
   ): Promise<void> {
     if (signal.aborted) throw new VisError('tool.aborted', 'grep: the call was cancelled', { op: 'grep' })
     // cwd `/`: the excluding globs are anchored absolute paths, as on the host.
-    const proc = await jail.spawn(this.rg, args, { cwd: '/', env: {}, stdin: 'ignore' })
+    const proc = await jail.spawn(this.rg, args, {
+      cwd: '/',
+      env: {},
+      stdin: 'ignore',
+      readOnly: ignoreFilesAbove(jail, spec.targets),
+    })
     const onAbort = () => proc.kill()
     signal.addEventListener('abort', onAbort, { once: true })
     proc.child.stderr?.resume()
