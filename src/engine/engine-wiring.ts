@@ -36,8 +36,12 @@ export function wireCore(
     primaryRoot: (id) =>
       (fromStoredPolicy(requireSession(core, id).policy).policy.roots ?? []).map((r) => resolve(r))[0],
     // This process's pins, or the stored ones of a session it has not started a worker for yet.
-    rootPin: (id, root) =>
-      lives.get(id)?.pins?.[root] ?? fromStoredPolicy(requireSession(core, id).policy).pins?.[root],
+    rootPin: (id, root) => {
+      const own = lives.get(id)?.pins?.[root]
+      if (own !== undefined) return own
+      const stored = fromStoredPolicy(requireSession(core, id).policy).pins
+      return stored?.here ? stored.pins[root] : undefined
+    },
     exclusive: (id, fn) => exclusive(core, id, fn),
     replaceWorker: (id) => replaceWorker(core, id),
     record: (id, type, data) => log.append(id, type, JSON.parse(JSON.stringify(data))),

@@ -11,7 +11,7 @@
 // Fixed: the pins are stored with the session (src/engine/stored-policy.ts) and the reopened
 // session is held to them: policy.root-changed, while a session whose root is unchanged reopens.
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
@@ -77,6 +77,46 @@ open(os.path.join(${JSON.stringify(project)}, 'planted-by-sandbox'), 'w').write(
     })
     assert.equal(rb.block.error, null, JSON.stringify(rb.block.error))
     assert.match(rb.block.stdout ?? '', /project\.old/)
+  } finally {
+    await e.close()
+  }
+})
+
+// A cluster node on another machine takes the session over: device numbers are that machine's,
+// so only the inode is compared there. A swapped root is still refused; an unchanged one opens.
+test('pins taken on another machine still refuse a swapped root, by inode', async () => {
+  const project = join(ws, 'project2')
+  const kept = join(ws, 'kept')
+  mkdirSync(project)
+  mkdirSync(kept)
+  let e = await createEngine({ home, python, pool: { size: 0 }, extensions: false })
+  const A = await e.createSession({ roots: [project] })
+  const K = await e.createSession({ roots: [kept] })
+  // As if the rows were written by a node on another machine whose devices are numbered apart.
+  for (const id of [A.id, K.id]) {
+    const row = e.store.db.prepare('SELECT policy FROM sessions WHERE id = ?').get(id) as { policy: string }
+    const p = JSON.parse(row.policy) as { pins: Record<string, string>; pinned_on: string }
+    assert.ok(p.pinned_on, 'the pins are stored with the machine that took them')
+    p.pins = Object.fromEntries(Object.entries(p.pins).map(([k, v]) => [k, `999999:${v.split(':')[1]}`]))
+    p.pinned_on = 'another-machine'
+    e.store.db.prepare('UPDATE sessions SET policy = ? WHERE id = ?').run(JSON.stringify(p), id)
+  }
+  await e.close()
+  renameSync(project, `${project}.old`)
+  symlinkSync(victim, project)
+  e = await createEngine({ home, python, pool: { size: 0 }, extensions: false })
+  try {
+    const r = await e.runBlock(A.id, {
+      code: `import os\nprint(sorted(os.listdir(${JSON.stringify(project)})))`,
+      timeout_ms: 20_000,
+    })
+    assert.equal(r.block.error?.code, 'policy.root-changed', JSON.stringify(r.block))
+    assert.doesNotMatch(r.block.stdout ?? '', /host-secret/)
+    const rk = await e.runBlock(K.id, { code: 'print("kept works")', timeout_ms: 20_000 })
+    assert.equal(rk.block.error, null, JSON.stringify(rk.block.error))
+    assert.equal(rk.block.stdout, 'kept works\n')
+    // Clients never see the pins.
+    assert.equal('pins' in (e.sessionView(K.id).policy as object), false)
   } finally {
     await e.close()
   }
