@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { z } from 'zod'
 import { VisError } from '../util/errors.js'
-import type { BlockOutcome } from './outcome.js'
+import type { BlockResult } from './block-result.js'
 import { createRuntime, type Runtime, type RuntimeOptions, type SessionOptions } from './runtime.js'
 import type { BindOptions, RunBlockOptions, Session } from './session.js'
 
@@ -138,7 +138,7 @@ export async function runPythonBlock(
   key: string,
   code: string,
   opts?: RunBlockOptions,
-): Promise<BlockOutcome> {
+): Promise<BlockResult> {
   const s = usable(key)
   const before = s.lastSnapshot
   const outcome = await s.runBlock(code, opts)
