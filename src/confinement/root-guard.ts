@@ -1,7 +1,7 @@
 import { closeSync, fstatSync, openSync, readFileSync, readlinkSync, statfsSync } from 'node:fs'
 import { join, relative, resolve, sep } from 'node:path'
 import { VisError } from '../util/errors.js'
-import { visHome } from '../util/home.js'
+import { packageRoot, visHome } from '../util/home.js'
 import { realish } from '../util/real-path.js'
 
 // Where a root may come from. Every jail that mounts roots (a session's worker, a warm-pool
@@ -95,6 +95,28 @@ export function protectedHomes(): string[] {
 
 type Context = { sessionId?: string; op?: string }
 
+// The trees the host runs code from: the vis-runtime package (its JavaScript, the guest runtime,
+// the staged CPython distributions) and every CPython distribution a worker runs, wherever it
+// lives (VIS_PYTHON_HOME, a fetched one in a cache). `vis python` and every worker import from
+// them unconfined, so a root inside one (a .pth planted in its site-packages runs on the host)
+// is refused. A root that CONTAINS the package is allowed: the jail binds the package read-only
+// over it (mount-sources.ts packageMounts).
+const runtimeTrees = new Set<string>()
+export function protectRuntimeTree(dir: string): void {
+  runtimeTrees.add(resolve(dir))
+}
+function protectedRuntimeTrees(): { dir: string; strict: boolean }[] {
+  const env = process.env.VIS_PYTHON_HOME
+  return [
+    // The package itself may be a root (bound read-only whole); only what lies below it is refused.
+    { dir: realish(packageRoot), strict: true },
+    ...[...runtimeTrees, ...(env?.startsWith('/') ? [env] : [])].map((d) => ({
+      dir: realish(d),
+      strict: false,
+    })),
+  ]
+}
+
 // The refusals that need no filesystem: the same for a path and for what it resolves to.
 function lexicalRefusal(path: string, shown: string, ctx: Context): VisError | undefined {
   if (path === '/') {
@@ -153,6 +175,17 @@ function checkOpened(root: OpenedRoot, rules: RootRules, ctx: Context): void {
         'policy.root-vis-home',
         `Root ${shown} lies inside the vis home, which holds the server's database, logs and extensions. ` +
           'Name a directory outside it (a root that contains the home is allowed: the jail hides the home).',
+        { ...ctx, path: shown },
+      )
+    }
+  }
+  for (const t of protectedRuntimeTrees()) {
+    if (within(root.real, t.dir) && !(t.strict && root.real === t.dir)) {
+      throw new VisError(
+        'policy.root-in-runtime',
+        `Root ${shown} lies inside the vis-runtime package or a CPython distribution it runs, which the ` +
+          'host runs code from unconfined: a session may read it but never write there. Name a directory ' +
+          'outside it (a root that contains the vis-runtime package is allowed: the jail shows the package read-only).',
         { ...ctx, path: shown },
       )
     }

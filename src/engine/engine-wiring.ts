@@ -12,8 +12,9 @@ import { EventLog } from './event-log.js'
 import { onRuntimeEvent } from './events-bridge.js'
 import type { Live } from './live.js'
 import { engineMetrics } from './metrics.js'
-import { type BlockView, SessionPolicySchema } from './schemas.js'
+import type { BlockView } from './schemas.js'
 import { ensureWorker, replaceWorker } from './session-worker.js'
+import { fromStoredPolicy } from './stored-policy.js'
 
 const DEFAULT_MAX_OUTPUT_CHARS = 1024 * 1024
 
@@ -33,8 +34,14 @@ export function wireCore(
   const pending = new Map<string, Promise<BlockView>>()
   const drafts = new Drafts(store.db, store.home, {
     primaryRoot: (id) =>
-      (SessionPolicySchema.parse(requireSession(core, id).policy).roots ?? []).map((r) => resolve(r))[0],
-    rootPin: (id, root) => lives.get(id)?.pins?.[root],
+      (fromStoredPolicy(requireSession(core, id).policy).policy.roots ?? []).map((r) => resolve(r))[0],
+    // This process's pins, or the stored ones of a session it has not started a worker for yet.
+    rootPin: (id, root) => {
+      const own = lives.get(id)?.pins?.[root]
+      if (own !== undefined) return own
+      const stored = fromStoredPolicy(requireSession(core, id).policy).pins
+      return stored?.here ? stored.pins[root] : undefined
+    },
     exclusive: (id, fn) => exclusive(core, id, fn),
     replaceWorker: (id) => replaceWorker(core, id),
     record: (id, type, data) => log.append(id, type, JSON.parse(JSON.stringify(data))),

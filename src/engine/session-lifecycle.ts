@@ -26,6 +26,7 @@ import {
   type SessionView,
 } from './schemas.js'
 import { disposeLive } from './session-worker.js'
+import { toStoredPolicy } from './stored-policy.js'
 import { blockView, sessionView as toSessionView } from './views.js'
 import { startWorker } from './worker-start.js'
 
@@ -66,9 +67,14 @@ export async function createSession(
   }
   try {
     // The bounds are the server's, not the session's: they are not stored (nor shown). The
-    // pins are this process's: a reopened session pins anew at its first worker start.
+    // pins are stored beside the policy (stored-policy.ts): a session reopened by a later host
+    // process still refuses a root swapped since its creation.
     const { within: _w, pins: _p, ...stored } = policy
-    core.store.sessions.create({ id, title: v.title ?? null, policy: stored })
+    core.store.sessions.create({
+      id,
+      title: v.title ?? null,
+      policy: toStoredPolicy(stored, pins),
+    })
     claim(core, id)
   } catch (err) {
     forget(core, live)

@@ -3,6 +3,7 @@ import type { ExtensionRegistry, LoadedExtension } from '../extensions/index.js'
 import { type Attachment, type Block, iso, isoOrNull, type Session } from '../persistence/index.js'
 import { SurvivedSchema } from '../sessions/survived.js'
 import type { AttachmentView, BlockView, ExtensionList, ExtensionView, SessionView } from './schemas.js'
+import { shownPolicy } from './stored-policy.js'
 
 export function attachmentView(sessionId: string, a: Attachment): AttachmentView {
   return {
@@ -45,7 +46,7 @@ export function sessionView(
   return {
     id: s.id,
     title: s.title,
-    policy: s.policy,
+    policy: shownPolicy(s.policy),
     state: s.closedAt === null ? 'open' : 'closed',
     worker: s.closedAt === null ? worker : 'closed',
     busy,

@@ -1,5 +1,5 @@
 import { draftMount } from '../confinement/draft-mount.js'
-import { homeMasksFor, pinRoots } from '../confinement/root-guard.js'
+import { homeMasksFor, pinRoots, rootChanged } from '../confinement/root-guard.js'
 import type { Drafts } from '../drafts/drafts.js'
 import { draftDiffTool } from '../drafts/tool.js'
 import { clearDraftView, setDraftView } from '../drafts/view.js'
@@ -19,7 +19,7 @@ import type { EngineOptions } from './engine-options.js'
 import type { EventLog } from './event-log.js'
 import type { Live } from './live.js'
 import type { EngineMetrics } from './metrics.js'
-import { SessionPolicySchema } from './schemas.js'
+import { fromStoredPolicy, samePin } from './stored-policy.js'
 import { sandboxSysPath } from './sys-path.js'
 
 // What starting a session's worker needs from the engine that owns it.
@@ -43,9 +43,22 @@ export type WorkerDeps = {
 export async function reopenWorker(deps: WorkerDeps, live: Live): Promise<Session> {
   const row = deps.requireSession(live.id)
   const within = live.within ?? deps.options.allowRoots
-  const policy = normalizePolicy({ ...SessionPolicySchema.parse(row.policy), ...(within ? { within } : {}) })
-  // A session opened by an earlier host process pins its roots anew here, at its first start.
-  live.pins ??= pinRoots(policy.roots, { within: policy.within }, { sessionId: live.id, op: 'open-session' })
+  const stored = fromStoredPolicy(row.policy)
+  const policy = normalizePolicy({ ...stored.policy, ...(within ? { within } : {}) })
+  // A session opened by an earlier host process is held to the pins stored at its creation: a
+  // root whose path names another directory now is refused (policy.root-changed). One stored
+  // before pins were kept pins anew here, at its first start.
+  if (!live.pins) {
+    const ctx = { sessionId: live.id, op: 'open-session' }
+    const here = stored.pins?.here ? stored.pins.pins : undefined
+    const now = pinRoots(policy.roots, { within: policy.within, ...(here ? { pins: here } : {}) }, ctx)
+    // Pinned on another machine (a cluster node's takeover): the inodes must still match.
+    for (const [root, pin] of Object.entries(stored.pins && !stored.pins.here ? stored.pins.pins : {})) {
+      const id = now[root]
+      if (id !== undefined && !samePin(pin, id, false)) throw rootChanged(root, ctx)
+    }
+    live.pins = now
+  }
   if (policy.roots.length > 0) policy.pins = live.pins
   const session = await startWorker(deps, live, policy)
   deps.metrics.workerRestarts.inc()

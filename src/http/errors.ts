@@ -35,6 +35,8 @@ const EXACT: Record<string, ContentfulStatusCode> = {
   // operator's allow-list.
   'policy.root-pseudo-fs': 400,
   'policy.root-vis-home': 400,
+  // A root inside the vis-runtime package or a CPython distribution the host runs (root-guard.ts).
+  'policy.root-in-runtime': 400,
   'policy.root-not-allowed': 400,
   'policy.root-unreadable': 400,
   // A root whose path names another directory than at the session's creation (root-guard.ts).

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { BlockErrorSchema, BlockStatusSchema } from './blocks.js'
-import { JsonValueSchema } from './json.js'
+import { type JsonValue, JsonValueSchema } from './json.js'
 import type { Store } from './store.js'
 import { TurnStatusSchema } from './turns.js'
 
@@ -106,7 +106,7 @@ export function exportTranscript(store: Store, sessionId: string): Transcript {
       session: {
         id: session.id,
         title: session.title,
-        policy: session.policy,
+        policy: withoutPins(session.policy),
         createdAt: iso(session.createdAt),
         closedAt: isoOrNull(session.closedAt),
       },
@@ -152,4 +152,13 @@ export function exportTranscript(store: Store, sessionId: string): Transcript {
     // Parsing our own output keeps the export and the schema from drifting apart.
     return TranscriptSchema.parse(transcript)
   })()
+}
+
+// The stored policy without the roots' pins (src/engine/stored-policy.ts): device and inode
+// numbers of this host, which mean nothing in an exported transcript.
+function withoutPins(policy: JsonValue): JsonValue {
+  if (typeof policy !== 'object' || policy === null || Array.isArray(policy) || !('pins' in policy))
+    return policy
+  const { pins: _p, ...rest } = policy
+  return rest
 }

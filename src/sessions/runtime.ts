@@ -50,6 +50,8 @@ export type SessionOptions = z.input<typeof SessionOptions>
 
 export type Runtime = {
   readonly home: string
+  // Whether sessions run in the OS jail (false only for an explicitly unconfined runtime).
+  readonly confined: boolean
   createSession(opts?: SessionOptions): Promise<Session>
   session(id: string): Session | undefined
   sessions(): Session[]
@@ -181,6 +183,7 @@ export async function createRuntime(input: RuntimeOptions = {}): Promise<Runtime
 
   return {
     home,
+    confined: opts.confine !== false,
     createSession,
     session: (id) => live.get(id),
     sessions: () => [...live.values()],

@@ -70,7 +70,7 @@ export function toolJail(input: ToolJailOptions): ToolJail {
   let gitConfig: JailGitConfig | undefined
   const spawn: SpawnHook = async (command, args, opts) => {
     const exe = resolveOnHost(command, o.sessionId)
-    const readOnly = GIT_READ_ONLY.filter((p) => existsSync(p))
+    const readOnly = [...GIT_READ_ONLY.filter((p) => existsSync(p)), ...(opts.readOnly ?? [])]
     const env: Record<string, string> = { ...opts.env }
     if (o.pythonRoot) {
       readOnly.push(o.pythonRoot)

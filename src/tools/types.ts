@@ -14,6 +14,9 @@ export interface ToolSpawnOptions {
   // The process allocates a pseudo-terminal (`script`): a jail must give it
   // a private devpts instance.
   pty?: boolean
+  // Host files the process reads besides the roots (a jail binds them read-only where they are;
+  // grep's ignore files above a root, src/tools/fs/search.ts).
+  readOnly?: string[]
 }
 
 // A started process tree. stdout and stderr are always pipes.

@@ -1,3 +1,4 @@
+import { protectRuntimeTree } from '../confinement/root-guard.js'
 import { resolveDistribution } from '../distribution/resolve.js'
 
 export type PythonHome = { root: string; minor: string; executable: string }
@@ -10,11 +11,11 @@ export function pythonHome(minor: string | undefined): Promise<PythonHome> {
   const key = minor ?? ''
   let p = resolved.get(key)
   if (!p) {
-    p = resolveDistribution(minor ? { minor } : {}).then((d) => ({
-      root: d.root,
-      minor: d.minor,
-      executable: d.executable,
-    }))
+    p = resolveDistribution(minor ? { minor } : {}).then((d) => {
+      // The host runs this tree: no session may have a root inside it (root-guard.ts).
+      protectRuntimeTree(d.root)
+      return { root: d.root, minor: d.minor, executable: d.executable }
+    })
     resolved.set(key, p)
     p.catch(() => resolved.delete(key))
   }

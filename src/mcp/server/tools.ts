@@ -8,6 +8,7 @@ import { z } from 'zod'
 import type { Engine } from '../../engine/engine.js'
 import { MAX_CODE_CHARS, MAX_TIMEOUT_MS } from '../../engine/schemas.js'
 import { toJsonSchema } from '../../http/json-schema.js'
+import { toolJail } from '../../sessions/tool-jail.js'
 import { CatArgsSchema } from '../../tools/fs/cat.js'
 import { GrepArgsSchema } from '../../tools/fs/grep.js'
 import { fileTools } from '../../tools/fs/index.js'
@@ -18,6 +19,7 @@ import { SessionResources } from '../../tools/resources.js'
 import type { Tool } from '../../tools/types.js'
 import { errorMessage } from '../../util/errors.js'
 import { issuesText } from '../../util/zod-issues.js'
+import { normalizePolicy } from '../../worker/worker-policy.js'
 import type { McpServePolicy } from '../config.js'
 import type { ClientPolicy, RootsAsker } from './client-roots.js'
 import { type BlockRequest, runBlockForClient } from './execution.js'
@@ -177,13 +179,24 @@ export class McpTools {
               `No tool named ${JSON.stringify(name)}; list the tools to see what exists.`,
               { tool: name },
             )
-          const value = await tool.run([args], {
-            sessionId: 'mcp',
-            roots: policy.roots,
-            signal: extra.signal,
-            resources: this.resources,
-          })
-          return jsonResult(value)
+          // A process a tool starts (grep's ripgrep) runs in a jail of the roots: a session's
+          // sandbox may swap links in them while it walks (src/tools/fs/search.ts). One per call,
+          // started only if the tool spawns, so nothing outlives the call.
+          const jail = this.engine.runtime.confined
+            ? toolJail({ sessionId: 'mcp', policy: normalizePolicy({ roots: policy.roots }) })
+            : undefined
+          try {
+            const value = await tool.run([args], {
+              sessionId: 'mcp',
+              roots: policy.roots,
+              signal: extra.signal,
+              resources: this.resources,
+              ...(jail ? { spawn: jail.spawn } : {}),
+            })
+            return jsonResult(value)
+          } finally {
+            await jail?.dispose()
+          }
         }
       }
     } catch (err) {

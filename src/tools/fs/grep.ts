@@ -1,4 +1,4 @@
-import { basename } from 'node:path'
+import { basename, resolve } from 'node:path'
 import { z } from 'zod'
 import { bindNames, parseArgs, splitArgs } from '../args.js'
 import type { Json, Tool, ToolContext } from '../types.js'
@@ -80,7 +80,11 @@ async function grep(
       targets.push({ abs: real, fh, dir: (await fh.stat()).isDirectory() })
     }
     const skip = await guard.realHidden()
-    const spec = { terms, ignoreCase, targets, context: a.context, maxHits: GREP_MAX_HITS, skip }
+    // A confined session's ripgrep runs in its tool jail (search.ts RipgrepEngine).
+    const jail = ctx.spawn
+      ? { spawn: ctx.spawn, roots: guard.roots.map((r) => resolve(r)), realRoots: await guard.realRoots() }
+      : undefined
+    const spec = { terms, ignoreCase, targets, context: a.context, maxHits: GREP_MAX_HITS, skip, jail }
     const explicit = new Set(targets.filter((t) => !t.dir).map((t) => t.abs))
     const include = globMatcher(list(a.include))
     const keep = async (abs: string) => explicit.has(abs) || include(await guard.display(abs))

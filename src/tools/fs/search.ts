@@ -1,11 +1,12 @@
 import { spawn } from 'node:child_process'
-import { accessSync, constants as C } from 'node:fs'
+import { accessSync, constants as C, lstatSync, statSync } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
-import { delimiter, join, sep } from 'node:path'
+import { delimiter, dirname, join, sep } from 'node:path'
 import { createInterface } from 'node:readline'
 import { closeFd, openAt2, readAll, STRICT } from '../../confinement/beneath.js'
 import { checkpoint } from '../../util/check-use-hook.js'
 import { VisError } from '../../util/errors.js'
+import type { SpawnHook } from '../types.js'
 import { ignoreReader } from './gitignore.js'
 import { splitLines } from './lines.js'
 import { isWithin, O_PATH, type PathGuard } from './paths.js'
@@ -33,6 +34,17 @@ export interface SearchSpec {
   // Real paths of directories neither engine may list or read (the session's hidden
   // extension directories): a search of a directory above one must step around it.
   skip: readonly string[]
+  // The session's tool jail (src/sessions/tool-jail.ts), where ripgrep runs when the session is
+  // confined, and where each root is as the jail shows it. Unset: an unconfined session.
+  jail?: SearchJail
+}
+
+export interface SearchJail {
+  spawn: SpawnHook
+  // Each root as the jail mounts it (the path the client named) and its real path on the host,
+  // pairwise.
+  roots: readonly string[]
+  realRoots: readonly string[]
 }
 
 export interface FileHits {
@@ -221,14 +233,84 @@ function rgText(t: RgText | undefined): string {
   return Buffer.from(t.bytes ?? '', 'base64').toString('utf8')
 }
 
+// A verified real path as the jail shows it: below the innermost real root that holds it.
+function jailPath(jail: SearchJail, abs: string): string | undefined {
+  let best = -1
+  jail.realRoots.forEach((r, i) => {
+    if (isWithin(abs, r) && (best < 0 || r.length > jail.realRoots[best]!.length)) best = i
+  })
+  if (best < 0) return undefined
+  const real = jail.realRoots[best]!
+  return jail.roots[best]! + abs.slice(real.length)
+}
+
+// Inside the roots without following a link (the sandbox makes those); above them, by name.
+const kind = (p: string, follow = true): 'file' | 'dir' | undefined => {
+  try {
+    const st = follow ? statSync(p) : lstatSync(p)
+    return st.isFile() ? 'file' : st.isDirectory() ? 'dir' : undefined
+  } catch {
+    return undefined
+  }
+}
+
+// A root inside a repository whose .git lies above it: the ignore files above the root count
+// (as the in-process engine reads them, by name: the sandbox cannot write there), but the jail
+// shows nothing above the roots. These are the host files that make ripgrep see the same rules
+// there, bound read-only: each .gitignore from the root's parent up to the repository, its
+// .git/info/exclude, and one file inside .git so that ripgrep finds the repository at all.
+function ignoreFilesAbove(jail: SearchJail, targets: readonly SearchTarget[]): string[] {
+  const out = new Set<string>()
+  const inRoots = (p: string) => jail.realRoots.some((r) => isWithin(p, r))
+  for (const t of targets) {
+    if (!t.dir) continue
+    const i = jail.realRoots.findIndex((r) => isWithin(t.abs, r))
+    const real = jail.realRoots[i]
+    // A root reached through a link is mounted at another path than its parents': not followed.
+    if (real === undefined || jail.roots[i] !== real) continue
+    let inside = false
+    for (let d = t.abs; isWithin(d, real); d = dirname(d)) {
+      if (kind(join(d, '.git'), false)) inside = true
+      if (inside || d === real) break
+    }
+    if (inside) continue
+    const found: string[] = []
+    for (let d = dirname(real); ; d = dirname(d)) {
+      const git = join(d, '.git')
+      const gitKind = kind(git, !inRoots(d))
+      if (!inRoots(d)) {
+        if (kind(join(d, '.gitignore')) === 'file') found.push(join(d, '.gitignore'))
+        if (gitKind === 'file') found.push(git)
+        if (gitKind === 'dir') {
+          const exclude = join(git, 'info', 'exclude')
+          found.push(kind(exclude) === 'file' ? exclude : join(git, 'HEAD'))
+        }
+      }
+      if (gitKind) {
+        for (const f of found) if (kind(f) === 'file') out.add(f)
+        break
+      }
+      if (d === dirname(d)) break
+    }
+  }
+  return [...out]
+}
+
+// ripgrep opens every file it walks by name and follows a symlink there, and reads the
+// .gitignore files it finds the same way: a link the sandbox swaps in during the walk (or an
+// in-root .gitignore that is a link to a host file) would make it read host files, and what
+// it reports (which lines match, which files are ignored) would tell the sandbox about them.
+// So in a confined session it runs in the session's tool jail, which holds only what the
+// sandbox itself may read: any link leads to what the jail shows, never to the host's files.
 export class RipgrepEngine implements SearchEngine {
   readonly name = 'ripgrep' as const
 
   constructor(private readonly rg: string) {}
 
-  // ripgrep reaches each target through this process's handle for it
-  // (/proc/<pid>/fd/<n>), so it searches exactly what was verified; its
-  // output paths are mapped back to the real ones.
+  // Unconfined, ripgrep reaches each target through this process's handle for it
+  // (/proc/<pid>/fd/<n>), so it searches exactly what was verified; in the jail, at the
+  // target's path there (the jail's mounts are the pinned roots). Its output paths are
+  // mapped back to the real ones.
   // Hidden directories below a target are excluded by glob (ripgrep runs with cwd `/`, so an
   // anchored glob names one exact path), and anything under them that still came back is
   // dropped by `hidden`.
@@ -241,7 +323,11 @@ export class RipgrepEngine implements SearchEngine {
     const byProc = new Map<string, string>()
     const excludes: string[] = []
     const args = spec.targets.map((t) => {
-      const p = `/proc/${process.pid}/fd/${t.fh.fd}`
+      const inJail = spec.jail ? jailPath(spec.jail, t.abs) : undefined
+      if (spec.jail && inJail === undefined) {
+        throw new VisError('tool.path-denied', 'grep: a searched path is outside the roots', { op: 'grep' })
+      }
+      const p = inJail ?? `/proc/${process.pid}/fd/${t.fh.fd}`
       byProc.set(p, t.abs)
       if (t.dir) {
         for (const h of spec.skip) {
@@ -251,16 +337,68 @@ export class RipgrepEngine implements SearchEngine {
       }
       return p
     })
+    // The longest target path a reported path lies below (targets may nest).
+    const prefixes = [...byProc.keys()].sort((a, b) => b.length - a.length)
     const unmap = (p: string): string => {
-      const m = /^(\/proc\/\d+\/fd\/\d+)(\/.*)?$/.exec(p)
-      const base = m ? byProc.get(m[1]!) : undefined
-      return base === undefined ? p : base + (m![2] ?? '')
+      const base = prefixes.find((x) => p === x || p.startsWith(x === sep ? x : x + sep))
+      return base === undefined ? p : byProc.get(base)! + p.slice(base === sep ? 0 : base.length)
     }
     const hidden = (abs: string) => spec.skip.some((h) => isWithin(abs, h))
     return { args, excludes, unmap, hidden }
   }
 
-  private run(args: string[], signal: AbortSignal, onLine: (line: string) => boolean): Promise<void> {
+  private run(
+    spec: SearchSpec,
+    args: string[],
+    signal: AbortSignal,
+    onLine: (line: string) => boolean,
+  ): Promise<void> {
+    return spec.jail
+      ? this.runJailed(spec, spec.jail, args, signal, onLine)
+      : this.runOnHost(args, signal, onLine)
+  }
+
+  private async runJailed(
+    spec: SearchSpec,
+    jail: SearchJail,
+    args: string[],
+    signal: AbortSignal,
+    onLine: (line: string) => boolean,
+  ): Promise<void> {
+    if (signal.aborted) throw new VisError('tool.aborted', 'grep: the call was cancelled', { op: 'grep' })
+    // cwd `/`: the excluding globs are anchored absolute paths, as on the host.
+    const proc = await jail.spawn(this.rg, args, {
+      cwd: '/',
+      env: {},
+      stdin: 'ignore',
+      readOnly: ignoreFilesAbove(jail, spec.targets),
+    })
+    const onAbort = () => proc.kill()
+    signal.addEventListener('abort', onAbort, { once: true })
+    proc.child.stderr?.resume()
+    try {
+      await new Promise<void>((resolve, reject) => {
+        let stopped = false
+        const rl = createInterface({ input: proc.child.stdout! })
+        rl.on('line', (line) => {
+          if (stopped) return
+          if (!onLine(line)) {
+            stopped = true
+            proc.kill()
+          }
+        })
+        proc.child.on('error', (err) =>
+          reject(new VisError('tool.io', `grep: ripgrep failed: ${err.message}`, { op: 'grep' })),
+        )
+        rl.on('close', () => resolve())
+      })
+    } finally {
+      signal.removeEventListener('abort', onAbort)
+    }
+    if (signal.aborted) throw new VisError('tool.aborted', 'grep: the call was cancelled', { op: 'grep' })
+  }
+
+  private runOnHost(args: string[], signal: AbortSignal, onLine: (line: string) => boolean): Promise<void> {
     return new Promise((resolve, reject) => {
       const child = spawn(this.rg, args, { cwd: '/', stdio: ['ignore', 'pipe', 'ignore'], signal })
       let stopped = false
@@ -285,7 +423,7 @@ export class RipgrepEngine implements SearchEngine {
   async files(spec: SearchSpec, signal: AbortSignal): Promise<string[]> {
     const { args, excludes, unmap, hidden } = this.targetArgs(spec)
     const out: string[] = []
-    await this.run(['--files', ...RG_COMMON, ...excludes, '--', ...args], signal, (line) => {
+    await this.run(spec, ['--files', ...RG_COMMON, ...excludes, '--', ...args], signal, (line) => {
       const abs = unmap(line)
       if (!hidden(abs)) out.push(abs)
       return out.length < 200_000
@@ -319,7 +457,7 @@ export class RipgrepEngine implements SearchEngine {
     const byPath = new Map<string, FileHits>()
     let hits = 0
     let capped = false
-    await this.run(argv, signal, (line) => {
+    await this.run(spec, argv, signal, (line) => {
       let msg: { type?: string; data?: { path?: RgText; lines?: RgText; line_number?: number } }
       try {
         msg = JSON.parse(line)
