@@ -1,4 +1,4 @@
-import { VisError } from '../util/errors.js'
+import { applyPending, latestVersion as latestOf, refuseNewer } from './schema/apply.js'
 import { compileMigrations } from './schema/ddl.js'
 import type { Migration } from './schema/define.js'
 import type { SqliteDb as Db } from './statements.js'
@@ -11,50 +11,26 @@ export type { Migration } from './schema/define.js'
 export const MIGRATIONS: readonly Migration[] = compileMigrations('sqlite')
 
 export function latestVersion(migrations: readonly Migration[] = MIGRATIONS): number {
-  return migrations.reduce((max, m) => Math.max(max, m.version), 0)
+  return latestOf(migrations)
 }
 
 export function schemaVersion(db: Db): number {
   return db.pragma('user_version', { simple: true }) as number
 }
 
-function refuseNewer(db: Db, version: number, known: number): void {
-  if (version > known) {
-    throw new VisError(
-      'db.schema-newer',
-      `The database ${db.name} has schema version ${version}, but this vis-runtime knows only up to ${known}. ` +
-        'Upgrade vis-runtime, or point VIS_HOME at another directory.',
-      { path: db.name, version, known },
-    )
-  }
-}
+const REMEDY = 'Upgrade vis-runtime, or point VIS_HOME at another directory.'
 
 // Brings the schema up to `target` (default: the newest known). All pending steps run in one
 // IMMEDIATE transaction, so a failure leaves the previous version whole and two processes
 // opening the same file at once cannot both migrate.
 export function migrate(db: Db, migrations: readonly Migration[] = MIGRATIONS, target?: number): number {
   const known = latestVersion(migrations)
-  const goal = target ?? known
-  refuseNewer(db, schemaVersion(db), known)
+  const place = { path: db.name }
+  refuseNewer(db, schemaVersion(db), known, place, REMEDY)
   const run = db.transaction(() => {
     const current = schemaVersion(db)
-    refuseNewer(db, current, known)
-    const pending = migrations
-      .filter((m) => m.version > current && m.version <= goal)
-      .sort((a, b) => a.version - b.version)
-    for (const m of pending) {
-      try {
-        db.exec(m.sql)
-      } catch (err) {
-        throw new VisError(
-          'db.migration-failed',
-          `Migration ${m.version} (${m.name}) failed on ${db.name}: ${(err as Error).message}. The database was left at version ${current}.`,
-          { path: db.name, version: m.version },
-          { cause: err },
-        )
-      }
-      db.pragma(`user_version = ${m.version}`)
-    }
+    refuseNewer(db, current, known, place, REMEDY)
+    applyPending(db, migrations, current, target ?? known, place, (v) => db.pragma(`user_version = ${v}`))
     return schemaVersion(db)
   })
   return run.immediate()

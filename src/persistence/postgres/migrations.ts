@@ -1,7 +1,7 @@
 // PostgreSQL's schema: the same versions, tables and indexes as SQLite's, compiled from the one
 // definition (../schema/tables.ts; the dialect's differences are in ../schema/ddl.ts), and how
 // they are applied here: a schema_version row and an advisory lock instead of user_version.
-import { VisError } from '../../util/errors.js'
+import { applyPending, latestVersion, refuseNewer } from '../schema/apply.js'
 import { compileMigrations } from '../schema/ddl.js'
 import type { Migration } from '../schema/define.js'
 import type { Db } from '../statements.js'
@@ -17,22 +17,14 @@ export function pgSchemaVersion(db: Db): number {
   return (db.prepare('SELECT version FROM schema_version').pluck().get() as number | undefined) ?? 0
 }
 
-function refuseNewer(db: Db, version: number, known: number): void {
-  if (version > known) {
-    throw new VisError(
-      'db.schema-newer',
-      `The database ${db.name} has schema version ${version}, but this vis-runtime knows only up to ${known}. ` +
-        'Upgrade vis-runtime (every node of a cluster), or point VIS_DATABASE_URL at another database.',
-      { url: db.name, version, known },
-    )
-  }
-}
+const REMEDY = 'Upgrade vis-runtime (every node of a cluster), or point VIS_DATABASE_URL at another database.'
 
 // Brings the schema up to the newest known version. All pending steps run in one transaction
 // under a transaction-scoped advisory lock, so several nodes starting together migrate once:
 // the others wait for the lock, then find the work done. A failure leaves the previous version.
 export function migratePostgres(db: Db, migrations: readonly Migration[] = PG_MIGRATIONS): number {
-  const known = migrations.reduce((max, m) => Math.max(max, m.version), 0)
+  const known = latestVersion(migrations)
+  const place = { url: db.name }
   return db.transaction(() => {
     db.prepare('SELECT pg_advisory_xact_lock(?)').run(MIGRATION_LOCK)
     db.exec(`CREATE TABLE IF NOT EXISTS schema_version (
@@ -40,21 +32,10 @@ export function migratePostgres(db: Db, migrations: readonly Migration[] = PG_MI
                version INTEGER NOT NULL)`)
     db.exec('INSERT INTO schema_version (version) VALUES (0) ON CONFLICT DO NOTHING')
     const current = pgSchemaVersion(db)
-    refuseNewer(db, current, known)
-    const pending = migrations.filter((m) => m.version > current).sort((a, b) => a.version - b.version)
-    for (const m of pending) {
-      try {
-        db.exec(m.sql)
-      } catch (err) {
-        throw new VisError(
-          'db.migration-failed',
-          `Migration ${m.version} (${m.name}) failed on ${db.name}: ${(err as Error).message}. The database was left at version ${current}.`,
-          { url: db.name, version: m.version },
-          { cause: err },
-        )
-      }
-      db.prepare('UPDATE schema_version SET version = ?').run(m.version)
-    }
+    refuseNewer(db, current, known, place, REMEDY)
+    applyPending(db, migrations, current, known, place, (v) =>
+      db.prepare('UPDATE schema_version SET version = ?').run(v),
+    )
     return pgSchemaVersion(db)
   })()
 }
