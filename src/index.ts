@@ -47,8 +47,8 @@ export {
   type RegistryOptions,
   runExtensionTests,
 } from './extensions/index.js'
+export { renderError, renderOutcomeText } from './format/block-text.js'
 export { type FormatResult, formatPythonForDisplay, PythonFormatter } from './format/index.js'
-export { renderError, renderOutcomeText } from './format/outcome.js'
 export {
   boundaryView,
   ctxToPythonStr,
@@ -68,8 +68,13 @@ export {
   serveStdio,
 } from './mcp/index.js'
 export { discoverProjectLayout, type ProjectLayout, type ProjectLayoutOptions } from './project/index.js'
+export {
+  type BlockError,
+  BlockResult,
+  // Deprecated: the old name of BlockResult, kept for one minor version.
+  BlockResult as BlockOutcome,
+} from './sessions/block-result.js'
 export type { SessionEvent, SessionEventType, SessionListener } from './sessions/events.js'
-export { type BlockError, BlockOutcome } from './sessions/outcome.js'
 export { createRuntime, type Runtime, RuntimeOptions, SessionOptions } from './sessions/runtime.js'
 export type { BindOptions, RunBlockOptions, Session, SessionState } from './sessions/session.js'
 export type { BoundTool } from './sessions/tool-table.js'

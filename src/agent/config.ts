@@ -5,6 +5,7 @@ import { VisError } from '../util/errors.js'
 import { visHome } from '../util/home.js'
 import { issuesText } from '../util/zod-issues.js'
 import { ANTHROPIC_MAX_TOKENS } from './providers/types.js'
+import { SubLoopConfigSchema } from './sub-loop.js'
 
 export const PROVIDERS = [
   'openai',
@@ -122,6 +123,9 @@ export const AgentConfigFileSchema = z
       .describe(
         'Whether the model takes images (attachments as image parts); default: not for local presets.',
       ),
+    subLoops: SubLoopConfigSchema.optional().describe(
+      'sub_loop() children: concurrency per parent turn (4), timeoutMs each (600000), maxDepth (2).',
+    ),
     approvals: z
       .object({
         auto: z.enum(['ask', 'approve', 'deny']).default('ask'),

@@ -16,6 +16,7 @@ import { AgentRecords } from './records.js'
 import { replayHistory, type TurnRequest } from './replay.js'
 import type { ApprovalView, ToolCallView, TurnView, UsageView } from './schemas.js'
 import { AgentSession } from './session.js'
+import { SubLoopConfigSchema, SubLoops, type TurnParent } from './sub-loop.js'
 import { expandTemplate } from './templates.js'
 import { modelRef } from './transcript.js'
 import { addUsage, type CostedUsage, costed } from './usage.js'
@@ -27,6 +28,8 @@ export type TurnOptions = {
   signal?: AbortSignal
   // A provider object instead of one built from the model reference (tests, custom hosts).
   provider?: Provider
+  // A child turn's parent (sub_loop, src/agent/sub-loop.ts): stored with the turn.
+  parent?: TurnParent
 }
 
 export type AgentEvent = { type: string; sessionId: string; turnId: string | null } & Record<string, unknown>
@@ -47,6 +50,8 @@ type SessionState = {
   queued: Map<string, TurnView>
   // Each accepted turn's end (stored by then), by turn id, until it ends.
   ends: Map<string, Promise<unknown>>
+  // Running turns' providers, by turn id: their sub_loop children use the same by default.
+  providers: Map<string, Provider>
 }
 
 // What goes to the session's SSE log (each is a commit): the turn's own events. Its blocks are
@@ -62,18 +67,32 @@ export class Agent {
   readonly abandonedAtStart: number
   private readonly sessions = new Map<string, SessionState>()
   private readonly deltas: ModelDeltaBatcher
+  private readonly subLoops: SubLoops
 
   constructor(
     readonly engine: Engine,
     readonly config: AgentConfig,
   ) {
     this.records = new AgentRecords(engine.store)
-    // One engine per home: whatever an earlier host left running is over.
-    this.abandonedAtStart = this.records.abandonLeftovers()
+    // Whatever an earlier host left running is over, unless another live process on this home
+    // runs that session (src/engine/ownership.ts).
+    this.abandonedAtStart = this.records.abandonLeftovers((id) => engine.ownedElsewhere(id))
     this.approvals = new Approvals(this.records, config, (a, type) =>
       this.emit(a.session_id, a.turn_id, type, { approval: a as unknown as JsonValue }),
     )
     this.deltas = new ModelDeltaBatcher((sessionId, data) => this.engine.emit(sessionId, 'model.delta', data))
+    this.subLoops = new SubLoops({
+      engine,
+      config: SubLoopConfigSchema.parse(config.subLoops ?? {}),
+      defaultMaxIterations: config.maxIterations,
+      runChild: (id, prompt, o) => this.turn(id, prompt, o),
+      turnOf: (id, turnId) => {
+        const s = this.sessions.get(id)
+        const provider = s?.providers.get(turnId)
+        const controller = s?.running.get(turnId)
+        return provider && controller ? { provider, signal: controller.signal } : undefined
+      },
+    })
     // A closing engine cancels the turns still running and waits for them to be stored.
     engine.onClose(() => this.cancelAll())
   }
@@ -133,6 +152,7 @@ export class Agent {
         maxIterations,
         policy,
         signal: controller.signal,
+        parent: opts.parent,
       }),
     )
     s.tail = run.catch(() => undefined)
@@ -237,6 +257,7 @@ export class Agent {
         shell: boolean
       }
       signal: AbortSignal
+      parent: TurnParent | undefined
     },
   ): Promise<TurnResult> {
     const s = this.state(sessionId)
@@ -252,10 +273,12 @@ export class Agent {
         ...(r.expanded !== r.prompt ? { expanded: r.expanded } : {}),
         max_iterations: r.maxIterations,
         tool_calling: r.toolCalling,
+        ...(r.parent ? { parent: r.parent } : {}),
       } satisfies TurnRequest,
     })
     this.records.setTurnModel(turnId, model)
     s.scope.turnId = turnId
+    s.providers.set(turnId, r.provider)
     this.emit(sessionId, turnId, 'turn.started', {
       prompt: r.prompt,
       model,
@@ -272,6 +295,7 @@ export class Agent {
     try {
       const session = await this.engine.runtimeSession(sessionId)
       session.setToolGate(journalGate(sessionId, s.scope, this.records, this.approvals))
+      await this.subLoops.bindInto(session, sessionId, s.scope)
       const { files, warnings } = projectInstructions(this.config.home, r.policy.roots)
       for (const w of warnings)
         this.emit(sessionId, turnId, 'turn.warning', { kind: 'instructions', path: w.path, reason: w.reason })
@@ -316,6 +340,8 @@ export class Agent {
       offOutput()
       s.scope.turnId = null
       s.scope.blockId = null
+      s.providers.delete(turnId)
+      this.subLoops.forgetTurn(turnId)
     }
     this.deltas.flush(sessionId)
     const usage: UsageView = costed(end.usage, this.config, r.provider)
@@ -366,6 +392,7 @@ export class Agent {
         running: new Map(),
         ends: new Map(),
         queued: new Map(),
+        providers: new Map(),
       }
       this.sessions.set(sessionId, s)
     }
@@ -389,6 +416,9 @@ function queuedView(sessionId: string, id: string, prompt: string, model: string
     created_at: new Date().toISOString(),
     finished_at: null,
     iterations: [],
+    parent: null,
+    children: [],
+    tree_usage: null,
   }
 }
 

@@ -14,6 +14,7 @@ import {
   type TurnView,
   type UsageView,
 } from './schemas.js'
+import { TurnParentSchema } from './sub-loop.js'
 
 // The agent's rows: turn outcomes and iteration replies (columns of migration 4 on the existing
 // turns/iterations tables), approvals and the tool-call journal.
@@ -149,6 +150,9 @@ export class AgentRecords {
       usage: usageView(i.usage),
       block_ids: blocks.filter((b) => b.iteration_id === i.id).map((b) => b.id),
     }))
+    const parent = TurnParentSchema.safeParse((request as { parent?: unknown } | null)?.parent)
+    const children = this.childTurns(t.session_id, t.id)
+    const usage = usageView(t.usage)
     return {
       id: t.id,
       session_id: t.session_id,
@@ -161,11 +165,27 @@ export class AgentRecords {
       model: t.model,
       answer: t.answer,
       error: parse(t.error),
-      usage: usageView(t.usage),
+      usage,
       created_at: iso(t.created_at),
       finished_at: isoOrNull(t.finished_at),
       iterations,
+      parent: parent.success ? parent.data : null,
+      children: children.map((c) => ({ session_id: c.session_id, turn_id: c.id, status: c.status })),
+      tree_usage: treeUsage(usage, children),
     }
+  }
+
+  // The turns sub_loop() started from this one: their request names it as parent, its keys in
+  // the order sub-loop.ts writes them (the row is the request's JSON text as sent).
+  private childTurns(sessionId: string, turnId: string): TurnView[] {
+    const pattern = `%"parent":{"session_id":${JSON.stringify(sessionId)},"turn_id":${JSON.stringify(turnId)},%`
+    const ids = this.db
+      .prepare('SELECT id FROM turns WHERE request LIKE ? ORDER BY created_at, id')
+      .all(pattern) as { id: string }[]
+    return ids.flatMap((r) => {
+      const v = this.turn(r.id)
+      return v && v.parent?.turn_id === turnId ? [v] : []
+    })
   }
 
   // What a turn was asked with (its request JSON) and each iteration's reasoning items, by
@@ -209,9 +229,10 @@ export class AgentRecords {
   }
 
   // Agent turns (those with a model) a stopped host left open, and approvals it left pending:
-  // nobody runs or answers them any more. Turns opened through the block API are not touched.
+  // nobody runs or answers them any more. Turns opened through the block API are not touched,
+  // nor those of sessions another live process on this home runs (`ownedElsewhere`).
   // Per-home semantics: on PostgreSQL the open turns may be other live nodes', so nothing is closed.
-  abandonLeftovers(): number {
+  abandonLeftovers(ownedElsewhere: (sessionId: string) => boolean = () => false): number {
     if (this.store.dialect === 'postgres') return 0
     const usage = JSON.stringify({ input: 0, output: 0, reasoning: 0, cached: 0, cost_usd: null })
     const error = JSON.stringify({
@@ -219,18 +240,33 @@ export class AgentRecords {
       message: 'The host stopped while this turn was running.',
     })
     const now = Date.now()
-    return this.store.transaction(() => {
+    const sessions = (
       this.db
         .prepare(
-          "UPDATE approvals SET status = 'cancelled', note = 'the host stopped', decided_at = ? WHERE status = 'pending'",
+          `SELECT DISTINCT session_id FROM turns WHERE status = 'open' AND model IS NOT NULL
+           UNION SELECT DISTINCT session_id FROM approvals WHERE status = 'pending'`,
         )
-        .run(now)
-      return this.db
-        .prepare(
-          `UPDATE turns SET status = 'failed', finished_at = ?, error = ?, usage = coalesce(usage, ?)
-           WHERE status = 'open' AND model IS NOT NULL`,
-        )
-        .run(now, error, usage).changes
+        .all() as { session_id: string }[]
+    )
+      .map((r) => r.session_id)
+      .filter((id) => !ownedElsewhere(id))
+    if (sessions.length === 0) return 0
+    return this.store.transaction(() => {
+      let closed = 0
+      for (const id of sessions) {
+        this.db
+          .prepare(
+            "UPDATE approvals SET status = 'cancelled', note = 'the host stopped', decided_at = ? WHERE status = 'pending' AND session_id = ?",
+          )
+          .run(now, id)
+        closed += this.db
+          .prepare(
+            `UPDATE turns SET status = 'failed', finished_at = ?, error = ?, usage = coalesce(usage, ?)
+             WHERE status = 'open' AND model IS NOT NULL AND session_id = ?`,
+          )
+          .run(now, error, usage, id).changes
+      }
+      return closed
     })
   }
 
@@ -348,5 +384,21 @@ export class AgentRecords {
           created_at: iso(c.created_at),
         }
       })
+  }
+}
+
+// A turn's usage with its children's trees; null while nothing is known yet.
+function treeUsage(own: UsageView | null, children: TurnView[]): UsageView | null {
+  const parts = [own, ...children.map((c) => c.tree_usage)].filter((u): u is UsageView => u !== null)
+  if (parts.length === 0) return null
+  const sum = (k: 'input' | 'output' | 'reasoning' | 'cached') => parts.reduce((a, u) => a + u[k], 0)
+  const priced = parts.every((u) => u.cost_usd !== null)
+  const cost = parts.reduce((a, u) => a + (u.cost_usd ?? 0), 0)
+  return {
+    input: sum('input'),
+    output: sum('output'),
+    reasoning: sum('reasoning'),
+    cached: sum('cached'),
+    cost_usd: priced ? Math.round(cost * 1e8) / 1e8 : null,
   }
 }

@@ -5,10 +5,10 @@ import {
   type RenderedError,
   renderError,
   renderSurvived,
-} from '../format/outcome.js'
+} from '../format/block-text.js'
 import type { Part } from './providers/types.js'
 
-export { clipStdout, STDOUT_CLIP_CHARS } from '../format/outcome.js'
+export { clipStdout, STDOUT_CLIP_CHARS } from '../format/block-text.js'
 
 const n = (x: number) => x.toLocaleString('en-US')
 
@@ -21,7 +21,7 @@ export function renderBlock(block: BlockView, bytes: AttachmentBytes, images: bo
   const text: string[] = []
   if (block.stdout !== '') text.push(clipStdout(block.stdout))
   if (block.result !== null && block.result !== undefined) text.push(`result: ${json(block.result)}`)
-  // The error and the survived report read as they do on every surface (src/format/outcome.ts).
+  // The error and the survived report read as they do on every surface (src/format/block-text.ts).
   const error = block.error as RenderedError | null
   if (error) text.push(renderError(error))
   const survived = renderSurvived(block.survived, error)

@@ -56,6 +56,16 @@ export const TurnViewSchema = z.object({
   created_at: Iso,
   finished_at: Iso.nullable(),
   iterations: z.array(IterationViewSchema),
+  parent: z
+    .object({ session_id: z.string(), turn_id: z.string(), block_id: z.string().nullable() })
+    .nullable()
+    .describe("A sub_loop() child's parent turn and the block that started it; null for a person's turn."),
+  children: z
+    .array(z.object({ session_id: z.string(), turn_id: z.string(), status: TurnStatusViewSchema }))
+    .describe('The child turns its blocks started with sub_loop(), oldest first (each in its own session).'),
+  tree_usage: UsageViewSchema.nullable().describe(
+    "This turn's usage with its children's (recursively); cost null when one of them had no price.",
+  ),
 })
 export type TurnView = z.infer<typeof TurnViewSchema>
 

@@ -29,26 +29,55 @@ async function side(tree: Tree | undefined, path: string, type: Change['type']):
   }
 }
 
+const C_ESCAPES: Record<number, string> = {
+  7: '\\a',
+  8: '\\b',
+  9: '\\t',
+  10: '\\n',
+  11: '\\v',
+  12: '\\f',
+  13: '\\r',
+  34: '\\"',
+  92: '\\\\',
+}
+
+// A path as git writes it in a diff: as is, or, when it holds a quote, a backslash, a control
+// character or a byte past ASCII, C-quoted whole with its a/ or b/ prefix ("a/x\ny"). A name
+// the sandbox chose can then never add lines to the diff a person reviews.
+export function quotePath(prefixed: string): string {
+  const bytes = Buffer.from(prefixed, 'utf8')
+  if (!bytes.some((b) => b < 0x20 || b === 0x22 || b === 0x5c || b >= 0x7f)) return prefixed
+  let out = '"'
+  for (const b of bytes) {
+    const esc = C_ESCAPES[b]
+    if (esc !== undefined) out += esc
+    else if (b < 0x20 || b >= 0x7f) out += `\\${b.toString(8).padStart(3, '0')}`
+    else out += String.fromCharCode(b)
+  }
+  return `${out}"`
+}
+
 // git's extended unified diff: headers for new/deleted files, modes and renames, and
 // "Binary files ... differ" instead of binary content.
 export async function renderDiff(changes: Change[], upper: Tree, real: Tree): Promise<string> {
   const parts: string[] = []
   for (const c of changes) {
     const oldPath = c.status === 'renamed' ? c.from! : c.path
-    const head = [`diff --git a/${oldPath} b/${c.path}`]
+    const head = [`diff --git ${quotePath(`a/${oldPath}`)} ${quotePath(`b/${c.path}`)}`]
     if (c.status === 'added') head.push(`new file mode ${gitMode(c.type, c.mode)}`)
     if (c.status === 'deleted') head.push(`deleted file mode ${gitMode(c.type, c.mode)}`)
     if (c.oldMode !== undefined)
       head.push(`old mode ${gitMode(c.type, c.oldMode)}`, `new mode ${gitMode(c.type, c.mode)}`)
-    if (c.status === 'renamed') head.push(`rename from ${c.from}`, `rename to ${c.path}`)
+    if (c.status === 'renamed')
+      head.push(`rename from ${quotePath(c.from!)}`, `rename to ${quotePath(c.path)}`)
     if (c.status === 'renamed') {
       parts.push(`${head.join('\n')}\n`)
       continue
     }
     const before = await side(c.status === 'added' ? undefined : real, c.path, c.type)
     const after = await side(c.status === 'deleted' ? undefined : upper, c.path, c.type)
-    const a = c.status === 'added' ? '/dev/null' : `a/${c.path}`
-    const b = c.status === 'deleted' ? '/dev/null' : `b/${c.path}`
+    const a = c.status === 'added' ? '/dev/null' : quotePath(`a/${c.path}`)
+    const b = c.status === 'deleted' ? '/dev/null' : quotePath(`b/${c.path}`)
     if (before.binary || after.binary) {
       head.push(`Binary files ${a} and ${b} differ (${after.binary ?? before.binary})`)
       parts.push(`${head.join('\n')}\n`)

@@ -3,6 +3,7 @@ import type { Block } from '../persistence/index.js'
 import { VisError } from '../util/errors.js'
 import {
   assertOpen,
+  claim,
   type EngineCore,
   liveFor,
   refuseClosed,
@@ -51,6 +52,7 @@ export function submitBlock(
   const first = key === undefined ? undefined : store.idempotency.lookup(sessionId, key)
   if (first !== undefined) return replayed(core, first, v, key!)
   refuseClosed(row)
+  claim(core, sessionId)
   const live = liveFor(core, sessionId)
   if (live.session && live.session.state !== 'ready') throw retiredError(live, live.session)
   // A plain block (no key, no turn) defers its row: nobody has been told about it yet, so it

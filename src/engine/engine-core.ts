@@ -7,6 +7,7 @@ import type { EventLog } from './event-log.js'
 import type { ExecuteDeps } from './execute.js'
 import { type Live, newLive } from './live.js'
 import type { EngineMetrics } from './metrics.js'
+import type { SessionOwnership } from './ownership.js'
 import type { BlockView } from './schemas.js'
 import type { WorkerDeps } from './worker-start.js'
 
@@ -29,6 +30,9 @@ export type EngineCore = {
   workerDeps: WorkerDeps
   // Set once close() began.
   closing: Promise<void> | undefined
+  // Which sessions this process runs, among the processes sharing the home (SQLite only; a
+  // cluster on PostgreSQL has its own leases, src/cluster).
+  ownership: SessionOwnership | undefined
 }
 
 export type SessionRow = ReturnType<Store['sessions']['require']>
@@ -61,6 +65,11 @@ export function refuseClosed(row: Pick<SessionRow, 'id' | 'closedAt'>): void {
 
 export function assertOpen(core: EngineCore): void {
   if (core.closing !== undefined) throw new VisError('engine.closed', 'The engine is shutting down.')
+}
+
+// Takes the session for this process before it runs anything in it (ownership.ts).
+export function claim(core: EngineCore, id: string): void {
+  core.ownership?.claim(id)
 }
 
 export function liveFor(core: EngineCore, id: string): Live {

@@ -3,37 +3,28 @@ import { closeRegistrationWorkers, ExtensionRegistry } from '../extensions/index
 import type { Store } from '../persistence/index.js'
 import { openStore } from '../persistence/index.js'
 import { createRuntime, type Runtime } from '../sessions/runtime.js'
-import { visHome } from '../util/home.js'
 import type { EngineCore } from './engine-core.js'
 import type { EngineOptions } from './engine-options.js'
-import { lockHome } from './home-lock.js'
 
-// Start and close of an engine: the home's lock, the store, the runtime and the extensions,
-// opened in that order and closed in reverse, so a failed start leaves nothing behind.
+// Start and close of an engine: the store, the runtime and the extensions, opened in that order
+// and closed in reverse, so a failed start leaves nothing behind. Several engines may share a
+// home; each runs only the sessions it owns (ownership.ts).
 
 export type EngineParts = {
   store: Store
   runtime: Runtime
-  unlock: () => void
   extensions: ExtensionRegistry | undefined
 }
 
 // Opens what an engine runs on, then `build` makes the engine from it; whatever fails undoes
 // what was opened before.
 export async function startEngine<E>(options: EngineOptions, build: (parts: EngineParts) => E): Promise<E> {
-  const unlock = lockHome(visHome(options.home))
-  let store: Store
-  try {
-    store = openStore({
-      home: options.home,
-      durability: options.durability,
-      eventRetention: options.eventRetention,
-      databaseUrl: options.databaseUrl,
-    })
-  } catch (err) {
-    unlock()
-    throw err
-  }
+  const store: Store = openStore({
+    home: options.home,
+    durability: options.durability,
+    eventRetention: options.eventRetention,
+    databaseUrl: options.databaseUrl,
+  })
   let runtime: Runtime
   try {
     runtime = await createRuntime({
@@ -46,7 +37,6 @@ export async function startEngine<E>(options: EngineOptions, build: (parts: Engi
     })
   } catch (err) {
     store.close()
-    unlock()
     throw err
   }
   let extensions: ExtensionRegistry | undefined
@@ -59,24 +49,19 @@ export async function startEngine<E>(options: EngineOptions, build: (parts: Engi
         store,
       })
     }
-    return build({ store, runtime, unlock, extensions })
+    return build({ store, runtime, extensions })
   } catch (err) {
     await extensions?.close()
     await closeRegistrationWorkers()
     await runtime.close()
     store.close()
-    unlock()
     throw err
   }
 }
 
 // Stops every worker; blocks still running finish with an error; the store is closed last.
 // `hooks`: work of other parts over this engine (the agent's turns) to end before the workers stop.
-export function closeEngine(
-  core: EngineCore,
-  hooks: ReadonlyArray<() => Promise<void>>,
-  unlock: () => void,
-): Promise<void> {
+export function closeEngine(core: EngineCore, hooks: ReadonlyArray<() => Promise<void>>): Promise<void> {
   core.closing ??= (async () => {
     await Promise.allSettled(hooks.map((h) => h()))
     await core.runtime.close()
@@ -85,8 +70,8 @@ export function closeEngine(
     await closeRegistrationWorkers()
     await Promise.allSettled([...core.pending.values()])
     core.log.flushAll()
+    core.ownership?.close()
     core.store.close()
-    unlock()
   })()
   return core.closing
 }

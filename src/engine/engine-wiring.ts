@@ -4,6 +4,7 @@ import type { ExtensionRegistry } from '../extensions/index.js'
 import { loadMcpConfig } from '../mcp/config.js'
 import type { Store } from '../persistence/index.js'
 import type { Runtime } from '../sessions/runtime.js'
+import type { OutcomeLimits } from './block-finish.js'
 import { exclusive } from './block-queue.js'
 import { type EngineCore, requireSession } from './engine-core.js'
 import type { EngineOptions } from './engine-options.js'
@@ -11,7 +12,6 @@ import { EventLog } from './event-log.js'
 import { onRuntimeEvent } from './events-bridge.js'
 import type { Live } from './live.js'
 import { engineMetrics } from './metrics.js'
-import type { OutcomeLimits } from './outcome.js'
 import { type BlockView, PolicySchema } from './schemas.js'
 import { ensureWorker, replaceWorker } from './session-worker.js'
 
@@ -58,6 +58,7 @@ export function wireCore(
     lives,
     pending,
     closing: undefined,
+    ownership: undefined,
     executeDeps: { ...bridge, store, extensions, ensureWorker: (live) => ensureWorker(core, live) },
     workerDeps: {
       runtime,

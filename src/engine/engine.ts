@@ -16,6 +16,7 @@ import { wireCore } from './engine-wiring.js'
 import type { EventListener } from './event-log.js'
 import { interrupt } from './interrupt.js'
 import type { EngineMetrics } from './metrics.js'
+import { SessionOwnership } from './ownership.js'
 import type {
   AttachmentView,
   BlockView,
@@ -35,6 +36,7 @@ import {
   createSession,
   getSession,
   listSessions,
+  ownedElsewhere,
   sessionView,
 } from './session-lifecycle.js'
 import { dropWorker, liveSession, runtimeSession } from './session-worker.js'
@@ -64,7 +66,6 @@ export class Engine {
     readonly store: Store,
     readonly runtime: Runtime,
     readonly options: EngineOptions,
-    private readonly unlock: () => void = () => {},
     // The trusted Python extensions; one registry per engine.
     readonly extensions?: ExtensionRegistry,
   ) {
@@ -75,6 +76,21 @@ export class Engine {
     this.metrics = this.core.metrics
     // On PostgreSQL other nodes' blocks are running right now: a node closes only what it takes
     // over from a dead one (leases, store.blocks.abandonRunningIn), never everything at start.
+    // On SQLite other processes may share the home: each owns the sessions it runs, and only
+    // what no live process owns is closed (ownership.ts).
+    if (store.dialect === 'sqlite') {
+      const core = this.core
+      core.ownership = new SessionOwnership(
+        store.leases,
+        store.home,
+        {
+          interrupt: (r) =>
+            interrupt(core, r.sessionId, r.blockId === undefined ? {} : { blockId: r.blockId }),
+          close: (r) => closeSession(core, r.sessionId),
+        },
+        (id) => void dropWorker(core, id),
+      )
+    }
     this.abandonedAtStart = store.dialect === 'postgres' ? 0 : abandonLeftovers(this.core)
   }
 
@@ -84,6 +100,11 @@ export class Engine {
   // when unset.
   async createSession(body: CreateSessionBody = {}, opts: { within?: string[] } = {}): Promise<SessionView> {
     return createSession(this.core, body, opts)
+  }
+
+  // Whether another live process on this home runs the session now (it owns it: ownership.ts).
+  ownedElsewhere(sessionId: string): boolean {
+    return ownedElsewhere(this.core, sessionId)
   }
 
   listSessions(query: ListSessionsQuery = {}): SessionView[] {
@@ -239,13 +260,13 @@ export class Engine {
   }
 
   close(): Promise<void> {
-    return closeEngine(this.core, this.closeHooks, this.unlock)
+    return closeEngine(this.core, this.closeHooks)
   }
 }
 
 export async function createEngine(options: EngineOptions = {}): Promise<Engine> {
   return startEngine(
     options,
-    ({ store, runtime, unlock, extensions }) => new Engine(store, runtime, options, unlock, extensions),
+    ({ store, runtime, extensions }) => new Engine(store, runtime, options, extensions),
   )
 }

@@ -1,10 +1,10 @@
 import type { Drafts } from '../drafts/drafts.js'
 import type { Attachment, Block } from '../persistence/index.js'
 import type { SessionEvent as RuntimeEvent } from '../sessions/events.js'
+import type { OutcomeLimits } from './block-finish.js'
 import type { EventLog } from './event-log.js'
 import type { Live } from './live.js'
 import type { EngineMetrics } from './metrics.js'
-import type { OutcomeLimits } from './outcome.js'
 
 // What a worker's runtime events become: the session's event log (what SSE and the
 // transcript read), the metrics, and the live state of the block it is running.

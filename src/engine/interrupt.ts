@@ -10,6 +10,15 @@ export async function interrupt(
   opts: { blockId?: string },
 ): Promise<InterruptResult> {
   requireSession(core, sessionId)
+  // Run by another process on this home: it interrupts (ownership.ts).
+  const owner = core.ownership?.ownerElsewhere(sessionId)
+  if (owner) {
+    return (await core.ownership!.forward(owner, {
+      op: 'interrupt',
+      sessionId,
+      ...(opts.blockId === undefined ? {} : { blockId: opts.blockId }),
+    })) as InterruptResult
+  }
   const live = core.lives.get(sessionId)
   const current = live?.currentBlock ?? null
   if (opts.blockId !== undefined && opts.blockId !== current) {

@@ -1,5 +1,5 @@
 import { closeFd, readAll, Tree } from '../confinement/beneath.js'
-import type { BlockOutcome } from '../sessions/outcome.js'
+import type { BlockResult } from '../sessions/block-result.js'
 import { checkpoint } from '../util/check-use-hook.js'
 import { errorMessage } from '../util/errors.js'
 
@@ -20,7 +20,7 @@ const isOutboxRecord = (a: unknown): a is OutboxRecord =>
 // reads the file here: the outbox is the sandbox's to change at any moment, so the file is
 // opened once beneath the outbox's directory fd (no symlink followed anywhere, a regular file
 // only) and read through that fd, never by its path.
-export async function withOutboxBytes(outcome: BlockOutcome, outbox: string): Promise<BlockOutcome> {
+export async function withOutboxBytes(outcome: BlockResult, outbox: string): Promise<BlockResult> {
   const list = outcome.attachments
   if (!list?.some(isOutboxRecord)) return outcome
   let tree: Tree | undefined

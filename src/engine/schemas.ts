@@ -124,8 +124,14 @@ export const BlockViewSchema = z.object({
     .enum(['queued', 'running', 'done'])
     .describe('queued: accepted, waiting behind earlier blocks of its session; running; done.'),
   code: z.string(),
-  stdout: z.string(),
-  stderr: z.string(),
+  // One stream, as the block's terminal shows it: the guest captures stdout and stderr
+  // interleaved (a warning stays beside the print it followed). The live `output` events keep
+  // each chunk's stream.
+  stdout: z
+    .string()
+    .describe(
+      'What the block printed, stdout and stderr interleaved in order. The live output events say which stream each chunk came from.',
+    ),
   result: JsonValueSchema.nullable(),
   error: BlockErrorViewSchema.nullable(),
   duration_ms: z.number().int().nullable(),

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { z } from 'zod'
-import type { BlockOutcome } from '../sessions/outcome.js'
+import type { BlockResult } from '../sessions/block-result.js'
 import type { BindOptions, RunBlockOptions, Session } from '../sessions/session.js'
 import { VisError } from '../util/errors.js'
 import { createEngine, type Engine, type EngineOptions } from './engine.js'
@@ -175,7 +175,7 @@ export async function runPythonBlock(
   key: string,
   code: string,
   opts?: RunBlockOptions,
-): Promise<BlockOutcome> {
+): Promise<BlockResult> {
   const s = usable(key)
   const before = s.lastSnapshot
   const outcome = await s.runBlock(code, opts)

@@ -6,6 +6,7 @@ import { normalizePolicy } from '../worker/policy.js'
 import { withLiveStatus } from './block-queue.js'
 import {
   assertOpen,
+  claim,
   type EngineCore,
   forget,
   liveFor,
@@ -68,6 +69,7 @@ export async function createSession(
     // pins are this process's: a reopened session pins anew at its first worker start.
     const { within: _w, pins: _p, ...stored } = policy
     core.store.sessions.create({ id, title: v.title ?? null, policy: stored })
+    claim(core, id)
   } catch (err) {
     forget(core, live)
     await session.dispose()
@@ -110,30 +112,45 @@ export function sessionView(core: EngineCore, id: string): SessionView {
 export async function closeSession(core: EngineCore, id: string): Promise<SessionView> {
   const row = requireSession(core, id)
   if (row.closedAt !== null) return viewOf(core, row)
+  // Run by another process on this home: it closes it (its worker, its draft mount).
+  const owner = core.ownership?.ownerElsewhere(id)
+  if (owner) {
+    await core.ownership!.forward(owner, { op: 'close', sessionId: id })
+    return sessionView(core, id)
+  }
   core.store.sessions.close(id)
   const live = core.lives.get(id)
   if (live) await disposeLive(core, live)
   await core.drafts.releaseMount(id)
   await core.extensions?.endSession(id)
   core.log.append(id, 'session-closed', { reason: 'closed by request' })
+  core.log.flush(id)
+  core.ownership?.release(id)
   core.metrics.sessionsClosed.inc()
   return sessionView(core, id)
 }
 
-// Blocks still "running" in the store belong to a host process that died: no worker will
-// ever finish them, so they are closed with an error and their watchers told.
+// Blocks still "running" in the store whose session has no live owner (ownership.ts) belong to
+// a host process that died: no worker will ever finish them, so they are closed with an error
+// and their watchers told. Another live process's running blocks are its own.
 export function abandonLeftovers(core: EngineCore): number {
   const rows = core.store.db.prepare("SELECT id, session_id FROM blocks WHERE status = 'running'").all() as {
     id: string
     session_id: string
   }[]
-  if (rows.length === 0) return 0
-  core.store.transaction(() => core.store.blocks.abandonRunning())
-  for (const r of rows) {
-    const b = core.store.blocks.require(r.id)
-    core.log.append(r.session_id, 'block-finished', finishedEventData(b, []))
-  }
-  return rows.length
+  const orphaned = [...new Set(rows.map((r) => r.session_id))].filter((s) => !ownedElsewhere(core, s))
+  if (orphaned.length === 0) return 0
+  const closed = core.store.blocks.abandonRunningIn(
+    orphaned,
+    'The host stopped while this block was running.',
+  )
+  for (const b of closed) core.log.append(b.sessionId, 'block-finished', finishedEventData(b, []))
+  return closed.length
+}
+
+// Whether another live process on this home runs the session now.
+export function ownedElsewhere(core: EngineCore, sessionId: string): boolean {
+  return core.ownership?.ownerElsewhere(sessionId) !== undefined
 }
 
 function viewOf(core: EngineCore, row: SessionRow): SessionView {

@@ -1,7 +1,15 @@
 import { clearDraftView } from '../drafts/view.js'
 import type { Session } from '../sessions/session.js'
 import { VisError } from '../util/errors.js'
-import { assertOpen, type EngineCore, forget, liveFor, refuseClosed, requireSession } from './engine-core.js'
+import {
+  assertOpen,
+  claim,
+  type EngineCore,
+  forget,
+  liveFor,
+  refuseClosed,
+  requireSession,
+} from './engine-core.js'
 import type { Live } from './live.js'
 import { reopenWorker } from './worker-start.js'
 
@@ -34,6 +42,7 @@ export async function ensureWorker(core: EngineCore, live: Live): Promise<Sessio
 export async function runtimeSession(core: EngineCore, sessionId: string): Promise<Session> {
   assertOpen(core)
   refuseClosed(requireSession(core, sessionId))
+  claim(core, sessionId)
   return ensureWorker(core, liveFor(core, sessionId))
 }
 

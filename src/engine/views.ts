@@ -25,7 +25,6 @@ export function blockView(b: Block, attachments: readonly Attachment[]): BlockVi
     status: b.status,
     code: b.code,
     stdout: b.stdout,
-    stderr: b.stderr,
     result: b.result,
     error: b.error,
     duration_ms: b.durationMs,

@@ -56,6 +56,8 @@ const EXACT: Record<string, ContentfulStatusCode> = {
   'session.busy': 409,
   // Past the session's disk budget: the client frees space in the roots first (SECURITY.md).
   'session.disk-budget': 409,
+  'session.owned-elsewhere': 409,
+  'session.owner-unreachable': 503,
   'worker.retired': 409,
   'turn.conflict': 409,
   'db.session-exists': 409,

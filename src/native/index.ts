@@ -1,6 +1,6 @@
 export { BUILD_COMMAND } from './addon.js'
-export type { Frame, HostReply, Outcome, PythonError } from './outcome.js'
-export { HostReplySchema, OutcomeSchema } from './outcome.js'
+export type { Frame, HostReply, Outcome, PythonError } from './job-outcome.js'
+export { HostReplySchema, OutcomeSchema } from './job-outcome.js'
 export type { Policy } from './policy.js'
 export { PolicySchema } from './policy.js'
 export type {
@@ -13,5 +13,5 @@ export type {
   PythonRuntime,
   Stream,
   WireOptions,
-} from './runtime.js'
-export { loadPython } from './runtime.js'
+} from './python-runtime.js'
+export { loadPython } from './python-runtime.js'

@@ -166,6 +166,12 @@ export class LeasesRepo {
     return nodeRecord(row)
   }
 
+  // Forgets a node that stopped (a local owner, src/engine/ownership.ts, at its close): its
+  // leases are released first, so nothing refers to it.
+  retire(nodeId: string): void {
+    this.ctx.sql.get('DELETE FROM nodes WHERE id = ?').run(nodeId)
+  }
+
   nodes(): NodeRecord[] {
     return this.ctx.sql.get('SELECT * FROM nodes ORDER BY id').all().map(nodeRecord)
   }

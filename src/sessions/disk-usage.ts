@@ -1,4 +1,5 @@
-import { lstatSync, readdirSync, type Stats } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { closeSync, lstatSync, openSync, readdirSync, type Stats } from 'node:fs'
 
 // How long one synchronous stretch of a walk may hold the event loop before it yields.
 const SLICE_MS = 4
@@ -9,16 +10,30 @@ const CLOCK_EVERY = 128
 // could leave the mtime as it was ("racy" listings are read again every pass).
 const QUIET_MS = 50
 
+// Below this many bytes of path a directory is walked here; deeper, `du` measures it whole:
+// lstat of a path past PATH_MAX (4096) fails, and a tree nested deeper than that would go
+// unmeasured. du walks with openat, so depth does not stop it; it is given the directory as
+// an open descriptor, so neither the path's length nor its bytes matter.
+const DEEP_PATH_BYTES = 2048
+const DU_TIMEOUT_MS = 30_000
+
 // What the roots hold: allocated bytes (st_blocks * 512, what the disk gives up: a sparse
 // file counts what it really holds, a 1-byte file its whole block) and apparent bytes
 // (st_size), each hard-linked inode once.
 export type Usage = { allocated: number; apparent: number; entries: number; ms: number }
 
-type Listing = { ino: number; mtimeMs: number; ctimeMs: number; names: string[]; seen: number }
+type Listing = { ino: number; mtimeMs: number; ctimeMs: number; names: Buffer[]; seen: number }
 
 const noEntry = { throwIfNoEntry: false } as const
 
-function lstatOr(path: string): Stats | undefined {
+// Paths are bytes: a name that is not UTF-8 (`open(b'big\\xff', 'wb')`) must be measured too,
+// and a string would turn it into U+FFFD and miss the real file.
+const SLASH = Buffer.from('/')
+const join = (dir: Buffer, name: Buffer) => Buffer.concat([dir, SLASH, name])
+// Listings are cached by the directory's bytes, as text no two paths share.
+const key = (p: Buffer) => p.toString('latin1')
+
+function lstatOr(path: Buffer): Stats | undefined {
   try {
     return lstatSync(path, noEntry)
   } catch {
@@ -54,14 +69,20 @@ export class TreeUsage {
       allocated += st.blocks * 512
       apparent += st.size
     }
-    const stack: Array<{ path: string; st: Stats }> = []
-    for (const p of new Set(paths)) {
+    const stack: Array<{ path: Buffer; st: Stats }> = []
+    for (const text of new Set(paths)) {
+      const p = Buffer.from(text)
       const st = lstatOr(p)
       if (st?.isDirectory()) stack.push({ path: p, st })
       else if (st) count(st)
     }
+    const deep: Buffer[] = []
     while (stack.length > 0) {
       const { path, st } = stack.pop()!
+      if (path.length > DEEP_PATH_BYTES) {
+        deep.push(path)
+        continue
+      }
       count(st)
       const names = this.names(path, st, pass)
       for (const name of names) {
@@ -69,34 +90,77 @@ export class TreeUsage {
           await new Promise((resolve) => setImmediate(resolve))
           sliceStart = performance.now()
         }
-        const child = `${path}/${name}`
+        const child = join(path, name)
         const cst = lstatOr(child)
         if (cst === undefined) continue
         if (cst.isDirectory()) stack.push({ path: child, st: cst })
         else count(cst)
       }
     }
+    for (const dir of deep) {
+      const u = await duTree(dir)
+      allocated += u.allocated
+      apparent += u.apparent
+      entries += u.entries
+    }
     // Directories gone since (or never reached again) are forgotten.
     for (const [dir, l] of this.listings) if (l.seen !== pass) this.listings.delete(dir)
     return { allocated, apparent, entries, ms: performance.now() - t0 }
   }
 
-  private names(dir: string, st: Stats, pass: number): string[] {
-    const cached = this.listings.get(dir)
+  private names(dir: Buffer, st: Stats, pass: number): Buffer[] {
+    const cached = this.listings.get(key(dir))
     if (cached && cached.ino === st.ino && cached.mtimeMs === st.mtimeMs && cached.ctimeMs === st.ctimeMs) {
       cached.seen = pass
       return cached.names
     }
-    let names: string[]
+    let names: Buffer[]
     const readAt = Date.now()
     try {
-      names = readdirSync(dir)
+      names = readdirSync(dir, { encoding: 'buffer' })
     } catch {
       return []
     }
     if (readAt - Math.max(st.mtimeMs, st.ctimeMs) > QUIET_MS) {
-      this.listings.set(dir, { ino: st.ino, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, names, seen: pass })
-    } else this.listings.delete(dir)
+      this.listings.set(key(dir), {
+        ino: st.ino,
+        mtimeMs: st.mtimeMs,
+        ctimeMs: st.ctimeMs,
+        names,
+        seen: pass,
+      })
+    } else this.listings.delete(key(dir))
     return names
+  }
+}
+
+// One directory tree measured by du through a descriptor (see DEEP_PATH_BYTES); a tree du
+// cannot read counts nothing, like an unreadable entry of the walk.
+async function duTree(dir: Buffer): Promise<{ allocated: number; apparent: number; entries: number }> {
+  let fd: number
+  try {
+    fd = openSync(dir, 'r')
+  } catch {
+    return { allocated: 0, apparent: 0, entries: 0 }
+  }
+  const run = (flags: string[]) =>
+    new Promise<number>((resolve) => {
+      // The directory is the child's fd 3.
+      const child = spawn('du', ['-s', '-x', '-D', ...flags, '/proc/self/fd/3'], {
+        stdio: ['ignore', 'pipe', 'ignore', fd],
+        timeout: DU_TIMEOUT_MS,
+      })
+      let out = ''
+      child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+        out += d
+      })
+      child.on('error', () => resolve(0))
+      child.on('close', () => resolve(Number.parseInt(out, 10) || 0))
+    })
+  try {
+    const [allocated, apparent, entries] = await Promise.all([run(['-B1']), run(['-b']), run(['--inodes'])])
+    return { allocated, apparent, entries }
+  } finally {
+    closeSync(fd)
   }
 }

@@ -1,10 +1,10 @@
-import type { BlockOutcome } from './outcome.js'
+import type { BlockResult } from './block-result.js'
 
 // What a session reports while it works; the HTTP layer streams these to clients.
 export type SessionEvent =
   | { type: 'block-started'; sessionId: string; block: number; code: string }
   | { type: 'output'; sessionId: string; block: number; stream: 'stdout' | 'stderr'; data: string }
-  | { type: 'block-finished'; sessionId: string; block: number; outcome: BlockOutcome; ms: number }
+  | { type: 'block-finished'; sessionId: string; block: number; outcome: BlockResult; ms: number }
   // block: the session's number of the block the interrupt was sent to. Its acknowledgement can
   // reach the host after that block's reply, so listeners must not take "the current block".
   | { type: 'interrupt'; sessionId: string; block: number; landed: boolean; retired: boolean }

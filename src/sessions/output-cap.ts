@@ -1,5 +1,3 @@
-import type { BlockOutcome } from './outcome.js'
-
 // Room past the configured cap for the guest runtime's own truncation marker, so honest
 // output capped by the guest is never marked twice.
 const MARKER_SLACK = 1024
@@ -34,7 +32,7 @@ export class OutputBudget {
 
   // The outcome the caller sees: its stdout no longer than the cap, with a visible
   // marker when the host dropped anything (in the stream or in the reply).
-  capOutcome(outcome: BlockOutcome): BlockOutcome {
+  capOutcome<T extends { stdout?: string }>(outcome: T): T {
     const stdout = outcome.stdout ?? ''
     const over = Math.max(stdout.length - this.capChars, 0)
     if (over === 0 && this.dropped === 0) return outcome

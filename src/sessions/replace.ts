@@ -1,5 +1,5 @@
 import type { NetworkEntryInput } from '../confinement/egress/policy.js'
-import { NetworkAck } from '../protocol/messages.js'
+import { parseReply } from '../protocol/parent-requests.js'
 import type { Worker } from '../worker/worker.js'
 import { type RestoreReport, RestoreReportSchema } from './survived.js'
 
@@ -49,7 +49,8 @@ export class WorkerSetup {
   // the snapshot. Tools go before the definitions: a restored function may name a tool.
   async replay(worker: Worker, snapshot: unknown): Promise<RestoreReport | undefined> {
     // The worker's proxy (the boundary) gets each tightening too, as setNetwork does.
-    for (const net of this.network) worker.setEgressRules(NetworkAck.parse(await worker.call('network', net)))
+    for (const net of this.network)
+      worker.setEgressRules(parseReply('network', await worker.call('network', net)))
     if (this.runtimeConfig) await guest(worker, 'install_runtime', this.runtimeConfig)
     const installs: Promise<unknown>[] = []
     for (const [name, spec] of this.specs) {

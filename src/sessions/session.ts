@@ -1,17 +1,19 @@
 import type { NetworkEntryInput } from '../confinement/egress/policy.js'
 import { type Limits, LimitsSchema } from '../confinement/policy.js'
-import { NetworkAck, type OutputNotification, StdinAck } from '../protocol/messages.js'
+import type { OutputNotification } from '../protocol/messages.js'
+import { type NetworkAck, parseReply, type StdinAck } from '../protocol/parent-requests.js'
+import { parseGuestOutcome, type RunBlockRequest } from '../protocol/run-block.js'
 import { SessionResources } from '../tools/resources.js'
 import type { SpawnHook, Tool } from '../tools/types.js'
 import { VisError } from '../util/errors.js'
 import { processTree } from '../worker/proctree.js'
 import type { Worker } from '../worker/worker.js'
 import { type BindOptions, SessionBindings } from './bindings.js'
+import { type BlockResult, type HostBlockOutcome, toBlockResult } from './block-result.js'
 import { assertCrossable } from './crossing.js'
 import { BlockDeadline, DEFAULT_GRACE_MS } from './deadline.js'
 import { DISK_IDLE_CHECK_MS, DiskBudget } from './disk-budget.js'
 import { type SessionEvent, SessionEvents, type SessionEventType } from './events.js'
-import { type BlockOutcome, parseBlockOutcome } from './outcome.js'
 import { OutputBudget } from './output-cap.js'
 import { GUEST_API, WorkerSetup } from './replace.js'
 import { diskBudgetError, finishStopped, guestCwd, guestNames, killedOutcome } from './stopped.js'
@@ -349,7 +351,8 @@ export class Session {
         op: 'stdin',
       })
     }
-    return StdinAck.parse(await this.worker.call('stdin', { job, data, ...(opts.eof ? { eof: true } : {}) }))
+    const ack = await this.worker.call('stdin', { job, data, ...(opts.eof ? { eof: true } : {}) })
+    return parseReply('stdin', ack)
   }
 
   // Tightens the session's network for the rest of its life ({ enabled: false }, or a
@@ -357,7 +360,7 @@ export class Session {
   async setNetwork(net: { enabled: boolean; allow?: NetworkEntryInput[] }): Promise<NetworkAck> {
     this.assertUsable('network')
     await this.replacing
-    const ack = NetworkAck.parse(await this.worker.call('network', net))
+    const ack = parseReply('network', await this.worker.call('network', net))
     this.setup.tighten(net)
     this.worker.setEgressRules(ack)
     this.onNetwork?.(ack)
@@ -371,7 +374,7 @@ export class Session {
   }
 
   // Runs one block; blocks of one session run one at a time, in call order.
-  async runBlock(code: string, opts: RunBlockOptions = {}): Promise<BlockOutcome> {
+  async runBlock(code: string, opts: RunBlockOptions = {}): Promise<BlockResult> {
     this.assertUsable('runBlock')
     if (opts.wait === false && this.queued > 0) {
       throw new VisError(
@@ -392,7 +395,7 @@ export class Session {
     }
   }
 
-  private async runBlockNow(code: string, opts: RunBlockOptions): Promise<BlockOutcome> {
+  private async runBlockNow(code: string, opts: RunBlockOptions): Promise<BlockResult> {
     this.assertUsable('runBlock')
     const pending = this.bindings.takePending()
     if (pending.length > 0) await Promise.all(pending)
@@ -407,7 +410,7 @@ export class Session {
     this.events.emit({ type: 'block-started', sessionId: this.id, block, code })
     // The guest runtime truncates at the same cap, with its own marker; the host's
     // OutputBudget holds the line when guest code goes around it.
-    const request: Record<string, unknown> = { code }
+    const request: RunBlockRequest = { code }
     if (this.worker.policy.limits?.outputBytes !== undefined) request.stdout_cap = this.limits.outputBytes
     const context = opts.context ?? this.context
     const survived = this.pendingSurvived
@@ -435,14 +438,14 @@ export class Session {
     this.idleUnwatch?.()
     const unwatch = this.disk.watch()
     try {
-      let outcome: BlockOutcome
+      let outcome: HostBlockOutcome
       try {
         const reply = await started.reply
         // The block's end is a check point too: what it wrote in its last moments counts.
         current.ended = true
         unwatch()
         await this.disk.settle()
-        const parsed = parseBlockOutcome(reply)
+        const parsed = parseGuestOutcome(reply)
         if (!parsed.success) {
           // Only guest code forging frames on the socket gets here.
           worker.retire('it answered a block with something that is not a block outcome')
@@ -487,14 +490,15 @@ export class Session {
         outcome = killedOutcome(partial, deadline, opts.timeoutMs, survivedNow, current.diskMessage)
       }
       if (outcome.survived) this.pendingSurvived = outcome.survived
+      const result = toBlockResult(outcome)
       this.events.emit({
         type: 'block-finished',
         sessionId: this.id,
         block,
-        outcome,
+        outcome: result,
         ms: performance.now() - t0,
       })
-      return outcome
+      return result
     } finally {
       unwatch()
       deadline.clear()

@@ -1,13 +1,14 @@
 import { z } from 'zod'
+import type { GuestBlockOutcome } from '../protocol/run-block.js'
+import { asTimeout, type BlockError, type HostBlockOutcome } from './block-result.js'
 import type { BlockDeadline } from './deadline.js'
-import { asTimeout, type BlockError, type BlockOutcome } from './outcome.js'
 import { type CancelledCall, type Survived, survivedInPlace } from './survived.js'
 
 const Names = z.array(z.string())
 
 // The guest's list of the session's own names after the block (vis_guest/block.py), or
 // undefined when the outcome has none.
-export function guestNames(outcome: BlockOutcome): string[] | undefined {
+export function guestNames(outcome: GuestBlockOutcome): string[] | undefined {
   // The guest sends its names only when they changed (vis_guest/block.py).
   if (outcome.names === undefined) return undefined
   const parsed = Names.safeParse(outcome.names)
@@ -15,13 +16,14 @@ export function guestNames(outcome: BlockOutcome): string[] | undefined {
 }
 
 // The guest's working directory after the block, when it said.
-export function guestCwd(outcome: BlockOutcome): string | undefined {
+export function guestCwd(outcome: GuestBlockOutcome): string | undefined {
   return typeof outcome.cwd === 'string' && outcome.cwd.startsWith('/') ? outcome.cwd : undefined
 }
 
-// Host-owned keys: whatever the guest put there is dropped, the host sets them itself.
-function hostView(outcome: BlockOutcome): BlockOutcome {
-  const { names: _n, cwd: _c, survived: _s, workerReplaced: _w, ...rest } = outcome
+// The guest's state reports are the host's to keep, not the caller's (host-owned keys such
+// as timedOut or survived the guest cannot send: its schema drops them).
+function hostView(outcome: GuestBlockOutcome): HostBlockOutcome {
+  const { names: _n, cwd: _c, snapshot: _s, ...rest } = outcome
   return rest
 }
 
@@ -35,13 +37,13 @@ export function diskBudgetError(message: string, stopped = true): BlockError {
 // A block that answered. When it had been told to stop, the model is told why (a timeout
 // reads as one) and what survived: the worker lived, so every name is intact.
 export function finishStopped(
-  outcome: BlockOutcome,
+  outcome: GuestBlockOutcome,
   deadline: BlockDeadline,
   timeoutMs: number | undefined,
   names: readonly string[],
   takeCancelled: () => CancelledCall[],
   diskMessage?: string,
-): BlockOutcome {
+): HostBlockOutcome {
   let out = hostView(outcome)
   const cause = deadline.cause
   if (cause === undefined) return out
@@ -57,18 +59,18 @@ export function finishStopped(
 
 // A block whose worker was killed: its partial output, why, and what the replacement restored.
 export function killedOutcome(
-  partial: BlockOutcome,
+  partial: HostBlockOutcome,
   deadline: BlockDeadline,
   timeoutMs: number | undefined,
   survived: Survived,
   diskMessage?: string,
-): BlockOutcome {
+): HostBlockOutcome {
   const failure = survived.errors?.['(worker)']
   const next = survived.worker_replaced
     ? "its worker was killed and replaced by a fresh one: functions, classes and imports were restored, other values are lost (session['survived'] lists them)"
     : `its worker was killed and no fresh worker could start (${failure}); this session must be rebuilt`
   const why = `${deadline.killed}; ${next}`
-  const base: BlockOutcome = { ...partial, workerReplaced: survived.worker_replaced, survived }
+  const base: HostBlockOutcome = { ...partial, workerReplaced: survived.worker_replaced, survived }
   if (deadline.cause === 'timeout' && timeoutMs !== undefined) return asTimeout(base, timeoutMs, why)
   if (deadline.cause === 'disk-budget') return { ...base, error: diskBudgetError(`${diskMessage}; ${why}`) }
   if (deadline.cause === 'interrupt') {

@@ -1,9 +1,11 @@
 import { z } from 'zod'
+import { type CamelKeys, camelSchema, toCamel, toSnake } from '../util/key-case.js'
 
 // What a block's interrupt, timeout or worker replacement left of the session (issue 13,
 // section 4). It goes back to the caller on the outcome, is stored with the block, and the
-// model reads it as `session['survived']` in the next block. Keys are snake_case: the same
-// object crosses to Python and to HTTP clients unchanged.
+// model reads it as `session['survived']` in the next block. This schema is its one
+// definition, in snake_case: the form that crosses to Python, storage, HTTP and MCP. The
+// library's camelCase form (SurvivedResult) is derived from it.
 export const CancelledCallSchema = z.object({
   tool: z.string(),
   call_id: z.number().int(),
@@ -34,6 +36,25 @@ export const SurvivedSchema = z.object({
 export type Survived = z.infer<typeof SurvivedSchema>
 
 export type Cause = Survived['cause']
+
+// The library's form (BlockResult.survived): camelCase, derived from SurvivedSchema. The
+// snake_case names (`worker_replaced`, `cancelled[i].call_id`) stay readable as deprecated,
+// non-enumerable aliases for one minor version.
+export const SurvivedResultSchema = camelSchema(SurvivedSchema)
+type Aliased = CamelKeys<Survived> & {
+  /** @deprecated read `workerReplaced`; this snake_case alias goes in the next minor version. */
+  readonly worker_replaced: boolean
+  cancelled: Array<
+    CamelKeys<CancelledCall> & {
+      /** @deprecated read `callId`; this snake_case alias goes in the next minor version. */
+      readonly call_id: number
+    }
+  >
+}
+export type SurvivedResult = Aliased
+
+export const survivedResult = (s: Survived): SurvivedResult => toCamel(SurvivedSchema, s) as SurvivedResult
+export const survivedWire = (s: CamelKeys<Survived>): Survived => toSnake(SurvivedSchema, s)
 
 // The worker lived: every name the block left is intact.
 export function survivedInPlace(

@@ -126,7 +126,9 @@ export class ToolTable {
   ): Promise<unknown> {
     await this.acquire(call.signal)
     try {
-      const running = Promise.resolve().then(() => tool.run(args, { ...base, signal: call.signal }))
+      const running = Promise.resolve().then(() =>
+        tool.run(args, { ...base, signal: call.signal, holdDeadline: this.holdDeadline }),
+      )
       // A tool that ignores its signal must not hold the guest: the call fails on abort
       // and whatever the tool returns later is dropped.
       const value = await raceAbort(running, call.signal)

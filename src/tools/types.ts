@@ -70,6 +70,10 @@ export interface ToolContext {
   signal: AbortSignal
   spawn?: SpawnHook
   resources: ResourceRegistry
+  // Stops the running block's clocks while the tool waits on something the block's timeout
+  // should not count (a child turn: src/agent/sub-loop.ts), at most `capMs`; call what it
+  // returns when the wait is over.
+  holdDeadline?: (capMs?: number) => () => void
 }
 
 export interface Tool {

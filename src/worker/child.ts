@@ -4,21 +4,27 @@
 // replies, output and host calls are written from C++. This JavaScript only bootstraps
 // and serves the control ops the addon hands over (confine, close).
 // Its stdout/stderr are the worker's log file, never the wire.
-import { z } from 'zod'
 import { startEgressForwarderFromEnv } from '../confinement/egress/forwarder.js'
 import { nodeNet } from '../confinement/egress/node-net.js'
-import { NetworkEntrySchema } from '../confinement/egress/policy.js'
 import { installSeccomp } from '../confinement/seccomp.js'
 import { loadPython, type PythonRuntime } from '../native/index.js'
 import { Channel, type ChannelOptions } from '../protocol/channel.js'
 import { DEFAULT_MAX_DEPTH, DEFAULT_MAX_FRAME_CHARS } from '../protocol/framing.js'
-import { PARENT_REQUEST_SCHEMAS, RequestEnvelope } from '../protocol/messages.js'
+import { RequestEnvelope } from '../protocol/messages.js'
+import {
+  PARENT_OP_NAMES,
+  PARENT_REQUEST_SCHEMAS,
+  type ParentReply,
+  type ParentRequest,
+  WORK_OPS,
+} from '../protocol/parent-requests.js'
 import { errorMessage, VisError } from '../util/errors.js'
 import { permissiveNativePolicy, toNativePolicy } from './native-policy.js'
 import { networkLoosening, WorkerPolicy } from './policy.js'
 
-// Served by the interpreter thread, in arrival order.
-const WORK_OPS = ['exec', 'eval', 'run', 'run-block', 'install-tool', 'install-runtime']
+// Served here, on the JavaScript thread; the rest of the parent's ops are the addon's own.
+const CONTROL_OPS = ['confine', 'network', 'disk-budget', 'close'] as const
+type ControlOp = (typeof CONTROL_OPS)[number]
 const HANDLER = { module: 'vis_worker.ops', fn: 'handle' }
 
 function log(line: string): void {
@@ -41,26 +47,13 @@ let confined: { policy: WorkerPolicy; seccomp: boolean; writable: string[]; perm
 const channelOptions = (serve: ChannelOptions['onRequest']): ChannelOptions => ({
   name: `worker ${process.pid}`,
   log,
-  requests: {
-    confine: PARENT_REQUEST_SCHEMAS.confine!,
-    network: PARENT_REQUEST_SCHEMAS.network!,
-    'disk-budget': PARENT_REQUEST_SCHEMAS['disk-budget']!,
-    close: PARENT_REQUEST_SCHEMAS.close!,
-  },
+  requests: Object.fromEntries(CONTROL_OPS.map((op) => [op, PARENT_REQUEST_SCHEMAS[op]])),
   onRequest: serve,
   onClose: () => process.exit(0),
 })
 
-const ConfineRequest = z.object({
-  policy: z.unknown(),
-  seccomp: z.boolean(),
-  writable: z.array(z.string()),
-  // 'permissive': the attack suite's kernel-only proof (WorkerOptions.auditPolicy).
-  audit: z.enum(['enforce', 'permissive']).default('enforce'),
-})
-
-async function confine(py: PythonRuntime, input: unknown) {
-  const msg = ConfineRequest.parse(input)
+// `audit: 'permissive'`: the attack suite's kernel-only proof (WorkerOptions.auditPolicy).
+async function confine(py: PythonRuntime, msg: ParentRequest<'confine'>): Promise<ParentReply<'confine'>> {
   await forwarding
   const policy = WorkerPolicy.parse(msg.policy)
   py.installPolicy(
@@ -74,13 +67,10 @@ async function confine(py: PythonRuntime, input: unknown) {
   return { audit: true, seccomp: msg.seccomp }
 }
 
-const NetworkRequest = z.object({ enabled: z.boolean(), allow: z.array(NetworkEntrySchema).optional() })
-
 // Tightens the network for the rest of the session: the audit policy always; turned off,
 // also the OS side (the egress relay closes with its open connections, and a stacked
 // seccomp filter refuses new inet sockets). Loosening is refused: that needs a new worker.
-async function network(py: PythonRuntime, input: unknown) {
-  const msg = NetworkRequest.parse(input)
+async function network(py: PythonRuntime, msg: ParentRequest<'network'>): Promise<ParentReply<'network'>> {
   if (!confined) throw new VisError('worker.not-confined', 'the worker has no policy yet to tighten')
   const cur = confined.policy.network
   const why = networkLoosening(cur, msg)
@@ -110,12 +100,9 @@ async function network(py: PythonRuntime, input: unknown) {
   return { enabled: next.network.enabled, allow: next.network.allow, seccomp }
 }
 
-const DiskBudgetRequest = z.object({ refuse: z.string().nullable() })
-
 // The session went past (or back under) its disk budget: the audit hook refuses writes that
 // could grow the roots meanwhile. A permissive hook (the kernel-only proof) stays permissive.
-function diskBudget(py: PythonRuntime, input: unknown) {
-  const msg = DiskBudgetRequest.parse(input)
+function diskBudget(py: PythonRuntime, msg: ParentRequest<'disk-budget'>): ParentReply<'disk-budget'> {
   const refusing = confined !== undefined && !confined.permissive && msg.refuse !== null
   py.refuseWrites(refusing ? (msg.refuse ?? undefined) : undefined)
   return { refusing }
@@ -127,10 +114,12 @@ function serveWire(py: PythonRuntime): void {
       write: (text) => py.wireWrite(text.endsWith('\n') ? text.slice(0, -1) : text),
       end: () => undefined,
     },
+    // The channel has checked `msg` against PARENT_REQUEST_SCHEMAS[op] before this runs.
     channelOptions((op, msg) => {
-      if (op === 'confine') return confine(py, msg)
-      if (op === 'network') return network(py, msg)
-      if (op === 'disk-budget') return diskBudget(py, msg)
+      const control = op as ControlOp
+      if (control === 'confine') return confine(py, msg as ParentRequest<'confine'>)
+      if (control === 'network') return network(py, msg as ParentRequest<'network'>)
+      if (control === 'disk-budget') return diskBudget(py, msg as ParentRequest<'disk-budget'>)
       // close: reply first, then finalize Python (atexit, flushing) and leave.
       setImmediate(() => {
         void py
@@ -143,7 +132,7 @@ function serveWire(py: PythonRuntime): void {
   )
   py.startWire({
     fd: 3,
-    workOps: WORK_OPS,
+    workOps: [...WORK_OPS],
     handler: HANDLER,
     // The caps the parent's Channel applies: a host call past them is refused in Python
     // (catchable, worker kept) instead of being sent and costing the worker.
@@ -166,7 +155,7 @@ function serveLoadFailure(err: unknown): void {
     `the worker could not load Python: ${errorMessage(err)}`,
   )
   const any = RequestEnvelope
-  const requests = Object.fromEntries(Object.keys(PARENT_REQUEST_SCHEMAS).map((op) => [op, any]))
+  const requests = Object.fromEntries(PARENT_OP_NAMES.map((op) => [op, any]))
   Channel.overSocket(new (nodeNet().Socket)({ fd: 3, readable: true, writable: true }), {
     ...channelOptions(() => {
       throw reason

@@ -11,14 +11,14 @@ import {
   CHILD_NOTIFICATION_SCHEMAS,
   CHILD_REQUEST_SCHEMAS,
   type HostCallRequest,
-  InterruptAck,
   type OutputNotification,
 } from '../protocol/messages.js'
+import { type ParentOp, type ParentParams, parseReply } from '../protocol/parent-requests.js'
 import { VisError } from '../util/errors.js'
 import { guestDir } from '../util/home.js'
 import { childEntry } from './entry.js'
 import { guestBytecode } from './guest-bytecode.js'
-import { appendLog, logDir, openWorkerLog, readLogTail } from './logfile.js'
+import { appendLog, capLog, logDir, openWorkerLog, pruneLogs, readLogTail } from './logfile.js'
 import type { WorkerPolicy } from './policy.js'
 import { processTree, waitGone } from './proctree.js'
 import { pythonHome } from './python-home.js'
@@ -104,6 +104,8 @@ function hostEnv(): Record<string, string> {
 export class Worker {
   readonly pid: number
   readonly logPath: string
+  // Stops keeping the log small (logfile.ts capLog) and cuts it to its tail, at exit.
+  private readonly uncapLog: () => void
   readonly policy: WorkerPolicy
   // Tool specs installed before the worker had a session (JSON text by name): a session
   // binding the same spec skips the round trip.
@@ -147,6 +149,7 @@ export class Worker {
     this.child = child
     this.pid = child.pid!
     this.logPath = logPath
+    this.uncapLog = capLog(() => this.logPath)
     this.policy = opts.policy
     const socket = child.stdio[3] as Socket
     this.channel = Channel.overSocket(socket, {
@@ -210,6 +213,7 @@ export class Worker {
     }
     const outbox = join(opts.home, 'outbox', `worker-${randomBytes(6).toString('hex')}`)
     mkdirSync(outbox, { recursive: true, mode: 0o700 })
+    pruneLogs(opts.home)
     const log = openWorkerLog(opts.home)
     let spawned: SpawnedProcess
     try {
@@ -282,8 +286,10 @@ export class Worker {
     this.hostHandler = handler
   }
 
-  // Sends a parent op; `id` names the job for output notifications and interrupts.
-  start(op: string, params: Record<string, unknown> = {}): { id: number; reply: Promise<unknown> } {
+  // Sends a parent op; `id` names the job for output notifications and interrupts. The
+  // parameters are typed by the op's schema (src/protocol/parent-requests.ts); the reply is
+  // read with parseReply.
+  start<O extends ParentOp>(op: O, params: ParentParams<O>): { id: number; reply: Promise<unknown> } {
     if (!this.alive) {
       const code = this.state === 'retired' ? 'worker.retired' : 'worker.closed'
       return {
@@ -305,7 +311,7 @@ export class Worker {
     return started
   }
 
-  call(op: string, params: Record<string, unknown> = {}): Promise<unknown> {
+  call<O extends ParentOp>(op: O, params: ParentParams<O>): Promise<unknown> {
     return this.start(op, params).reply
   }
 
@@ -343,7 +349,7 @@ export class Worker {
         this.retire(`the interrupt was not acknowledged within ${bound} ms`)
         return { landed: false, retired: true }
       }
-      return { landed: InterruptAck.parse(r).landed, retired: false }
+      return { landed: parseReply('interrupt', r).landed, retired: false }
     } catch (err) {
       if (this.state === 'retired') return { landed: false, retired: true }
       throw err
@@ -371,7 +377,7 @@ export class Worker {
     if (this.alive) {
       this.state = 'closed'
       this.abortHostCalls(new VisError('worker.closed', 'the session was disposed'))
-      const closing = this.channel.request('close').catch(() => undefined)
+      const closing = this.channel.request('close', {}).catch(() => undefined)
       let timer: NodeJS.Timeout | undefined
       const grace = new Promise((r) => {
         timer = setTimeout(r, CLOSE_GRACE_MS)
@@ -482,5 +488,6 @@ export class Worker {
       this.state = 'exited'
     }
     for (const fn of this.listeners.exit) fn({ code, signal, state: prior, reason })
+    this.uncapLog()
   }
 }

@@ -25,7 +25,6 @@ const block = (over: Record<string, unknown>): BlockView =>
     status: 'done',
     code: '',
     stdout: '',
-    stderr: '',
     result: null,
     error: null,
     duration_ms: 1,

@@ -260,3 +260,36 @@ test('a flood of calls: never more than the limit at once, the queue bounded, th
   await stillServes(bystander)
   await a.dispose()
 })
+
+test('a forged block answer cannot claim what only the host says: timedOut, workerReplaced, survived', async () => {
+  const a = await open()
+  // The guest learns its own block's request id (the test hands it over on stdin) and answers
+  // that request itself, before the runtime does, claiming a timeout and a worker replacement.
+  const forged = JSON.stringify({
+    stdout: 'forged\n',
+    timedOut: true,
+    workerReplaced: true,
+    survived: {
+      cause: 'timeout',
+      worker_replaced: true,
+      intact: [],
+      restored: [],
+      lost: ['x'],
+      cancelled: [],
+    },
+  })
+  const running = a.runBlock(
+    `job = int(input())\nraw({"id": job, "ok": True, "value": json.loads(${JSON.stringify(forged)})})\nimport time; time.sleep(1)`,
+  )
+  const current = () => (a as unknown as { current?: { job: number } }).current?.job
+  while (current() === undefined) await new Promise((r) => setImmediate(r))
+  await a.writeStdin(`${current()}\n`)
+  const r = await running
+  // The forged answer is the block's (the guest controls its own result), but the host-owned
+  // fields are dropped with every other key the guest's schema does not declare.
+  assert.equal(r.stdout, 'forged\n')
+  assert.equal(r.timedOut, undefined, JSON.stringify(r))
+  assert.equal(r.workerReplaced, undefined)
+  assert.equal(r.survived, undefined)
+  await a.dispose()
+})

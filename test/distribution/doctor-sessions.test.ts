@@ -12,6 +12,8 @@ import { createServer as createNetServer } from 'node:net'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { DOWNLOAD_PROBE_MS } from '../../src/cli/commands/doctor-sessions.js'
+import { addonFile } from '../../src/native/addon.js'
+import { needs } from '../helpers/needs.js'
 import { closedPort, PLATFORM, repoRoot, runCaptured, tempDir } from './helpers.js'
 
 type Check = { id: string; level: string; message: string }
@@ -113,7 +115,13 @@ test('doctor: the SQLite driver that does not load is a FAIL naming the fix; a l
   assert.match(text.stdout, /fix: `npm rebuild better-sqlite3` in your project/)
 })
 
-test('doctor: a selected minor with no runtime addon is a WARN; the minors that have one load', async () => {
+test('doctor: a selected minor with no runtime addon is a WARN; the minors that have one load', {
+  skip: needs(
+    addonFile('vis_py312') !== undefined,
+    'the Python 3.12 runtime addon',
+    'node bin/vis.js runtime stage --python 3.12 && npm run build:addon',
+  ),
+}, async () => {
   const pkg = fakePackage({ dropBuilt: ['vis_py311.node'] })
   const r = await run(
     process.execPath,

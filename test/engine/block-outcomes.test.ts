@@ -11,8 +11,8 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
+import { capText } from '../../src/engine/block-finish.js'
 import { createEngine, type Engine } from '../../src/engine/index.js'
-import { capText } from '../../src/engine/outcome.js'
 
 const python = process.env.VIS_PYTHON_VERSION
 const home = mkdtempSync(join(tmpdir(), 'vis-engine-outcomes-home-'))

@@ -5,7 +5,7 @@
 // host tools that log each call, so every test also proves how often each tool ran.
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import type { BlockOutcome } from '../../src/sessions/outcome.js'
+import type { BlockResult as BlockOutcome } from '../../src/sessions/block-result.js'
 import { loggedSession } from './logged-session.js'
 
 const tools = loggedSession('forms-results', 60)

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { guestRuntimeConfig, PROCESS_SURFACE } from '../../src/guest/index.js'
-import { asTimeout } from '../../src/sessions/outcome.js'
+import { asTimeout } from '../../src/sessions/block-result.js'
 import { createRuntime } from '../../src/sessions/runtime.js'
 import { guestDir, packageRoot } from '../../src/util/home.js'
 
@@ -33,7 +33,7 @@ export type Outcome = {
   attachments?: Attachment[]
   snapshot?: { version: number; items: Array<{ name: string; kind: string; source: string }> }
 }
-export type RunOptions = { ctx?: Record<string, unknown>; stdoutCap?: number; timeoutMs?: number }
+export type RunOptions = { session?: Record<string, unknown>; stdoutCap?: number; timeoutMs?: number }
 
 export const SHELL_ON = PROCESS_SURFACE.shellOn
 export const SHELL_OFF = PROCESS_SURFACE.shellOff
@@ -114,7 +114,7 @@ async function startSessionGuest(opts: GuestOptions): Promise<Guest> {
       if (o.stdoutCap !== undefined) await callGuest('install_runtime', { stdout_cap: o.stdoutCap })
       try {
         const out = (await session.runBlock(code, {
-          context: o.ctx ?? {},
+          context: o.session ?? {},
           timeoutMs: o.timeoutMs,
         })) as Outcome
         // The session keeps the defs snapshot for persistence rather than returning it.
@@ -267,7 +267,11 @@ async function startDriverGuest(opts: GuestOptions): Promise<Guest> {
               child.kill('SIGINT')
             }, o.timeoutMs)
       try {
-        const got = await call<Outcome>('run_block', { code, ctx: o.ctx ?? {}, stdout_cap: o.stdoutCap })
+        const got = await call<Outcome>('run_block', {
+          code,
+          session: o.session ?? {},
+          stdout_cap: o.stdoutCap,
+        })
         // The guest sends its snapshot only when it changed; the host keeps the last one.
         if (got.snapshot !== undefined) lastSnapshot = got.snapshot
         const out = { ...got, snapshot: lastSnapshot }

@@ -15,16 +15,16 @@ after(async () => {
 describe('session context', () => {
   test('session is rebound before every block as a real dict', async () => {
     const out = await g.runBlock('print(type(session).__name__, session["user"], session["n"][1])', {
-      ctx: { user: 'ann', n: [1, 2] },
+      session: { user: 'ann', n: [1, 2] },
     })
     assert.equal(out.stdout, 'dict ann 2\n')
-    await g.runBlock('session = "clobbered"', { ctx: { a: 1 } })
-    const next = await g.runBlock('session', { ctx: { b: 2 } })
+    await g.runBlock('session = "clobbered"', { session: { a: 1 } })
+    const next = await g.runBlock('session', { session: { b: 2 } })
     assert.deepEqual(next.result, { b: 2 })
   })
   test('live vars list exactly what the blocks created; system names are hidden', async () => {
     const fresh = await startGuest({ tools: { echo: (x: unknown) => x } })
-    await fresh.runBlock('alpha = 1\ndef beta(): pass\nimport string\necho = 3', { ctx: { x: 1 } })
+    await fresh.runBlock('alpha = 1\ndef beta(): pass\nimport string\necho = 3', { session: { x: 1 } })
     const live = await fresh.call<string[]>('live_vars')
     const system = await fresh.call<string[]>('system_var_names')
     await fresh.close()
@@ -139,9 +139,9 @@ describe('blocks that try to break the runtime', () => {
     const fresh = await startGuest({ tools: { echo: (x: unknown) => x } })
     await fresh.runBlock('keep = 1\nglobals().clear()')
     const out = await fresh.runBlock('print(await echo("alive"), "keep" in globals(), __name__)', {
-      ctx: { k: 1 },
+      session: { k: 1 },
     })
-    const s = await fresh.runBlock('session["k"]', { ctx: { k: 5 } })
+    const s = await fresh.runBlock('session["k"]', { session: { k: 5 } })
     await fresh.close()
     assert.equal(out.stdout, 'alive False __main__\n')
     assert.equal(s.result, 5)

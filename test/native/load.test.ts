@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { resolveDistribution } from '../../src/distribution/resolve.js'
+import { needs } from '../helpers/needs.js'
 import { fixtures, runTs, tempHome } from './helpers.js'
 
 tempHome()
@@ -39,7 +40,13 @@ test('the resolved distribution starts and reports its version', async () => {
   assert.ok(r.sysVersion.startsWith(dist.version))
 })
 
-test('a distribution whose libpython is another minor is refused before the addon loads', async () => {
+test('a distribution whose libpython is another minor is refused before the addon loads', {
+  skip: needs(
+    staged.length >= 2,
+    "a second CPython minor staged (e.g. pyenv's 3.12)",
+    'node bin/vis.js runtime stage --python 3.12',
+  ),
+}, async () => {
   const dist = await resolveDistribution()
   const other = staged.find((m) => m !== dist.minor)
   assert.ok(other, 'needs two staged minors')

@@ -121,7 +121,10 @@ describe('timeoutMs is a hard bound', () => {
       // What survived: definitions and imports were rebuilt; the plain object could not be.
       const sv = r.survived!
       assert.equal(sv.cause, 'timeout')
+      assert.equal(sv.workerReplaced, true)
+      // The snake_case name is a deprecated alias: still readable, never serialized.
       assert.equal(sv.worker_replaced, true)
+      assert.doesNotMatch(JSON.stringify(r), /worker_replaced/)
       assert.deepEqual(sv.intact, [])
       assert.deepEqual([...sv.restored].sort(), ['Box', 'Counter', 'LIMIT', 'double', 'json'])
       assert.deepEqual(sv.lost, ['handle'])
@@ -160,7 +163,7 @@ describe('timeoutMs is a hard bound', () => {
       assert.ok(ms < TIMEOUT_MS + DEFAULT_GRACE_MS + MARGIN_MS, `ended in ${ms} ms`)
       assert.equal(r.timedOut, true)
       assert.equal(r.survived?.cause, 'timeout')
-      assert.equal(r.survived?.worker_replaced, r.workerReplaced === true)
+      assert.equal(r.survived?.workerReplaced, r.workerReplaced === true)
       assert.equal(s.pid !== oldPid, r.workerReplaced === true)
       const next = await s.runBlock('print(double(LIMIT), await echo("y"), cfg["mode"])')
       assert.equal(next.stdout, '14 <y> fast\n')
@@ -182,13 +185,15 @@ describe('timeoutMs is a hard bound', () => {
     assert.equal(r.workerReplaced, undefined, 'the worker lived')
     assert.equal(s.pid, oldPid)
     const sv = r.survived!
-    assert.equal(sv.worker_replaced, false)
+    assert.equal(sv.workerReplaced, false)
     assert.deepEqual([...sv.intact].sort(), ['Box', 'Counter', 'LIMIT', 'double', 'handle', 'json'])
     assert.deepEqual(sv.restored, [])
     assert.deepEqual(sv.lost, [])
     assert.equal(sv.cancelled.length, 1)
     assert.equal(sv.cancelled[0]!.tool, 'hang')
-    assert.equal(typeof sv.cancelled[0]!.call_id, 'number')
+    assert.equal(typeof sv.cancelled[0]!.callId, 'number')
+    assert.equal(sv.cancelled[0]!.call_id, sv.cancelled[0]!.callId, 'the deprecated alias reads the same')
+    assert.deepEqual(Object.keys(sv.cancelled[0]!), ['tool', 'callId'])
     const next = await s.runBlock(
       'print(session["survived"]["cancelled"][0]["tool"], session["survived"]["intact"].count("handle"), handle is not None)',
     )

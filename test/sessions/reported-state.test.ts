@@ -5,7 +5,7 @@
 // replacement worker restores after a kill.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { parseBlockOutcome } from '../../src/sessions/outcome.js'
+import { parseGuestOutcome } from '../../src/protocol/run-block.js'
 import { createRuntime, type Runtime } from '../../src/sessions/runtime.js'
 import type { Session } from '../../src/sessions/session.js'
 import { python, tempHome } from './helpers.js'
@@ -204,27 +204,27 @@ describe('the host validates outcomes without zod when they have the common shap
       { result: [1, { a: null }] },
       { result: null, names: ['x'], cwd: '/w' },
     ]) {
-      const r = parseBlockOutcome(v)
+      const r = parseGuestOutcome(v)
       assert.equal(r.success, true)
       assert.equal(r.success && r.data, v)
     }
   })
   test('anything else goes through the schema, which refuses what is malformed', () => {
-    const bad = parseBlockOutcome({ stdout: 42 })
+    const bad = parseGuestOutcome({ stdout: 42 })
     assert.equal(bad.success, false)
     assert.match(JSON.stringify(!bad.success && bad.error.issues), /stdout/)
     assert.equal(
-      parseBlockOutcome({ error: { phase: 'runtime' } }).success,
+      parseGuestOutcome({ error: { phase: 'runtime' } }).success,
       false,
       'an error needs a message',
     )
-    assert.equal(parseBlockOutcome([]).success, false)
-    assert.equal(parseBlockOutcome(null).success, false)
-    const err = parseBlockOutcome({ error: { phase: 'runtime', message: 'boom' }, stdout: 'x' })
+    assert.equal(parseGuestOutcome([]).success, false)
+    assert.equal(parseGuestOutcome(null).success, false)
+    const err = parseGuestOutcome({ error: { phase: 'runtime', message: 'boom' }, stdout: 'x' })
     assert.equal(err.success, true)
-    // Keys the schema does not name pass through it, as before.
-    const extra = parseBlockOutcome({ stdout: 'a', other: 1 })
-    assert.deepEqual(extra.success && extra.data, { stdout: 'a', other: 1 })
-    assert.equal(parseBlockOutcome({ timedOut: 'yes' }).success, false)
+    // Keys the guest's contract does not name are dropped, host-owned ones (timedOut,
+    // survived) included: a forged frame cannot set them.
+    const extra = parseGuestOutcome({ stdout: 'a', other: 1, timedOut: true, survived: {} })
+    assert.deepEqual(extra.success && extra.data, { stdout: 'a' })
   })
 })

@@ -119,7 +119,7 @@ def remove_tool(name: str) -> dict:
 
 
 def run_block(request: dict) -> dict:
-    """Request: {code, ctx | session: dict, stdout_cap?}."""
+    """Request: src/protocol/run-block.ts RunBlockRequest ({code, session?, stdout_cap?})."""
     if not RT.installed:
         install_runtime({})
     try:

@@ -166,13 +166,12 @@ def run(request: dict) -> dict:
     source = request.get("code") or ""
     cap = request.get("stdout_cap") or rt.config.get("stdout_cap") or DEFAULT_CAP
     rt.restore()
-    ctx = request.get("ctx", request.get("session"))
     g = rt.globals
     # The globals' version before and after the runtime's own `session` rebinding: if it is
     # the one the last report left and the block changes nothing, the state is unchanged.
     untouched = _dict_version(g)
     untouched = untouched is not None and untouched == rt.reported.get("globals")
-    g["session"] = dict(ctx or {})
+    g["session"] = dict(request.get("session") or {})
     _note_lost(rt, g["session"].get("survived"))
     start = _dict_version(g)
     rt.last_value = None

@@ -70,8 +70,25 @@ def _guest(name: str, key: str):
     return op
 
 
+# The run-block request's fields: src/protocol/run-block.ts RunBlockRequest is their one
+# definition (test/protocol/guest-wire.test.ts compares this set, and what the guest reads,
+# with it). A field outside it is a host bug (an old name, a typo) that would otherwise be
+# dropped without a word: it is refused, naming the field.
+RUN_BLOCK_FIELDS = frozenset(("code", "session", "stdout_cap", "stdin"))
+
+
+class WireRefused(Exception):
+    """A request outside the wire's contract: answered with a protocol error, not a Python one."""
+
+    code = "protocol.invalid"
+
+
 def _run_block(msg: dict):
     request = msg["request"]
+    if not RUN_BLOCK_FIELDS.issuperset(request):
+        unknown = ", ".join(sorted(set(request) - RUN_BLOCK_FIELDS))
+        known = ", ".join(sorted(RUN_BLOCK_FIELDS))
+        raise WireRefused(f"invalid run-block request: unknown field(s) {unknown}; its fields are {known}")
     if "stdin" in request:
         _stdin.preload(request.pop("stdin"))
     from vis_guest import api
@@ -127,6 +144,9 @@ def handle(line: str) -> str:
     except BaseException as e:  # noqa: BLE001 - KeyboardInterrupt in `run` too
         if op == "run-block":
             _forget_reported()  # its reply (the state it reported) never reaches the host
-        code = "python.interrupted" if isinstance(e, KeyboardInterrupt) else "python.exception"
-        message = f"{type(e).__name__}: {e}"
+        if isinstance(e, WireRefused):
+            code, message = e.code, str(e)
+        else:
+            code = "python.interrupted" if isinstance(e, KeyboardInterrupt) else "python.exception"
+            message = f"{type(e).__name__}: {e}"
         return json.dumps({"id": rid, "ok": False, "error": {"code": code, "message": message}}, ensure_ascii=False)

@@ -1,7 +1,7 @@
 import type { AgentEvent } from '../../agent/host.js'
 import type { ApprovalView, UsageView } from '../../agent/schemas.js'
 import { hitTokenLimit } from '../../agent/transcript.js'
-import { jsonText, STDOUT_CLIP_CHARS } from '../../format/outcome.js'
+import { jsonText, STDOUT_CLIP_CHARS } from '../../format/block-text.js'
 import { argsText } from './ask.js'
 
 const n = (x: number) => x.toLocaleString('en-US')

@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util'
 import { createEngine } from '../../engine/engine.js'
 import { loadMcpConfig, type McpServePolicy, McpServePolicySchema } from '../../mcp/config.js'
 import { serveStdio } from '../../mcp/server/transport-stdio.js'
-import { isVisError, VisError } from '../../util/errors.js'
+import { VisError } from '../../util/errors.js'
 import type { Command } from '../command.js'
 
 const usage = `Usage: vis mcp [--root DIR]... [--network] [--allow HOST]... [--python 3.X] [--pool N] [--project DIR]
@@ -66,24 +66,13 @@ export const mcp: Command = {
       throw new VisError('cli.bad-option', `--pool must be 0..64, not ${values.pool}`)
     }
     const policy = policyFrom(values)
-    let engine: Awaited<ReturnType<typeof createEngine>>
-    try {
-      engine = await createEngine({
-        python: values.python,
-        // MCP hosts start servers in whatever directory they like: no project unless named.
-        project: values.project === undefined ? undefined : resolve(values.project),
-        pool: pool === undefined ? undefined : { size: pool },
-      })
-    } catch (err) {
-      if (isVisError(err, 'engine.home-in-use')) {
-        throw new VisError(
-          'mcp.home-in-use',
-          `${err.message} An MCP host can use that server's Streamable HTTP endpoint (/mcp) instead.`,
-          err.context,
-        )
-      }
-      throw err
-    }
+    // Other vis processes may share the home (src/engine/ownership.ts): each runs its own sessions.
+    const engine = await createEngine({
+      python: values.python,
+      // MCP hosts start servers in whatever directory they like: no project unless named.
+      project: values.project === undefined ? undefined : resolve(values.project),
+      pool: pool === undefined ? undefined : { size: pool },
+    })
     try {
       const why = await serveStdio(engine, policy)
       process.stderr.write(`vis mcp: ${why}, stopping\n`)

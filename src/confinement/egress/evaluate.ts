@@ -1,5 +1,5 @@
 import { classifyAddress, privateIPv4 } from './address.js'
-import { isProtectedDestination } from './guard.js'
+import { isLocalAddress, isProtectedDestination } from './guard.js'
 import { canonicalIP, formatIP, parseIP } from './ip.js'
 import { entryText, type NetworkEntry, type ParsedEntry, parseEntry } from './policy.js'
 
@@ -134,8 +134,12 @@ function httpRefusal(c: Compiled, req: EgressRequest): string | undefined {
   const method = req.method.toUpperCase()
   if (c.methods && !c.methods.has(method)) return `${method} is not allowed by '${c.text}'`
   const path = req.path ?? '/'
-  if (c.paths && !c.paths.some((r) => r.test(path.split('?')[0] ?? path)))
-    return `path ${path} is not allowed by '${c.text}'`
+  const bare = path.split('?')[0] ?? path
+  // A path rule judges the path as written; a server that decodes %2F (or %5C) before it
+  // resolves `..` would serve another path than the one judged, so such a path is refused.
+  if (c.paths && /%(2f|5c|00)/i.test(bare))
+    return `path ${path} carries an encoded '/', '\\' or NUL, which '${c.text}' cannot judge; write it plainly`
+  if (c.paths && !c.paths.some((r) => r.test(bare))) return `path ${path} is not allowed by '${c.text}'`
   return undefined
 }
 
@@ -220,6 +224,17 @@ function floorRefusal(req: EgressRequest, chosen: Compiled | undefined): string 
     const label = inner.floor === 'public' ? '' : ` (${inner.label})`
     const what = ip.family === 4 ? `${shown}${label}` : `${shown} carries ${formatIP(unnamed)}${label}`
     return `${what}: reachable only through an allow entry naming that IPv4 address or range`
+  }
+  // One of this host's own public addresses (on an interface, in any spelling; loopback and
+  // private ones are held by the floor above): the relay
+  // dials from the host, so it would reach every service the host binds to 0.0.0.0. Only an
+  // entry naming that very address (no CIDR, no '*') opens it.
+  if (
+    cls.floor === 'public' &&
+    isLocalAddress(ip) &&
+    !(pattern?.matches(ip) && !chosen!.parsed.value.includes('/'))
+  ) {
+    return `${shown} is an address of this host: reachable only through an allow entry naming that IP`
   }
   if (req.port !== undefined && isProtectedDestination(ip, req.port)) {
     return `${shown}:${req.port} is the vis host's own listening port (server or egress relay): never reachable`

@@ -24,7 +24,7 @@ const same = (a: IP, b: IP) => as16(a).every((x, i) => x === as16(b)[i])
 
 // Loopback, unspecified, or one of this host's interface addresses: in any spelling, as the
 // IPv4 address an IPv6 form carries, or behind a gateway form (6to4, Teredo, NAT64).
-function isLocalAddress(ip: IP): boolean {
+export function isLocalAddress(ip: IP): boolean {
   const candidates = [ip, unmapped(ip), ...carriedIPv4(ip).map((c) => c.address)]
   const local = Object.values(networkInterfaces())
     .flatMap((list) => list ?? [])

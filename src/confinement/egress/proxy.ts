@@ -204,7 +204,11 @@ export async function startEgressProxy(
     res.once('close', forget)
     const headers: Record<string, string | string[]> = {}
     for (const [k, v] of Object.entries(req.headers))
-      if (v !== undefined && !HOP_BY_HOP.has(k)) headers[k] = v
+      if (v !== undefined && !HOP_BY_HOP.has(k) && k !== 'host') headers[k] = v
+    // The authority judged is the one the destination sees: a proxy replaces the client's Host
+    // with the absolute URI's (RFC 9112 §3.2.2), so a Host naming another virtual host than the
+    // one the rules allowed never arrives.
+    headers.host = url.host
     const upstream = request(
       {
         host: checked.address,

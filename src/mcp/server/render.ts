@@ -1,7 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { Engine } from '../../engine/engine.js'
 import type { BlockView } from '../../engine/schemas.js'
-import { clipStdout, renderOutcomeText } from '../../format/outcome.js'
+import { clipStdout, renderOutcomeText } from '../../format/block-text.js'
 import { attachmentUri } from './resources.js'
 
 type Content = CallToolResult['content'][number]

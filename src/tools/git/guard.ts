@@ -54,7 +54,23 @@ export const PROTECTIVE_CONFIG = [
   'commit.gpgSign=false',
   'tag.gpgSign=false',
   'protocol.ext.allow=never',
+  // git:// runs core.gitProxy, a list the repository's own values come first in (first match
+  // wins, so a -c cannot outrank them): the transport itself is refused instead.
+  'protocol.git.allow=never',
+  // Signing and verifying (`commit -S`, `log --show-signature`, log.showSignature) run these;
+  // a path that names nothing makes them fail instead of running what a repository set.
+  ...[
+    'gpg.program',
+    'gpg.openpgp.program',
+    'gpg.x509.program',
+    'gpg.ssh.program',
+    'gpg.ssh.defaultKeyCommand',
+  ].map((k) => `${k}=/nonexistent/vis-git-runs-no-program`),
 ]
+
+// diff.external cannot be emptied from the command line (git then runs ""): the commands that
+// print diffs get --no-ext-diff instead, right after the subcommand.
+const NO_EXT_DIFF = new Set(['diff', 'log', 'show', 'whatchanged'])
 
 export function gitArgv(args: string[], context: { sessionId?: string }): string[] {
   const refuse = (why: string): never => {
@@ -73,13 +89,20 @@ export function gitArgv(args: string[], context: { sessionId?: string }): string
   }
   for (const a of args.slice(1)) {
     if (a === '--') break
-    const long = LONG_REFUSED.find((o) => a === o || a.startsWith(`${o}=`))
-    const short = SHORT_REFUSED[sub]?.find((o) => a === o || (a.startsWith(o) && !a.startsWith('--')))
+    // git takes any unambiguous prefix of a long option (--upload-pac=CMD), so a prefix of a
+    // refused one is refused too (from three characters, `--u`).
+    const name = a.startsWith('--') ? a.split('=')[0]! : undefined
+    const long =
+      name === undefined || name.length < 3 ? undefined : LONG_REFUSED.find((o) => o.startsWith(name))
+    // Short options cluster (-qu CMD is -q -u CMD): a refused letter anywhere in a cluster counts.
+    const cluster = !a.startsWith('--') && a.startsWith('-') ? a.slice(1) : ''
+    const short = SHORT_REFUSED[sub]?.find((o) => cluster.includes(o.slice(1)))
     if (long || short) {
       refuse(
         `${sub} ${long ?? short} names a program or configuration for git to run; the git tool does not take it`,
       )
     }
   }
-  return ['--no-pager', ...PROTECTIVE_CONFIG.flatMap((c) => ['-c', c]), ...args]
+  const rest = NO_EXT_DIFF.has(sub) ? [sub, '--no-ext-diff', ...args.slice(1)] : args
+  return ['--no-pager', ...PROTECTIVE_CONFIG.flatMap((c) => ['-c', c]), ...rest]
 }

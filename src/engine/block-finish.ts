@@ -1,7 +1,8 @@
 import { z } from 'zod'
 import type { AttachmentInput, FinishBlockInput } from '../persistence/index.js'
 import { isJsonValue, type JsonValue, JsonValueSchema } from '../persistence/json.js'
-import type { BlockOutcome } from '../sessions/outcome.js'
+import type { BlockResult } from '../sessions/block-result.js'
+import { survivedWire } from '../sessions/survived.js'
 import { errorMessage, isVisError } from '../util/errors.js'
 
 // What the guest hands over for a file a block attached (vis-guest/vis_guest/attach.py).
@@ -14,7 +15,7 @@ const GuestAttachmentSchema = z
   .passthrough()
 
 export type OutcomeLimits = {
-  // Stored stdout/stderr beyond this many characters is cut, with a note saying so.
+  // Stored output beyond this many characters is cut, with a note saying so.
   maxOutputChars: number
 }
 
@@ -44,7 +45,7 @@ const asJson = (value: unknown): JsonValue | null => {
 
 // The guest's error carries a `phase` (syntax, runtime, interrupted, timeout...); the stored
 // error gets a stable dotted code from it and keeps every field the guest sent.
-function blockError(error: NonNullable<BlockOutcome['error']>): FinishBlockInput['error'] {
+function blockError(error: NonNullable<BlockResult['error']>): FinishBlockInput['error'] {
   const { phase, message, ...rest } = error
   const extra: Record<string, JsonValue> = {}
   for (const [k, v] of Object.entries(rest)) if (v !== undefined) extra[k] = asJson(v)
@@ -74,18 +75,18 @@ function attachmentInputs(list: unknown[] | undefined): { inputs: AttachmentInpu
   return { inputs, notes }
 }
 
-export function finishFromOutcome(outcome: BlockOutcome, durationMs: number, limits: OutcomeLimits) {
+export function finishFromOutcome(outcome: BlockResult, durationMs: number, limits: OutcomeLimits) {
   const { inputs, notes } = attachmentInputs(outcome.attachments)
   let stdout = capText(outcome.stdout ?? '', limits.maxOutputChars)
   if (notes.length > 0) stdout += `[vis: ${notes.join('; ')}]\n`
   const finish: FinishBlockInput = {
     stdout,
-    stderr: '',
     result: asJson(outcome.result),
     error: outcome.error ? blockError(outcome.error) : null,
     durationMs: Math.max(0, Math.round(durationMs)),
     timedOut: outcome.timedOut === true,
-    survived: asJson(outcome.survived),
+    // Stored as it crosses to Python and HTTP: snake_case.
+    survived: outcome.survived === undefined ? null : asJson(survivedWire(outcome.survived)),
     attachments: inputs,
   }
   return finish

@@ -6,7 +6,7 @@ import { isSpinUs, MAX_SPIN_US } from '../protocol/framing.js'
 import { errorMessage, VisError } from '../util/errors.js'
 import { guestDir } from '../util/home.js'
 import { loadLoader, type RuntimeAddon, requireRuntime, runtimeAddonPath } from './addon.js'
-import { type Outcome, OutcomeSchema } from './outcome.js'
+import { type Outcome, OutcomeSchema } from './job-outcome.js'
 import { checkTightens, normalizePolicy, type Policy } from './policy.js'
 
 // The distribution fields the native core needs (a ResolvedDistribution has them all).
