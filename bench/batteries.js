@@ -10,7 +10,7 @@
 import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 
-const mod = new URL('../dist/sessions/bench-batteries.js', import.meta.url)
+const mod = new URL('../dist/bench/batteries.js', import.meta.url)
 if (!existsSync(mod)) {
   console.error('bench/batteries.js needs the built package: run `npm run build` first')
   process.exit(2)

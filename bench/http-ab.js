@@ -33,9 +33,10 @@ const WARMUP = Number(opt('--warmup', 3000))
 const token = 'bench-token-0123456789abcdef0123'
 
 async function side(name, root) {
-  const load = (file) => import(pathToFileURL(join(root, 'dist/http', file)).href)
-  const { startServer } = await load('server.js')
-  const { poster } = await load('bench-http.js')
+  const load = (file) => import(pathToFileURL(join(root, 'dist', file)).href)
+  const { startServer } = await load('http/server.js')
+  // The client moved to dist/bench/ (issue 35); a baseline built before that has it in dist/http/.
+  const { poster } = await load('bench/http.js').catch(() => load('http/bench-http.js'))
   const home = mkdtempSync(join(tmpdir(), `vis-bench-ab-${name}-`))
   const server = await startServer({ home, port: 0, pool: { size: 1 }, token })
   const agent = new Agent({ keepAlive: true, maxSockets: 1 })

@@ -16,13 +16,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 const built = (file) =>
-  import(new URL(`../dist/http/${file}`, import.meta.url).href).catch(() => {
+  import(new URL(`../dist/${file}`, import.meta.url).href).catch(() => {
     console.error('bench/http-breakdown.js needs the built package: run `npm run build` first')
     process.exit(2)
   })
-const { startServer } = await built('server.js')
+const { startServer } = await built('http/server.js')
 // The same keep-alive client as bench/http.js.
-const { poster } = await built('bench-http.js')
+const { poster } = await built('bench/http.js')
 
 const argv = process.argv.slice(2)
 const blocksArg = argv.indexOf('--blocks')

@@ -20,7 +20,7 @@ const built = (file) =>
   })
 const { startServer } = await built('http/server.js')
 const { createEngine } = await built('engine/engine.js')
-const { poster, getter } = await built('http/bench-http.js')
+const { poster, getter } = await built('bench/http.js')
 
 const argv = process.argv.slice(2)
 const opt = (name, dflt) => {

@@ -8,7 +8,7 @@
 // trip + one fsync. Then 20 sessions x 20 blocks sent at once: throughput and p99.
 import { existsSync } from 'node:fs'
 
-const dist = new URL('../dist/http/bench-http.js', import.meta.url)
+const dist = new URL('../dist/bench/http.js', import.meta.url)
 if (!existsSync(dist)) {
   console.error('bench/http.js needs the built package: run `npm run build` first')
   process.exit(2)

@@ -2,19 +2,13 @@
 // What the PostgreSQL backend costs against SQLite, measured in the same run (issue 19).
 // Reported, never asserted.
 //
-//   npm run build && node bench/pg-store.js [--json] [--queries N] [--blocks N] [--url postgres://...]
+//   node --import tsx bench/pg-store.js [--json] [--queries N] [--blocks N] [--url postgres://...]
 //
 // Starts a throwaway PostgreSQL from Debian's binaries (as root: initdb runs as `postgres`) unless
 // --url names one. Prints a point query's round trip through the synchronous driver and one
 // block's persistence (start, two events, finish, defs), p50/p99, with the PostgreSQL/SQLite ratio.
-import { existsSync } from 'node:fs'
+import { formatPgStore, measurePgStore } from './pg-store-measure.ts'
 
-const mod = new URL('../dist/persistence/postgres/bench-pg-store.js', import.meta.url)
-if (!existsSync(mod)) {
-  console.error('bench/pg-store.js needs the built package: run `npm run build` first')
-  process.exit(2)
-}
-const { measurePgStore, formatPgStore } = await import(mod.href)
 const argv = process.argv.slice(2)
 const opt = (name) => {
   const i = argv.indexOf(name)

@@ -8,7 +8,7 @@
 // JSON object; without it, a table (the same one `vis bench` prints).
 import { existsSync } from 'node:fs'
 
-const dist = new URL('../dist/sessions/bench-roundtrip.js', import.meta.url)
+const dist = new URL('../dist/bench/roundtrip.js', import.meta.url)
 if (!existsSync(dist)) {
   console.error('bench/roundtrip.js needs the built package: run `npm run build` first')
   process.exit(2)

@@ -1,5 +1,6 @@
-// vis-runtime's public surface: the runtime and its sessions, and the seed-named
-// host functions over Python contexts addressed by key.
+// vis-runtime's public surface: the engine (sessions with history, drafts, turns) as the one
+// documented entry, the runtime's createRuntime → createSession → runBlock as the simple path
+// without history, and the seed-named host functions over the engine's sessions addressed by key.
 
 export {
   Agent,
@@ -14,6 +15,28 @@ export {
   type TurnResult,
 } from './agent/index.js'
 export { createEngine, Engine, type EngineOptions } from './engine/index.js'
+export {
+  bindAndBump,
+  bindCtx,
+  type ContextOptions,
+  closeSeedEngine,
+  closeSeedRuntime,
+  contextSessionId,
+  countTopLevelForms,
+  createPythonContext,
+  disposePythonContext,
+  forgetSessionDefs,
+  interruptGuest,
+  persistSessionDefs,
+  pythonWorkerPids,
+  restoreSessionDefs,
+  retirePythonContext,
+  runPythonBlock,
+  setPythonBinding,
+  takePartialBlockStdout,
+  useSeedEngine,
+  validateNoBannedDefs,
+} from './engine/seed.js'
 export {
   closeRegistrationWorkers,
   ExtensionRegistry,
@@ -53,25 +76,6 @@ export {
 } from './sessions/block-result.js'
 export type { SessionEvent, SessionEventType, SessionListener } from './sessions/events.js'
 export { createRuntime, type Runtime, RuntimeOptions, SessionOptions } from './sessions/runtime.js'
-export {
-  bindAndBump,
-  bindCtx,
-  closeSeedRuntime,
-  countTopLevelForms,
-  createPythonContext,
-  disposePythonContext,
-  forgetSessionDefs,
-  interruptGuest,
-  persistSessionDefs,
-  pythonWorkerPids,
-  restoreSessionDefs,
-  retirePythonContext,
-  runPythonBlock,
-  setPythonBinding,
-  takePartialBlockStdout,
-  useSeedRuntime,
-  validateNoBannedDefs,
-} from './sessions/seed.js'
 export type { BindOptions, RunBlockOptions, Session, SessionState } from './sessions/session.js'
 export type { BoundTool } from './sessions/tool-table.js'
 export { VisError } from './util/errors.js'

@@ -1,4 +1,4 @@
-import type { McpServersInput } from '../mcp/client/config.js'
+import type { McpServersInput } from '../mcp-client/config.js'
 import type { Durability } from '../persistence/index.js'
 
 export type EngineOptions = {

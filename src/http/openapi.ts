@@ -11,9 +11,9 @@ import {
   SessionListSchema,
   SessionViewSchema,
 } from '../engine/schemas.js'
+import { type JsonSchema, type SchemaRefs, toJsonSchema, withRefs } from '../util/json-schema.js'
 import { ErrorEnvelopeSchema } from './errors.js'
 import { EventSchemas, GapFrameSchema, SessionEventSchema } from './event-schemas.js'
-import { type JsonSchema, type SchemaRefs, toJsonSchema, withRefs } from './json-schema.js'
 import { DoctorReportSchema, HealthSchema, openApiPath, type RouteSpec } from './routes.js'
 
 export const OPENAPI_PATH = '/v1/openapi.json'

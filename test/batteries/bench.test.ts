@@ -2,7 +2,7 @@
 // measurements of the set against a lean copy of the same tree.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { formatBatteries, measureBatteries } from '../../src/sessions/bench-batteries.js'
+import { formatBatteries, measureBatteries } from '../../src/bench/batteries.js'
 import { tempHome } from '../sessions/helpers.js'
 import { batteriesTree } from './helpers.js'
 

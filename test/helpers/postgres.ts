@@ -1,4 +1,4 @@
-// A throwaway PostgreSQL server for tests (src/persistence/postgres/scratch-server.ts: Debian's
+// A throwaway PostgreSQL server for tests (scratch-postgres.ts: Debian's
 // binaries, initdb as `postgres` in a temporary directory, a free loopback port). One server per
 // test process (node --test runs each file in its own), started on first use and stopped when
 // the process ends; a fresh database per freshDatabaseUrl() call. Synchronous on purpose: the
@@ -6,7 +6,7 @@
 //
 //   import { freshDatabaseUrl } from '../helpers/postgres.js'
 //   const store = new Store({ home, databaseUrl: freshDatabaseUrl() })
-import { type ScratchServer, startScratchPostgres } from '../../src/persistence/postgres/scratch-server.js'
+import { type ScratchServer, startScratchPostgres } from './scratch-postgres.js'
 
 let server: ScratchServer | undefined
 

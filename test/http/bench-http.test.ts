@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { formatHttp, measureHttp } from '../../src/http/bench-http.js'
+import { formatHttp, measureHttp } from '../../src/bench/http.js'
 import { python, tempHome } from './helpers.js'
 
 const { home } = tempHome('http-bench')

@@ -4,10 +4,10 @@ import assert from 'node:assert/strict'
 import { mkdirSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { pythonToolName } from '../../src/mcp/client/bind.js'
-import { namedArguments, toolShape } from '../../src/mcp/client/signature.js'
 import { McpConfigSchema } from '../../src/mcp/config.js'
 import { narrowRoots, rootPaths } from '../../src/mcp/server/client-roots.js'
+import { pythonToolName } from '../../src/mcp-client/bind.js'
+import { namedArguments, toolShape } from '../../src/mcp-client/signature.js'
 import { tempDir } from './helpers.js'
 
 const search = toolShape('Search the web.', {

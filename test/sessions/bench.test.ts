@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { formatRoundtrip, measureRoundtrip } from '../../src/sessions/bench-roundtrip.js'
+import { formatRoundtrip, measureRoundtrip } from '../../src/bench/roundtrip.js'
 
 const home = mkdtempSync(join(tmpdir(), 'vis-bench-home-'))
 process.on('exit', () => rmSync(home, { recursive: true, force: true }))

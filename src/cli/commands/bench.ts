@@ -1,6 +1,6 @@
-import { formatHttp, measureHttp } from '../../http/bench-http.js'
-import { formatBatteries, measureBatteries } from '../../sessions/bench-batteries.js'
-import { formatRoundtrip, measureRoundtrip } from '../../sessions/bench-roundtrip.js'
+import { formatBatteries, measureBatteries } from '../../bench/batteries.js'
+import { formatHttp, measureHttp } from '../../bench/http.js'
+import { formatRoundtrip, measureRoundtrip } from '../../bench/roundtrip.js'
 import { pythonHome } from '../../worker/python-home.js'
 import type { Command } from '../command.js'
 

@@ -1,6 +1,6 @@
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js'
-import type { Json, Resource, ResourceRegistry, Tool } from '../../tools/types.js'
-import { VisError } from '../../util/errors.js'
+import type { Json, Resource, ResourceRegistry, Tool } from '../tools/types.js'
+import { VisError } from '../util/errors.js'
 import { type McpServers, type McpServersInput, McpServersSchema, pythonServerName } from './config.js'
 import { ServerConnection } from './connection.js'
 import { namedArguments, toolShape } from './signature.js'

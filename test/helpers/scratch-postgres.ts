@@ -7,7 +7,7 @@ import { execFileSync, spawnSync } from 'node:child_process'
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { PgDatabase } from './database.js'
+import { PgDatabase } from '../../src/persistence/postgres/database.js'
 
 export type ScratchServer = {
   port: number

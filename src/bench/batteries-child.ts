@@ -1,5 +1,5 @@
-// One tree's figures for bench-batteries.ts, printed as JSON (VIS_PYTHON_HOME names the tree).
-import { measureTree } from './bench-batteries.js'
+// One tree's figures for batteries.ts, printed as JSON (VIS_PYTHON_HOME names the tree).
+import { measureTree } from './batteries.js'
 
 const [sessions, imports] = process.argv.slice(2)
 const r = await measureTree({ sessions: Number(sessions ?? 5), imports: imports === '1' })

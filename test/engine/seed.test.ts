@@ -1,10 +1,14 @@
-// The seed-named host surface, over a real runtime.
+// The seed-named host surface, over a real engine: its contexts are the engine's sessions, their
+// definitions live in the engine's store (no file of the seed's own).
 import assert from 'node:assert/strict'
+import { existsSync, readdirSync } from 'node:fs'
+import { join } from 'node:path'
 import { after, before, test } from 'node:test'
-import { createRuntime } from '../../src/sessions/runtime.js'
+import { createEngine, type Engine } from '../../src/engine/engine.js'
 import {
   bindAndBump,
-  closeSeedRuntime,
+  closeSeedEngine,
+  contextSessionId,
   countTopLevelForms,
   createPythonContext,
   disposePythonContext,
@@ -17,19 +21,21 @@ import {
   runPythonBlock,
   setPythonBinding,
   takePartialBlockStdout,
-  useSeedRuntime,
+  useSeedEngine,
   validateNoBannedDefs,
-} from '../../src/sessions/seed.js'
+} from '../../src/engine/seed.js'
 import { isVisError } from '../../src/util/errors.js'
-import { isAlive, python, tempHome } from './helpers.js'
+import { isAlive, python, tempHome } from '../sessions/helpers.js'
 
 const { home, root } = tempHome('seed')
+let engine: Engine
 
 before(async () => {
-  useSeedRuntime(await createRuntime({ home, python, pool: { size: 0 } }))
+  engine = await createEngine({ home, python, pool: { size: 0 }, extensions: false, durability: 'normal' })
+  useSeedEngine(engine)
 })
 after(async () => {
-  await closeSeedRuntime()
+  await closeSeedEngine()
 })
 
 test('bindings: functions become tools, dotted names join a namespace, data crosses as JSON', async () => {
@@ -89,6 +95,27 @@ test('session definitions persist, restore into a fresh worker, and forget drops
   await disposePythonContext('defs')
   await createPythonContext('defs', { roots: [root] })
   await restoreSessionDefs('defs')
-  assert.equal((await runPythonBlock('defs', 'print(triple(2))')).stdout, '6\n', 'restored from the file')
+  assert.equal((await runPythonBlock('defs', 'print(triple(2))')).stdout, '6\n', 'restored from the store')
   await disposePythonContext('defs')
+})
+
+test("a context is an engine session: its blocks' definitions are in the engine's store, no file of its own", async () => {
+  const key = 'one entry/with a slash'
+  const id = contextSessionId(key)
+  assert.match(id, /^ctx-one_entry_with_a_slash-[0-9a-f]{12}$/)
+  await createPythonContext(key, { roots: [root] })
+  const view = engine.sessionView(id)
+  assert.deepEqual((view.policy as { roots: string[] }).roots, [root])
+  await runPythonBlock(key, 'def double(x):\n    return 2 * x')
+  const stored = engine.store.defs.get(id)
+  assert.ok(stored, "the block's snapshot is stored as the session's")
+  assert.match(JSON.stringify(stored.snapshot), /double/)
+  // Before issue 35 the seed wrote <home>/sessions/<key>-<hash>/defs.json beside the database.
+  assert.ok(!existsSync(join(home, 'sessions')) || readdirSync(join(home, 'sessions')).length === 0)
+  // Disposing stops the worker and keeps the session open: the next create reopens it.
+  await disposePythonContext(key)
+  assert.equal(engine.sessionView(id).closed_at ?? null, null)
+  await createPythonContext(key)
+  assert.equal((await runPythonBlock(key, 'print(double(21))')).stdout, '42\n')
+  await disposePythonContext(key)
 })

@@ -3,8 +3,8 @@ import { Agent, createServer, request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { startServer } from '../http/server.js'
 import type { Durability } from '../persistence/index.js'
-import { startServer } from './server.js'
 
 // The HTTP benchmark behind `node bench/http.js` and `vis bench --http`. A trivial block over
 // HTTP keep-alive on a warm session, against a floor measured in the same run, in alternating

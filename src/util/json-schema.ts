@@ -1,7 +1,8 @@
 import { z } from 'zod'
 
 // JSON Schema (the OpenAPI 3.1 dialect) from the zod schemas the API validates with, so the
-// document cannot drift from what the server accepts. It covers the zod kinds our schemas use;
+// document cannot drift from what the server accepts. Below both of its users: the HTTP API's
+// OpenAPI document and the MCP server's tool input schemas. It covers the zod kinds our schemas use;
 // an unknown kind is an error here, not a silently empty schema.
 export type JsonSchema = { [key: string]: unknown }
 

@@ -6,9 +6,9 @@ import { fileURLToPath } from 'node:url'
 import { findLocalPython } from '../distribution/discover.js'
 import { readDistManifest } from '../distribution/manifest.js'
 import { stageFromPython } from '../distribution/stage.js'
+import { createRuntime } from '../sessions/runtime.js'
 import { VisError } from '../util/errors.js'
 import { treeCpuMs, treeRssMb } from '../worker/proctree.js'
-import { createRuntime } from './runtime.js'
 
 // What a staged package set costs a session: cold start and idle memory with the set
 // staged against the same interpreter staged without it (for the run), and the
@@ -123,7 +123,7 @@ export async function measureBatteries(
   const m = readDistManifest(join(full, 'vis-dist.json'))
   const lean = opts.lean ?? (await stageLean(m.minor, (m.requested ?? []).includes('pytest')))
   // The built .js beside this file, or the .ts source when run through tsx.
-  const js = fileURLToPath(new URL('./bench-batteries-child.js', import.meta.url))
+  const js = fileURLToPath(new URL('./batteries-child.js', import.meta.url))
   const child = existsSync(js) ? js : js.replace(/\.js$/, '.ts')
   const runChild = (tree: string, imports: boolean): TreeFigures =>
     JSON.parse(

@@ -9,8 +9,8 @@ import {
   type Tool as McpTool,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js'
-import type { Json } from '../../tools/types.js'
-import { errorMessage, VisError } from '../../util/errors.js'
+import type { Json } from '../tools/types.js'
+import { errorMessage, VisError } from '../util/errors.js'
 import { isStdio, type McpServerConfig } from './config.js'
 
 export type ConnectionState = 'idle' | 'connecting' | 'connected' | 'failed' | 'closed'

@@ -1,4 +1,5 @@
-// What the synchronous PostgreSQL driver costs (issue 19), for bench/pg-store.js. Reported, never
+// What the synchronous PostgreSQL driver costs (issue 19), for bench/pg-store.js (run with
+// `node --import tsx`: it starts the test suite's throwaway server). Reported, never
 // asserted. Two figures, each against SQLite measured in the same run:
 // - one query's round trip (a prepared point read): main thread -> worker -> server -> back;
 // - one block's persistence, the engine's sequence per block (start with an idempotency key,
@@ -6,9 +7,9 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Store } from '../store.js'
-import type { PgDatabase } from './database.js'
-import { startScratchPostgres } from './scratch-server.js'
+import type { PgDatabase } from '../src/persistence/postgres/database.js'
+import { Store } from '../src/persistence/store.js'
+import { startScratchPostgres } from '../test/helpers/scratch-postgres.js'
 
 export type Percentiles = { p50: number; p99: number; mean: number }
 export type Side = { query: Percentiles; block: Percentiles }

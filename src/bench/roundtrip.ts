@@ -5,11 +5,11 @@ import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { encodeFrame } from '../protocol/framing.js'
+import { createRuntime } from '../sessions/runtime.js'
 import { packageRoot } from '../util/home.js'
 import { processTree, treePrivateMb, treeRssMb } from '../worker/proctree.js'
 import { pythonHome } from '../worker/python-home.js'
 import { RunQueueProbe, tailWaitShare, withoutWaits } from '../worker/runqueue.js'
-import { createRuntime } from './runtime.js'
 
 // The round-trip benchmark behind `node bench/roundtrip.js` and `vis bench`. Every ratio
 // divides by a baseline measured in the same run: a bare Node child answering JSON lines
