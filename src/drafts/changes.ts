@@ -112,6 +112,28 @@ export async function scanChanges(
   kind: 'copy' | 'blank',
   observe?: Observer,
 ): Promise<Change[]> {
+  try {
+    return await scanTrees(upper, real, kind, observe)
+  } catch (err) {
+    // A tree nested past the system's path limit (PATH_MAX) cannot be compared entry by entry:
+    // say so, as a refusal the draft's owner can act on, rather than a raw errno (a 500).
+    if ((err as NodeJS.ErrnoException).code === 'ENAMETOOLONG') {
+      throw new VisError(
+        'draft.path-too-long',
+        "the draft holds a path longer than the system's limit (4096 bytes), which cannot be diffed or applied; delete that tree (e.g. shell('rm -r DIR')) or abandon the draft",
+        { op: 'draft-scan' },
+      )
+    }
+    throw err
+  }
+}
+
+async function scanTrees(
+  upper: Tree,
+  real: Tree,
+  kind: 'copy' | 'blank',
+  observe?: Observer,
+): Promise<Change[]> {
   const out: Change[] = []
   const deleted = (path: string, st: Stats) =>
     out.push({ path, status: 'deleted', type: typeOf(st), mode: perm(st) })

@@ -1,7 +1,9 @@
+import { execFile } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
 import { chmod, lstat, mkdir, rm, stat, writeFile } from 'node:fs/promises'
 import { isAbsolute, join, relative } from 'node:path'
+import { promisify } from 'node:util'
 import { z } from 'zod'
 import { atFd, closeFd, statFd, Tree } from '../confinement/beneath.js'
 import { draftMount, releaseDraftMount } from '../confinement/draft-mount.js'
@@ -14,6 +16,8 @@ import { BaseRecord } from './base-record.js'
 import { type Change, gitMode, scanChanges } from './changes.js'
 import { renderDiff } from './render.js'
 import { type DraftRecord, DraftsRepo } from './repo.js'
+
+const execFileP = promisify(execFile)
 
 export const DraftLabelSchema = z
   .string()
@@ -409,7 +413,14 @@ async function removeTree(dir: string): Promise<void> {
   const tree = Tree.open(dir)
   try {
     const open = async (rel: string): Promise<void> => {
-      const fd = tree.openPath(rel)
+      let fd: number | undefined
+      try {
+        fd = tree.openPath(rel)
+      } catch (err) {
+        // Past PATH_MAX: left to rm below (overlayfs' mode-000 work directories sit at the top).
+        if ((err as NodeJS.ErrnoException).code === 'ENAMETOOLONG') return
+        throw err
+      }
       if (fd === undefined) return
       try {
         if (!(await statFd(fd)).isDirectory()) return
@@ -426,7 +437,12 @@ async function removeTree(dir: string): Promise<void> {
   } finally {
     await tree.close()
   }
-  await rm(dir, { recursive: true, force: true })
+  await rm(dir, { recursive: true, force: true }).catch(async (err: NodeJS.ErrnoException) => {
+    // Node's recursive rm walks by path and stops at PATH_MAX; coreutils' rm walks with
+    // openat, so a tree nested past it still goes.
+    if (err.code !== 'ENAMETOOLONG') throw err
+    await execFileP('rm', ['-rf', '--one-file-system', '--', dir])
+  })
 }
 
 function changeView(c: Change): z.infer<typeof ChangeViewSchema> {

@@ -79,6 +79,7 @@ const EXACT: Record<string, ContentfulStatusCode> = {
   'draft.none': 409,
   'draft.no-root': 400,
   'draft.path-unsupported': 400,
+  'draft.path-too-long': 409,
   'draft.unconfined': 400,
   // The draft (or its real root) changed under a diff or an apply: nothing was read through a
   // swapped-in link; the client retries once the blocks that write it are done.
