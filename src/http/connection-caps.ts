@@ -1,6 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import { BlockList, isIP, type Socket } from 'node:net'
-import { VisError } from '../util/errors.js'
+import { type ErrorCode, VisError } from '../util/errors.js'
 import { envelope } from './errors.js'
 import { answerAndClose, rawErrorReply } from './raw-reply.js'
 
@@ -162,7 +162,7 @@ function forwardedClient(
 
 const RETRY_AFTER = '1'
 
-function peerError(limit: number, peer: string): [string, string, Record<string, unknown>] {
+function peerError(limit: number, peer: string): [ErrorCode, string, Record<string, unknown>] {
   return [
     'http.too-many-peer-connections',
     `${peer} already holds ${limit} connections (or requests) to this server, its limit: close some, ` +

@@ -1,4 +1,5 @@
 import type { Socket } from 'node:net'
+import type { ErrorCode } from '../util/errors.js'
 import { envelope } from './errors.js'
 
 // An error answer written straight to a socket, for the moments no ServerResponse may answer:
@@ -7,7 +8,7 @@ import { envelope } from './errors.js'
 export function rawErrorReply(
   status: number,
   reason: string,
-  code: string,
+  code: ErrorCode,
   message: string,
   details: Record<string, unknown>,
   headers: Record<string, string> = {},
