@@ -32,6 +32,16 @@ export function envelope(code: ErrorCode, message: string, details: unknown = nu
   return { error: { code, message, details } }
 }
 
+// An error answered without a throw (the guards, a raw socket reply, a route's own refusal): the
+// status is the catalogue's, as for a thrown one.
+export function errorAnswer(
+  code: ErrorCode,
+  message: string,
+  details: unknown = null,
+): { status: ContentfulStatusCode; json: ErrorEnvelope } {
+  return { status: statusFor(code), json: envelope(code, message, details) }
+}
+
 // Zod issues as details a client can act on: where, and what is wrong there.
 export function zodDetails(err: z.ZodError): { issues: { path: string; message: string }[] } {
   return {
