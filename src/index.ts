@@ -45,7 +45,12 @@ export {
   serveStdio,
 } from './mcp/index.js'
 export { discoverProjectLayout, type ProjectLayout, type ProjectLayoutOptions } from './project/index.js'
-export type { SessionEvent, SessionEventType, SessionListener } from './sessions/events.js'
+export type {
+  SessionEvent,
+  SessionEventAlias,
+  SessionEventType,
+  SessionListener,
+} from './sessions/events.js'
 export { type BlockError, BlockOutcome } from './sessions/outcome.js'
 export { createRuntime, type Runtime, RuntimeOptions, SessionOptions } from './sessions/runtime.js'
 export {
@@ -69,4 +74,13 @@ export {
 } from './sessions/seed.js'
 export type { BindOptions, RunBlockOptions, Session, SessionState } from './sessions/session.js'
 export type { BoundTool } from './sessions/tool-table.js'
+export {
+  catalogueEntry,
+  ERROR_CATALOGUE,
+  ERROR_CODES,
+  type ErrorCatalogueEntry,
+  type ErrorCode,
+  isErrorCode,
+} from './util/error-catalogue.js'
 export { VisError } from './util/errors.js'
+export { EVENT_NAMES, type EventName, KEBAB_ALIASES } from './util/event-names.js'

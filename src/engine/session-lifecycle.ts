@@ -115,7 +115,7 @@ export async function closeSession(core: EngineCore, id: string): Promise<Sessio
   if (live) await disposeLive(core, live)
   await core.drafts.releaseMount(id)
   await core.extensions?.endSession(id)
-  core.log.append(id, 'session-closed', { reason: 'closed by request' })
+  core.log.append(id, 'session.closed', { reason: 'closed by request' })
   core.metrics.sessionsClosed.inc()
   return sessionView(core, id)
 }
@@ -131,7 +131,7 @@ export function abandonLeftovers(core: EngineCore): number {
   core.store.transaction(() => core.store.blocks.abandonRunning())
   for (const r of rows) {
     const b = core.store.blocks.require(r.id)
-    core.log.append(r.session_id, 'block-finished', finishedEventData(b, []))
+    core.log.append(r.session_id, 'block.finished', finishedEventData(b, []))
   }
   return rows.length
 }
