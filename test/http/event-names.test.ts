@@ -81,7 +81,7 @@ describe('event names', () => {
     const sse = await openEvents(`${server.url}/v1/sessions/${id}/events?after=${old.seq - 1}`)
     await waitFor(() => sse.events.length > 0, 20_000, 'the replayed event')
     assert.equal(sse.events[0]?.event, 'worker.retired')
-    assert.equal((sse.events[0]?.data as { type: string }).type, 'worker.retired')
+    assert.equal((sse.events[0]!.data as { type: string }).type, 'worker.retired')
     assert.deepEqual(
       sse.aliases.map((a) => a.event),
       ['worker-retired'],
