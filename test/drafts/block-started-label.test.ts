@@ -14,7 +14,7 @@ import { newHome, newRepo, python, run, until } from './helpers.js'
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
 
-test('block-started names the draft the block ran in, replayed and live alike, read afresh each block', async () => {
+test('block.started names the draft the block ran in, replayed and live alike, read afresh each block', async () => {
   const home = newHome()
   const root = newRepo()
   const e = await createEngine({ home, python, pool: { size: 0 } })
@@ -52,7 +52,7 @@ test('block-started names the draft the block ran in, replayed and live alike, r
     const after = e.replayEvents(s.id, seen[0]!.id - 1).events
     assert.deepEqual(seen, after, 'the subscriber saw every event, in order, as replayed')
     assert.deepEqual(
-      seen.map((v) => v.type).filter((t) => t.startsWith('block-')),
+      seen.map((v) => v.type).filter((t) => t.startsWith('block.')),
       ['block.started', 'block.finished'],
     )
 
