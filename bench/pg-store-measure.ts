@@ -3,7 +3,7 @@
 // asserted. Two figures, each against SQLite measured in the same run:
 // - one query's round trip (a prepared point read): main thread -> worker -> server -> back;
 // - one block's persistence, the engine's sequence per block (start with an idempotency key,
-//   block-started event, finish with stdout, block-finished event, defs snapshot).
+//   block.started event, finish with stdout, block.finished event, defs snapshot).
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -49,9 +49,9 @@ function measure(store: Store, queries: number, blocks: number): Side {
       code: `x = ${n}`,
       idempotencyKey: `k${n}`,
     })
-    store.events.append(session.id, { type: 'block-started', data: { block_id: b.id } })
+    store.events.append(session.id, { type: 'block.started', data: { block_id: b.id } })
     store.blocks.finish(b.id, { stdout: `${n}\n`, durationMs: 1 })
-    store.events.append(session.id, { type: 'block-finished', data: { block_id: b.id } })
+    store.events.append(session.id, { type: 'block.finished', data: { block_id: b.id } })
     store.defs.write(session.id, { x: n })
   })
   return { query: percentiles(query), block: percentiles(block) }

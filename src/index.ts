@@ -74,8 +74,22 @@ export {
   // Deprecated: the old name of BlockResult, kept for one minor version.
   BlockResult as BlockOutcome,
 } from './sessions/block-result.js'
-export type { SessionEvent, SessionEventType, SessionListener } from './sessions/events.js'
+export type {
+  SessionEvent,
+  SessionEventAlias,
+  SessionEventType,
+  SessionListener,
+} from './sessions/events.js'
 export { createRuntime, type Runtime, RuntimeOptions, SessionOptions } from './sessions/runtime.js'
 export type { BindOptions, RunBlockOptions, Session, SessionState } from './sessions/session.js'
 export type { BoundTool } from './sessions/tool-table.js'
+export {
+  catalogueEntry,
+  ERROR_CATALOGUE,
+  ERROR_CODES,
+  type ErrorCatalogueEntry,
+  type ErrorCode,
+  isErrorCode,
+} from './util/error-catalogue.js'
 export { VisError } from './util/errors.js'
+export { EVENT_NAMES, type EventName, KEBAB_ALIASES } from './util/event-names.js'

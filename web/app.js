@@ -159,7 +159,7 @@ async function cancel(blockId) {
 function onEvent(type, ev) {
   const d = ev.data ?? {}
   switch (type) {
-    case 'block-started':
+    case 'block.started':
       upsertBlock({
         ...(state.blocks.get(d.block_id) ?? {}),
         id: d.block_id,
@@ -181,18 +181,18 @@ function onEvent(type, ev) {
       document.querySelector(`#block-${CSS.escape(d.block_id)} pre.stdout`)?.append(d.data)
       break
     }
-    case 'block-finished':
+    case 'block.finished':
       fetchBlock(d.block_id).catch(() => undefined)
       loadSessions().catch(() => undefined)
       refreshDraft(state.current).catch(() => undefined)
       break
-    case 'draft-created':
-    case 'draft-applied':
-    case 'draft-abandoned':
+    case 'draft.created':
+    case 'draft.applied':
+    case 'draft.abandoned':
       refreshDraft(state.current).catch(() => undefined)
       break
-    case 'session-closed':
-    case 'worker-retired':
+    case 'session.closed':
+    case 'worker.retired':
       showSession(state.current, false).catch(() => undefined)
       break
   }
@@ -264,20 +264,20 @@ async function showSession(id, follow = true) {
   }
   if (!follow || s.state === 'closed') return
   // Everything after what the detail showed, live; the browser reconnects with Last-Event-ID
-  // by itself and stops at the 204 that follows session-closed.
+  // by itself and stops at the 204 that follows session.closed.
   const es = new EventSource(`/v1/sessions/${enc(id)}/events?after=${s.last_event_id}`)
   state.events = es
   state.poll = setInterval(() => pollQueued(id).catch(() => undefined), 2000)
   for (const type of [
-    'block-started',
+    'block.started',
     'output',
-    'block-finished',
+    'block.finished',
     'interrupt',
-    'worker-retired',
-    'session-closed',
-    'draft-created',
-    'draft-applied',
-    'draft-abandoned',
+    'worker.retired',
+    'session.closed',
+    'draft.created',
+    'draft.applied',
+    'draft.abandoned',
   ]) {
     es.addEventListener(type, (e) => onEvent(type, JSON.parse(e.data)))
   }

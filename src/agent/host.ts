@@ -1,9 +1,10 @@
 import type { Engine } from '../engine/engine.js'
-import { type EventType, EventTypeSchema } from '../engine/schemas.js'
+import type { EventType } from '../engine/schemas.js'
 import { newId } from '../persistence/ids.js'
 import type { JsonValue } from '../persistence/json.js'
 import { skillsOf } from '../skills/session-skills.js'
 import { VisError } from '../util/errors.js'
+import { TURN_EVENT_NAMES } from '../util/event-names.js'
 import { Approvals } from './approvals.js'
 import { type AgentConfig, loadAgentConfig, resolveModel } from './config.js'
 import { ModelDeltaBatcher } from './deltas.js'
@@ -64,9 +65,10 @@ type SessionState = {
 const LIVE_STATE_WAIT_MS = 5_000
 
 // What goes to the session's SSE log (each is a commit): the turn's own events. Its blocks are
-// there already as the engine's block-started / output / block-finished (with their turn_id);
-// block.started / block.output / block.ended are for the library's listeners.
-const SSE_TYPES = new Set<string>(EventTypeSchema.options)
+// there already as the engine's block.started / output / block.finished (with their turn_id);
+// the loop's own block.started / block.output / block.ended (iteration-level, other data) are for
+// the library's turn listeners only, so the filter is the turn events, not every log name.
+const SSE_TYPES = new Set<string>(TURN_EVENT_NAMES)
 
 // The agent loop over one engine: turns of a session run one at a time (others queue), each
 // persisted with its iterations, blocks, usage, approvals and journal.

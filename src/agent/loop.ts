@@ -2,7 +2,7 @@ import type { Engine } from '../engine/engine.js'
 import type { BlockView } from '../engine/schemas.js'
 import { stopBlock } from '../engine/stop-block.js'
 import { newId } from '../persistence/ids.js'
-import { errorMessage, isVisError, VisError } from '../util/errors.js'
+import { type ErrorCode, errorMessage, isVisError, VisError } from '../util/errors.js'
 import { shouldCompact } from './compaction.js'
 import type { AgentConfig } from './config.js'
 import { isContextOverflow } from './context-window.js'
@@ -203,7 +203,7 @@ export async function runTurn(t: TurnRun): Promise<TurnEnd> {
   }
 }
 
-const fail = (usage: Usage, code: string, message: string): TurnEnd => ({
+const fail = (usage: Usage, code: ErrorCode, message: string): TurnEnd => ({
   status: 'failed',
   answer: null,
   error: { code, message },

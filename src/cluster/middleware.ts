@@ -1,5 +1,5 @@
 import type { Context, MiddlewareHandler } from 'hono'
-import { envelope } from '../http/errors.js'
+import { errorAnswer } from '../http/errors.js'
 import { FORWARDED_BY, forward, OWNER_HEADER, OwnerFailed, OwnerUnreachable } from './forward.js'
 import type { ClusterNode } from './node.js'
 
@@ -13,6 +13,8 @@ const SESSION_PATH = /^\/v1\/sessions\/([^/]+)/
 const MISROUTED = 'x-vis-misrouted'
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+const answer = (c: Context, a: ReturnType<typeof errorAnswer>) => c.json(a.json, a.status)
 
 function setOwner(c: Context, nodeId: string): void {
   try {
@@ -73,13 +75,13 @@ export function clusterMiddleware(node: ClusterNode): MiddlewareHandler {
         // on again: two nodes must not bounce a request between them.
         c.header(OWNER_HEADER, holder.nodeId)
         c.header(MISROUTED, '1')
-        return c.json(
-          envelope(
+        return answer(
+          c,
+          errorAnswer(
             'cluster.not-owner',
             `Session ${sessionId} is owned by node ${holder.nodeId}, not ${node.nodeId}; retry the request.`,
             { sessionId, owner: holder.nodeId, forwardedBy },
           ),
-          503,
         )
       }
       // While we wait for the owner, it may lose the lease (frozen, cut off): stop waiting then.
@@ -105,25 +107,25 @@ export function clusterMiddleware(node: ClusterNode): MiddlewareHandler {
       } catch (err) {
         if (err instanceof OwnerFailed) {
           c.header(OWNER_HEADER, holder.nodeId)
-          return c.json(
-            envelope(
+          return answer(
+            c,
+            errorAnswer(
               'cluster.owner-failed',
               `Node ${holder.nodeId}, which runs session ${sessionId}, failed while answering; retry (a block with the same Idempotency-Key runs once).`,
               { sessionId, owner: holder.nodeId },
             ),
-            502,
           )
         }
         if (!(err instanceof OwnerUnreachable)) throw err
         if (c.req.raw.signal.aborted) throw err
         if (Date.now() > giveUpAt) {
-          return c.json(
-            envelope(
+          return answer(
+            c,
+            errorAnswer(
               'cluster.owner-unreachable',
               `Node ${holder.nodeId} owns session ${sessionId} but cannot be reached, and its lease keeps being renewed.`,
               { sessionId, owner: holder.nodeId, ownerUrl: holder.nodeUrl },
             ),
-            503,
           )
         }
         // Wait for the lease to run out (polled: it may be released sooner), then claim again.

@@ -116,7 +116,7 @@ export class ClusterNode {
     if (this.watching.has(sessionId)) return
     // After every block, the names the session has (what a takeover compares against).
     const off = this.engine.subscribe(sessionId, (ev) => {
-      if (ev.type === 'block-finished') this.recordNames(sessionId)
+      if (ev.type === 'block.finished') this.recordNames(sessionId)
     })
     this.watching.set(sessionId, off)
   }

@@ -36,11 +36,11 @@ export async function takeOver(
     survived = survivedReplacement('node-lost', before, undefined, [], 'the session is closed')
   } else {
     // The fresh worker now, so that what came back is known: reopenWorker reports what the
-    // snapshot rebuilt as a defs-restored event, and the next block reads the comparison as
+    // snapshot rebuilt as a defs.restored event, and the next block reads the comparison as
     // session['survived'].
     let report: unknown
     const off = engine.subscribe(sessionId, (ev) => {
-      if (ev.type === 'defs-restored') report = ev.data
+      if (ev.type === 'defs.restored') report = ev.data
     })
     try {
       const session = await engine.runtimeSession(sessionId)
@@ -53,7 +53,7 @@ export async function takeOver(
       off()
     }
   }
-  engine.emit(sessionId, 'worker-replaced', {
+  engine.emit(sessionId, 'worker.replaced', {
     reason: `node ${from} stopped while the session was live; node ${nodeId} took it over`,
     from_node: previous?.nodeId ?? null,
     to_node: nodeId,
@@ -112,7 +112,7 @@ function finishLost(
           durationMs: Math.max(0, Date.now() - b.createdAt),
           survived,
         })
-        engine.emit(sessionId, 'block-finished', finishedEventData(s, []))
+        engine.emit(sessionId, 'block.finished', finishedEventData(s, []))
         return s
       })
       lost.push(stored.id)

@@ -1,12 +1,12 @@
 import { execFile } from 'node:child_process'
-import { VisError } from '../util/errors.js'
+import { type ErrorCode, VisError } from '../util/errors.js'
 
 // Runs an external program (tar, strip, patchelf, apt-get...) and returns its
 // stdout. A failure becomes a VisError carrying the program's stderr.
 export function run(
   file: string,
   args: string[],
-  opts: { cwd?: string; env?: NodeJS.ProcessEnv; code?: string; timeoutMs?: number } = {},
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv; code?: ErrorCode; timeoutMs?: number } = {},
 ): Promise<string> {
   return new Promise((resolve, reject) => {
     execFile(

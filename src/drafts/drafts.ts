@@ -98,7 +98,7 @@ export type DraftHost = {
   replaceWorker(sessionId: string): Promise<void>
   record(
     sessionId: string,
-    type: 'draft-created' | 'draft-applied' | 'draft-abandoned',
+    type: 'draft.created' | 'draft.applied' | 'draft.abandoned',
     data: Record<string, unknown>,
   ): void
 }
@@ -213,7 +213,7 @@ export class Drafts {
       const d = this.repo.create({ id, sessionId, label: l, kind, root, dir, baseAt })
       this.counts.set(sessionId, 0)
       await this.host.replaceWorker(sessionId)
-      this.host.record(sessionId, 'draft-created', { draft_id: id, label: l, kind })
+      this.host.record(sessionId, 'draft.created', { draft_id: id, label: l, kind })
       return this.stateOf(d, 0)
     })
   }
@@ -282,7 +282,7 @@ export class Drafts {
     const landed = await landChanges(changes, upper, real, skip)
     this.repo.end(d.id, 'applied', null)
     await this.discard(d)
-    this.host.record(sessionId, 'draft-applied', {
+    this.host.record(sessionId, 'draft.applied', {
       draft_id: d.id,
       label: d.label,
       landed,
@@ -307,7 +307,7 @@ export class Drafts {
       this.repo.end(d.id, 'abandoned', reason)
       await this.host.replaceWorker(sessionId)
       await this.discard(d)
-      this.host.record(sessionId, 'draft-abandoned', { draft_id: d.id, label: d.label, reason })
+      this.host.record(sessionId, 'draft.abandoned', { draft_id: d.id, label: d.label, reason })
       return { mode: 'trunk', draft: null }
     })
   }

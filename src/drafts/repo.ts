@@ -40,7 +40,7 @@ export type DraftRecord = z.output<typeof DraftRecordSchema>
 // The drafts table (migration 3): at most one active draft per session; ended ones stay
 // as history with their reason.
 export class DraftsRepo {
-  // Prepared once: active() runs twice per block (the block-started event and the refresh after
+  // Prepared once: active() runs twice per block (the block.started event and the refresh after
   // it), and preparing was most of its cost.
   private readonly sql: Statements
 

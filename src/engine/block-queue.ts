@@ -229,7 +229,7 @@ function finishUnrun(
     durationMs: 0,
     timedOut: why === 'queue-timeout',
   })
-  core.log.append(live.id, 'block-finished', finishedEventData(stored, []))
+  core.log.append(live.id, 'block.finished', finishedEventData(stored, []))
   core.metrics.blocks.inc({ outcome: why === 'cancelled' ? 'error' : 'timeout' })
   ticket.settle(blockView(stored, []))
   return true

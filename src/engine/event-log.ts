@@ -1,6 +1,7 @@
 import type { Block, SessionEvent, Store } from '../persistence/index.js'
 import { iso } from '../persistence/index.js'
 import type { JsonValue } from '../persistence/json.js'
+import { dottedEventName } from '../util/event-names.js'
 import type { EventType, EventView } from './schemas.js'
 
 export type EventListener = (ev: EventView) => void
@@ -29,7 +30,8 @@ export type EventLogOptions = {
 
 export const toEventView = (e: SessionEvent): EventView => ({
   id: e.seq,
-  type: e.type as EventType,
+  // Logs written before 0.2 hold kebab names (block-started); they read back dotted.
+  type: dottedEventName(e.type) as EventType,
   at: iso(e.createdAt),
   data: e.data,
 })
@@ -37,7 +39,7 @@ export const toEventView = (e: SessionEvent): EventView => ({
 // A session's event log: every event is appended to the store (so a reconnecting client can
 // replay it) and then handed to live listeners, synchronously and in seq order. Because the
 // append and the notification happen in one tick, a reader that replays and then subscribes
-// within one tick misses nothing. Output chunks and deferred events (block-started) wait in a
+// within one tick misses nothing. Output chunks and deferred events (block.started) wait in a
 // per-session batch and are stored and announced together, in order, at the next commit.
 export class EventLog {
   private readonly pending = new Map<string, { chunks: Pending[]; chars: number; timer: NodeJS.Timeout }>()
@@ -65,7 +67,7 @@ export class EventLog {
 
   // Like append(), but the event joins the pending batch: it is stored and announced with the
   // next commit (the next event, the block's finish, or the flush timer, whichever comes
-  // first), in order. block-started goes this way: a short block's start and finish then
+  // first), in order. block.started goes this way: a short block's start and finish then
   // share one transaction (and one set of WAL pages) instead of committing twice.
   deferred(sessionId: string, type: EventType, data: JsonValue | (() => JsonValue)): void {
     this.batch(sessionId).chunks.push({ type, data })
@@ -105,7 +107,7 @@ export class EventLog {
 
   // Any other event commits the pending batch with it, in one append after the batch's
   // events, so seq order is the order things happened and a block's finish stores its
-  // block-started, output and block-finished with one statement set.
+  // block.started, output and block.finished with one statement set.
   append(sessionId: string, type: EventType, data: JsonValue): EventView | undefined {
     const last = this.flush(sessionId, { type, data }).at(-1)
     return last === undefined ? undefined : toEventView(last)
@@ -212,7 +214,7 @@ export class EventLog {
 
   // The deferred rows first, in order, then the batch's events: one transaction. Each deferred
   // row's Block learns its position here (the insert allocates it), before the events that
-  // name it are written: its block-started event reads it (events-bridge.ts).
+  // name it are written: its block.started event reads it (events-bridge.ts).
   private insert<T>(starts: readonly PendingStart[], then: () => T): T {
     const rows = starts.map(({ start: b }) =>
       this.store.blocks.start({ id: b.id, sessionId: b.sessionId, code: b.code, createdAt: b.createdAt }),

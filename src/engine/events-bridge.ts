@@ -32,15 +32,15 @@ export function onRuntimeEvent(deps: BridgeDeps, live: Live, ev: RuntimeEvent): 
         retired: ev.retired,
       })
       return
-    case 'worker-replaced':
+    case 'worker.replaced':
       metrics.workerRestarts.inc()
-      log.append(live.id, 'worker-replaced', { old_pid: ev.oldPid, pid: ev.pid, reason: ev.reason })
+      log.append(live.id, 'worker.replaced', { old_pid: ev.oldPid, pid: ev.pid, reason: ev.reason })
       return
-    case 'worker-retired':
+    case 'worker.retired':
       metrics.workerRetirements.inc()
-      log.append(live.id, 'worker-retired', { pid: ev.pid, reason: ev.reason })
+      log.append(live.id, 'worker.retired', { pid: ev.pid, reason: ev.reason })
       return
-    case 'block-started': {
+    case 'block.started': {
       const block = live.starting
       if (!block) return
       live.starting = undefined
@@ -55,7 +55,7 @@ export function onRuntimeEvent(deps: BridgeDeps, live: Live, ev: RuntimeEvent): 
       // Deferred: committed with the block's finish or its first output batch (EventLog.deferred).
       // Its data is made when written: a block whose row is deferred too has no position until
       // that row is stored, in the same commit or just before (EventLog.insert, execute.ts).
-      log.deferred(live.id, 'block-started', () => ({
+      log.deferred(live.id, 'block.started', () => ({
         block_id: block.id,
         position: block.position,
         turn_id: block.turnId,
@@ -65,12 +65,12 @@ export function onRuntimeEvent(deps: BridgeDeps, live: Live, ev: RuntimeEvent): 
       return
     }
     default:
-      // block-finished is emitted by the engine's execute() with the stored block.
+      // block.finished is emitted by the engine's execute() with the stored block.
       return
   }
 }
 
-// The block-finished event: the stored outcome, as SSE subscribers and the transcript read it.
+// The block.finished event: the stored outcome, as SSE subscribers and the transcript read it.
 export function finishedEventData(b: Block, attachments: readonly Attachment[]) {
   return {
     block_id: b.id,

@@ -68,7 +68,7 @@ export async function executeBlock(
     live.starting = undefined
     live.printed = ''
   }
-  // The outcome and its block-finished event commit together: one write, and no reader sees
+  // The outcome and its block.finished event commit together: one write, and no reader sees
   // a finished block without its event or the other way round. Atomic (no savepoints in it):
   // persistFinish, which recovers from a refused outcome, checks it before writing or opens
   // its own savepoint; the event log rethrows inside an atomic transaction; listeners run
@@ -80,12 +80,12 @@ export async function executeBlock(
         // blocks queued behind it (positions) and with the batch's events: one commit.
         const unstored = log.takeStart(live.id, block.id) !== undefined
         const stored = persistFinish(store, block, finish, snapshot, unstored)
-        // Its block-started, still in the batch, reads the position the insert just allocated.
+        // Its block.started, still in the batch, reads the position the insert just allocated.
         block.position = stored.position
         // Attachments are read back (ids, sizes) only when the block made some.
         const attachments = finish.attachments?.length ? store.attachments.listByBlock(block.id) : []
-        // With the batch (block-started, output, rows of blocks queued behind): one append.
-        log.append(live.id, 'block-finished', finishedEventData(stored, attachments))
+        // With the batch (block.started, output, rows of blocks queued behind): one append.
+        log.append(live.id, 'block.finished', finishedEventData(stored, attachments))
         return { stored, attachments }
       },
       { nested: 'atomic' },

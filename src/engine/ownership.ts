@@ -4,6 +4,7 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import type { Lease, LeasesRepo } from '../persistence/leases.js'
+import { isErrorCode } from '../util/error-catalogue.js'
 import { isVisError, VisError } from '../util/errors.js'
 import { pidExists } from '../util/proc.js'
 
@@ -137,9 +138,14 @@ export class SessionOwnership {
         socket.end()
         try {
           const reply = JSON.parse(buf.slice(0, nl)) as { ok: unknown } | { error: VisErrorJson }
-          if ('error' in reply)
-            reject(new VisError(reply.error.code, reply.error.message, reply.error.context))
-          else resolve(reply.ok)
+          if ('error' in reply) {
+            const { code, message, context } = reply.error
+            reject(
+              isErrorCode(code)
+                ? new VisError(code, message, context)
+                : new VisError('session.owner-failed', message, { ...context, peerCode: code }),
+            )
+          } else resolve(reply.ok)
         } catch {
           reject(unreachable('its reply was not JSON'))
         }

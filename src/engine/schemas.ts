@@ -3,6 +3,7 @@ import { NetworkPolicySchema } from '../confinement/egress/network-policy.js'
 import { DraftStateSchema } from '../drafts/drafts.js'
 import { JsonValueSchema } from '../persistence/json.js'
 import { SurvivedSchema } from '../sessions/survived.js'
+import { EVENT_NAMES } from '../util/event-names.js'
 
 // The engine's public shapes. The library and the HTTP API take and return exactly these
 // (snake_case, as they travel as JSON); the OpenAPI document is generated from them.
@@ -192,31 +193,8 @@ export const InterruptBodySchema = z
   })
   .strict()
 
-export const EventTypeSchema = z.enum([
-  'block-started',
-  'output',
-  'block-finished',
-  'interrupt',
-  'worker-retired',
-  'worker-replaced',
-  'defs-restored',
-  'session-closed',
-  // The agent loop's turns (src/agent); their blocks are the block-* events with a turn_id.
-  'turn.started',
-  'model.delta',
-  'approval.requested',
-  'approval.resolved',
-  'turn.warning',
-  // Older iterations were folded into a summary to fit the context window (src/agent/compaction.ts).
-  'turn.compacted',
-  'turn.completed',
-  'turn.failed',
-  'turn.cancelled',
-  // drafts (src/drafts)
-  'draft-created',
-  'draft-applied',
-  'draft-abandoned',
-])
+// The names are the catalogue's (src/util/event-names.ts).
+export const EventTypeSchema = z.enum(EVENT_NAMES)
 export type EventType = z.infer<typeof EventTypeSchema>
 
 export const EventViewSchema = z.object({

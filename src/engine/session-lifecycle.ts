@@ -129,7 +129,7 @@ export async function closeSession(core: EngineCore, id: string): Promise<Sessio
   if (live) await disposeLive(core, live)
   await core.drafts.releaseMount(id)
   await core.extensions?.endSession(id)
-  core.log.append(id, 'session-closed', { reason: 'closed by request' })
+  core.log.append(id, 'session.closed', { reason: 'closed by request' })
   core.log.flush(id)
   core.ownership?.release(id)
   core.metrics.sessionsClosed.inc()
@@ -150,7 +150,7 @@ export function abandonLeftovers(core: EngineCore): number {
     orphaned,
     'The host stopped while this block was running.',
   )
-  for (const b of closed) core.log.append(b.sessionId, 'block-finished', finishedEventData(b, []))
+  for (const b of closed) core.log.append(b.sessionId, 'block.finished', finishedEventData(b, []))
   return closed.length
 }
 

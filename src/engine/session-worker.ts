@@ -85,6 +85,6 @@ export async function replaceWorker(core: EngineCore, id: string): Promise<void>
   live.session = undefined
   if (session) {
     await session.dispose()
-    core.log.append(id, 'worker-replaced', { reason: 'the draft state changed' })
+    core.log.append(id, 'worker.replaced', { reason: 'the draft state changed' })
   }
 }

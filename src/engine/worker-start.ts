@@ -71,7 +71,7 @@ export async function reopenWorker(deps: WorkerDeps, live: Live): Promise<Sessio
     } catch (err) {
       data = { error: (err as Error).message }
     }
-    deps.log.append(live.id, 'defs-restored', JSON.parse(JSON.stringify(data)))
+    deps.log.append(live.id, 'defs.restored', JSON.parse(JSON.stringify(data)))
   }
   return session
 }

@@ -8,7 +8,7 @@ import { type McpServePolicy, McpServePolicySchema } from '../mcp/config.js'
 import { mountMcp } from '../mcp/server/transport-http.js'
 import { packageRoot } from '../util/home.js'
 import { AGENT_ROUTES } from './agent-routes.js'
-import { envelope, errorResponse } from './errors.js'
+import { errorAnswer, errorResponse } from './errors.js'
 import { bodyLimit } from './middleware/body-limit.js'
 import { browserGuards } from './middleware/index.js'
 import { OPENAPI_PATH, openApiDocument } from './openapi.js'
@@ -90,21 +90,15 @@ export function createApp(engine: Engine, options: AppOptions = {}): Hono {
       const allowed = [...methods, ...(methods.includes('GET') ? ['HEAD'] : []), 'OPTIONS']
       c.header('Allow', allowed.join(', '))
       if (c.req.method === 'OPTIONS') return c.body(null, 204)
-      return c.json(
-        envelope('http.method-not-allowed', `${c.req.method} is not allowed here.`, { allowed }),
-        405,
-      )
+      const a = errorAnswer('http.method-not-allowed', `${c.req.method} is not allowed here.`, { allowed })
+      return c.json(a.json, a.status)
     }
-    return c.json(
-      envelope(
-        'http.not-found',
-        `No route ${c.req.method} ${c.req.path}; the routes are listed at ${OPENAPI_PATH}.`,
-        {
-          path: c.req.path,
-        },
-      ),
-      404,
+    const a = errorAnswer(
+      'http.not-found',
+      `No route ${c.req.method} ${c.req.path}; the routes are listed at ${OPENAPI_PATH}.`,
+      { path: c.req.path },
     )
+    return c.json(a.json, a.status)
   })
   app.onError((err, c) => errorResponse(c, duringShutdown(err, engine)))
   // MCP's Streamable HTTP endpoint, behind the same middleware as every route.

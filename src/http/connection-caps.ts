@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import { BlockList, isIP, type Socket } from 'node:net'
-import { VisError } from '../util/errors.js'
-import { envelope } from './errors.js'
+import { type ErrorCode, VisError } from '../util/errors.js'
+import { errorAnswer } from './errors.js'
 import { answerAndClose, rawErrorReply } from './raw-reply.js'
 
 // Caps on what clients may hold open: connections in total, and per peer, so that one client
@@ -129,8 +129,9 @@ export function capConnections(server: Server, settings: ConnectionCapSettings):
       const client = forwardedClient(req.headers['x-forwarded-for'], proxy, isTrusted)
       const n = (inFlight.get(client) ?? 0) + 1
       if (n > perPeer) {
-        const body = JSON.stringify(envelope(...peerError(perPeer, client)))
-        res.writeHead(503, {
+        const { status, json } = errorAnswer(...peerError(perPeer, client))
+        const body = JSON.stringify(json)
+        res.writeHead(status, {
           'Content-Type': 'application/json',
           'Content-Length': Buffer.byteLength(body),
           'Retry-After': RETRY_AFTER,
@@ -162,7 +163,7 @@ function forwardedClient(
 
 const RETRY_AFTER = '1'
 
-function peerError(limit: number, peer: string): [string, string, Record<string, unknown>] {
+function peerError(limit: number, peer: string): [ErrorCode, string, Record<string, unknown>] {
   return [
     'http.too-many-peer-connections',
     `${peer} already holds ${limit} connections (or requests) to this server, its limit: close some, ` +
@@ -173,8 +174,6 @@ function peerError(limit: number, peer: string): [string, string, Record<string,
 
 const totalReply = (limit: number) =>
   rawErrorReply(
-    503,
-    'Service Unavailable',
     'http.too-many-connections',
     `This server holds ${limit} connections, its limit: retry shortly, or raise --max-connections.`,
     { limit },
@@ -182,4 +181,4 @@ const totalReply = (limit: number) =>
   )
 
 const peerReply = (limit: number, peer: string) =>
-  rawErrorReply(503, 'Service Unavailable', ...peerError(limit, peer), { 'Retry-After': RETRY_AFTER })
+  rawErrorReply(...peerError(limit, peer), { 'Retry-After': RETRY_AFTER })

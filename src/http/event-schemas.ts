@@ -8,7 +8,7 @@ import { JsonValueSchema } from '../persistence/json.js'
 const blockId = z.string().describe('The block this event is about.')
 
 export const EventDataSchemas: Partial<Record<EventView['type'], z.AnyZodObject>> = {
-  'block-started': z
+  'block.started': z
     .object({
       block_id: blockId,
       position: z.number().int(),
@@ -20,7 +20,7 @@ export const EventDataSchemas: Partial<Record<EventView['type'], z.AnyZodObject>
     .object({ block_id: blockId, stream: z.enum(['stdout', 'stderr']), data: z.string() })
     .passthrough()
     .describe('What the block printed, in order; adjacent prints arrive merged.'),
-  'block-finished': z
+  'block.finished': z
     .object({
       block_id: blockId,
       position: z.number().int(),
@@ -34,9 +34,9 @@ export const EventDataSchemas: Partial<Record<EventView['type'], z.AnyZodObject>
   interrupt: z
     .object({ block_id: z.string().nullable(), landed: z.boolean(), retired: z.boolean() })
     .passthrough(),
-  'worker-retired': z.object({ pid: z.number().int().nullable(), reason: z.string() }).passthrough(),
-  'defs-restored': z.object({}).passthrough().describe("What the session's restored definitions came to."),
-  'session-closed': z
+  'worker.retired': z.object({ pid: z.number().int().nullable(), reason: z.string() }).passthrough(),
+  'defs.restored': z.object({}).passthrough().describe("What the session's restored definitions came to."),
+  'session.closed': z
     .object({ reason: z.string() })
     .passthrough()
     .describe('The last event: the stream ends, and reconnecting gets 204.'),

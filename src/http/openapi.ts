@@ -18,7 +18,7 @@ import { DoctorReportSchema, HealthSchema, openApiPath, type RouteSpec } from '.
 
 export const OPENAPI_PATH = '/v1/openapi.json'
 
-const pascal = (s: string) => s.replace(/(^|-)(\w)/g, (_, __, c: string) => c.toUpperCase())
+const pascal = (s: string) => s.replace(/(^|[-.])(\w)/g, (_, __, c: string) => c.toUpperCase())
 
 // The names generated clients see. Responses are named in their output form, request bodies in
 // their input form (fields with defaults may be left out).

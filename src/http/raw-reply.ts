@@ -1,18 +1,20 @@
+import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
-import { envelope } from './errors.js'
+import type { ErrorCode } from '../util/errors.js'
+import { errorAnswer } from './errors.js'
 
 // An error answer written straight to a socket, for the moments no ServerResponse may answer:
 // a connection refused before its request is read, a request whose route still waits for the
 // body it will never get. The connection closes after it.
 export function rawErrorReply(
-  status: number,
-  reason: string,
-  code: string,
+  code: ErrorCode,
   message: string,
   details: Record<string, unknown>,
   headers: Record<string, string> = {},
 ): string {
-  const body = JSON.stringify(envelope(code, message, details))
+  const { status, json } = errorAnswer(code, message, details)
+  const reason = STATUS_CODES[status] ?? 'Error'
+  const body = JSON.stringify(json)
   const head = {
     'Content-Type': 'application/json',
     'Content-Length': String(Buffer.byteLength(body)),

@@ -46,8 +46,6 @@ function bodyTimedOut(req: IncomingMessage, res: ServerResponse, ms: number): vo
   const reply = res.headersSent
     ? ''
     : rawErrorReply(
-        408,
-        'Request Timeout',
         'http.body-timeout',
         `The request body did not arrive within ${ms} ms of its headers; send it whole, or at once.`,
         { timeoutMs: ms },

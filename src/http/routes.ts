@@ -244,15 +244,15 @@ export const ROUTES: RouteSpec[] = [
     path: '/v1/sessions/:id/events',
     operationId: 'sessionEvents',
     summary:
-      'Server-Sent Events of the session: its blocks (block-started, output, block-finished, interrupt), its ' +
-      'worker (worker-retired, worker-replaced, defs-restored), its turns and drafts, and session-closed; every ' +
+      'Server-Sent Events of the session: its blocks (block.started, output, block.finished, interrupt), its ' +
+      'worker (worker.retired, worker.replaced, defs.restored), its turns and drafts, and session.closed; every ' +
       'type is in the Event schema. Reconnect with Last-Event-ID (or ?after=) to replay what was missed.',
     query: z.object({ after: z.string().regex(/^\d+$/).optional() }),
     headers: [{ name: 'Last-Event-ID', description: 'The last event id received.', schema: z.string() }],
     description:
       'Each frame is `id: <event id>`, `event: <type>` and `data: <the Event as JSON>`. A replay point ' +
       'older than the kept events first gets a frame `event: gap` (no id) whose data is a GapFrame. ' +
-      '`: heartbeat` comments keep the connection alive. After `session-closed` the stream ends, and ' +
+      '`: heartbeat` comments keep the connection alive. After `session.closed` the stream ends, and ' +
       'reconnecting with its id (or later) gets 204, which stops an EventSource.',
     responses: {
       200: {

@@ -1,6 +1,7 @@
 import type { Engine } from '../engine/engine.js'
 import type { EventView } from '../engine/schemas.js'
 import { VisError } from '../util/errors.js'
+import { kebabAlias } from '../util/event-names.js'
 
 export type SseOptions = {
   // A comment line this often keeps proxies from timing the stream out, and makes a write
@@ -19,7 +20,16 @@ const STREAM_HEADERS = {
   'X-Accel-Buffering': 'no',
 }
 
-const frame = (ev: EventView): string => `id: ${ev.id}\nevent: ${ev.type}\ndata: ${JSON.stringify(ev)}\n\n`
+// An event renamed in 0.2 (block-started is block.started now) is followed, until 0.3, by a copy
+// under its old name for clients listening for that: the same data, `event:` the kebab name, and
+// no `id:`, so it moves no client's replay point (an EventSource keeps the last id it saw) and a
+// client that reads ids counts each event once.
+const frame = (ev: EventView): string => {
+  const data = JSON.stringify(ev)
+  const alias = kebabAlias(ev.type)
+  const main = `id: ${ev.id}\nevent: ${ev.type}\ndata: ${data}\n\n`
+  return alias === undefined ? main : `${main}event: ${alias}\ndata: ${data}\n\n`
+}
 
 // The replay point: Last-Event-ID (what an EventSource sends on reconnect) or ?after=.
 export function parseLastEventId(header: string | undefined, query: string | undefined): number {
@@ -116,7 +126,7 @@ export function sessionEventStream(
           if (ev.id <= last) return
           last = ev.id
           write(frame(ev))
-          if (ev.type === 'session-closed') end()
+          if (ev.type === 'session.closed') end()
         }
         const unsubscribe = engine.subscribe(sessionId, send)
         const heartbeat = setInterval(() => write(': heartbeat\n\n'), opts.heartbeatMs)

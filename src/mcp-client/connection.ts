@@ -10,7 +10,7 @@ import {
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js'
 import type { Json } from '../tools/types.js'
-import { errorMessage, VisError } from '../util/errors.js'
+import { type ErrorCode, errorMessage, VisError } from '../util/errors.js'
 import { isStdio, type McpServerConfig } from './config.js'
 
 export type ConnectionState = 'idle' | 'connecting' | 'connected' | 'failed' | 'closed'
@@ -44,7 +44,7 @@ export class ServerConnection {
     return isStdio(this.config) ? 'stdio' : 'http'
   }
 
-  private fail(code: string, message: string, cause?: unknown): VisError {
+  private fail(code: ErrorCode, message: string, cause?: unknown): VisError {
     return new VisError(code, message, { sessionId: this.sessionId, server: this.name }, { cause })
   }
 

@@ -1,6 +1,7 @@
 import type { Duplex } from 'node:stream'
 import type { z } from 'zod'
-import { VisError } from '../util/errors.js'
+import { isErrorCode } from '../util/error-catalogue.js'
+import { type ErrorCode, VisError } from '../util/errors.js'
 import { issuesText } from '../util/zod-issues.js'
 import {
   DEFAULT_MAX_DEPTH,
@@ -220,7 +221,7 @@ export class Channel {
     }
   }
 
-  private answerBadRequest(obj: Record<string, unknown>, code: string, message: string): void {
+  private answerBadRequest(obj: Record<string, unknown>, code: ErrorCode, message: string): void {
     if (!('op' in obj)) return
     const env = RequestEnvelope.safeParse(obj)
     if (env.success) this.reply(env.data.id, { code, message })
@@ -314,7 +315,10 @@ export class Channel {
     if (r.ok) p.resolve(r.value)
     else {
       const { code, message, ...rest } = r.error
-      p.reject(new VisError(code, message, { op: p.op, ...rest }))
+      // The peer's code is data until checked: one the catalogue lacks is a bug on its side,
+      // reported as such (the peer's code kept in the context) rather than passed on unknown.
+      if (isErrorCode(code)) p.reject(new VisError(code, message, { op: p.op, ...rest }))
+      else p.reject(new VisError('protocol.unknown-error', message, { op: p.op, ...rest, peerCode: code }))
     }
   }
 

@@ -13,7 +13,13 @@ import { type BlockResult, type HostBlockOutcome, toBlockResult } from './block-
 import { assertCrossable } from './crossing.js'
 import { BlockDeadline, DEFAULT_GRACE_MS } from './deadline.js'
 import { DISK_IDLE_CHECK_MS, DiskBudget } from './disk-budget.js'
-import { type SessionEvent, SessionEvents, type SessionEventType } from './events.js'
+import {
+  type SessionEvent,
+  type SessionEventAlias,
+  type SessionEventOf,
+  SessionEvents,
+  type SessionEventType,
+} from './events.js'
 import { OutputBudget } from './output-cap.js'
 import { GUEST_API, WorkerSetup } from './replace.js'
 import { diskBudgetError, finishStopped, guestCwd, guestNames, killedOutcome } from './stopped.js'
@@ -263,7 +269,10 @@ export class Session {
     return this.events.subscribe(fn)
   }
 
-  on<T extends SessionEventType>(type: T, fn: (ev: Extract<SessionEvent, { type: T }>) => void): () => void {
+  on<T extends SessionEventType | SessionEventAlias>(
+    type: T,
+    fn: (ev: SessionEventOf<T>) => void,
+  ): () => void {
     return this.events.on(type, fn)
   }
 
@@ -407,7 +416,7 @@ export class Session {
     this.blockOut = ''
     this.taken = 0
     this.budget = new OutputBudget(this.limits.outputBytes)
-    this.events.emit({ type: 'block-started', sessionId: this.id, block, code })
+    this.events.emit({ type: 'block.started', sessionId: this.id, block, code })
     // The guest runtime truncates at the same cap, with its own marker; the host's
     // OutputBudget holds the line when guest code goes around it.
     const request: RunBlockRequest = { code }
@@ -492,7 +501,7 @@ export class Session {
       if (outcome.survived) this.pendingSurvived = outcome.survived
       const result = toBlockResult(outcome)
       this.events.emit({
-        type: 'block-finished',
+        type: 'block.finished',
         sessionId: this.id,
         block,
         outcome: result,
@@ -543,7 +552,7 @@ export class Session {
     try {
       await work
       this.events.emit({
-        type: 'worker-replaced',
+        type: 'worker.replaced',
         sessionId: this.id,
         oldPid: old.pid,
         pid: this.worker.pid,
@@ -620,7 +629,7 @@ export class Session {
     if (this.state !== 'ready') return
     this.state = 'retired'
     this.retiredReason = reason
-    this.events.emit({ type: 'worker-retired', sessionId: this.id, pid: this.worker.pid, reason })
+    this.events.emit({ type: 'worker.retired', sessionId: this.id, pid: this.worker.pid, reason })
   }
 
   private assertUsable(op: string): void {

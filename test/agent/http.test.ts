@@ -99,7 +99,7 @@ test('turns over HTTP: sync, async, cancel, approvals, journal, SSE, OpenAPI, er
       await call('POST', `/v1/sessions/${s.id}/turns`, { prompt: 'spin' }, { Prefer: 'respond-async' })
     ).body
     await sse.waitFor(
-      (evs) => evs.some((e) => e.event === 'block-started' && e.data.data.turn_id === spin.id),
+      (evs) => evs.some((e) => e.event === 'block.started' && e.data.data.turn_id === spin.id),
       60_000,
       'the block',
     )
@@ -121,8 +121,8 @@ test('turns over HTTP: sync, async, cancel, approvals, journal, SSE, OpenAPI, er
     for (const k of [
       'turn.started',
       'model.delta',
-      'block-started',
-      'block-finished',
+      'block.started',
+      'block.finished',
       'approval.requested',
       'approval.resolved',
       'turn.completed',

@@ -13,7 +13,7 @@ import { chatMessages } from '../../src/agent/providers/openai-chat.js'
 import { clipStdout, renderBlock } from '../../src/agent/render.js'
 import { costed } from '../../src/agent/usage.js'
 import type { BlockView } from '../../src/engine/schemas.js'
-import { isVisError } from '../../src/util/errors.js'
+import { type ErrorCode, isVisError } from '../../src/util/errors.js'
 
 // Loose input: outcomes carry guest fields (phase, excerpt, hints, survived) beyond the view type.
 const block = (over: Record<string, unknown>): BlockView =>
@@ -146,7 +146,7 @@ test('model references: providers, presets, keys and endpoints from the environm
     resolveModel('anthropic/claude-x', config, { ANTHROPIC_API_KEY: 'a', OPENAI_API_KEY: 'o' }).apiKey,
     'a',
   )
-  const refused: [string | undefined, Record<string, string>, string][] = [
+  const refused: [string | undefined, Record<string, string>, ErrorCode][] = [
     [undefined, {}, 'agent.no-model'],
     ['gpt-4.1', {}, 'agent.bad-model'],
     ['mistral/large', {}, 'agent.bad-model'],

@@ -232,7 +232,7 @@ test('30 sessions through nginx survive the loss of a node', { timeout: 170_000 
   for (const w of watched) {
     const finals = acknowledged.get(w.s.id)!.at(-1)!
     await waitFor(
-      () => w.got.some((e) => e.type === 'block-finished' && e.data.data.block_id === finals),
+      () => w.got.some((e) => e.type === 'block.finished' && e.data.data.block_id === finals),
       60_000,
       `the SSE client of ${w.s.id} to see its last block (readyState ${w.es.readyState})`,
     )
@@ -244,7 +244,7 @@ test('30 sessions through nginx survive the loss of a node', { timeout: 170_000 
       `${w.s.id}: each event once, in order`,
     )
     if (w.s.id === running.id) {
-      const lostEvent = w.got.find((e) => e.type === 'block-finished' && e.data.data.block_id === lostId)
+      const lostEvent = w.got.find((e) => e.type === 'block.finished' && e.data.data.block_id === lostId)
       assert.equal(lostEvent?.data.data.error.code, 'block.lost')
     }
     w.es.close()

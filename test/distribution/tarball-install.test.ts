@@ -222,7 +222,7 @@ function assertConsumer(out: string): ConsumerLine[] {
     assert.equal(l.interruptedError, 'block.interrupted')
     assert.equal(l.defError, null)
     assert.equal(l.restored, 42, JSON.stringify(l.restoredError))
-    assert.equal(l.restoreEvents[0], 'defs-restored')
+    assert.equal(l.restoreEvents[0], 'defs.restored')
   }
   return lines
 }

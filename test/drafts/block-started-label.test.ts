@@ -14,7 +14,7 @@ import { newHome, newRepo, python, run, until } from './helpers.js'
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
 
-test('block-started names the draft the block ran in, replayed and live alike, read afresh each block', async () => {
+test('block.started names the draft the block ran in, replayed and live alike, read afresh each block', async () => {
   const home = newHome()
   const root = newRepo()
   const e = await createEngine({ home, python, pool: { size: 0 } })
@@ -25,7 +25,7 @@ test('block-started names the draft the block ran in, replayed and live alike, r
       const ev = e
         .replayEvents(s.id)
         .events.find(
-          (v) => v.type === 'block-started' && (v.data as { block_id: string }).block_id === blockId,
+          (v) => v.type === 'block.started' && (v.data as { block_id: string }).block_id === blockId,
         )
       assert.ok(ev, `block-started of ${blockId}`)
       return ev
@@ -44,7 +44,7 @@ test('block-started names the draft the block ran in, replayed and live alike, r
     const off = e.subscribe(s.id, (ev) => seen.push(ev))
     const drafted = await run(e, s.id, 'x = 2')
     off()
-    const live = seen.find((v) => v.type === 'block-started')
+    const live = seen.find((v) => v.type === 'block.started')
     assert.ok(live)
     assert.equal((live.data as { draft: string | null }).draft, 'wip')
     assert.deepEqual(live, startedOf(drafted.id))
@@ -52,8 +52,8 @@ test('block-started names the draft the block ran in, replayed and live alike, r
     const after = e.replayEvents(s.id, seen[0]!.id - 1).events
     assert.deepEqual(seen, after, 'the subscriber saw every event, in order, as replayed')
     assert.deepEqual(
-      seen.map((v) => v.type).filter((t) => t.startsWith('block-')),
-      ['block-started', 'block-finished'],
+      seen.map((v) => v.type).filter((t) => t.startsWith('block.')),
+      ['block.started', 'block.finished'],
     )
 
     // Another process renames the draft: the next block's event carries the new label (no
@@ -73,7 +73,7 @@ test('block-started names the draft the block ran in, replayed and live alike, r
       () =>
         e
           .replayEvents(s.id)
-          .events.some((v) => v.type === 'block-started' && (v.data as { block_id: string }).block_id === id),
+          .events.some((v) => v.type === 'block.started' && (v.data as { block_id: string }).block_id === id),
       'the running block to be announced',
     )
     assert.equal(e.sessionBlock(s.id, id).status, 'running')

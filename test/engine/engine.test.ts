@@ -38,7 +38,7 @@ test('a session outlives its engine: history kept, defs restored in a fresh work
     assert.equal(again.block.position, 2)
     assert.deepEqual(
       seen.map((e) => e.type),
-      ['defs-restored', 'block-started', 'block-finished'],
+      ['defs.restored', 'block.started', 'block.finished'],
     )
     assert.deepEqual((seen[0]!.data as { restored: string[] }).restored.sort(), ['SIDE', 'sq'])
     assert.equal(e2.sessionView(s.id).worker, 'live')
@@ -65,7 +65,7 @@ test('blocks left running by a dead host are closed as abandoned when the engine
     const replay = engine.replayEvents('ses_left', 0)
     assert.deepEqual(
       replay.events.map((e) => [e.type, (e.data as { block_id: string }).block_id]),
-      [['block-finished', block.id]],
+      [['block.finished', block.id]],
     )
   } finally {
     await engine.close()
@@ -122,7 +122,7 @@ test('turns are created on first use and belong to one session; closing ends a r
     assert.equal(done.status, 'done')
     assert.ok(done.error, 'the running block ended with an error')
     assert.equal(done.stdout, 'x\n', 'with what it printed')
-    assert.deepEqual(seen.slice(-2), ['block-finished', 'session-closed'])
+    assert.deepEqual(seen.slice(-2), ['block.finished', 'session.closed'])
     await assert.rejects(engine.submitBlock(a.id, { code: '1' }), (e) => isVisError(e, 'session.closed'))
     await assert.rejects(engine.submitBlock('nope', { code: '1' }), (e) => isVisError(e, 'session.not-found'))
   } finally {
@@ -142,8 +142,8 @@ test('a worker that dies mid-block retires its session: the block is kept, later
     assert.equal(r.block.error?.code, 'worker.died')
     assert.equal(engine.sessionView(s.id).worker, 'retired')
     const types = engine.replayEvents(s.id).events.map((e) => e.type)
-    assert.ok(types.includes('worker-retired'), JSON.stringify(types))
-    assert.equal(types.at(-1), 'block-finished')
+    assert.ok(types.includes('worker.retired'), JSON.stringify(types))
+    assert.equal(types.at(-1), 'block.finished')
     assert.equal(engine.metrics.workerRetirements.get(), 1)
     await assert.rejects(engine.submitBlock(s.id, { code: '1' }), (e) => isVisError(e, 'worker.retired'))
     assert.equal(engine.getSession(s.id).blocks.length, 1, 'the refused block left no row')

@@ -19,10 +19,10 @@ function openStore(): Store {
 test('alone or in a default transaction a failed append is dropped; the rest commits', () => {
   const store = openStore()
   const log = new EventLog(store)
-  assert.equal(log.append('ses_missing', 'session-closed', null), undefined)
+  assert.equal(log.append('ses_missing', 'session.closed', null), undefined)
   store.transaction(() => {
     store.sessions.create({ id: 'kept' })
-    assert.equal(log.append('ses_missing', 'session-closed', null), undefined)
+    assert.equal(log.append('ses_missing', 'session.closed', null), undefined)
   })
   assert.ok(store.sessions.get('kept'))
 })
@@ -37,7 +37,7 @@ test('in an atomic transaction a failed append aborts the whole transaction with
         () => {
           store.sessions.create({ id: 'rolled-back' })
           log.append(s.id, 'output', { n: 1 })
-          log.append('ses_missing', 'session-closed', null)
+          log.append('ses_missing', 'session.closed', null)
         },
         { nested: 'atomic' },
       ),

@@ -45,7 +45,7 @@ function setup() {
   const start = (n: number) => {
     const block = store.blocks.start({ sessionId: session.id, code: `b${n}` }).block
     live.starting = block
-    onRuntimeEvent(deps, live, { type: 'block-started', sessionId: session.id, block: n, code: block.code })
+    onRuntimeEvent(deps, live, { type: 'block.started', sessionId: session.id, block: n, code: block.code })
     return block.id
   }
   const finish = () => {

@@ -42,7 +42,7 @@ test('sessions, blocks and events live in PostgreSQL and outlive the engine', as
     isVisError(e, 'idempotency.key-reused'),
   )
   off()
-  assert.ok(seen.some((e) => e.type === 'block-finished'))
+  assert.ok(seen.some((e) => e.type === 'block.finished'))
   await e1.close()
 
   // Another node (its own home) on the same database sees everything and restores the defs.
@@ -58,7 +58,7 @@ test('sessions, blocks and events live in PostgreSQL and outlive the engine', as
       replay.events.map((e) => e.id),
       replay.events.map((_, i) => i + 1),
     )
-    assert.ok(replay.events.some((e) => e.type === 'defs-restored'))
+    assert.ok(replay.events.some((e) => e.type === 'defs.restored'))
   } finally {
     await e2.close()
   }

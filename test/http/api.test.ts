@@ -125,10 +125,10 @@ describe('the HTTP API', () => {
     assert.equal(sub.status, 202)
     // Accepted, not started yet: its block-started event says when it runs.
     assert.equal(sub.body.status, 'queued')
-    await sse.waitFor(finishedFor(sub.body.id), 20_000, 'block-finished')
+    await sse.waitFor(finishedFor(sub.body.id), 20_000, 'block.finished')
     const types = sse.events.map((e) => e.event)
-    assert.equal(types[0], 'block-started')
-    assert.equal(types.at(-1), 'block-finished')
+    assert.equal(types[0], 'block.started')
+    assert.equal(types.at(-1), 'block.finished')
     const outputs = sse.events.filter((e) => e.event === 'output')
     // Slow prints arrive as separate events, before the block finishes, in order.
     assert.ok(outputs.length >= 3, `expected streamed chunks, got ${outputs.length}`)
@@ -171,7 +171,7 @@ describe('the HTTP API', () => {
     await everything.waitFor(finishedFor(b3.body.id))
     const expected = everything.events.filter((e) => e.id! > lastSeen)
     assert.deepEqual(again.events, expected, 'exactly the events after Last-Event-ID, nothing twice')
-    assert.ok(again.events.some((e) => e.event === 'block-started' && e.data.data.block_id === b2.body.id))
+    assert.ok(again.events.some((e) => e.event === 'block.started' && e.data.data.block_id === b2.body.id))
     assert.deepEqual(
       everything.events.map((e) => e.id),
       [...seen, ...expected.map((e) => e.id)],

@@ -154,7 +154,7 @@ test('SIGKILL while blocks run loses nothing acknowledged; defs come back after 
   const all = await openEvents(`${second.url}/v1/sessions/${a}/events`, second.auth)
   await all.waitFor(finishedFor(r1.body.id))
   await all.close()
-  const restored = all.events.find((e) => e.event === 'defs-restored')
+  const restored = all.events.find((e) => e.event === 'defs.restored')
   assert.ok(restored, 'a defs-restored event')
   assert.ok(restored.data.data.restored.includes('inc'))
   const ids = all.events.map((e) => e.id!)

@@ -73,11 +73,11 @@ test('a block that ignores its interrupt over HTTP: timed out, worker replaced, 
   const events = await openEvents(`${server.url}/v1/sessions/${id}/events?after=0`)
   await events.waitFor(finishedFor(r.body.id), 20_000, 'the timed-out block')
   await events.close()
-  const replaced = events.events.filter((e) => e.event === 'worker-replaced')
+  const replaced = events.events.filter((e) => e.event === 'worker.replaced')
   assert.equal(replaced.length, 1)
   assert.match(replaced[0]!.data.data.reason, /did not stop within/)
   const finished = events.events.find(
-    (e) => e.event === 'block-finished' && e.data.data.block_id === r.body.id,
+    (e) => e.event === 'block.finished' && e.data.data.block_id === r.body.id,
   )
   assert.deepEqual(finished?.data.data.survived, r.body.survived)
   assert.match((await call('GET', '/metrics')).text, /^vis_worker_restarts_total 1$/m)

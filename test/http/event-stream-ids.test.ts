@@ -99,7 +99,7 @@ describe('event ids and block positions on the stream', () => {
 
     const startedPositions = (evs: SseEvent[]) =>
       evs
-        .filter((e) => e.event === 'block-started')
+        .filter((e) => e.event === 'block.started')
         .map((e) => [e.data.data.block_id as string, e.data.data.position as number])
     const expected = [...positions.entries()].sort((a, b) => a[1] - b[1])
     assert.deepEqual(startedPositions(sse.events), expected, 'live')

@@ -2,6 +2,7 @@ import { mkdtempSync } from 'node:fs'
 import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { dottedEventName } from '../../src/util/event-names.js'
 
 export const python = process.env.VIS_PYTHON_VERSION
 
@@ -47,6 +48,9 @@ export async function openEvents(url: string, headers: Record<string, string> = 
   const ac = new AbortController()
   const res = await fetch(url, { headers, signal: ac.signal })
   const events: SseEvent[] = []
+  // The deprecated kebab-named copies (no id) that follow a renamed event, kept apart so `events`
+  // holds each event once.
+  const aliases: SseEvent[] = []
   const comments: string[] = []
   let ended = false
   let wake: (() => void) | undefined
@@ -69,7 +73,8 @@ export async function openEvents(url: string, headers: Record<string, string> = 
         }
         if (data !== undefined) {
           ev.data = JSON.parse(data)
-          events.push(ev)
+          if (ev.id === undefined && dottedEventName(ev.event) !== ev.event) aliases.push(ev)
+          else events.push(ev)
         }
       }
       wake?.()
@@ -84,6 +89,7 @@ export async function openEvents(url: string, headers: Record<string, string> = 
     status: res.status,
     headers: res.headers,
     events,
+    aliases,
     comments,
     get ended() {
       return ended
@@ -112,7 +118,7 @@ export async function openEvents(url: string, headers: Record<string, string> = 
 }
 
 export const finishedFor = (blockId: string) => (evs: SseEvent[]) =>
-  evs.some((e) => e.event === 'block-finished' && e.data.data.block_id === blockId)
+  evs.some((e) => e.event === 'block.finished' && e.data.data.block_id === blockId)
 
 export async function waitFor(cond: () => boolean | Promise<boolean>, ms = 20_000, what = 'condition') {
   const until = Date.now() + ms

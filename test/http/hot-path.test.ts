@@ -63,7 +63,7 @@ describe('the block hot path over HTTP', () => {
       assert.equal(async.status, 202)
       const long = async.body.id
       await events.waitFor(
-        (evs) => evs.some((e) => e.event === 'block-started' && e.data.data.block_id === long),
+        (evs) => evs.some((e) => e.event === 'block.started' && e.data.data.block_id === long),
         20_000,
         'block-started of the running block',
       )
@@ -80,7 +80,7 @@ describe('the block hot path over HTTP', () => {
         .map((e) => [e.event, e.id] as const)
       assert.deepEqual(
         live.map(([t]) => t),
-        ['block-started', 'block-finished'],
+        ['block.started', 'block.finished'],
       )
       assert.equal(live[1]![1], live[0]![1]! + 1)
       // Replay from the store gives the same sequence as the live stream.

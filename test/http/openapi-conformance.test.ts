@@ -238,7 +238,7 @@ describe('every answer matches the OpenAPI document', () => {
     const events = '/v1/sessions/{id}/events'
     const stream = await expect(events, { method: 'GET', path: fill(events) }, 200)
     const types = new Set([...stream.text.matchAll(/^event: (.+)$/gm)].map((m) => m[1]))
-    for (const t of ['block-started', 'output', 'block-finished', 'interrupt', 'session-closed']) {
+    for (const t of ['block.started', 'output', 'block.finished', 'interrupt', 'session.closed']) {
       assert.ok(types.has(t), `${t} in ${[...types]}`)
     }
     noProblems()

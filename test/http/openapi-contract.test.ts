@@ -164,10 +164,10 @@ describe('the OpenAPI contract', () => {
     assert.equal(r.interrupt.landed, true)
     assert.match(r.interruptedCode ?? '', /interrupt/)
     assert.equal(r.closedState, 'closed')
-    for (const t of ['block-started', 'output', 'block-finished', 'interrupt', 'session-closed'] as const) {
+    for (const t of ['block.started', 'output', 'block.finished', 'interrupt', 'session.closed'] as const) {
       assert.ok(r.eventTypes.includes(t), `${t} in ${r.eventTypes}`)
     }
-    assert.equal(r.eventTypes.at(-1), 'session-closed')
+    assert.equal(r.eventTypes.at(-1), 'session.closed')
     assert.equal(r.afterCloseStatus, 204)
     assert.deepEqual(r.typedErrors, [
       { status: 404, code: 'session.not-found' },

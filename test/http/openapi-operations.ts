@@ -158,7 +158,7 @@ export function operationCases(w: Walk): Record<string, (p: string) => Promise<v
       const path = fill(p, w.closedId())
       const all = await expect(p, { method: 'GET', path }, 200)
       const last = w.lastEventId(w.closedId())
-      assert.match(all.text, new RegExp(`id: ${last}\nevent: session-closed\n`))
+      assert.match(all.text, new RegExp(`id: ${last}\nevent: session.closed\n`))
       await expect(p, { method: 'GET', path, headers: { 'last-event-id': String(last) } }, 204)
       await expect(p, { method: 'GET', path: `${path}?after=1` }, 200)
       await expect(p, { method: 'GET', path, headers: { 'last-event-id': 'x' } }, 400, 'http.invalid-header')

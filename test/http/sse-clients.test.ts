@@ -11,7 +11,7 @@ import { type client, tempHome, testServer, waitFor } from './helpers.js'
 const { home } = tempHome('http-sse-clients')
 const TOKEN = 'sse-clients-token-0123456789abcdef'
 const CLIENTS = 24
-const TYPES = ['block-started', 'output', 'block-finished', 'session-closed']
+const TYPES = ['block.started', 'output', 'block.finished', 'session.closed']
 
 // A fetch whose first response body fails with a network error after `cut` bytes, as a dropped
 // connection does; later connections are left whole. Records each connection's Last-Event-ID,

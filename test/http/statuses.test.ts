@@ -40,13 +40,13 @@ describe('honest statuses', () => {
         return fetch(url, init)
       },
     })
-    for (const t of ['block-started', 'output', 'block-finished', 'session-closed']) {
+    for (const t of ['block.started', 'output', 'block.finished', 'session.closed']) {
       es.addEventListener(t, () => types.push(t))
     }
-    await waitFor(() => types.includes('block-finished'), 20_000, 'the replay')
+    await waitFor(() => types.includes('block.finished'), 20_000, 'the replay')
     assert.equal((await call('DELETE', `/v1/sessions/${id}`)).status, 200)
     await waitFor(() => es.readyState === EventSource.CLOSED, 20_000, 'the EventSource to give up')
-    assert.deepEqual(types, ['block-started', 'output', 'block-finished', 'session-closed'])
+    assert.deepEqual(types, ['block.started', 'output', 'block.finished', 'session.closed'])
     const last = String(server.engine.sessionView(id).last_event_id)
     assert.deepEqual(requests, [null, last], 'one reconnect, answered 204, and no more')
     const done = await call('GET', `/v1/sessions/${id}/events`, undefined, { 'Last-Event-ID': last })
@@ -54,7 +54,7 @@ describe('honest statuses', () => {
     // A client that missed the end still gets it, then the stream ends.
     const late = await openEvents(`${server.url}/v1/sessions/${id}/events?after=1`)
     await waitFor(() => late.ended, 20_000, 'the replayed stream to end')
-    assert.equal(late.events.at(-1)?.event, 'session-closed')
+    assert.equal(late.events.at(-1)?.event, 'session.closed')
   })
 
   test('a block behind another is queued, has its own URL, and can be cancelled; the running one cannot', async () => {

@@ -7,7 +7,7 @@ import { BACKENDS, openTempStore, tempPlace } from './helpers.js'
 
 const batch = (n: number, tag: string) =>
   Array.from({ length: n }, (_, i) => ({
-    type: i % 2 ? 'output' : 'block-started',
+    type: i % 2 ? 'output' : 'block.started',
     data: { tag, i, s: 'é\n'.repeat(i) },
   }))
 

@@ -61,7 +61,7 @@ test('event appends validate on the fast path and report bad input by key path',
   const store = openTempStore()
   const s = store.sessions.create({})
   const [a, b] = store.events.appendMany(s.id, [
-    { type: 'block-started', data: { block_id: 'b1', code: 'x = 1', nested: [1, 'two', null, { t: true }] } },
+    { type: 'block.started', data: { block_id: 'b1', code: 'x = 1', nested: [1, 'two', null, { t: true }] } },
     { type: 'note' },
   ])
   assert.deepEqual(a?.data, { block_id: 'b1', code: 'x = 1', nested: [1, 'two', null, { t: true }] })

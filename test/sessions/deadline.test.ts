@@ -92,7 +92,7 @@ describe('timeoutMs is a hard bound', () => {
     test(`${c.name}: killed after the grace, the session goes on in a fresh worker`, async (t) => {
       const s = await prepared()
       const replaced: SessionEvent[] = []
-      s.on('worker-replaced', (e) => replaced.push(e))
+      s.on('worker.replaced', (e) => replaced.push(e))
       const oldPid = s.pid
       const oldTree = s.processTree()
       const t0 = performance.now()
@@ -116,7 +116,7 @@ describe('timeoutMs is a hard bound', () => {
       assert.equal(replaced.length, 1)
       assert.deepEqual(
         { ...replaced[0], reason: undefined },
-        { type: 'worker-replaced', sessionId: s.id, oldPid, pid: s.pid, reason: undefined },
+        { type: 'worker.replaced', sessionId: s.id, oldPid, pid: s.pid, reason: undefined },
       )
       // What survived: definitions and imports were rebuilt; the plain object could not be.
       const sv = r.survived!

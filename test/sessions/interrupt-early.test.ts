@@ -25,12 +25,12 @@ test('an interrupt right behind its block lands as the block starts; the worker 
   await s.runBlock('x = 0')
   const pid = s.pid
   const replaced: unknown[] = []
-  s.on('worker-replaced', (ev) => replaced.push(ev))
+  s.on('worker.replaced', (ev) => replaced.push(ev))
   for (let i = 0; i < 60; i++) {
     // block-started is emitted just before the block is written to the worker; a microtask
     // later it is on the socket, and the interrupt goes out right behind it.
     let answer: Promise<{ landed: boolean; retired: boolean }> | undefined
-    const off = s.on('block-started', () => {
+    const off = s.on('block.started', () => {
       queueMicrotask(() => {
         answer = s.interrupt()
       })

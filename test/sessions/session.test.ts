@@ -88,8 +88,8 @@ describe('a session runs blocks in its own worker', () => {
     const r = await run
     assert.equal(r.stdout, 'before\nafter\n')
     const types = events.map((e) => e.type)
-    assert.equal(types[0], 'block-started')
-    assert.equal(types.at(-1), 'block-finished')
+    assert.equal(types[0], 'block.started')
+    assert.equal(types.at(-1), 'block.finished')
     await s.dispose()
   })
 
@@ -137,7 +137,7 @@ describe('a session runs blocks in its own worker', () => {
   test('a child SIGKILLed mid-block fails the block with its log tail and the session is retired', async () => {
     const s = await rt.createSession({ roots: [root] })
     const retired: SessionEvent[] = []
-    s.on('worker-retired', (e) => retired.push(e))
+    s.on('worker.retired', (e) => retired.push(e))
     const run = s.runBlock('print("working", flush=True)\nimport time\ntime.sleep(30)')
     await waitFor(() => s.takePartialStdout() !== '', 5000, 'the block to print')
     // The helper itself (jailed, the leaf under bubblewrap), as an OOM kill would hit it.

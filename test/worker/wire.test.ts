@@ -63,6 +63,23 @@ describe('wire framing and validation', () => {
     assert.equal(w.wireStats.unknownOp, 1)
   })
 
+  test("the child's error codes are checked against the catalogue", async () => {
+    // A catalogued code arrives as itself, the reply's extra fields in the context.
+    await assert.rejects(w.call('exec', { code: 'fail:python.exception' }), (e) => {
+      assert.ok(isVisError(e, 'python.exception'))
+      assert.equal(e.context.detail, 'kept')
+      return true
+    })
+    // One the catalogue lacks is a bug in the child: said as such, its code kept for the log.
+    await assert.rejects(w.call('exec', { code: 'fail:made.up-code' }), (e) => {
+      assert.ok(isVisError(e, 'protocol.unknown-error'), String(e))
+      assert.equal(e.context.peerCode, 'made.up-code')
+      assert.equal(e.message, 'failed on request')
+      return true
+    })
+    assert.equal(await w.call('exec', { code: 'echo:after' }), 'after')
+  })
+
   test('a host call with a bad envelope is refused by the schema', async () => {
     const r = (await w.call('exec', { code: 'bad-host' })) as {
       ok: boolean
@@ -123,7 +140,7 @@ describe('worker lifecycle over the wire', () => {
     const w = await start()
     const hung = w.start('exec', { code: 'hang' })
     assert.deepEqual(await w.interrupt(hung.id), { landed: true, retired: false })
-    await assert.rejects(hung.reply, (e) => isVisError(e, 'interrupted'))
+    await assert.rejects(hung.reply, (e) => isVisError(e, 'python.interrupted'))
     assert.equal(await w.call('exec', { code: 'echo:still-here' }), 'still-here')
     await w.close()
   })

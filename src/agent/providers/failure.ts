@@ -1,9 +1,9 @@
-import { errorMessage, VisError } from '../../util/errors.js'
+import { type ErrorCode, errorMessage, VisError } from '../../util/errors.js'
 
 // Why a model request failed, in the terms the loop decides on: retry (after how long) or not.
 export class ProviderFailure extends VisError {
   constructor(
-    code: string,
+    code: ErrorCode,
     message: string,
     readonly retryable: boolean,
     readonly status: number | undefined,

@@ -1,14 +1,10 @@
 import type { MiddlewareHandler } from 'hono'
 import { bodyLimit as streamingBodyLimit } from 'hono/body-limit'
-import { envelope } from '../errors.js'
+import { errorAnswer } from '../errors.js'
 import { type Refusal, refuse } from './refusal.js'
 
-const tooLarge = (maxSize: number): Refusal => ({
-  status: 413,
-  json: envelope('http.body-too-large', `Request bodies are limited to ${maxSize} bytes.`, {
-    limit: maxSize,
-  }),
-})
+const tooLarge = (maxSize: number): Refusal =>
+  errorAnswer('http.body-too-large', `Request bodies are limited to ${maxSize} bytes.`, { limit: maxSize })
 
 // A body whose Content-Length is past the limit: 413. Node's parser never delivers more bytes
 // than a request declares, so the header alone decides; a chunked body (no length) is not judged

@@ -1,4 +1,4 @@
-import { envelope } from '../errors.js'
+import { errorAnswer } from '../errors.js'
 import type { GuardRequest, Refusal } from './refusal.js'
 
 // Every request body is JSON. Refusing anything else also refuses what a browser may send across
@@ -18,14 +18,11 @@ export function contentTypeRefusal(req: GuardRequest): Refusal | undefined {
   const type = req.header('content-type')
   // A content type is judged even on an empty body: a form post with nothing in it is still a form.
   if ((type !== undefined && !JSON_TYPE.test(type)) || (type === undefined && hasBody(req))) {
-    return {
-      status: 415,
-      json: envelope(
-        'http.unsupported-media-type',
-        `Request bodies must be JSON: send Content-Type: application/json${type ? `, not ${type}` : ''}.`,
-        { contentType: type ?? null },
-      ),
-    }
+    return errorAnswer(
+      'http.unsupported-media-type',
+      `Request bodies must be JSON: send Content-Type: application/json${type ? `, not ${type}` : ''}.`,
+      { contentType: type ?? null },
+    )
   }
   return undefined
 }

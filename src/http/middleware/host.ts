@@ -1,6 +1,6 @@
 import { isIP } from 'node:net'
 import { networkInterfaces } from 'node:os'
-import { envelope } from '../errors.js'
+import { errorAnswer } from '../errors.js'
 import type { Refusal } from './refusal.js'
 
 // DNS rebinding: a page at evil.test points its name at 127.0.0.1 and then reads our answers as
@@ -72,12 +72,9 @@ export function hostRefusal(
 ): Refusal | undefined {
   const host = header === undefined ? '' : hostName(header)
   if (allowed(host)) return undefined
-  return {
-    status: 421,
-    json: envelope(
-      'http.host-not-allowed',
-      `This server does not answer to Host ${JSON.stringify(header ?? '')}: use a loopback address, or start it with --allow-host ${host || 'NAME'}.`,
-      { host: header ?? null },
-    ),
-  }
+  return errorAnswer(
+    'http.host-not-allowed',
+    `This server does not answer to Host ${JSON.stringify(header ?? '')}: use a loopback address, or start it with --allow-host ${host || 'NAME'}.`,
+    { host: header ?? null },
+  )
 }

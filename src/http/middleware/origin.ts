@@ -1,4 +1,4 @@
-import { envelope } from '../errors.js'
+import { errorAnswer } from '../errors.js'
 import type { GuardRequest, Refusal } from './refusal.js'
 
 // A browser names the page behind every cross-origin request (and every POST) in `Origin`. Only
@@ -50,14 +50,11 @@ export function originVerdict(listed: ReadonlySet<string>, req: GuardRequest): O
   if (n !== undefined && n === own) return PASS
   if (n === undefined || !listed.has(n)) {
     return {
-      refusal: {
-        status: 403,
-        json: envelope(
-          'http.origin-not-allowed',
-          `Requests from the web page at ${origin} are refused; allow it with --cors-origin ${origin} if it is yours.`,
-          { origin },
-        ),
-      },
+      refusal: errorAnswer(
+        'http.origin-not-allowed',
+        `Requests from the web page at ${origin} are refused; allow it with --cors-origin ${origin} if it is yours.`,
+        { origin },
+      ),
     }
   }
   const cors = {

@@ -1,7 +1,7 @@
 import { hash, timingSafeEqual } from 'node:crypto'
 import type { Context } from 'hono'
 import { parse, serialize } from 'hono/utils/cookie'
-import { envelope } from '../errors.js'
+import { errorAnswer } from '../errors.js'
 import type { GuardRequest, Refusal } from './refusal.js'
 
 // Like Jupyter: the token travels as `Authorization: Bearer` (clients), as `?token=` (the URL
@@ -69,7 +69,7 @@ export function tokenGate(token: string | undefined): (req: GuardRequest) => Tok
     }
     return {
       authenticated: false,
-      refusal: { status: 401, headers, json: envelope('http.unauthorized', message) },
+      refusal: { ...errorAnswer('http.unauthorized', message), headers },
     }
   }
 }

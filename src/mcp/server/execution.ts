@@ -72,7 +72,7 @@ async function runIn(
       return
     }
     if (data.block_id !== blockId) return
-    if (ev.type === 'block-started') stop()
+    if (ev.type === 'block.started') stop()
     else if (ev.type === 'output' && extra.progressToken !== undefined && typeof data.data === 'string') {
       progress += 1
       extra.sendProgress(progress, data.data.slice(0, MAX_PROGRESS_CHARS)).catch(() => undefined)

@@ -110,7 +110,7 @@ export async function scenario(baseUrl: string, token: string): Promise<Scenario
   const closed = await api.DELETE('/v1/sessions/{id}', { params: { path } })
   typed(await api.POST('/v1/sessions/{id}/blocks', { params: { path }, body: { code: '1' } }))
 
-  // The whole stream, which ends at session-closed; then 204 from the last id on.
+  // The whole stream, which ends at session.closed; then 204 from the last id on.
   const stream = await api.GET('/v1/sessions/{id}/events', { params: { path }, parseAs: 'text' })
   const text = stream.data ?? fail('events', stream.error)
   const events = text
