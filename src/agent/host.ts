@@ -34,6 +34,8 @@ export type TurnOptions = {
   provider?: Provider
   // A child turn's parent (sub_loop, src/agent/sub-loop.ts): stored with the turn.
   parent?: TurnParent
+  // Added to the system prompt (agent(): the definition's body).
+  instructions?: string
 }
 
 export type AgentEvent = { type: string; sessionId: string; turnId: string | null } & Record<string, unknown>
@@ -96,6 +98,7 @@ export class Agent {
       engine,
       config: SubLoopConfigSchema.parse(config.subLoops ?? {}),
       defaultMaxIterations: config.maxIterations,
+      aliases: config.aliases ?? {},
       runChild: (id, prompt, o) => this.turn(id, prompt, o),
       turnOf: (id, turnId) => {
         const s = this.sessions.get(id)
@@ -164,6 +167,7 @@ export class Agent {
         policy,
         signal: controller.signal,
         parent: opts.parent,
+        instructions: opts.instructions,
       }),
     )
     s.tail = run.catch(() => undefined)
@@ -269,6 +273,7 @@ export class Agent {
       }
       signal: AbortSignal
       parent: TurnParent | undefined
+      instructions: string | undefined
     },
   ): Promise<TurnResult> {
     const s = this.state(sessionId)
@@ -330,7 +335,7 @@ export class Agent {
       const fragments = (this.engine.extensions?.list() ?? [])
         .filter((e) => e.manifest.prompt)
         .map((e) => ({ name: e.manifest.name, text: e.manifest.prompt! }))
-      const system = systemPrompt({
+      const base = systemPrompt({
         policy: r.policy,
         tools: session.toolSpecs(),
         instructions: files,
@@ -339,6 +344,7 @@ export class Agent {
         skills: found?.skills ?? [],
         agents: found?.agents ?? [],
       })
+      const system = r.instructions ? `${base}\n\n${r.instructions}` : base
       s.history ??= replayHistory(this.engine, this.records, sessionId, turnId, {
         images: r.provider.images,
         maxIterations: this.config.maxIterations,

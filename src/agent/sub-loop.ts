@@ -2,6 +2,8 @@ import { z } from 'zod'
 import type { Engine } from '../engine/engine.js'
 import type { Session } from '../sessions/session.js'
 import type { BoundTool } from '../sessions/tool-table.js'
+import { resolveAgent } from '../skills/agent-definition.js'
+import { skillsOf } from '../skills/session-skills.js'
 import type { ToolContext } from '../tools/types.js'
 import { isVisError, VisError } from '../util/errors.js'
 import type { CallScope } from './journal.js'
@@ -58,6 +60,8 @@ export type SubLoopHost = {
   engine: Engine
   config: SubLoopConfig
   defaultMaxIterations: number
+  // agent.json's model aliases (sonnet, opus, ...) for agent definitions' `model`.
+  aliases: Readonly<Record<string, string>>
   // Runs a child turn to its end (Agent.turn with its parent recorded).
   runChild: (
     sessionId: string,
@@ -68,11 +72,27 @@ export type SubLoopHost = {
       maxIterations: number
       signal: AbortSignal
       parent: TurnParent
+      // An agent definition's body: the child's role, after the system prompt's own text.
+      instructions?: string
     },
   ) => Promise<{ status: string; answer: string | null; error: { code: string; message: string } | null }>
   // The running parent turn's provider (a child without `model` uses it) and cancel signal.
   turnOf: (sessionId: string, turnId: string) => { provider: Provider; signal: AbortSignal } | undefined
 }
+
+// The host tools an agent definition's `tools` list may leave out (claude-map.ts maps its names).
+const RESTRICTABLE = new Set([
+  'cat',
+  'ls',
+  'grep',
+  'patch',
+  'write',
+  'shell',
+  'git',
+  'move',
+  'delete',
+  'create_dirs',
+])
 
 class Slots {
   private active = 0
@@ -134,13 +154,44 @@ export class SubLoops {
       run: (args, ctx) => this.run(sessionId, scope, args as z.infer<typeof ArgsSchema>, ctx),
     }
     await session.bindTool(tool)
+    // agent(name, prompt): an agent definition (src/skills) run as such a child.
+    if ((skillsOf(session)?.agents.length ?? 0) > 0 && !session.toolSpecs().some((t) => t.name === 'agent')) {
+      await session.bindTool({
+        name: 'agent',
+        doc:
+          'Run the agent definition `name` (listed under # Agents) as a child turn with `prompt` as its task: ' +
+          'its instructions, model and tools apply, on a fork of this session. Returns its answer as a str.',
+        signature: '(name, prompt)',
+        args: z.tuple([z.string().min(1).max(200), z.string().min(1).max(1_000_000)]),
+        run: (args, ctx) => {
+          const [name, prompt] = args as [string, string]
+          const parentTurn = scope.turnId === null ? undefined : this.host.turnOf(sessionId, scope.turnId)
+          const parentModel = parentTurn ? `${parentTurn.provider.name}/${parentTurn.provider.model}` : ''
+          const def = resolveAgent(skillsOf(session)?.agents ?? [], name, parentModel, this.host.aliases, {
+            sessionId,
+          })
+          return this.run(
+            sessionId,
+            scope,
+            [prompt, def.model === parentModel ? undefined : { model: def.model }],
+            ctx,
+            {
+              instructions: `# Your role: agent ${def.name}\n${def.system}`,
+              ...(def.tools ? { tools: def.tools } : {}),
+            },
+          )
+        },
+      })
+    }
   }
 
   private async run(
     parentId: string,
     scope: CallScope,
-    [prompt, options]: z.infer<typeof ArgsSchema>,
+    [prompt, options]: [string, z.infer<typeof OptionsSchema> | undefined] | z.infer<typeof ArgsSchema>,
     ctx: ToolContext,
+    // agent(): the definition's instructions, and the host tools it may use (others unbound).
+    as: { instructions?: string; tools?: string[] } = {},
   ): Promise<string> {
     const { engine, config } = this.host
     const turnId = scope.turnId
@@ -207,15 +258,22 @@ export class SubLoops {
       // The parent's definitions as of its last finished block: the child starts where the
       // parent's session was, with globals of its own.
       const defs = engine.store.defs.get(parentId)
-      if (defs !== undefined) {
+      if (defs !== undefined || as.tools) {
         const worker = await engine.runtimeSession(childId)
-        await worker.callGuest('restore_defs', defs.snapshot)
+        if (defs !== undefined) await worker.callGuest('restore_defs', defs.snapshot)
+        // An agent definition's `tools` narrow the host's file and process tools; the verbs
+        // stay (sub_loop, skill, fold_session...).
+        if (as.tools) {
+          for (const t of worker.toolSpecs())
+            if (RESTRICTABLE.has(t.name) && !as.tools.includes(t.name)) await worker.unbind(t.name)
+        }
       }
       const end = await this.host.runChild(childId, prompt, {
         ...(options?.model ? { model: options.model } : { provider: parentTurn.provider }),
         maxIterations: options?.max_iterations ?? this.host.defaultMaxIterations,
         signal,
         parent: { session_id: parentId, turn_id: turnId, block_id: blockId },
+        ...(as.instructions ? { instructions: as.instructions } : {}),
       })
       if (end.status === 'done' && end.answer !== null) return end.answer
       if (clock.aborted) {

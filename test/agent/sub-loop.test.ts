@@ -190,3 +190,50 @@ test('cancelling the parent turn cancels its running children', async () => {
     await h.close()
   }
 })
+
+test('agent(name, prompt) runs a definition as a child: its body is the role, its tools narrow the child', async () => {
+  const { mkdirSync, writeFileSync } = await import('node:fs')
+  const { join } = await import('node:path')
+  const h = await harness()
+  try {
+    mkdirSync(join(h.root, '.claude', 'agents'), { recursive: true })
+    writeFileSync(
+      join(h.root, '.claude', 'agents', 'reviewer.md'),
+      '---\nname: reviewer\ndescription: Reviews code.\ntools: Read, Grep\nmodel: inherit\n---\nYou review code. REVIEWER-ROLE.\n',
+    )
+    h.double.script([], (req) => {
+      const b = JSON.stringify(req.body)
+      if (b.includes('REVIEW-TASK') && !b.includes('hand it over')) {
+        if (b.includes('tools-' + 'seen')) return { text: 'looks fine' }
+        return {
+          calls: [
+            pyCall(
+              'import builtins\nhas = lambda n: hasattr(builtins, n)\nprint("tools-" + "seen", has("cat"), has("write"), has("patch"))',
+            ),
+          ],
+        }
+      }
+      if (b.includes('VERDICT')) return { text: 'parent answer' }
+      return { calls: [pyCall('print("VER" + "DICT", await agent("reviewer", "REVIEW-TASK"))')] }
+    })
+    // A new worker discovers the definition (discovery runs at worker start).
+    await h.engine.dropWorker(h.sessionId)
+    const r = await h.agent.turn(h.sessionId, 'hand it over to the reviewer')
+    assert.equal(r.status, 'done', JSON.stringify(r.error))
+    const block = h.engine.getBlock(r.iterations[0]!.block_ids[0]!)
+    assert.equal(block.stdout, 'VERDICT looks fine\n', JSON.stringify(block.error))
+    const kid = h.agent.getTurn(r.children[0]!.session_id, r.children[0]!.turn_id)
+    assert.match(
+      h.engine.getBlock(kid.iterations[0]!.block_ids[0]!).stdout ?? '',
+      /^tools-seen True False False\n$/,
+    )
+    // The child's system prompt carries the definition's body; the parent's lists the agent.
+    const bodies = h.double.requests.map((q) => JSON.stringify(q.body))
+    assert.ok(
+      bodies.find((b) => b.includes('REVIEW-TASK') && !b.includes('hand it over'))!.includes('REVIEWER-ROLE'),
+    )
+    assert.ok(bodies.find((b) => b.includes('hand it over'))!.includes('reviewer'))
+  } finally {
+    await h.close()
+  }
+})
