@@ -1,0 +1,47 @@
+import { VisError } from '../../util/errors.js'
+import { splitLines } from '../fs/lines.js'
+import { parserFor } from './grammars.js'
+import type { LanguageSpec } from './languages.js'
+import { type Definition, definitions, type SkeletonLimits } from './skeleton.js'
+
+// The index parses on the host, in its event loop: each parse is bounded in bytes (the
+// caller's check) and in time, through the parser's progress callback.
+export interface Outline {
+  defs: Definition[]
+  totalLines: number
+  truncated: boolean
+}
+
+export class ParseTimeout extends Error {}
+
+export async function outline(
+  lang: LanguageSpec,
+  text: string,
+  deadline: number,
+  limits: SkeletonLimits,
+  op: string,
+  path: string,
+): Promise<Outline> {
+  const parser = await parserFor(lang, op, path)
+  const tree = parser.parse(text, null, { progressCallback: () => Date.now() >= deadline })
+  if (!tree) {
+    // A cancelled parse resumes where it stopped unless reset; the next file is another text.
+    parser.reset()
+    throw new ParseTimeout(path)
+  }
+  try {
+    const { lines } = splitLines(text)
+    const r = definitions(tree.rootNode, lang, lines, limits)
+    return { defs: r.defs, totalLines: lines.length, truncated: r.truncated }
+  } finally {
+    tree.delete()
+  }
+}
+
+export function timeoutError(op: string, path: string, ms: number): VisError {
+  return new VisError(
+    'tool.index-timeout',
+    `${op}: parsing '${path}' took longer than ${ms} ms and was stopped; use grep to find the definitions you need, or cat a part of the file`,
+    { op, path, timeout_ms: ms },
+  )
+}
