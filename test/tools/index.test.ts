@@ -1,13 +1,14 @@
 // The structural index through the real tree-sitter runtime and grammar packages: skeletons
 // whose anchors are cat's and which patch accepts, directory summaries, and the bounds.
 import assert from 'node:assert/strict'
-import { readFile, symlink, writeFile } from 'node:fs/promises'
+import { readFile, rename, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
 import { catTool } from '../../src/tools/fs/cat.js'
 import { patchTool } from '../../src/tools/fs/patch.js'
 import { PathGuard } from '../../src/tools/fs/paths.js'
 import { indexTool, setIndexTimeoutsForTest } from '../../src/tools/outline/index-tool.js'
+import { setCheckUseHook } from '../../src/util/check-use-hook.js'
 import { call, context, files, guardFor, type Obj, rejection, tempDir } from './helpers.js'
 
 after(() => setIndexTimeoutsForTest(undefined))
@@ -346,4 +347,30 @@ test('a skeleton longer than the output bound is cut and says so', async () => {
   assert.ok(r.skeleton.length <= 64 * 1024)
   assert.equal(r.definitions.length, r.skeleton.split('\n').length)
   assert.ok(r.definitions.length > 1000 && r.definitions.length < 4000)
+})
+
+test('index(dir): a directory swapped for a link to outside the roots after the walk is not read', async () => {
+  const outside = await tempDir('vis-index-secret-')
+  await files(outside, { 'mod.py': 'def leaked_secret():\n    pass\n' })
+  const { ws, index, ctx } = await setup({ 'pkg/mod.py': 'def inside():\n    pass\n' })
+  let swapped = false
+  // The walk has listed pkg/mod.py; the swap lands between that and the read, every time.
+  setCheckUseHook(async (point, abs) => {
+    if (point !== 'index.read' || swapped || !abs.endsWith(join('pkg', 'mod.py'))) return
+    await rename(join(ws, 'pkg'), join(ws, 'pkg.old'))
+    await symlink(outside, join(ws, 'pkg'))
+    swapped = true
+  })
+  try {
+    const r = await call(index, ctx, '.')
+    assert.ok(swapped)
+    assert.doesNotMatch(JSON.stringify(r), /leaked_secret/)
+    assert.deepEqual(
+      r.files.map((f: Obj) => f.path),
+      ['app.py'],
+    )
+    assert.deepEqual(r.skipped, [{ path: 'pkg/mod.py', reason: 'not readable beneath the directory' }])
+  } finally {
+    setCheckUseHook(undefined)
+  }
 })

@@ -3,6 +3,7 @@ import type { FileHandle } from 'node:fs/promises'
 import { sep } from 'node:path'
 import { z } from 'zod'
 import { closeFd, openAt2, readAll, STRICT, statFd } from '../../confinement/beneath.js'
+import { checkpoint } from '../../util/check-use-hook.js'
 import { isVisError, VisError } from '../../util/errors.js'
 import { bindNames, parseArgs, splitArgs } from '../args.js'
 import { SNIFF_BYTES, sniffBinary } from '../fs/binary.js'
@@ -172,6 +173,9 @@ async function indexTree(
     }
     const lang = languageFor(abs)!
     const path = await guard.display(abs)
+    // The walk listed this file by name; the sandbox may swap a directory on its path for a
+    // link before it is read, so it is read beneath the directory's handle, never by path.
+    await checkpoint('index.read', abs)
     const text = await readBelow(dir, real, abs)
     if (typeof text !== 'string') {
       skipped.push({ path, reason: text.reason })
