@@ -374,3 +374,31 @@ test('index(dir): a directory swapped for a link to outside the roots after the 
     setCheckUseHook(undefined)
   }
 })
+
+test("a long parse runs beside the host's event loop, not in it", async () => {
+  const body = Array.from(
+    { length: 9000 },
+    (_, i) => `def f${i}(a, b=1, *c, **d) -> int:\n    return a + b\n`,
+  )
+  const { index, ctx } = await setup({ 'slow.py': body.join('') })
+  await call(index, ctx, 'app.py')
+  // The longest pause of a 5 ms timer while the call runs: a parse in the event loop is one
+  // synchronous stretch as long as the call itself.
+  let last = performance.now()
+  let gap = 0
+  const tick = setInterval(() => {
+    const now = performance.now()
+    gap = Math.max(gap, now - last)
+    last = now
+  }, 5)
+  const t0 = performance.now()
+  try {
+    const r = await call(index, ctx, 'slow.py')
+    assert.equal(r.definitions[0].name, 'f0')
+  } finally {
+    clearInterval(tick)
+  }
+  const took = performance.now() - t0
+  assert.ok(took > 100, `the parse took ${took} ms`)
+  assert.ok(gap < took / 2, `the event loop stood still ${gap.toFixed(0)} ms of a ${took.toFixed(0)} ms call`)
+})

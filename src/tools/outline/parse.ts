@@ -10,6 +10,8 @@ export interface Outline {
   defs: Definition[]
   totalLines: number
   truncated: boolean
+  // Time spent parsing and walking, without loading the grammar.
+  parseMs: number
 }
 
 export class ParseTimeout extends Error {}
@@ -17,12 +19,17 @@ export class ParseTimeout extends Error {}
 export async function outline(
   lang: LanguageSpec,
   text: string,
-  deadline: number,
+  timeoutMs: number,
   limits: SkeletonLimits,
   op: string,
   path: string,
+  onStart?: () => void,
 ): Promise<Outline> {
   const parser = await parserFor(lang, op, path)
+  // The clock starts once the grammar is loaded: the first call's load is not the file's cost.
+  onStart?.()
+  const started = Date.now()
+  const deadline = started + timeoutMs
   const tree = parser.parse(text, null, { progressCallback: () => Date.now() >= deadline })
   if (!tree) {
     // A cancelled parse resumes where it stopped unless reset; the next file is another text.
@@ -32,7 +39,7 @@ export async function outline(
   try {
     const { lines } = splitLines(text)
     const r = definitions(tree.rootNode, lang, lines, limits)
-    return { defs: r.defs, totalLines: lines.length, truncated: r.truncated }
+    return { defs: r.defs, totalLines: lines.length, truncated: r.truncated, parseMs: Date.now() - started }
   } finally {
     tree.delete()
   }
