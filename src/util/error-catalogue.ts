@@ -309,13 +309,23 @@ export const ERROR_CATALOGUE = {
   'tool.denied': fail(403, 'The tool call was denied.'),
   'tool.entry': fail(500, "A tool's entry point failed."),
   'tool.exists': fail(500, 'The destination already exists.'),
+  'tool.grammar-incompatible': fail(
+    500,
+    "The language's grammar package does not load in the installed web-tree-sitter; install the versions package.json pins.",
+  ),
   'tool.hard-linked': fail(
     500,
     'The file has other hard links; changing it could change files outside the roots.',
   ),
+  'tool.index-failed': fail(500, 'The structural index could not parse the file.'),
+  'tool.index-timeout': fail(500, 'The structural index ran past its time bound.'),
   'tool.io': fail(500, 'A file operation failed.'),
   'tool.is-directory': fail(500, 'The path is a directory.'),
   'tool.match-ambiguous': fail(500, 'The patch search text occurs more than once.'),
+  'tool.no-grammar': fail(
+    500,
+    "The grammar package for the file's language (or web-tree-sitter) is not installed; the message names the package.",
+  ),
   'tool.no-match': fail(500, 'The patch search text was not found.'),
   'tool.no-python': fail(500, 'No Python interpreter is available to check syntax.'),
   'tool.no-roots': fail(500, 'The session has no roots to work in.'),
@@ -340,6 +350,7 @@ export const ERROR_CATALOGUE = {
   'tool.too-many-calls': retry(500, 'Too many tool calls are running or waiting in the session.'),
   'tool.unbound': fail(500, 'No tool of that name is bound in the session.'),
 
+  'tool.unsupported-language': fail(500, 'The structural index has no grammar for this kind of file.'),
   'turn.abandoned': fail(500, 'The turn never finished: its engine stopped while it ran.'),
   'turn.cancelled': fail(500, 'The turn was cancelled.'),
   'turn.conflict': fail(409, 'The turn belongs to another session.'),
