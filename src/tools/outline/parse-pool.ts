@@ -1,6 +1,6 @@
 import type { Worker } from 'node:worker_threads'
-import { type ErrorContext, VisError } from '../../util/errors.js'
 import { isErrorCode } from '../../util/error-catalogue.js'
+import { type ErrorContext, VisError } from '../../util/errors.js'
 import { startModuleWorker } from '../../util/module-worker.js'
 import type { LanguageSpec } from './languages.js'
 import { type Outline, ParseTimeout } from './parse.js'
