@@ -5,8 +5,8 @@ import type { Socket } from 'node:net'
 import { join } from 'node:path'
 import type { NetworkEntry } from '../confinement/egress/network-policy.js'
 import { LimitsSchema } from '../confinement/jail-policy.js'
+import { isSpinUs, MAX_SPIN_US } from '../native/wire-spin.js'
 import { Channel, type ChannelStats } from '../protocol/channel.js'
-import { isSpinUs, MAX_SPIN_US } from '../protocol/framing.js'
 import {
   CHILD_NOTIFICATION_SCHEMAS,
   CHILD_REQUEST_SCHEMAS,

@@ -1,10 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { z } from 'zod'
-import { SessionPolicySchema } from '../engine/schemas.js'
 import { McpServersSchema } from '../mcp-client/config.js'
 import { VisError } from '../util/errors.js'
 import { visHome } from '../util/home.js'
+import { SessionPolicySchema } from './schemas.js'
 
 // The vis home's mcp.json: the servers whose tools sessions get, and the policy of the
 // sessions vis itself serves over MCP.
