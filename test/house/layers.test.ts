@@ -41,11 +41,12 @@ const ROWS: Record<string, number> = {
 }
 
 // Folders that hold a session's worker: only the sessions layer, and the outer surfaces that
-// drive a bare worker for measuring (bench) or debugging (cli), import them from above.
+// drive a bare worker for measuring (bench, and `vis bench` in cli), import them from above.
 const BENEATH_SESSIONS = new Set(['worker', 'protocol'])
 const THROUGH_SESSIONS = new Set([
   'engine',
   'drafts',
+  'extensions',
   'project',
   'mcp-client',
   'skills',
@@ -154,5 +155,15 @@ describe('layering', () => {
       "export { a } from '../native/wire-spin.js'\n",
     )[0] as Edge
     assert.equal(violation(down), undefined)
+  })
+
+  test('a listed crossing is kept, the same import from elsewhere is not', () => {
+    const trusted = importsOf(
+      join(src, 'extensions', 'x.ts'),
+      "import { Worker } from '../worker/worker.js'\n",
+    )
+    assert.equal(violation(trusted[0] as Edge), undefined)
+    const agent = importsOf(join(src, 'agent', 'x.ts'), "import { Worker } from '../worker/worker.js'\n")
+    assert.match(violation(agent[0] as Edge) ?? '', /src\/agent reaches past src\/sessions into src\/worker/)
   })
 })
