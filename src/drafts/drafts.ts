@@ -11,6 +11,7 @@ import type { Overlay } from '../confinement/jail-policy.js'
 import { rootChanged, rootIdentity } from '../confinement/root-guard.js'
 import type { Db } from '../persistence/statements.js'
 import { VisError } from '../util/errors.js'
+import { issuesText } from '../util/zod-issues.js'
 import { findConflicts, landChanges } from './apply.js'
 import { BaseRecord } from './base-record.js'
 import { type Change, gitMode, scanChanges } from './changes.js'
@@ -80,8 +81,7 @@ function parseInput<S extends z.ZodTypeAny>(
 ): z.output<S> {
   const r = schema.safeParse(value)
   if (r.success) return r.data
-  const why = r.error.issues.map((i) => i.message).join('; ')
-  throw new VisError('draft.invalid', `${what}: ${why}`, { sessionId, op: 'draft' })
+  throw new VisError('draft.invalid', `${what}: ${issuesText(r.error)}`, { sessionId, op: 'draft' })
 }
 
 // What the drafts need from the engine that owns the sessions.

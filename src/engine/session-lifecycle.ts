@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import { formatPythonForDisplay } from '../format/index.js'
 import type { Session } from '../sessions/session.js'
+import { normalizePolicy } from '../sessions/session-policy.js'
 import { VisError } from '../util/errors.js'
-import { normalizePolicy } from '../worker/worker-policy.js'
 import { withLiveStatus } from './block-queue.js'
 import {
   assertOpen,
