@@ -250,8 +250,9 @@ export class SubLoops {
           shell: policy.shell,
           title: `sub_loop of ${parentId}: ${prompt.split('\n')[0]!.slice(0, 60)}`,
         },
-        // Its roots lie within the parent's (each resolved, checked and pinned for its own jail).
-        { within: policy.roots },
+        // Its roots lie within the parent's (each resolved, checked and pinned for its own jail);
+        // a parent working in a draft gives its child the draft (drafts.ts lend).
+        { within: policy.roots, draftOf: parentId },
       )
       childId = child.id
       this.depth.set(childId, depth)

@@ -153,6 +153,12 @@ export const ERROR_CATALOGUE = {
     409,
     'The draft or its real root changed during the read; retry once the blocks that write it finish.',
   ),
+  // A sub_loop() child of a session in a draft works in that draft (src/drafts/drafts.ts lend).
+  'draft.child-root-inside': fail(
+    409,
+    "A child session's root lies inside its parent's drafted root, where it would see the real files.",
+  ),
+  'draft.lent': fail(409, "The session works in its parent session's draft; only the parent can change it."),
   'draft.conflict': fail(409, 'Files changed in the real root since the draft began.'),
   'draft.exists': fail(409, 'The session is already in a draft.'),
   'draft.invalid': fail(400, 'The draft request is invalid.'),
