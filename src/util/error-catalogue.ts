@@ -43,8 +43,14 @@ export const ERROR_CATALOGUE = {
     'A sub_loop() child was cancelled (with its parent) before it answered.',
   ),
   // A turn's token/cost budget (src/agent/budget.ts), shared with its sub_loop children.
-  'agent.budget-exceeded': fail(409, "The turn's token or cost budget (shared with its sub_loop children) is spent."),
-  'agent.budget-unpriced': fail(400, 'A cost budget applies but the model has no price in agent.json to count it.'),
+  'agent.budget-exceeded': fail(
+    409,
+    "The turn's token or cost budget (shared with its sub_loop children) is spent.",
+  ),
+  'agent.budget-unpriced': fail(
+    400,
+    'A cost budget applies but the model has no price in agent.json to count it.',
+  ),
   'agent.sub-loop-failed': fail(500, 'A sub_loop() child turn ended without an answer.'),
   'agent.no-api-key': fail(400, "The model's provider has no API key configured."),
   'agent.no-model': fail(400, 'No model is configured for the agent (VIS_MODEL or agent.json).'),
