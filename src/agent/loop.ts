@@ -283,6 +283,7 @@ async function runBlock(t: TurnRun, code: string, iterationId: string): Promise<
       iteration_id: iterationId,
       duration_ms: block.duration_ms,
       result: block.result,
+      value: block.value,
       error: block.error,
       timed_out: block.timed_out,
     })
