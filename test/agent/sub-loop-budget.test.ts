@@ -3,10 +3,15 @@
 // raised in the parent's block (never a hung parent), and the parent stops before its next
 // request. Against the provider double, with real sessions.
 import assert from 'node:assert/strict'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { test } from 'node:test'
+import { startServer } from '../../src/http/index.js'
 import { VisError } from '../../src/util/errors.js'
-import { pyCall, type Recorded, type Scripted } from './double.js'
-import { harness } from './harness.js'
+import { client } from '../http/helpers.js'
+import { ProviderDouble, pyCall, type Recorded, type Scripted } from './double.js'
+import { harness, python } from './harness.js'
 
 // The parent starts one child and prints what its call raised; the child keeps working (a
 // block per reply) until something stops it. Every request is priced at `each` tokens.
@@ -102,5 +107,40 @@ test('a cost budget from agent.json counts priced requests across the tree; an u
     )
   } finally {
     await h.close()
+  }
+})
+
+test('over HTTP: a turn body’s budget is kept; a malformed one is refused with 400 before anything runs', async () => {
+  const home = mkdtempSync(join(tmpdir(), 'vis-budget-http-home-'))
+  const root = mkdtempSync(join(tmpdir(), 'vis-budget-http-root-'))
+  process.env.VIS_HOME = home
+  const double = await new ProviderDouble().start()
+  writeFileSync(
+    join(home, 'agent.json'),
+    JSON.stringify({
+      model: 'openai/double-model',
+      providers: { openai: { baseURL: double.openaiURL, apiKey: 'sk-http' } },
+    }),
+  )
+  const server = await startServer({ home, python, port: 0, pool: { size: 0 }, extensions: false })
+  const call = client(server.url)
+  try {
+    const s = (await call('POST', '/v1/sessions', { roots: [root] })).body
+    double.script([], model({ input: 50, output: 10 }))
+    const r = await call('POST', `/v1/sessions/${s.id}/turns`, {
+      prompt: 'PARENT-TASK: let a helper work',
+      budget: { tokens: 180 },
+    })
+    assert.equal(r.status, 200, r.text)
+    assert.equal(r.body.status, 'failed')
+    assert.equal(r.body.error.code, 'agent.budget-exceeded')
+    assert.equal(r.body.tree_usage.input + r.body.tree_usage.output, 180)
+
+    const bad = await call('POST', `/v1/sessions/${s.id}/turns`, { prompt: 'x', budget: { tokens: 0 } })
+    assert.equal(bad.status, 400, bad.text)
+    assert.match(bad.text, /budget/)
+  } finally {
+    await server.close()
+    await double.close()
   }
 })
