@@ -4,7 +4,7 @@
 // parent's would. A child root inside the drafted root is refused (it would be the real
 // directory behind the draft).
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { pyCall, type Recorded, type Scripted } from './double.js'
@@ -107,6 +107,57 @@ test('in a draft, a child given a root inside the drafted root is refused with d
     assert.match(out, /^REFUSED draft\.child-root-inside .*draft "helper work".*apply the draft first/)
     // No child turn started.
     assert.equal(r.children.length, 0)
+  } finally {
+    await h.close()
+  }
+})
+
+test('a session lent its parent’s draft sees it, but only the owner applies, abandons or replaces it', async () => {
+  const h = await harness()
+  try {
+    await h.engine.draft(h.sessionId).create('owned')
+    const made = await h.engine.runBlock(h.sessionId, {
+      code: `open(${JSON.stringify(join(h.root, 'a.txt'))}, "w").write("a\\n")`,
+    })
+    assert.equal(made.block.error, null, JSON.stringify(made.block.error))
+    const child = await h.engine.createSession(
+      { roots: [h.root] },
+      { within: [h.root], draftOf: h.sessionId },
+    )
+    const mine = await h.engine.draft(h.sessionId).state()
+    const lent = await h.engine.draft(child.id).state()
+    assert.equal(lent.mode, 'draft')
+    assert.equal(lent.draft?.id, mine.draft?.id)
+    assert.deepEqual(
+      (await h.engine.draft(child.id).changes()).changes.map((c) => c.path),
+      ['a.txt'],
+    )
+    for (const op of [
+      () => h.engine.draft(child.id).apply(),
+      () => h.engine.draft(child.id).abandon('no'),
+      () => h.engine.draft(child.id).create('mine'),
+    ]) {
+      await assert.rejects(op(), (err: { code?: string; message?: string }) => {
+        assert.equal(err.code, 'draft.lent')
+        assert.match(err.message ?? '', new RegExp(`parent session ${h.sessionId}`))
+        return true
+      })
+    }
+    // The child's block sees the draft, not the real root (where a.txt does not exist).
+    writeFileSync(join(h.root, 'real-only.txt'), 'real\n')
+    const seen = await h.engine.runBlock(child.id, {
+      code: `import os\nsorted(n for n in os.listdir(${JSON.stringify(h.root)}) if n.endswith(".txt"))`,
+    })
+    assert.deepEqual(seen.block.result, ['a.txt', 'real-only.txt'])
+    assert.equal(existsSync(join(h.root, 'a.txt')), false)
+    // Closing the child leaves the parent's draft whole and working.
+    await h.engine.closeSession(child.id)
+    await h.engine.dropWorker(h.sessionId)
+    const back = await h.engine.runBlock(h.sessionId, {
+      code: `open(${JSON.stringify(join(h.root, 'a.txt'))}).read()`,
+    })
+    assert.equal(back.block.result, 'a\n', JSON.stringify(back.block.error))
+    assert.deepEqual((await h.engine.draft(h.sessionId).apply()).landed, ['a.txt'])
   } finally {
     await h.close()
   }
