@@ -102,6 +102,9 @@ function renderAttachments(list) {
 
 function renderBlock(b) {
   const status = blockStatus(b)
+  // The result, or the value a block that also printed ended in (shown after its output, as a
+  // notebook shows a cell's).
+  const shown = b.result ?? b.value
   const action =
     b.status === 'running'
       ? h('button', { class: 'interrupt', onclick: () => interrupt(b.id) }, 'Interrupt')
@@ -122,8 +125,8 @@ function renderBlock(b) {
     ),
     h('pre', { class: 'code' }, b.code_display ?? b.code),
     h('pre', { class: 'stdout' }, b.stdout ?? ''),
-    b.result !== null && b.result !== undefined
-      ? h('div', { class: 'result' }, `→ ${JSON.stringify(b.result)}`)
+    shown !== null && shown !== undefined
+      ? h('div', { class: 'result' }, `→ ${JSON.stringify(shown)}`)
       : null,
     b.error ? renderError(b.error) : null,
     renderAttachments(b.attachments),

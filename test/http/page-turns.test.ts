@@ -41,7 +41,7 @@ after(async () => {
   await double?.close()
 })
 
-test('a turn with two sub_loop children shows as a tree; a child links back to its parent', async () => {
+test('a turn with two sub_loop children shows as a tree; a child links back to its parent; a block that printed shows its value too', async () => {
   double.script([], (req) => {
     const b = JSON.stringify(req.body)
     if (b.includes('PARENT-TASK')) {
@@ -96,4 +96,14 @@ test('a turn with two sub_loop children shows as a tree; a child links back to i
   assert.equal(await parent.textContent(), `Child of turn ${turn.body.id} (block ${block})`)
   await parent.locator('a').click()
   await page.locator(`article.turn[data-turn="${turn.body.id}"]`).waitFor({ timeout: 30_000 })
+
+  // A block that printed and ends in an expression shows both, as a notebook does; its view's
+  // result stays null, the value has its own field.
+  const nb = await call('POST', `/v1/sessions/${s.id}/blocks`, { code: 'print("rows", 3)\n6 * 7' })
+  assert.equal(nb.status, 200, nb.text)
+  assert.deepEqual([nb.body.stdout, nb.body.result, nb.body.value], ['rows 3\n', null, 42])
+  const cell = page.locator(`article[data-block="${nb.body.id}"][data-status="done"]`)
+  await cell.waitFor({ timeout: 30_000 })
+  assert.equal(await cell.locator('pre.stdout').textContent(), 'rows 3\n')
+  assert.equal(await cell.locator('.result').textContent(), '→ 42')
 })
