@@ -97,8 +97,11 @@ export class Engine {
   // ---- sessions (session-lifecycle.ts) ----
 
   // `within`: where the roots must resolve (an MCP server's own roots); the engine's allowRoots
-  // when unset.
-  async createSession(body: CreateSessionBody = {}, opts: { within?: string[] } = {}): Promise<SessionView> {
+  // when unset. `draftOf`: a parent session whose draft (if any) the new session works in.
+  async createSession(
+    body: CreateSessionBody = {},
+    opts: { within?: string[]; draftOf?: string } = {},
+  ): Promise<SessionView> {
     return createSession(this.core, body, opts)
   }
 

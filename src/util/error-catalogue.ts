@@ -42,6 +42,15 @@ export const ERROR_CATALOGUE = {
     500,
     'A sub_loop() child was cancelled (with its parent) before it answered.',
   ),
+  // A turn's token/cost budget (src/agent/budget.ts), shared with its sub_loop children.
+  'agent.budget-exceeded': fail(
+    409,
+    "The turn's token or cost budget (shared with its sub_loop children) is spent.",
+  ),
+  'agent.budget-unpriced': fail(
+    400,
+    'A cost budget applies but the model has no price in agent.json to count it.',
+  ),
   'agent.sub-loop-failed': fail(500, 'A sub_loop() child turn ended without an answer.'),
   'agent.no-api-key': fail(400, "The model's provider has no API key configured."),
   'agent.no-model': fail(400, 'No model is configured for the agent (VIS_MODEL or agent.json).'),
@@ -153,6 +162,12 @@ export const ERROR_CATALOGUE = {
     409,
     'The draft or its real root changed during the read; retry once the blocks that write it finish.',
   ),
+  // A sub_loop() child of a session in a draft works in that draft (src/drafts/drafts.ts lend).
+  'draft.child-root-inside': fail(
+    409,
+    "A child session's root lies inside its parent's drafted root, where it would see the real files.",
+  ),
+  'draft.lent': fail(409, "The session works in its parent session's draft; only the parent can change it."),
   'draft.conflict': fail(409, 'Files changed in the real root since the draft began.'),
   'draft.exists': fail(409, 'The session is already in a draft.'),
   'draft.invalid': fail(400, 'The draft request is invalid.'),
