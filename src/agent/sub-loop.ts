@@ -236,23 +236,12 @@ export class SubLoops {
     let childId: string | undefined
     try {
       giveSlot = await slots.take(signal)
-      const parent = engine.sessionView(parentId)
-      const policy = parent.policy as {
-        roots: string[]
-        network: Record<string, unknown>
-        shell: boolean
-      }
-      const roots = options?.roots ?? policy.roots
-      const child = await engine.createSession(
-        {
-          roots,
-          network: policy.network as never,
-          shell: policy.shell,
-          title: `sub_loop of ${parentId}: ${prompt.split('\n')[0]!.slice(0, 60)}`,
-        },
-        // Its roots lie within the parent's (each resolved, checked and pinned for its own jail).
-        { within: policy.roots },
-      )
+      // Its roots come from the parent's pinned roots (engine/roots.ts childPolicy): a parent
+      // root swapped since refuses the child as it refuses the parent's own tools.
+      const child = await engine.createChildSession(parentId, {
+        ...(options?.roots ? { roots: options.roots } : {}),
+        title: `sub_loop of ${parentId}: ${prompt.split('\n')[0]!.slice(0, 60)}`,
+      })
       childId = child.id
       this.depth.set(childId, depth)
       // The parent's definitions as of its last finished block: the child starts where the

@@ -33,6 +33,7 @@ import type {
 import {
   abandonLeftovers,
   closeSession,
+  createChildSession,
   createSession,
   getSession,
   listSessions,
@@ -100,6 +101,16 @@ export class Engine {
   // when unset.
   async createSession(body: CreateSessionBody = {}, opts: { within?: string[] } = {}): Promise<SessionView> {
     return createSession(this.core, body, opts)
+  }
+
+  // A sub_loop child of a session this process runs: the parent's policy, its roots (or the
+  // narrower `roots`, each inside one of them) pinned from the parent's pinned roots, so a
+  // parent root swapped since the parent's creation refuses the child (policy.root-changed).
+  async createChildSession(
+    parentId: string,
+    body: { roots?: string[]; title?: string },
+  ): Promise<SessionView> {
+    return createChildSession(this.core, parentId, body)
   }
 
   // Whether another live process on this home runs the session now (it owns it: ownership.ts).
