@@ -6,6 +6,7 @@ import { resolveAgent } from '../skills/agent-definition.js'
 import { skillsOf } from '../skills/session-skills.js'
 import type { ToolContext } from '../tools/types.js'
 import { isVisError, VisError } from '../util/errors.js'
+import { allowedChildModel, type ChildModelRule } from './child-models.js'
 import type { CallScope } from './journal.js'
 import type { Provider } from './providers/types.js'
 
@@ -62,6 +63,8 @@ export type SubLoopHost = {
   defaultMaxIterations: number
   // agent.json's model aliases (sonnet, opus, ...) for agent definitions' `model`.
   aliases: Readonly<Record<string, string>>
+  // The models a child may be given (child-models.ts): only what the person configured now.
+  models: () => ChildModelRule
   // Runs a child turn to its end (Agent.turn with its parent recorded).
   runChild: (
     sessionId: string,
@@ -221,6 +224,12 @@ export class SubLoops {
         context,
       )
     }
+    // A model the block names is checked before anything else happens: the host's request to
+    // an endpoint nobody configured would leave past the egress policy (child-models.ts).
+    const parentModel = `${parentTurn.provider.name}/${parentTurn.provider.model}`
+    const model = options?.model
+      ? allowedChildModel(this.host.models(), options.model, parentModel, context)
+      : undefined
     // The child's cancel: the parent turn's, the block call's (an interrupt), and its own clock.
     const clock = AbortSignal.timeout(config.timeoutMs)
     const signal = AbortSignal.any([parentTurn.signal, ctx.signal, clock])
@@ -258,7 +267,7 @@ export class SubLoops {
         }
       }
       const end = await this.host.runChild(childId, prompt, {
-        ...(options?.model ? { model: options.model } : { provider: parentTurn.provider }),
+        ...(model !== undefined && model !== parentModel ? { model } : { provider: parentTurn.provider }),
         maxIterations: options?.max_iterations ?? this.host.defaultMaxIterations,
         signal,
         parent: { session_id: parentId, turn_id: turnId, block_id: blockId },
@@ -275,7 +284,7 @@ export class SubLoops {
       throw new VisError(
         end.status === 'cancelled' ? 'agent.sub-loop-cancelled' : 'agent.sub-loop-failed',
         `The child turn in session ${childId} ended ${end.status} without an answer` +
-          (end.error ? `: ${end.error.message}` : '.'),
+          (end.error ? `: ${childError(end.error)}` : '.'),
         { ...context, childSessionId: childId, ...(end.error ? { cause: end.error.code } : {}) },
       )
     } catch (err) {
@@ -300,4 +309,14 @@ export class SubLoops {
   forgetTurn(turnId: string): void {
     this.slots.delete(turnId)
   }
+}
+
+// Why a child ended, as its parent's block may read it. A model request's failure carries what
+// the endpoint answered (its body, its address in a connection error): the block learns the code
+// (with its HTTP status) only; the person reads the whole error in the child turn's record.
+function childError(error: { code: string; message: string }): string {
+  if (error.code.startsWith('agent.model-')) {
+    return `its model request failed (${error.code}); the child turn's record holds the details`
+  }
+  return error.message.length > 500 ? `${error.message.slice(0, 500)}…` : error.message
 }
