@@ -151,7 +151,8 @@ export class SubLoops {
       doc:
         'Run a child agent turn on a fork of this session (its own conversation and globals, this ' +
         "session's tools and definitions, roots within this session's) and return its answer as a " +
-        'str. Several run in parallel under gather(). Raises when the child ends without an answer.',
+        'str. Several run in parallel under gather(). Raises when the child ends without an answer. ' +
+        "model: unset for this turn's model, else only one agent.json configures (or an alias it names).",
       signature: '(prompt, *, model=None, max_iterations=None, roots=None)',
       args: ArgsSchema,
       run: (args, ctx) => this.run(sessionId, scope, args as z.infer<typeof ArgsSchema>, ctx),
