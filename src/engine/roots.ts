@@ -27,8 +27,8 @@ export function jailRefusal(err: unknown, roots: readonly string[], sessionId: s
   )
 }
 
-// The policy of a child session (the agent's sub_loop(roots=...)): it sees at most what its
-// parent sees NOW, never what the parent's root paths lead to now. The parent's roots are opened
+// The policy of a child session (the agent's sub_loop(roots=...)): it sees at most the
+// directories its parent was pinned to, never whatever the parent's root paths lead to now. The parent's roots are opened
 // and held to the parent's pins first (a root renamed away or swapped for a link refuses the
 // child with policy.root-changed, as it refuses the parent's own tools); each child root is then
 // pinned to what it names beneath the parent root's fd (openat2, no symlinks, nothing above),
