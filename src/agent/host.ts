@@ -7,6 +7,7 @@ import { VisError } from '../util/errors.js'
 import { TURN_EVENT_NAMES } from '../util/event-names.js'
 import { Approvals } from './approvals.js'
 import { type Budget, TurnBudget, unpriced } from './budget.js'
+import { childModelRule } from './child-models.js'
 import { type AgentConfig, loadAgentConfig, resolveModel } from './config.js'
 import { ModelDeltaBatcher } from './deltas.js'
 import { FOLD_TOOL, foldTool } from './fold-tool.js'
@@ -106,6 +107,7 @@ export class Agent {
       config: SubLoopConfigSchema.parse(config.subLoops ?? {}),
       defaultMaxIterations: config.maxIterations,
       aliases: config.aliases ?? {},
+      models: () => childModelRule(config),
       runChild: (id, prompt, o) => this.turn(id, prompt, o),
       turnOf: (id, turnId) => {
         const s = this.sessions.get(id)

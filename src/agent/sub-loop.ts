@@ -7,6 +7,7 @@ import { skillsOf } from '../skills/session-skills.js'
 import type { ToolContext } from '../tools/types.js'
 import { isVisError, VisError } from '../util/errors.js'
 import type { TurnBudget } from './budget.js'
+import { allowedChildModel, type ChildModelRule } from './child-models.js'
 import type { CallScope } from './journal.js'
 import type { Provider } from './providers/types.js'
 
@@ -65,6 +66,8 @@ export type SubLoopHost = {
   defaultMaxIterations: number
   // agent.json's model aliases (sonnet, opus, ...) for agent definitions' `model`.
   aliases: Readonly<Record<string, string>>
+  // The models a child may be given (child-models.ts): only what the person configured now.
+  models: () => ChildModelRule
   // Runs a child turn to its end (Agent.turn with its parent recorded).
   runChild: (
     sessionId: string,
@@ -156,7 +159,8 @@ export class SubLoops {
       doc:
         'Run a child agent turn on a fork of this session (its own conversation and globals, this ' +
         "session's tools and definitions, roots within this session's) and return its answer as a " +
-        'str. Several run in parallel under gather(). Raises when the child ends without an answer.',
+        'str. Several run in parallel under gather(). Raises when the child ends without an answer. ' +
+        "model: unset for this turn's model, else only one agent.json configures (or an alias it names).",
       signature: '(prompt, *, model=None, max_iterations=None, roots=None)',
       args: ArgsSchema,
       run: (args, ctx) => this.run(sessionId, scope, args as z.infer<typeof ArgsSchema>, ctx),
@@ -233,6 +237,12 @@ export class SubLoops {
     if (left !== undefined) {
       throw new VisError('agent.budget-exceeded', `No budget is left for a child turn: ${left}.`, context)
     }
+    // A model the block names is checked before anything else happens: the host's request to
+    // an endpoint nobody configured would leave past the egress policy (child-models.ts).
+    const parentModel = `${parentTurn.provider.name}/${parentTurn.provider.model}`
+    const model = options?.model
+      ? allowedChildModel(this.host.models(), options.model, parentModel, context)
+      : undefined
     // The child's cancel: the parent turn's, the block call's (an interrupt), and its own clock.
     const clock = AbortSignal.timeout(config.timeoutMs)
     const signal = AbortSignal.any([parentTurn.signal, ctx.signal, clock])
@@ -248,24 +258,13 @@ export class SubLoops {
     let childId: string | undefined
     try {
       giveSlot = await slots.take(signal)
-      const parent = engine.sessionView(parentId)
-      const policy = parent.policy as {
-        roots: string[]
-        network: Record<string, unknown>
-        shell: boolean
-      }
-      const roots = options?.roots ?? policy.roots
-      const child = await engine.createSession(
-        {
-          roots,
-          network: policy.network as never,
-          shell: policy.shell,
-          title: `sub_loop of ${parentId}: ${prompt.split('\n')[0]!.slice(0, 60)}`,
-        },
-        // Its roots lie within the parent's (each resolved, checked and pinned for its own jail);
-        // a parent working in a draft gives its child the draft (drafts.ts lend).
-        { within: policy.roots, draftOf: parentId },
-      )
+      // Its roots come from the parent's pinned roots (engine/roots.ts childPolicy): a parent
+      // root swapped since refuses the child as it refuses the parent's own tools. A parent working in a
+      // draft gives its child the draft (drafts.ts lend).
+      const child = await engine.createChildSession(parentId, {
+        ...(options?.roots ? { roots: options.roots } : {}),
+        title: `sub_loop of ${parentId}: ${prompt.split('\n')[0]!.slice(0, 60)}`,
+      })
       childId = child.id
       this.depth.set(childId, depth)
       // The parent's definitions as of its last finished block: the child starts where the
@@ -282,7 +281,7 @@ export class SubLoops {
         }
       }
       const end = await this.host.runChild(childId, prompt, {
-        ...(options?.model ? { model: options.model } : { provider: parentTurn.provider }),
+        ...(model !== undefined && model !== parentModel ? { model } : { provider: parentTurn.provider }),
         maxIterations: options?.max_iterations ?? this.host.defaultMaxIterations,
         signal,
         parent: { session_id: parentId, turn_id: turnId, block_id: blockId },
@@ -307,7 +306,7 @@ export class SubLoops {
       throw new VisError(
         end.status === 'cancelled' ? 'agent.sub-loop-cancelled' : 'agent.sub-loop-failed',
         `The child turn in session ${childId} ended ${end.status} without an answer` +
-          (end.error ? `: ${end.error.message}` : '.'),
+          (end.error ? `: ${childError(end.error)}` : '.'),
         { ...context, childSessionId: childId, ...(end.error ? { cause: end.error.code } : {}) },
       )
     } catch (err) {
@@ -332,4 +331,14 @@ export class SubLoops {
   forgetTurn(turnId: string): void {
     this.slots.delete(turnId)
   }
+}
+
+// Why a child ended, as its parent's block may read it. A model request's failure carries what
+// the endpoint answered (its body, its address in a connection error): the block learns the code
+// (with its HTTP status) only; the person reads the whole error in the child turn's record.
+function childError(error: { code: string; message: string }): string {
+  if (error.code.startsWith('agent.model-')) {
+    return `its model request failed (${error.code}); the child turn's record holds the details`
+  }
+  return error.message.length > 500 ? `${error.message.slice(0, 500)}…` : error.message
 }

@@ -1,8 +1,9 @@
 import { closeSync, fstatSync, openSync, readFileSync, readlinkSync, statfsSync } from 'node:fs'
 import { join, relative, resolve, sep } from 'node:path'
-import { VisError } from '../util/errors.js'
+import { isVisError, VisError } from '../util/errors.js'
 import { packageRoot, visHome } from '../util/home.js'
 import { realish } from '../util/real-path.js'
+import { openAt2, STRICT } from './beneath.js'
 
 // Where a root may come from. Every jail that mounts roots (a session's worker, a warm-pool
 // refill, a shell call's tool jail, a child session) goes through openRoots: each root is
@@ -118,7 +119,7 @@ function protectedRuntimeTrees(): { dir: string; strict: boolean }[] {
 }
 
 // The refusals that need no filesystem: the same for a path and for what it resolves to.
-function lexicalRefusal(path: string, shown: string, ctx: Context): VisError | undefined {
+export function lexicalRefusal(path: string, shown: string, ctx: Context): VisError | undefined {
   if (path === '/') {
     return new VisError(
       'policy.root-too-broad',
@@ -300,6 +301,36 @@ export function openBelow(root: OpenedRoot, path: string, ctx: Context = {}): nu
     )
   }
   return fd
+}
+
+// The identity of a directory below an opened root, resolved from the root's fd by openat2(2)
+// with no symlink on the way and nothing above the root: what a child session's narrower root
+// is pinned to. By path, a link planted below the root (or the root's path swapped since it was
+// opened) could lead anywhere; from the fd, only to a real directory beneath what was opened.
+export function identityBeneath(root: OpenedRoot, path: string, ctx: Context = {}): string {
+  const rel = relative(root.path, path)
+  if (rel === '') return rootIdentity(root.fd)
+  let fd: number
+  try {
+    fd = openAt2(root.fd, rel, O_PATH | O_DIRECTORY, STRICT)
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    if (code === 'ELOOP' || code === 'EXDEV') {
+      throw new VisError(
+        'policy.root-not-allowed',
+        `Root ${path} leads through a symlink below ${root.path}; a narrower root must name a real ` +
+          'directory inside its parent root, with no link on the way. Name the directory itself.',
+        { ...ctx, path },
+      )
+    }
+    if (isVisError(err)) throw err
+    throw openRefusal(err as NodeJS.ErrnoException, path, ctx)
+  }
+  try {
+    return rootIdentity(fd)
+  } finally {
+    closeSync(fd)
+  }
 }
 
 function openRefusal(err: NodeJS.ErrnoException, path: string, ctx: Context): VisError {

@@ -33,6 +33,7 @@ import type {
 import {
   abandonLeftovers,
   closeSession,
+  createChildSession,
   createSession,
   getSession,
   listSessions,
@@ -97,12 +98,20 @@ export class Engine {
   // ---- sessions (session-lifecycle.ts) ----
 
   // `within`: where the roots must resolve (an MCP server's own roots); the engine's allowRoots
-  // when unset. `draftOf`: a parent session whose draft (if any) the new session works in.
-  async createSession(
-    body: CreateSessionBody = {},
-    opts: { within?: string[]; draftOf?: string } = {},
-  ): Promise<SessionView> {
+  // when unset.
+  async createSession(body: CreateSessionBody = {}, opts: { within?: string[] } = {}): Promise<SessionView> {
     return createSession(this.core, body, opts)
+  }
+
+  // A sub_loop child of a session this process runs: the parent's policy, its roots (or the
+  // narrower `roots`, each inside one of them) pinned from the parent's pinned roots, so a
+  // parent root swapped since the parent's creation refuses the child (policy.root-changed). A
+  // parent working in a draft lends it to the child.
+  async createChildSession(
+    parentId: string,
+    body: { roots?: string[]; title?: string },
+  ): Promise<SessionView> {
+    return createChildSession(this.core, parentId, body)
   }
 
   // Whether another live process on this home runs the session now (it owns it: ownership.ts).

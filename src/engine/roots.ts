@@ -1,4 +1,4 @@
-import { checkRootPaths } from '../confinement/root-guard.js'
+import { checkRootPaths, identityBeneath, lexicalRefusal, openRoots } from '../confinement/root-guard.js'
 import { normalizePolicy, type WorkerPolicy } from '../sessions/session-policy.js'
 import { isVisError, VisError } from '../util/errors.js'
 
@@ -27,26 +27,60 @@ export function jailRefusal(err: unknown, roots: readonly string[], sessionId: s
   )
 }
 
-// The policy of a child session (the agent's sub_loop(roots=...)): its roots must lie within the
-// parent's, which become its bounds, checked like every root at each of its jails (root-guard.ts);
-// the parent's own bounds still apply. No roots given: the parent's. Masks and a draft's overlay
-// belong to the parent's jail and are worked out again for the child's.
+// The policy of a child session (the agent's sub_loop(roots=...)): it sees at most the
+// directories its parent was pinned to, never whatever the parent's root paths lead to now. The parent's roots are opened
+// and held to the parent's pins first (a root renamed away or swapped for a link refuses the
+// child with policy.root-changed, as it refuses the parent's own tools); each child root is then
+// pinned to what it names beneath the parent root's fd (openat2, no symlinks, nothing above),
+// and the child's every jail holds it to that identity. No roots given: the parent's, with the
+// parent's pins. The parent's roots become the child's bounds; the parent's own bounds still
+// apply. Masks and a draft's overlay belong to the parent's jail and are worked out again.
 export function childPolicy(
   parent: WorkerPolicy,
   roots: readonly string[] | undefined,
   sessionId: string,
 ): WorkerPolicy {
-  const { hidden: _h, overlay: _o, pins: _p, ...rest } = parent
+  const ctx = { sessionId, op: 'sub_loop' }
+  const { hidden: _h, overlay: _o, pins: parentPins, ...rest } = parent
   const child = normalizePolicy({ ...rest, roots: [...(roots ?? parent.roots)], within: parent.roots })
-  if (parent.roots.length === 0 && child.roots.length > 0) {
+  if (child.roots.length === 0) return child
+  if (parent.roots.length === 0) {
     throw new VisError(
       'policy.root-not-allowed',
       `Root ${child.roots[0]} is not inside the parent session's roots (it has none); a child session sees ` +
         'at most what its parent sees.',
-      { sessionId, path: child.roots[0] },
+      { ...ctx, path: child.roots[0] },
     )
   }
-  if (parent.within) checkRoots({ roots: child.roots, within: parent.within }, sessionId)
-  const pins = checkRoots(child, sessionId)
-  return child.roots.length > 0 ? { ...child, pins } : child
+  const opened = openRoots(
+    parent.roots,
+    { ...(parent.within ? { within: parent.within } : {}), ...(parentPins ? { pins: parentPins } : {}) },
+    ctx,
+  )
+  try {
+    const pins: Record<string, string> = {}
+    for (const root of child.roots) {
+      const lexical = lexicalRefusal(root, root, ctx)
+      if (lexical) throw lexical
+      // The innermost parent root holding it (roots may nest).
+      const base = opened.roots
+        .filter((r) => root === r.path || root.startsWith(`${r.path}/`))
+        .sort((a, b) => b.path.length - a.path.length)[0]
+      if (!base) {
+        throw new VisError(
+          'policy.root-not-allowed',
+          `Root ${root} is not inside the parent session's roots (${parent.roots.join(', ')}); a child ` +
+            'session sees at most what its parent sees. Name a directory inside them.',
+          { ...ctx, path: root },
+        )
+      }
+      pins[root] = identityBeneath(base, root, ctx)
+    }
+    // Every other rule (vis home, runtime trees, pseudo filesystems), on what each path names
+    // now, which must be the directory just pinned.
+    checkRootPaths(child.roots, { within: child.within, pins }, ctx)
+    return { ...child, pins }
+  } finally {
+    opened.close()
+  }
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { formatPythonForDisplay } from '../format/index.js'
 import type { Session } from '../sessions/session.js'
-import { normalizePolicy } from '../sessions/session-policy.js'
+import { normalizePolicy, type WorkerPolicy } from '../sessions/session-policy.js'
 import { VisError } from '../util/errors.js'
 import { withLiveStatus } from './block-queue.js'
 import {
@@ -14,7 +14,7 @@ import {
   type SessionRow,
 } from './engine-core.js'
 import { finishedEventData } from './events-bridge.js'
-import { checkRoots, jailRefusal } from './roots.js'
+import { checkRoots, childPolicy, jailRefusal } from './roots.js'
 import {
   type CreateSessionBody,
   CreateSessionBodySchema,
@@ -26,7 +26,7 @@ import {
   type SessionView,
 } from './schemas.js'
 import { disposeLive } from './session-worker.js'
-import { toStoredPolicy } from './stored-policy.js'
+import { fromStoredPolicy, toStoredPolicy } from './stored-policy.js'
 import { blockView, sessionView as toSessionView } from './views.js'
 import { startWorker } from './worker-start.js'
 
@@ -36,15 +36,11 @@ import { startWorker } from './worker-start.js'
 export async function createSession(
   core: EngineCore,
   body: CreateSessionBody,
-  // draftOf: the parent session whose draft a child session works in (the agent's sub_loop).
-  opts: { within?: string[]; draftOf?: string } = {},
+  opts: { within?: string[] } = {},
 ): Promise<SessionView> {
   assertOpen(core)
   const v = CreateSessionBodySchema.parse(body)
-  const id = v.id ?? `ses_${randomUUID().replaceAll('-', '')}`
-  if (core.store.sessions.get(id)) {
-    throw new VisError('session.exists', `A session with id ${id} already exists.`, { sessionId: id })
-  }
+  const id = freshId(core, v.id)
   const within = opts.within ?? core.workerDeps.options.allowRoots
   const policy = normalizePolicy({
     roots: v.roots,
@@ -52,8 +48,49 @@ export async function createSession(
     shell: v.shell,
     ...(within ? { within } : {}),
   })
-  const pins = checkRoots(policy, id)
-  if (opts.draftOf !== undefined) core.drafts.lend(id, opts.draftOf, policy.roots)
+  return openSession(core, id, v.title ?? null, policy, checkRoots(policy, id))
+}
+
+// A sub_loop child of a session this process runs: the parent's network and shell, and roots
+// derived from the parent's pinned roots, never from what their paths name now (childPolicy).
+export async function createChildSession(
+  core: EngineCore,
+  parentId: string,
+  body: { roots?: string[]; title?: string },
+): Promise<SessionView> {
+  assertOpen(core)
+  const id = freshId(core, undefined)
+  const stored = fromStoredPolicy(requireSession(core, parentId).policy)
+  const live = core.lives.get(parentId)
+  const within = live?.within ?? core.workerDeps.options.allowRoots
+  const pins = live?.pins ?? (stored.pins?.here ? stored.pins.pins : undefined)
+  const parent = normalizePolicy({
+    ...stored.policy,
+    ...(within ? { within } : {}),
+    ...(pins && stored.policy.roots.length > 0 ? { pins } : {}),
+  })
+  const policy = childPolicy(parent, body.roots, id)
+  // A parent working in a draft lends it to its child (drafts.ts lend).
+  core.drafts.lend(id, parentId, policy.roots)
+  return openSession(core, id, body.title ?? null, policy, policy.pins ?? {})
+}
+
+function freshId(core: EngineCore, given: string | undefined): string {
+  const id = given ?? `ses_${randomUUID().replaceAll('-', '')}`
+  if (core.store.sessions.get(id)) {
+    throw new VisError('session.exists', `A session with id ${id} already exists.`, { sessionId: id })
+  }
+  return id
+}
+
+// A checked policy and its roots' pins become a session: its worker, then its row.
+async function openSession(
+  core: EngineCore,
+  id: string,
+  title: string | null,
+  policy: WorkerPolicy,
+  pins: Record<string, string>,
+): Promise<SessionView> {
   const live = liveFor(core, id)
   live.within = policy.within
   live.pins = pins
@@ -75,7 +112,7 @@ export async function createSession(
     const { within: _w, pins: _p, ...stored } = policy
     core.store.sessions.create({
       id,
-      title: v.title ?? null,
+      title,
       policy: toStoredPolicy(stored, pins),
     })
     claim(core, id)

@@ -120,10 +120,7 @@ test('a session lent its parent’s draft sees it, but only the owner applies, a
       code: `open(${JSON.stringify(join(h.root, 'a.txt'))}, "w").write("a\\n")`,
     })
     assert.equal(made.block.error, null, JSON.stringify(made.block.error))
-    const child = await h.engine.createSession(
-      { roots: [h.root] },
-      { within: [h.root], draftOf: h.sessionId },
-    )
+    const child = await h.engine.createChildSession(h.sessionId, { roots: [h.root] })
     const mine = await h.engine.draft(h.sessionId).state()
     const lent = await h.engine.draft(child.id).state()
     assert.equal(lent.mode, 'draft')

@@ -26,6 +26,7 @@ import {
   type OpenedRoot,
   openBelow,
   openRoots,
+  pinRoots,
   setRootsCheckedHook,
 } from '../../src/confinement/root-guard.js'
 import { childPolicy } from '../../src/engine/roots.js'
@@ -385,6 +386,26 @@ describe('child sessions (sub_loop(roots=...)) use the same rules, bounded by th
     }
     assert.throws(() => childPolicy(parent, ['/proc/self'], 's-child'), { code: 'policy.root-pseudo-fs' })
     assert.throws(() => childPolicy(normalizePolicy({}), [A], 's-child'), { code: 'policy.root-not-allowed' })
+  })
+
+  test("a child's roots are pinned from the parent's pinned roots, never from what their paths name now", () => {
+    const A = tmp('pinned-parent')
+    mkdirSync(join(A, 'sub'))
+    const pins = pinRoots([A], {})
+    const parent = normalizePolicy({ roots: [A], pins })
+    // Unchanged: the child's pins are the parent's identities (and the one beneath it).
+    const same = childPolicy(parent, undefined, 's-child')
+    assert.deepEqual(same.pins, pins)
+    const narrow = childPolicy(parent, [join(A, 'sub')], 's-child')
+    assert.deepEqual(Object.keys(narrow.pins ?? {}), [join(A, 'sub')])
+    // The parent's root renamed away and a link to a directory with a `sub` put in its place.
+    const S = tmp('pinned-swap')
+    mkdirSync(join(S, 'sub'))
+    renameSync(A, `${A}.orig`)
+    symlinkSync(S, A)
+    for (const roots of [undefined, [A], [join(A, 'sub')]]) {
+      assert.throws(() => childPolicy(parent, roots, 's-child'), { code: 'policy.root-changed' })
+    }
   })
 })
 
