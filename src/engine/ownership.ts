@@ -17,7 +17,9 @@ import { pidExists } from '../util/proc.js'
 //
 // Another process reaches an owner through the owner's unix socket in the home (the lease's
 // node_url is `unix:<path>`), one JSON line each way, to interrupt a block (or cancel a queued one) or close a session.
-// The home is 0700 and masked from every sandbox, so only the same user reaches it.
+// The home is 0700 and masked from every sandbox of every vis process of this user (each home is
+// recorded in the per-user registry the jails read, src/util/home-registry.ts), so only the same
+// user, unconfined, reaches it.
 
 export type OwnerOp =
   | { op: 'interrupt'; sessionId: string; blockId?: string }
