@@ -295,6 +295,11 @@ export const ERROR_CATALOGUE = {
   'session.not-found': fail(404, 'No session has that id.'),
 
   'skill.not-found': fail(404, 'No skill (.vis/skills, .claude/skills, ...) has that name.'),
+  'skill.folder-changed': fail(
+    409,
+    "A skill folder outside the roots is no longer the folder it was when the session's worker found it.",
+  ),
+  'skill.folder-vis-home': fail(400, 'A skill folder outside the roots is or contains a vis home.'),
 
   'tool.aborted': fail(500, 'The tool call was cancelled.'),
   'tool.anchor-stale': fail(500, 'A patch anchor no longer matches its line.'),

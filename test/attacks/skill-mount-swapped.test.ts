@@ -52,12 +52,19 @@ print(r['stdout'], r['stderr'])`,
     assert.match(swap.block.stdout ?? '', /swapped/, JSON.stringify(swap.block))
     // A's next tool jail binds whatever the path names now.
     const r = await e.runBlock(a.id, {
-      code: "r = await shell('cat /vis/skills/notes/agent.json; ls /vis/skills/notes')\nprint(r['stdout'], r['stderr'])",
+      code: "try:\n    r = await shell('cat /vis/skills/notes/agent.json; ls /vis/skills/notes')\n    print(r['stdout'], r['stderr'])\nexcept Exception as ex:\n    print('refused', getattr(ex, 'code', None), ex)",
     })
     assert.ok(
       !(r.block.stdout ?? '').includes(SECRET),
       `session A read the vis home through the swapped skill mount:\n${r.block.stdout}`,
     )
+    // Refused for the right reason: the jail will not bind a folder that is not the one found.
+    assert.match(
+      r.block.stdout ?? '',
+      /^refused skill\.folder-changed .*Skill notes/m,
+      JSON.stringify(r.block),
+    )
+    assert.ok(!(r.block.stdout ?? '').includes(visHome), 'the refusal names no host path')
   } finally {
     await e.close()
   }
@@ -94,12 +101,18 @@ print(r['stdout'], r['stderr'])`,
     assert.match(swap.block.stdout ?? '', /swapped/, JSON.stringify(swap.block))
     // The host's cat reads skill paths through a guard rooted at the folder's path, as it is now.
     const r = await e.runBlock(a.id, {
-      code: "try:\n    print(await cat('/vis/skills/notes/agent.json'))\nexcept Exception as ex:\n    print('refused', ex)",
+      code: "try:\n    print(await cat('/vis/skills/notes/agent.json'))\nexcept Exception as ex:\n    print('refused', getattr(ex, 'code', None), ex)",
     })
     assert.ok(
       !(r.block.stdout ?? '').includes(SECRET),
       `session A read the vis home through the host's cat of the swapped skill folder:\n${r.block.stdout}`,
     )
+    assert.match(
+      r.block.stdout ?? '',
+      /^refused skill\.folder-changed .*Skill notes/m,
+      JSON.stringify(r.block),
+    )
+    assert.ok(!(r.block.stdout ?? '').includes(visHome), 'the refusal names no host path')
   } finally {
     await e.close()
   }
