@@ -287,6 +287,7 @@ export const ERROR_CATALOGUE = {
   ),
   'session.owner-unreachable': retry(503, 'The vis process that runs the session did not answer.'),
   'session.owner-request': fail(400, 'A request to a session owner lacked its op or session id.'),
+  'session.owner-peer-refused': fail(403, 'The owner socket refused a sandboxed process.'),
   'session.owner-failed': fail(500, 'The vis process that runs the session failed to carry out the request.'),
   'session.disposed': fail(500, 'The session was disposed.'),
   'session.exists': fail(409, 'A session with that id already exists.'),
