@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <napi.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -163,6 +164,27 @@ Napi::Value OpenAt2(const Napi::CallbackInfo& info) {
   return Napi::Number::New(env, static_cast<double>(fd));
 }
 
+// peerPid(fd) -> pid: the process at the other end of a connected unix socket (SO_PEERCRED), as
+// this process's pid namespace sees it (0 when it lies outside it). The owner socket
+// (engine/ownership.ts) refuses a peer that runs in another user namespace: a jail's process.
+Napi::Value PeerPid(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsNumber()) {
+    Napi::TypeError::New(env, "peerPid expects (fd: number)").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  if (getsockopt(info[0].As<Napi::Number>().Int32Value(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
+    int code = errno;
+    Napi::Error err = Napi::Error::New(env, std::string("getsockopt(SO_PEERCRED): ") + strerror(code));
+    err.Set("errno", Napi::Number::New(env, code));
+    err.ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  return Napi::Number::New(env, static_cast<double>(cred.pid));
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("installSeccomp", Napi::Function::New(env, InstallSeccomp));
   exports.Set("verifySeccomp", Napi::Function::New(env, VerifySeccomp));
@@ -170,6 +192,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("landlockAbi", Napi::Function::New(env, LandlockAbi));
   exports.Set("getXattr", Napi::Function::New(env, GetXattr));
   exports.Set("openAt2", Napi::Function::New(env, OpenAt2));
+  exports.Set("peerPid", Napi::Function::New(env, PeerPid));
   return exports;
 }
 

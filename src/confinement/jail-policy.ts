@@ -57,8 +57,11 @@ export const ConfinementPolicySchema = z.object({
   shell: z.boolean().default(false),
   limits: LimitsSchema.default({}),
   overlay: OverlaySchema.optional(),
-  // Host folders bound read-only at another path (`target`), inside the mount namespace only.
-  mounts: z.array(z.object({ source: AbsolutePath, target: AbsolutePath })).default([]),
+  // Host folders bound read-only at another path (`target`), inside the mount namespace only;
+  // `pin`: the folder's identity when found, checked at each spawn (mount-pins.ts).
+  mounts: z
+    .array(z.object({ source: AbsolutePath, target: AbsolutePath, pin: z.string().optional() }))
+    .default([]),
 })
 
 export type ConfinementPolicy = z.infer<typeof ConfinementPolicySchema>

@@ -40,6 +40,9 @@ export type ConfineAddon = {
   // openat2(2) (confinement/beneath.ts): an fd, or throws an Error with `errno`. Absent from an
   // addon built before it existed.
   openAt2?(dirfd: number, path: string, flags: number, resolve: number, mode: number): number
+  // The pid at the other end of a connected unix socket (SO_PEERCRED); 0 outside our pid
+  // namespace. Absent from an addon built before it existed.
+  peerPid?(fd: number): number
 }
 
 let cached: ConfineAddon | null | undefined

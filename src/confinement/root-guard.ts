@@ -2,6 +2,7 @@ import { closeSync, fstatSync, openSync, readFileSync, readlinkSync, statfsSync 
 import { join, relative, resolve, sep } from 'node:path'
 import { isVisError, VisError } from '../util/errors.js'
 import { packageRoot, visHome } from '../util/home.js'
+import { registeredHomes, registerHome, userDefaultHome } from '../util/home-registry.js'
 import { realish } from '../util/real-path.js'
 import { openAt2, STRICT } from './beneath.js'
 
@@ -84,14 +85,18 @@ const SYSTEM_DIRS = ['/proc', '/sys', '/dev', '/run']
 
 const within = (a: string, b: string) => a === b || a.startsWith(b.endsWith(sep) ? b : b + sep)
 
-// The vis homes of this process: the default one and every runtime's own. Their database,
-// logs and extensions are the host's; a root inside one is refused, a root around one masks it.
+// The vis homes: this process's default one and every runtime's own, the user's ~/.vis (which
+// holds the registry), and every home another vis process of this user opened (home-registry.ts),
+// read afresh at each check so a home opened since is covered by the next jail. Their database,
+// logs, extensions and owner sockets are the host's; a root inside one is refused, a root around
+// one masks it.
 const homes = new Set<string>()
 export function protectHome(home: string): void {
   homes.add(resolve(home))
+  registerHome(home)
 }
 export function protectedHomes(): string[] {
-  return [...new Set([visHome(), ...homes].map(realish))]
+  return [...new Set([...[visHome(), userDefaultHome(), ...homes].map(realish), ...registeredHomes()])]
 }
 
 type Context = { sessionId?: string; op?: string }

@@ -43,6 +43,9 @@ export type SandboxArgsInput = {
   // roots and their pins, opened and checked by root-guard.ts, so a path swapped after the
   // check cannot change what is mounted.
   mountFds?: Record<string, number>
+  // The read-only mounts' folders (policy.mounts, by target), opened and checked against their
+  // pins by mount-pins.ts: bound from these fds, never by path.
+  folderFds?: Record<string, number>
   // Symlinks to make outside the roots: a read-only path the host reaches through a symlink,
   // mounted at its real place (spawn.ts), still resolves at the path the command names.
   links?: { path: string; target: string }[]
@@ -138,7 +141,8 @@ export function bubblewrapArgs(input: SandboxArgsInput): string[] {
   if (policy.shell) for (const p of SHELL_READ_ONLY) binds.push({ src: p, kind: 'ro-try' })
   if (policy.network.enabled) for (const p of NETWORK_READ_ONLY) binds.push({ src: p, kind: 'ro-try' })
   for (const p of policy.readOnly) binds.push({ src: p, kind: 'ro' })
-  for (const m of policy.mounts) binds.push({ src: m.source, dest: m.target, kind: 'ro' })
+  for (const m of policy.mounts)
+    binds.push({ src: m.source, dest: m.target, kind: 'ro', fd: input.folderFds?.[m.target] })
   binds.push({ src: command, kind: 'ro' }, { src: launcher, kind: 'ro' })
   for (const p of policy.roots) binds.push({ src: p, kind: 'rw', fd: input.mountFds?.[p] })
   const pkg = input.packageMounts ?? []

@@ -14,6 +14,7 @@ import {
   type ConfinementPolicyInput,
   ConfinementPolicySchema,
 } from './jail-policy.js'
+import { openMounts } from './mount-pins.js'
 import { packageMounts, pinFds, realish, resolvedReadOnly } from './mount-sources.js'
 import { launcherPath } from './native.js'
 import { probe } from './probe.js'
@@ -106,12 +107,8 @@ export async function spawnConfined(
       context,
     )
   }
-  const absent = missingPaths([
-    command,
-    ...policy.readOnly,
-    ...policy.writable,
-    ...policy.mounts.map((m) => m.source),
-  ])
+  // A mount's folder is checked from its fd below (openMounts), never by its path.
+  const absent = missingPaths([command, ...policy.readOnly, ...policy.writable])
   if (absent.length > 0) {
     throw new VisError(
       'confine.path-missing',
@@ -127,7 +124,13 @@ export async function spawnConfined(
   const opened = openRoots(policy.roots, { within: policy.within, pins: policy.pins }, context)
   const pins: OpenedRoot[] = []
   try {
-    return await spawnOpened(policy, opened.roots, pins, command, args, options)
+    // So is each read-only mount's folder (a skill's), checked against its pin.
+    const folders = openMounts(policy.mounts, context)
+    try {
+      return await spawnOpened(policy, opened.roots, pins, folders.fds, command, args, options)
+    } finally {
+      folders.close()
+    }
   } finally {
     // The child holds its own copies by now.
     opened.close()
@@ -139,6 +142,7 @@ async function spawnOpened(
   policy: ConfinementPolicy,
   roots: OpenedRoot[],
   pins: OpenedRoot[],
+  folders: ReadonlyMap<string, number>,
   command: string,
   args: string[],
   options: SpawnConfinedOptions,
@@ -205,9 +209,16 @@ async function spawnOpened(
   bound.forEach((r, i) => {
     mountFds[r.path] = firstRootFd + i
   })
+  // The mounts' folders follow the roots' fds, by target.
+  const shownFolders = useNamespaces ? [...folders] : []
+  const folderFds: Record<string, number> = {}
+  shownFolders.forEach(([target], i) => {
+    folderFds[target] = firstRootFd + bound.length + i
+  })
   const input = {
     policy: view,
     mountFds,
+    folderFds,
     links,
     packageMounts: pkg,
     // Bound where they really are (resolvedReadOnly); argv keeps the paths as given.
@@ -264,7 +275,7 @@ async function spawnOpened(
 
   const env = sandboxEnvironment(policy, options.env)
   let stdio: StdioOptions = options.stdio ?? ['ignore', 'inherit', 'inherit']
-  if (shared || draft || bound.length > 0) {
+  if (shared || draft || bound.length > 0 || shownFolders.length > 0) {
     const base = Array.isArray(stdio) ? [...stdio] : [stdio, stdio, stdio]
     while (base.length < keepFds) base.push('ignore')
     // vis-launcher closes them (fds >= keepFds) before the command runs.
@@ -273,6 +284,7 @@ async function spawnOpened(
       ...(shared ? [shared.user, shared.net] : []),
       ...(draft ? [draft.user, draft.mnt] : []),
       ...bound.map((r) => r.fd),
+      ...shownFolders.map(([, fd]) => fd),
     ]
   }
   await rootsChecked(roots)

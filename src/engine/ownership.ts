@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto'
-import { mkdirSync, rmSync } from 'node:fs'
+import { mkdirSync, readlinkSync, rmSync } from 'node:fs'
 import { createConnection, createServer, type Server, type Socket } from 'node:net'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
+import { loadConfineAddon } from '../confinement/native.js'
 import type { Lease, LeasesRepo } from '../persistence/leases.js'
 import { isErrorCode } from '../util/error-catalogue.js'
 import { isVisError, VisError } from '../util/errors.js'
@@ -17,7 +18,9 @@ import { pidExists } from '../util/proc.js'
 //
 // Another process reaches an owner through the owner's unix socket in the home (the lease's
 // node_url is `unix:<path>`), one JSON line each way, to interrupt a block (or cancel a queued one) or close a session.
-// The home is 0700 and masked from every sandbox, so only the same user reaches it.
+// The home is 0700 and masked from every sandbox of every vis process of this user (each home is
+// recorded in the per-user registry the jails read, src/util/home-registry.ts), so only the same
+// user, unconfined, reaches it.
 
 export type OwnerOp =
   | { op: 'interrupt'; sessionId: string; blockId?: string }
@@ -158,6 +161,15 @@ export class SessionOwnership {
   }
 
   private serve(socket: Socket): void {
+    if (peerIsJailed(socket)) {
+      const refused = new VisError(
+        'session.owner-peer-refused',
+        'The owner socket answers only vis processes of this user on the host, not a sandboxed process.',
+      )
+      socket.on('error', () => {})
+      socket.end(`${JSON.stringify({ error: { code: refused.code, message: refused.message } })}\n`)
+      return
+    }
     let buf = ''
     socket.setEncoding('utf8')
     socket.on('error', () => {})
@@ -232,3 +244,26 @@ export class SessionOwnership {
 }
 
 type VisErrorJson = { code: string; message: string; context?: Record<string, unknown> }
+
+// Whether the socket's peer runs in another user namespace than this process: a jail's process
+// (bubblewrap always unshares it). The homes' masks keep every sandbox from the socket; this
+// refuses one that reaches it anyway (a mount that should not have shown the home). A peer we
+// may not inspect (a jail's processes are not dumpable) or outside our pid namespace is refused
+// too. Without the addon's peerPid or a socket fd the masks stay the only guard.
+function peerIsJailed(socket: Socket): boolean {
+  const fd = (socket as unknown as { _handle?: { fd?: unknown } })._handle?.fd
+  const peerPid = loadConfineAddon()?.peerPid
+  if (typeof fd !== 'number' || fd < 0 || peerPid === undefined) return false
+  let pid: number
+  try {
+    pid = peerPid(fd)
+  } catch {
+    return false
+  }
+  if (pid <= 0) return true
+  try {
+    return readlinkSync(`/proc/${pid}/ns/user`) !== readlinkSync('/proc/self/ns/user')
+  } catch {
+    return true
+  }
+}

@@ -1,4 +1,5 @@
 import { visHome } from '../util/home.js'
+import { registerHome } from '../util/home-registry.js'
 import { AttachmentsRepo } from './attachments.js'
 import { BlobStore } from './blob-store.js'
 import { BlocksRepo } from './blocks.js'
@@ -82,6 +83,8 @@ export class Store {
       this.dialect = 'sqlite'
       this.path = databasePath(this.home)
       this.sqlite = openDatabase(this.path, options)
+      // Every process's jails mask it from now on, not only those of the processes that run it.
+      registerHome(this.home)
       this.db = this.sqlite
       this.group = new GroupCommit(`${this.path}-wal`)
     } else {

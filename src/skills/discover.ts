@@ -1,7 +1,9 @@
-import type { Dirent } from 'node:fs'
+import { type Dirent, readlinkSync } from 'node:fs'
 import { lstat, readdir, readlink, realpath } from 'node:fs/promises'
 import { basename, dirname, join, relative } from 'node:path'
 import { closeFd, readAll, Tree } from '../confinement/beneath.js'
+import { holdsVisHome } from '../confinement/mount-pins.js'
+import { rootIdentity } from '../confinement/root-guard.js'
 import { errorMessage } from '../util/errors.js'
 import { field, listField, parseFrontmatter } from './frontmatter.js'
 import { agentPlaces, firstNameWins, NAME, type Place, type PlaceInput, skillPlaces } from './places.js'
@@ -25,8 +27,11 @@ export type Skill = {
   path: string
   // The folder as the session sees it: its path in a root, or under SKILLS_MOUNT.
   sessionDir: string
-  // Outside every root: the folder's real path, which the jail mounts at sessionDir.
+  // Outside every root: the folder's real path, which the jail mounts at sessionDir, and its
+  // identity (device:inode) when found: every later use checks the folder is still this one
+  // (confinement/mount-pins.ts), so a folder swapped for a link is refused, never followed.
   mountSource?: string
+  mountPin?: string
   // Files beside SKILL.md, relative to the folder (regular files only, bounded).
   resources: string[]
   // SKILL.md as read at discovery (what `skill(name)` returns).
@@ -189,6 +194,11 @@ async function findIn<T>(
 }
 
 async function skillAt(loc: Located, path: string, mountSource: string | undefined): Promise<Read<Skill>> {
+  // What is mounted is the folder as opened (its fd), not as the walk named it a moment before.
+  const source =
+    mountSource !== undefined && !loc.sessionPath ? readlinkSync(`/proc/self/fd/${loc.tree.fd}`) : undefined
+  if (source !== undefined && holdsVisHome(source))
+    return { problem: 'the folder is or contains a vis home, which no session may see' }
   const text = await readText(loc.tree, sub(loc.rel, 'SKILL.md'))
   if (typeof text !== 'string') return { problem: `SKILL.md: ${text.error}` }
   const fm = parseFrontmatter(text)
@@ -204,7 +214,7 @@ async function skillAt(loc: Located, path: string, mountSource: string | undefin
       description,
       path: join(path, 'SKILL.md'),
       sessionDir: loc.sessionPath ?? `${SKILLS_MOUNT}/${name}`,
-      ...(mountSource && !loc.sessionPath ? { mountSource } : {}),
+      ...(source !== undefined ? { mountSource: source, mountPin: rootIdentity(loc.tree.fd) } : {}),
       resources: await resources(loc.tree, loc.rel),
       text,
     },

@@ -19,9 +19,12 @@ export function skillsOf(session: object): Found | undefined {
   return bySession.get(session)
 }
 
-// The read-only mounts for the skills outside every root (their folders still there).
-export function skillMounts(found: Found): { source: string; target: string }[] {
+// The read-only mounts for the skills outside every root (their folders still there), each with
+// its pin: every jail checks the folder is still the one found (confinement/mount-pins.ts).
+export function skillMounts(found: Found): { source: string; target: string; pin?: string }[] {
   return found.skills.flatMap((s) =>
-    s.mountSource && existsSync(s.mountSource) ? [{ source: s.mountSource, target: s.sessionDir }] : [],
+    s.mountSource && existsSync(s.mountSource)
+      ? [{ source: s.mountSource, target: s.sessionDir, ...(s.mountPin ? { pin: s.mountPin } : {}) }]
+      : [],
   )
 }

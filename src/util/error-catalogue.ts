@@ -306,6 +306,7 @@ export const ERROR_CATALOGUE = {
   ),
   'session.owner-unreachable': retry(503, 'The vis process that runs the session did not answer.'),
   'session.owner-request': fail(400, 'A request to a session owner lacked its op or session id.'),
+  'session.owner-peer-refused': fail(403, 'The owner socket refused a sandboxed process.'),
   'session.owner-failed': fail(500, 'The vis process that runs the session failed to carry out the request.'),
   'session.disposed': fail(500, 'The session was disposed.'),
   'session.exists': fail(409, 'A session with that id already exists.'),
@@ -314,6 +315,11 @@ export const ERROR_CATALOGUE = {
   'session.not-found': fail(404, 'No session has that id.'),
 
   'skill.not-found': fail(404, 'No skill (.vis/skills, .claude/skills, ...) has that name.'),
+  'skill.folder-changed': fail(
+    409,
+    "A skill folder outside the roots is no longer the folder it was when the session's worker found it.",
+  ),
+  'skill.folder-vis-home': fail(400, 'A skill folder outside the roots is or contains a vis home.'),
 
   'tool.aborted': fail(500, 'The tool call was cancelled.'),
   'tool.anchor-stale': fail(500, 'A patch anchor no longer matches its line.'),

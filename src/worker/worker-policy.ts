@@ -37,8 +37,16 @@ export const WorkerPolicy = z
     // The session is in a draft: its primary root is shown as this overlay (src/drafts).
     overlay: OverlaySchema.strict().optional(),
     // Host folders shown read-only at a fixed path in the jail (skills outside the roots,
-    // src/agent/skills): `source` is a real path outside every root, `target` where it appears.
-    mounts: z.array(z.object({ source: z.string().min(1), target: z.string().min(1) }).strict()).optional(),
+    // src/agent/skills): `source` is a real path outside every root, `target` where it appears,
+    // `pin` its identity when found (device:inode): every jail binds it from an fd checked
+    // against the pin, so a folder swapped for a link is refused (confinement/mount-pins.ts).
+    mounts: z
+      .array(
+        z
+          .object({ source: z.string().min(1), target: z.string().min(1), pin: z.string().optional() })
+          .strict(),
+      )
+      .optional(),
   })
   .strict()
 export type WorkerPolicy = z.infer<typeof WorkerPolicy>

@@ -177,7 +177,7 @@ export class PathGuard {
     }
     if ((await this.realHidden()).some((h) => isWithin(real, h))) {
       await fh.close()
-      throw this.deny(path, op, 'is inside an extension directory, which sessions cannot reach')
+      throw this.deny(path, op, 'is inside an extension directory or a vis home, which sessions cannot reach')
     }
     return real
   }
@@ -239,7 +239,11 @@ export class PathGuard {
       // be planted at the path the host loads extensions from.
       if ((await this.realHidden()).some((h) => isWithin(h, ref.real))) {
         await dir.close()
-        throw this.deny(path, op, 'is or contains an extension directory, which sessions cannot change')
+        throw this.deny(
+          path,
+          op,
+          'is or contains an extension directory or a vis home, which sessions cannot change',
+        )
       }
       // Every caller of parent() changes the entry (write, patch, move, delete).
       await this.refuseReadOnly(ref.real, path, op).catch(async (err) => {
