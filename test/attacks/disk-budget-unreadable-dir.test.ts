@@ -122,10 +122,11 @@ test('files below a directory the sandbox made listable but not searchable (0o60
   const [r] = await asOrdinaryUser(root, [
     `import os, time
 os.mkdir('sealed')
-with open('sealed/big', 'wb') as f:
-    for _ in range(40):
-        f.write(b'x' * (1 << 20))
-os.chmod('sealed', 0o600)
+f = open('sealed/big', 'wb')
+os.chmod('sealed', 0o600)   # before any byte lands: the host never saw the file grow
+for _ in range(40):
+    f.write(b'x' * (1 << 20))
+f.close()
 time.sleep(1.5)   # six budget checks while the block runs
 print('wrote')`,
   ])
