@@ -54,7 +54,7 @@ print('MADE', made, 'in', round((time.monotonic() - t0) * 1000), 'ms')`,
     assert.ok(peak <= 20 * 5, `the root holds ${Math.round(peak)} MiB against a 20 MiB budget: ${r.stdout}`)
     // Refused for the right reason: the first reservation, with the errno and why.
     assert.match(
-      r.stdout,
+      r.stdout ?? '',
       /^refused 0 \[Errno 95\] os\.posix_fallocate: reserving disk space ahead of writing is refused/m,
     )
   } finally {
