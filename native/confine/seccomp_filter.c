@@ -4,7 +4,8 @@
  *
  * Answers: clone3 -> ENOSYS (glibc then falls back to clone, which we can
  * inspect; EPERM would break pthread_create). Everything denied -> EPERM, except
- * socket families -> EAFNOSUPPORT so callers see the usual "not supported" error.
+ * socket families -> EAFNOSUPPORT so callers see the usual "not supported" error,
+ * and fallocate -> EOPNOTSUPP (glibc's posix_fallocate then writes the blocks).
  */
 #define _GNU_SOURCE
 #include "seccomp_filter.h"
@@ -27,6 +28,8 @@
    0x00000080u /* CLONE_NEWTIME */)
 #define TCP_LEVEL 6
 #define TCP_FASTOPEN_CONNECT_OPT 30
+/* FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE (linux/falloc.h) */
+#define FALLOC_PUNCH_HOLE_KEEP_SIZE 0x03u
 #ifndef MSG_FASTOPEN
 #define MSG_FASTOPEN 0x20000000
 #endif
@@ -153,6 +156,16 @@ static void build(prog_t *p, const vis_seccomp_options *o) {
   fastopen_rule(p, SYS_sendto, 3);
   fastopen_rule(p, SYS_sendmsg, 2);
   fastopen_rule(p, SYS_sendmmsg, 3);
+
+  /* fallocate: reserving blocks costs no write, so a block could take gigabytes in the time between two
+     disk-budget checks. EOPNOTSUPP makes glibc's posix_fallocate write the blocks instead (bounded like any
+     write); punching a hole (which only frees blocks) stays allowed. */
+  unsigned fa_at = open_block(p, SYS_fallocate);
+  emit(p, (struct sock_filter)LD_ARG_LO(1));
+  emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FALLOC_PUNCH_HOLE_KEEP_SIZE, 1, 0));
+  emit(p, (struct sock_filter)DENY(EOPNOTSUPP));
+  emit(p, (struct sock_filter)ALLOW);
+  close_block(p, fa_at);
 
   /* setsockopt(fd, IPPROTO_TCP, TCP_FASTOPEN_CONNECT, ...) */
   unsigned sso_at = open_block(p, SYS_setsockopt);

@@ -2,6 +2,7 @@ import { constants as C, close, type Dirent, fstat, read, type Stats } from 'nod
 import { readdir, readlink } from 'node:fs/promises'
 import { constants as OS } from 'node:os'
 import { promisify } from 'node:util'
+import { checkpoint } from '../util/check-use-hook.js'
 import { VisError } from '../util/errors.js'
 import { loadConfineAddon } from './native.js'
 
@@ -165,6 +166,8 @@ export class Tree {
       await closeP(fd)
       return undefined
     }
+    // Between the size the caller will look at and its read (tests grow the file here).
+    await checkpoint('beneath.opened', rel)
     return { fd, st }
   }
 }
@@ -174,16 +177,22 @@ export async function readAt(fd: number, buf: Buffer, len: number, pos: number):
   return (await readP(fd, buf, 0, len, pos)).bytesRead
 }
 
-// A whole open file.
-export async function readAll(fd: number): Promise<Buffer> {
+// An open file's bytes from its start, never more than `max`. The sandbox can grow a file
+// between any fstat and the read, so a size the host checked earlier bounds nothing: the read
+// itself stops after max + 1 bytes, and `over` says the file held more than max when it was
+// read (`data` is then its first max bytes). There is no unbounded read of an fd here.
+export async function readCapped(fd: number, max: number): Promise<{ data: Buffer; over: boolean }> {
   const chunks: Buffer[] = []
-  for (let pos = 0; ; ) {
-    const buf = Buffer.alloc(1 << 16)
+  let pos = 0
+  while (pos <= max) {
+    const buf = Buffer.alloc(Math.min(1 << 16, max + 1 - pos))
     const n = await readAt(fd, buf, buf.length, pos)
-    if (n === 0) return Buffer.concat(chunks)
+    if (n === 0) break
     chunks.push(buf.subarray(0, n))
     pos += n
   }
+  const all = Buffer.concat(chunks)
+  return pos > max ? { data: all.subarray(0, max), over: true } : { data: all, over: false }
 }
 
 export function statFd(fd: number): Promise<Stats> {

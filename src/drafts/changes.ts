@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { Stats } from 'node:fs'
-import { closeFd, readAll, readAt, type Tree } from '../confinement/beneath.js'
+import { closeFd, readAt, type Tree } from '../confinement/beneath.js'
 import { checkpoint } from '../util/check-use-hook.js'
 import { VisError } from '../util/errors.js'
 import { inBatches } from './batches.js'
@@ -42,19 +42,34 @@ export function changedWhileRead(path: string, op: string): VisError {
   )
 }
 
-// The content of a file or symlink of a tree, read as what the scan saw (its type):
-// a file that became a symlink (or anything else) in between is refused, never followed.
-export async function readEntry(tree: Tree, path: string, type: Change['type'], op: string): Promise<Buffer> {
+// A symlink's target, read as what the scan saw: an entry that is no longer a symlink is
+// refused (draft.changed).
+export async function readLink(tree: Tree, path: string, op: string): Promise<string> {
   await checkpoint(`${op}.read`, path)
-  if (type === 'symlink') {
-    const target = await tree.readlink(path)
-    if (target === undefined) throw changedWhileRead(path, op)
-    return Buffer.from(target)
-  }
+  const target = await tree.readlink(path)
+  if (target === undefined) throw changedWhileRead(path, op)
+  return target
+}
+
+// sha256 and length of a regular file, hashed as it is read in pieces (a draft's file may be
+// as big as the disk budget allows: it is never held whole). Never more than the size its
+// fstat gave is read: a file grown since then is refused (draft.changed), not followed.
+async function hashFile(tree: Tree, path: string, op: string): Promise<{ length: number; sha256: string }> {
+  await checkpoint(`${op}.read`, path)
   const f = await tree.openFile(path)
   if (!f) throw changedWhileRead(path, op)
   try {
-    return await readAll(f.fd)
+    const hash = createHash('sha256')
+    const buf = Buffer.alloc(1 << 16)
+    let pos = 0
+    for (;;) {
+      const n = await readAt(f.fd, buf, Math.min(buf.length, f.st.size + 1 - pos), pos)
+      if (n === 0) break
+      hash.update(buf.subarray(0, n))
+      pos += n
+      if (pos > f.st.size) throw changedWhileRead(path, op)
+    }
+    return { length: pos, sha256: hash.digest('hex') }
   } finally {
     await closeFd(f.fd)
   }
@@ -218,14 +233,17 @@ function opaqueAt(upper: Tree, path: string): boolean {
 
 // sha256 of an entry as the scan typed it; undefined when it changed kind since.
 async function digest(tree: Tree, path: string, type: Change['type']): Promise<string | undefined> {
-  const data = await readEntry(tree, path, type, 'draft.scan').catch((err) => {
+  try {
+    if (type === 'symlink') {
+      const target = Buffer.from(await readLink(tree, path, 'draft.scan'))
+      return `${type}:${target.length}:${createHash('sha256').update(`link:${target}`).digest('hex')}`
+    }
+    const { length, sha256 } = await hashFile(tree, path, 'draft.scan')
+    return `${type}:${length}:${sha256}`
+  } catch (err) {
     if (err instanceof VisError && err.code === 'draft.changed') return undefined
     throw err
-  })
-  if (data === undefined) return undefined
-  return `${type}:${data.length}:${createHash('sha256')
-    .update(type === 'symlink' ? `link:${data}` : data)
-    .digest('hex')}`
+  }
 }
 
 // A deleted file and an added file with identical content (and type) are one rename.

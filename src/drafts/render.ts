@@ -1,7 +1,7 @@
-import { closeFd, readAll, readAt, type Tree } from '../confinement/beneath.js'
+import { closeFd, readAt, readCapped, type Tree } from '../confinement/beneath.js'
 import { SNIFF_BYTES, sniffBinary } from '../tools/fs/binary.js'
 import { checkpoint } from '../util/check-use-hook.js'
-import { type Change, changedWhileRead, gitMode, readEntry } from './changes.js'
+import { type Change, changedWhileRead, gitMode, readLink } from './changes.js'
 import { unifiedHunks } from './unified.js'
 
 // Past this a text file's diff is summarised, not printed.
@@ -13,7 +13,7 @@ type Side = { text?: string; binary?: string }
 // symlink (or anything else) since is refused (draft.changed), never followed.
 async function side(tree: Tree | undefined, path: string, type: Change['type']): Promise<Side> {
   if (tree === undefined) return { text: '' }
-  if (type === 'symlink') return { text: `${await readEntry(tree, path, type, 'draft.diff')}\n` }
+  if (type === 'symlink') return { text: `${await readLink(tree, path, 'draft.diff')}\n` }
   await checkpoint('draft.diff.read', path)
   const f = await tree.openFile(path)
   if (!f) throw changedWhileRead(path, 'draft.diff')
@@ -23,7 +23,10 @@ async function side(tree: Tree | undefined, path: string, type: Change['type']):
     const binary = sniffBinary(sample)
     if (binary) return { binary }
     if (f.st.size > MAX_TEXT_BYTES) return { binary: `text of ${f.st.size} bytes, too large to show` }
-    return { text: (await readAll(f.fd)).toString('utf8') }
+    // The file may have grown since its fstat: the read itself is what is bounded.
+    const { data, over } = await readCapped(f.fd, MAX_TEXT_BYTES)
+    if (over) return { binary: `text of more than ${MAX_TEXT_BYTES} bytes, too large to show` }
+    return { text: data.toString('utf8') }
   } finally {
     await closeFd(f.fd)
   }

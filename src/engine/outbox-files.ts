@@ -1,4 +1,4 @@
-import { closeFd, readAll, Tree } from '../confinement/beneath.js'
+import { closeFd, readCapped, Tree } from '../confinement/beneath.js'
 import type { BlockResult } from '../sessions/block-result.js'
 import { checkpoint } from '../util/check-use-hook.js'
 import { errorMessage } from '../util/errors.js'
@@ -48,7 +48,10 @@ async function readRecord(tree: Tree, a: OutboxRecord): Promise<unknown> {
     if (file.st.size > MAX_OUTBOX_FILE_BYTES) {
       return { name: a.name, unreadable: `it is ${file.st.size} bytes, over ${MAX_OUTBOX_FILE_BYTES}` }
     }
-    const data = await readAll(file.fd)
+    // The guest may still be writing it: what is read is bounded, not what fstat said.
+    const { data, over } = await readCapped(file.fd, MAX_OUTBOX_FILE_BYTES)
+    if (over)
+      return { name: a.name, unreadable: `it grew past ${MAX_OUTBOX_FILE_BYTES} bytes while it was read` }
     return { name: a.name, media_type: a.media_type, data_b64: data.toString('base64') }
   } finally {
     await closeFd(file.fd)

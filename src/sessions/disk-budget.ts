@@ -185,6 +185,8 @@ export class DiskBudget {
 
   // Why writes are refused, for the model: the budget, what was written, what to do.
   refusal(s: DiskState): string {
+    if (s.usage.unreadable > 0)
+      return `the session's roots hold ${s.usage.unreadable} director${s.usage.unreadable === 1 ? 'y' : 'ies'} the host cannot list or look into (not the host user's, or changed while the host read it), so what they hold cannot be measured against the disk budget of ${this.budgetMb} MiB (limits.diskBudgetMb) and counts as over it; writes are refused until such directories are made readable by their owner (chmod u+rx) or deleted`
     return `the session is past its disk budget: its roots grew by ${mib(s.growth)} since it started, over the budget of ${this.budgetMb} MiB (limits.diskBudgetMb); writes are refused until files are deleted to bring it back under`
   }
 
@@ -209,7 +211,8 @@ export class DiskBudget {
     const growth = usage.allocated - base
     this.fsAtWalk = fsBefore
     this.growthAtWalk = growth
-    const s: DiskState = { growth, over: growth > this.bytes, usage }
+    // A directory the walk could not read hides an unknown amount: over (fail closed).
+    const s: DiskState = { growth, over: growth > this.bytes || usage.unreadable > 0, usage }
     this.state = s
     if (s.over) {
       // Growth while refused means a write got past the refusal: interrupt again.

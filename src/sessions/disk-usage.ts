@@ -1,5 +1,15 @@
 import { spawn } from 'node:child_process'
-import { closeSync, lstatSync, openSync, readdirSync, type Stats } from 'node:fs'
+import {
+  constants as C,
+  chmodSync,
+  closeSync,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  type Stats,
+} from 'node:fs'
+import { O_PATH } from '../confinement/beneath.js'
 
 // How long one synchronous stretch of a walk may hold the event loop before it yields.
 const SLICE_MS = 4
@@ -20,7 +30,9 @@ const DU_TIMEOUT_MS = 30_000
 // What the roots hold: allocated bytes (st_blocks * 512, what the disk gives up: a sparse
 // file counts what it really holds, a 1-byte file its whole block) and apparent bytes
 // (st_size), each hard-linked inode once.
-export type Usage = { allocated: number; apparent: number; entries: number; ms: number }
+// `unreadable`: directories the walk could not list or look into even after restoring their
+// owner's bits (see repair): what they hold is unknown, and the budget counts that as over.
+export type Usage = { allocated: number; apparent: number; entries: number; ms: number; unreadable: number }
 
 type Listing = { ino: number; mtimeMs: number; ctimeMs: number; names: Buffer[]; seen: number }
 
@@ -33,12 +45,38 @@ const join = (dir: Buffer, name: Buffer) => Buffer.concat([dir, SLASH, name])
 // Listings are cached by the directory's bytes, as text no two paths share.
 const key = (p: Buffer) => p.toString('latin1')
 
-function lstatOr(path: Buffer): Stats | undefined {
+const denied = (err: unknown) => (err as NodeJS.ErrnoException).code === 'EACCES'
+
+// An entry's stats; undefined when it is gone mid-walk, 'denied' when its directory may not
+// be searched (EACCES).
+function lstatOr(path: Buffer): Stats | 'denied' | undefined {
   try {
     return lstatSync(path, noEntry)
+  } catch (err) {
+    return denied(err) ? 'denied' : undefined
+  }
+}
+
+// The sandbox owns what it creates in its roots (its uid maps to the host user) and may chmod
+// a directory to write+search only (0o300) or read-only: it still fills it, but the host
+// user's walk could neither list it nor look into it. The owner may always chmod, so the walk
+// gives the directory its owner's read and search bits back (SECURITY.md, Disk budget). The
+// directory is opened O_PATH without following a link and changed through that descriptor,
+// only when it is still the directory the walk saw (device and inode) and the host user's.
+// false: it could not be repaired (another owner, gone, swapped), and stays unreadable.
+function repair(dir: Buffer, st: Stats): boolean {
+  if (st.uid !== process.getuid?.()) return false
+  let fd: number | undefined
+  try {
+    fd = openSync(dir, O_PATH | C.O_NOFOLLOW | C.O_DIRECTORY)
+    const now = fstatSync(fd)
+    if (now.dev !== st.dev || now.ino !== st.ino || now.uid !== st.uid) return false
+    chmodSync(`/proc/self/fd/${fd}`, (now.mode & 0o7777) | 0o500)
+    return true
   } catch {
-    // Unreadable (EACCES) or gone mid-walk: it is not counted.
-    return undefined
+    return false
+  } finally {
+    if (fd !== undefined) closeSync(fd)
   }
 }
 
@@ -58,6 +96,7 @@ export class TreeUsage {
     let allocated = 0
     let apparent = 0
     let entries = 0
+    let unreadable = 0
     let sliceStart = t0
     const count = (st: Stats) => {
       entries++
@@ -73,8 +112,9 @@ export class TreeUsage {
     for (const text of new Set(paths)) {
       const p = Buffer.from(text)
       const st = lstatOr(p)
-      if (st?.isDirectory()) stack.push({ path: p, st })
-      else if (st) count(st)
+      if (st === 'denied' || st === undefined) continue
+      if (st.isDirectory()) stack.push({ path: p, st })
+      else count(st)
     }
     const deep: Buffer[] = []
     while (stack.length > 0) {
@@ -85,13 +125,27 @@ export class TreeUsage {
       }
       count(st)
       const names = this.names(path, st, pass)
+      if (names === undefined) {
+        unreadable++
+        continue
+      }
+      let repaired = false
       for (const name of names) {
         if (entries % CLOCK_EVERY === 0 && performance.now() - sliceStart > SLICE_MS) {
           await new Promise((resolve) => setImmediate(resolve))
           sliceStart = performance.now()
         }
         const child = join(path, name)
-        const cst = lstatOr(child)
+        let cst = lstatOr(child)
+        // Listable but not searchable (no x bit): repaired once for the whole directory.
+        if (cst === 'denied' && !repaired) {
+          repaired = true
+          if (repair(path, st)) cst = lstatOr(child)
+        }
+        if (cst === 'denied') {
+          unreadable++
+          break
+        }
         if (cst === undefined) continue
         if (cst.isDirectory()) stack.push({ path: child, st: cst })
         else count(cst)
@@ -102,13 +156,15 @@ export class TreeUsage {
       allocated += u.allocated
       apparent += u.apparent
       entries += u.entries
+      unreadable += u.unreadable
     }
     // Directories gone since (or never reached again) are forgotten.
     for (const [dir, l] of this.listings) if (l.seen !== pass) this.listings.delete(dir)
-    return { allocated, apparent, entries, ms: performance.now() - t0 }
+    return { allocated, apparent, entries, ms: performance.now() - t0, unreadable }
   }
 
-  private names(dir: Buffer, st: Stats, pass: number): Buffer[] {
+  // A directory's names; undefined when it cannot be listed even after repair.
+  private names(dir: Buffer, st: Stats, pass: number): Buffer[] | undefined {
     const cached = this.listings.get(key(dir))
     if (cached && cached.ino === st.ino && cached.mtimeMs === st.mtimeMs && cached.ctimeMs === st.ctimeMs) {
       cached.seen = pass
@@ -118,8 +174,14 @@ export class TreeUsage {
     const readAt = Date.now()
     try {
       names = readdirSync(dir, { encoding: 'buffer' })
-    } catch {
-      return []
+    } catch (err) {
+      if (!denied(err)) return [] // gone mid-walk
+      if (!repair(dir, st)) return undefined
+      try {
+        names = readdirSync(dir, { encoding: 'buffer' })
+      } catch (again) {
+        return denied(again) ? undefined : []
+      }
     }
     if (readAt - Math.max(st.mtimeMs, st.ctimeMs) > QUIET_MS) {
       this.listings.set(key(dir), {
@@ -134,15 +196,18 @@ export class TreeUsage {
   }
 }
 
-// One directory tree measured by du through a descriptor (see DEEP_PATH_BYTES); a tree du
-// cannot read counts nothing, like an unreadable entry of the walk.
-async function duTree(dir: Buffer): Promise<{ allocated: number; apparent: number; entries: number }> {
+// One directory tree measured by du through a descriptor (see DEEP_PATH_BYTES). A tree du
+// cannot read whole (it reports an error: a directory below it unreadable) is unreadable.
+async function duTree(
+  dir: Buffer,
+): Promise<{ allocated: number; apparent: number; entries: number; unreadable: number }> {
   let fd: number
   try {
     fd = openSync(dir, 'r')
-  } catch {
-    return { allocated: 0, apparent: 0, entries: 0 }
+  } catch (err) {
+    return { allocated: 0, apparent: 0, entries: 0, unreadable: denied(err) ? 1 : 0 }
   }
+  let failed = false
   const run = (flags: string[]) =>
     new Promise<number>((resolve) => {
       // The directory is the child's fd 3.
@@ -155,11 +220,14 @@ async function duTree(dir: Buffer): Promise<{ allocated: number; apparent: numbe
         out += d
       })
       child.on('error', () => resolve(0))
-      child.on('close', () => resolve(Number.parseInt(out, 10) || 0))
+      child.on('close', (code) => {
+        if (code !== 0) failed = true
+        resolve(Number.parseInt(out, 10) || 0)
+      })
     })
   try {
     const [allocated, apparent, entries] = await Promise.all([run(['-B1']), run(['-b']), run(['--inodes'])])
-    return { allocated, apparent, entries }
+    return { allocated, apparent, entries, unreadable: failed ? 1 : 0 }
   } finally {
     closeSync(fd)
   }

@@ -1,7 +1,7 @@
 import { type Dirent, readlinkSync } from 'node:fs'
 import { lstat, readdir, readlink, realpath } from 'node:fs/promises'
 import { basename, dirname, join, relative } from 'node:path'
-import { closeFd, readAll, Tree } from '../confinement/beneath.js'
+import { closeFd, readCapped, Tree } from '../confinement/beneath.js'
 import { holdsVisHome } from '../confinement/mount-pins.js'
 import { rootIdentity } from '../confinement/root-guard.js'
 import { errorMessage } from '../util/errors.js'
@@ -115,8 +115,9 @@ async function readText(tree: Tree, rel: string): Promise<string | { error: stri
   const f = await tree.openFile(rel)
   if (!f) return { error: 'missing, or not a regular file (links are not followed under a session root)' }
   try {
-    if (f.st.size > MAX_FILE_BYTES) return { error: `larger than ${MAX_FILE_BYTES} bytes` }
-    return (await readAll(f.fd)).toString('utf8')
+    const { data, over } = await readCapped(f.fd, MAX_FILE_BYTES)
+    if (f.st.size > MAX_FILE_BYTES || over) return { error: `larger than ${MAX_FILE_BYTES} bytes` }
+    return data.toString('utf8')
   } finally {
     await closeFd(f.fd)
   }

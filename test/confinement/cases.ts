@@ -247,6 +247,19 @@ export const cases: AttackCase[] = [
   ),
   // kernel attack surface
   c('kernel.unshare-user', 'kernel', `syscall_attempt(272, 0x10000000)`),
+  // fallocate(2) reserves blocks faster than the disk budget is checked: EOPNOTSUPP, and nothing
+  // allocated; a hole punch (which only frees) stays allowed.
+  c(
+    'disk.fallocate-raw',
+    'disk',
+    `fd = os.open(ROOT + '/fallocate.bin', os.O_CREAT | os.O_RDWR, 0o600)\ndef go():\n    r = libc.syscall(285, fd, 0, ctypes.c_long(0), ctypes.c_long(64 << 20))\n    if r < 0: raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))\n    return os.fstat(fd).st_blocks\nattempt(go)`,
+    { runs: 'jail' },
+  ),
+  control(
+    'disk.punch-hole',
+    `fd = os.open(ROOT + '/punch.bin', os.O_CREAT | os.O_RDWR, 0o600)\nos.write(fd, b'x' * 65536)\nos.fsync(fd)\nr = libc.syscall(285, fd, 3, ctypes.c_long(0), ctypes.c_long(65536))\nif r == 0 and os.fstat(fd).st_blocks == 0: ok()\nelse: print('ERROR', r, ctypes.get_errno(), os.fstat(fd).st_blocks)`,
+    { runs: 'jail' },
+  ),
   c('kernel.ptrace', 'kernel', `syscall_attempt(101, 0, 0, 0, 0)  # PTRACE_TRACEME`),
   c('kernel.process-vm-readv', 'kernel', `syscall_attempt(310, 1, 0, 0, 0, 0, 0)`),
   c('kernel.bpf', 'kernel', `syscall_attempt(321, 0, 0, 0)`),

@@ -10,7 +10,7 @@ import {
   O_PATH,
   openAt2,
   RESOLVE_BENEATH,
-  readAll,
+  readCapped,
   STRICT,
   Tree,
 } from '../../src/confinement/beneath.js'
@@ -33,7 +33,7 @@ test('a Tree reads real entries and never follows a link, wherever it is on the 
   try {
     const f = await t.openFile('d/f.txt')
     assert.ok(f)
-    assert.equal((await readAll(f.fd)).toString(), 'inside\n')
+    assert.equal((await readCapped(f.fd, 1024)).data.toString(), 'inside\n')
     await closeFd(f.fd)
     // A final link is the link itself: not a file to read, but its target as text.
     assert.equal(await t.openFile('abs-link'), undefined)

@@ -4,7 +4,7 @@
 // to change: a symlink there whose target path means one file in the jail and another on the
 // host must never hand the host's file over.
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs'
+import { mkdtempSync, rmSync, symlinkSync, truncateSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
@@ -59,6 +59,33 @@ test("a file swapped for a symlink after the guest reported it is not followed: 
     assert.equal(block.attachments.length, 0)
     assert.match(block.stdout, /env\.txt from the outbox was not kept: it was no longer a regular file/)
     assert.doesNotMatch(JSON.stringify(block), new RegExp(MARKER))
+  } finally {
+    setCheckUseHook(undefined)
+  }
+})
+
+test('a file grown past 32 MiB between its size check and the read is not kept, and is never read past the cap', async () => {
+  const s = await engine.createSession({ roots: [root] })
+  const outbox = (await engine.runtimeSession(s.id)).outbox
+  // The guest reports a small file; right after the host's fstat it grows (a thread the block
+  // left behind could do that): 33 MiB, sparse, so the test costs no disk.
+  let grown = 0
+  setCheckUseHook((point, rel) => {
+    if (point !== 'beneath.opened' || rel !== 'grow.bin') return
+    truncateSync(join(outbox, rel), 33 << 20)
+    grown++
+  })
+  try {
+    const { block } = await engine.runBlock(s.id, {
+      code: 'import os\nopen(os.path.join(VIS_OUTBOX, "grow.bin"), "wb").write(b"small")\nprint("wrote")',
+    })
+    assert.equal(grown, 1, 'the file grew between the check and the read')
+    assert.equal(block.error, null, JSON.stringify(block.error))
+    assert.equal(block.attachments.length, 0)
+    assert.match(
+      block.stdout,
+      /grow\.bin from the outbox was not kept: it grew past 33554432 bytes while it was read/,
+    )
   } finally {
     setCheckUseHook(undefined)
   }

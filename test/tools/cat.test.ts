@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
+import { appendFileSync } from 'node:fs'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { catTool } from '../../src/tools/fs/cat.js'
 import { lineHash } from '../../src/tools/fs/lines.js'
+import { setCheckUseHook } from '../../src/util/check-use-hook.js'
 import { call, context, files, guardFor, rejection, tempDir } from './helpers.js'
 
 async function setup() {
@@ -103,4 +105,21 @@ test('cat reports missing files and bad arguments with stable codes', async () =
   assert.equal(bad.code, 'tool.bad-args')
   assert.match(bad.message, /cat\(path, offset=None/)
   assert.equal((await rejection(call(cat, ctx, 'a.txt', { tail: 2, offset: 3 }))).code, 'tool.bad-args')
+})
+
+test('cat: a file grown past the 32 MiB limit between its size check and the read is refused, not read whole', async () => {
+  const { ws, cat, ctx } = await setup()
+  // Test-only hook: right after the size check, the file grows by 33 MiB of text.
+  setCheckUseHook((point, rel) => {
+    if (point === 'tool.read' && rel === 'a.txt')
+      appendFileSync(join(ws, 'a.txt'), Buffer.alloc(33 << 20, 'a'))
+  })
+  let err: any
+  try {
+    err = await rejection(call(cat, ctx, 'a.txt'))
+  } finally {
+    setCheckUseHook(undefined)
+  }
+  assert.equal(err.code, 'tool.too-large')
+  assert.match(err.message, /^cat: 'a\.txt' grew past the 33554432-byte limit while it was read; use grep/)
 })

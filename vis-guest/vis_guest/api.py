@@ -19,6 +19,7 @@ from . import (
     paths,
     pkgenv,
     probe,
+    reserve,
     schedule,
     signals,
     snapshot,
@@ -52,6 +53,7 @@ def install_runtime(config: dict) -> dict:
         rt.stdout, rt.stderr = sys.stdout, sys.stderr
         surface.install(rt)
         signals.install(rt)
+        reserve.install()
         aio.install()
         lazy.when_imported("json", touches.settle_in_json)
         lazy.when_imported("pprint", touches.settle_in_pprint)

@@ -2,7 +2,13 @@ import { constants as C } from 'node:fs'
 import { type FileHandle, open, readFile, stat } from 'node:fs/promises'
 import { dirname, join, relative, sep } from 'node:path'
 import ignore, { type Ignore } from 'ignore'
+import { readCapped } from '../../confinement/beneath.js'
 import { at, isWithin, O_PATH, type PathGuard } from './paths.js'
+
+// An ignore file inside the roots is the sandbox's to write (and grow while it is read): only
+// its first MiB of rules is read.
+const MAX_IGNORE_BYTES = 1 << 20
+const ignoreText = async (fh: FileHandle) => (await readCapped(fh.fd, MAX_IGNORE_BYTES)).data.toString('utf8')
 
 interface Frame {
   base: string
@@ -99,7 +105,7 @@ export function ignoreReader(guard: PathGuard): IgnoreReader {
       const opened = await guard.open(abs, 'gitignore', C.O_RDONLY | C.O_NOFOLLOW).catch(() => undefined)
       if (!opened) return ''
       try {
-        return (await opened.fh.stat()).isFile() ? await opened.fh.readFile('utf8') : ''
+        return (await opened.fh.stat()).isFile() ? await ignoreText(opened.fh) : ''
       } catch {
         return ''
       } finally {
@@ -120,7 +126,7 @@ async function readGitignore(dir: FileHandle): Promise<string> {
   try {
     fh = await open(at(dir, '.gitignore'), C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK)
     if (!(await fh.stat()).isFile()) return ''
-    return await fh.readFile('utf8')
+    return await ignoreText(fh)
   } catch {
     return ''
   } finally {

@@ -1,5 +1,7 @@
 import type { FileHandle } from 'node:fs/promises'
 import { readdir } from 'node:fs/promises'
+import { readCapped } from '../../confinement/beneath.js'
+import { checkpoint } from '../../util/check-use-hook.js'
 import { VisError } from '../../util/errors.js'
 import type { Json } from '../types.js'
 import { SNIFF_BYTES, sniffBinary } from './binary.js'
@@ -31,7 +33,16 @@ export async function readTextFrom(fh: FileHandle, size: number, path: string, o
       { op, path, size },
     )
   }
-  const buf = await fh.readFile()
+  // The sandbox may grow the file after the size above was taken: the read is what is bounded.
+  await checkpoint('tool.read', path)
+  const { data: buf, over } = await readCapped(fh.fd, MAX_TEXT_BYTES)
+  if (over) {
+    throw new VisError(
+      'tool.too-large',
+      `${op}: '${path}' grew past the ${MAX_TEXT_BYTES}-byte limit while it was read; use grep to find the part you need`,
+      { op, path },
+    )
+  }
   const type = sniffBinary(buf.subarray(0, SNIFF_BYTES))
   if (type) {
     throw new VisError(

@@ -3,7 +3,7 @@ import { accessSync, constants as C, lstatSync, statSync } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
 import { delimiter, dirname, join, sep } from 'node:path'
 import { createInterface } from 'node:readline'
-import { closeFd, openAt2, readAll, STRICT } from '../../confinement/beneath.js'
+import { closeFd, openAt2, readCapped, STRICT } from '../../confinement/beneath.js'
 import { checkpoint } from '../../util/check-use-hook.js'
 import { VisError } from '../../util/errors.js'
 import type { SpawnHook } from '../types.js'
@@ -142,8 +142,8 @@ export class BuiltinEngine implements SearchEngine {
       fh = (await this.guard.open(abs, 'grep', C.O_RDONLY | C.O_NOFOLLOW)).fh
       const st = await fh.stat()
       if (!st.isFile() || st.size > MAX_SEARCH_FILE_BYTES) return undefined
-      const buf = await fh.readFile()
-      if (buf.includes(0)) return undefined
+      const { data: buf, over } = await readCapped(fh.fd, MAX_SEARCH_FILE_BYTES)
+      if (over || buf.includes(0)) return undefined
       return buf.toString('utf8')
     } catch {
       return undefined
@@ -181,8 +181,9 @@ async function confirmed(spec: SearchSpec, files: FileHits[]): Promise<FileHits[
     if (fd === undefined) continue
     let text: string
     try {
-      const buf = await readAll(fd)
-      if (buf.includes(0)) continue
+      // Past the size ripgrep was told to search, as ripgrep itself skips it.
+      const { data: buf, over } = await readCapped(fd, MAX_SEARCH_FILE_BYTES)
+      if (over || buf.includes(0)) continue
       text = buf.toString('utf8')
     } finally {
       await closeFd(fd)

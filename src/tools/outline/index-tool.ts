@@ -2,7 +2,7 @@ import { constants as C } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
 import { sep } from 'node:path'
 import { z } from 'zod'
-import { closeFd, openAt2, readAll, STRICT, statFd } from '../../confinement/beneath.js'
+import { closeFd, openAt2, readCapped, STRICT, statFd } from '../../confinement/beneath.js'
 import { checkpoint } from '../../util/check-use-hook.js'
 import { isVisError, VisError } from '../../util/errors.js'
 import { bindNames, parseArgs, splitArgs } from '../args.js'
@@ -242,7 +242,9 @@ async function readBelow(dir: FileHandle, real: string, abs: string): Promise<st
     if (!st.isFile()) return { reason: 'not a regular file' }
     if (st.size > INDEX_MAX_FILE_BYTES)
       return { reason: `${st.size} bytes, over the ${INDEX_MAX_FILE_BYTES}-byte limit` }
-    const buf = await readAll(fd)
+    // The sandbox may grow the file after the fstat: the read itself is bounded.
+    const { data: buf, over } = await readCapped(fd, INDEX_MAX_FILE_BYTES)
+    if (over) return { reason: `over the ${INDEX_MAX_FILE_BYTES}-byte limit` }
     const type = sniffBinary(buf.subarray(0, SNIFF_BYTES))
     if (type) return { reason: `binary (${type})` }
     return buf.toString('utf8')
