@@ -49,6 +49,7 @@ export async function createSession(
     roots: v.roots,
     network: v.network,
     shell: v.shell,
+    ...(v.mode ? { mode: v.mode } : {}),
     ...(within ? { within } : {}),
   })
   const pins = checkRoots(policy, id)

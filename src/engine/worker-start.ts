@@ -120,6 +120,8 @@ export async function startWorker(
             shell: policy.shell,
             hidden,
             pins: policy.pins,
+            ...(policy.mode ? { mode: policy.mode } : {}),
+            ...(overlay ? { overlayRoot: overlay.root } : {}),
           })
         : []
     if (host.length > 0) host.push(draftDiffTool(drafts, live.id))

@@ -12,6 +12,7 @@ import {
   sortedEntries,
 } from '../confinement/egress/network-policy.js'
 import { type ConfinementPolicyInput, LimitsSchema, OverlaySchema } from '../confinement/jail-policy.js'
+import { readOnlyRoots, SessionModeSchema } from '../sessions/modes.js'
 
 // Everything that must be fixed when a worker is spawned: the OS jail is built from it,
 // so two sessions may share a warm worker only if their policies are equal.
@@ -39,6 +40,8 @@ export const WorkerPolicy = z
     // Host folders shown read-only at a fixed path in the jail (skills outside the roots,
     // src/agent/skills): `source` is a real path outside every root, `target` where it appears.
     mounts: z.array(z.object({ source: z.string().min(1), target: z.string().min(1) }).strict()).optional(),
+    // How the session may change its roots (sessions/modes.ts); unset: every root writable.
+    mode: SessionModeSchema.optional(),
   })
   .strict()
 export type WorkerPolicy = z.infer<typeof WorkerPolicy>
@@ -62,6 +65,7 @@ export function normalizePolicy(input: WorkerPolicyInput): WorkerPolicy {
     ...(p.hidden?.length ? { hidden: [...new Set(p.hidden.map((h) => resolve(h)))].sort() } : {}),
     ...(p.overlay ? { overlay: p.overlay } : {}),
     ...(p.mounts?.length ? { mounts: [...p.mounts].sort((a, b) => (a.target < b.target ? -1 : 1)) } : {}),
+    ...(p.mode && p.mode !== 'workspace' ? { mode: p.mode } : {}),
   }
 }
 
@@ -79,6 +83,7 @@ export function policyKey(policy: WorkerPolicy, python: string | undefined): str
     policy.hidden ?? [],
     policy.overlay ?? null,
     policy.mounts ?? [],
+    policy.mode ?? null,
   ])
 }
 
@@ -129,6 +134,7 @@ export function jailPolicy(
     ...(p.pins ? { pins: p.pins } : {}),
     writable: host.writable ?? [],
     readOnly: host.readOnly,
+    readOnlyRoots: readOnlyRoots(p),
     hidden: p.hidden ?? [],
     network: p.network,
     shell: host.shell ?? p.shell,
