@@ -1,8 +1,8 @@
 import type { Check } from '../confinement/probe.js'
 import { type ExtensionRegistry, warningChecks } from '../extensions/index.js'
 import { assertOpen, type EngineCore } from './engine-core.js'
-import type { ExtensionList } from './schemas.js'
 import { gateOutsideTools } from './mode-gate.js'
+import type { ExtensionList } from './schemas.js'
 import { extensionList } from './views.js'
 
 // Loads every extension file again (a file that fails keeps its previous version), then

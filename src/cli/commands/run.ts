@@ -3,8 +3,8 @@ import { parseArgs } from 'node:util'
 import { VisError } from '../../util/errors.js'
 import { approvalPrompter, Lines } from '../agent/ask.js'
 import { TurnPrinter } from '../agent/printer.js'
-import { AGENT_OPTIONS, AGENT_USAGE, openAgentCli, titleFromTask } from '../agent/setup.js'
 import { finishReview, reviewDecision, startReview } from '../agent/review.js'
+import { AGENT_OPTIONS, AGENT_USAGE, openAgentCli, titleFromTask } from '../agent/setup.js'
 import type { Command } from '../command.js'
 
 const usage = `Usage: vis run [options] "task"
