@@ -20,7 +20,7 @@ after(async () => {
 })
 
 type Run = { code: number | null; stdout: string; stderr: string }
-function visCli(args: string[], opts: { cwd: string; home: string }): Promise<Run> {
+function visCli(args: string[], opts: { cwd: string; home: string; input?: string }): Promise<Run> {
   const child = spawn(process.execPath, ['--import', tsx, vis, ...args], {
     cwd: opts.cwd,
     env: {
@@ -30,8 +30,9 @@ function visCli(args: string[], opts: { cwd: string; home: string }): Promise<Ru
       OPENAI_BASE_URL: double.openaiURL,
       OPENAI_API_KEY: 'sk-cli',
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   })
+  if (opts.input !== undefined) child.stdin!.end(opts.input)
   const r: Run = { code: null, stdout: '', stderr: '' }
   child.stdout.on('data', (d) => {
     r.stdout += d
@@ -148,9 +149,30 @@ test('vis run --review --no-apply, or with nobody to ask: the diff is shown and 
 
 test('--apply without --review is a usage error', async () => {
   const { home, root } = dirs()
-  double.script([{ text: 'nothing' }])
+  // Refused before any turn: the model is never asked.
   const r = await visCli(['run', '--apply', 'x'], { cwd: root, home })
   assert.equal(r.code, 2, r.stderr)
   assert.match(r.stderr, /--apply and --no-apply go with --review/)
   assert.equal(readFileSync(join(root, 'notes.txt'), 'utf8'), 'original\n')
+})
+
+test('vis chat --review: each turn is shown as a diff and lands only on a yes', async () => {
+  const { home, root } = dirs()
+  const second = [{ calls: [pyCall("await write('second.txt', 'turn two\\n')")] }, { text: 'Made it.' }]
+  double.script([...EDITING_MODEL, ...second])
+  // First turn answered yes, second no.
+  const r = await visCli(['chat', '--review'], {
+    cwd: root,
+    home,
+    input: 'edit the notes\ny\nmake a second file\nn\n/exit\n',
+  })
+  assert.equal(r.code, 0, r.stderr)
+  assert.match(r.stdout, /vis chat · session ses_\w+ · review ·/)
+  assert.match(r.stdout, /-original\n\+from python/)
+  assert.match(r.stdout, /\[review: applied 2 file\(s\)/)
+  assert.match(r.stdout, /\+turn two/)
+  assert.match(r.stdout, /\[review: not applied \(not approved at the prompt\)/)
+  assert.equal(readFileSync(join(root, 'notes.txt'), 'utf8'), 'from python\n')
+  assert.equal(readFileSync(join(root, 'made.txt'), 'utf8'), 'from the tool\n')
+  assert.equal(existsSync(join(root, 'second.txt')), false)
 })
