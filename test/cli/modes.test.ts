@@ -34,10 +34,10 @@ function visCli(args: string[], opts: { cwd: string; home: string; input?: strin
   })
   if (opts.input !== undefined) child.stdin!.end(opts.input)
   const r: Run = { code: null, stdout: '', stderr: '' }
-  child.stdout.on('data', (d) => {
+  child.stdout!.on('data', (d) => {
     r.stdout += d
   })
-  child.stderr.on('data', (d) => {
+  child.stderr!.on('data', (d) => {
     r.stderr += d
   })
   return new Promise((resolve) =>
