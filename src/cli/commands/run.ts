@@ -57,6 +57,8 @@ export const run: Command = {
       const mode = cli.mode === 'workspace' ? '' : ` · ${cli.mode}`
       process.stderr.write(`[session ${sessionId} · root ${roots.join(', ')}${mode}]\n`)
       if ((values.apply || values['no-apply']) && cli.mode !== 'review') {
+        // The session this command made for the turn goes with the refusal.
+        if (cli.created) await engine.closeSession(sessionId)
         throw new VisError('cli.bad-option', '--apply and --no-apply go with --review (mode review)')
       }
       const lines = rl ? new Lines(rl) : undefined
