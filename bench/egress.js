@@ -12,7 +12,7 @@ import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { createRuntime } from '../src/sessions/runtime.js'
+import { createRuntime } from '../src/sessions/create-runtime.js'
 import { pythonHome } from '../src/worker/python-home.js'
 import { startLab } from '../test/confinement/lab/lab.js'
 

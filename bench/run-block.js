@@ -16,7 +16,7 @@ const opt = (name) => {
   return i >= 0 ? argv[i + 1] : undefined
 }
 const distDir = resolve(opt('--dist') ?? new URL('../dist', import.meta.url).pathname)
-const entry = join(distDir, 'sessions/runtime.js')
+const entry = join(distDir, 'sessions/create-runtime.js')
 if (!existsSync(entry)) {
   console.error(`bench/run-block.js needs the built package at ${distDir}: run \`npm run build\` first`)
   process.exit(2)

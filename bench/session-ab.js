@@ -43,7 +43,7 @@ const cpuMs = (pid) => {
 
 async function side(name, root) {
   const load = (file) => import(pathToFileURL(join(root, 'dist', file)).href)
-  const { createRuntime } = await load('sessions/runtime.js')
+  const { createRuntime } = await load('sessions/create-runtime.js')
   const { processTree, treeRssMb } = await load('worker/proctree.js')
   const home = mkdtempSync(join(tmpdir(), `vis-session-ab-${name}-`))
   const dir = mkdtempSync(join(tmpdir(), `vis-session-ab-root-${name}-`))

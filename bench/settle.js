@@ -11,7 +11,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-const dist = new URL('../dist/sessions/runtime.js', import.meta.url)
+const dist = new URL('../dist/sessions/create-runtime.js', import.meta.url)
 if (!existsSync(dist)) {
   console.error('bench/settle.js needs the built package: run `npm run build` first')
   process.exit(2)

@@ -74,13 +74,13 @@ export {
   // Deprecated: the old name of BlockResult, kept for one minor version.
   BlockResult as BlockOutcome,
 } from './sessions/block-result.js'
+export { createRuntime, type Runtime, RuntimeOptions, SessionOptions } from './sessions/create-runtime.js'
 export type {
   SessionEvent,
   SessionEventAlias,
   SessionEventType,
   SessionListener,
 } from './sessions/events.js'
-export { createRuntime, type Runtime, RuntimeOptions, SessionOptions } from './sessions/runtime.js'
 export type { BindOptions, RunBlockOptions, Session, SessionState } from './sessions/session.js'
 export type { BoundTool } from './sessions/tool-table.js'
 export {

@@ -102,6 +102,9 @@ function renderAttachments(list) {
 
 function renderBlock(b) {
   const status = blockStatus(b)
+  // The result, or the value a block that also printed ended in (shown after its output, as a
+  // notebook shows a cell's).
+  const shown = b.result ?? b.value
   const action =
     b.status === 'running'
       ? h('button', { class: 'interrupt', onclick: () => interrupt(b.id) }, 'Interrupt')
@@ -122,8 +125,8 @@ function renderBlock(b) {
     ),
     h('pre', { class: 'code' }, b.code_display ?? b.code),
     h('pre', { class: 'stdout' }, b.stdout ?? ''),
-    b.result !== null && b.result !== undefined
-      ? h('div', { class: 'result' }, `→ ${JSON.stringify(b.result)}`)
+    shown !== null && shown !== undefined
+      ? h('div', { class: 'result' }, `→ ${JSON.stringify(shown)}`)
       : null,
     b.error ? renderError(b.error) : null,
     renderAttachments(b.attachments),
@@ -191,6 +194,12 @@ function onEvent(type, ev) {
     case 'draft.abandoned':
       refreshDraft(state.current).catch(() => undefined)
       break
+    case 'turn.started':
+    case 'turn.completed':
+    case 'turn.failed':
+    case 'turn.cancelled':
+      refreshTurns(state.current).catch(() => undefined)
+      break
     case 'session.closed':
     case 'worker.retired':
       showSession(state.current, false).catch(() => undefined)
@@ -224,6 +233,97 @@ async function refreshDraft(id) {
   )
 }
 
+// The session's agent turns as a tree: each turn's task, answer and usage, the child turns its
+// blocks started (sub_loop, agent()) nested under it with their own, links to their sessions,
+// and for a child session the turn it came from. Refetched whole when a turn starts or ends.
+const TREE_DEPTH = 8
+
+function usageText(u) {
+  if (!u) return ''
+  const cost = u.cost_usd === null || u.cost_usd === undefined ? '' : ` · $${u.cost_usd.toFixed(4)}`
+  return `${u.input} in / ${u.output} out tokens${cost}`
+}
+
+async function childTree(refs, depth) {
+  if (depth >= TREE_DEPTH) return []
+  return Promise.all(
+    refs.map(async (c) => {
+      const t = await api('GET', `/v1/sessions/${enc(c.session_id)}/turns/${enc(c.turn_id)}`).catch(() => ({
+        ...c,
+        id: c.turn_id,
+        children: [],
+      }))
+      return { ...t, kids: await childTree(t.children ?? [], depth + 1) }
+    }),
+  )
+}
+
+function renderChild(t) {
+  const end = t.answer ? `→ ${t.answer}` : t.error ? `✗ ${t.error.code}` : ''
+  return h(
+    'li',
+    { class: 'child-turn', 'data-turn': t.id, 'data-session': t.session_id, 'data-status': t.status },
+    h('span', { class: `badge ${t.status}` }, t.status),
+    ' ',
+    h('a', { href: `#/s/${enc(t.session_id)}` }, t.prompt ?? t.session_id),
+    ' ',
+    h('span', { class: 'child-end' }, end),
+    ' ',
+    h('small', { class: 'usage' }, usageText(t.usage)),
+    t.kids?.length ? h('ul', { class: 'children' }, ...t.kids.map(renderChild)) : null,
+  )
+}
+
+function renderTurn(t) {
+  return h(
+    'article',
+    { class: 'turn', 'data-turn': t.id, 'data-status': t.status },
+    h(
+      'div',
+      { class: 'head' },
+      h('strong', {}, `Turn ${t.position}`),
+      h('span', { class: `badge ${t.status}` }, t.status),
+      h('small', {}, t.model ?? ''),
+      h('span', { class: 'grow' }),
+      h('small', { class: 'usage' }, usageText(t.usage)),
+    ),
+    h('pre', { class: 'prompt' }, t.prompt),
+    t.parent
+      ? h(
+          'p',
+          { class: 'parent' },
+          'Child of ',
+          h('a', { href: `#/s/${enc(t.parent.session_id)}` }, `turn ${t.parent.turn_id}`),
+          t.parent.block_id ? ` (block ${t.parent.block_id})` : '',
+        )
+      : null,
+    t.kids.length
+      ? h(
+          'div',
+          { class: 'tree' },
+          h(
+            'small',
+            { class: 'tree-usage' },
+            `With ${t.kids.length} child turn(s): ${usageText(t.tree_usage)}`,
+          ),
+          h('ul', { class: 'children' }, ...t.kids.map(renderChild)),
+        )
+      : null,
+    t.answer ? h('pre', { class: 'answer' }, t.answer) : null,
+    t.error ? renderError(t.error) : null,
+  )
+}
+
+async function refreshTurns(id) {
+  const { turns } = await api('GET', `/v1/sessions/${enc(id)}/turns`)
+  const tree = await Promise.all(
+    turns.map(async (t) => ({ ...t, kids: await childTree(t.children ?? [], 0) })),
+  )
+  const box = document.getElementById('turns')
+  if (state.current !== id || !box) return
+  box.replaceChildren(...tree.map(renderTurn))
+}
+
 // Blocks accepted behind a running one have no event until they start: look for them.
 async function pollQueued(id) {
   if (state.current !== id) return
@@ -255,9 +355,11 @@ async function showSession(id, follow = true) {
       `${s.id} · ${s.state} · worker ${s.worker}${roots ? ` · roots ${roots}` : ''}`,
     ),
     h('section', { id: 'draft', 'aria-label': 'Draft' }),
+    h('section', { id: 'turns', 'aria-label': 'Agent turns' }),
     h('div', { id: 'blocks' }),
   )
   refreshDraft(id).catch(() => undefined)
+  refreshTurns(id).catch(() => undefined)
   for (const b of s.blocks) upsertBlock(b)
   for (const a of document.querySelectorAll('nav a')) {
     a.toggleAttribute('aria-current', a.dataset.session === id)
@@ -278,6 +380,10 @@ async function showSession(id, follow = true) {
     'draft.created',
     'draft.applied',
     'draft.abandoned',
+    'turn.started',
+    'turn.completed',
+    'turn.failed',
+    'turn.cancelled',
   ]) {
     es.addEventListener(type, (e) => onEvent(type, JSON.parse(e.data)))
   }

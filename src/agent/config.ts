@@ -5,6 +5,7 @@ import { SessionModeSchema } from '../sessions/modes.js'
 import { VisError } from '../util/errors.js'
 import { visHome } from '../util/home.js'
 import { issuesText } from '../util/zod-issues.js'
+import { BudgetSchema } from './budget.js'
 import { ANTHROPIC_MAX_TOKENS } from './providers/types.js'
 import { SubLoopConfigSchema } from './sub-loop.js'
 
@@ -152,6 +153,9 @@ export const AgentConfigFileSchema = z
       .describe(
         'Whether the model takes images (attachments as image parts); default: not for local presets.',
       ),
+    budget: BudgetSchema.optional().describe(
+      'Each turn\'s default budget: {"tokens": N, "cost_usd": X}; its sub_loop children share it.',
+    ),
     subLoops: SubLoopConfigSchema.optional().describe(
       'sub_loop() children: concurrency per parent turn (4), timeoutMs each (600000), maxDepth (2).',
     ),

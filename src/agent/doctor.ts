@@ -1,5 +1,9 @@
+import { homedir } from 'node:os'
 import type { Check } from '../confinement/probe.js'
+import { discover } from '../skills/discover.js'
+import { definitionChecks } from '../skills/doctor.js'
 import { errorMessage } from '../util/errors.js'
+import { visHome } from '../util/home.js'
 import { loadAgentConfig, resolveModel } from './config.js'
 import { createProvider } from './providers/index.js'
 
@@ -20,4 +24,27 @@ export async function agentChecks(timeoutMs = 5000): Promise<Check[]> {
   } catch (err) {
     return [{ id: 'agent-model', level: 'warn', message: `${label} does not answer: ${errorMessage(err)}` }]
   }
+}
+
+// `vis doctor`: the skills and agent definitions a session rooted at the project would get,
+// what shadows what, every file that could not be read (with the reason), and what an agent
+// definition written for Claude Code names that has no counterpart here (its models through
+// agent.json's aliases, which is why this lives with the agent and not in src/skills).
+export async function skillChecks(opts: {
+  project: string
+  home?: string
+  userHome?: string
+}): Promise<Check[]> {
+  const found = await discover({
+    roots: [opts.project],
+    visHome: visHome(opts.home),
+    userHome: opts.userHome ?? homedir(),
+  })
+  let aliases: Record<string, string> = {}
+  try {
+    aliases = loadAgentConfig({ home: opts.home }).aliases
+  } catch {
+    // agent.json's own problem is the agent-model check's to report.
+  }
+  return definitionChecks(found, aliases)
 }

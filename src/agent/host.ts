@@ -6,6 +6,7 @@ import { skillsOf } from '../skills/session-skills.js'
 import { VisError } from '../util/errors.js'
 import { TURN_EVENT_NAMES } from '../util/event-names.js'
 import { Approvals } from './approvals.js'
+import { type Budget, TurnBudget, unpriced } from './budget.js'
 import { type AgentConfig, loadAgentConfig, resolveModel } from './config.js'
 import { ModelDeltaBatcher } from './deltas.js'
 import { FOLD_TOOL, foldTool } from './fold-tool.js'
@@ -15,7 +16,7 @@ import { GuestStateSchema, type LiveState, trackWrites } from './live-state.js'
 import { runTurn } from './loop.js'
 import { systemPrompt } from './prompt.js'
 import { createProvider } from './providers/index.js'
-import type { Message, Provider } from './providers/types.js'
+import { type Message, type Provider, zeroUsage } from './providers/types.js'
 import { AgentRecords } from './records.js'
 import { replayHistory, type TurnRequest } from './replay.js'
 import type { ApprovalView, ToolCallView, TurnView, UsageView } from './schemas.js'
@@ -36,6 +37,10 @@ export type TurnOptions = {
   parent?: TurnParent
   // Added to the system prompt (agent(): the definition's body).
   instructions?: string
+  // The turn's token/cost budget; default agent.json `budget`.
+  budget?: Budget
+  // A child turn's: its parent's budget, which it draws on (sub_loop); `budget` is then ignored.
+  parentBudget?: TurnBudget
 }
 
 export type AgentEvent = { type: string; sessionId: string; turnId: string | null } & Record<string, unknown>
@@ -58,6 +63,8 @@ type SessionState = {
   ends: Map<string, Promise<unknown>>
   // Running turns' providers, by turn id: their sub_loop children use the same by default.
   providers: Map<string, Provider>
+  // Running turns' budgets, by turn id: their sub_loop children draw on them.
+  budgets: Map<string, TurnBudget>
   // What a block's fold_session(note) asked for, taken by the loop once the block has ended.
   fold?: string
   // Paths the session's writing host tools named, for a compaction's live-state note.
@@ -104,7 +111,8 @@ export class Agent {
         const s = this.sessions.get(id)
         const provider = s?.providers.get(turnId)
         const controller = s?.running.get(turnId)
-        return provider && controller ? { provider, signal: controller.signal } : undefined
+        const budget = s?.budgets.get(turnId)
+        return provider && controller && budget ? { provider, signal: controller.signal, budget } : undefined
       },
     })
     // A closing engine cancels the turns still running and waits for them to be stored.
@@ -146,6 +154,9 @@ export class Agent {
     const toolCalling = opts.provider ? true : resolveModel(opts.model, this.config).toolCalling
     const expanded = expandTemplate(prompt, this.config.home, policy.roots[0])
     const maxIterations = opts.maxIterations ?? this.config.maxIterations
+    const budget = opts.parentBudget?.child() ?? new TurnBudget(opts.budget ?? this.config.budget ?? {})
+    if (budget.costLimited && costed(zeroUsage(), this.config, provider).cost_usd === null)
+      throw unpriced(modelRef(provider), { sessionId })
     const s = this.state(sessionId)
     const turnId = newId('turn')
     const controller = new AbortController()
@@ -168,6 +179,7 @@ export class Agent {
         signal: controller.signal,
         parent: opts.parent,
         instructions: opts.instructions,
+        budget,
       }),
     )
     s.tail = run.catch(() => undefined)
@@ -274,6 +286,7 @@ export class Agent {
       signal: AbortSignal
       parent: TurnParent | undefined
       instructions: string | undefined
+      budget: TurnBudget
     },
   ): Promise<TurnResult> {
     const s = this.state(sessionId)
@@ -295,6 +308,7 @@ export class Agent {
     this.records.setTurnModel(turnId, model)
     s.scope.turnId = turnId
     s.providers.set(turnId, r.provider)
+    s.budgets.set(turnId, r.budget)
     this.emit(sessionId, turnId, 'turn.started', {
       prompt: r.prompt,
       model,
@@ -362,6 +376,7 @@ export class Agent {
         prompt: r.expanded,
         maxIterations: r.maxIterations,
         signal: r.signal,
+        budget: r.budget,
         scope: s.scope,
         emit: (type, data) => this.emit(sessionId, turnId, type, data),
         liveState: async (): Promise<LiveState | undefined> => {
@@ -395,6 +410,7 @@ export class Agent {
       s.scope.turnId = null
       s.scope.blockId = null
       s.providers.delete(turnId)
+      s.budgets.delete(turnId)
       this.subLoops.forgetTurn(turnId)
     }
     this.deltas.flush(sessionId)
@@ -447,6 +463,7 @@ export class Agent {
         ends: new Map(),
         queued: new Map(),
         providers: new Map(),
+        budgets: new Map(),
         changed: new Set(),
       }
       this.sessions.set(sessionId, s)

@@ -3,6 +3,7 @@ import type { BlockView } from '../engine/schemas.js'
 import { stopBlock } from '../engine/stop-block.js'
 import { newId } from '../persistence/ids.js'
 import { type ErrorCode, errorMessage, isVisError, VisError } from '../util/errors.js'
+import { budgetExceeded, type TurnBudget } from './budget.js'
 import { shouldCompact } from './compaction.js'
 import type { AgentConfig } from './config.js'
 import { isContextOverflow } from './context-window.js'
@@ -50,6 +51,8 @@ export type TurnRun = {
   prompt: string
   maxIterations: number
   signal: AbortSignal
+  // The turn's token/cost budget (a child's draws on its parent's): checked before each request.
+  budget?: TurnBudget
   scope: CallScope
   emit: TurnEmit
   // Identical failures in a row across the turn's blocks (src/agent/repeats.ts).
@@ -107,6 +110,8 @@ export async function runTurn(t: TurnRun): Promise<TurnEnd> {
   try {
     for (;;) {
       if (cancelled()) throw new TurnCancelled(t.sessionId, t.turnId)
+      const spent = t.budget?.spent()
+      if (spent !== undefined) throw budgetExceeded(spent, { sessionId: t.sessionId, turnId: t.turnId })
       const final = asked >= t.maxIterations
       if (final) t.history.push(userText(capNotice(t.maxIterations)))
       // The row is written once the reply is in (one commit per iteration); its id is known now so
@@ -118,6 +123,7 @@ export async function runTurn(t: TurnRun): Promise<TurnEnd> {
       const reply = await callModel(t, st, final, iter.id)
       asked++
       const cost = costed(reply.usage, t.config, t.provider)
+      t.budget?.charge(cost)
       st.usage = addUsage(st.usage, reply.usage)
       const calls = final ? [] : callsOf(reply, t.toolCalling, iter.position)
       t.records.addIteration(t.turnId, iter.id, {
@@ -277,6 +283,7 @@ async function runBlock(t: TurnRun, code: string, iterationId: string): Promise<
       iteration_id: iterationId,
       duration_ms: block.duration_ms,
       result: block.result,
+      value: block.value,
       error: block.error,
       timed_out: block.timed_out,
     })

@@ -15,12 +15,13 @@ const n = (x: number) => x.toLocaleString('en-US')
 export type AttachmentBytes = (attachmentId: string) => { mediaType: string; data: Buffer } | undefined
 
 // What the model reads after a block: stdout (clipped, a notice only the agent loop gives), the
-// result, the error with its excerpt, the survived report, and images as image parts (other
+// result (or the value of a last expression after the output, as a notebook shows both), the error with its excerpt, the survived report, and images as image parts (other
 // attachments are named).
 export function renderBlock(block: BlockView, bytes: AttachmentBytes, images: boolean): Part[] {
   const text: string[] = []
   if (block.stdout !== '') text.push(clipStdout(block.stdout))
-  if (block.result !== null && block.result !== undefined) text.push(`result: ${json(block.result)}`)
+  const value = block.result ?? block.value
+  if (value !== null && value !== undefined) text.push(`result: ${json(value)}`)
   // The error and the survived report read as they do on every surface (src/format/block-text.ts).
   const error = block.error as RenderedError | null
   if (error) text.push(renderError(error))

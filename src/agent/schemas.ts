@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { BudgetSchema } from './budget.js'
 
 // The agent's public shapes (snake_case, as they travel as JSON); the OpenAPI document is built
 // from them.
@@ -24,6 +25,9 @@ export const TurnBodySchema = z
       .optional()
       .describe('<provider>/<model>; default VIS_MODEL or agent.json.'),
     max_iterations: z.number().int().min(1).max(1000).optional(),
+    budget: BudgetSchema.optional().describe(
+      "The turn's token/cost budget, shared with its sub_loop children; default agent.json `budget`.",
+    ),
   })
   .strict()
 export type TurnBody = z.infer<typeof TurnBodySchema>

@@ -6,6 +6,7 @@ import { resolveAgent } from '../skills/agent-definition.js'
 import { skillsOf } from '../skills/session-skills.js'
 import type { ToolContext } from '../tools/types.js'
 import { isVisError, VisError } from '../util/errors.js'
+import type { TurnBudget } from './budget.js'
 import type { CallScope } from './journal.js'
 import type { Provider } from './providers/types.js'
 
@@ -20,7 +21,9 @@ import type { Provider } from './providers/types.js'
 // `gather`), `maxDepth` levels of children below a turn of the person's, each child's iterations
 // (`max_iterations`, default the agent's) and wall clock (`timeoutMs`). The parent block's own
 // deadline is held while it waits (the child's clock bounds the wait), and the parent turn's
-// cancel or interrupt cancels its children.
+// cancel or interrupt cancels its children. Each child draws on the parent turn's token/cost
+// budget (budget.ts): what is left of it is the child's, and a child that finds it spent ends
+// with agent.budget-exceeded, raised in the parent's block.
 
 export const SubLoopConfigSchema = z
   .object({
@@ -74,10 +77,15 @@ export type SubLoopHost = {
       parent: TurnParent
       // An agent definition's body: the child's role, after the system prompt's own text.
       instructions?: string
+      // The parent turn's budget, which the child draws on.
+      parentBudget: TurnBudget
     },
   ) => Promise<{ status: string; answer: string | null; error: { code: string; message: string } | null }>
   // The running parent turn's provider (a child without `model` uses it) and cancel signal.
-  turnOf: (sessionId: string, turnId: string) => { provider: Provider; signal: AbortSignal } | undefined
+  turnOf: (
+    sessionId: string,
+    turnId: string,
+  ) => { provider: Provider; signal: AbortSignal; budget: TurnBudget } | undefined
 }
 
 // The host tools an agent definition's `tools` list may leave out (claude-map.ts maps its names).
@@ -221,6 +229,10 @@ export class SubLoops {
         context,
       )
     }
+    const left = parentTurn.budget.spent()
+    if (left !== undefined) {
+      throw new VisError('agent.budget-exceeded', `No budget is left for a child turn: ${left}.`, context)
+    }
     // The child's cancel: the parent turn's, the block call's (an interrupt), and its own clock.
     const clock = AbortSignal.timeout(config.timeoutMs)
     const signal = AbortSignal.any([parentTurn.signal, ctx.signal, clock])
@@ -250,8 +262,9 @@ export class SubLoops {
           shell: policy.shell,
           title: `sub_loop of ${parentId}: ${prompt.split('\n')[0]!.slice(0, 60)}`,
         },
-        // Its roots lie within the parent's (each resolved, checked and pinned for its own jail).
-        { within: policy.roots },
+        // Its roots lie within the parent's (each resolved, checked and pinned for its own jail);
+        // a parent working in a draft gives its child the draft (drafts.ts lend).
+        { within: policy.roots, draftOf: parentId },
       )
       childId = child.id
       this.depth.set(childId, depth)
@@ -274,8 +287,16 @@ export class SubLoops {
         signal,
         parent: { session_id: parentId, turn_id: turnId, block_id: blockId },
         ...(as.instructions ? { instructions: as.instructions } : {}),
+        parentBudget: parentTurn.budget,
       })
       if (end.status === 'done' && end.answer !== null) return end.answer
+      if (end.error?.code === 'agent.budget-exceeded') {
+        throw new VisError(
+          'agent.budget-exceeded',
+          `The child turn in session ${childId} ended without an answer: ${end.error.message}`,
+          { ...context, childSessionId: childId },
+        )
+      }
       if (clock.aborted) {
         throw new VisError(
           'agent.sub-loop-timeout',

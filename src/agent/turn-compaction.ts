@@ -45,12 +45,14 @@ export async function compactTurn(
   if (!done) return false
   st.taskIndex = 0
   st.usage = addUsage(st.usage, done.usage)
-  const { usage, ...rest } = done
+  const cost = costed(done.usage, t.config, t.provider)
+  t.budget?.charge(cost)
+  const { usage: _u, ...rest } = done
   t.emit('turn.compacted', {
     iteration_id: iterationId,
     ...rest,
     ...(note !== undefined ? { note } : {}),
-    usage: costed(usage, t.config, t.provider),
+    usage: cost,
   })
   return true
 }

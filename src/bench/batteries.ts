@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { findLocalPython } from '../distribution/discover.js'
 import { readDistManifest } from '../distribution/manifest.js'
 import { stageFromPython } from '../distribution/stage.js'
-import { createRuntime } from '../sessions/runtime.js'
+import { createRuntime } from '../sessions/create-runtime.js'
 import { VisError } from '../util/errors.js'
 import { treeCpuMs, treeRssMb } from '../worker/proctree.js'
 

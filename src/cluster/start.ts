@@ -1,5 +1,6 @@
 import type { Engine } from '../engine/engine.js'
 import { VisError } from '../util/errors.js'
+import { issuesText } from '../util/zod-issues.js'
 import { ClusterNode, type ClusterOptions, ClusterOptionsSchema } from './node.js'
 
 // Cluster mode needs a store every node sees: PostgreSQL (VIS_DATABASE_URL). SQLite lives in one
@@ -7,7 +8,7 @@ import { ClusterNode, type ClusterOptions, ClusterOptionsSchema } from './node.j
 export function startCluster(engine: Engine, options: ClusterOptions): ClusterNode {
   const parsed = ClusterOptionsSchema.safeParse(options)
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')
+    const problems = issuesText(parsed.error)
     throw new VisError('cluster.bad-option', `Invalid cluster options: ${problems}`, { issues: problems })
   }
   if ((engine.store.db as { dialect?: string }).dialect !== 'postgres') {

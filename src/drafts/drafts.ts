@@ -11,6 +11,7 @@ import type { Overlay } from '../confinement/jail-policy.js'
 import { rootChanged, rootIdentity } from '../confinement/root-guard.js'
 import type { Db } from '../persistence/statements.js'
 import { VisError } from '../util/errors.js'
+import { issuesText } from '../util/zod-issues.js'
 import { findConflicts, landChanges } from './apply.js'
 import { BaseRecord } from './base-record.js'
 import { type Change, gitMode, scanChanges } from './changes.js'
@@ -80,8 +81,7 @@ function parseInput<S extends z.ZodTypeAny>(
 ): z.output<S> {
   const r = schema.safeParse(value)
   if (r.success) return r.data
-  const why = r.error.issues.map((i) => i.message).join('; ')
-  throw new VisError('draft.invalid', `${what}: ${why}`, { sessionId, op: 'draft' })
+  throw new VisError('draft.invalid', `${what}: ${issuesText(r.error)}`, { sessionId, op: 'draft' })
 }
 
 // What the drafts need from the engine that owns the sessions.
@@ -117,6 +117,9 @@ export class Drafts {
   private readonly counts = new Map<string, number>()
   // What each draft knows of the real root at its base (base-record.ts), by draft id.
   private readonly bases = new Map<string, Promise<BaseRecord>>()
+  // Child sessions (the agent's sub_loop) working in the draft of the session that owns it:
+  // child id → owner id. In memory only: a child lives as long as its parent's block.
+  private readonly lent = new Map<string, string>()
 
   constructor(
     db: Db,
@@ -140,9 +143,49 @@ export class Drafts {
     }
   }
 
+  // A child session (the agent's sub_loop) of a parent in a draft works in that draft: its jails
+  // enter the same overlay mount and its host tools open paths through it, so what it writes
+  // lands in the draft, never in the real root. Called before the child's first worker starts.
+  // A child root strictly inside the draft's root is refused: roots are bound from directory fds
+  // the host opens, which would be the real directory behind the draft.
+  lend(childId: string, parentId: string, roots: readonly string[]): void {
+    const owner = this.lent.get(parentId) ?? parentId
+    const d = this.repo.active(owner)
+    if (!d) return
+    const inside = roots.find((r) => r !== d.root && r.startsWith(`${d.root}/`))
+    if (inside !== undefined) {
+      throw new VisError(
+        'draft.child-root-inside',
+        `the parent session works in draft "${d.label}" of ${d.root}; a child cannot be given ${inside} ` +
+          `inside it (it would see the real files behind the draft). Give it ${d.root} itself, or apply the draft first`,
+        { sessionId: parentId, op: 'draft.lend', path: inside },
+      )
+    }
+    if (roots.includes(d.root)) this.lent.set(childId, owner)
+  }
+
+  // The session's draft: its own, or the one it was lent.
+  private activeOf(sessionId: string): DraftRecord | undefined {
+    const own = this.repo.active(sessionId)
+    if (own) return own
+    const owner = this.lent.get(sessionId)
+    return owner === undefined ? undefined : this.repo.active(owner)
+  }
+
+  // A lent draft is applied, abandoned or replaced only by the session that owns it.
+  private refuseLent(sessionId: string, op: string): void {
+    const owner = this.lent.get(sessionId)
+    if (owner === undefined || !this.repo.active(owner)) return
+    throw new VisError(
+      'draft.lent',
+      `session ${sessionId} works in the draft of its parent session ${owner}; ${op} it there`,
+      { sessionId, op: `draft.${op}` },
+    )
+  }
+
   // The overlay a session's jails mount, while it is in a draft.
   overlayFor(sessionId: string): Overlay | undefined {
-    const d = this.repo.active(sessionId)
+    const d = this.activeOf(sessionId)
     if (!d) return undefined
     return {
       root: d.root,
@@ -175,6 +218,7 @@ export class Drafts {
 
   async create(sessionId: string, label: string, kind: 'copy' | 'blank' = 'copy'): Promise<DraftState> {
     const l = parseInput(DraftLabelSchema, label, 'a draft label', sessionId)
+    this.refuseLent(sessionId, 'create')
     return this.host.exclusive(sessionId, async () => {
       const root = this.host.primaryRoot(sessionId)
       const ctx = { sessionId, op: 'draft.create' }
@@ -219,7 +263,7 @@ export class Drafts {
   }
 
   async state(sessionId: string): Promise<DraftState> {
-    const d = this.repo.active(sessionId)
+    const d = this.activeOf(sessionId)
     if (!d) return { mode: 'trunk', draft: null }
     const changes = await this.trees(d, (upper, real) => this.changesOf(d, upper, real))
     return this.stateOf(d, changes.length)
@@ -228,7 +272,7 @@ export class Drafts {
   // For synchronous views: the count is the one last measured (after the last block).
   // null until measured (a draft from an earlier process): a measurement starts now.
   stateNow(sessionId: string): DraftState {
-    const d = this.repo.active(sessionId)
+    const d = this.activeOf(sessionId)
     if (!d) return { mode: 'trunk', draft: null }
     const n = this.counts.get(sessionId)
     if (n === undefined) void this.refresh(sessionId).catch(() => undefined)
@@ -236,12 +280,12 @@ export class Drafts {
   }
 
   async refresh(sessionId: string): Promise<void> {
-    const d = this.repo.active(sessionId)
+    const d = this.activeOf(sessionId)
     if (d) this.counts.set(sessionId, (await this.trees(d, (u, r) => this.changesOf(d, u, r))).length)
   }
 
   async diff(sessionId: string): Promise<DraftDiff> {
-    const d = this.repo.active(sessionId)
+    const d = this.activeOf(sessionId)
     if (!d) return { draft: null, changes: [], diff: '' }
     return this.trees(d, async (upper, real) => {
       const changes = await this.changesOf(d, upper, real)
@@ -252,6 +296,7 @@ export class Drafts {
 
   async apply(sessionId: string, options: ApplyOptions = {}): Promise<ApplyResult> {
     const o = parseInput(ApplyOptionsSchema, options, 'apply options', sessionId)
+    this.refuseLent(sessionId, 'apply')
     return this.host.exclusive(sessionId, async () => {
       const d = this.repo.active(sessionId)
       if (!d) return { status: 'noop', draft: null, landed: [], kept_theirs: [] }
@@ -293,6 +338,7 @@ export class Drafts {
 
   async abandon(sessionId: string, why?: string): Promise<DraftState> {
     const reason = why === undefined ? null : parseInput(z.string().max(2000), why, 'the reason', sessionId)
+    this.refuseLent(sessionId, 'abandon')
     return this.host.exclusive(sessionId, async () => {
       const d = this.repo.active(sessionId)
       if (!d)
@@ -374,7 +420,12 @@ export class Drafts {
   }
 
   // Ends the draft's mount holder (its jails are gone); the next jail starts another.
+  // A child's lent draft stays mounted: it is its owner's.
   async releaseMount(sessionId: string): Promise<void> {
+    if (this.lent.delete(sessionId)) {
+      this.counts.delete(sessionId)
+      return
+    }
     const o = this.overlayFor(sessionId)
     if (o) await releaseDraftMount(o.dir)
   }

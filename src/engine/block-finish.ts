@@ -82,6 +82,7 @@ export function finishFromOutcome(outcome: BlockResult, durationMs: number, limi
   const finish: FinishBlockInput = {
     stdout,
     result: asJson(outcome.result),
+    value: asJson(outcome.value),
     error: outcome.error ? blockError(outcome.error) : null,
     durationMs: Math.max(0, Math.round(durationMs)),
     timedOut: outcome.timedOut === true,

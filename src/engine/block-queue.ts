@@ -140,6 +140,7 @@ function unstoredBlock(sessionId: string, code: string, createdAt: number): Bloc
     stdout: '',
     stderr: '',
     result: null,
+    value: null,
     error: null,
     durationMs: null,
     timedOut: false,

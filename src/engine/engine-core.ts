@@ -1,7 +1,7 @@
 import type { Drafts } from '../drafts/drafts.js'
 import type { ExtensionRegistry } from '../extensions/index.js'
 import type { Store } from '../persistence/index.js'
-import type { Runtime } from '../sessions/runtime.js'
+import type { Runtime } from '../sessions/create-runtime.js'
 import { VisError } from '../util/errors.js'
 import type { EventLog } from './event-log.js'
 import type { ExecuteDeps } from './execute.js'

@@ -2,7 +2,7 @@ import { resolve } from 'node:path'
 import { closeRegistrationWorkers, ExtensionRegistry } from '../extensions/index.js'
 import type { Store } from '../persistence/index.js'
 import { openStore } from '../persistence/index.js'
-import { createRuntime, type Runtime } from '../sessions/runtime.js'
+import { createRuntime, type Runtime } from '../sessions/create-runtime.js'
 import type { EngineCore } from './engine-core.js'
 import type { EngineOptions } from './engine-options.js'
 

@@ -3,7 +3,7 @@ import type { Drafts } from '../drafts/drafts.js'
 import type { ExtensionRegistry } from '../extensions/index.js'
 import type { Store } from '../persistence/index.js'
 import type { JsonValue } from '../persistence/json.js'
-import type { Runtime } from '../sessions/runtime.js'
+import type { Runtime } from '../sessions/create-runtime.js'
 import type { Session } from '../sessions/session.js'
 import { readAttachment } from './attachment-read.js'
 import { cancelBlock, getBlock, type SubmittedBlock, sessionBlock, submitBlock } from './block-queue.js'
@@ -97,8 +97,11 @@ export class Engine {
   // ---- sessions (session-lifecycle.ts) ----
 
   // `within`: where the roots must resolve (an MCP server's own roots); the engine's allowRoots
-  // when unset.
-  async createSession(body: CreateSessionBody = {}, opts: { within?: string[] } = {}): Promise<SessionView> {
+  // when unset. `draftOf`: a parent session whose draft (if any) the new session works in.
+  async createSession(
+    body: CreateSessionBody = {},
+    opts: { within?: string[]; draftOf?: string } = {},
+  ): Promise<SessionView> {
     return createSession(this.core, body, opts)
   }
 

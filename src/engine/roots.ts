@@ -1,6 +1,6 @@
 import { checkRootPaths } from '../confinement/root-guard.js'
+import { normalizePolicy, type WorkerPolicy } from '../sessions/session-policy.js'
 import { isVisError, VisError } from '../util/errors.js'
-import { normalizePolicy, type WorkerPolicy } from '../worker/worker-policy.js'
 
 // Roots the jail cannot or must not mount, refused with the reason before a worker is tried: a
 // worker that dies on them would only say so in its log, whose path is nobody's business over

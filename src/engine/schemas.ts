@@ -123,6 +123,10 @@ export const BlockViewSchema = z.object({
       'What the block printed, stdout and stderr interleaved in order. The live output events say which stream each chunk came from.',
     ),
   result: JsonValueSchema.nullable(),
+  value: JsonValueSchema.nullable().describe(
+    "The value of the block's last expression when it also printed (`result` is then null): what the " +
+      'agent and MCP show after the output, as a notebook does.',
+  ),
   error: BlockErrorViewSchema.nullable(),
   duration_ms: z.number().int().nullable(),
   timed_out: z.boolean(),

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import { formatPythonForDisplay } from '../format/index.js'
 import type { Session } from '../sessions/session.js'
+import { normalizePolicy } from '../sessions/session-policy.js'
 import { VisError } from '../util/errors.js'
-import { normalizePolicy } from '../worker/worker-policy.js'
 import { withLiveStatus } from './block-queue.js'
 import {
   assertOpen,
@@ -36,7 +36,8 @@ import { startWorker } from './worker-start.js'
 export async function createSession(
   core: EngineCore,
   body: CreateSessionBody,
-  opts: { within?: string[] } = {},
+  // draftOf: the parent session whose draft a child session works in (the agent's sub_loop).
+  opts: { within?: string[]; draftOf?: string } = {},
 ): Promise<SessionView> {
   assertOpen(core)
   const v = CreateSessionBodySchema.parse(body)
@@ -53,6 +54,7 @@ export async function createSession(
     ...(within ? { within } : {}),
   })
   const pins = checkRoots(policy, id)
+  if (opts.draftOf !== undefined) core.drafts.lend(id, opts.draftOf, policy.roots)
   const live = liveFor(core, id)
   live.within = policy.within
   live.pins = pins
@@ -64,6 +66,7 @@ export async function createSession(
     session = await startWorker(core.workerDeps, live, policy)
   } catch (err) {
     forget(core, live)
+    await core.drafts.releaseMount(id)
     throw jailRefusal(err, policy.roots, id)
   }
   try {
@@ -80,6 +83,7 @@ export async function createSession(
   } catch (err) {
     forget(core, live)
     await session.dispose()
+    await core.drafts.releaseMount(id)
     await core.extensions?.endSession(id)
     throw err
   }

@@ -27,6 +27,7 @@ export function blockView(b: Block, attachments: readonly Attachment[]): BlockVi
     code: b.code,
     stdout: b.stdout,
     result: b.result,
+    value: b.value,
     error: b.error,
     duration_ms: b.durationMs,
     timed_out: b.timedOut,

@@ -84,7 +84,7 @@ export class TrustedWorker {
   // interrupts the Python call; a call that cannot be interrupted retires the worker.
   async call(module: string, fn: string, args: unknown[], signal?: AbortSignal): Promise<unknown> {
     signal?.throwIfAborted()
-    const started = this.worker.start('run', { module, fn, args })
+    const started = this.worker.send('run', { module, fn, args })
     const onAbort = () => void this.worker.interrupt(started.id).catch(() => undefined)
     signal?.addEventListener('abort', onAbort, { once: true })
     try {

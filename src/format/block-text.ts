@@ -34,6 +34,8 @@ export type RenderedError = {
 export type RenderableOutcome = {
   stdout?: string | null
   result?: unknown
+  // The last expression's value when the block also printed (result is then absent).
+  value?: unknown
   error?: RenderedError | null
   timedOut?: boolean
   survived?: unknown
@@ -118,15 +120,14 @@ export function renderResult(result: unknown): string {
   }
 }
 
-// stdout as printed, then the value of a last expression (`→ value`), then the error and the
-// survived report. An outcome with nothing to show says so, so a model never reads an empty reply.
+// stdout as printed, then the value of a last expression (`→ value`: the result, or the value
+// of a block that also printed, as a notebook shows both), then the error and the survived report. An outcome with nothing to show says so, so a model never reads an empty reply.
 export function renderOutcomeText(outcome: RenderableOutcome): string {
   const parts: string[] = []
   const stdout = outcome.stdout ?? ''
   if (stdout) parts.push(stdout.endsWith('\n') ? stdout.slice(0, -1) : stdout)
-  if (outcome.result !== undefined && outcome.result !== null && !outcome.error) {
-    parts.push(`→ ${renderResult(outcome.result)}`)
-  }
+  const shown = outcome.result ?? outcome.value
+  if (shown !== undefined && shown !== null && !outcome.error) parts.push(`→ ${renderResult(shown)}`)
   if (outcome.error) parts.push(renderError(outcome.error))
   const survived = renderSurvived(outcome.survived, outcome.error)
   if (survived) parts.push(survived)

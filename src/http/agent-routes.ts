@@ -71,6 +71,7 @@ export const AGENT_ROUTES: RouteSpec[] = [
       const started = await agent.startTurn(id, body.prompt, {
         ...(body.model ? { model: body.model } : {}),
         ...(body.max_iterations ? { maxIterations: body.max_iterations } : {}),
+        ...(body.budget ? { budget: body.budget } : {}),
         ...(sync ? { signal: hangup.signal } : {}),
       })
       c.header('Location', turnPath(id, started.turnId))

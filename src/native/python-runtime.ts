@@ -2,12 +2,12 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { z } from 'zod'
 import { type ResolvedDistribution, resolveDistribution } from '../distribution/resolve.js'
-import { isSpinUs, MAX_SPIN_US } from '../protocol/framing.js'
 import { errorMessage, VisError } from '../util/errors.js'
 import { guestDir } from '../util/home.js'
 import { loadLoader, type RuntimeAddon, requireRuntime, runtimeAddonPath } from './addon.js'
 import { type AuditPolicy, checkTightens, normalizePolicy } from './audit-policy.js'
 import { type Outcome, OutcomeSchema } from './job-outcome.js'
+import { isSpinUs, MAX_SPIN_US } from './wire-spin.js'
 
 // The distribution fields the native core needs (a ResolvedDistribution has them all).
 export type Distribution = Pick<

@@ -31,6 +31,7 @@ const BlockRowSchema = z.object({
   stdout: z.string(),
   stderr: z.string(),
   result: z.string().nullable(),
+  value: z.string().nullable(),
   error: z.string().nullable(),
   duration_ms: z.number().int().nullable(),
   timed_out: z.union([z.literal(0), z.literal(1)]),
@@ -54,6 +55,7 @@ const blockFromRow = (r: BlockRow) => ({
   stdout: r.stdout,
   stderr: r.stderr,
   result: decodeNullableJson(r.result),
+  value: decodeNullableJson(r.value),
   error: r.error === null ? null : parseBlockError(decodeJson(r.error)),
   durationMs: r.duration_ms,
   timedOut: r.timed_out === 1,
@@ -86,6 +88,8 @@ export const FinishBlockInputSchema = z.object({
   stdout: z.string().default(''),
   stderr: z.string().default(''),
   result: JsonValueSchema.nullable().default(null),
+  // The last expression's value when the block also printed (result is then null).
+  value: JsonValueSchema.nullable().default(null),
   error: BlockErrorSchema.nullable().default(null),
   durationMs: z.number().int().min(0),
   timedOut: z.boolean().default(false),
@@ -110,16 +114,17 @@ const INSERT_BLOCK = 'INSERT INTO blocks (id, session_id, turn_id, iteration_id,
 const NEXT_POSITION =
   'VALUES (?, ?, ?, ?, (SELECT coalesce(max(position), 0) + 1 FROM blocks WHERE session_id = ?), ?, ?'
 // A finished block's outcome, in this order (outcomeValues).
-const OUTCOME_COLUMNS = 'stdout, stderr, result, error, duration_ms, timed_out, survived, finished_at'
+const OUTCOME_COLUMNS = 'stdout, stderr, result, value, error, duration_ms, timed_out, survived, finished_at'
 // Built once: a template literal per call is a new string the statement cache hashes again.
 const INSERT_RUNNING = `${INSERT_BLOCK}) ${NEXT_POSITION}) RETURNING *`
-const INSERT_FINISHED = `${INSERT_BLOCK}, ${OUTCOME_COLUMNS}, status) ${NEXT_POSITION}, ?, ?, ?, ?, ?, ?, ?, ?, 'done') RETURNING *`
-const FINISH = `UPDATE blocks SET (${OUTCOME_COLUMNS}, status) = (?, ?, ?, ?, ?, ?, ?, ?, 'done')
+const INSERT_FINISHED = `${INSERT_BLOCK}, ${OUTCOME_COLUMNS}, status) ${NEXT_POSITION}, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'done') RETURNING *`
+const FINISH = `UPDATE blocks SET (${OUTCOME_COLUMNS}, status) = (?, ?, ?, ?, ?, ?, ?, ?, ?, 'done')
            WHERE id = ? AND status = 'running' RETURNING *`
 const outcomeValues = (v: z.output<typeof FinishBlockInputSchema>, now: number) => [
   v.stdout,
   v.stderr,
   v.result === null ? null : encodeJson(v.result),
+  v.value === null ? null : encodeJson(v.value),
   v.error === null ? null : encodeJson(v.error),
   v.durationMs,
   v.timedOut ? 1 : 0,

@@ -27,6 +27,7 @@ export function isBlockRow(r: unknown): r is BlockRow {
     isStr(r.stdout) &&
     isStr(r.stderr) &&
     strOrNull(r.result) &&
+    strOrNull(r.value) &&
     strOrNull(r.error) &&
     intOrNull(r.duration_ms) &&
     (r.timed_out === 0 || r.timed_out === 1) &&
@@ -92,6 +93,7 @@ type FinishOut = {
   stdout: string
   stderr: string
   result: JsonValue | null
+  value: JsonValue | null
   error: BlockError | null
   durationMs: number
   timedOut: boolean
@@ -103,9 +105,10 @@ export function commonFinishBlockInput(v: unknown): FinishOut | undefined {
   if (!isPlainObject(v)) return undefined
   const { stdout = '', stderr = '', result = null, error = null, durationMs, timedOut = false } = v
   const survived = v.survived ?? null
+  const value = v.value ?? null
   if (!isStr(stdout) || !isStr(stderr) || typeof timedOut !== 'boolean') return undefined
   if (!isInt(durationMs) || durationMs < 0) return undefined
-  if (!isJsonValue(result) || !isJsonValue(survived)) return undefined
+  if (!isJsonValue(result) || !isJsonValue(value) || !isJsonValue(survived)) return undefined
   let err: BlockError | null = null
   if (error !== null) {
     const e = commonBlockError(error)
@@ -116,6 +119,7 @@ export function commonFinishBlockInput(v: unknown): FinishOut | undefined {
     stdout,
     stderr,
     result: result as JsonValue | null,
+    value: value as JsonValue | null,
     error: err,
     durationMs,
     timedOut,

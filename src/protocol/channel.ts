@@ -108,7 +108,7 @@ export class Channel {
   }
 
   // Sends a request; the returned id lets the caller cancel it later.
-  start(op: string, params: Record<string, unknown> = {}): { id: number; reply: Promise<unknown> } {
+  send(op: string, params: Record<string, unknown> = {}): { id: number; reply: Promise<unknown> } {
     const id = this.nextId++
     if (this.closed) {
       const err = new VisError('protocol.closed', `the ${this.opts.name} channel is closed`, { op })
@@ -122,7 +122,7 @@ export class Channel {
   }
 
   request(op: string, params: Record<string, unknown> = {}): Promise<unknown> {
-    return this.start(op, params).reply
+    return this.send(op, params).reply
   }
 
   notify(op: string, params: Record<string, unknown> = {}): void {

@@ -3,10 +3,6 @@
 
 export const DEFAULT_MAX_FRAME_CHARS = 16 * 1024 * 1024
 export const DEFAULT_MAX_DEPTH = 64
-// The most a worker's idle interpreter thread may poll its socket before sleeping (µs).
-export const MAX_SPIN_US = 10_000
-export const isSpinUs = (n: unknown): n is number =>
-  typeof n === 'number' && Number.isInteger(n) && n >= 0 && n <= MAX_SPIN_US
 
 export type FrameEvent =
   | { kind: 'line'; line: string }

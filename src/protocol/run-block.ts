@@ -41,6 +41,9 @@ export const GuestBlockOutcome = z.object({
   stdout: z.string().optional(),
   // The value of the block's last expression, when it printed nothing.
   result: z.unknown().optional(),
+  // The value of the block's last expression when it also printed (then `result` is absent):
+  // shown after the output in what a model reads, as a notebook shows it.
+  value: z.unknown().optional(),
   error: BlockError.optional(),
   // Files the block attached (vis_guest/attach.py: name, media_type, data_b64).
   attachments: z.array(z.unknown()).optional(),
@@ -56,6 +59,7 @@ export type GuestBlockOutcome = z.infer<typeof GuestBlockOutcome>
 const PLAIN_KEYS: Record<string, 'string' | 'any'> = {
   stdout: 'string',
   result: 'any',
+  value: 'any',
   snapshot: 'any',
   names: 'any',
   cwd: 'any',

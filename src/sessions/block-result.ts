@@ -13,6 +13,7 @@ export { BlockError }
 export const BlockResult = GuestBlockOutcome.pick({
   stdout: true,
   result: true,
+  value: true,
   error: true,
   attachments: true,
 }).extend({

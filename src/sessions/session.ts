@@ -431,7 +431,7 @@ export class Session {
     if (opts.stdin !== undefined) request.stdin = opts.stdin
     const worker = this.worker
     worker.takeCancelled()
-    const started = worker.start('run-block', { request })
+    const started = worker.send('run-block', { request })
     // The hard bound: interrupt at the timeout, kill after the grace (a guest can ignore or
     // swallow interrupts; it cannot ignore SIGKILL), and the wall clock kills outright.
     const deadline = new BlockDeadline(

@@ -144,22 +144,62 @@ async function entriesOf(place: Place): Promise<{ entries: Dirent[]; tree?: Tree
   return { entries, rel: '' }
 }
 
-async function skillAt(
-  loc: Located,
-  path: string,
-  mountSource: string | undefined,
-): Promise<{ skill: Skill } | { problem: string }> {
+// What reading one entry of a place gave: the thing, or why it is not usable (a problem naming
+// the file); undefined when the entry is not of this kind and is passed over.
+type Read<T> = { found: T } | { problem: string } | undefined
+type Listing = Awaited<ReturnType<typeof entriesOf>>
+
+const nameProblem = (name: string): string | undefined =>
+  NAME.test(name)
+    ? undefined
+    : `name ${JSON.stringify(name)} is not a plain name (letters, digits, . _ -; up to 64)`
+
+// One walk for skills and agent definitions: each place's entries in name order, each read by
+// `read`; a place that cannot be listed is skipped, an entry that throws is a problem.
+async function findIn<T>(
+  places: Place[],
+  kind: Problem['kind'],
+  problems: Problem[],
+  read: (place: Place, listing: Listing, e: Dirent, path: string) => Promise<Read<T>>,
+): Promise<T[]> {
+  const found: T[] = []
+  for (const place of places) {
+    let listing: Listing
+    try {
+      listing = await entriesOf(place)
+    } catch {
+      continue
+    }
+    try {
+      for (const e of listing.entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+        const path = join(place.dir, e.name)
+        try {
+          const r = await read(place, listing, e, path)
+          if (r && 'found' in r) found.push(r.found)
+          else if (r) problems.push({ kind, path, reason: r.problem })
+        } catch (err) {
+          problems.push({ kind, path, reason: errorMessage(err) })
+        }
+      }
+    } finally {
+      await listing.tree?.close()
+    }
+  }
+  return found
+}
+
+async function skillAt(loc: Located, path: string, mountSource: string | undefined): Promise<Read<Skill>> {
   const text = await readText(loc.tree, sub(loc.rel, 'SKILL.md'))
   if (typeof text !== 'string') return { problem: `SKILL.md: ${text.error}` }
   const fm = parseFrontmatter(text)
   if (!fm.ok) return { problem: fm.reason }
   const name = field(fm.data, 'name') ?? basename(path)
   const description = field(fm.data, 'description')
-  if (!NAME.test(name))
-    return { problem: `name ${JSON.stringify(name)} is not a plain name (letters, digits, . _ -; up to 64)` }
+  const bad = nameProblem(name)
+  if (bad) return { problem: bad }
   if (!description) return { problem: 'no `description` in the frontmatter: the prompt lists skills by it' }
   return {
-    skill: {
+    found: {
       name,
       description,
       path: join(path, 'SKILL.md'),
@@ -171,66 +211,37 @@ async function skillAt(
   }
 }
 
-async function findSkills(places: Place[], roots: RootReal[], problems: Problem[]): Promise<Skill[]> {
-  const found: Skill[] = []
-  for (const place of places) {
-    let listing: Awaited<ReturnType<typeof entriesOf>>
-    try {
-      listing = await entriesOf(place)
-    } catch {
-      continue
+// A skill is a folder holding SKILL.md.
+function findSkills(places: Place[], roots: RootReal[], problems: Problem[]): Promise<Skill[]> {
+  return findIn(places, 'skill', problems, async (place, listing, e, path) => {
+    if (listing.tree) {
+      if (!e.isDirectory())
+        return e.isSymbolicLink() ? { problem: 'a symlink under a session root: not followed' } : undefined
+      const rel = sub(listing.rel, e.name)
+      return skillAt({ tree: listing.tree, rel, sessionPath: join(place.root!, rel) }, path, undefined)
     }
+    if (!e.isDirectory() && !e.isSymbolicLink()) return undefined
+    const loc = await locateOutside(path, roots)
     try {
-      for (const e of listing.entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
-        const path = join(place.dir, e.name)
-        try {
-          let r: Awaited<ReturnType<typeof skillAt>>
-          if (listing.tree) {
-            if (!e.isDirectory()) {
-              if (e.isSymbolicLink())
-                problems.push({ kind: 'skill', path, reason: 'a symlink under a session root: not followed' })
-              continue
-            }
-            const rel = sub(listing.rel, e.name)
-            r = await skillAt(
-              { tree: listing.tree, rel, sessionPath: join(place.root!, rel) },
-              path,
-              undefined,
-            )
-          } else {
-            if (!e.isDirectory() && !e.isSymbolicLink()) continue
-            const loc = await locateOutside(path, roots)
-            try {
-              r = await skillAt(loc, path, loc.real)
-            } finally {
-              await loc.tree.close()
-            }
-          }
-          if ('skill' in r) found.push(r.skill)
-          else problems.push({ kind: 'skill', path, reason: r.problem })
-        } catch (err) {
-          problems.push({ kind: 'skill', path, reason: errorMessage(err) })
-        }
-      }
+      return await skillAt(loc, path, loc.real)
     } finally {
-      await listing.tree?.close()
+      await loc.tree.close()
     }
-  }
-  return found
+  })
 }
 
-function agentFrom(text: string, path: string): { agent: AgentDefinition } | { problem: string } {
+function agentFrom(text: string, path: string): Read<AgentDefinition> {
   const fm = parseFrontmatter(text)
   if (!fm.ok) return { problem: fm.reason }
   const name = field(fm.data, 'name') ?? basename(path, '.md')
-  if (!NAME.test(name))
-    return { problem: `name ${JSON.stringify(name)} is not a plain name (letters, digits, . _ -; up to 64)` }
+  const bad = nameProblem(name)
+  if (bad) return { problem: bad }
   const description = field(fm.data, 'description')
   if (!description) return { problem: 'no `description` in the frontmatter: the prompt lists agents by it' }
   const model = field(fm.data, 'model')
   const tools = listField(fm.data, 'tools')
   return {
-    agent: {
+    found: {
       name,
       description,
       ...(model ? { model } : {}),
@@ -241,47 +252,23 @@ function agentFrom(text: string, path: string): { agent: AgentDefinition } | { p
   }
 }
 
-async function findAgents(
-  places: Place[],
-  roots: RootReal[],
-  problems: Problem[],
-): Promise<AgentDefinition[]> {
-  const found: AgentDefinition[] = []
-  for (const place of places) {
-    let listing: Awaited<ReturnType<typeof entriesOf>>
-    try {
-      listing = await entriesOf(place)
-    } catch {
-      continue
-    }
-    try {
-      for (const e of listing.entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
-        if (!e.name.endsWith('.md')) continue
-        const path = join(place.dir, e.name)
-        try {
-          let text: string | { error: string }
-          if (listing.tree) text = await readText(listing.tree, sub(listing.rel, e.name))
-          else {
-            if (e.isDirectory()) continue
-            const loc = await locateOutside(path, roots, true)
-            try {
-              text = await readText(loc.tree, loc.rel)
-            } finally {
-              await loc.tree.close()
-            }
-          }
-          const r = typeof text === 'string' ? agentFrom(text, path) : { problem: text.error }
-          if ('agent' in r) found.push(r.agent)
-          else problems.push({ kind: 'agent', path, reason: r.problem })
-        } catch (err) {
-          problems.push({ kind: 'agent', path, reason: errorMessage(err) })
-        }
+// An agent definition is a markdown file.
+function findAgents(places: Place[], roots: RootReal[], problems: Problem[]): Promise<AgentDefinition[]> {
+  return findIn(places, 'agent', problems, async (_place, listing, e, path) => {
+    if (!e.name.endsWith('.md')) return undefined
+    let text: string | { error: string }
+    if (listing.tree) text = await readText(listing.tree, sub(listing.rel, e.name))
+    else {
+      if (e.isDirectory()) return undefined
+      const loc = await locateOutside(path, roots, true)
+      try {
+        text = await readText(loc.tree, loc.rel)
+      } finally {
+        await loc.tree.close()
       }
-    } finally {
-      await listing.tree?.close()
     }
-  }
-  return found
+    return typeof text === 'string' ? agentFrom(text, path) : { problem: text.error }
+  })
 }
 
 // Every skill and agent definition the session can use, first name winning; what could not

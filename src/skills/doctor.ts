@@ -1,31 +1,6 @@
-import { homedir } from 'node:os'
-import { loadAgentConfig } from '../agent/config.js'
 import type { Check } from '../confinement/probe.js'
-import { visHome } from '../util/home.js'
 import { mapClaudeModel, mapClaudeTools } from './claude-map.js'
-import { discover, type Found } from './discover.js'
-
-// `vis doctor`: the skills and agent definitions a session rooted at the project would get,
-// what shadows what, every file that could not be read (with the reason), and what an agent
-// definition written for Claude Code names that has no counterpart here.
-export async function skillChecks(opts: {
-  project: string
-  home?: string
-  userHome?: string
-}): Promise<Check[]> {
-  const found = await discover({
-    roots: [opts.project],
-    visHome: visHome(opts.home),
-    userHome: opts.userHome ?? homedir(),
-  })
-  let aliases: Record<string, string> = {}
-  try {
-    aliases = loadAgentConfig({ home: opts.home }).aliases
-  } catch {
-    // agent.json's own problem is the agent-model check's to report.
-  }
-  return definitionChecks(found, aliases)
-}
+import type { Found } from './discover.js'
 
 // The checks for what discovery found: pure, so the wording is tested without folders.
 export function definitionChecks(found: Found, aliases: Readonly<Record<string, string>>): Check[] {

@@ -42,6 +42,15 @@ export const ERROR_CATALOGUE = {
     500,
     'A sub_loop() child was cancelled (with its parent) before it answered.',
   ),
+  // A turn's token/cost budget (src/agent/budget.ts), shared with its sub_loop children.
+  'agent.budget-exceeded': fail(
+    409,
+    "The turn's token or cost budget (shared with its sub_loop children) is spent.",
+  ),
+  'agent.budget-unpriced': fail(
+    400,
+    'A cost budget applies but the model has no price in agent.json to count it.',
+  ),
   'agent.sub-loop-failed': fail(500, 'A sub_loop() child turn ended without an answer.'),
   'agent.no-api-key': fail(400, "The model's provider has no API key configured."),
   'agent.no-model': fail(400, 'No model is configured for the agent (VIS_MODEL or agent.json).'),
@@ -153,6 +162,12 @@ export const ERROR_CATALOGUE = {
     409,
     'The draft or its real root changed during the read; retry once the blocks that write it finish.',
   ),
+  // A sub_loop() child of a session in a draft works in that draft (src/drafts/drafts.ts lend).
+  'draft.child-root-inside': fail(
+    409,
+    "A child session's root lies inside its parent's drafted root, where it would see the real files.",
+  ),
+  'draft.lent': fail(409, "The session works in its parent session's draft; only the parent can change it."),
   'draft.conflict': fail(409, 'Files changed in the real root since the draft began.'),
   'draft.exists': fail(409, 'The session is already in a draft.'),
   'draft.invalid': fail(400, 'The draft request is invalid.'),
@@ -309,13 +324,23 @@ export const ERROR_CATALOGUE = {
   'tool.denied': fail(403, 'The tool call was denied.'),
   'tool.entry': fail(500, "A tool's entry point failed."),
   'tool.exists': fail(500, 'The destination already exists.'),
+  'tool.grammar-incompatible': fail(
+    500,
+    "The language's grammar package does not load in the installed web-tree-sitter; install the versions package.json pins.",
+  ),
   'tool.hard-linked': fail(
     500,
     'The file has other hard links; changing it could change files outside the roots.',
   ),
+  'tool.index-failed': fail(500, 'The structural index could not parse the file.'),
+  'tool.index-timeout': fail(500, 'The structural index ran past its time bound.'),
   'tool.io': fail(500, 'A file operation failed.'),
   'tool.is-directory': fail(500, 'The path is a directory.'),
   'tool.match-ambiguous': fail(500, 'The patch search text occurs more than once.'),
+  'tool.no-grammar': fail(
+    500,
+    "The grammar package for the file's language (or web-tree-sitter) is not installed; the message names the package.",
+  ),
   'tool.no-match': fail(500, 'The patch search text was not found.'),
   'tool.no-python': fail(500, 'No Python interpreter is available to check syntax.'),
   'tool.no-roots': fail(500, 'The session has no roots to work in.'),
@@ -344,6 +369,7 @@ export const ERROR_CATALOGUE = {
   'tool.too-many-calls': retry(500, 'Too many tool calls are running or waiting in the session.'),
   'tool.unbound': fail(500, 'No tool of that name is bound in the session.'),
 
+  'tool.unsupported-language': fail(500, 'The structural index has no grammar for this kind of file.'),
   'turn.abandoned': fail(500, 'The turn never finished: its engine stopped while it ran.'),
   'turn.cancelled': fail(500, 'The turn was cancelled.'),
   'turn.conflict': fail(409, 'The turn belongs to another session.'),

@@ -5,8 +5,8 @@ import type { Socket } from 'node:net'
 import { join } from 'node:path'
 import type { NetworkEntry } from '../confinement/egress/network-policy.js'
 import { LimitsSchema } from '../confinement/jail-policy.js'
+import { isSpinUs, MAX_SPIN_US } from '../native/wire-spin.js'
 import { Channel, type ChannelStats } from '../protocol/channel.js'
-import { isSpinUs, MAX_SPIN_US } from '../protocol/framing.js'
 import {
   CHILD_NOTIFICATION_SCHEMAS,
   CHILD_REQUEST_SCHEMAS,
@@ -289,7 +289,7 @@ export class Worker {
   // Sends a parent op; `id` names the job for output notifications and interrupts. The
   // parameters are typed by the op's schema (src/protocol/parent-requests.ts); the reply is
   // read with parseReply.
-  start<O extends ParentOp>(op: O, params: ParentParams<O>): { id: number; reply: Promise<unknown> } {
+  send<O extends ParentOp>(op: O, params: ParentParams<O>): { id: number; reply: Promise<unknown> } {
     if (!this.alive) {
       const code = this.state === 'retired' ? 'worker.retired' : 'worker.closed'
       return {
@@ -306,13 +306,13 @@ export class Worker {
         ),
       }
     }
-    const started = this.channel.start(op, params)
+    const started = this.channel.send(op, params)
     this.track(started.reply)
     return started
   }
 
   call<O extends ParentOp>(op: O, params: ParentParams<O>): Promise<unknown> {
-    return this.start(op, params).reply
+    return this.send(op, params).reply
   }
 
   // Keeps the socket referenced exactly while something is waiting on the worker.
@@ -338,7 +338,7 @@ export class Worker {
     if (!this.alive) return { landed: false, retired: this.state === 'retired' }
     this.abortHostCalls(new VisError('worker.interrupted', 'the block was interrupted'))
     const bound = this.opts.interruptAckMs ?? DEFAULT_INTERRUPT_ACK_MS
-    const started = this.start('interrupt', job === undefined ? {} : { job })
+    const started = this.send('interrupt', job === undefined ? {} : { job })
     let timer: NodeJS.Timeout | undefined
     const timeout = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => resolve('timeout'), bound)

@@ -379,3 +379,48 @@ test('vis doctor reports the configured model and whether it answers', async () 
     process.env = saved
   }
 })
+
+test('vis sessions show draws the sub_loop tree: the parent turn lists its child turns with their usage, a child names its parent', async () => {
+  const { home, root } = dirs()
+  double.script([], (req) => {
+    const b = JSON.stringify(req.body)
+    if (b.includes('PARENT-TASK')) {
+      if (b.includes('KIDS')) return { text: 'both helpers answered', usage: { input: 100, output: 10 } }
+      return {
+        calls: [
+          pyCall('print("KI" + "DS", await gather(sub_loop("CHILD-ONE-TASK"), sub_loop("CHILD-TWO-TASK")))'),
+        ],
+        usage: { input: 100, output: 10 },
+      }
+    }
+    const k = b.includes('CHILD-ONE-TASK') ? 'one' : 'two'
+    return { text: `answer-${k}`, usage: { input: 7, output: 3 } }
+  })
+  const r = await visCli(['run', 'PARENT-TASK: ask two helpers'], { cwd: root, home }).done
+  assert.equal(r.code, 0, r.stderr)
+  const id = /\[session (ses_\w+) · root /.exec(r.stderr)![1]!
+
+  const show = await visCli(['sessions', 'show', id], { cwd: root, home }).done
+  assert.equal(show.code, 0, show.stderr)
+  // The tree's usage: the parent's two requests and each child's one.
+  assert.match(show.stdout, /\n {4}tree {4}2 child turn\(s\) · 214 in \/ 26 out tokens\n/)
+  const kids = [
+    ...show.stdout.matchAll(
+      /\n {4}child {3}done {6}(ses_\w+) {2}(CHILD-\w+-TASK) → (answer-\w+) {2}1 iteration · 7 in \/ 3 out tokens/g,
+    ),
+  ]
+  assert.deepEqual(kids.map((m) => [m[2], m[3]]).sort(), [
+    ['CHILD-ONE-TASK', 'answer-one'],
+    ['CHILD-TWO-TASK', 'answer-two'],
+  ])
+  const json = JSON.parse((await visCli(['sessions', 'show', id, '--json'], { cwd: root, home }).done).stdout)
+  const parent = json.turns[0]
+  assert.equal(parent.child_turns.length, 2)
+  assert.deepEqual(parent.tree_usage.input, 214)
+  const blockId = parent.iterations[0].block_ids[0]
+
+  // A child's own session names where it came from.
+  const child = await visCli(['sessions', 'show', kids[0]![1]!], { cwd: root, home }).done
+  assert.equal(child.code, 0, child.stderr)
+  assert.match(child.stdout, new RegExp(`\\n {4}parent {2}${id} turn ${parent.id} block ${blockId}\\n`))
+})

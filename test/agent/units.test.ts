@@ -26,6 +26,7 @@ const block = (over: Record<string, unknown>): BlockView =>
     code: '',
     stdout: '',
     result: null,
+    value: null,
     error: null,
     duration_ms: 1,
     timed_out: false,

@@ -23,7 +23,7 @@ import { fileURLToPath } from 'node:url'
 const PUBLIC = '8.8.4.4'
 
 async function inNamespace(): Promise<void> {
-  const { createRuntime } = await import('../../src/sessions/runtime.js')
+  const { createRuntime } = await import('../../src/sessions/create-runtime.js')
   const home = mkdtempSync(join(tmpdir(), 'vis-attack-pubaddr-home-'))
   const root = mkdtempSync(join(tmpdir(), 'vis-attack-pubaddr-root-'))
   process.env.VIS_HOME = home

@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { createRuntime } from '../../src/sessions/runtime.js'
+import { createRuntime } from '../../src/sessions/create-runtime.js'
 import { needs } from '../helpers/needs.js'
 import { python, tempHome } from '../sessions/helpers.js'
 
@@ -104,7 +104,7 @@ print(json.dumps(done))`,
     const child = join(markerDir, 'next-host.mjs')
     writeFileSync(
       child,
-      `import { createRuntime } from ${JSON.stringify(join(PKG, 'src/sessions/runtime.ts'))}
+      `import { createRuntime } from ${JSON.stringify(join(PKG, 'src/sessions/create-runtime.ts'))}
 const rt = await createRuntime({ home: ${JSON.stringify(mkdtempSync(join(tmpdir(), 'vis-attack-next-')))}, python: '3.12', pool: { size: 0 } })
 const s = await rt.createSession({ roots: [${JSON.stringify(markerDir)}] })
 await s.runBlock('1')

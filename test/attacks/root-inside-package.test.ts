@@ -22,7 +22,7 @@ import { dirname, join, resolve } from 'node:path'
 import { after, before, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { createEngine } from '../../src/engine/index.js'
-import { createRuntime, type Runtime } from '../../src/sessions/runtime.js'
+import { createRuntime, type Runtime } from '../../src/sessions/create-runtime.js'
 import { isVisError } from '../../src/util/errors.js'
 import { python, tempHome } from '../sessions/helpers.js'
 

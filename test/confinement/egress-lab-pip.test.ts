@@ -18,7 +18,7 @@ import {
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import { createRuntime, type Runtime } from '../../src/sessions/runtime.js'
+import { createRuntime, type Runtime } from '../../src/sessions/create-runtime.js'
 import type { Session } from '../../src/sessions/session.js'
 import { tempHome } from '../sessions/helpers.js'
 import { type Lab, startLab } from './lab/lab.js'

@@ -8,7 +8,7 @@ import { linkSync, mkdtempSync, readFileSync, rmSync, statSync, unlinkSync, writ
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import { createRuntime, type Runtime } from '../../src/sessions/runtime.js'
+import { createRuntime, type Runtime } from '../../src/sessions/create-runtime.js'
 import type { Session } from '../../src/sessions/session.js'
 
 const home = mkdtempSync(join(tmpdir(), 'vis-files-home-'))

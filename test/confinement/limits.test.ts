@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { probe } from '../../src/confinement/probe.js'
-import { createRuntime, type Runtime } from '../../src/sessions/runtime.js'
+import { createRuntime, type Runtime } from '../../src/sessions/create-runtime.js'
 import type { Session } from '../../src/sessions/session.js'
 import { waitGone } from '../../src/worker/proctree.js'
 

@@ -30,7 +30,7 @@ import {
 } from '../../src/confinement/root-guard.js'
 import { childPolicy } from '../../src/engine/roots.js'
 import type { VisServer } from '../../src/http/server.js'
-import { createRuntime } from '../../src/sessions/runtime.js'
+import { createRuntime } from '../../src/sessions/create-runtime.js'
 import { normalizePolicy } from '../../src/worker/worker-policy.js'
 import { client, python, spawnServe, testServer } from '../http/helpers.js'
 import { clientOptions, withRoots } from '../mcp/roots.js'

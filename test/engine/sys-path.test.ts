@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { after, test } from 'node:test'
 import { sandboxSysPath } from '../../src/engine/sys-path.js'
-import { createRuntime, type Runtime } from '../../src/sessions/runtime.js'
+import { createRuntime, type Runtime } from '../../src/sessions/create-runtime.js'
 
 const python = process.env.VIS_PYTHON_VERSION
 const base = mkdtempSync(join(tmpdir(), 'vis-syspath-'))

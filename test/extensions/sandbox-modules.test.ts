@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { after, test } from 'node:test'
 import { closeRegistrationWorkers } from '../../src/extensions/registration.js'
 import { ExtensionRegistry } from '../../src/extensions/registry.js'
-import { createRuntime, type Runtime } from '../../src/sessions/runtime.js'
+import { createRuntime, type Runtime } from '../../src/sessions/create-runtime.js'
 import { extension, python, tempLayout, write } from './helpers.js'
 
 const { base, home, project, global } = tempLayout('ext-sandbox-modules')

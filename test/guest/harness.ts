@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { guestRuntimeConfig, PROCESS_SURFACE } from '../../src/guest/index.js'
 import { asTimeout } from '../../src/sessions/block-result.js'
-import { createRuntime } from '../../src/sessions/runtime.js'
+import { createRuntime } from '../../src/sessions/create-runtime.js'
 import { guestDir, packageRoot } from '../../src/util/home.js'
 
 export type ToolFn = (...args: any[]) => unknown

@@ -2,7 +2,7 @@
 // how many run at once, for the forms-* tests: each test proves how often each tool ran and
 // whether calls sent together overlapped. Hooks are registered by the call (node:test).
 import { after, before, beforeEach } from 'node:test'
-import { createRuntime, type Runtime } from '../../src/sessions/runtime.js'
+import { createRuntime, type Runtime } from '../../src/sessions/create-runtime.js'
 import type { Session } from '../../src/sessions/session.js'
 import type { ToolContext } from '../../src/tools/types.js'
 import { python, tempHome } from '../sessions/helpers.js'

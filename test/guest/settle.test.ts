@@ -4,7 +4,7 @@
 // It lives in test/guest so it runs against every staged Python minor (scripts/test.mjs).
 import assert from 'node:assert/strict'
 import { after, before, beforeEach, describe, test } from 'node:test'
-import { createRuntime, type Runtime } from '../../src/sessions/runtime.js'
+import { createRuntime, type Runtime } from '../../src/sessions/create-runtime.js'
 import type { Session } from '../../src/sessions/session.js'
 import { python, tempHome } from '../sessions/helpers.js'
 

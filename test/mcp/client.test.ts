@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs'
 import { after, before, describe, test } from 'node:test'
 import { createEngine, type Engine } from '../../src/engine/index.js'
 import { bindMcpServers } from '../../src/mcp-client/bind.js'
-import { createRuntime } from '../../src/sessions/runtime.js'
+import { createRuntime } from '../../src/sessions/create-runtime.js'
 import { type FixtureHttp, startFixtureHttp } from './fixtures/http-server.js'
 import { processGone, python, repoRoot, stdioFixture, tempDir, waitFor } from './helpers.js'
 

@@ -4,9 +4,9 @@
 // timeout or replacement reports what survived, to the caller and to the next block.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import { createRuntime, type Runtime } from '../../src/sessions/create-runtime.js'
 import { DEFAULT_GRACE_MS } from '../../src/sessions/deadline.js'
 import type { SessionEvent } from '../../src/sessions/events.js'
-import { createRuntime, type Runtime } from '../../src/sessions/runtime.js'
 import type { Session } from '../../src/sessions/session.js'
 import { isAlive, python, tempHome, waitFor } from './helpers.js'
 

@@ -2,8 +2,8 @@
 // the 0.1 kebab event gets the same event until 0.3.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
+import { createRuntime, type Runtime } from '../../src/sessions/create-runtime.js'
 import type { SessionEvent } from '../../src/sessions/events.js'
-import { createRuntime, type Runtime } from '../../src/sessions/runtime.js'
 import { python, tempHome } from './helpers.js'
 
 const { home, root } = tempHome('event-aliases')

@@ -7,7 +7,7 @@
 // "interrupted"), not with the worker op's python.interrupted failure.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import { createRuntime, type Runtime } from '../../src/sessions/runtime.js'
+import { createRuntime, type Runtime } from '../../src/sessions/create-runtime.js'
 import { python, tempHome } from './helpers.js'
 
 const { home, root } = tempHome('interrupt-early')

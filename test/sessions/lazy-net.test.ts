@@ -1,7 +1,7 @@
 // The guest's socket routing (vis_guest/net.py, which imports socket and selectors) is loaded only in a worker whose network is on; network_probe works in both.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import { createRuntime, type Runtime } from '../../src/sessions/runtime.js'
+import { createRuntime, type Runtime } from '../../src/sessions/create-runtime.js'
 import { python, tempHome } from './helpers.js'
 
 const { home, root } = tempHome('lazy-net')

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict'
 import { readdirSync, readFileSync } from 'node:fs'
 import { test } from 'node:test'
-import { createRuntime } from '../../src/sessions/runtime.js'
+import { createRuntime } from '../../src/sessions/create-runtime.js'
 import type { Tool } from '../../src/tools/types.js'
 import { python, tempHome } from './helpers.js'
 

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { parseGuestOutcome } from '../../src/protocol/run-block.js'
-import { createRuntime, type Runtime } from '../../src/sessions/runtime.js'
+import { createRuntime, type Runtime } from '../../src/sessions/create-runtime.js'
 import type { Session } from '../../src/sessions/session.js'
 import { python, tempHome } from './helpers.js'
 

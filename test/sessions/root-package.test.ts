@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { localBuildDir, prebuildsRoot } from '../../src/native/locate.js'
-import { createRuntime, type Runtime } from '../../src/sessions/runtime.js'
+import { createRuntime, type Runtime } from '../../src/sessions/create-runtime.js'
 import { packageRoot } from '../../src/util/home.js'
 import { python, tempHome } from './helpers.js'
 

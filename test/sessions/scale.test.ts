@@ -1,7 +1,7 @@
 // Many sessions at once, the warm pool, and cleanup on close, with real worker processes.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { createRuntime } from '../../src/sessions/runtime.js'
+import { createRuntime } from '../../src/sessions/create-runtime.js'
 import { isAlive, python, tempHome } from './helpers.js'
 
 const { home, root } = tempHome('scale')

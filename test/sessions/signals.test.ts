@@ -3,7 +3,7 @@
 // every handler works (getsignal never None), while the host's interrupt stays private.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import { createRuntime, type Runtime } from '../../src/sessions/runtime.js'
+import { createRuntime, type Runtime } from '../../src/sessions/create-runtime.js'
 import { python, tempHome } from './helpers.js'
 
 const { home, root } = tempHome('signals')

@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { skillChecks } from '../../src/skills/doctor.js'
+import { skillChecks } from '../../src/agent/doctor.js'
 import { runCli } from '../distribution/helpers.js'
 
 function layout() {

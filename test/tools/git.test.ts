@@ -58,7 +58,18 @@ test('the default tool set: files always, git inside a repository, shell when to
   const plain = await tempDir()
   const names = async (roots: string[], shell?: boolean) =>
     (await defaultTools({ roots, shell })).map((t) => t.name).sort()
-  const fileNames = ['cat', 'create_dirs', 'delete', 'exists', 'grep', 'ls', 'move', 'patch', 'write']
+  const fileNames = [
+    'cat',
+    'create_dirs',
+    'delete',
+    'exists',
+    'grep',
+    'index',
+    'ls',
+    'move',
+    'patch',
+    'write',
+  ]
   assert.deepEqual(await names([plain]), fileNames)
   assert.deepEqual(await names([ws]), [...fileNames, 'git'].sort())
   assert.deepEqual(await names([join(ws)], true), [...fileNames, 'git', 'shell'].sort())

@@ -72,7 +72,7 @@ test('the built package starts its workers from the bundle, and they serve block
 
   const { createRuntime } = (await import(
     pathToFileURL(join(packageRoot, 'dist', 'sessions', 'runtime.js')).href
-  )) as typeof import('../../src/sessions/runtime.js')
+  )) as typeof import('../../src/sessions/create-runtime.js')
   const home = mkdtempSync(join(scratch, 'home-'))
   const root = mkdtempSync(join(scratch, 'root-'))
   const rt = await createRuntime({ home, python: process.env.VIS_PYTHON_VERSION, pool: { size: 0 } })

@@ -51,7 +51,7 @@ test('exec, eval and run round trip; a Python failure is an outcome with its lin
 test('printed output streams as notifications addressed to the request that printed it', async () => {
   const seen: OutputNotification[] = []
   const off = w.on('output', (ev) => seen.push(ev))
-  const started = w.start('exec', { code: 'print("hello from", "python")' })
+  const started = w.send('exec', { code: 'print("hello from", "python")' })
   await started.reply
   await new Promise((r) => setTimeout(r, 100))
   off()
@@ -69,7 +69,7 @@ test('an unknown op is refused by the child, which keeps serving', async () => {
 })
 
 test('an interrupt lands in a busy loop at once and the interpreter stays usable', async () => {
-  const busy = w.start('exec', { code: 'while True:\n    pass' })
+  const busy = w.send('exec', { code: 'while True:\n    pass' })
   await new Promise((r) => setTimeout(r, 50))
   assert.deepEqual(await w.interrupt(busy.id), { landed: true, retired: false })
   const out = (await busy.reply) as { ok: boolean; error: { type: string } }

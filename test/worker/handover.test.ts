@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import { createRuntime, type Runtime } from '../../src/sessions/runtime.js'
+import { createRuntime, type Runtime } from '../../src/sessions/create-runtime.js'
 
 const home = mkdtempSync(join(tmpdir(), 'vis-handover-home-'))
 const root = mkdtempSync(join(tmpdir(), 'vis-handover-root-'))

@@ -124,7 +124,7 @@ describe('wire framing and validation', () => {
 describe('worker lifecycle over the wire', () => {
   test('an interrupt the child never acknowledges retires it within the bound', async () => {
     const w = await start({ interruptAckMs: 300, env: { WIRE_PEER_NO_ACK: '1' } })
-    const hung = w.start('exec', { code: 'hang' })
+    const hung = w.send('exec', { code: 'hang' })
     const t0 = performance.now()
     const r = await w.interrupt(hung.id)
     const ms = performance.now() - t0
@@ -138,7 +138,7 @@ describe('worker lifecycle over the wire', () => {
 
   test('an acknowledged interrupt fails the hung call and the worker stays usable', async () => {
     const w = await start()
-    const hung = w.start('exec', { code: 'hang' })
+    const hung = w.send('exec', { code: 'hang' })
     assert.deepEqual(await w.interrupt(hung.id), { landed: true, retired: false })
     await assert.rejects(hung.reply, (e) => isVisError(e, 'python.interrupted'))
     assert.equal(await w.call('exec', { code: 'echo:still-here' }), 'still-here')
@@ -147,8 +147,8 @@ describe('worker lifecycle over the wire', () => {
 
   test('a child that dies fails every pending call with the tail of its log', async () => {
     const w = await start()
-    const a = w.start('exec', { code: 'hang' })
-    const b = w.start('exec', { code: 'crash' })
+    const a = w.send('exec', { code: 'hang' })
+    const b = w.send('exec', { code: 'crash' })
     for (const p of [a.reply, b.reply]) {
       await assert.rejects(
         p,

@@ -219,6 +219,11 @@ def run(request: dict) -> dict:
             outcome["stdout"] = text
     elif text:
         outcome["stdout"] = text
+        if rt.last_value is not None:
+            # Printed AND ended in an expression: the value goes beside the output, as a notebook
+            # shows it under the cell's prints, for what the model reads (the agent's and MCP's
+            # renderings). `result` stays empty: it is the value of a block that printed nothing.
+            outcome["value"] = _plain(rt.last_value)
     elif rt.last_value is not None:
         outcome["result"] = _plain(rt.last_value)
     files = rt.attachments + attach.collect(rt)

@@ -87,7 +87,9 @@ export class TurnPrinter {
             `[output clipped as for the model: ${n(this.hidden)} of ${n(total)} characters not shown]\n`,
           )
         }
-        if (ev.result !== null && ev.result !== undefined) this.write(`→ ${jsonText(ev.result)}\n`)
+        // The result, or the value after the output (the model reads both, notebook-style).
+        const value = ev.result ?? ev.value
+        if (value !== null && value !== undefined) this.write(`→ ${jsonText(value)}\n`)
         if (e) this.write(`✗ ${e.phase ?? e.code ?? 'block'} error: ${String(e.message).split('\n')[0]}\n`)
         return
       }

@@ -8,12 +8,29 @@ const oneLine = (s: string | null, max = 60): string => {
   return first.length > max ? `${first.slice(0, max - 1)}…` : first
 }
 
-export type TurnWithJournal = TurnView & { journal: ToolCallView[] }
+// A child turn (sub_loop, agent()) with its own children, read from their sessions.
+export type TurnTree = TurnView & { child_turns: TurnTree[] }
+export type TurnWithJournal = TurnTree & { journal: ToolCallView[] }
 
-// A session's agent turns, each with its tool-call journal (`vis sessions show`).
+// Deeper than the agent allows (subLoops.maxDepth is at most 8): a cycle in rows gone wrong.
+const MAX_TREE_DEPTH = 8
+
+function childTurns(records: AgentRecords, t: TurnView, depth: number): TurnTree[] {
+  if (depth >= MAX_TREE_DEPTH) return []
+  return t.children.flatMap((c) => {
+    const v = records.turn(c.turn_id)
+    return v ? [{ ...v, child_turns: childTurns(records, v, depth + 1) }] : []
+  })
+}
+
+// A session's agent turns, each with its tool-call journal and the tree of child turns it
+// started (`vis sessions show`).
 export function sessionTurns(store: Store, sessionId: string): TurnWithJournal[] {
   const records = new AgentRecords(store)
-  return records.turnIds(sessionId).map((id) => ({ ...records.turn(id)!, journal: records.toolCalls(id) }))
+  return records.turnIds(sessionId).map((id) => {
+    const t = records.turn(id)!
+    return { ...t, child_turns: childTurns(records, t, 0), journal: records.toolCalls(id) }
+  })
 }
 
 export type AgentExport = { turns: TurnWithJournal[]; approvals: ApprovalView[] }
@@ -58,11 +75,26 @@ export function agentMarkdown(a: AgentExport): string {
     for (const c of t.journal.filter((c) => !c.ok && !c.approval)) {
       out.push(`- failed call: \`${c.tool}\` — ${(c.error ?? '').split('\n')[0]}`)
     }
+    if (t.parent) out.push(`- child of turn ${t.parent.turn_id} in session ${t.parent.session_id}`)
+    for (const line of treeLines(t.child_turns, '')) out.push(`- ${line.trimStart()}`)
     if (t.answer !== null) out.push('', '**Answer**', '', quoted(t.answer))
     if (t.error) out.push('', `**Error** ${t.error.code}: ${t.error.message}`)
+    if (t.child_turns.length > 0) out.push('', `Usage with child turns: ${usageLine(t.tree_usage, 'tree')}`)
     out.push('')
   }
   return out.join('\n')
+}
+
+// One line per child turn, nested by indentation: its status, session, task, answer or error
+// and usage.
+function treeLines(kids: readonly TurnTree[], indent: string): string[] {
+  return kids.flatMap((k) => {
+    const end = k.answer !== null ? `→ ${oneLine(k.answer, 40)}` : k.error ? `✗ ${k.error.code}` : ''
+    return [
+      `${indent}child   ${k.status.padEnd(9)} ${k.session_id}  ${oneLine(k.prompt, 40)} ${end}  ${usageLine(k.usage, turnCounts(k.iterations.length))}`,
+      ...treeLines(k.child_turns, `${indent}  `),
+    ]
+  })
 }
 
 export function turnLines(turns: readonly TurnWithJournal[]): string[] {
@@ -75,6 +107,14 @@ export function turnLines(turns: readonly TurnWithJournal[]): string[] {
     )
     if (t.answer !== null) out.push(`    answer  ${oneLine(t.answer)}`)
     if (t.error) out.push(`    error   ${t.error.code}: ${oneLine(t.error.message)}`)
+    if (t.parent) {
+      const from = t.parent.block_id ? ` block ${t.parent.block_id}` : ''
+      out.push(`    parent  ${t.parent.session_id} turn ${t.parent.turn_id}${from}`)
+    }
+    if (t.child_turns.length > 0) {
+      out.push(`    tree    ${usageLine(t.tree_usage, `${t.child_turns.length} child turn(s)`)}`)
+      out.push(...treeLines(t.child_turns, '    '))
+    }
     for (const c of t.journal) {
       const approval = c.approval
         ? `  approval ${c.approval.status}${c.approval.decided_by ? ` by ${c.approval.decided_by}` : ''}`

@@ -1,10 +1,9 @@
 import { parseArgs } from 'node:util'
-import { agentChecks } from '../../agent/doctor.js'
+import { agentChecks, skillChecks } from '../../agent/doctor.js'
 import { summaryLines } from '../../confinement/advice.js'
 import { egressChecks } from '../../confinement/egress/health.js'
 import { exitCodeFor, probe } from '../../confinement/probe.js'
 import { extensionChecks } from '../../extensions/index.js'
-import { skillChecks } from '../../skills/doctor.js'
 import type { Command } from '../command.js'
 import { SESSION_NEEDS, sessionChecks } from './doctor-sessions.js'
 

@@ -3,6 +3,7 @@ import { isAbsolute, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { clusterOptionsFrom } from '../../cluster/start.js'
 import { explainLocally } from '../../distribution/resolve.js'
+import { loadMcpConfig } from '../../engine/mcp-config.js'
 import { isLoopbackHost } from '../../http/auth.js'
 import {
   DEFAULT_MAX_CONNECTIONS,
@@ -11,7 +12,6 @@ import {
 } from '../../http/connection-caps.js'
 import { DEFAULT_BODY_TIMEOUT_MS } from '../../http/request-bodies.js'
 import { DEFAULT_HOST, DEFAULT_PORT, startServer } from '../../http/server.js'
-import { loadMcpConfig } from '../../mcp/config.js'
 import { VisError } from '../../util/errors.js'
 import type { Command } from '../command.js'
 

@@ -18,6 +18,7 @@ export function blockResult(engine: Engine, block: BlockView): CallToolResult {
   const text = renderOutcomeText({
     stdout: clipStdout(block.stdout),
     result: block.result,
+    value: block.value,
     error: block.error,
     timedOut: block.timed_out,
     survived: block.survived,

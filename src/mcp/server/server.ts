@@ -13,9 +13,9 @@ import {
   RootsListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js'
 import type { Engine } from '../../engine/engine.js'
+import type { McpServePolicy } from '../../engine/mcp-config.js'
 import { errorMessage, VisError } from '../../util/errors.js'
 import { packageRoot } from '../../util/home.js'
-import type { McpServePolicy } from '../config.js'
 import { ClientPolicy } from './client-roots.js'
 import { listResources, readResource } from './resources.js'
 import { ClientSessions } from './sessions.js'

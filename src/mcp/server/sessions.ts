@@ -1,5 +1,5 @@
 import type { Engine } from '../../engine/engine.js'
-import type { McpServePolicy } from '../config.js'
+import type { McpServePolicy } from '../../engine/mcp-config.js'
 
 export const DEFAULT_LABEL = 'default'
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import type { Hono } from 'hono'
 import type { Engine } from '../../engine/engine.js'
-import type { McpServePolicy } from '../config.js'
+import type { McpServePolicy } from '../../engine/mcp-config.js'
 import { createVisMcpServer, type VisMcpServer } from './server.js'
 
 export const MCP_PATH = '/mcp'

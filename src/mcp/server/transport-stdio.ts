@@ -1,7 +1,7 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import type { Engine } from '../../engine/engine.js'
-import type { McpServePolicy } from '../config.js'
+import type { McpServePolicy } from '../../engine/mcp-config.js'
 import { createVisMcpServer } from './server.js'
 
 // Serves one MCP client on this process's stdin/stdout until the client closes stdin (or a

@@ -4,10 +4,9 @@
 // blocks in Atomics.wait on a shared flag until the worker has posted the reply, and takes it
 // with receiveMessageOnPort — the event loop never runs in between, exactly like a call into
 // better-sqlite3.
-import { existsSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
-import { MessageChannel, type MessagePort, type Transferable, Worker } from 'node:worker_threads'
+import { MessageChannel, type MessagePort, type Transferable, type Worker } from 'node:worker_threads'
 import { VisError } from '../../util/errors.js'
+import { startModuleWorker } from '../../util/module-worker.js'
 import type { NumberedRequest, PgFailure, Reply, Request, WorkerData } from './protocol.js'
 import { nextSeq, waitForReply } from './reply-wait.js'
 
@@ -22,16 +21,9 @@ export type SyncClientOptions = {
 export const DEFAULT_QUERY_TIMEOUT_MS = 30_000
 export const DEFAULT_CONNECT_TIMEOUT_MS = 30_000
 
-// The worker beside this file: worker.js in dist/. Running from source under tsx (tests, dev),
-// Node 20 does not hand the process's --import hooks to a worker, so a tiny bootstrap registers
-// tsx in the worker first and then imports worker.ts.
+// The worker beside this file (src/util/module-worker.ts says how it starts from source).
 function startWorker(data: WorkerData, transferList: Transferable[]): Worker {
-  const js = new URL('./worker.js', import.meta.url)
-  if (existsSync(fileURLToPath(js))) return new Worker(js, { workerData: data, transferList })
-  const tsx = import.meta.resolve('tsx/esm/api')
-  const ts = new URL('./worker.ts', import.meta.url).href
-  const boot = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(ts)}) })`
-  return new Worker(boot, { eval: true, workerData: data, transferList })
+  return startModuleWorker(import.meta.url, 'worker', { workerData: data, transferList })
 }
 
 // What a connection URL may show in an error: no password.

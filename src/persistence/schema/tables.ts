@@ -350,4 +350,13 @@ export const SCHEMA: readonly SchemaVersion[] = [
       addColumn('iterations', json('reasoning')),
     ],
   },
+  {
+    version: 9,
+    name: 'the value of a block that printed and ended in an expression',
+    steps: [
+      // Issue 31 §5: beside the output, for the renderings a model reads (a notebook shows both);
+      // `result` stays NULL for a block that printed.
+      addColumn('blocks', json('value')),
+    ],
+  },
 ]

@@ -1,3 +1,4 @@
+import { indexTool } from '../outline/index-tool.js'
 import type { Tool } from '../types.js'
 import { catTool } from './cat.js'
 import { type GrepEngineChoice, grepTool } from './grep.js'
@@ -11,6 +12,7 @@ export function fileTools(guard: PathGuard, opts: { grepEngine?: GrepEngineChoic
     catTool(guard),
     lsTool(guard),
     grepTool(guard, opts.grepEngine),
+    indexTool(guard),
     patchTool(guard),
     ...mutateTools(guard),
   ]

@@ -1,10 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { z } from 'zod'
-import { SessionPolicySchema } from '../engine/schemas.js'
 import { McpServersSchema } from '../mcp-client/config.js'
 import { VisError } from '../util/errors.js'
 import { visHome } from '../util/home.js'
+import { issuesText } from '../util/zod-issues.js'
+import { SessionPolicySchema } from './schemas.js'
 
 // The vis home's mcp.json: the servers whose tools sessions get, and the policy of the
 // sessions vis itself serves over MCP.
@@ -39,10 +40,7 @@ export function loadMcpConfig(home?: string): McpConfig {
   }
   const parsed = McpConfigSchema.safeParse(raw)
   if (!parsed.success) {
-    const why = parsed.error.issues
-      .map((i) => `${i.path.join('.') || '(top level)'}: ${i.message}`)
-      .join('; ')
-    throw new VisError('mcp.config', `${path}: ${why}`, { path })
+    throw new VisError('mcp.config', `${path}: ${issuesText(parsed.error, '(top level)')}`, { path })
   }
   return parsed.data
 }

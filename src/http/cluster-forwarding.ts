@@ -1,7 +1,7 @@
 import type { Context, MiddlewareHandler } from 'hono'
-import { errorAnswer } from '../http/errors.js'
-import { FORWARDED_BY, forward, OWNER_HEADER, OwnerFailed, OwnerUnreachable } from './forward.js'
-import type { ClusterNode } from './node.js'
+import { FORWARDED_BY, forward, OWNER_HEADER, OwnerFailed, OwnerUnreachable } from '../cluster/forward.js'
+import type { ClusterNode } from '../cluster/node.js'
+import { errorAnswer } from './errors.js'
 
 // Where ownership meets HTTP: every request about one session (/v1/sessions/<id>[/...]) is served
 // here only while this node holds the session's lease; otherwise it is passed on to the owner and
