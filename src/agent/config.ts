@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { z } from 'zod'
-import { SessionModeSchema } from '../sessions/modes.js'
+import { SessionModeSchema } from '../confinement/modes.js'
 import { VisError } from '../util/errors.js'
 import { visHome } from '../util/home.js'
 import { issuesText } from '../util/zod-issues.js'

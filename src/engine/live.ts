@@ -27,7 +27,7 @@ export type Live = {
   // The host tools bound into its worker, and the extension tools (by name) bound beside them.
   hostTools: Tool[]
   extTools: string[]
-  // A read-only or review session (src/sessions/modes.ts): tools bound beside the host's own
+  // A read-only or review session (src/confinement/modes.ts): tools bound beside the host's own
   // (extensions', MCP servers') wait for approval (mode-gate.ts), at every binding.
   gateOutside?: boolean
   // An extension context was sent before: later blocks send one even when it became empty.

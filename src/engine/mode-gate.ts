@@ -6,7 +6,7 @@ type Binder = { bindTool(tool: BoundTool | Tool): Promise<void> }
 // Tools that read and never act: bound as they are.
 const LISTING = new Set(['mcp_servers'])
 
-// In a read-only or review session (src/sessions/modes.ts) the jail keeps the roots from
+// In a read-only or review session (src/confinement/modes.ts) the jail keeps the roots from
 // changing, but trusted extensions' tools and MCP servers' tools run on the host, outside it:
 // each of their calls waits for a person's approval (src/agent/approvals.ts), so nothing lands
 // unless someone lets it. The host's own tools (`hostNames`) already honour the mode.

@@ -1,8 +1,8 @@
 import { z } from 'zod'
 import { NetworkPolicySchema } from '../confinement/egress/network-policy.js'
+import { SessionModeSchema } from '../confinement/modes.js'
 import { DraftStateSchema } from '../drafts/drafts.js'
 import { JsonValueSchema } from '../persistence/json.js'
-import { SessionModeSchema } from '../sessions/modes.js'
 import { SurvivedSchema } from '../sessions/survived.js'
 import { EVENT_NAMES } from '../util/event-names.js'
 

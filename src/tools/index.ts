@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
+import { readOnlyRoots, readOnlyWhy, type SessionMode } from '../confinement/modes.js'
 import { draftPath } from '../drafts/view.js'
-import { readOnlyRoots, readOnlyWhy, type SessionMode } from '../sessions/modes.js'
 import type { GrepEngineChoice } from './fs/grep.js'
 import { fileTools } from './fs/index.js'
 import { PathGuard } from './fs/paths.js'
@@ -27,7 +27,7 @@ export interface ToolSetOptions {
   // Each root's identity when the session was created (root-guard.ts pinRoots).
   pins?: Readonly<Record<string, string>>
   grepEngine?: GrepEngineChoice
-  // The session's mode (src/sessions/modes.ts): its read-only roots refuse every change.
+  // The session's mode (src/confinement/modes.ts): its read-only roots refuse every change.
   mode?: SessionMode
   // A review's draft root (the one root it writes).
   overlayRoot?: string

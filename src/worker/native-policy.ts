@@ -6,8 +6,8 @@ import {
   type ParsedEntry,
   parseEntry,
 } from '../confinement/egress/network-policy.js'
+import { readOnlyRoots, readOnlyWhy } from '../confinement/modes.js'
 import type { AuditPolicy } from '../native/index.js'
-import { readOnlyRoots, readOnlyWhy } from '../sessions/modes.js'
 import { VisError } from '../util/errors.js'
 import { guestDir } from '../util/home.js'
 import type { WorkerPolicy } from './worker-policy.js'

@@ -12,7 +12,7 @@ import {
   sortedEntries,
 } from '../confinement/egress/network-policy.js'
 import { type ConfinementPolicyInput, LimitsSchema, OverlaySchema } from '../confinement/jail-policy.js'
-import { readOnlyRoots, SessionModeSchema } from '../sessions/modes.js'
+import { readOnlyRoots, SessionModeSchema } from '../confinement/modes.js'
 
 // Everything that must be fixed when a worker is spawned: the OS jail is built from it,
 // so two sessions may share a warm worker only if their policies are equal.
@@ -40,7 +40,7 @@ export const WorkerPolicy = z
     // Host folders shown read-only at a fixed path in the jail (skills outside the roots,
     // src/agent/skills): `source` is a real path outside every root, `target` where it appears.
     mounts: z.array(z.object({ source: z.string().min(1), target: z.string().min(1) }).strict()).optional(),
-    // How the session may change its roots (sessions/modes.ts); unset: every root writable.
+    // How the session may change its roots (confinement/modes.ts); unset: every root writable.
     mode: SessionModeSchema.optional(),
   })
   .strict()

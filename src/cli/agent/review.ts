@@ -2,7 +2,7 @@ import type { Engine } from '../../engine/index.js'
 import { VisError } from '../../util/errors.js'
 import type { Lines } from './ask.js'
 
-// The review mode of vis run and vis chat (src/sessions/modes.ts): each turn runs in a draft of
+// The review mode of vis run and vis chat (src/confinement/modes.ts): each turn runs in a draft of
 // the workspace root; at its end the person sees the diff and decides whether it lands.
 
 export type ReviewDecision = 'apply' | 'no-apply' | 'ask'

@@ -2,8 +2,8 @@ import { resolve } from 'node:path'
 import { type AgentConfig, loadAgentConfig, resolveModel } from '../../agent/config.js'
 import type { Agent } from '../../agent/host.js'
 import { agentFor } from '../../agent/host.js'
+import { SESSION_MODES, type SessionMode, SessionModeSchema } from '../../confinement/modes.js'
 import { createEngine, type Engine } from '../../engine/index.js'
-import { SESSION_MODES, type SessionMode, SessionModeSchema } from '../../sessions/modes.js'
 import { VisError } from '../../util/errors.js'
 
 export const AGENT_OPTIONS = {

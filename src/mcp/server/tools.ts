@@ -5,10 +5,10 @@ import {
   type Tool as McpTool,
 } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
+import { readOnlyRoots, readOnlyWhy, type SessionMode } from '../../confinement/modes.js'
 import type { Engine } from '../../engine/engine.js'
 import type { McpServePolicy } from '../../engine/mcp-config.js'
 import { MAX_CODE_CHARS, MAX_TIMEOUT_MS } from '../../engine/schemas.js'
-import { readOnlyRoots, readOnlyWhy, type SessionMode } from '../../sessions/modes.js'
 import { normalizePolicy } from '../../sessions/session-policy.js'
 import { toolJail } from '../../sessions/tool-jail.js'
 import { CatArgsSchema } from '../../tools/fs/cat.js'

@@ -104,7 +104,7 @@ export class PathGuard {
     }
   }
 
-  // Roots the session may read but not change (its mode, src/sessions/modes.ts) and why: every
+  // Roots the session may read but not change (its mode, src/confinement/modes.ts) and why: every
   // tool that changes an entry refuses one inside them, as the jail shows them read-only.
   readOnlyRoots: { roots: readonly string[]; why: string } | undefined
 

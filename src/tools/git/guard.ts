@@ -108,7 +108,7 @@ export function gitArgv(args: string[], context: { sessionId?: string }): string
 }
 
 // Subcommands that only read the repository, for a session whose workspace is read-only
-// (src/sessions/modes.ts): everything else is refused before git runs, with the mode's reason.
+// (src/confinement/modes.ts): everything else is refused before git runs, with the mode's reason.
 // The jail shows the root read-only anyway; this turns git's "Read-only file system" into a
 // refusal the model can act on.
 const READERS = new Set(
