@@ -11,13 +11,14 @@
  * every capability before anything else runs.
  *
  * Usage:
- *   vis-launcher [--noexec PATH]... [--ro PATH]... [--rw PATH]... [--dev PATH]...
+ *   vis-launcher [--noexec PATH]... [--ro PATH]... [--rd PATH]... [--rw PATH]... [--dev PATH]...
  *                [--connect-tcp PORT]... [--bind-tcp PORT]... [--tcp-from PORT]
  *                [--nofile N] [--nproc N] [--fsize BYTES]
  *                [--min-abi N] [--no-landlock] [--keep-fds N] -- PROGRAM [ARGS...]
  *
  * --noexec  remount PATH noexec,nosuid,nodev (needs CAP_SYS_ADMIN in the namespace)
  * --ro   read + execute (distribution, package files, libraries)
+ * --rd   read only, never execute (the roots of a read-only session: its files stay data)
  * --rw   read + write, never execute (the session's roots)
  * --dev  read + write on a device file (/dev/null)
  * --tcp-from PORT  allow TCP bind and connect on every port from PORT to 65535 (a tool
@@ -169,9 +170,9 @@ static void drop_capabilities(void) {
 int main(int argc, char **argv) {
   const char *noexec[MAX_RULES];
   int n_noexec = 0;
-  const char *ro[MAX_RULES], *rw[MAX_RULES], *dev[MAX_RULES];
+  const char *ro[MAX_RULES], *rd[MAX_RULES], *rw[MAX_RULES], *dev[MAX_RULES];
   unsigned long long connect_ports[MAX_RULES], bind_ports[MAX_RULES];
-  int n_ro = 0, n_rw = 0, n_dev = 0, n_connect = 0, n_bind = 0;
+  int n_ro = 0, n_rd = 0, n_rw = 0, n_dev = 0, n_connect = 0, n_bind = 0;
   long long nofile = -1, nproc = -1, fsize = -1, tcp_from = -1;
   int min_abi = 1, no_landlock = 0;
   unsigned keep_fds = 3;
@@ -189,11 +190,12 @@ int main(int argc, char **argv) {
     }
     if (i + 1 >= argc) die("%s needs a value", a);
     const char *v = argv[++i];
-    int full = n_noexec >= MAX_RULES || n_ro >= MAX_RULES || n_rw >= MAX_RULES || n_dev >= MAX_RULES ||
-               n_connect >= MAX_RULES || n_bind >= MAX_RULES;
+    int full = n_noexec >= MAX_RULES || n_ro >= MAX_RULES || n_rd >= MAX_RULES || n_rw >= MAX_RULES ||
+               n_dev >= MAX_RULES || n_connect >= MAX_RULES || n_bind >= MAX_RULES;
     if (full) die("too many rules");
     if (strcmp(a, "--noexec") == 0) noexec[n_noexec++] = v;
     else if (strcmp(a, "--ro") == 0) ro[n_ro++] = v;
+    else if (strcmp(a, "--rd") == 0) rd[n_rd++] = v;
     else if (strcmp(a, "--rw") == 0) rw[n_rw++] = v;
     else if (strcmp(a, "--dev") == 0) dev[n_dev++] = v;
     else if (strcmp(a, "--connect-tcp") == 0) connect_ports[n_connect++] = parse_num(a, v);
@@ -241,6 +243,7 @@ int main(int argc, char **argv) {
     uint64_t read_exec = FS_READ_FILE | FS_READ_DIR | FS_EXECUTE;
     uint64_t read_write = handled & ~(FS_EXECUTE | FS_MAKE_CHAR | FS_MAKE_BLOCK);
     for (int k = 0; k < n_ro; k++) add_path_rule(rs, ro[k], read_exec, handled, 0);
+    for (int k = 0; k < n_rd; k++) add_path_rule(rs, rd[k], FS_READ_FILE | FS_READ_DIR, handled, 1);
     for (int k = 0; k < n_rw; k++) add_path_rule(rs, rw[k], read_write, handled, 1);
     for (int k = 0; k < n_dev; k++) add_path_rule(rs, dev[k], FS_READ_FILE | FS_WRITE_FILE | FS_IOCTL_DEV, handled, 0);
 

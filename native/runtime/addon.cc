@@ -163,6 +163,8 @@ Napi::Value InstallPolicy(const Napi::CallbackInfo& info) {
   Policy p;
   p.readOnly = Strings(o.Get("readOnly"));
   p.readWrite = Strings(o.Get("readWrite"));
+  p.readOnlyRoots = Strings(o.Get("readOnlyRoots"));
+  if (o.Get("readOnlyWhy").IsString()) p.readOnlyWhy = o.Get("readOnlyWhy").As<Napi::String>();
   p.network = o.Get("network").ToBoolean();
   p.allowAll = !o.Get("allow").IsArray();
   p.allow = Strings(o.Get("allow"));

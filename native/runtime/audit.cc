@@ -176,7 +176,9 @@ int CheckPath(Access access, const std::string& raw, const std::string& base, co
   std::string shown = resolved == raw ? "'" + raw + "'" : "'" + raw + "' (resolves to '" + resolved + "')";
   std::string why = !t_cfg->has_policy ? std::string(kNoPolicy)
                     : access == kRead  ? ": it is outside the readable roots"
-                                       : ": it is outside the read-write roots";
+                    : UnderAny(resolved, p.readOnlyRoots) && !p.readOnlyWhy.empty()
+                        ? ": " + p.readOnlyWhy
+                        : ": it is outside the read-write roots";
   return Deny(std::string(verb) + " " + shown + " is not allowed" + why + " [" + event + "]");
 }
 

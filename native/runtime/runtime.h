@@ -153,6 +153,10 @@ PyObject* VisDictVersion(PyObject*, PyObject* d);  // _vis.dict_version (dict_ve
 struct Policy {
   std::vector<std::string> readOnly;
   std::vector<std::string> readWrite;
+  // Roots the session may read but not change (a read-only session, the other roots of a
+  // review): a write refused under one says why (readOnlyWhy) instead of "outside the roots".
+  std::vector<std::string> readOnlyRoots;
+  std::string readOnlyWhy;
   bool network = false;
   bool allowAll = true;  // network on with no allow list
   std::vector<std::string> allow;

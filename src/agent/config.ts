@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { z } from 'zod'
+import { SessionModeSchema } from '../confinement/modes.js'
 import { VisError } from '../util/errors.js'
 import { visHome } from '../util/home.js'
 import { issuesText } from '../util/zod-issues.js'
@@ -157,6 +158,9 @@ export const AgentConfigFileSchema = z
     ),
     subLoops: SubLoopConfigSchema.optional().describe(
       'sub_loop() children: concurrency per parent turn (4), timeoutMs each (600000), maxDepth (2).',
+    ),
+    mode: SessionModeSchema.optional().describe(
+      'The mode of the sessions vis run and vis chat create: workspace (the default), read-only or review; --read-only, --review and --mode override it.',
     ),
     approvals: z
       .object({

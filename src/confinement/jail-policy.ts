@@ -51,6 +51,9 @@ export const ConfinementPolicySchema = z.object({
   // them but never checked as roots: they lie in the vis home, which no root may.
   writable: z.array(AbsolutePath).default([]),
   readOnly: z.array(AbsolutePath).default([]),
+  // Roots shown read-only (a read-only session; the roots besides a review's draft): bound
+  // read-only and given Landlock read rights only, so a write fails with EROFS/EACCES.
+  readOnlyRoots: z.array(AbsolutePath).default([]),
   // Directories inside the roots masked by an empty read-only tmpfs (extension directories).
   hidden: z.array(AbsolutePath).default([]),
   network: NetworkPolicySchema.default({}),

@@ -144,13 +144,19 @@ export function bubblewrapArgs(input: SandboxArgsInput): string[] {
   for (const m of policy.mounts)
     binds.push({ src: m.source, dest: m.target, kind: 'ro', fd: input.folderFds?.[m.target] })
   binds.push({ src: command, kind: 'ro' }, { src: launcher, kind: 'ro' })
-  for (const p of policy.roots) binds.push({ src: p, kind: 'rw', fd: input.mountFds?.[p] })
+  const readOnlyRoot = (p: string) => policy.readOnlyRoots.some((r) => inside(p, r))
+  for (const p of policy.roots)
+    binds.push({ src: p, kind: policy.readOnlyRoots.includes(p) ? 'ro' : 'rw', fd: input.mountFds?.[p] })
   const pkg = input.packageMounts ?? []
   for (const p of pkg) binds.push({ src: p, kind: 'ro' })
   const hidden = hiddenMounts(policy, pkg)
   // A pin inside the package (a mask below it) stays read-only like the package around it.
   for (const p of hidden.pins)
-    binds.push({ src: p, kind: pkg.some((k) => inside(p, k)) ? 'ro' : 'rw', fd: input.mountFds?.[p] })
+    binds.push({
+      src: p,
+      kind: pkg.some((k) => inside(p, k)) || readOnlyRoot(p) ? 'ro' : 'rw',
+      fd: input.mountFds?.[p],
+    })
   for (const p of hidden.masks) binds.push({ src: p, kind: 'mask' })
   // parents before children, so a root inside a read-only tree stays writable and a mask
   // lands on top of the root that contains it; at the same path the read-only bind goes last
@@ -209,7 +215,7 @@ export function launcherArgs(input: SandboxArgsInput, options: { inNamespace: bo
   if (options.inNamespace) ro.push(...policy.mounts.map((m) => m.target))
   if (input.sharedNetwork && input.hostsFile && options.inNamespace) ro.push(HOSTS)
   for (const p of ro) args.push('--ro', p)
-  for (const r of policy.roots) args.push('--rw', r)
+  for (const r of policy.roots) args.push(policy.readOnlyRoots.includes(r) ? '--rd' : '--rw', r)
   if (options.inNamespace) args.push('--rw', '/tmp')
   for (const d of DEVICES_READ_WRITE) args.push('--dev', d)
   if (input.pty) args.push('--dev', '/dev/pts')

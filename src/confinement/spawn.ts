@@ -199,7 +199,11 @@ async function spawnOpened(
     ...policy,
     readOnly,
     roots: [...policy.roots, ...policy.writable],
-    hidden: [...new Set([...policy.hidden, ...homeMasks(roots)])],
+    // A mask's mount point is made in its root when missing: a read-only root cannot take one,
+    // and a directory absent from it has nothing to hide and cannot be made there.
+    hidden: [...new Set([...policy.hidden, ...homeMasks(roots)])].filter(
+      (h) => existsSync(h) || !policy.readOnlyRoots.some((r) => h.startsWith(`${r}/`)),
+    ),
   }
   const pkg = useNamespaces ? packageMounts(roots) : []
   if (useNamespaces) pinFds(view, roots, pins, context, pkg)

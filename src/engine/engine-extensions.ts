@@ -1,6 +1,7 @@
 import type { Check } from '../confinement/probe.js'
 import { type ExtensionRegistry, warningChecks } from '../extensions/index.js'
 import { assertOpen, type EngineCore } from './engine-core.js'
+import { gateOutsideTools } from './mode-gate.js'
 import type { ExtensionList } from './schemas.js'
 import { extensionList } from './views.js'
 
@@ -24,7 +25,7 @@ export async function reloadExtensions(core: EngineCore): Promise<ExtensionList>
       const gone = live.extTools.filter((n) => !next.includes(n))
       live.extTools = next
       for (const n of gone) s.unbind(n).catch(() => undefined)
-      reg.bindInto(s, live.hostTools).catch(() => undefined)
+      reg.bindInto(live.gateOutside ? gateOutsideTools(s, host) : s, live.hostTools).catch(() => undefined)
     }
   }
   return extensionList(reg)

@@ -27,6 +27,9 @@ export type Live = {
   // The host tools bound into its worker, and the extension tools (by name) bound beside them.
   hostTools: Tool[]
   extTools: string[]
+  // A read-only or review session (src/confinement/modes.ts): tools bound beside the host's own
+  // (extensions', MCP servers') wait for approval (mode-gate.ts), at every binding.
+  gateOutside?: boolean
   // An extension context was sent before: later blocks send one even when it became empty.
   hadContext: boolean
   // Where its roots must resolve when a worker is started again (not stored with the session).

@@ -9,7 +9,7 @@ import { SessionPolicySchema } from './schemas.js'
 
 // The vis home's mcp.json: the servers whose tools sessions get, and the policy of the
 // sessions vis itself serves over MCP.
-export const McpServePolicySchema = SessionPolicySchema.pick({ roots: true, network: true })
+export const McpServePolicySchema = SessionPolicySchema.pick({ roots: true, network: true, mode: true })
 export type McpServePolicy = z.output<typeof McpServePolicySchema>
 
 // "mcpServers" is what Claude, Cursor and most READMEs call the servers: a file written for them

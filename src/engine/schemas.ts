@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { NetworkPolicySchema } from '../confinement/egress/network-policy.js'
+import { SessionModeSchema } from '../confinement/modes.js'
 import { DraftStateSchema } from '../drafts/drafts.js'
 import { JsonValueSchema } from '../persistence/json.js'
 import { SurvivedSchema } from '../sessions/survived.js'
@@ -29,6 +30,11 @@ export const SessionPolicySchema = z
       .describe('Directories the session may read and write; the first is its workspace.'),
     network: NetworkPolicySchema.default({}),
     shell: z.boolean().default(false).describe('Whether the shell tool is bound.'),
+    mode: SessionModeSchema.optional().describe(
+      'How the session may change its roots: workspace (the default) reads and writes them; read-only ' +
+        'reads them only, for blocks and host tools alike (writes fail with a PermissionError that says the ' +
+        'session is read-only; /tmp stays writable); review writes only a draft of the workspace root.',
+    ),
   })
   .strict()
 export type SessionPolicy = z.output<typeof SessionPolicySchema>
@@ -43,6 +49,7 @@ export const CreateSessionBodySchema = z
     roots: SessionPolicySchema.shape.roots,
     network: SessionPolicySchema.shape.network,
     shell: SessionPolicySchema.shape.shell,
+    mode: SessionPolicySchema.shape.mode,
   })
   .strict()
 export type CreateSessionBody = z.input<typeof CreateSessionBodySchema>

@@ -46,6 +46,7 @@ export async function createSession(
     roots: v.roots,
     network: v.network,
     shell: v.shell,
+    ...(v.mode ? { mode: v.mode } : {}),
     ...(within ? { within } : {}),
   })
   return openSession(core, id, v.title ?? null, policy, checkRoots(policy, id))

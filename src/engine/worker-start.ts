@@ -19,6 +19,7 @@ import type { EngineOptions } from './engine-options.js'
 import type { EventLog } from './event-log.js'
 import type { Live } from './live.js'
 import type { EngineMetrics } from './metrics.js'
+import { gateOutsideTools } from './mode-gate.js'
 import { fromStoredPolicy, samePin } from './stored-policy.js'
 import { sandboxSysPath } from './sys-path.js'
 
@@ -120,6 +121,8 @@ export async function startWorker(
             shell: policy.shell,
             hidden,
             pins: policy.pins,
+            ...(policy.mode ? { mode: policy.mode } : {}),
+            ...(overlay ? { overlayRoot: overlay.root } : {}),
           })
         : []
     if (host.length > 0) host.push(draftDiffTool(drafts, live.id))
@@ -129,10 +132,13 @@ export async function startWorker(
       host.push(skillTool(found.skills))
     }
     live.hostTools = host
-    if (extensions) live.extTools = await extensions.bindInto(session, host)
+    // A read-only or review session: what runs outside the jail waits for approval.
+    live.gateOutside = policy.mode !== undefined
+    const binder = live.gateOutside ? gateOutsideTools(session, new Set(host.map((t) => t.name))) : session
+    if (extensions) live.extTools = await extensions.bindInto(binder, host)
     else await Promise.all(host.map((t) => session.bindTool(t)))
     // MCP clients run here on the host, never in the jail; they close with the session.
-    await bindMcpServers(session, deps.mcpServers)
+    await bindMcpServers(binder, deps.mcpServers)
     const paths = await sysPath
     if (paths.length > 0) await session.callGuest('install_runtime', { sys_path: paths })
   } catch (err) {

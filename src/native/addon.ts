@@ -37,6 +37,8 @@ export type RuntimeAddon = {
   installPolicy(p: {
     readOnly: string[]
     readWrite: string[]
+    readOnlyRoots?: string[]
+    readOnlyWhy?: string
     network: boolean
     allow?: string[]
     processes: boolean

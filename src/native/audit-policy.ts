@@ -8,6 +8,10 @@ import { VisError } from '../util/errors.js'
 export const AuditPolicySchema = z.object({
   readOnly: z.array(z.string().min(1)),
   readWrite: z.array(z.string().min(1)),
+  // Roots the session reads but may not change (a read-only session; the other roots of a
+  // review): a write refused under one says readOnlyWhy, not "outside the read-write roots".
+  readOnlyRoots: z.array(z.string().min(1)).optional(),
+  readOnlyWhy: z.string().min(1).optional(),
   network: z.object({
     enabled: z.boolean(),
     // host, host:port, *.domain or *; absent or empty = any endpoint when enabled, as an
@@ -49,6 +53,7 @@ export function normalizePolicy(policy: AuditPolicy): AuditPolicy {
     ...p,
     readOnly: p.readOnly.map((x) => resolvePath(x)),
     readWrite: p.readWrite.map((x) => resolvePath(x)),
+    ...(p.readOnlyRoots ? { readOnlyRoots: p.readOnlyRoots.map((x) => resolvePath(x)) } : {}),
     // The hook itself reads an empty array as "nothing": it never gets one.
     network: allow?.length ? { ...network, allow } : network,
   }

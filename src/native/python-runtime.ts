@@ -213,6 +213,8 @@ export class PythonRuntime {
     this.addon.installPolicy({
       readOnly: next.readOnly,
       readWrite: next.readWrite,
+      ...(next.readOnlyRoots ? { readOnlyRoots: next.readOnlyRoots } : {}),
+      ...(next.readOnlyWhy ? { readOnlyWhy: next.readOnlyWhy } : {}),
       network: next.network.enabled,
       ...(next.network.allow ? { allow: next.network.allow } : {}),
       processes: next.processes,

@@ -127,6 +127,8 @@ export async function createRuntime(input: RuntimeOptions = {}): Promise<Runtime
           shell: policy.shell,
           hidden: [...(policy.hidden ?? []), ...homeMasksFor(policy.roots)],
           pins: policy.pins,
+          ...(policy.mode ? { mode: policy.mode } : {}),
+          ...(policy.overlay ? { overlayRoot: policy.overlay.root } : {}),
         })
       : Promise.resolve([])
     toolsFor.catch(() => undefined)

@@ -1,5 +1,6 @@
 import { stat } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
+import { readOnlyRoots, readOnlyWhy, type SessionMode } from '../confinement/modes.js'
 import { draftPath } from '../drafts/view.js'
 import type { GrepEngineChoice } from './fs/grep.js'
 import { fileTools } from './fs/index.js'
@@ -26,6 +27,10 @@ export interface ToolSetOptions {
   // Each root's identity when the session was created (root-guard.ts pinRoots).
   pins?: Readonly<Record<string, string>>
   grepEngine?: GrepEngineChoice
+  // The session's mode (src/confinement/modes.ts): its read-only roots refuse every change.
+  mode?: SessionMode
+  // A review's draft root (the one root it writes).
+  overlayRoot?: string
 }
 
 // Whether a directory is inside a git work tree: a `.git` (directory or
@@ -54,6 +59,13 @@ export async function defaultTools(opts: ToolSetOptions): Promise<Tool[]> {
     (abs) => draftPath(opts.sessionId ?? '', abs),
     opts.pins,
   )
+  const frozen = readOnlyRoots({
+    roots: opts.roots,
+    mode: opts.mode,
+    overlay: opts.overlayRoot ? { root: opts.overlayRoot } : undefined,
+  })
+  const why = readOnlyWhy({ roots: opts.roots, mode: opts.mode })
+  if (frozen.length > 0 && why) guard.readOnlyRoots = { roots: frozen, why }
   const tools = fileTools(guard, { grepEngine: opts.grepEngine })
   // A pinned root already swapped refuses every tool call (policy.root-changed); binding the
   // tools must not fail on it, the worker's jail holds the directory it checked.

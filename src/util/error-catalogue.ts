@@ -369,6 +369,10 @@ export const ERROR_CATALOGUE = {
   ),
   'tool.resource-exists': fail(500, 'A resource with that id already exists.'),
   'tool.session-closed': fail(500, 'The session is closed; it starts nothing new.'),
+  'tool.session-read-only': fail(
+    403,
+    'The root is read-only in this session (mode read-only, or outside a review draft); nothing was changed.',
+  ),
   'tool.spawn': fail(500, 'A tool process could not start.'),
   'tool.syntax': fail(500, 'The edit would leave the file unparseable.'),
   'tool.too-large': fail(500, 'The file is over the size limit.'),

@@ -6,6 +6,7 @@ import {
   type ParsedEntry,
   parseEntry,
 } from '../confinement/egress/network-policy.js'
+import { readOnlyRoots, readOnlyWhy } from '../confinement/modes.js'
 import type { AuditPolicy } from '../native/index.js'
 import { VisError } from '../util/errors.js'
 import { guestDir } from '../util/home.js'
@@ -31,9 +32,13 @@ export function toNativePolicy(
   writable: string[] = [],
   opts: { egressProxy?: boolean } = {},
 ): AuditPolicy {
+  const frozen = readOnlyRoots(p)
+  const why = readOnlyWhy(p)
   return {
-    readOnly: [distRoot, guestDir, ...(p.mounts ?? []).map((m) => m.target)],
-    readWrite: [...p.roots, ...writable],
+    readOnly: [distRoot, guestDir, ...(p.mounts ?? []).map((m) => m.target), ...frozen],
+    readWrite: [...p.roots.filter((r) => !frozen.includes(r)), ...writable],
+    ...(frozen.length > 0 ? { readOnlyRoots: frozen } : {}),
+    ...(frozen.length > 0 && why ? { readOnlyWhy: why } : {}),
     network: opts.egressProxy ? { enabled: p.network.enabled } : auditNetwork(p.network),
     processes: false,
     ctypes: false,

@@ -12,6 +12,7 @@ import {
   sortedEntries,
 } from '../confinement/egress/network-policy.js'
 import { type ConfinementPolicyInput, LimitsSchema, OverlaySchema } from '../confinement/jail-policy.js'
+import { readOnlyRoots, SessionModeSchema } from '../confinement/modes.js'
 
 // Everything that must be fixed when a worker is spawned: the OS jail is built from it,
 // so two sessions may share a warm worker only if their policies are equal.
@@ -47,6 +48,8 @@ export const WorkerPolicy = z
           .strict(),
       )
       .optional(),
+    // How the session may change its roots (confinement/modes.ts); unset: every root writable.
+    mode: SessionModeSchema.optional(),
   })
   .strict()
 export type WorkerPolicy = z.infer<typeof WorkerPolicy>
@@ -70,6 +73,7 @@ export function normalizePolicy(input: WorkerPolicyInput): WorkerPolicy {
     ...(p.hidden?.length ? { hidden: [...new Set(p.hidden.map((h) => resolve(h)))].sort() } : {}),
     ...(p.overlay ? { overlay: p.overlay } : {}),
     ...(p.mounts?.length ? { mounts: [...p.mounts].sort((a, b) => (a.target < b.target ? -1 : 1)) } : {}),
+    ...(p.mode && p.mode !== 'workspace' ? { mode: p.mode } : {}),
   }
 }
 
@@ -87,6 +91,7 @@ export function policyKey(policy: WorkerPolicy, python: string | undefined): str
     policy.hidden ?? [],
     policy.overlay ?? null,
     policy.mounts ?? [],
+    policy.mode ?? null,
   ])
 }
 
@@ -137,6 +142,7 @@ export function jailPolicy(
     ...(p.pins ? { pins: p.pins } : {}),
     writable: host.writable ?? [],
     readOnly: host.readOnly,
+    readOnlyRoots: readOnlyRoots(p),
     hidden: p.hidden ?? [],
     network: p.network,
     shell: host.shell ?? p.shell,

@@ -148,6 +148,35 @@ describe('the jail form', () => {
   })
 })
 
+describe('the modes in every form (issue 32 §3)', () => {
+  test('the jail, the hook and the mode agree on which roots are read-only', () => {
+    const r = rng(32)
+    for (let i = 0; i < 300; i++) {
+      const base = randomPolicy(r)
+      for (const mode of [undefined, 'read-only', 'review'] as const) {
+        const p = normalizePolicy({ ...base, ...(mode ? { mode } : {}) })
+        const jail = ConfinementPolicySchema.parse(jailPolicy(p, { readOnly: [] }))
+        const hook = toNativePolicy(p, '/dist', ['/var/outbox'], { egressProxy: true })
+        // read-only: every root; review: all but the draft's root (all of them before a draft).
+        const expected =
+          mode === 'read-only'
+            ? p.roots
+            : mode === 'review'
+              ? p.roots.filter((root) => root !== p.overlay?.root)
+              : []
+        assert.deepEqual(jail.readOnlyRoots, expected, `seed 32 #${i} ${mode}`)
+        assert.deepEqual(hook.readOnlyRoots ?? [], expected)
+        for (const root of p.roots) {
+          assert.equal(hook.readWrite.includes(root), !expected.includes(root), `${mode} ${root}`)
+          assert.equal(hook.readOnly.includes(root), expected.includes(root), `${mode} ${root}`)
+        }
+        assert.ok(hook.readWrite.includes('/var/outbox'), 'the outbox stays writable')
+        assert.equal(hook.readOnlyWhy !== undefined, expected.length > 0)
+      }
+    }
+  })
+})
+
 describe('the one network schema', () => {
   test('its cap holds for the library and the HTTP API alike', () => {
     const allow = Array.from({ length: 257 }, (_, i) => `h${i}.test`)

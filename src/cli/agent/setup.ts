@@ -2,6 +2,7 @@ import { resolve } from 'node:path'
 import { type AgentConfig, loadAgentConfig, resolveModel } from '../../agent/config.js'
 import type { Agent } from '../../agent/host.js'
 import { agentFor } from '../../agent/host.js'
+import { SESSION_MODES, type SessionMode, SessionModeSchema } from '../../confinement/modes.js'
 import { createEngine, type Engine } from '../../engine/index.js'
 import { VisError } from '../../util/errors.js'
 
@@ -11,6 +12,9 @@ export const AGENT_OPTIONS = {
   root: { type: 'string' },
   shell: { type: 'boolean', default: false },
   network: { type: 'boolean', default: false },
+  'read-only': { type: 'boolean', default: false },
+  review: { type: 'boolean', default: false },
+  mode: { type: 'string' },
   approve: { type: 'string' },
   session: { type: 'string' },
 } as const
@@ -21,6 +25,9 @@ export const AGENT_USAGE = `  --model P/M          <provider>/<model> (default V
   --root DIR           the session's root (default: the current directory)
   --shell              bind the shell tool
   --network            open the network (default closed)
+  --read-only          the session reads its root but changes nothing (blocks, file tools, git, shell)
+  --review             the turn writes a draft of the root; at its end the diff is shown to apply or drop
+  --mode M             workspace (default, or "mode" in ~/.vis/agent.json), read-only or review
   --approve ask|approve|deny
                        tool calls that need approval: ask on the terminal (default when it is one),
                        or approve/deny them all (deny is the default without a terminal)
@@ -32,6 +39,9 @@ export type AgentCliOptions = {
   root?: string
   shell?: boolean
   network?: boolean
+  'read-only'?: boolean
+  review?: boolean
+  mode?: string
   approve?: string
   session?: string
 }
@@ -44,6 +54,26 @@ export type AgentCli = {
   created: boolean
   maxIterations?: number
   model?: string
+  // The mode of the session this command made (the stored one with --session).
+  mode: SessionMode
+}
+
+// The session's mode: the flags, else agent.json's "mode", else workspace.
+export function cliMode(v: AgentCliOptions, config: { mode?: SessionMode }): SessionMode {
+  const given = [
+    ...(v['read-only'] ? ['read-only'] : []),
+    ...(v.review ? ['review'] : []),
+    ...(v.mode !== undefined ? [v.mode] : []),
+  ]
+  if (new Set(given).size > 1) {
+    throw new VisError('cli.bad-option', `choose one mode: ${given.join(' and ')} were both given`)
+  }
+  const mode = given[0] ?? config.mode ?? 'workspace'
+  const parsed = SessionModeSchema.safeParse(mode)
+  if (!parsed.success) {
+    throw new VisError('cli.bad-option', `--mode must be ${SESSION_MODES.join(', ')}, not ${mode}`)
+  }
+  return parsed.data
 }
 
 // The engine in the vis home, its agent, and the session the turns run in. The model is resolved
@@ -74,6 +104,7 @@ export async function openAgentCli(
   const base = loadAgentConfig()
   const config: AgentConfig = { ...base, approvals: { ...base.approvals, auto: approve } }
   resolveModel(v.model, config)
+  const mode = cliMode(v, config)
   const root = resolve(v.root ?? process.cwd())
   const engine = await createEngine({ project: root })
   try {
@@ -85,12 +116,27 @@ export async function openAgentCli(
           roots: [root],
           shell: v.shell,
           network: { enabled: v.network ?? false },
+          ...(mode !== 'workspace' ? { mode } : {}),
           title,
         })
       ).id
-    return { engine, agent, sessionId, created: v.session === undefined, maxIterations: max, model: v.model }
+    const stored = v.session === undefined ? mode : storedMode(engine, sessionId)
+    return {
+      engine,
+      agent,
+      sessionId,
+      created: v.session === undefined,
+      maxIterations: max,
+      model: v.model,
+      mode: stored,
+    }
   } catch (err) {
     await engine.close()
     throw err
   }
+}
+
+function storedMode(engine: Engine, sessionId: string): SessionMode {
+  const m = (engine.sessionView(sessionId).policy as { mode?: unknown }).mode
+  return SessionModeSchema.safeParse(m).data ?? 'workspace'
 }

@@ -1,11 +1,12 @@
 import { createInterface } from 'node:readline'
 import { parseArgs } from 'node:util'
 import { listTemplates } from '../../agent/templates.js'
-import { errorMessage, isVisError } from '../../util/errors.js'
+import { errorMessage, isVisError, VisError } from '../../util/errors.js'
 import { approvalPrompter, Lines } from '../agent/ask.js'
 import { DRAFT_USAGE, runDraftCommand } from '../agent/draft-command.js'
 import { sessionCounts, TurnPrinter, usageLine } from '../agent/printer.js'
-import { AGENT_OPTIONS, AGENT_USAGE, openAgentCli } from '../agent/setup.js'
+import { finishReview, reviewDecision, startReview } from '../agent/review.js'
+import { AGENT_OPTIONS, AGENT_USAGE, openAgentCli, titleFromTask } from '../agent/setup.js'
 import type { Command } from '../command.js'
 
 const usage = `Usage: vis chat [options]
@@ -20,13 +21,22 @@ at the prompt, Ctrl-D (or /exit) quits.
 ${DRAFT_USAGE}
   /exit                quit
 
-${AGENT_USAGE}`
+${AGENT_USAGE}
+  --apply / --no-apply with --review: land each turn's changes, or drop them, without asking`
 
 export const chat: Command = {
   name: 'chat',
   usage,
   async run(argv) {
-    const { values } = parseArgs({ args: argv, options: AGENT_OPTIONS })
+    const { values } = parseArgs({
+      args: argv,
+      options: {
+        ...AGENT_OPTIONS,
+        apply: { type: 'boolean', default: false },
+        'no-apply': { type: 'boolean', default: false },
+      },
+    })
+    const decision = reviewDecision(values)
     const tty = process.stdin.isTTY === true
     const cli = await openAgentCli(values, true)
     const { engine, agent, sessionId } = cli
@@ -45,7 +55,12 @@ export const chat: Command = {
       agent.subscribe(sessionId, approvalPrompter(agent, lines, process.stdout)),
     ]
     const root = (engine.sessionView(sessionId).policy as { roots: string[] }).roots[0]
-    process.stdout.write(`vis chat · session ${sessionId} · /exit to quit\n`)
+    if (decision !== 'ask' && cli.mode !== 'review') {
+      await engine.close()
+      throw new VisError('cli.bad-option', '--apply and --no-apply go with --review (mode review)')
+    }
+    const mode = cli.mode === 'workspace' ? '' : ` · ${cli.mode}`
+    process.stdout.write(`vis chat · session ${sessionId}${mode} · /exit to quit\n`)
     try {
       for (;;) {
         const line = await lines.next('› ')
@@ -77,11 +92,14 @@ export const chat: Command = {
         }
         current = new AbortController()
         try {
+          // Review: each turn writes a draft, shown and decided on when it ends.
+          if (cli.mode === 'review') await startReview(engine, sessionId, `review: ${titleFromTask(text)}`)
           await agent.turn(sessionId, text, {
             signal: current.signal,
             ...(cli.model ? { model: cli.model } : {}),
             ...(cli.maxIterations ? { maxIterations: cli.maxIterations } : {}),
           })
+          if (cli.mode === 'review') await finishReview(engine, sessionId, decision, process.stdout, lines)
         } catch (err) {
           // A bad template or model is reported; the conversation goes on.
           process.stderr.write(`✗ ${errorMessage(err)}${isVisError(err) ? ` [${err.code}]` : ''}\n`)

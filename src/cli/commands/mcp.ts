@@ -7,7 +7,7 @@ import { serveStdio } from '../../mcp/server/transport-stdio.js'
 import { VisError } from '../../util/errors.js'
 import type { Command } from '../command.js'
 
-const usage = `Usage: vis mcp [--root DIR]... [--network] [--allow HOST]... [--python 3.X] [--pool N] [--project DIR]
+const usage = `Usage: vis mcp [--root DIR]... [--read-only] [--network] [--allow HOST]... [--python 3.X] [--pool N] [--project DIR]
 
 Serve vis as an MCP server on stdin/stdout (for an MCP host's "mcpServers" configuration).
 Tools: python_execution (a confined Python session per client, state kept between calls),
@@ -16,6 +16,7 @@ Resources: each session's transcript and attachments. Diagnostics go to stderr.
 
   --root     a directory sessions may read and write (repeatable; the first is the workspace).
              Without any, "serve" of the vis home's mcp.json, else none.
+  --read-only  sessions and the file tools read the roots and change nothing (mode read-only)
   --network  let sessions reach the network (through the egress proxy; default off)
   --allow    with --network: only these hosts or CIDRs (repeatable)
   --python   the Python minor to run, e.g. 3.12
@@ -27,10 +28,15 @@ it can never widen them.
 
 Streamable HTTP: \`vis serve\` answers MCP at /mcp with the same tools.`
 
-function policyFrom(values: { root?: string[]; network?: boolean; allow?: string[] }): McpServePolicy {
+function policyFrom(values: {
+  root?: string[]
+  network?: boolean
+  allow?: string[]
+  'read-only'?: boolean
+}): McpServePolicy {
   const config = loadMcpConfig().serve
   const cli = values.root !== undefined || values.network !== undefined || values.allow !== undefined
-  if (!cli) return config
+  if (!cli) return values['read-only'] ? { ...config, mode: 'read-only' } : config
   if (values.allow && !values.network) {
     throw new VisError('cli.bad-option', '--allow narrows the network: give --network with it')
   }
@@ -43,6 +49,7 @@ function policyFrom(values: { root?: string[]; network?: boolean; allow?: string
   return McpServePolicySchema.parse({
     roots,
     network: { enabled: values.network === true, allow: values.allow ?? [] },
+    ...(values['read-only'] ? { mode: 'read-only' } : {}),
   })
 }
 
@@ -55,6 +62,7 @@ export const mcp: Command = {
       options: {
         root: { type: 'string', multiple: true },
         network: { type: 'boolean' },
+        'read-only': { type: 'boolean' },
         allow: { type: 'string', multiple: true },
         python: { type: 'string' },
         pool: { type: 'string' },

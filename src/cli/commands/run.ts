@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util'
 import { VisError } from '../../util/errors.js'
 import { approvalPrompter, Lines } from '../agent/ask.js'
 import { TurnPrinter } from '../agent/printer.js'
+import { finishReview, reviewDecision, startReview } from '../agent/review.js'
 import { AGENT_OPTIONS, AGENT_USAGE, openAgentCli, titleFromTask } from '../agent/setup.js'
 import type { Command } from '../command.js'
 
@@ -14,6 +15,8 @@ the answer. Ctrl-C cancels the turn (the model request is aborted, the block int
 "/<template> args" runs a prompt template (.vis/prompts/<name>.md, or ~/.vis/prompts/).
 
 ${AGENT_USAGE}
+  --apply / --no-apply with --review: land the turn's changes, or drop them, without asking
+                       (without a terminal and without either, nothing lands)
   --json               print the finished turn as JSON on stdout instead of streaming
 
 Exit status: 0 answered, 1 failed, 2 usage error, 130 cancelled.`
@@ -25,8 +28,14 @@ export const run: Command = {
     const { values, positionals } = parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { ...AGENT_OPTIONS, json: { type: 'boolean', default: false } },
+      options: {
+        ...AGENT_OPTIONS,
+        json: { type: 'boolean', default: false },
+        apply: { type: 'boolean', default: false },
+        'no-apply': { type: 'boolean', default: false },
+      },
     })
+    const decision = reviewDecision(values)
     const task = positionals.join(' ').trim()
     if (task === '') throw new VisError('cli.missing-argument', `vis run needs a task.\n\n${usage}`)
     const tty = process.stdin.isTTY === true
@@ -45,13 +54,19 @@ export const run: Command = {
     rl?.on('SIGINT', onInt)
     try {
       const roots = (engine.sessionView(sessionId).policy as { roots: string[] }).roots
-      process.stderr.write(`[session ${sessionId} · root ${roots.join(', ')}]\n`)
+      const mode = cli.mode === 'workspace' ? '' : ` · ${cli.mode}`
+      process.stderr.write(`[session ${sessionId} · root ${roots.join(', ')}${mode}]\n`)
+      if ((values.apply || values['no-apply']) && cli.mode !== 'review') {
+        // The session this command made for the turn goes with the refusal.
+        if (cli.created) await engine.closeSession(sessionId)
+        throw new VisError('cli.bad-option', '--apply and --no-apply go with --review (mode review)')
+      }
+      const lines = rl ? new Lines(rl) : undefined
+      if (cli.mode === 'review') await startReview(engine, sessionId, `review: ${titleFromTask(task)}`)
       const printer = new TurnPrinter(process.stdout, process.stderr)
       const offs = [
         values.json ? () => undefined : agent.subscribe(sessionId, (ev) => printer.on(ev)),
-        rl
-          ? agent.subscribe(sessionId, approvalPrompter(agent, new Lines(rl), process.stderr))
-          : () => undefined,
+        rl ? agent.subscribe(sessionId, approvalPrompter(agent, lines!, process.stderr)) : () => undefined,
       ]
       const r = await agent.turn(sessionId, task, {
         signal: ac.signal,
@@ -59,6 +74,10 @@ export const run: Command = {
         ...(cli.maxIterations ? { maxIterations: cli.maxIterations } : {}),
       })
       for (const off of offs) off()
+      // The review's end: the diff, then the person's decision (or the flag's).
+      if (cli.mode === 'review') {
+        await finishReview(engine, sessionId, decision, values.json ? process.stderr : process.stdout, lines)
+      }
       // One task, one session: the session this command made is closed with its turn (its
       // transcript stays: vis sessions show). One continued with --session stays as it was.
       if (cli.created) {

@@ -58,6 +58,7 @@ export class ClientSessions {
             roots: policy.roots,
             network: policy.network,
             shell: false,
+            ...(policy.mode ? { mode: policy.mode } : {}),
           },
           { within: [...this.serverRoots] },
         )

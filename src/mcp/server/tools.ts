@@ -5,6 +5,7 @@ import {
   type Tool as McpTool,
 } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
+import { readOnlyRoots, readOnlyWhy, type SessionMode } from '../../confinement/modes.js'
 import type { Engine } from '../../engine/engine.js'
 import type { McpServePolicy } from '../../engine/mcp-config.js'
 import { MAX_CODE_CHARS, MAX_TIMEOUT_MS } from '../../engine/schemas.js'
@@ -96,13 +97,18 @@ export class McpTools {
     private readonly sessions: ClientSessions,
   ) {}
 
-  private fileTools(roots: string[]): Map<string, Tool> {
-    const key = JSON.stringify(roots)
+  private fileTools(roots: string[], mode?: SessionMode): Map<string, Tool> {
+    const key = JSON.stringify([roots, mode ?? null])
     if (this.files?.key === key) return this.files.tools
     const tools = new Map<string, Tool>()
     if (roots.length > 0) {
       const hidden = this.engine.extensions?.maskFor(roots) ?? []
-      for (const t of fileTools(new PathGuard(roots, 'mcp', hidden))) {
+      const guard = new PathGuard(roots, 'mcp', hidden)
+      // The served sessions' mode holds for the file tools the client calls directly too.
+      const frozen = readOnlyRoots({ roots, mode })
+      const why = readOnlyWhy({ roots, mode })
+      if (frozen.length > 0 && why) guard.readOnlyRoots = { roots: frozen, why }
+      for (const t of fileTools(guard)) {
         if (FILE_TOOLS.some((f) => f.name === t.name)) tools.set(t.name, t)
       }
     }
@@ -112,7 +118,7 @@ export class McpTools {
 
   async list(roots: RootsAsker): Promise<McpTool[]> {
     const policy = await this.policy.get(roots)
-    const files = this.fileTools(policy.roots)
+    const files = this.fileTools(policy.roots, policy.mode)
     const tools: McpTool[] = [
       {
         name: 'python_execution',
@@ -171,7 +177,7 @@ export class McpTools {
         }
         default: {
           const policy = await this.policy.get(extra.roots)
-          const tool = this.fileTools(policy.roots).get(name)
+          const tool = this.fileTools(policy.roots, policy.mode).get(name)
           // A protocol error, as MCP asks for an unknown tool (a failure inside a tool is isError).
           if (!tool)
             throw new McpError(

@@ -104,6 +104,10 @@ export class PathGuard {
     }
   }
 
+  // Roots the session may read but not change (its mode, src/confinement/modes.ts) and why: every
+  // tool that changes an entry refuses one inside them, as the jail shows them read-only.
+  readOnlyRoots: { roots: readonly string[]; why: string } | undefined
+
   private realHiddenP: Promise<string[]> | undefined
   realHidden(): Promise<string[]> {
     this.realHiddenP ??= Promise.all(this.hidden.map((h) => realpath(h).catch(() => resolve(h))))
@@ -117,6 +121,7 @@ export class PathGuard {
   // above: also refuse an entry that contains the package (renaming or removing it would let
   // a fresh package be planted at the path the host runs from).
   async refuseReadOnly(real: string, path: string, op: string, above = true): Promise<void> {
+    await this.refuseFrozenRoot(real, path, op)
     this.realPackageP ??= realpath(packageRoot).catch(() => resolve(packageRoot))
     const pkg = await this.realPackageP
     if (!isWithin(real, pkg) && !(above && isWithin(pkg, real))) return
@@ -125,6 +130,21 @@ export class PathGuard {
       `${op}: '${path}' is ${isWithin(real, pkg) ? 'inside' : 'a directory that contains'} the vis-runtime package, which sessions may read but never change (the host runs its code from there); nothing was changed`,
       { sessionId: this.sessionId, op, path },
     )
+  }
+
+  private async refuseFrozenRoot(real: string, path: string, op: string): Promise<void> {
+    const frozen = this.readOnlyRoots
+    if (!frozen || frozen.roots.length === 0) return
+    const reals = await this.realRoots()
+    const hit = this.roots.some(
+      (r, i) => frozen.roots.includes(r) && (isWithin(real, r) || isWithin(real, reals[i] ?? r)),
+    )
+    if (!hit) return
+    throw new VisError('tool.session-read-only', `${op}: '${path}' was not changed: ${frozen.why}`, {
+      sessionId: this.sessionId,
+      op,
+      path,
+    })
   }
 
   // The innermost real root containing a verified real path.

@@ -1,9 +1,10 @@
 import { z } from 'zod'
+import { VisError } from '../../util/errors.js'
 import { parseArgs, splitArgs } from '../args.js'
 import type { PathGuard } from '../fs/paths.js'
 import { runBounded } from '../proc/run.js'
 import type { Tool } from '../types.js'
-import { gitArgv } from './guard.js'
+import { gitArgv, gitReadsOnly } from './guard.js'
 
 const SIGNATURE = '(*args, timeout_secs=120)'
 
@@ -38,6 +39,14 @@ export function gitTool(guard: PathGuard): Tool {
       const { positional, kwargs } = splitArgs(args)
       const flat = positional.length === 1 && Array.isArray(positional[0]) ? positional[0] : positional
       const a = parseArgs('git', SIGNATURE, Args, { ...kwargs, args: flat })
+      const frozen = guard.readOnlyRoots
+      if (frozen?.roots.includes(guard.workspace) && !gitReadsOnly(a.args)) {
+        throw new VisError(
+          'tool.session-read-only',
+          `git: 'git ${a.args[0]}' can change the repository and was not run: ${frozen.why}; reading commands (status, log, diff, show, blame, grep...) still run`,
+          { sessionId: ctx.sessionId, op: 'git', path: guard.workspace },
+        )
+      }
       const cwd = (await guard.realRoots())[0]!
       const r = await runBounded('git', gitArgv(a.args, { sessionId: ctx.sessionId }), {
         cwd,

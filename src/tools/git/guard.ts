@@ -106,3 +106,42 @@ export function gitArgv(args: string[], context: { sessionId?: string }): string
   const rest = NO_EXT_DIFF.has(sub) ? [sub, '--no-ext-diff', ...args.slice(1)] : args
   return ['--no-pager', ...PROTECTIVE_CONFIG.flatMap((c) => ['-c', c]), ...rest]
 }
+
+// Subcommands that only read the repository, for a session whose workspace is read-only
+// (src/confinement/modes.ts): everything else is refused before git runs, with the mode's reason.
+// The jail shows the root read-only anyway; this turns git's "Read-only file system" into a
+// refusal the model can act on.
+const READERS = new Set(
+  [
+    'annotate blame cat-file check-ignore cherry count-objects describe diff diff-files diff-index',
+    'diff-tree for-each-ref format-patch fsck grep log ls-files ls-remote ls-tree merge-base name-rev',
+    'range-diff rev-list rev-parse shortlog show show-ref status version whatchanged',
+  ]
+    .join(' ')
+    .split(' '),
+)
+// Subcommands that list with these forms and change things otherwise.
+const LISTING: Record<string, (rest: string[]) => boolean> = {
+  branch: (r) =>
+    r.every(
+      (a) =>
+        /^(-a|--all|-r|--remotes|-v|-vv|--verbose|--list|-l|--show-current|--no-color|--color(=.*)?|--contains|--merged|--no-merged|--sort=.*|--format=.*)$/.test(
+          a,
+        ) || !a.startsWith('-'),
+    ) &&
+    (r.includes('--list') || r.includes('-l') || r.every((a) => a.startsWith('-'))),
+  tag: (r) => r.length === 0 || r[0] === '-l' || r[0] === '--list',
+  stash: (r) => r[0] === 'list' || r[0] === 'show',
+  remote: (r) =>
+    r.length === 0 || r[0] === '-v' || r[0] === '--verbose' || r[0] === 'show' || r[0] === 'get-url',
+  config: (r) => r.some((a) => /^(--get|--get-all|--get-regexp|--list|-l)$/.test(a)),
+  worktree: (r) => r[0] === 'list',
+  notes: (r) => r.length === 0 || r[0] === 'list' || r[0] === 'show',
+  reflog: (r) => r.length === 0 || r[0] === 'show',
+}
+
+export function gitReadsOnly(args: string[]): boolean {
+  const [sub = '', ...rest] = args
+  if (READERS.has(sub)) return !(sub === 'format-patch' && !rest.includes('--stdout'))
+  return LISTING[sub]?.(rest) ?? false
+}

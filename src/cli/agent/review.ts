@@ -1,0 +1,63 @@
+import type { Engine } from '../../engine/index.js'
+import { VisError } from '../../util/errors.js'
+import type { Lines } from './ask.js'
+
+// The review mode of vis run and vis chat (src/confinement/modes.ts): each turn runs in a draft of
+// the workspace root; at its end the person sees the diff and decides whether it lands.
+
+export type ReviewDecision = 'apply' | 'no-apply' | 'ask'
+
+// --apply / --no-apply, for a run nobody can ask.
+export function reviewDecision(v: { apply?: boolean; 'no-apply'?: boolean }): ReviewDecision {
+  if (v.apply && v['no-apply']) throw new VisError('cli.bad-option', 'choose --apply or --no-apply, not both')
+  return v.apply ? 'apply' : v['no-apply'] ? 'no-apply' : 'ask'
+}
+
+// The turn's draft, made unless the session is in one already (a --session continued).
+export async function startReview(engine: Engine, sessionId: string, label: string): Promise<void> {
+  const draft = engine.draft(sessionId)
+  if ((await draft.state()).draft) return
+  await draft.create(label)
+}
+
+// Shows what the turn changed and lands it or drops it: `decision`, else the person's answer
+// on the terminal (`lines`), else (no terminal) nothing lands. Returns what happened.
+export async function finishReview(
+  engine: Engine,
+  sessionId: string,
+  decision: ReviewDecision,
+  out: NodeJS.WritableStream,
+  lines: Lines | undefined,
+): Promise<'applied' | 'dropped' | 'unchanged'> {
+  const draft = engine.draft(sessionId)
+  const changes = await draft.changes()
+  if (changes.draft === null) return 'unchanged'
+  if (changes.diff === '') {
+    await draft.abandon('review: the turn changed nothing')
+    out.write('[review: the turn changed no files]\n')
+    return 'unchanged'
+  }
+  const root = (await draft.state()).draft?.root ?? 'the root'
+  out.write(`[review: the turn's changes to ${root}]\n${changes.diff.trimEnd()}\n`)
+  let apply = decision === 'apply'
+  if (decision === 'ask' && lines) {
+    const answer = await lines.next('apply these changes? [y/N] ')
+    apply = /^(y|yes)$/i.test((answer ?? '').trim())
+  }
+  if (!apply) {
+    const why =
+      decision === 'no-apply'
+        ? '--no-apply'
+        : lines
+          ? 'not approved at the prompt'
+          : 'no terminal to ask (--apply lands them)'
+    await draft.abandon(`review: ${why}`)
+    out.write(`[review: not applied (${why}); the root is as it was]\n`)
+    return 'dropped'
+  }
+  const r = await draft.apply({})
+  out.write(
+    `[review: applied ${r.landed.length} file(s)${r.landed.length ? `: ${r.landed.join(', ')}` : ''}]\n`,
+  )
+  return 'applied'
+}

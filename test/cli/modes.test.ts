@@ -1,0 +1,178 @@
+// The session modes (issue 32) as a person uses them: `vis run --read-only`, agent.json's
+// default mode, and `vis run --review` with --apply / --no-apply, each a real vis process
+// against the provider double, its blocks run in a real jailed worker on real files.
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, before, test } from 'node:test'
+import { ProviderDouble, pyCall } from '../agent/double.js'
+
+const vis = join(import.meta.dirname, '..', 'http', 'fixtures', 'vis.ts')
+const tsx = import.meta.resolve('tsx')
+let double: ProviderDouble
+before(async () => {
+  double = await new ProviderDouble().start()
+})
+after(async () => {
+  await double.close()
+})
+
+type Run = { code: number | null; stdout: string; stderr: string }
+function visCli(args: string[], opts: { cwd: string; home: string; input?: string }): Promise<Run> {
+  const child = spawn(process.execPath, ['--import', tsx, vis, ...args], {
+    cwd: opts.cwd,
+    env: {
+      ...process.env,
+      VIS_HOME: opts.home,
+      VIS_MODEL: 'openai/double-model',
+      OPENAI_BASE_URL: double.openaiURL,
+      OPENAI_API_KEY: 'sk-cli',
+    },
+    stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+  })
+  if (opts.input !== undefined) child.stdin!.end(opts.input)
+  const r: Run = { code: null, stdout: '', stderr: '' }
+  child.stdout!.on('data', (d) => {
+    r.stdout += d
+  })
+  child.stderr!.on('data', (d) => {
+    r.stderr += d
+  })
+  return new Promise((resolve) =>
+    child.on('close', (code) => {
+      r.code = code
+      resolve(r)
+    }),
+  )
+}
+
+function dirs() {
+  const home = mkdtempSync(join(tmpdir(), 'vis-modes-home-'))
+  const root = mkdtempSync(join(tmpdir(), 'vis-modes-root-'))
+  writeFileSync(join(root, 'notes.txt'), 'original\n')
+  return { home, root }
+}
+
+// A model that edits notes.txt from Python and with the write tool, and makes a new file.
+const EDITING_MODEL = [
+  {
+    calls: [
+      pyCall(
+        `try:
+    open('notes.txt', 'w').write('from python\\n')
+    print('python wrote')
+except PermissionError as e:
+    print('python refused:', e)
+try:
+    await write('made.txt', 'from the tool\\n')
+    print('tool wrote')
+except Exception as e:
+    print('tool refused:', e.code)`,
+      ),
+    ],
+  },
+  { text: 'Edited.' },
+]
+
+test('vis run --read-only: the block and the write tool are refused, the root unchanged', async () => {
+  const { home, root } = dirs()
+  double.script(EDITING_MODEL)
+  const r = await visCli(['run', '--read-only', 'edit the notes'], { cwd: root, home })
+  assert.equal(r.code, 0, r.stderr)
+  assert.match(r.stderr, /\[session ses_\w+ · root .* · read-only\]/)
+  assert.match(r.stdout, /python refused: vis: writing 'notes\.txt' .*the session is read-only/)
+  assert.match(r.stdout, /tool refused: tool\.session-read-only/)
+  assert.equal(readFileSync(join(root, 'notes.txt'), 'utf8'), 'original\n')
+  assert.equal(existsSync(join(root, 'made.txt')), false)
+})
+
+test("agent.json's mode is the default; --mode workspace overrides it", async () => {
+  const { home, root } = dirs()
+  writeFileSync(join(home, 'agent.json'), JSON.stringify({ mode: 'read-only' }))
+  double.script(EDITING_MODEL)
+  const ro = await visCli(['run', 'edit the notes'], { cwd: root, home })
+  assert.equal(ro.code, 0, ro.stderr)
+  assert.match(ro.stdout, /python refused: .*the session is read-only/)
+  assert.equal(readFileSync(join(root, 'notes.txt'), 'utf8'), 'original\n')
+
+  double.script(EDITING_MODEL)
+  const rw = await visCli(['run', '--mode', 'workspace', 'edit the notes'], { cwd: root, home })
+  assert.equal(rw.code, 0, rw.stderr)
+  assert.match(rw.stdout, /python wrote\ntool wrote/)
+  assert.equal(readFileSync(join(root, 'notes.txt'), 'utf8'), 'from python\n')
+  assert.equal(readFileSync(join(root, 'made.txt'), 'utf8'), 'from the tool\n')
+})
+
+test('conflicting modes are a usage error', async () => {
+  const { home, root } = dirs()
+  const r = await visCli(['run', '--read-only', '--review', 'x'], { cwd: root, home })
+  assert.equal(r.code, 2, r.stderr)
+  assert.match(r.stderr, /choose one mode: read-only and review/)
+  const bad = await visCli(['run', '--mode', 'yolo', 'x'], { cwd: root, home })
+  assert.equal(bad.code, 2, bad.stderr)
+  assert.match(bad.stderr, /--mode must be workspace, read-only, review, not yolo/)
+})
+
+test('vis run --review --apply: the turn writes a draft, the diff is shown, then it lands', async () => {
+  const { home, root } = dirs()
+  double.script(EDITING_MODEL)
+  const r = await visCli(['run', '--review', '--apply', 'edit the notes'], { cwd: root, home })
+  assert.equal(r.code, 0, r.stderr)
+  // Inside the turn the draft took the writes, the real root had none of them yet.
+  assert.match(r.stdout, /python wrote\ntool wrote/)
+  assert.match(r.stdout, /\[review: the turn's changes to .*\]\n/)
+  assert.match(r.stdout, /-original\n\+from python/)
+  assert.match(r.stdout, /\+from the tool/)
+  assert.match(r.stdout, /\[review: applied 2 file\(s\): /)
+  assert.equal(readFileSync(join(root, 'notes.txt'), 'utf8'), 'from python\n')
+  assert.equal(readFileSync(join(root, 'made.txt'), 'utf8'), 'from the tool\n')
+})
+
+test('vis run --review --no-apply, or with nobody to ask: the diff is shown and nothing lands', async () => {
+  for (const flags of [['--no-apply'], []]) {
+    const { home, root } = dirs()
+    double.script(EDITING_MODEL)
+    const r = await visCli(['run', '--review', ...flags, 'edit the notes'], { cwd: root, home })
+    assert.equal(r.code, 0, r.stderr)
+    assert.match(r.stdout, /python wrote\ntool wrote/)
+    assert.match(r.stdout, /-original\n\+from python/)
+    assert.match(
+      r.stdout,
+      flags.length ? /\[review: not applied \(--no-apply\)/ : /\[review: not applied \(no terminal to ask/,
+    )
+    assert.equal(readFileSync(join(root, 'notes.txt'), 'utf8'), 'original\n')
+    assert.equal(existsSync(join(root, 'made.txt')), false)
+  }
+})
+
+test('--apply without --review is a usage error', async () => {
+  const { home, root } = dirs()
+  // Refused before any turn: the model is never asked.
+  const r = await visCli(['run', '--apply', 'x'], { cwd: root, home })
+  assert.equal(r.code, 2, r.stderr)
+  assert.match(r.stderr, /--apply and --no-apply go with --review/)
+  assert.equal(readFileSync(join(root, 'notes.txt'), 'utf8'), 'original\n')
+})
+
+test('vis chat --review: each turn is shown as a diff and lands only on a yes', async () => {
+  const { home, root } = dirs()
+  const second = [{ calls: [pyCall("await write('second.txt', 'turn two\\n')")] }, { text: 'Made it.' }]
+  double.script([...EDITING_MODEL, ...second])
+  // First turn answered yes, second no.
+  const r = await visCli(['chat', '--review'], {
+    cwd: root,
+    home,
+    input: 'edit the notes\ny\nmake a second file\nn\n/exit\n',
+  })
+  assert.equal(r.code, 0, r.stderr)
+  assert.match(r.stdout, /vis chat · session ses_\w+ · review ·/)
+  assert.match(r.stdout, /-original\n\+from python/)
+  assert.match(r.stdout, /\[review: applied 2 file\(s\)/)
+  assert.match(r.stdout, /\+turn two/)
+  assert.match(r.stdout, /\[review: not applied \(not approved at the prompt\)/)
+  assert.equal(readFileSync(join(root, 'notes.txt'), 'utf8'), 'from python\n')
+  assert.equal(readFileSync(join(root, 'made.txt'), 'utf8'), 'from the tool\n')
+  assert.equal(existsSync(join(root, 'second.txt')), false)
+})
