@@ -5,7 +5,6 @@
 // and serves the control ops the addon hands over (confine, close).
 // Its stdout/stderr are the worker's log file, never the wire.
 import { startEgressForwarderFromEnv } from '../confinement/egress/forwarder.js'
-import { NetworkEntrySchema } from '../confinement/egress/network-policy.js'
 import { nodeNet } from '../confinement/egress/node-net.js'
 import { installSeccomp } from '../confinement/seccomp.js'
 import { loadPython, type PythonRuntime } from '../native/index.js'
