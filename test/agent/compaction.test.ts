@@ -81,7 +81,9 @@ test('a turn that fits its window is sent whole: no compaction, no summary reque
 })
 
 test('over the configured window: compacted before the request, every request under the window, all iterations stored', async () => {
-  const window = 6_000 // tokens; the system prompt alone is about 3k
+  // tokens; the system prompt alone is about 3k. The first turn (8 blocks of 2 KB) must pass 75%
+  // of it and the next one-line turn, after the fold, stay under.
+  const window = 6_400
   await withHarness(
     'openai/double-model',
     { contextWindows: { 'openai/double-model': window } },
