@@ -5,6 +5,7 @@ import {
   type Tool as McpTool,
 } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
+import { homeMasksFor } from '../../confinement/root-guard.js'
 import { readOnlyRoots, readOnlyWhy, type SessionMode } from '../../confinement/modes.js'
 import type { Engine } from '../../engine/engine.js'
 import type { McpServePolicy } from '../../engine/mcp-config.js'
@@ -98,11 +99,15 @@ export class McpTools {
   ) {}
 
   private fileTools(roots: string[], mode?: SessionMode): Map<string, Tool> {
-    const key = JSON.stringify([roots, mode ?? null])
+    // The vis homes inside the roots are refused as the sessions' jails hide them (a client that
+    // reads a home reads every session's transcript and its servers' tokens; one that patches its
+    // mcp.json plants a command the host runs). A home opened since the last call is a new key.
+    const hidden =
+      roots.length > 0 ? [...(this.engine.extensions?.maskFor(roots) ?? []), ...homeMasksFor(roots)] : []
+    const key = JSON.stringify([roots, mode ?? null, hidden])
     if (this.files?.key === key) return this.files.tools
     const tools = new Map<string, Tool>()
     if (roots.length > 0) {
-      const hidden = this.engine.extensions?.maskFor(roots) ?? []
       const guard = new PathGuard(roots, 'mcp', hidden)
       // The served sessions' mode holds for the file tools the client calls directly too.
       const frozen = readOnlyRoots({ roots, mode })
