@@ -5,8 +5,8 @@ import {
   type Tool as McpTool,
 } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
-import { homeMasksFor } from '../../confinement/root-guard.js'
 import { readOnlyRoots, readOnlyWhy, type SessionMode } from '../../confinement/modes.js'
+import { homeMasksFor } from '../../confinement/root-guard.js'
 import type { Engine } from '../../engine/engine.js'
 import type { McpServePolicy } from '../../engine/mcp-config.js'
 import { MAX_CODE_CHARS, MAX_TIMEOUT_MS } from '../../engine/schemas.js'
