@@ -154,7 +154,7 @@ export class Agent {
     }
     const provider = opts.provider ?? createProvider(resolveModel(opts.model, this.config))
     const toolCalling = opts.provider ? true : resolveModel(opts.model, this.config).toolCalling
-    const expanded = expandTemplate(prompt, this.config.home, policy.roots[0])
+    const expanded = await expandTemplate(prompt, this.config.home, policy.roots[0])
     const maxIterations = opts.maxIterations ?? this.config.maxIterations
     const budget = opts.parentBudget?.child() ?? new TurnBudget(opts.budget ?? this.config.budget ?? {})
     if (budget.costLimited && costed(zeroUsage(), this.config, provider).cost_usd === null)
@@ -341,7 +341,7 @@ export class Agent {
       }
       s.fold = undefined
       await this.subLoops.bindInto(session, sessionId, s.scope)
-      const { files, warnings } = projectInstructions(this.config.home, r.policy.roots)
+      const { files, warnings } = await projectInstructions(this.config.home, r.policy.roots)
       for (const w of warnings)
         this.emit(sessionId, turnId, 'turn.warning', { kind: 'instructions', path: w.path, reason: w.reason })
       // Skills and agent definitions that could not be read: said at each turn, as instructions are.

@@ -1,17 +1,13 @@
-import { existsSync, readFileSync } from 'node:fs'
-import { dirname, join, resolve } from 'node:path'
+import { dirname, join, relative, resolve } from 'node:path'
 import { errorMessage } from '../util/errors.js'
+import { readPromptFile } from './read-text.js'
 
 export type Instruction = { path: string; text: string }
 export type InstructionWarning = { path: string; reason: string }
 
-// Each directory's instruction file: AGENTS.md, or CLAUDE.md where there is no AGENTS.md.
-function fileIn(dir: string): string | undefined {
-  for (const name of ['AGENTS.md', 'CLAUDE.md']) {
-    const p = join(dir, name)
-    if (existsSync(p)) return p
-  }
-  return undefined
+const inside = (dir: string, root: string) => {
+  const rel = relative(root, dir)
+  return rel === '' || (!rel.startsWith('..') && !rel.startsWith('/'))
 }
 
 // Outermost first, ending with the workspace's parent.
@@ -25,27 +21,37 @@ function ancestors(dir: string): string[] {
 }
 
 // Project instructions in prompt order: the vis home's, then every ancestor of the workspace
-// (outermost first), then each root; nearer files come later so they win. Read whole: nothing
-// is truncated. A file that cannot be read is a warning, never prompt text.
-export function projectInstructions(
+// (outermost first), then each root; nearer files come later so they win. Each directory's file
+// is AGENTS.md, or CLAUDE.md where there is no AGENTS.md. Inside a root a link or FIFO is
+// skipped with a warning, never followed or waited on (read-text.ts); a file over the cap is a
+// warning too, never truncated prompt text.
+export async function projectInstructions(
   home: string,
   roots: readonly string[],
-): {
+): Promise<{
   files: Instruction[]
   warnings: InstructionWarning[]
-} {
+}> {
+  const resolvedRoots = roots.map((r) => resolve(r))
   const dirs = [home, ...(roots[0] ? ancestors(resolve(roots[0])) : []), ...roots.map((r) => resolve(r))]
   const seen = new Set<string>()
   const files: Instruction[] = []
   const warnings: InstructionWarning[] = []
   for (const dir of dirs) {
-    const path = fileIn(dir)
-    if (!path || seen.has(path)) continue
-    seen.add(path)
-    try {
-      files.push({ path, text: readFileSync(path, 'utf8') })
-    } catch (err) {
-      warnings.push({ path, reason: errorMessage(err) })
+    if (seen.has(dir)) continue
+    seen.add(dir)
+    const strict = resolvedRoots.some((r) => inside(dir, r))
+    for (const name of ['AGENTS.md', 'CLAUDE.md']) {
+      const path = join(dir, name)
+      try {
+        const f = await readPromptFile(dir, name, strict)
+        if (f.kind === 'absent') continue
+        if (f.kind === 'text') files.push({ path, text: f.text })
+        else warnings.push({ path, reason: f.reason })
+      } catch (err) {
+        warnings.push({ path, reason: errorMessage(err) })
+      }
+      break
     }
   }
   return { files, warnings }

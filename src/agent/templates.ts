@@ -1,6 +1,7 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { VisError } from '../util/errors.js'
+import { readPromptFile } from './read-text.js'
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/
 
@@ -22,20 +23,32 @@ export function listTemplates(home: string, project: string | undefined): string
 
 // `/<name> args` becomes the template's text with $ARGUMENTS replaced by args. Text that does
 // not start with a template-like `/word` is the prompt as is (`/usr/bin is gone` stays text).
-export function expandTemplate(
+// The project's templates lie in a root the sandbox writes: read beneath it with no symlink, a
+// regular file only, bounded (read-text.ts); one that is not is refused, never followed.
+export async function expandTemplate(
   prompt: string,
   home: string,
   project: string | undefined,
-): { prompt: string; template?: { name: string; path: string } } {
+): Promise<{ prompt: string; template?: { name: string; path: string } }> {
   const m = /^\/([^\s/]+)(?:[ \t]+([\s\S]*))?$/.exec(prompt.trim())
   if (!m || !NAME.test(m[1]!)) return { prompt }
   const name = m[1]!
   const args = (m[2] ?? '').trim()
-  for (const dir of dirsOf(home, project)) {
-    const path = join(dir, `${name}.md`)
-    if (!existsSync(path)) continue
-    const text = readFileSync(path, 'utf8')
-    return { prompt: text.replaceAll('$ARGUMENTS', args), template: { name, path } }
+  const places = [
+    ...(project ? [{ tree: project, rel: `.vis/prompts/${name}.md`, strict: true }] : []),
+    { tree: join(home, 'prompts'), rel: `${name}.md`, strict: false },
+  ]
+  for (const p of places) {
+    const path = join(p.tree, p.rel)
+    const f = await readPromptFile(p.tree, p.rel, p.strict)
+    if (f.kind === 'absent') continue
+    if (f.kind === 'skipped')
+      throw new VisError(
+        'agent.template-unreadable',
+        `Prompt template /${name} at ${path} was not read: ${f.reason}. Replace it with a regular file.`,
+        { template: name, path },
+      )
+    return { prompt: f.text.replaceAll('$ARGUMENTS', args), template: { name, path } }
   }
   const known = listTemplates(home, project)
   throw new VisError(

@@ -59,6 +59,10 @@ export const ERROR_CATALOGUE = {
   'agent.no-api-key': fail(400, "The model's provider has no API key configured."),
   'agent.no-model': fail(400, 'No model is configured for the agent (VIS_MODEL or agent.json).'),
   'agent.unknown-template': fail(400, 'No prompt template has that name.'),
+  'agent.template-unreadable': fail(
+    422,
+    'The prompt template is a symbolic link, FIFO or other non-regular file inside a session root, or too large; it was not read.',
+  ),
 
   'approval.not-found': fail(404, 'The session has no approval with that id.'),
   'approval.settled': fail(409, 'The approval was already approved, denied or cancelled.'),

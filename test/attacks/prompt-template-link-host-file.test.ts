@@ -41,6 +41,11 @@ test("a link planted as a project prompt template does not put a host file into 
     const r = await h.agent.turn(h.sessionId, '/fix the tests').catch((e) => ({ status: 'error', error: e }))
     const leaked = requests.some((b) => b.includes('HOST-SECRET-5c2e'))
     assert.equal(leaked, false, `the host file reached the model as the /fix template (${r.status})`)
+    // Refused for the right reason: the link is named, never followed.
+    assert.equal(r.status, 'error')
+    const err = (r as { error?: { code?: string; message?: string } }).error
+    assert.equal(err?.code, 'agent.template-unreadable', JSON.stringify(err))
+    assert.match(err?.message ?? '', /symbolic link/)
   } finally {
     await h.close()
   }
