@@ -52,6 +52,10 @@ test('the approval prompt shows the part of the call that needs approving', asyn
       /rm -rf important/,
       `the person was asked to approve without seeing the matched part:\n${shown}`,
     )
+    // Whole, with its length, and the call was denied by the person's answer.
+    assert.match(shown, /\[arguments: \d+ characters, shown whole\]/)
+    assert.match(shown, /'a{400}; rm -rf important'|"echo a{400}; rm -rf important"/)
+    assert.match(shown, /denied/)
   } finally {
     await h.close()
   }
