@@ -7,6 +7,7 @@ import { DRAFT_USAGE, runDraftCommand } from '../agent/draft-command.js'
 import { sessionCounts, TurnPrinter, usageLine } from '../agent/printer.js'
 import { finishReview, reviewDecision, startReview } from '../agent/review.js'
 import { AGENT_OPTIONS, AGENT_USAGE, openAgentCli, titleFromTask } from '../agent/setup.js'
+import { visibleControls } from '../agent/visible.js'
 import type { Command } from '../command.js'
 
 const usage = `Usage: vis chat [options]
@@ -84,7 +85,8 @@ export const chat: Command = {
         if (text === '/draft' || text.startsWith('/draft ')) {
           // Built in: a prompt template named "draft" does not shadow it.
           await runDraftCommand(engine, sessionId, text).then(
-            (out) => process.stdout.write(`${out}\n`),
+            // A draft's diff carries the sandbox's bytes: control characters shown (visible.ts).
+            (out) => process.stdout.write(`${visibleControls(out)}\n`),
             (err) =>
               process.stderr.write(`✗ ${errorMessage(err)}${isVisError(err) ? ` [${err.code}]` : ''}\n`),
           )
