@@ -106,7 +106,12 @@ export class Engine {
 
   // `within`: where the roots must resolve (an MCP server's own roots); the engine's allowRoots
   // when unset.
-  async createSession(body: CreateSessionBody = {}, opts: { within?: string[] } = {}): Promise<SessionView> {
+  // opts.pins: identities the caller pinned earlier (an MCP server's roots at its start); a root
+  // among them that names another directory now is refused (policy.root-changed).
+  async createSession(
+    body: CreateSessionBody = {},
+    opts: { within?: string[]; pins?: Readonly<Record<string, string>> } = {},
+  ): Promise<SessionView> {
     return createSession(this.core, body, opts)
   }
 

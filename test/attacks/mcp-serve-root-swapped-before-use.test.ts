@@ -69,4 +69,37 @@ test("a vis mcp server's root swapped for a symlink before its first use is refu
   if (block.includes('HOST-SECRET'))
     problems.push(`the session's jail bound the link's target: ${block.slice(0, 200)}`)
   assert.deepEqual(problems, [], `${textOf(patched).slice(0, 200)}`)
+  // Each is refused for the right reason: the root is not the directory the server pinned.
+  for (const [what, text] of [
+    ['cat', textOf(cat)],
+    ['patch', textOf(patched)],
+    ['block', block],
+  ] as const)
+    assert.match(text, /policy\.root-changed|no longer the directory/, `${what}: ${text.slice(0, 300)}`)
+})
+
+test('an unswapped root still works for the file tools and the session', async () => {
+  const root = tempDir('pinned-root')
+  writeFileSync(join(root, 'notes.txt'), 'original\n')
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: ['--import', 'tsx', cliScript, 'mcp', '--root', root, '--pool', '0'],
+    env: childEnv({ VIS_HOME: tempDir('pinned-home') }),
+    cwd: repoRoot,
+    stderr: 'pipe',
+  })
+  const c = new Client({ name: 'vis-attack', version: '1.0.0' })
+  await c.connect(transport, { timeout: 60_000 })
+  clients.push(c)
+  const cat = (await c.callTool({ name: 'cat', arguments: { path: 'notes.txt' } }, undefined, {
+    timeout: 60_000,
+  })) as CallToolResult
+  assert.match(textOf(cat), /original/)
+  await c.callTool(
+    { name: 'patch', arguments: { edits: [{ path: 'notes.txt', search: 'original', replace: 'patched' }] } },
+    undefined,
+    { timeout: 60_000 },
+  )
+  assert.equal(readFileSync(join(root, 'notes.txt'), 'utf8'), 'patched\n')
+  assert.match(textOf(await run(c, "print(open('notes.txt').read())")), /patched/)
 })
