@@ -232,7 +232,7 @@ function opaqueAt(upper: Tree, path: string): boolean {
 }
 
 // sha256 of an entry as the scan typed it; undefined when it changed kind since.
-async function digest(tree: Tree, path: string, type: Change['type']): Promise<string | undefined> {
+export async function digest(tree: Tree, path: string, type: Change['type']): Promise<string | undefined> {
   try {
     if (type === 'symlink') {
       const target = Buffer.from(await readLink(tree, path, 'draft.scan'))

@@ -15,6 +15,7 @@ import { issuesText } from '../util/zod-issues.js'
 import { findConflicts, landChanges } from './apply.js'
 import { BaseRecord } from './base-record.js'
 import { type Change, gitMode, scanChanges } from './changes.js'
+import { diffDigest } from './diff-digest.js'
 import { renderDiff } from './render.js'
 import { type DraftRecord, DraftsRepo } from './repo.js'
 
@@ -31,6 +32,12 @@ export const ApplyOptionsSchema = z
     theirs: z.boolean().optional(),
     // ...or get the draft's version over whatever the real root has now.
     ours: z.boolean().optional(),
+    // The digest of the diff that was reviewed (diff().digest): the apply is refused
+    // (draft.changed) when the draft no longer hashes to it.
+    expect: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/, 'a diff digest: 64 hex digits')
+      .optional(),
   })
   .strict()
   .refine((o) => !(o.theirs && o.ours), { message: 'choose theirs or ours, not both' })
@@ -69,6 +76,8 @@ export const DraftDiffSchema = z.object({
   draft: z.string().nullable(),
   changes: z.array(ChangeViewSchema),
   diff: z.string(),
+  // sha256 of what this diff shows; apply({ expect: digest }) lands only that. null: no draft.
+  digest: z.string().nullable(),
 })
 export type DraftDiff = z.infer<typeof DraftDiffSchema>
 
@@ -286,11 +295,17 @@ export class Drafts {
 
   async diff(sessionId: string): Promise<DraftDiff> {
     const d = this.activeOf(sessionId)
-    if (!d) return { draft: null, changes: [], diff: '' }
+    if (!d) return { draft: null, changes: [], diff: '', digest: null }
     return this.trees(d, async (upper, real) => {
       const changes = await this.changesOf(d, upper, real)
       this.counts.set(sessionId, changes.length)
-      return { draft: d.id, changes: changes.map(changeView), diff: await renderDiff(changes, upper, real) }
+      const diff = await renderDiff(changes, upper, real)
+      return {
+        draft: d.id,
+        changes: changes.map(changeView),
+        diff,
+        digest: await diffDigest(changes, upper, diff),
+      }
     })
   }
 
@@ -306,7 +321,16 @@ export class Drafts {
 
   private async land(d: DraftRecord, o: ApplyOptions, upper: Tree, real: Tree): Promise<ApplyResult> {
     const sessionId = d.sessionId
+    // Checking a reviewed digest: the worker stops first, so nothing writes the draft between
+    // the check and the landing.
+    if (o.expect) await this.host.replaceWorker(sessionId)
     const changes = await this.changesOf(d, upper, real)
+    if (o.expect && (await diffDigest(changes, upper, await renderDiff(changes, upper, real))) !== o.expect)
+      throw new VisError(
+        'draft.changed',
+        `draft "${d.label}" changed since the diff that was reviewed (its digest differs); show the diff again and apply with its digest`,
+        { sessionId, op: 'draft.apply' },
+      )
     const conflicts = [
       ...new Set([
         ...(await findConflicts(changes, real, d.baseAt)),

@@ -6,7 +6,14 @@ import type { JsonValue } from '../persistence/json.js'
 import type { Runtime } from '../sessions/create-runtime.js'
 import type { Session } from '../sessions/session.js'
 import { readAttachment } from './attachment-read.js'
-import { cancelBlock, getBlock, type SubmittedBlock, sessionBlock, submitBlock } from './block-queue.js'
+import {
+  cancelBlock,
+  exclusive,
+  getBlock,
+  type SubmittedBlock,
+  sessionBlock,
+  submitBlock,
+} from './block-queue.js'
 import { type EngineCore, requireSession } from './engine-core.js'
 import { extensionChecks, reloadExtensions } from './engine-extensions.js'
 import { engineHealth } from './engine-health.js'
@@ -40,7 +47,7 @@ import {
   ownedElsewhere,
   sessionView,
 } from './session-lifecycle.js'
-import { dropWorker, liveSession, runtimeSession } from './session-worker.js'
+import { dropWorker, liveSession, runtimeSession, stopWorker } from './session-worker.js'
 import { extensionList } from './views.js'
 
 export type { SubmittedBlock } from './block-queue.js'
@@ -99,7 +106,12 @@ export class Engine {
 
   // `within`: where the roots must resolve (an MCP server's own roots); the engine's allowRoots
   // when unset.
-  async createSession(body: CreateSessionBody = {}, opts: { within?: string[] } = {}): Promise<SessionView> {
+  // opts.pins: identities the caller pinned earlier (an MCP server's roots at its start); a root
+  // among them that names another directory now is refused (policy.root-changed).
+  async createSession(
+    body: CreateSessionBody = {},
+    opts: { within?: string[]; pins?: Readonly<Record<string, string>> } = {},
+  ): Promise<SessionView> {
     return createSession(this.core, body, opts)
   }
 
@@ -204,6 +216,14 @@ export class Engine {
   // Stops the session's worker without closing the session (a cluster node that lost its lease).
   async dropWorker(id: string): Promise<void> {
     return dropWorker(this.core, id)
+  }
+
+  // Ends the session's worker once its blocks are done, and with it every thread and process
+  // they left running; the session stays (the next block starts a fresh worker). A review does
+  // this before showing the diff, so nothing the guest left behind rewrites the draft after.
+  async stopWorker(id: string, reason: string): Promise<void> {
+    requireSession(this.core, id)
+    await exclusive(this.core, id, () => stopWorker(this.core, id, reason))
   }
 
   // A session's draft: create(label), blank(label), diff(), apply(options?), abandon(why?), state().

@@ -10,8 +10,13 @@ import { isVisError, VisError } from '../util/errors.js'
 export function checkRoots(
   policy: Pick<WorkerPolicy, 'roots' | 'within'>,
   sessionId: string,
+  pins?: Readonly<Record<string, string>>,
 ): Record<string, string> {
-  return checkRootPaths(policy.roots, { within: policy.within }, { sessionId, op: 'create-session' })
+  return checkRootPaths(
+    policy.roots,
+    { within: policy.within, ...(pins ? { pins } : {}) },
+    { sessionId, op: 'create-session' },
+  )
 }
 
 // A worker that failed to start under a policy: the jail's own words, without the log's path or pid.

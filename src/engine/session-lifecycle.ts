@@ -36,7 +36,7 @@ import { startWorker } from './worker-start.js'
 export async function createSession(
   core: EngineCore,
   body: CreateSessionBody,
-  opts: { within?: string[] } = {},
+  opts: { within?: string[]; pins?: Readonly<Record<string, string>> } = {},
 ): Promise<SessionView> {
   assertOpen(core)
   const v = CreateSessionBodySchema.parse(body)
@@ -49,7 +49,7 @@ export async function createSession(
     ...(v.mode ? { mode: v.mode } : {}),
     ...(within ? { within } : {}),
   })
-  return openSession(core, id, v.title ?? null, policy, checkRoots(policy, id))
+  return openSession(core, id, v.title ?? null, policy, checkRoots(policy, id, opts.pins))
 }
 
 // A sub_loop child of a session this process runs: the parent's network and shell, and roots

@@ -74,8 +74,14 @@ export async function dropWorker(core: EngineCore, id: string): Promise<void> {
 // The worker is jailed for one view of the root (trunk or a draft): a switch ends it, and
 // the next block starts a fresh one that restores the session's definitions (reopen).
 export async function replaceWorker(core: EngineCore, id: string): Promise<void> {
-  const live = core.lives.get(id)
   clearDraftView(id)
+  await stopWorker(core, id, 'the draft state changed')
+}
+
+// Ends the session's worker (its threads, the processes it started) and keeps the session and
+// its view: the next block starts a fresh worker.
+export async function stopWorker(core: EngineCore, id: string, reason: string): Promise<void> {
+  const live = core.lives.get(id)
   // The extension worker too, even alone (a slash command started it): it sees one view.
   await core.extensions?.endSession(id)
   if (!live) return
@@ -85,6 +91,6 @@ export async function replaceWorker(core: EngineCore, id: string): Promise<void>
   live.session = undefined
   if (session) {
     await session.dispose()
-    core.log.append(id, 'worker.replaced', { reason: 'the draft state changed' })
+    core.log.append(id, 'worker.replaced', { reason })
   }
 }

@@ -81,7 +81,8 @@ export const DRAFT_ROUTES: RouteSpec[] = [
     operationId: 'applyDraft',
     summary:
       'Land the draft in the real root (each file atomically) and leave it. Refused with the conflicting files when the ' +
-      'real root changed or deleted them since the draft began, unless `theirs` (keep the real files) or `ours` (the draft wins).',
+      'real root changed or deleted them since the draft began, unless `theirs` (keep the real files) or `ours` (the draft wins). ' +
+      'With `expect` (the `digest` of the diff that was reviewed) it lands only that: draft.changed (409) when the draft moved since.',
     body: ApplyOptionsSchema,
     // Every field is optional: no body is the defaults.
     bodyOptional: true,

@@ -31,6 +31,9 @@ export async function finishReview(
   lines: Lines | undefined,
 ): Promise<'applied' | 'dropped' | 'unchanged'> {
   const draft = engine.draft(sessionId)
+  // A thread or process the turn left running could rewrite the draft after the diff is shown:
+  // the worker stops first, and the apply below lands only what hashes to the shown diff.
+  await engine.stopWorker(sessionId, 'review: the turn ended, its diff is shown')
   const changes = await draft.changes()
   if (changes.draft === null) return 'unchanged'
   if (changes.diff === '') {
@@ -58,7 +61,7 @@ export async function finishReview(
     out.write(`[review: not applied (${why}); the root is as it was]\n`)
     return 'dropped'
   }
-  const r = await draft.apply({})
+  const r = await draft.apply({ expect: changes.digest ?? undefined })
   out.write(
     visibleControls(
       `[review: applied ${r.landed.length} file(s)${r.landed.length ? `: ${r.landed.join(', ')}` : ''}]\n`,

@@ -12,6 +12,7 @@ import {
   ReadResourceRequestSchema,
   RootsListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js'
+import { pinRoots } from '../../confinement/root-guard.js'
 import type { Engine } from '../../engine/engine.js'
 import type { McpServePolicy } from '../../engine/mcp-config.js'
 import { errorMessage, VisError } from '../../util/errors.js'
@@ -47,10 +48,29 @@ export type VisMcpServer = {
   close(): Promise<void>
 }
 
+// The server's roots pinned when it starts (device:inode, root-guard.ts): a root another
+// sandbox swaps for a link before a client's first call is refused (policy.root-changed), not
+// followed. A root that cannot be opened now is left to the refusal its first use gives.
+export function pinServeRoots(roots: readonly string[] | undefined): Record<string, string> | undefined {
+  if (!roots || roots.length === 0) return undefined
+  try {
+    return pinRoots(roots, {}, { op: 'mcp' })
+  } catch {
+    return undefined
+  }
+}
+
 // vis as an MCP server for one client connection: its own sessions, the tools and the
 // resources over them. Each transport connection gets one (a stdio process has one; the
 // HTTP endpoint makes one per MCP session).
-export function createVisMcpServer(engine: Engine, policy: McpServePolicy, label: string): VisMcpServer {
+// pins: the roots as pinned when the serving began (vis serve's /mcp pins once, at mount);
+// unset, they are pinned now (a stdio server starts with its one client).
+export function createVisMcpServer(
+  engine: Engine,
+  policy: McpServePolicy,
+  label: string,
+  pins = pinServeRoots(policy.roots),
+): VisMcpServer {
   const server = new Server(
     { name: 'vis', title: 'vis: confined, stateful Python', version },
     {
@@ -65,8 +85,8 @@ export function createVisMcpServer(engine: Engine, policy: McpServePolicy, label
   const asker = (extra: Extra) => async () =>
     (await extra.sendRequest({ method: 'roots/list' }, ListRootsResultSchema, { timeout: ROOTS_TIMEOUT_MS }))
       .roots
-  const sessions = new ClientSessions(engine, `MCP ${label}`, policy.roots)
-  const tools = new McpTools(engine, clientPolicy, sessions)
+  const sessions = new ClientSessions(engine, `MCP ${label}`, policy.roots, pins)
+  const tools = new McpTools(engine, clientPolicy, sessions, pins)
   server.setRequestHandler(ListToolsRequestSchema, async (_req, extra) => ({
     tools: await tools.list(asker(extra)),
   }))

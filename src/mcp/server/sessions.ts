@@ -1,3 +1,4 @@
+import { checkRootPaths } from '../../confinement/root-guard.js'
 import type { Engine } from '../../engine/engine.js'
 import type { McpServePolicy } from '../../engine/mcp-config.js'
 
@@ -27,6 +28,9 @@ export class ClientSessions {
     // The server's own roots: every root of this client's sessions must still resolve beneath
     // one when its jail is built, whatever a path was swapped for after the narrowing.
     private readonly serverRoots: readonly string[],
+    // The server roots' identities at its start: checked again when a session is created, and
+    // held for a session root that is one of them.
+    private readonly serverPins?: Readonly<Record<string, string>>,
   ) {}
 
   // The label's session, created on first use with the client's policy. One started with other
@@ -51,16 +55,26 @@ export class ClientSessions {
     let p = this.creating.get(label)
     if (!p) {
       const name = label
-      p = this.engine
-        .createSession(
-          {
-            title: `${this.title} (${name})`,
-            roots: policy.roots,
-            network: policy.network,
-            shell: false,
-            ...(policy.mode ? { mode: policy.mode } : {}),
-          },
-          { within: [...this.serverRoots] },
+      p = Promise.resolve()
+        .then(() => {
+          if (this.serverPins)
+            checkRootPaths(
+              this.serverRoots,
+              { pins: this.serverPins },
+              { sessionId: 'mcp', op: 'create-session' },
+            )
+        })
+        .then(() =>
+          this.engine.createSession(
+            {
+              title: `${this.title} (${name})`,
+              roots: policy.roots,
+              network: policy.network,
+              shell: false,
+              ...(policy.mode ? { mode: policy.mode } : {}),
+            },
+            { within: [...this.serverRoots], ...(this.serverPins ? { pins: this.serverPins } : {}) },
+          ),
         )
         .then((v) => {
           this.byLabel.set(name, v.id)

@@ -96,6 +96,9 @@ export class McpTools {
     private readonly engine: Engine,
     private readonly policy: ClientPolicy,
     private readonly sessions: ClientSessions,
+    // The server's roots as pinned at its start: a root among them that now names another
+    // directory refuses the file tools (policy.root-changed).
+    private readonly pins?: Readonly<Record<string, string>>,
   ) {}
 
   private fileTools(roots: string[], mode?: SessionMode): Map<string, Tool> {
@@ -108,7 +111,7 @@ export class McpTools {
     if (this.files?.key === key) return this.files.tools
     const tools = new Map<string, Tool>()
     if (roots.length > 0) {
-      const guard = new PathGuard(roots, 'mcp', hidden)
+      const guard = new PathGuard(roots, 'mcp', hidden, undefined, this.pins)
       // The served sessions' mode holds for the file tools the client calls directly too.
       const frozen = readOnlyRoots({ roots, mode })
       const why = readOnlyWhy({ roots, mode })

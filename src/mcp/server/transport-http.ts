@@ -3,7 +3,7 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import type { Hono } from 'hono'
 import type { Engine } from '../../engine/engine.js'
 import type { McpServePolicy } from '../../engine/mcp-config.js'
-import { createVisMcpServer, type VisMcpServer } from './server.js'
+import { createVisMcpServer, pinServeRoots, type VisMcpServer } from './server.js'
 
 export const MCP_PATH = '/mcp'
 // An MCP session no request has touched for this long is closed with its vis sessions.
@@ -29,6 +29,8 @@ const jsonRpcError = (status: number, code: number, message: string) =>
 // session (initialize → Mcp-Session-Id) gets its own server and its own vis sessions.
 export function mountMcp(app: Hono, engine: Engine, options: McpHttpOptions): { close(): Promise<void> } {
   const entries = new Map<string, Entry>()
+  // Pinned once, when vis serve starts: a root swapped before a client's first call is refused.
+  const pins = pinServeRoots(options.policy.roots)
   const idleMs = options.idleMs ?? DEFAULT_MCP_IDLE_MS
   const drop = async (id: string) => {
     const e = entries.get(id)
@@ -58,7 +60,7 @@ export function mountMcp(app: Hono, engine: Engine, options: McpHttpOptions): { 
     } else if (req.method !== 'POST') {
       return jsonRpcError(400, -32000, 'Send Mcp-Session-Id, or POST an initialize request first.')
     } else {
-      const mcp = createVisMcpServer(engine, options.policy, 'http')
+      const mcp = createVisMcpServer(engine, options.policy, 'http', pins)
       // Registered once the initialize request has made the session id, not before.
       let created: Entry | undefined
       const transport = new WebStandardStreamableHTTPServerTransport({

@@ -23,6 +23,9 @@ export interface ParseReply {
   // The parse began: the hard limit runs from here.
   started?: true
   timeout?: true
+  // The call failed in a way that may have corrupted the thread's WASM runtime (a trap): the
+  // pool terminates the thread and the next call starts a fresh one.
+  retire?: true
   error?: { code: string; message: string; context: ErrorContext }
 }
 
@@ -61,7 +64,13 @@ function settle(r: ParseReply): void {
   }
   pending.delete(r.id)
   clearTimeout(p.timer)
+  if (r.retire) retireThread(p.worker)
   p.resolve(r)
+}
+
+function retireThread(w: Worker): void {
+  if (thread === w) thread = undefined
+  void w.terminate()
 }
 
 function lost(w: Worker, why: string): void {

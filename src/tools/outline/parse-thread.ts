@@ -8,6 +8,12 @@ import type { ParseReply, ParseRequest } from './parse-pool.js'
 
 const port = parentPort!
 
+// The VisErrors this thread raises on purpose, except grammar-incompatible: that one wraps
+// whatever the WASM grammar load threw, a trap included.
+function mayWrapTrap(code: string): boolean {
+  return code === 'tool.grammar-incompatible'
+}
+
 port.on('message', async (req: ParseRequest) => {
   const reply = (r: Omit<ParseReply, 'id'>) => port.postMessage({ id: req.id, ...r })
   try {
@@ -20,10 +26,19 @@ port.on('message', async (req: ParseRequest) => {
     })
   } catch (err) {
     if (err instanceof ParseTimeout) reply({ timeout: true })
-    else if (isVisError(err)) reply({ error: { code: err.code, message: err.message, context: err.context } })
+    else if (isVisError(err) && !mayWrapTrap(err.code))
+      reply({ error: { code: err.code, message: err.message, context: err.context } })
+    // A WebAssembly trap (out-of-bounds access, bad table index...) is caught like any
+    // error, but it leaves the runtime's memory in whatever state it faulted in: the thread
+    // is retired (retire), never reused for another session's file.
     else
       reply({
-        error: { code: 'tool.index-failed', message: `${req.op}: ${(err as Error).message}`, context: {} },
+        retire: true,
+        error: {
+          code: 'tool.index-failed',
+          message: `${req.op}: the parser failed on '${req.path}' (${(err as Error).message}); the file cannot be indexed, use grep or cat instead`,
+          context: { op: req.op, path: req.path },
+        },
       })
   }
 })
