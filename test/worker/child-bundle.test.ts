@@ -71,7 +71,7 @@ test('the built package starts its workers from the bundle, and they serve block
   assert.ok(!paths.some((p) => p.includes('node_modules')), 'packages stay require()d, not copied in')
 
   const { createRuntime } = (await import(
-    pathToFileURL(join(packageRoot, 'dist', 'sessions', 'runtime.js')).href
+    pathToFileURL(join(packageRoot, 'dist', 'sessions', 'create-runtime.js')).href
   )) as typeof import('../../src/sessions/create-runtime.js')
   const home = mkdtempSync(join(scratch, 'home-'))
   const root = mkdtempSync(join(scratch, 'root-'))
