@@ -131,11 +131,16 @@ def run_block(request: dict) -> dict:
         # Sent right behind its block, an interrupt can land before the block's code starts
         # (while it is compiled) or as its bookkeeping ends: the block was interrupted all the
         # same, and answers as an interrupted block does instead of failing the op.
-        RT.forget_reported()  # what this block changed is reported again by the next one
-        return block.interrupted(e, request)
+        return interrupted_block(e, request)
     except BaseException:
         RT.forget_reported()  # the host gets an error instead of this block's state
         raise
+
+
+def interrupted_block(exc: KeyboardInterrupt, request: dict) -> dict:
+    """The outcome of a block whose interrupt landed outside its own code."""
+    RT.forget_reported()  # what this block changed is reported again by the next one
+    return block.interrupted(exc, request)
 
 
 def code_cache() -> dict:

@@ -142,11 +142,41 @@ def handle(line: str) -> str:
             return f'{{"id":{rid:d},"ok":true,"value":{{}}}}'
         return f'{{"id":{rid:d},"ok":true,"value":{_encode_value(value)}}}'
     except BaseException as e:  # noqa: BLE001 - KeyboardInterrupt in `run` too
-        if op == "run-block":
-            _forget_reported()  # its reply (the state it reported) never reaches the host
-        if isinstance(e, WireRefused):
-            code, message = e.code, str(e)
-        else:
-            code = "python.interrupted" if isinstance(e, KeyboardInterrupt) else "python.exception"
-            message = f"{type(e).__name__}: {e}"
-        return json.dumps({"id": rid, "ok": False, "error": {"code": code, "message": message}}, ensure_ascii=False)
+        return _failed(line, rid, op, e)
+
+
+def _interrupted_block(exc: KeyboardInterrupt, request: dict) -> dict:
+    from vis_guest import api
+
+    return api.interrupted_block(exc, request)
+
+
+def _failed(line: str, rid, op, exc: BaseException) -> str:
+    """The reply to a request that raised.
+
+    An interrupt sent right behind its block lands wherever the interpreter thread is: before
+    this module has read the request's id, or after the block's outcome was built. A run-block
+    then still answers, with its id, as an interrupted block does (the host would otherwise
+    get a reply it cannot match, and replace the worker). A further interrupt landing while
+    this reply is built starts it over; each one lands once."""
+    for _ in range(8):
+        try:
+            if rid is None or op is None:
+                msg = _loads(line)
+                rid, op = msg["id"], msg["op"]
+            if op == "run-block":
+                _forget_reported()  # its reply (the state it reported) never reaches the host
+                if isinstance(exc, KeyboardInterrupt):
+                    value = _interrupted_block(exc, _loads(line)["request"])
+                    return f'{{"id":{rid:d},"ok":true,"value":{_encode_value(value)}}}'
+            if isinstance(exc, WireRefused):
+                code, message = exc.code, str(exc)
+            else:
+                code = "python.interrupted" if isinstance(exc, KeyboardInterrupt) else "python.exception"
+                message = f"{type(exc).__name__}: {exc}"
+            return _encode({"id": rid, "ok": False, "error": {"code": code, "message": message}})
+        except KeyboardInterrupt:
+            continue
+        except Exception:  # noqa: BLE001 - a request that cannot be read has no id to answer
+            break
+    return _encode({"id": rid, "ok": False, "error": {"code": "python.exception", "message": repr(exc)}})
