@@ -22,7 +22,7 @@ function ancestors(dir: string): string[] {
 
 // Project instructions in prompt order: the vis home's, then every ancestor of the workspace
 // (outermost first), then each root; nearer files come later so they win. Each directory's file
-// is AGENTS.md, or CLAUDE.md where there is no AGENTS.md. Inside a root a link or FIFO is
+// is AGENTS.md, or CLAUDE.md where there is no AGENTS.md. Outside the vis home a link or FIFO is
 // skipped with a warning, never followed or waited on (read-text.ts); a file over the cap is a
 // warning too, never truncated prompt text.
 export async function projectInstructions(
@@ -33,14 +33,23 @@ export async function projectInstructions(
   warnings: InstructionWarning[]
 }> {
   const resolvedRoots = roots.map((r) => resolve(r))
-  const dirs = [home, ...(roots[0] ? ancestors(resolve(roots[0])) : []), ...roots.map((r) => resolve(r))]
+  const resolvedHome = resolve(home)
+  const dirs = [
+    resolvedHome,
+    ...(roots[0] ? ancestors(resolve(roots[0])) : []),
+    ...roots.map((r) => resolve(r)),
+  ]
   const seen = new Set<string>()
   const files: Instruction[] = []
   const warnings: InstructionWarning[] = []
   for (const dir of dirs) {
     if (seen.has(dir)) continue
     seen.add(dir)
-    const strict = resolvedRoots.some((r) => inside(dir, r))
+    // Only the vis home (which no sandbox can write) may hold a person's own link. Every other
+    // directory may be a sandbox's to write: a root, or an ancestor that is another session's
+    // root (`vis serve` on ~/projects, `vis run` in ~/projects/app), which could plant a link to
+    // any host file (a key, /proc/self/environ) as that ancestor's AGENTS.md.
+    const strict = dir !== resolvedHome || resolvedRoots.some((r) => inside(dir, r))
     for (const name of ['AGENTS.md', 'CLAUDE.md']) {
       const path = join(dir, name)
       try {

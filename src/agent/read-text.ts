@@ -21,10 +21,10 @@ export type PromptFile =
   | { kind: 'skipped'; reason: string }
 
 // One file of `dir`, read asynchronously, a regular file only, opened O_NONBLOCK (a FIFO is
-// never waited on). Under a session root (`strict`) the sandbox writes the directory, so the
-// name is resolved beneath the directory's fd with no symlink at all (a link planted there
-// would put any host file into the prompt); elsewhere (the vis home, the workspace's host
-// ancestors) a person's own link is followed.
+// never waited on). Where a sandbox may write the directory (`strict`: a session root, or the
+// workspace's ancestors, which may be another session's root) the name is resolved beneath the
+// directory's fd with no symlink at all (a link planted there would put any host file into the
+// prompt); only in the vis home, which no sandbox writes, is a person's own link followed.
 export async function readPromptFile(dir: string, name: string, strict: boolean): Promise<PromptFile> {
   let tree: Tree
   try {
@@ -45,7 +45,10 @@ export async function readPromptFile(dir: string, name: string, strict: boolean)
     } catch (err) {
       if (errCode(err) === 'ENOENT') return { kind: 'absent' }
       if (strict && (errCode(err) === 'ELOOP' || errCode(err) === 'EXDEV'))
-        return { kind: 'skipped', reason: 'a symbolic link inside a session root, never followed' }
+        return {
+          kind: 'skipped',
+          reason: 'a symbolic link, never followed (a sandbox may write this directory)',
+        }
       if (errCode(err) === 'ENXIO')
         return { kind: 'skipped', reason: 'not a regular file (a FIFO or socket)' }
       return { kind: 'skipped', reason: `cannot be opened (${errCode(err) ?? 'error'})` }
