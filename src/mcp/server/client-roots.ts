@@ -64,6 +64,11 @@ export class ClientPolicy {
     return this.current
   }
 
+  // The server's own roots: every client root lies beneath one of them.
+  get serverRoots(): readonly string[] {
+    return this.server.roots
+  }
+
   invalidate(): void {
     this.current = undefined
   }

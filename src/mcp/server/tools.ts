@@ -6,7 +6,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
 import { readOnlyRoots, readOnlyWhy, type SessionMode } from '../../confinement/modes.js'
-import { homeMasksFor } from '../../confinement/root-guard.js'
+import { homeMasksFor, pinRoots } from '../../confinement/root-guard.js'
 import type { Engine } from '../../engine/engine.js'
 import type { McpServePolicy } from '../../engine/mcp-config.js'
 import { MAX_CODE_CHARS, MAX_TIMEOUT_MS } from '../../engine/schemas.js'
@@ -110,8 +110,9 @@ export class McpTools {
     const key = JSON.stringify([roots, mode ?? null, hidden])
     if (this.files?.key === key) return this.files.tools
     const tools = new Map<string, Tool>()
-    if (roots.length > 0) {
-      const guard = new PathGuard(roots, 'mcp', hidden, undefined, this.pins)
+    const pinned = this.pinClientRoots(roots)
+    if (pinned.roots.length > 0) {
+      const guard = new PathGuard(pinned.roots, 'mcp', hidden, undefined, pinned.pins)
       // The served sessions' mode holds for the file tools the client calls directly too.
       const frozen = readOnlyRoots({ roots, mode })
       const why = readOnlyWhy({ roots, mode })
@@ -122,6 +123,30 @@ export class McpTools {
     }
     this.files = { key, tools }
     return tools
+  }
+
+  // A client root narrower than the server's (inside a server root) is pinned when the file
+  // tools for it are made, opened and checked to lie beneath a server root: another sandbox over
+  // that server root could later swap it for a link out, and the tools would follow the link
+  // (policy.root-changed instead). A client root that cannot be pinned gets no file tools.
+  private pinClientRoots(roots: string[]): { roots: string[]; pins?: Record<string, string> } {
+    const serverPins = this.pins ?? {}
+    const within = this.policy.serverRoots
+    const pins: Record<string, string> = { ...serverPins }
+    const kept: string[] = []
+    for (const root of roots) {
+      if (serverPins[root] !== undefined) {
+        kept.push(root)
+        continue
+      }
+      try {
+        Object.assign(pins, pinRoots([root], { within, pins: serverPins }, { op: 'mcp' }))
+        kept.push(root)
+      } catch {
+        // Swapped, gone, or no longer beneath a server root: nothing to offer tools over.
+      }
+    }
+    return { roots: kept, pins: Object.keys(pins).length > 0 ? pins : undefined }
   }
 
   async list(roots: RootsAsker): Promise<McpTool[]> {
