@@ -15,7 +15,8 @@ python_interrupt, session_reset, and the file tools cat, ls, grep, patch on the 
 Resources: each session's transcript and attachments. Diagnostics go to stderr.
 
   --root     a directory sessions may read and write (repeatable; the first is the workspace).
-             Without any, "serve" of the vis home's mcp.json, else none.
+             Without any, "serve" of the vis home's mcp.json, else none. --root, --network and
+             --allow replace serve's roots and network; serve's "mode" (read-only) still holds.
   --read-only  sessions and the file tools read the roots and change nothing (mode read-only)
   --network  let sessions reach the network (through the egress proxy; default off)
   --allow    with --network: only these hosts or CIDRs (repeatable)
@@ -46,10 +47,13 @@ function policyFrom(values: {
     if (!statSync(r, { throwIfNoEntry: false })?.isDirectory())
       throw new VisError('cli.bad-option', `--root ${r}: no such directory`)
   }
+  // The flags name the roots and the network, nothing else: a mode the person set in mcp.json
+  // (read-only) is a safety setting that a host's `--root` must not silently drop.
+  const mode = values['read-only'] ? 'read-only' : config.mode
   return McpServePolicySchema.parse({
     roots,
     network: { enabled: values.network === true, allow: values.allow ?? [] },
-    ...(values['read-only'] ? { mode: 'read-only' } : {}),
+    ...(mode !== undefined ? { mode } : {}),
   })
 }
 
