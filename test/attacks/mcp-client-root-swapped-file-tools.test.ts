@@ -78,7 +78,14 @@ test('a client root inside the server root, swapped for a symlink, is not follow
     { timeout: 60_000 },
   )) as CallToolResult
 
+  // grep walks the roots in a jail of its own: mounted only if each root is what was pinned.
+  const grep = (await c.callTool({ name: 'grep', arguments: { query: 'HOST-SECRET' } }, undefined, {
+    timeout: 60_000,
+  })) as CallToolResult
+
   const problems: string[] = []
+  if (textOf(grep).includes('HOST-SECRET-5a9c'))
+    problems.push(`grep searched the host directory: ${textOf(grep).slice(0, 200)}`)
   if (textOf(cat).includes('HOST-SECRET'))
     problems.push(`cat read a host file outside the server's roots: ${textOf(cat).slice(0, 200)}`)
   if (textOf(ls).includes('secret.txt'))

@@ -89,7 +89,9 @@ export type ToolCallExtra = {
 // server's roots (as a session's own host tools do), guarded exactly like them.
 export class McpTools {
   // The file tools for one set of roots (the client's roots may change).
-  private files: { key: string; tools: Map<string, Tool> } | undefined
+  private files:
+    | { key: string; tools: Map<string, Tool>; roots: string[]; pins?: Record<string, string> }
+    | undefined
   private readonly resources = new SessionResources()
 
   constructor(
@@ -101,14 +103,17 @@ export class McpTools {
     private readonly pins?: Readonly<Record<string, string>>,
   ) {}
 
-  private fileTools(roots: string[], mode?: SessionMode): Map<string, Tool> {
+  private fileTools(
+    roots: string[],
+    mode?: SessionMode,
+  ): { tools: Map<string, Tool>; roots: string[]; pins?: Record<string, string> } {
     // The vis homes inside the roots are refused as the sessions' jails hide them (a client that
     // reads a home reads every session's transcript and its servers' tokens; one that patches its
     // mcp.json plants a command the host runs). A home opened since the last call is a new key.
     const hidden =
       roots.length > 0 ? [...(this.engine.extensions?.maskFor(roots) ?? []), ...homeMasksFor(roots)] : []
     const key = JSON.stringify([roots, mode ?? null, hidden])
-    if (this.files?.key === key) return this.files.tools
+    if (this.files?.key === key) return this.files
     const tools = new Map<string, Tool>()
     const pinned = this.pinClientRoots(roots)
     if (pinned.roots.length > 0) {
@@ -121,8 +126,8 @@ export class McpTools {
         if (FILE_TOOLS.some((f) => f.name === t.name)) tools.set(t.name, t)
       }
     }
-    this.files = { key, tools }
-    return tools
+    this.files = { key, tools, roots: pinned.roots, ...(pinned.pins ? { pins: pinned.pins } : {}) }
+    return this.files
   }
 
   // A client root narrower than the server's (inside a server root) is pinned when the file
@@ -175,7 +180,7 @@ export class McpTools {
       },
     ]
     for (const f of FILE_TOOLS) {
-      const t = files.get(f.name)
+      const t = files.tools.get(f.name)
       if (!t) continue
       tools.push({
         name: t.name,
@@ -210,7 +215,8 @@ export class McpTools {
         }
         default: {
           const policy = await this.policy.get(extra.roots)
-          const tool = this.fileTools(policy.roots, policy.mode).get(name)
+          const files = this.fileTools(policy.roots, policy.mode)
+          const tool = files.tools.get(name)
           // A protocol error, as MCP asks for an unknown tool (a failure inside a tool is isError).
           if (!tool)
             throw new McpError(
@@ -222,12 +228,16 @@ export class McpTools {
           // sandbox may swap links in them while it walks (src/tools/fs/search.ts). One per call,
           // started only if the tool spawns, so nothing outlives the call.
           const jail = this.engine.runtime.confined
-            ? toolJail({ sessionId: 'mcp', policy: normalizePolicy({ roots: policy.roots }) })
+            ? toolJail({
+                sessionId: 'mcp',
+                // Mounted only if each root is still what it was pinned to.
+                policy: normalizePolicy({ roots: files.roots, ...(files.pins ? { pins: files.pins } : {}) }),
+              })
             : undefined
           try {
             const value = await tool.run([args], {
               sessionId: 'mcp',
-              roots: policy.roots,
+              roots: files.roots,
               signal: extra.signal,
               resources: this.resources,
               ...(jail ? { spawn: jail.spawn } : {}),
