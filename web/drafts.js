@@ -44,7 +44,7 @@ async function apply(id, digest, how, note) {
 }
 
 function showConflict(id, digest, e, note) {
-  const files = e.details?.context?.conflicts ?? []
+  const files = e.details?.conflicts ?? []
   note.replaceChildren(
     h(
       'div',

@@ -195,7 +195,7 @@ export function turnBox(sessionId) {
         { prefer: 'respond-async' },
       )
       prompt.value = ''
-      note.textContent = `Turn ${t.position} ${t.status}`
+      note.textContent = `Turn ${t.position} accepted`
       await refreshTurns(sessionId)
     } catch (e) {
       problem(note, e)
