@@ -67,6 +67,12 @@ describe('the session page, fixed', () => {
     const id = await run(`print("file: abc${RLO}txt.js")`)
     await page.locator(`article[data-block="${id}"][data-status="done"]`).waitFor({ timeout: 30_000 })
     assert.equal(await block(id).locator('pre.stdout').textContent(), 'file: abc<U+202E>txt.js\n')
+    // Markup the sandbox prints is text too: no element, no script, no request for its image.
+    const xss = await run(`print('<img src=/pwned onerror="document.title=1">')\n'<b>bold</b>'`)
+    await page.locator(`article[data-block="${xss}"][data-status="done"]`).waitFor({ timeout: 30_000 })
+    assert.equal(await block(xss).locator('img, b').count(), 0)
+    assert.match((await block(xss).locator('pre.stdout').textContent()) ?? '', /^<img src=\/pwned/)
+    assert.equal(await page.title(), 'vis sessions')
   })
 
   test('at 420 px the code gets the width; 1 MiB of output is clipped until "show all"', async () => {
