@@ -30,7 +30,12 @@ function renderFile(change, part) {
   )
 }
 
+// Why the diff on screen was refreshed instead of applied: kept across re-renders (an apply
+// replaces the worker, and the session view is redrawn on worker.retired) until the next action.
+let notice = null
+
 async function apply(id, digest, how, note) {
+  notice = null
   problem(note)
   try {
     await api('POST', `/v1/sessions/${enc(id)}/draft/apply`, { expect: digest, ...how })
@@ -38,8 +43,11 @@ async function apply(id, digest, how, note) {
   } catch (e) {
     if (e.code === 'draft.conflict') return showConflict(id, digest, e, note)
     problem(note, e)
-    // The draft moved since the diff on screen: show the new one (the note stays).
-    if (e.code === 'draft.changed') await refreshDraft(id, note.textContent)
+    // The draft moved since the diff on screen: show the new one, saying why.
+    if (e.code === 'draft.changed') {
+      notice = { id, text: e.message }
+      await refreshDraft(id)
+    }
   }
 }
 
@@ -67,6 +75,7 @@ function showConflict(id, digest, e, note) {
 }
 
 async function abandon(id, note) {
+  notice = null
   problem(note)
   try {
     await api('POST', `/v1/sessions/${enc(id)}/draft/abandon`, { why: 'abandoned from the session page' })
@@ -77,7 +86,7 @@ async function abandon(id, note) {
 }
 
 // Refetched whole on every change: the diff route is the one source of truth.
-export async function refreshDraft(id, keep) {
+export async function refreshDraft(id) {
   const st = await api('GET', `/v1/sessions/${enc(id)}/draft`)
   const diff = st.mode === 'draft' ? await api('GET', `/v1/sessions/${enc(id)}/draft/diff`) : null
   const box = document.getElementById('draft')
@@ -90,7 +99,12 @@ export async function refreshDraft(id, keep) {
   const n = st.draft.files_changed
   const files = n === null || n === undefined ? '' : ` · ${n} file${n === 1 ? '' : 's'} changed`
   const parts = sections(diff?.diff ?? '')
-  const note = h('div', { class: 'draft-note' }, keep ? h('span', { class: 'problem' }, keep) : '')
+  const keep = notice?.id === id ? notice.text : null
+  const note = h(
+    'div',
+    { class: 'draft-note' },
+    keep ? h('span', { class: 'problem', role: 'alert' }, shown(keep)) : '',
+  )
   const changes = diff?.changes ?? []
   box.dataset.digest = diff?.digest ?? ''
   box.replaceChildren(

@@ -18,15 +18,19 @@ export function watchPage(page: Page) {
   })
   return {
     problems,
-    // A refusal the test asks for (`409 /v1/sessions/x/draft/apply`): not a problem.
+    // A refusal the test asks for (`409 /v1/sessions/x/draft/apply`, or `aborted <path>` for a
+    // request the test made fail): not a problem.
     expect: (status: number, path: string) => expected.add(`${status} ${path}`),
+    expectAborted: (path: string) => expected.add(`aborted ${path}`),
     // A provoked refusal still logs "Failed to load resource" at error level: those lines only.
     unexpected: () =>
       problems.filter(
         (p) =>
           ![...expected].some(
             (e) =>
-              p.startsWith('console: Failed to load resource') && p.includes(`status of ${e.split(' ')[0]}`),
+              p.startsWith('console: Failed to load resource') &&
+              (p.includes(`status of ${e.split(' ')[0]}`) ||
+                (e.startsWith('aborted ') && p.includes('net::ERR_FAILED'))),
           ),
       ),
   }

@@ -258,6 +258,44 @@ describe('the session page as a workbench', () => {
     assert.equal(readFileSync(join(root, 'blob.bin')).length, 256)
   })
 
+  test('a draft that moved after the person looked is not applied: the page says so and shows it again', async () => {
+    assert.equal((await call('POST', `/v1/sessions/${sessionId}/draft`, { label: 'moving' })).status, 201)
+    const first = await call('POST', `/v1/sessions/${sessionId}/blocks`, {
+      code: "open('seen.txt', 'w').write('seen\\n')",
+    })
+    assert.equal(first.body.error, null, first.text)
+    const draft = page.locator('#draft[data-mode="draft"]')
+    await draft.locator('details.file[data-path="seen.txt"]').waitFor({ timeout: 30_000 })
+    const seen = await page.locator('#draft').getAttribute('data-digest')
+    // The person is looking at this diff when the draft moves on; the page's own refresh is held
+    // back (the diff route fails for it), so the screen still shows what was seen.
+    watch.expectAborted(`/v1/sessions/${sessionId}/draft/diff`)
+    await page.route('**/draft/diff', (r) => r.abort())
+    const moved = await call('POST', `/v1/sessions/${sessionId}/blocks`, {
+      code: "open('unseen.txt', 'w').write('x')",
+    })
+    assert.equal(moved.body.error, null, moved.text)
+    await waitFor(
+      async () => (await call('GET', `/v1/sessions/${sessionId}/draft/diff`)).body.digest !== seen,
+      30_000,
+      'the draft to move',
+    )
+    assert.equal(await draft.locator('details.file[data-path="unseen.txt"]').count(), 0)
+    await page.unroute('**/draft/diff')
+    watch.expect(409, `/v1/sessions/${sessionId}/draft/apply`)
+    await draft.locator('button.apply').click()
+    await draft.locator('details.file[data-path="unseen.txt"]').waitFor({ timeout: 30_000 })
+    assert.match(
+      (await draft.locator('.draft-note').textContent()) ?? '',
+      /changed since the diff that was reviewed/,
+    )
+    assert.equal(existsSync(join(root, 'seen.txt')), false, 'nothing landed')
+    assert.equal(existsSync(join(root, 'unseen.txt')), false)
+    assert.notEqual(await page.locator('#draft').getAttribute('data-digest'), seen)
+    assert.equal((await call('POST', `/v1/sessions/${sessionId}/draft/abandon`, {})).status, 200)
+    await page.locator('#draft[data-mode="trunk"]').waitFor({ timeout: 30_000 })
+  })
+
   test('a draft is abandoned from the page; no console errors all along', async () => {
     assert.equal((await call('POST', `/v1/sessions/${sessionId}/draft`, { label: 'throwaway' })).status, 201)
     const r = await call('POST', `/v1/sessions/${sessionId}/blocks`, {
