@@ -124,9 +124,7 @@ function renderTurn(t) {
         )
       : null,
     t.iterations?.length ? h('ol', { class: 'iterations' }, ...t.iterations.map(renderIteration)) : null,
-    live
-      ? h('pre', { class: 'streaming', 'data-turn': t.id }, shown(state.streaming?.get(t.id) ?? ''))
-      : null,
+    live ? h('pre', { class: 'streaming', 'data-turn': t.id }, shown(unrecorded(t))) : null,
     t.kids.length
       ? h(
           'div',
@@ -154,12 +152,25 @@ export async function refreshTurns(id) {
   box.replaceChildren(...tree.map(renderTurn))
 }
 
-// The model's words as they stream, until the iteration lands in the turn's record.
+// The model's words as they stream, until their iteration lands in the turn's record (then the
+// iteration shows them).
 export function onDelta(d) {
   if (!d.turn_id || typeof d.text !== 'string') return
   state.streaming ??= new Map()
-  state.streaming.set(d.turn_id, (state.streaming.get(d.turn_id) ?? '') + d.text)
-  document.querySelector(`pre.streaming[data-turn="${CSS.escape(d.turn_id)}"]`)?.append(shown(d.text))
+  const cur = state.streaming.get(d.turn_id)
+  const same = cur?.iteration === d.iteration_id
+  const text = same ? cur.text + d.text : d.text
+  state.streaming.set(d.turn_id, { iteration: d.iteration_id, text })
+  const pre = document.querySelector(`pre.streaming[data-turn="${CSS.escape(d.turn_id)}"]`)
+  if (!pre) return
+  if (same) pre.append(shown(d.text))
+  else pre.replaceChildren(shown(text))
+}
+
+function unrecorded(t) {
+  const cur = state.streaming?.get(t.id)
+  if (!cur || t.iterations?.some((it) => it.id === cur.iteration)) return ''
+  return cur.text
 }
 
 // Which model the server's configuration gives a turn, or why there is none (asked once).
