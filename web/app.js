@@ -61,8 +61,11 @@ function onEvent(type, ev) {
       later(refreshTurns(id))
       later(refreshApprovals(id))
       break
-    case 'session.closed':
     case 'worker.retired':
+      // Only the worker line changes: what the person is typing in the boxes stays.
+      later(refreshMeta(id))
+      break
+    case 'session.closed':
       later(showSession(id, false))
       break
   }
@@ -78,6 +81,22 @@ async function pollQueued(id) {
   }
 }
 
+function metaLine(s) {
+  const roots = Array.isArray(s.policy?.roots) ? s.policy.roots.join(', ') : ''
+  return h(
+    'p',
+    { class: 'meta', id: 'session-meta', 'data-state': s.state },
+    `${s.id} · ${s.state} · worker ${s.worker}`,
+    roots ? ' · roots ' : '',
+    roots ? iso(roots) : '',
+  )
+}
+
+async function refreshMeta(id) {
+  const s = await api('GET', `/v1/sessions/${enc(id)}`)
+  if (state.current === id) document.getElementById('session-meta')?.replaceWith(metaLine(s))
+}
+
 async function showSession(id, follow = true) {
   if (follow && state.events) {
     state.events.close()
@@ -90,17 +109,10 @@ async function showSession(id, follow = true) {
   state.current = id
   const s = await api('GET', `/v1/sessions/${enc(id)}?format=display`)
   state.blocks = new Map()
-  const roots = Array.isArray(s.policy?.roots) ? s.policy.roots.join(', ') : ''
   const open = s.state !== 'closed'
   $('#session').replaceChildren(
     h('h2', {}, iso(s.title || s.id)),
-    h(
-      'p',
-      { class: 'meta', id: 'session-meta', 'data-state': s.state },
-      `${s.id} · ${s.state} · worker ${s.worker}`,
-      roots ? ' · roots ' : '',
-      roots ? iso(roots) : '',
-    ),
+    metaLine(s),
     h('section', { id: 'approvals', 'aria-label': 'Approvals' }),
     h('section', { id: 'draft', 'aria-label': 'Draft' }),
     open ? turnBox(id) : null,

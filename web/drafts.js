@@ -30,8 +30,8 @@ function renderFile(change, part) {
   )
 }
 
-// Why the diff on screen was refreshed instead of applied: kept across re-renders (an apply
-// replaces the worker, and the session view is redrawn on worker.retired) until the next action.
+// What the last apply said (the draft moved: why it is shown again; a conflict: the two ways
+// through), kept across re-renders of the draft until the next action.
 let notice = null
 
 async function apply(id, digest, how, note) {
@@ -52,7 +52,11 @@ async function apply(id, digest, how, note) {
 }
 
 function showConflict(id, digest, e, note) {
-  const files = e.details?.conflicts ?? []
+  notice = { id, conflict: { digest, files: e.details?.conflicts ?? [] } }
+  conflictBox(id, notice.conflict, note)
+}
+
+function conflictBox(id, { digest, files }, note) {
   note.replaceChildren(
     h(
       'div',
@@ -105,6 +109,8 @@ export async function refreshDraft(id) {
     { class: 'draft-note' },
     keep ? h('span', { class: 'problem', role: 'alert' }, shown(keep)) : '',
   )
+  // A conflict's choice stays offered while the diff it was about is the one on screen.
+  if (notice?.id === id && notice.conflict?.digest === diff?.digest) conflictBox(id, notice.conflict, note)
   const changes = diff?.changes ?? []
   box.dataset.digest = diff?.digest ?? ''
   box.replaceChildren(

@@ -259,7 +259,8 @@ describe('the session page as a workbench', () => {
   })
 
   test('a draft that moved after the person looked is not applied: the page says so and shows it again', async () => {
-    assert.equal((await call('POST', `/v1/sessions/${sessionId}/draft`, { label: 'moving' })).status, 201)
+    const made = await call('POST', `/v1/sessions/${sessionId}/draft`, { label: 'moving' })
+    assert.equal(made.status, 201, made.text)
     const first = await call('POST', `/v1/sessions/${sessionId}/blocks`, {
       code: "open('seen.txt', 'w').write('seen\\n')",
     })
