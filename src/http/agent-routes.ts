@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { resolveModel } from '../agent/config.js'
 import { agentFor } from '../agent/host.js'
 import {
   ApprovalDecisionSchema,
@@ -19,11 +20,43 @@ const ApprovalsQuerySchema = z
   .object({ status: ApprovalViewSchema.shape.status.optional().describe('Only approvals in this state.') })
   .strict()
 
+const AgentInfoSchema = z.object({
+  model: z
+    .string()
+    .nullable()
+    .describe('The `<provider>/<model>` a turn uses when it names none; null when there is no usable one.'),
+  problem: z
+    .object({ code: z.string(), message: z.string() })
+    .nullable()
+    .describe(
+      'Why there is no usable model (agent.no-model, agent.bad-model, agent.no-api-key), and how to configure one.',
+    ),
+})
+
 const turnPath = (id: string, turnId: string) =>
   `/v1/sessions/${encodeURIComponent(id)}/turns/${encodeURIComponent(turnId)}`
 
 // Agent turns over HTTP: a model writes the blocks; their events go out on the session's SSE.
 export const AGENT_ROUTES: RouteSpec[] = [
+  {
+    method: 'get',
+    path: '/v1/agent',
+    operationId: 'getAgent',
+    summary:
+      "The model the server's configuration (VIS_MODEL, agent.json) gives a turn, or why there is none and how to set one. " +
+      'Nothing is sent to the provider.',
+    responses: { 200: { description: 'The default model.', schema: AgentInfoSchema } },
+    handler(c, { engine }) {
+      try {
+        const spec = resolveModel(undefined, agentFor(engine).config)
+        return c.json({ model: `${spec.provider}/${spec.model}`, problem: null })
+      } catch (err) {
+        // Only the configuration's own refusals are answers here; anything else is a fault.
+        if (!(err instanceof VisError)) throw err
+        return c.json({ model: null, problem: { code: err.code, message: err.message } })
+      }
+    },
+  },
   {
     method: 'post',
     path: '/v1/sessions/:id/turns',

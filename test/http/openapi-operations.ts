@@ -235,6 +235,10 @@ export function operationCases(w: Walk): Record<string, (p: string) => Promise<v
     getTurn: async (p) => void (await expect(p, { method: 'GET', path: fill(p) }, 404, 'turn.not-found')),
     cancelTurn: async (p) => void (await expect(p, { method: 'POST', path: fill(p) }, 404, 'turn.not-found')),
     turnJournal: async (p) => void (await expect(p, { method: 'GET', path: fill(p) }, 404, 'turn.not-found')),
+    getAgent: async (p) => {
+      const r = await expect(p, { method: 'GET', path: p }, 200)
+      assert.ok(typeof r.json.model === 'string' || r.json.problem !== null, r.text)
+    },
     listApprovals: async (p) => {
       await expect(p, { method: 'GET', path: `${fill(p)}?status=pending` }, 200)
       await expect(p, { method: 'GET', path: `${fill(p)}?status=maybe` }, 400, 'http.invalid-query')

@@ -143,7 +143,7 @@ describe('the session page', () => {
     const q = queued.body.id as string
     await page.locator(`article[data-block="${q}"][data-status="queued"]`).waitFor({ timeout: 30_000 })
     await block(q).locator('button.cancel').click()
-    await page.locator(`article[data-block="${q}"][data-status="failed"]`).waitFor({ timeout: 30_000 })
+    await page.locator(`article[data-block="${q}"][data-status="cancelled"]`).waitFor({ timeout: 30_000 })
     assert.equal(
       (await call('GET', `/v1/sessions/${sessionId}/blocks/${q}`)).body.error.code,
       'block.cancelled',

@@ -7,7 +7,7 @@ import keyword
 import re
 import unicodedata
 
-from . import wire
+from . import chain, wire
 from .schedule import GatherError
 
 _CONFUSABLE = {
@@ -344,6 +344,9 @@ def build(
         where = _earlier_block_frame(exc, filename)
         if where:
             err["message"] += f"\n({where})"
+        story = None if isinstance(exc, KeyboardInterrupt) else chain.describe(exc, filename)
+        if story:
+            err["traceback"] = story
         if isinstance(exc, NameError) and getattr(exc, "name", None) in (lost or {}):
             flags.append("lost")
         elif isinstance(exc, NameError) and getattr(exc, "name", None) == "display":

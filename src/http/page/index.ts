@@ -9,10 +9,26 @@ import { packageRoot } from '../../util/home.js'
 
 export const PAGE_DIR = join(packageRoot, 'web')
 
+// The page's script modules (app.js imports the rest).
+const MODULES = [
+  'app.js',
+  'dom.js',
+  'state.js',
+  'sessions.js',
+  'blocks.js',
+  'drafts.js',
+  'turns.js',
+  'approvals.js',
+]
+
 const FILES: Record<string, { file: string; type: string }> = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
-  '/ui/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
   '/ui/style.css': { file: 'style.css', type: 'text/css; charset=utf-8' },
+  // Browsers ask for it on every load; a 404 there is noise in every log.
+  '/favicon.ico': { file: 'favicon.svg', type: 'image/svg+xml' },
+  ...Object.fromEntries(
+    MODULES.map((m) => [`/ui/${m}`, { file: m, type: 'text/javascript; charset=utf-8' }]),
+  ),
 }
 
 // Only this server's own scripts, styles, images and connections; never inside another page's
