@@ -256,7 +256,7 @@ const kind = (p: string, follow = true): 'file' | 'dir' | undefined => {
 }
 
 // A root inside a repository whose .git lies above it: the ignore files above the root count
-// (as the in-process engine reads them, by name: the sandbox cannot write there), but the jail
+// (as the in-process engine reads them, gitignore.ts), but the jail
 // shows nothing above the roots. These are the host files that make ripgrep see the same rules
 // there, bound read-only: each .gitignore from the root's parent up to the repository, its
 // .git/info/exclude, and one file inside .git so that ripgrep finds the repository at all.
