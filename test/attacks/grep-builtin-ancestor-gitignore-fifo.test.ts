@@ -27,6 +27,7 @@ import { after, test } from 'node:test'
 import { createEngine } from '../../src/engine/index.js'
 import { grepTool } from '../../src/tools/fs/grep.js'
 import { PathGuard } from '../../src/tools/fs/paths.js'
+import { SessionResources } from '../../src/tools/resources.js'
 import { python } from '../sessions/helpers.js'
 
 const made: string[] = []
@@ -60,6 +61,7 @@ test("grep (builtin engine) does not block on a FIFO another sandbox planted as 
     sessionId: 'victim',
     roots: [app],
     signal: new AbortController().signal,
+    resources: new SessionResources(),
   })
   call.catch(() => undefined)
   let settled = false
