@@ -10,8 +10,10 @@ import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { mkdir, symlink } from 'node:fs/promises'
 import { join } from 'node:path'
-import { test } from 'node:test'
+import { after, test } from 'node:test'
+import { toolJail } from '../../src/sessions/tool-jail.js'
 import { grepTool } from '../../src/tools/fs/grep.js'
+import { normalizePolicy } from '../../src/worker/worker-policy.js'
 import { call, context, files, guardFor, tempDir } from '../tools/helpers.js'
 
 // A repository (the other session's root) with the victim's root `app` below it.
@@ -30,10 +32,29 @@ const grepPaths = async (app: string) => {
   return r.hits.map((h: { path: string }) => h.path).sort()
 }
 
+const jails: { dispose(): Promise<void> }[] = []
+after(async () => {
+  for (const j of jails) await j.dispose()
+})
+
+// ripgrep in a confined session's tool jail, where the ignore files above the root are bound
+// read-only (search.ts ignoreFilesAbove).
+const rgPaths = async (app: string) => {
+  const jail = toolJail({ sessionId: 'gi-link', policy: normalizePolicy({ roots: [app] }) })
+  jails.push(jail)
+  const r = await call(
+    grepTool(guardFor([app]), 'ripgrep'),
+    { ...context([app]), spawn: jail.spawn },
+    'needle',
+  )
+  return r.hits.map((h: { path: string }) => h.path).sort()
+}
+
 test("an ancestor's regular .gitignore and .git/info/exclude still count", async () => {
   const { repo, app } = await repoWithApp()
   await files(repo, { '.gitignore': '*.log\n', '.git/info/exclude': 'code.py\n' })
   assert.deepEqual(await grepPaths(app), [])
+  assert.deepEqual(await rgPaths(app), [])
 })
 
 test("an ancestor's .gitignore linked to a host file does not feed that file's lines in", async () => {
@@ -43,6 +64,8 @@ test("an ancestor's .gitignore linked to a host file does not feed that file's l
   await files(host, { 'secret.txt': 'code.py\n*.log\n' })
   await symlink(join(host, 'secret.txt'), join(repo, '.gitignore'))
   assert.deepEqual(await grepPaths(app), ['code.py', 'notes.log'])
+  // ripgrep's jail does not bind the link's target either.
+  assert.deepEqual(await rgPaths(app), ['code.py', 'notes.log'])
 })
 
 test('a .git/info/exclude reached through a linked directory above the root is not read', async () => {
@@ -53,6 +76,7 @@ test('a .git/info/exclude reached through a linked directory above the root is n
   execFileSync('rm', ['-rf', join(repo, '.git', 'info')])
   await symlink(join(host, 'info'), join(repo, '.git', 'info'))
   assert.deepEqual(await grepPaths(app), ['code.py', 'notes.log'])
+  assert.deepEqual(await rgPaths(app), ['code.py', 'notes.log'])
 })
 
 test("an ancestor's .gitignore linked to /dev/zero is not read (the call returns)", async () => {
