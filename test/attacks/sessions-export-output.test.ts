@@ -98,3 +98,13 @@ test('export -o FILE writes the exact bytes to the file the person asked for, no
   assert.equal(bad.code, 2)
   assert.match(bad.stderr, /-o \S+dir\.md: cannot write the export there \(ENOENT\) \[cli\.bad-option\]/)
 })
+
+test("a command's error line shows the control characters of what it names", async () => {
+  const err = await cli(['sessions', 'show', 'ses_x\x1b]0;pwned\x07']).then(
+    () => assert.fail('expected exit 1'),
+    (e: { code: number; stderr: string }) => e,
+  )
+  assert.equal(err.code, 1)
+  assert.doesNotMatch(err.stderr, raw)
+  assert.match(err.stderr, /No session with id ses_x\^\[\]0;pwned\^G in \S+\. \[session\.not-found\]/)
+})
