@@ -25,7 +25,14 @@ export type PromptFile =
 // workspace's ancestors, which may be another session's root) the name is resolved beneath the
 // directory's fd with no symlink at all (a link planted there would put any host file into the
 // prompt); only in the vis home, which no sandbox writes, is a person's own link followed.
-export async function readPromptFile(dir: string, name: string, strict: boolean): Promise<PromptFile> {
+// The file tools read the .gitignore files above a root this way too (src/tools/fs/gitignore.ts),
+// with their own cap (`max`): an ancestor may be another session's root.
+export async function readPromptFile(
+  dir: string,
+  name: string,
+  strict: boolean,
+  max = MAX_PROMPT_FILE_BYTES,
+): Promise<PromptFile> {
   let tree: Tree
   try {
     tree = Tree.open(dir)
@@ -58,8 +65,8 @@ export async function readPromptFile(dir: string, name: string, strict: boolean)
       if (st.isDirectory()) return { kind: 'skipped', reason: 'a directory, not a file (EISDIR)' }
       if (!st.isFile())
         return { kind: 'skipped', reason: 'not a regular file (a FIFO or device is never read)' }
-      const { data, over } = await readCapped(fd, MAX_PROMPT_FILE_BYTES)
-      if (over) return { kind: 'skipped', reason: `larger than ${MAX_PROMPT_FILE_BYTES} bytes` }
+      const { data, over } = await readCapped(fd, max)
+      if (over) return { kind: 'skipped', reason: `larger than ${max} bytes` }
       return { kind: 'text', text: data.toString('utf8') }
     } finally {
       await closeFd(fd)

@@ -1,5 +1,6 @@
 import { errorMessage, isVisError } from '../util/errors.js'
 import { homeFailure } from '../util/home-writable.js'
+import { visibleControls } from './agent/visible.js'
 
 // VisError codes that mean the command line itself was wrong (exit 2, like parseArgs' errors):
 // dist.version is a --python (or VIS_PYTHON_VERSION) naming a minor vis does not support.
@@ -10,7 +11,9 @@ const USAGE_ERRORS = new Set(['cli.bad-option', 'cli.missing-argument', 'bundle.
 export function reportFailure(name: string, caught: unknown, usage: string): number {
   const err = homeFailure(caught) ?? caught
   if (isVisError(err)) {
-    console.error(`vis ${name}: ${err.message} [${err.code}]`)
+    // A message may name what a sandbox made (a draft's files, a session's paths): shown, not
+    // obeyed (visible.ts).
+    console.error(visibleControls(`vis ${name}: ${err.message} [${err.code}]`))
     // A bad option value or a missing operand is a usage error, as an unknown option is.
     return USAGE_ERRORS.has(err.code) ? 2 : 1
   }
@@ -20,6 +23,8 @@ export function reportFailure(name: string, caught: unknown, usage: string): num
     console.error(`vis ${name}: ${errorMessage(err)}\n\n${usage}`)
     return 2
   }
-  console.error(`vis ${name}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`)
+  console.error(
+    visibleControls(`vis ${name}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`),
+  )
   return 1
 }

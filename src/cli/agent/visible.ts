@@ -13,3 +13,13 @@ export function visibleControls(s: string): string {
     return `\\x${c.toString(16)}`
   })
 }
+
+// JSON for a terminal (`--json`, `--format json` on stdout): JSON.stringify already escapes C0
+// controls, but DEL and the C1 controls (U+009B is a CSI to some terminals) go out as they are.
+// Written as \u escapes instead, the same JSON value: nothing is lost, unlike visibleControls.
+export function visibleJson(value: unknown): string {
+  return JSON.stringify(value, null, 2).replace(
+    /[\x7f-\x9f]/g,
+    (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  )
+}

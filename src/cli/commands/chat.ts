@@ -25,6 +25,11 @@ ${DRAFT_USAGE}
 ${AGENT_USAGE}
   --apply / --no-apply with --review: land each turn's changes, or drop them, without asking`
 
+// An error names what it is about (a draft conflict its files, a template its path): names the
+// sandbox chose, shown, not obeyed (visible.ts).
+const failureLine = (err: unknown) =>
+  visibleControls(`✗ ${errorMessage(err)}${isVisError(err) ? ` [${err.code}]` : ''}\n`)
+
 export const chat: Command = {
   name: 'chat',
   usage,
@@ -71,7 +76,9 @@ export const chat: Command = {
         if (text === '/exit' || text === '/quit') break
         if (text === '/templates') {
           const names = listTemplates(agent.config.home, root)
-          process.stdout.write(names.length ? `${names.map((n) => `/${n}`).join('  ')}\n` : 'no templates\n')
+          // Template names are file names in the root, which the sandbox writes (visible.ts).
+          const shown = names.map((n) => `/${visibleControls(n)}`).join('  ')
+          process.stdout.write(names.length ? `${shown}\n` : 'no templates\n')
           continue
         }
         if (text === '/usage') {
@@ -87,8 +94,7 @@ export const chat: Command = {
           await runDraftCommand(engine, sessionId, text).then(
             // A draft's diff carries the sandbox's bytes: control characters shown (visible.ts).
             (out) => process.stdout.write(`${visibleControls(out)}\n`),
-            (err) =>
-              process.stderr.write(`✗ ${errorMessage(err)}${isVisError(err) ? ` [${err.code}]` : ''}\n`),
+            (err) => process.stderr.write(failureLine(err)),
           )
           continue
         }
@@ -104,7 +110,7 @@ export const chat: Command = {
           if (cli.mode === 'review') await finishReview(engine, sessionId, decision, process.stdout, lines)
         } catch (err) {
           // A bad template or model is reported; the conversation goes on.
-          process.stderr.write(`✗ ${errorMessage(err)}${isVisError(err) ? ` [${err.code}]` : ''}\n`)
+          process.stderr.write(failureLine(err))
         } finally {
           current = undefined
         }

@@ -4,6 +4,7 @@ import { summaryLines } from '../../confinement/advice.js'
 import { egressChecks } from '../../confinement/egress/health.js'
 import { exitCodeFor, probe } from '../../confinement/probe.js'
 import { extensionChecks } from '../../extensions/index.js'
+import { visibleControls, visibleJson } from '../agent/visible.js'
 import type { Command } from '../command.js'
 import { SESSION_NEEDS, sessionChecks } from './doctor-sessions.js'
 
@@ -52,10 +53,13 @@ export const doctor: Command = {
     }
     const code = exitCodeFor(report.checks)
     if (values.json) {
-      process.stdout.write(`${JSON.stringify({ ...report, exitCode: code }, null, 2)}\n`)
+      process.stdout.write(`${visibleJson({ ...report, exitCode: code })}\n`)
       return code
     }
-    for (const c of report.checks) process.stdout.write(`${MARK[c.level]}  ${c.id.padEnd(14)} ${c.message}\n`)
+    // A check names what it found: skill folders and extension files a session's block may have
+    // named in DIR, shown, not obeyed (visible.ts).
+    for (const c of report.checks)
+      process.stdout.write(visibleControls(`${MARK[c.level]}  ${c.id.padEnd(14)} ${c.message}\n`))
     const summary =
       code === 0
         ? 'all layers available'
@@ -68,7 +72,7 @@ export const doctor: Command = {
               : 'errors above: sandboxes will refuse to start'
     process.stdout.write(`\n${summary}\n`)
     const advice = summaryLines(report.checks)
-    if (code !== 0) process.stdout.write(`\n${advice.join('\n')}\n`)
+    if (code !== 0) process.stdout.write(visibleControls(`\n${advice.join('\n')}\n`))
     return code
   },
 }

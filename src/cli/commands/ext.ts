@@ -4,7 +4,12 @@ import { closeRegistrationWorkers } from '../../extensions/registration.js'
 import { ExtensionRegistry } from '../../extensions/registry.js'
 import { runExtensionTests } from '../../extensions/tests.js'
 import { openStore } from '../../persistence/store.js'
+import { visibleControls, visibleJson } from '../agent/visible.js'
 import type { Command } from '../command.js'
+
+// A project's extension files lie in DIR/.vis/extensions, which a session rooted at DIR may
+// have named and filled: their names, descriptions and errors are shown, not obeyed (visible.ts).
+const say = (s: string) => process.stdout.write(visibleControls(s))
 
 const usage = `Usage: vis ext list|reload|test [NAME] [--project DIR] [--python 3.X] [--json]
 
@@ -41,19 +46,19 @@ async function listOrReload(
     const shadowed = reg.shadowed().map((s) => s.path)
     await reg.close()
     if (values.json) {
-      process.stdout.write(`${JSON.stringify({ loaded, warnings, shadowed }, null, 2)}\n`)
+      process.stdout.write(`${visibleJson({ loaded, warnings, shadowed })}\n`)
     } else {
-      if (verb === 'reload') process.stdout.write('reloaded\n')
+      if (verb === 'reload') say('reloaded\n')
       if (loaded.length === 0 && warnings.length === 0)
-        process.stdout.write(`no extensions in ${reg.dirs.join(', ') || 'any extension directory'}\n`)
+        say(`no extensions in ${reg.dirs.join(', ') || 'any extension directory'}\n`)
       for (const e of loaded) {
-        process.stdout.write(`${e.name} ${e.version} (${e.scope}) ${e.path}\n`)
-        if (e.description) process.stdout.write(`  ${e.description}\n`)
-        for (const t of e.tools) process.stdout.write(`  tool  ${t}\n`)
-        for (const h of e.hooks) process.stdout.write(`  hook  ${h}\n`)
+        say(`${e.name} ${e.version} (${e.scope}) ${e.path}\n`)
+        if (e.description) say(`  ${e.description}\n`)
+        for (const t of e.tools) say(`  tool  ${t}\n`)
+        for (const h of e.hooks) say(`  hook  ${h}\n`)
       }
-      for (const s of shadowed) process.stdout.write(`shadowed by a project extension: ${s}\n`)
-      for (const w of warnings) process.stdout.write(`WARN  ${w.path}: ${w.reason}\n`)
+      for (const s of shadowed) say(`shadowed by a project extension: ${s}\n`)
+      for (const w of warnings) say(`WARN  ${w.path}: ${w.reason}\n`)
     }
     return warnings.length > 0 ? 1 : 0
   } finally {
@@ -69,24 +74,20 @@ async function test(
   const store = openStore()
   try {
     const reports = await runExtensionTests({ project: values.project, python: values.python, store, name })
-    if (values.json) process.stdout.write(`${JSON.stringify(reports, null, 2)}\n`)
+    if (values.json) process.stdout.write(`${visibleJson(reports)}\n`)
     else {
       // Silence would read as "all passed".
-      if (reports.length === 0) process.stdout.write('no extensions to test in any extension directory\n')
+      if (reports.length === 0) say('no extensions to test in any extension directory\n')
       for (const r of reports) {
         if (r.noTests) {
-          process.stdout.write(`${r.key}: no tests\n`)
+          say(`${r.key}: no tests\n`)
           continue
         }
         const c = r.counts
-        process.stdout.write(
-          `${r.key}: ${c.passed} passed, ${c.failed} failed, ${c.errors} errors, ${c.skipped} skipped\n`,
-        )
+        say(`${r.key}: ${c.passed} passed, ${c.failed} failed, ${c.errors} errors, ${c.skipped} skipped\n`)
         for (const rec of r.records) {
           if (rec.outcome === 'failed' || rec.outcome === 'error' || rec.outcome === 'xpassed') {
-            process.stdout.write(
-              `  ${rec.outcome.toUpperCase()} ${rec.nodeid}: ${rec.message.split('\n')[0]}\n`,
-            )
+            say(`  ${rec.outcome.toUpperCase()} ${rec.nodeid}: ${rec.message.split('\n')[0]}\n`)
           }
         }
       }

@@ -5,6 +5,7 @@ import { approvalPrompter, Lines } from '../agent/ask.js'
 import { TurnPrinter } from '../agent/printer.js'
 import { finishReview, reviewDecision, startReview } from '../agent/review.js'
 import { AGENT_OPTIONS, AGENT_USAGE, openAgentCli, titleFromTask } from '../agent/setup.js'
+import { visibleJson } from '../agent/visible.js'
 import type { Command } from '../command.js'
 
 const usage = `Usage: vis run [options] "task"
@@ -84,7 +85,7 @@ export const run: Command = {
         await engine.closeSession(sessionId)
         process.stderr.write(`[session ${sessionId} closed · vis sessions show ${sessionId}]\n`)
       }
-      if (values.json) process.stdout.write(`${JSON.stringify(r, null, 2)}\n`)
+      if (values.json) process.stdout.write(`${visibleJson(r)}\n`)
       return r.status === 'done' ? 0 : r.status === 'cancelled' ? 130 : 1
     } finally {
       process.off('SIGINT', onInt)

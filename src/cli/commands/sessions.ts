@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { type DraftDiff, type DraftState, readOnlyDrafts } from '../../drafts/drafts.js'
 import { blockView, sessionView } from '../../engine/views.js'
@@ -7,11 +8,12 @@ import { describeSurvived } from '../../sessions/survived.js'
 import { VisError } from '../../util/errors.js'
 import { draftLine } from '../agent/draft-command.js'
 import { agentMarkdown, sessionAgent, sessionTurns, turnLines } from '../agent/show.js'
+import { visibleControls, visibleJson } from '../agent/visible.js'
 import { type Command, subcommands } from '../command.js'
 
 const usage = `Usage: vis sessions list [--state open|closed|all] [--limit N] [--json]
        vis sessions show <id> [--json]
-       vis sessions export <id> [--format md|json]
+       vis sessions export <id> [--format md|json] [-o FILE]
 
 Read the sessions stored under the vis home (VIS_HOME or ~/.vis). Works while
 \`vis serve\` runs: the database is shared safely.
@@ -19,7 +21,13 @@ Read the sessions stored under the vis home (VIS_HOME or ~/.vis). Works while
   list     newest first: id, state, blocks, created, title
   show     one session, its blocks (status, duration, first line of code) and its agent
            turns with each tool call of their journal
-  export   the whole transcript, as Markdown (default) or as the canonical JSON`
+  export   the whole transcript, as Markdown (default) or as the canonical JSON
+
+What a session's sandbox wrote (output, the draft's diff, file names) can carry control
+characters that make a terminal erase or rewrite lines. Printed (to a terminal or a pipe,
+which may end at one), they are shown, never sent: CR as \\r, ESC as ^[, other C0 as ^X,
+C1 as \\x9b (JSON keeps its value: DEL and C1 as \\u escapes). \`export -o FILE\` writes
+the exact bytes to FILE instead.`
 
 const oneLine = (s: string, max = 60): string => {
   const first = s.split('\n').find((l) => l.trim() !== '') ?? ''
@@ -66,7 +74,7 @@ function list(argv: string[]): number {
     const rows = store.sessions.list({ state, limit })
     if (values.json) {
       const views = rows.map((s) => sessionView(s, 'dormant', false))
-      process.stdout.write(`${JSON.stringify({ sessions: views }, null, 2)}\n`)
+      process.stdout.write(`${visibleJson({ sessions: views })}\n`)
       return 0
     }
     if (rows.length === 0) {
@@ -86,7 +94,7 @@ function list(argv: string[]): number {
     for (const s of rows) {
       const st = s.closedAt === null ? 'open' : 'closed'
       process.stdout.write(
-        `${s.id.padEnd(width)}  ${st.padEnd(6)}  ${String(counts.get(s.id) ?? 0).padStart(6)}  ${new Date(s.createdAt).toISOString().padEnd(24)}  ${s.title ?? ''}\n`,
+        `${s.id.padEnd(width)}  ${st.padEnd(6)}  ${String(counts.get(s.id) ?? 0).padStart(6)}  ${new Date(s.createdAt).toISOString().padEnd(24)}  ${visibleControls(s.title ?? '')}\n`,
       )
     }
     return 0
@@ -111,7 +119,7 @@ async function show(argv: string[]): Promise<number> {
     const draft = await draftOf(store, id)
     if (values.json) {
       const view = sessionView(s, 'dormant', false, draft.state)
-      process.stdout.write(`${JSON.stringify({ ...view, blocks, turns, draft_diff: draft.diff }, null, 2)}\n`)
+      process.stdout.write(`${visibleJson({ ...view, blocks, turns, draft_diff: draft.diff })}\n`)
       return 0
     }
     const out = [
@@ -134,7 +142,8 @@ async function show(argv: string[]): Promise<number> {
     }
     out.push(...turnLines(turns))
     if (draft.diff.diff) out.push('', draft.diff.diff.trimEnd())
-    process.stdout.write(`${out.join('\n')}\n`)
+    // Code, output, turn text and the diff are the sandbox's and the model's (visible.ts).
+    process.stdout.write(`${visibleControls(out.join('\n'))}\n`)
     return 0
   } finally {
     store.close()
@@ -145,7 +154,7 @@ async function exportSession(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { format: { type: 'string', default: 'md' } },
+    options: { format: { type: 'string', default: 'md' }, output: { type: 'string', short: 'o' } },
   })
   const id = requireId(positionals[0], 'export')
   if (values.format !== 'md' && values.format !== 'json') {
@@ -162,7 +171,8 @@ async function exportSession(argv: string[]): Promise<number> {
     // Markdown is for people: code is shown formatted (ruff); the JSON keeps it as written.
     if (values.format === 'json') {
       const whole = { ...t, agent, draft: { ...draft.state, ...draft.diff } }
-      process.stdout.write(`${JSON.stringify(whole, null, 2)}\n`)
+      if (values.output) writeOutput(values.output, `${JSON.stringify(whole, null, 2)}\n`)
+      else process.stdout.write(`${visibleJson(whole)}\n`)
       return 0
     }
     let md = renderMarkdown(t, { formatCode: formatPythonForDisplay }) + agentMarkdown(agent)
@@ -173,10 +183,22 @@ async function exportSession(argv: string[]): Promise<number> {
       )
       md += `\n## Draft\n\n${draftLine(draft.state)}\n\n${fence}diff\n${draft.diff.diff}${fence}\n`
     }
-    process.stdout.write(md)
+    if (values.output) writeOutput(values.output, md)
+    else process.stdout.write(visibleControls(md))
     return 0
   } finally {
     store.close()
+  }
+}
+
+// The file a person asked for gets the transcript's exact bytes (their editor or tool decides
+// how to show them); only what goes to stdout is made visible.
+function writeOutput(path: string, text: string): void {
+  try {
+    writeFileSync(path, text)
+  } catch (err) {
+    const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message
+    throw new VisError('cli.bad-option', `-o ${path}: cannot write the export there (${why})`, { path })
   }
 }
 

@@ -1,7 +1,8 @@
 import { constants as C } from 'node:fs'
-import { type FileHandle, open, readFile, stat } from 'node:fs/promises'
+import { type FileHandle, open, stat } from 'node:fs/promises'
 import { dirname, join, relative, sep } from 'node:path'
 import ignore, { type Ignore } from 'ignore'
+import { readPromptFile } from '../../agent/read-text.js'
 import { readCapped } from '../../confinement/beneath.js'
 import { at, isWithin, O_PATH, type PathGuard } from './paths.js'
 
@@ -51,10 +52,10 @@ export class IgnoreStack {
     }
     if (!repo) return undefined
     const frames: Frame[] = []
-    const exclude = await io.read(join(repo, '.git', 'info', 'exclude'))
+    const exclude = await io.read(repo, '.git/info/exclude')
     if (exclude) frames.push({ base: repo, ig: ignore().add(exclude) })
     for (const c of chain) {
-      const text = await io.read(join(c, '.gitignore'))
+      const text = await io.read(c, '.gitignore')
       if (text) frames.push({ base: c, ig: ignore().add(text) })
     }
     return new IgnoreStack(frames, true)
@@ -80,12 +81,25 @@ export class IgnoreStack {
   }
 }
 
-// How the ignore files above a walked directory are read.
-export type IgnoreReader = { read(abs: string): Promise<string>; exists(abs: string): Promise<boolean> }
+// How the ignore files above a walked directory are read: `rel` (no `..`) under the directory
+// `dir` ('' when there is none to read).
+export type IgnoreReader = {
+  read(dir: string, rel: string): Promise<string>
+  exists(abs: string): Promise<boolean>
+}
 
-// Directories above the roots (the sandbox cannot write them): by name.
+// Directories above the roots: no sandbox writes them through this session, but one may be
+// another session's root (SECURITY.md "Roots"), which can plant its .gitignore as a FIFO (a
+// host thread blocked in open() for good), a link to /dev/zero (gigabytes read) or to a host
+// file (its lines made rules). So they are read as the agent reads ancestors' AGENTS.md
+// (read-text.ts): beneath the directory with no link at all, O_NONBLOCK, a regular file only,
+// at most MAX_IGNORE_BYTES (a larger one counts as absent). `.git` is only looked at (stat, as
+// ripgrep's side does), never read.
 const hostFiles: IgnoreReader = {
-  read: (abs) => readFile(abs, 'utf8').catch(() => ''),
+  read: async (dir, rel) => {
+    const r = await readPromptFile(dir, rel, true, MAX_IGNORE_BYTES).catch(() => undefined)
+    return r?.kind === 'text' ? r.text : ''
+  },
   exists: (abs) =>
     stat(abs).then(
       () => true,
@@ -100,8 +114,9 @@ export function ignoreReader(guard: PathGuard): IgnoreReader {
   const inside = async (abs: string) =>
     [...guard.roots, ...(await guard.realRoots())].some((r) => isWithin(abs, r))
   return {
-    async read(abs) {
-      if (!(await inside(abs))) return hostFiles.read(abs)
+    async read(dir, rel) {
+      const abs = join(dir, rel)
+      if (!(await inside(abs))) return hostFiles.read(dir, rel)
       const opened = await guard.open(abs, 'gitignore', C.O_RDONLY | C.O_NOFOLLOW).catch(() => undefined)
       if (!opened) return ''
       try {

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { accessSync, constants as C, lstatSync, statSync } from 'node:fs'
+import { accessSync, constants as C, closeSync, fstatSync, lstatSync, statSync } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
 import { delimiter, dirname, join, sep } from 'node:path'
 import { createInterface } from 'node:readline'
@@ -255,8 +255,25 @@ const kind = (p: string, follow = true): 'file' | 'dir' | undefined => {
   }
 }
 
+// An ignore file above a root, as it may be bound for ripgrep: a regular file reached beneath
+// `dir` with no symlink on the way or at the end. A directory above a root may be another
+// session's root, whose sandbox makes its .gitignore a link to a host file (bubblewrap would
+// bind the target: its lines would become the victim's rules).
+function regularBeneath(dir: string, rel: string): boolean {
+  const fds: number[] = []
+  try {
+    fds.push(openAt2(-100 /* AT_FDCWD */, dir, O_PATH | C.O_DIRECTORY, 0))
+    fds.push(openAt2(fds[0]!, rel, O_PATH | C.O_NOFOLLOW, STRICT))
+    return fstatSync(fds[1]!).isFile()
+  } catch {
+    return false
+  } finally {
+    for (const fd of fds) closeSync(fd)
+  }
+}
+
 // A root inside a repository whose .git lies above it: the ignore files above the root count
-// (as the in-process engine reads them, by name: the sandbox cannot write there), but the jail
+// (as the in-process engine reads them, gitignore.ts), but the jail
 // shows nothing above the roots. These are the host files that make ripgrep see the same rules
 // there, bound read-only: each .gitignore from the root's parent up to the repository, its
 // .git/info/exclude, and one file inside .git so that ripgrep finds the repository at all.
@@ -280,11 +297,11 @@ function ignoreFilesAbove(jail: SearchJail, targets: readonly SearchTarget[]): s
       const git = join(d, '.git')
       const gitKind = kind(git, !inRoots(d))
       if (!inRoots(d)) {
-        if (kind(join(d, '.gitignore')) === 'file') found.push(join(d, '.gitignore'))
+        if (regularBeneath(d, '.gitignore')) found.push(join(d, '.gitignore'))
         if (gitKind === 'file') found.push(git)
         if (gitKind === 'dir') {
           const exclude = join(git, 'info', 'exclude')
-          found.push(kind(exclude) === 'file' ? exclude : join(git, 'HEAD'))
+          found.push(regularBeneath(d, '.git/info/exclude') ? exclude : join(git, 'HEAD'))
         }
       }
       if (gitKind) {
