@@ -18,6 +18,8 @@ const ROWS: Record<string, number> = {
   persistence: 0,
   guest: 0,
   format: 0,
+  // The policy contract (zod schemas) the wire and the confinement layer both import.
+  contracts: 0,
   confinement: 1,
   native: 1,
   worker: 2,
@@ -124,6 +126,26 @@ describe('layering', () => {
     )
     const broken = edges.map(violation).filter((v): v is string => v !== undefined)
     assert.deepEqual(broken, [])
+  })
+
+  test('the wire schemas take the policy contract from src/contracts, never from the confinement layer', () => {
+    const edges = sourceFiles(join(src, 'protocol')).flatMap((f) => importsOf(f, readFileSync(f, 'utf8')))
+    assert.ok(
+      edges.some((e) => e.to === 'contracts'),
+      'src/protocol imports nothing from src/contracts',
+    )
+    assert.deepEqual(
+      edges.filter((e) => e.to === 'confinement').map((e) => `${e.file} imports ${e.spec}`),
+      [],
+    )
+    // The contract stands on its own: only util (the IP reading its entry grammar uses) is below it.
+    const contract = sourceFiles(join(src, 'contracts')).flatMap((f) => importsOf(f, readFileSync(f, 'utf8')))
+    assert.deepEqual(
+      contract
+        .filter((e) => e.to !== 'contracts' && e.to !== 'util')
+        .map((e) => `${e.file} imports ${e.spec}`),
+      [],
+    )
   })
 
   test('an engine module importing the worker is refused, naming the file and the way through', () => {
