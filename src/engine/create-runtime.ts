@@ -28,7 +28,9 @@ export type Runtime = {
 }
 
 // What every transient session of a runtime gets besides its policy's.
-export type TransientTools = { defaultTools: boolean; tools?: Tool[] }
+// `rootedOnly`: host tools only for a session with roots, as the engine's sessions with history
+// get them (createRuntime binds them always, and refuses a rootless session with tool.no-roots).
+export type TransientTools = { defaultTools: boolean; rootedOnly?: boolean; tools?: Tool[] }
 
 // A transient session: `s-` and 8 hex digits unless the caller names it.
 export async function openTransientSession(
@@ -44,7 +46,8 @@ export async function openTransientSession(
   // (or renames away) is refused at every jail and by the host tools (policy.root-changed).
   const policy = resolvePolicy(policyInput, id, { pin: factory.confined })
   const hidden = [...(policy.hidden ?? []), ...homeMasksFor(policy.roots)]
-  const host = with_.defaultTools ? hostToolsFor(id, policy, hidden) : Promise.resolve([])
+  const bindHost = with_.defaultTools && !(with_.rootedOnly && policy.roots.length === 0)
+  const host = bindHost ? hostToolsFor(id, policy, hidden) : Promise.resolve([])
   const tools = host.then((t) => [...t, ...(with_.tools ?? [])])
   return factory.open(id, policy, tools)
 }

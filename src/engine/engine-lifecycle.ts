@@ -46,7 +46,8 @@ export async function startEngine<E>(options: EngineOptions, build: (parts: Engi
     store.close()
     throw err
   }
-  const runtime = runtimeOver(factory, { defaultTools: false })
+  // Transient sessions get the host tools the engine's other sessions get (options.tools, roots).
+  const runtime = runtimeOver(factory, { defaultTools: options.tools !== false, rootedOnly: true })
   let extensions: ExtensionRegistry | undefined
   try {
     if (options.extensions !== false) {

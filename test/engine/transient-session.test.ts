@@ -41,6 +41,10 @@ test('a transient session runs blocks and leaves no row, block or event in the s
   const first = await s.runBlock(`y = 41\nprint(open(${q(join(root, 'data.txt'))}).read().strip())`)
   assert.equal(first.error, undefined, JSON.stringify(first.error))
   assert.match(first.stdout ?? '', /from the root/)
+  // The host tools an engine session with roots gets (the engine's tools option), bound the same way.
+  const viaTool = await s.runBlock('print(str(await cat("data.txt"))[:600])')
+  assert.equal(viaTool.error, undefined, JSON.stringify(viaTool.error))
+  assert.match(viaTool.stdout ?? '', /from the root/)
   const second = await s.runBlock('print(y + 1)')
   assert.equal((second.stdout ?? '').trim(), '42')
   // No history: the store knows no such session, and lists none.
@@ -55,8 +59,13 @@ test('a transient session runs blocks and leaves no row, block or event in the s
   assert.ok(engine.runtime.workerPids().includes(s.pid))
   assert.equal(engine.runtime.session('scratch-1'), s)
   await assert.rejects(engine.createTransientSession({ id: 'scratch-1' }), { code: 'session.exists' })
+  // Rootless, as the engine's sessions with history: no host tools, blocks run.
+  const bare = await engine.createTransientSession({})
+  assert.equal((await bare.runBlock('print(6 * 7)')).stdout, '42\n')
+  assert.deepEqual(bare.toolNames(), [])
   await engine.close()
   assert.equal(s.state, 'disposed')
+  assert.equal(bare.state, 'disposed')
   await assert.rejects(engine.createTransientSession({}), { code: 'engine.closed' })
   engine = undefined
 })
