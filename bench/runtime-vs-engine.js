@@ -4,6 +4,12 @@
 // alternating so machine noise falls on every path alike (issue 35 §4). Reported, never asserted.
 //
 //   npm run build && node bench/runtime-vs-engine.js [--iterations N] [--python 3.12] [--json]
+//       [--baseline OLD/dist] [--runtime-only]
+//
+// --baseline: another build's dist/ (a git worktree of main, built): its createRuntime runs in the
+// same rounds and is the base every ratio is taken against, so the first ratio is this build's
+// createRuntime (a facade over the engine's transient sessions) over the previous one (issue 35's
+// 5% rule). --runtime-only leaves the engine's paths with history out.
 //
 // The engine is measured three ways: its default store (SQLite, synchronous=FULL: an fsync of the
 // WAL before each block is acknowledged), durability 'normal' (no fsync per commit), and the
@@ -16,7 +22,8 @@
 // same on every path), which a loaded machine disturbs less than the wall clock.
 import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
 
 const built = (file) => {
   const url = new URL(`../dist/${file}`, import.meta.url)
@@ -34,6 +41,10 @@ const opt = (name) => {
   const i = argv.indexOf(name)
   return i >= 0 ? argv[i + 1] : undefined
 }
+const baselineDir = opt('--baseline')
+const baseline = baselineDir
+  ? await import(pathToFileURL(join(resolve(baselineDir), 'sessions/create-runtime.js')).href)
+  : undefined
 const n = Number(opt('--iterations') ?? 1000)
 const python = opt('--python')
 const quantile = (xs, q) => {
@@ -53,25 +64,34 @@ const paths = []
 const closers = []
 try {
   const root = dir(tmpdir(), 'root')
-  const rt = await createRuntime({ home: dir(tmpdir(), 'runtime'), python, pool: { size: 0 } })
-  closers.push(() => rt.close())
-  const s = await rt.createSession({ roots: [root] })
-  paths.push({
-    name: 'createRuntime',
-    run: async (code) => {
-      const out = await s.runBlock(code)
-      if (out.error) throw new Error(`the block failed: ${JSON.stringify(out.error)}`)
-    },
-  })
-  const engines = [
-    { name: 'createEngine (default store, synchronous=FULL)', home: dir(tmpdir(), 'engine-full') },
-    {
-      name: "createEngine (durability 'normal')",
-      home: dir(tmpdir(), 'engine-normal'),
-      durability: 'normal',
-    },
+  const runtimes = [
+    { name: baseline ? 'createRuntime (this build, on the engine)' : 'createRuntime', create: createRuntime },
   ]
-  if (shm) {
+  if (baseline)
+    runtimes.unshift({ name: `createRuntime (baseline ${baselineDir})`, create: baseline.createRuntime })
+  for (const r of runtimes) {
+    const rt = await r.create({ home: dir(tmpdir(), 'runtime'), python, pool: { size: 0 } })
+    closers.push(() => rt.close())
+    const s = await rt.createSession({ roots: [root] })
+    paths.push({
+      name: r.name,
+      run: async (code) => {
+        const out = await s.runBlock(code)
+        if (out.error) throw new Error(`the block failed: ${JSON.stringify(out.error)}`)
+      },
+    })
+  }
+  const engines = argv.includes('--runtime-only')
+    ? []
+    : [
+        { name: 'createEngine (default store, synchronous=FULL)', home: dir(tmpdir(), 'engine-full') },
+        {
+          name: "createEngine (durability 'normal')",
+          home: dir(tmpdir(), 'engine-normal'),
+          durability: 'normal',
+        },
+      ]
+  if (shm && !argv.includes('--runtime-only')) {
     const home = dir(tmpdir(), 'engine-tmpfs')
     symlinkSync(join(dir(shm, 'engine-db'), 'vis.db'), join(home, 'vis.db'))
     engines.push({ name: 'createEngine (default store, vis.db on tmpfs)', home })
@@ -129,7 +149,9 @@ try {
   }
   if (argv.includes('--json')) console.log(JSON.stringify(result))
   else {
-    console.log(`runBlock('x = 1'), ${n} rounds alternating between ${paths.length} paths`)
+    console.log(
+      `runBlock('x = 1'), ${n} rounds alternating between ${paths.length} paths (ratios against the first)`,
+    )
     for (const p of result.paths) {
       console.log(
         `${p.name.padEnd(48)} p50 ${p.p50_us} µs (${p.ratio_p50}×)  p99 ${p.p99_us} µs  host CPU ${p.host_cpu_us} µs/block (${p.cpu_ratio}×)`,

@@ -14,6 +14,7 @@ export {
   type TurnOptions,
   type TurnResult,
 } from './agent/index.js'
+export { createRuntime, type Runtime } from './engine/create-runtime.js'
 export { createEngine, Engine, type EngineOptions } from './engine/index.js'
 export {
   bindAndBump,
@@ -74,7 +75,6 @@ export {
   // Deprecated: the old name of BlockResult, kept for one minor version.
   BlockResult as BlockOutcome,
 } from './sessions/block-result.js'
-export { createRuntime, type Runtime, RuntimeOptions, SessionOptions } from './sessions/create-runtime.js'
 export type {
   SessionEvent,
   SessionEventAlias,
@@ -82,6 +82,7 @@ export type {
   SessionListener,
 } from './sessions/events.js'
 export type { BindOptions, RunBlockOptions, Session, SessionState } from './sessions/session.js'
+export { RuntimeOptions, SessionOptions } from './sessions/session-factory.js'
 export type { BoundTool } from './sessions/tool-table.js'
 export {
   catalogueEntry,

@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { closeSync, mkdirSync, openSync } from 'node:fs'
 import { join } from 'node:path'
+import type { Overlay } from '../contracts/jail-policy.js'
 import { VisError } from '../util/errors.js'
-import type { Overlay } from './jail-policy.js'
 
 // One overlay mount per draft, shared by every jail of the session. overlayfs does not
 // revalidate cached entries of local layers, so two mounts over one upper directory would

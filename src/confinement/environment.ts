@@ -1,5 +1,5 @@
+import type { ConfinementPolicy } from '../contracts/jail-policy.js'
 import { VisError } from '../util/errors.js'
-import type { ConfinementPolicy } from './jail-policy.js'
 
 // Inside the sandbox's own network namespace: the worker's forwarder listens here
 // and relays to the host proxy's unix socket, bind-mounted at EGRESS_SOCKET.

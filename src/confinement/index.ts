@@ -1,3 +1,15 @@
+export {
+  type ConfinementPolicy,
+  type ConfinementPolicyInput,
+  ConfinementPolicySchema,
+} from '../contracts/jail-policy.js'
+export {
+  type NetworkEntry,
+  NetworkEntrySchema,
+  type NetworkPolicy,
+  type NetworkRule,
+  NetworkRuleSchema,
+} from '../contracts/network-policy.js'
 export { type CgroupLayout, detectCgroups } from './cgroup.js'
 export { compilePolicy, type EgressRequest, type EgressVerdict, evaluate } from './egress/evaluate.js'
 export {
@@ -6,20 +18,8 @@ export {
   startEgressForwarderFromEnv,
 } from './egress/forwarder.js'
 export { egressChecks } from './egress/health.js'
-export {
-  type NetworkEntry,
-  NetworkEntrySchema,
-  type NetworkPolicy,
-  type NetworkRule,
-  NetworkRuleSchema,
-} from './egress/network-policy.js'
 export { type EgressDecision, type EgressProxy, type EgressRules, startEgressProxy } from './egress/proxy.js'
 export { EGRESS_PORT, EGRESS_SOCKET, sandboxEnvironment } from './environment.js'
-export {
-  type ConfinementPolicy,
-  type ConfinementPolicyInput,
-  ConfinementPolicySchema,
-} from './jail-policy.js'
 export { launcherPath, loadConfineAddon, type SeccompOptions, type SeccompReport } from './native.js'
 export { type Check, exitCodeFor, type ProbeReport, probe } from './probe.js'
 export { installSeccomp, verifySeccomp } from './seccomp.js'

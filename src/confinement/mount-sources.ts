@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs'
 import { join, relative } from 'node:path'
+import type { ConfinementPolicy } from '../contracts/jail-policy.js'
 import { packageRoot } from '../util/home.js'
-import type { ConfinementPolicy } from './jail-policy.js'
 import { type OpenedRoot, openBelow } from './root-guard.js'
 import { hiddenMounts } from './sandbox-args.js'
 

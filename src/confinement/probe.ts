@@ -3,10 +3,10 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { release } from 'node:os'
 import { join } from 'node:path'
 import { z } from 'zod'
+import { LimitsSchema } from '../contracts/jail-policy.js'
 import { explainLocally } from '../distribution/resolve.js'
 import { packageRoot, visHome } from '../util/home.js'
 import { canCreateChild, detectCgroups } from './cgroup.js'
-import { LimitsSchema } from './jail-policy.js'
 import { findNative, launcherPath, loadConfineAddon } from './native.js'
 
 export const CheckSchema = z.object({

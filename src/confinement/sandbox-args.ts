@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs'
+import type { ConfinementPolicy } from '../contracts/jail-policy.js'
 import { EGRESS_DIR, EGRESS_PORT } from './environment.js'
-import type { ConfinementPolicy } from './jail-policy.js'
 
 // What a jailed node + CPython need to read besides the distribution and the
 // package (runtime-notes section 6). Optional entries are skipped when absent.

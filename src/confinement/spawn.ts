@@ -3,17 +3,16 @@ import { randomBytes } from 'node:crypto'
 import { chmodSync, closeSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { isAbsolute, join } from 'node:path'
-
+import {
+  type ConfinementPolicy,
+  type ConfinementPolicyInput,
+  ConfinementPolicySchema,
+} from '../contracts/jail-policy.js'
 import { VisError } from '../util/errors.js'
 import { createSandboxCgroup, detectCgroups, type SandboxCgroup } from './cgroup.js'
 import { draftMount } from './draft-mount.js'
 import { type EgressProxy, startEgressProxy } from './egress/proxy.js'
 import { sandboxEnvironment } from './environment.js'
-import {
-  type ConfinementPolicy,
-  type ConfinementPolicyInput,
-  ConfinementPolicySchema,
-} from './jail-policy.js'
 import { openMounts } from './mount-pins.js'
 import { packageMounts, pinFds, realish, resolvedReadOnly } from './mount-sources.js'
 import { launcherPath } from './native.js'

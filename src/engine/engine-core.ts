@@ -1,8 +1,9 @@
 import type { Drafts } from '../drafts/drafts.js'
 import type { ExtensionRegistry } from '../extensions/index.js'
 import type { Store } from '../persistence/index.js'
-import type { Runtime } from '../sessions/create-runtime.js'
+import type { SessionFactory } from '../sessions/session-factory.js'
 import { VisError } from '../util/errors.js'
+import type { Runtime } from './create-runtime.js'
 import type { EventLog } from './event-log.js'
 import type { ExecuteDeps } from './execute.js'
 import { type Live, newLive } from './live.js'
@@ -16,6 +17,9 @@ import type { WorkerDeps } from './worker-start.js'
 // The Engine class (engine.ts) builds one and delegates each method to a module.
 export type EngineCore = {
   store: Store
+  // Every session's worker (pool, jail, Session), with history or transient.
+  factory: SessionFactory
+  // The transient sessions over it (engine.runtime).
   runtime: Runtime
   log: EventLog
   metrics: EngineMetrics

@@ -2,7 +2,8 @@ import { resolve } from 'node:path'
 import { closeRegistrationWorkers, ExtensionRegistry } from '../extensions/index.js'
 import type { Store } from '../persistence/index.js'
 import { openStore } from '../persistence/index.js'
-import { createRuntime, type Runtime } from '../sessions/create-runtime.js'
+import { RuntimeOptions, SessionFactory } from '../sessions/session-factory.js'
+import { type Runtime, runtimeOver } from './create-runtime.js'
 import type { EngineCore } from './engine-core.js'
 import type { EngineOptions } from './engine-options.js'
 
@@ -12,6 +13,10 @@ import type { EngineOptions } from './engine-options.js'
 
 export type EngineParts = {
   store: Store
+  // The engine's sessions' workers (pool, jail, Session), shared by its sessions with history
+  // and its transient ones.
+  factory: SessionFactory
+  // The transient sessions (createRuntime's surface) over that factory.
   runtime: Runtime
   extensions: ExtensionRegistry | undefined
 }
@@ -25,20 +30,24 @@ export async function startEngine<E>(options: EngineOptions, build: (parts: Engi
     eventRetention: options.eventRetention,
     databaseUrl: options.databaseUrl,
   })
-  let runtime: Runtime
+  let factory: SessionFactory
   try {
-    runtime = await createRuntime({
-      home: store.home,
-      python: options.python,
-      pool: options.pool,
-      interruptAckMs: options.interruptAckMs,
-      // The engine binds them itself: only sessions with roots get file tools.
-      defaultTools: false,
-    })
+    factory = new SessionFactory(
+      RuntimeOptions.parse({
+        home: store.home,
+        python: options.python,
+        pool: options.pool,
+        interruptAckMs: options.interruptAckMs,
+        // The engine binds them itself: only sessions with roots get file tools.
+        defaultTools: false,
+      }),
+    )
   } catch (err) {
     store.close()
     throw err
   }
+  // Transient sessions get the host tools the engine's other sessions get (options.tools, roots).
+  const runtime = runtimeOver(factory, { defaultTools: options.tools !== false, rootedOnly: true })
   let extensions: ExtensionRegistry | undefined
   try {
     if (options.extensions !== false) {
@@ -49,11 +58,11 @@ export async function startEngine<E>(options: EngineOptions, build: (parts: Engi
         store,
       })
     }
-    return build({ store, runtime, extensions })
+    return build({ store, factory, runtime, extensions })
   } catch (err) {
     await extensions?.close()
     await closeRegistrationWorkers()
-    await runtime.close()
+    await factory.close()
     store.close()
     throw err
   }
@@ -64,7 +73,7 @@ export async function startEngine<E>(options: EngineOptions, build: (parts: Engi
 export function closeEngine(core: EngineCore, hooks: ReadonlyArray<() => Promise<void>>): Promise<void> {
   core.closing ??= (async () => {
     await Promise.allSettled(hooks.map((h) => h()))
-    await core.runtime.close()
+    await core.factory.close()
     await Promise.all([...core.lives.keys()].map((id) => core.drafts.releaseMount(id)))
     await core.extensions?.close()
     await closeRegistrationWorkers()

@@ -1,11 +1,9 @@
 import { resolve } from 'node:path'
 import { Drafts } from '../drafts/drafts.js'
-import type { ExtensionRegistry } from '../extensions/index.js'
-import type { Store } from '../persistence/index.js'
-import type { Runtime } from '../sessions/create-runtime.js'
 import type { OutcomeLimits } from './block-finish.js'
 import { exclusive } from './block-queue.js'
 import { type EngineCore, requireSession } from './engine-core.js'
+import type { EngineParts } from './engine-lifecycle.js'
 import type { EngineOptions } from './engine-options.js'
 import { EventLog } from './event-log.js'
 import { onRuntimeEvent } from './events-bridge.js'
@@ -21,12 +19,8 @@ const DEFAULT_MAX_OUTPUT_CHARS = 1024 * 1024
 // Builds the state an engine's modules share, with the drafts, the metrics and the deps
 // objects of execute.ts, worker-start.ts and events-bridge.ts wired to it. The callbacks only
 // run once the core exists (after construction).
-export function wireCore(
-  store: Store,
-  runtime: Runtime,
-  options: EngineOptions,
-  extensions: ExtensionRegistry | undefined,
-): EngineCore {
+export function wireCore(parts: EngineParts, options: EngineOptions): EngineCore {
+  const { store, factory, runtime, extensions } = parts
   const limits: OutcomeLimits = { maxOutputChars: options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS }
   const mcpServers = options.mcpServers ?? loadMcpConfig(store.home).servers
   const log = new EventLog(store, { flushMs: options.eventFlushMs })
@@ -52,11 +46,12 @@ export function wireCore(
     sessionsLive: () => [...lives.values()].filter((l) => l.session?.state === 'ready').length,
     blocksRunning: () => pending.size,
     poolSize: () => options.pool?.size ?? 1,
-    workerProcesses: () => runtime.workerPids().length,
+    workerProcesses: () => factory.workerPids().length,
   })
   const bridge = { log, metrics, drafts, limits }
   const core: EngineCore = {
     store,
+    factory,
     runtime,
     log,
     metrics,
@@ -68,7 +63,7 @@ export function wireCore(
     ownership: undefined,
     executeDeps: { ...bridge, store, extensions, ensureWorker: (live) => ensureWorker(core, live) },
     workerDeps: {
-      runtime,
+      factory,
       store,
       log,
       metrics,

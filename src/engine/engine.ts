@@ -3,8 +3,8 @@ import type { Drafts } from '../drafts/drafts.js'
 import type { ExtensionRegistry } from '../extensions/index.js'
 import type { Store } from '../persistence/index.js'
 import type { JsonValue } from '../persistence/json.js'
-import type { Runtime } from '../sessions/create-runtime.js'
 import type { Session } from '../sessions/session.js'
+import type { SessionOptions } from '../sessions/session-factory.js'
 import { readAttachment } from './attachment-read.js'
 import {
   cancelBlock,
@@ -14,10 +14,11 @@ import {
   sessionBlock,
   submitBlock,
 } from './block-queue.js'
-import { type EngineCore, requireSession } from './engine-core.js'
+import type { Runtime } from './create-runtime.js'
+import { assertOpen, type EngineCore, requireSession } from './engine-core.js'
 import { extensionChecks, reloadExtensions } from './engine-extensions.js'
 import { engineHealth } from './engine-health.js'
-import { closeEngine, startEngine } from './engine-lifecycle.js'
+import { closeEngine, type EngineParts, startEngine } from './engine-lifecycle.js'
 import type { EngineOptions } from './engine-options.js'
 import { wireCore } from './engine-wiring.js'
 import type { EventListener } from './event-log.js'
@@ -70,16 +71,24 @@ export class Engine {
   // Work of other parts over this engine (the agent's turns) to end before the workers stop.
   private readonly closeHooks: Array<() => Promise<void>> = []
 
+  readonly store: Store
+  // The engine's transient sessions: no history, the pinned createRuntime surface (createSession,
+  // session, sessions, workerPids), over the same session factory as the sessions with history.
+  readonly runtime: Runtime
+  // The trusted Python extensions; one registry per engine.
+  readonly extensions: ExtensionRegistry | undefined
+
   constructor(
-    readonly store: Store,
-    readonly runtime: Runtime,
+    parts: EngineParts,
     readonly options: EngineOptions,
-    // The trusted Python extensions; one registry per engine.
-    readonly extensions?: ExtensionRegistry,
   ) {
+    const { store } = parts
+    this.store = store
+    this.runtime = parts.runtime
+    this.extensions = parts.extensions
     this.home = store.home
     this.bindAddress = options.bindAddress
-    this.core = wireCore(store, runtime, options, extensions)
+    this.core = wireCore(parts, options)
     this.drafts = this.core.drafts
     this.metrics = this.core.metrics
     // On PostgreSQL other nodes' blocks are running right now: a node closes only what it takes
@@ -148,6 +157,14 @@ export class Engine {
   // Closing keeps the history; the worker goes, a running block ends with an error.
   async closeSession(id: string): Promise<SessionView> {
     return closeSession(this.core, id)
+  }
+
+  // A transient session: the engine's policy resolution, pool, jail, deadlines and interrupts,
+  // but no rows and no events (nothing of it outlives this process); its blocks run straight on
+  // the returned Session. What createRuntime's createSession returns.
+  async createTransientSession(opts: SessionOptions = {}): Promise<Session> {
+    assertOpen(this.core)
+    return this.runtime.createSession(opts)
   }
 
   // ---- blocks (block-queue.ts, interrupt.ts) ----
@@ -297,8 +314,5 @@ export class Engine {
 }
 
 export async function createEngine(options: EngineOptions = {}): Promise<Engine> {
-  return startEngine(
-    options,
-    ({ store, runtime, extensions }) => new Engine(store, runtime, options, extensions),
-  )
+  return startEngine(options, (parts) => new Engine(parts, options))
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod'
-import { NetworkPolicySchema } from '../confinement/egress/network-policy.js'
 import { SessionModeSchema } from '../confinement/modes.js'
+import { NetworkPolicySchema } from '../contracts/network-policy.js'
 import { DraftStateSchema } from '../drafts/drafts.js'
 import { JsonValueSchema } from '../persistence/json.js'
 import { SurvivedSchema } from '../sessions/survived.js'

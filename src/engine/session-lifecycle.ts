@@ -14,7 +14,7 @@ import {
   type SessionRow,
 } from './engine-core.js'
 import { finishedEventData } from './events-bridge.js'
-import { checkRoots, childPolicy, jailRefusal } from './roots.js'
+import { childPolicy, jailRefusal } from './roots.js'
 import {
   type CreateSessionBody,
   CreateSessionBodySchema,
@@ -25,6 +25,7 @@ import {
   SessionDetailQuerySchema,
   type SessionView,
 } from './schemas.js'
+import { resolvePolicy } from './session-open.js'
 import { disposeLive } from './session-worker.js'
 import { fromStoredPolicy, toStoredPolicy } from './stored-policy.js'
 import { blockView, sessionView as toSessionView } from './views.js'
@@ -42,14 +43,18 @@ export async function createSession(
   const v = CreateSessionBodySchema.parse(body)
   const id = freshId(core, v.id)
   const within = opts.within ?? core.workerDeps.options.allowRoots
-  const policy = normalizePolicy({
-    roots: v.roots,
-    network: v.network,
-    shell: v.shell,
-    ...(v.mode ? { mode: v.mode } : {}),
-    ...(within ? { within } : {}),
-  })
-  return openSession(core, id, v.title ?? null, policy, checkRoots(policy, id, opts.pins))
+  const policy = resolvePolicy(
+    {
+      roots: v.roots,
+      network: v.network,
+      shell: v.shell,
+      ...(v.mode ? { mode: v.mode } : {}),
+      ...(within ? { within } : {}),
+    },
+    id,
+    opts.pins ? { verify: opts.pins } : {},
+  )
+  return openSession(core, id, v.title ?? null, policy, policy.pins ?? {})
 }
 
 // A sub_loop child of a session this process runs: the parent's network and shell, and roots

@@ -7,25 +7,25 @@ import type { ExtensionRegistry } from '../extensions/index.js'
 import { bindMcpServers } from '../mcp-client/bind.js'
 import type { McpServersInput } from '../mcp-client/config.js'
 import type { Store } from '../persistence/index.js'
-import type { Runtime } from '../sessions/create-runtime.js'
 import type { SessionEvent as RuntimeEvent } from '../sessions/events.js'
 import type { Session } from '../sessions/session.js'
+import type { SessionFactory } from '../sessions/session-factory.js'
 import { normalizePolicy } from '../sessions/session-policy.js'
 import { catThroughSkills } from '../skills/cat-through.js'
 import { discoverFor, rememberSkills, skillMounts } from '../skills/session-skills.js'
 import { skillTool } from '../skills/tool.js'
-import { defaultTools } from '../tools/index.js'
 import type { EngineOptions } from './engine-options.js'
 import type { EventLog } from './event-log.js'
 import type { Live } from './live.js'
 import type { EngineMetrics } from './metrics.js'
 import { gateOutsideTools } from './mode-gate.js'
+import { hostToolsFor } from './session-open.js'
 import { fromStoredPolicy, samePin } from './stored-policy.js'
 import { sandboxSysPath } from './sys-path.js'
 
 // What starting a session's worker needs from the engine that owns it.
 export type WorkerDeps = {
-  runtime: Runtime
+  factory: SessionFactory
   store: Store
   log: EventLog
   metrics: EngineMetrics
@@ -102,28 +102,23 @@ export async function startWorker(
   // at a fixed path (src/skills). A folder that cannot be read is a doctor note, never a failure.
   const found = await discoverFor(policy.roots, deps.store.home).catch(() => undefined)
   const mounts = found ? skillMounts(found) : []
-  const session = await deps.runtime.createSession({
-    ...policy,
-    ...(mounts.length > 0 ? { mounts } : {}),
-    ...(hidden.length > 0 ? { hidden } : {}),
-    ...(overlay ? { overlay } : {}),
-    id: live.id,
-  })
+  const session = await deps.factory.open(
+    live.id,
+    normalizePolicy({
+      ...policy,
+      ...(mounts.length > 0 ? { mounts } : {}),
+      ...(hidden.length > 0 ? { hidden } : {}),
+      ...(overlay ? { overlay } : {}),
+    }),
+    Promise.resolve([]),
+  )
   if (found) rememberSkills(session, found)
   if (overlay) setDraftView(live.id, overlay.root, (await draftMount(overlay)).pid)
   else clearDraftView(live.id)
   try {
     const host =
       options.tools !== false && policy.roots.length > 0
-        ? await defaultTools({
-            sessionId: live.id,
-            roots: policy.roots,
-            shell: policy.shell,
-            hidden,
-            pins: policy.pins,
-            ...(policy.mode ? { mode: policy.mode } : {}),
-            ...(overlay ? { overlayRoot: overlay.root } : {}),
-          })
+        ? await hostToolsFor(live.id, overlay ? { ...policy, overlay } : policy, hidden)
         : []
     if (host.length > 0) host.push(draftDiffTool(drafts, live.id))
     if (options.tools !== false && found && found.skills.length > 0) {

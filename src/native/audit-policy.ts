@@ -15,7 +15,7 @@ export const AuditPolicySchema = z.object({
   network: z.object({
     enabled: z.boolean(),
     // host, host:port, *.domain or *; absent or empty = any endpoint when enabled, as an
-    // empty allow list is in the session's network policy (confinement/egress/network-policy.ts).
+    // empty allow list is in the session's network policy (contracts/network-policy.ts).
     allow: z.array(z.string().min(1)).optional(),
   }),
   processes: z.boolean(),

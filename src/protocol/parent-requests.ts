@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { NetworkEntrySchema } from '../confinement/egress/network-policy.js'
+import { NetworkEntrySchema } from '../contracts/network-policy.js'
 import { MessageId } from './messages.js'
 import { GuestBlockOutcome, RunBlockRequest } from './run-block.js'
 

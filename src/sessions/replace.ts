@@ -1,4 +1,4 @@
-import type { NetworkEntryInput } from '../confinement/egress/network-policy.js'
+import type { NetworkEntryInput } from '../contracts/network-policy.js'
 import { parseReply } from '../protocol/parent-requests.js'
 import type { Worker } from '../worker/worker.js'
 import { type RestoreReport, RestoreReportSchema } from './survived.js'

@@ -1,5 +1,5 @@
-import type { NetworkEntryInput } from '../confinement/egress/network-policy.js'
-import { type Limits, LimitsSchema } from '../confinement/jail-policy.js'
+import { type Limits, LimitsSchema } from '../contracts/jail-policy.js'
+import type { NetworkEntryInput } from '../contracts/network-policy.js'
 import type { OutputNotification } from '../protocol/messages.js'
 import { type NetworkAck, parseReply, type StdinAck } from '../protocol/parent-requests.js'
 import { parseGuestOutcome, type RunBlockRequest } from '../protocol/run-block.js'

@@ -1,15 +1,10 @@
-import { formatIP, type IP, parseIP } from '../confinement/egress/ip.js'
-import {
-  type NetworkEntry,
-  type NetworkPolicy,
-  narrowsHttp,
-  type ParsedEntry,
-  parseEntry,
-} from '../confinement/egress/network-policy.js'
+import { narrowsHttp, type ParsedEntry, parseEntry } from '../confinement/egress/network-entries.js'
 import { readOnlyRoots, readOnlyWhy } from '../confinement/modes.js'
+import type { NetworkEntry, NetworkPolicy } from '../contracts/network-policy.js'
 import type { AuditPolicy } from '../native/index.js'
 import { VisError } from '../util/errors.js'
 import { guestDir } from '../util/home.js'
+import { formatIP, type IP, parseIP } from '../util/ip.js'
 import type { WorkerPolicy } from './worker-policy.js'
 
 // Everything the hook can grant: the kernel layers are then the only thing in the way.

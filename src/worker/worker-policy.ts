@@ -3,16 +3,14 @@ import { z } from 'zod'
 import {
   entryKey,
   entryText,
-  type NetworkEntry,
-  type NetworkPolicy,
-  NetworkPolicySchema,
   narrowsHttp,
   parseEntry,
   refusesSome,
   sortedEntries,
-} from '../confinement/egress/network-policy.js'
-import { type ConfinementPolicyInput, LimitsSchema, OverlaySchema } from '../confinement/jail-policy.js'
+} from '../confinement/egress/network-entries.js'
 import { readOnlyRoots, SessionModeSchema } from '../confinement/modes.js'
+import { type ConfinementPolicyInput, LimitsSchema, OverlaySchema } from '../contracts/jail-policy.js'
+import { type NetworkEntry, type NetworkPolicy, NetworkPolicySchema } from '../contracts/network-policy.js'
 
 // Everything that must be fixed when a worker is spawned: the OS jail is built from it,
 // so two sessions may share a warm worker only if their policies are equal.
@@ -26,7 +24,7 @@ export const WorkerPolicy = z
     // What each root was when the session was created (device:inode by root path), checked at
     // every jail: a root moved away or swapped for a link is refused (policy.root-changed).
     pins: z.record(z.string(), z.string()).optional(),
-    // The one network policy definition (entries, per-host rules): egress/network-policy.ts.
+    // The one network policy definition (entries, per-host rules): src/contracts/network-policy.ts.
     network: NetworkPolicySchema.default({}),
     shell: z.boolean().default(false),
     // Resource limits of the jail (memory, processes, files, disk, wall clock, output);

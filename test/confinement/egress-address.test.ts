@@ -11,10 +11,11 @@ import { classifyAddress } from '../../src/confinement/egress/address.js'
 import { EgressChecker } from '../../src/confinement/egress/check.js'
 import { compilePolicy, evaluate } from '../../src/confinement/egress/evaluate.js'
 import { protectPort } from '../../src/confinement/egress/guard.js'
-import { canonicalIP } from '../../src/confinement/egress/ip.js'
 import { installEgressLab } from '../../src/confinement/egress/lab.js'
-import { NetworkPolicySchema, parseEntry } from '../../src/confinement/egress/network-policy.js'
+import { parseEntry } from '../../src/confinement/egress/network-entries.js'
 import { startEgressProxy } from '../../src/confinement/egress/proxy.js'
+import { NetworkPolicySchema } from '../../src/contracts/network-policy.js'
+import { canonicalIP } from '../../src/util/ip.js'
 
 type Row = [spelling: string, canonical: string, floor: 'never' | 'private' | 'public', label: RegExp]
 

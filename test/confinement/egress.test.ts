@@ -8,14 +8,11 @@ import { compilePolicy, evaluate } from '../../src/confinement/egress/evaluate.j
 import { startEgressForwarder } from '../../src/confinement/egress/forwarder.js'
 import { protectPort } from '../../src/confinement/egress/guard.js'
 import { egressChecks } from '../../src/confinement/egress/health.js'
-import { canonicalIPv4 } from '../../src/confinement/egress/ipv4-forms.js'
 import { installEgressLab } from '../../src/confinement/egress/lab.js'
-import {
-  type NetworkEntryInput,
-  NetworkPolicySchema,
-  parseEntry,
-} from '../../src/confinement/egress/network-policy.js'
+import { parseEntry } from '../../src/confinement/egress/network-entries.js'
 import { startEgressProxy } from '../../src/confinement/egress/proxy.js'
+import { type NetworkEntryInput, NetworkPolicySchema } from '../../src/contracts/network-policy.js'
+import { canonicalIPv4 } from '../../src/util/ipv4-forms.js'
 
 test('the address floor: never, private (IP entries only) and public', () => {
   const never = [

@@ -3,8 +3,8 @@
 // pinned as its own (noexec) mount so the sandbox cannot rename the mask aside.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { ConfinementPolicySchema } from '../../src/confinement/jail-policy.js'
 import { bubblewrapArgs, hiddenMounts, launcherArgs } from '../../src/confinement/sandbox-args.js'
+import { ConfinementPolicySchema } from '../../src/contracts/jail-policy.js'
 
 const policy = ConfinementPolicySchema.parse({
   roots: ['/w', '/w/p/data'],

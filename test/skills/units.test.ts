@@ -314,7 +314,7 @@ test('resolveAgent: body as the system prompt, mapped tools and model, notes; an
 
 test('the jail binds each skill mount read-only at its target, and Landlock reads it there', async () => {
   const { bubblewrapArgs, launcherArgs } = await import('../../src/confinement/sandbox-args.js')
-  const { ConfinementPolicySchema } = await import('../../src/confinement/jail-policy.js')
+  const { ConfinementPolicySchema } = await import('../../src/contracts/jail-policy.js')
   const policy = ConfinementPolicySchema.parse({
     roots: ['/w'],
     mounts: [{ source: '/home/u/.claude/skills/pdf', target: '/vis/skills/pdf' }],

@@ -1,4 +1,4 @@
-import { as16, type IP, parseIP, samePrefix, v4 } from './ip.js'
+import { as16, type IP, parseCidr, parseIP, samePrefix, v4 } from '../../util/ip.js'
 
 // The address floor: what a resolved address may be, whatever the lists say. Judged on the
 // address's bytes (ip.ts), never on its text.
@@ -170,14 +170,9 @@ export type AddressPattern = {
 
 // "10.0.0.0/8", "127.0.0.1", "::1" -> a matcher; undefined when the entry is a host pattern.
 export function parseAddressPattern(entry: string): AddressPattern | undefined {
-  const [net, prefixText, ...rest] = entry.split('/')
-  if (!net || rest.length > 0 || net.includes('%')) return undefined
-  const ip = parseIP(net)
-  if (!ip) return undefined
-  const max = ip.family === 4 ? 32 : 128
-  if (prefixText !== undefined && !/^\d{1,3}$/.test(prefixText)) return undefined
-  const prefix = prefixText === undefined ? max : Number(prefixText)
-  if (prefix > max) return undefined
+  const cidr = parseCidr(entry)
+  if (!cidr) return undefined
+  const { ip, prefix } = cidr
   const bytes = as16(ip)
   const bits = ip.family === 4 ? prefix + 96 : prefix
   const inV4Space = bits >= 96 && samePrefix(bytes, as16(v4([0, 0, 0, 0])), 96)

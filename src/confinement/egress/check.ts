@@ -1,3 +1,4 @@
+import { canonicalIP } from '../../util/ip.js'
 import {
   type CompiledPolicy,
   type EgressRequest,
@@ -6,7 +7,6 @@ import {
   isAddress,
   normalizeHost,
 } from './evaluate.js'
-import { canonicalIP } from './ip.js'
 import { resolveName } from './resolve.js'
 
 export type Checked =

@@ -1,7 +1,8 @@
+import type { NetworkEntry } from '../../contracts/network-policy.js'
+import { canonicalIP, formatIP, parseIP } from '../../util/ip.js'
 import { classifyAddress, privateIPv4 } from './address.js'
 import { isLocalAddress, isProtectedDestination } from './guard.js'
-import { canonicalIP, formatIP, parseIP } from './ip.js'
-import { entryText, type NetworkEntry, type ParsedEntry, parseEntry } from './network-policy.js'
+import { entryText, type ParsedEntry, parseEntry } from './network-entries.js'
 
 // The evaluator of the one network policy (policy.ts). Decision order:
 // 1. metadata names are refused always;

@@ -1,7 +1,7 @@
 import { networkInterfaces } from 'node:os'
+import { as16, type IP, parseIP } from '../../util/ip.js'
 import { EGRESS_PORT } from '../environment.js'
 import { carriedIPv4, classifyAddress, unmapped } from './address.js'
-import { as16, type IP, parseIP } from './ip.js'
 
 // The host's own listening ports (the vis HTTP server, the egress relay's port) are
 // never an egress destination on any of the host's addresses, whatever the lists say:

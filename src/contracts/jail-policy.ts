@@ -1,11 +1,14 @@
 import { isAbsolute } from 'node:path'
 import { z } from 'zod'
-import { NetworkPolicySchema } from './egress/network-policy.js'
+import { NetworkPolicySchema } from './network-policy.js'
 
 const AbsolutePath = z.string().refine((p) => isAbsolute(p), { message: 'must be an absolute path' })
 
-// The network policy is defined once, beside its evaluator (egress/policy.ts).
-export { NetworkPolicySchema } from './egress/network-policy.js'
+// The policy a worker's jail is built from, one definition that the confinement layer (the jail,
+// the egress proxy), the wire (src/protocol) and the layers above it all import; every other form
+// (jail mounts, proxy rules, the native hook's policy) is derived from it. The network part is
+// network-policy.ts beside it.
+export { NetworkPolicySchema } from './network-policy.js'
 
 export const LimitsSchema = z.object({
   memoryMb: z.number().int().min(64).default(1024),

@@ -1,22 +1,22 @@
 import { z } from 'zod'
-import { type AddressPattern, parseAddressPattern } from './address.js'
-import { parseIP } from './ip.js'
+import { parseCidr, parseIP } from '../util/ip.js'
 
-// The ONE definition of a session's network policy. The egress proxy (the boundary),
-// the guest's early refusals and network_probe (which ask that proxy) and the tool jail's
-// proxy all evaluate these entries with evaluate.ts; nothing else matches hosts.
+// The ONE definition of a session's network policy: its entries' grammar and the zod schemas
+// the wire (src/protocol), the jail policy (jail-policy.ts), the engine's API and the egress
+// proxy all take. The egress proxy (the boundary), the guest's early refusals and
+// network_probe (which ask that proxy) and the tool jail's proxy evaluate these entries with
+// src/confinement/egress/evaluate.ts; nothing else matches hosts.
 //
 // Entry syntax: `*`, `example.com` (the name and its subdomains), `*.example.com`
 // (subdomains only), an IP literal or CIDR (`203.0.113.7`, `10.0.0.0/8`, `[::1]`,
 // `fd00::/8`), each optionally followed by `:443` or a port list `:80,443`
 // (IPv6 takes a port only in brackets: `[::1]:8080`).
 
-export type ParsedEntry = {
+export type EntrySyntax = {
   kind: 'any' | 'name' | 'subdomains' | 'address'
   // lower-case name without a trailing dot (name/subdomains), the IP/CIDR (address)
   value: string
   ports?: number[]
-  matchAddress?: AddressPattern
 }
 
 const NAME =
@@ -27,8 +27,9 @@ function parsePorts(text: string): number[] | undefined {
   return ports.every((p) => p >= 1 && p <= 65535) ? [...new Set(ports)].sort((a, b) => a - b) : undefined
 }
 
-// undefined when the entry is malformed.
-export function parseEntry(raw: string): ParsedEntry | undefined {
+// What an entry names, or undefined when it is malformed (the egress matcher adds the address
+// pattern: src/confinement/egress/network-entries.ts parseEntry).
+export function parseEntrySyntax(raw: string): EntrySyntax | undefined {
   let text = raw.trim().toLowerCase()
   let ports: number[] | undefined
   const bracket = /^\[([^\]]+)\](\/\d+)?(?::([\d,]+))?$/.exec(text)
@@ -44,10 +45,9 @@ export function parseEntry(raw: string): ParsedEntry | undefined {
     if (!ports) return undefined
     text = text.slice(0, at)
   }
-  const withPorts = (e: Omit<ParsedEntry, 'ports'>): ParsedEntry => (ports ? { ...e, ports } : e)
+  const withPorts = (e: Omit<EntrySyntax, 'ports'>): EntrySyntax => (ports ? { ...e, ports } : e)
   if (text === '*') return withPorts({ kind: 'any', value: '*' })
-  const matchAddress = parseAddressPattern(text)
-  if (matchAddress) return withPorts({ kind: 'address', value: text, matchAddress })
+  if (parseCidr(text)) return withPorts({ kind: 'address', value: text })
   // A CIDR with a bad prefix, an address with a zone id, an IPv6 spelling no parser takes.
   if (parseIP(text.split('/')[0] ?? '') !== undefined || /[:%[\]]/.test(text)) return undefined
   const name = text.replace(/\.$/, '')
@@ -61,7 +61,7 @@ const EntryText = z
   .string()
   .min(1)
   .max(300)
-  .refine((e) => parseEntry(e) !== undefined, {
+  .refine((e) => parseEntrySyntax(e) !== undefined, {
     message:
       "must be '*', a host name ('example.com', '*.example.com'), an IP or CIDR, optionally with ':port' or ':80,443'",
   })
@@ -109,40 +109,3 @@ export type NetworkRule = z.infer<typeof NetworkRuleSchema>
 export type NetworkEntry = z.infer<typeof NetworkEntrySchema>
 export type NetworkEntryInput = z.input<typeof NetworkEntrySchema>
 export type NetworkPolicy = z.infer<typeof NetworkPolicySchema>
-
-// Whether a rule limits what plain HTTP may do: 'read-only' (GET/HEAD/OPTIONS), a method
-// list without '*', or a path list. The evaluator refuses a tunnel to a host whose allowing
-// rule narrows (a tunnel shows neither method nor path).
-export function narrowsHttp(rule: NetworkEntryInput): boolean {
-  if (typeof rule === 'string') return false
-  return (
-    rule.access === 'read-only' ||
-    rule.paths !== undefined ||
-    (rule.methods !== undefined && !rule.methods.includes('*'))
-  )
-}
-
-// Whether an allow-list entry refuses something: a rule with access 'none', or one that
-// narrows HTTP.
-export const refusesSome = (e: NetworkEntryInput): boolean =>
-  typeof e !== 'string' && (e.access === 'none' || narrowsHttp(e))
-
-// How an entry is shown in refusals and probes.
-export function entryText(e: NetworkEntryInput): string {
-  if (typeof e === 'string') return e
-  const extra = [
-    e.access && e.access !== 'full' ? e.access : '',
-    e.methods ? `methods ${e.methods.join('|')}` : '',
-    e.paths ? `paths ${e.paths.join('|')}` : '',
-  ].filter(Boolean)
-  return extra.length ? `${e.host} (${extra.join(', ')})` : e.host
-}
-
-// A stable identity for sets and sorting (the warm-pool key, tightening checks).
-export const entryKey = (e: NetworkEntryInput): string => (typeof e === 'string' ? e : JSON.stringify(e))
-
-export function sortedEntries<T extends NetworkEntryInput>(entries: T[]): T[] {
-  const byKey = new Map<string, T>()
-  for (const e of entries) byKey.set(entryKey(e), e)
-  return [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, e]) => e)
-}

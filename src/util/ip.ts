@@ -116,3 +116,16 @@ export function samePrefix(a: Uint8Array, b: Uint8Array, prefix: number): boolea
 }
 
 export const v4 = (bytes: ArrayLike<number>): IP => ({ family: 4, bytes: Uint8Array.from(bytes) })
+
+// An IP literal with an optional `/prefix` (`10.0.0.0/8`, `::1`): the one reading of a CIDR that
+// the policy's entry grammar (src/contracts/network-policy.ts) and the egress matcher share.
+export function parseCidr(text: string): { ip: IP; prefix: number } | undefined {
+  const [net, prefixText, ...rest] = text.split('/')
+  if (!net || rest.length > 0 || net.includes('%')) return undefined
+  const ip = parseIP(net)
+  if (!ip) return undefined
+  const max = ip.family === 4 ? 32 : 128
+  if (prefixText !== undefined && !/^\d{1,3}$/.test(prefixText)) return undefined
+  const prefix = prefixText === undefined ? max : Number(prefixText)
+  return prefix > max ? undefined : { ip, prefix }
+}
