@@ -138,8 +138,12 @@ const result = {
   mcp_stdio_us: mcpUs,
   http_block_us: { p50: http.block_p50_us, p99: http.block_p99_us },
   agent_loop_ms: {
-    vs_sdk_wall_p50: round(loop.overhead_vs_sdk_ms.p50, 3),
-    vs_sdk_cpu_p50: round(loop.cpu_overhead_ms.p50, 3),
+    // Whole turns (start, iterations, end) less their blocks and the SDK's time, per iteration.
+    vs_sdk_wall_p50: round(loop.turn_overhead_per_iteration_ms.wall.p50, 3),
+    vs_sdk_cpu_p50: round(loop.turn_overhead_per_iteration_ms.cpu.p50, 3),
+    // One iteration's window alone (iteration.started to the next).
+    iteration_wall_p50: round(loop.overhead_vs_sdk_ms.p50, 3),
+    iteration_cpu_p50: round(loop.cpu_overhead_ms.p50, 3),
     loop_only_p50: round(loop.overhead_ms.p50, 3),
     sdk_direct_p50: round(loop.sdk_direct_ms.p50, 3),
     block_p50: round(loop.baseline_block_roundtrip_ms.p50, 3),

@@ -220,6 +220,14 @@ export class AgentRecords {
     return t
   }
 
+  // Each stored turn's own usage (those that have one), in order.
+  turnUsages(sessionId: string): UsageView[] {
+    const rows = this.db
+      .prepare('SELECT usage FROM turns WHERE session_id = ? AND usage IS NOT NULL ORDER BY position')
+      .all(sessionId) as { usage: string }[]
+    return rows.map((r) => usageView(r.usage)).filter((u): u is UsageView => u !== null)
+  }
+
   turnIds(sessionId: string): string[] {
     return (
       this.db.prepare('SELECT id FROM turns WHERE session_id = ? ORDER BY position').all(sessionId) as {
