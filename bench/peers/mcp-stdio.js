@@ -1,6 +1,6 @@
 // MCP over stdio for bench/peers.js: the built `vis mcp` as a child process (as an MCP host starts
 // it), driven by the official SDK's client, timing python_execution of `x = 1` on one session.
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -18,12 +18,20 @@ function serverEnv(home) {
   return { ...env, VIS_HOME: home }
 }
 
-export async function startMcpStdio({ python, nodeArgs = [] } = {}) {
+// The server process's own CPU so far (ms; its worker is a child and not counted): user + system
+// ticks of /proc/<pid>/stat (fields 14 and 15, 1/100 s).
+function serverCpuMs(pid) {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  return (Number(f[11]) + Number(f[12])) * 10
+}
+
+// entry: the CLI script to run (an A/B run passes another build's).
+export async function startMcpStdio({ python, nodeArgs = [], entry = VIS } = {}) {
   const home = mkdtempSync(join(tmpdir(), 'vis-bench-mcp-home-'))
   const root = mkdtempSync(join(tmpdir(), 'vis-bench-mcp-root-'))
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [...nodeArgs, VIS, 'mcp', '--root', root, ...(python ? ['--python', python] : [])],
+    args: [...nodeArgs, entry, 'mcp', '--root', root, ...(python ? ['--python', python] : [])],
     env: serverEnv(home),
     stderr: 'pipe',
   })
@@ -37,18 +45,23 @@ export async function startMcpStdio({ python, nodeArgs = [] } = {}) {
   }
   await call() // the session exists from here on
   const us = []
+  let cpuMs = 0
   return {
     pid: transport.pid,
     us,
+    // The server's CPU per measured call, µs.
+    cpuPerCallUs: () => (us.length > 0 ? (cpuMs * 1000) / us.length : Number.NaN),
     async warm(n) {
       for (let i = 0; i < n; i++) await call()
     },
     async round(batch) {
+      const c0 = serverCpuMs(transport.pid)
       for (let i = 0; i < batch; i++) {
         const t0 = performance.now()
         await call()
         us.push((performance.now() - t0) * 1000)
       }
+      cpuMs += serverCpuMs(transport.pid) - c0
     },
     async close() {
       await client.close()
