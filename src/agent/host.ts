@@ -260,8 +260,12 @@ export class Agent {
   }
 
   // Every turn's tokens summed; the cost is null as soon as one turn's model had no price.
+  // Read from the turns' usage column alone: building every turn's view (its iterations, blocks,
+  // children) made the end of each turn cost more the longer the session ran. Turns still
+  // queued have no usage yet.
   sessionUsage(sessionId: string): CostedUsage {
-    const usages = this.listTurns(sessionId).flatMap((t) => (t.usage ? [t.usage] : []))
+    this.engine.sessionView(sessionId)
+    const usages = this.records.turnUsages(sessionId)
     const tokens = usages.reduce(addUsage, { input: 0, output: 0, reasoning: 0, cached: 0 })
     const priced = usages.every((u) => u.cost_usd !== null)
     const cost = usages.reduce((a, u) => a + (u.cost_usd ?? 0), 0)

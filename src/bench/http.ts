@@ -61,6 +61,16 @@ export type HttpBenchOptions = {
   durability?: Durability
   concurrentSessions?: number
   concurrentBlocks?: number
+  companions?: HttpCompanion[]
+}
+
+// Another front door measured beside the HTTP block in the same run (bench/peers.js: MCP over
+// stdio), in alternating batches so both see the same machine.
+export type HttpCompanion = {
+  // While the HTTP path warms up: `n` requests of its own.
+  warm(n: number): Promise<void>
+  // Once per round, after the HTTP blocks: `batch` requests of its own.
+  round(batch: number): Promise<void>
 }
 
 const TARGET_RATIO = 1.5
@@ -193,6 +203,7 @@ export async function measureHttp(opts: HttpBenchOptions = {}): Promise<HttpBenc
       await postEcho('/', body)
       await peer.exec('x = 1')
     }
+    for (const c of opts.companions ?? []) await c.warm(warmup)
     const rounds = 20
     const batch = Math.max(10, Math.floor(n / rounds))
     for (let r = 0; r < rounds; r++) {
@@ -239,6 +250,7 @@ export async function measureHttp(opts: HttpBenchOptions = {}): Promise<HttpBenc
         if (r.status !== 200) throw new Error(`block failed: ${r.status} ${r.text}`)
       }
       blockCpu += cpu() - b0
+      for (const c of opts.companions ?? []) await c.round(batch)
     }
     await peer.dispose()
 

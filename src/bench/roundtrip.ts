@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url'
 import { encodeFrame } from '../protocol/framing.js'
 import { createRuntime } from '../sessions/create-runtime.js'
 import { packageRoot } from '../util/home.js'
-import { processTree, treePrivateMb, treeRssMb } from '../worker/proctree.js'
+import { processTree, treePrivateMb, treePssMb, treeRssMb } from '../worker/proctree.js'
 import { pythonHome } from '../worker/python-home.js'
 import { RunQueueProbe, tailWaitShare, withoutWaits } from '../worker/runqueue.js'
 
@@ -56,6 +56,20 @@ export type RoundtripResult = {
   idle_session_rss_mb: number
   // Private pages only: the binary and shared libraries mapped by every worker excluded.
   idle_session_private_mb: number
+  // Proportional: shared pages divided among the processes that map them.
+  idle_session_pss_mb: number
+}
+
+// Something measured beside the worker in the same run (bench/peers.js: the Python peers), in
+// alternating batches so both see the same machine. Its processes are pinned with the peers.
+export type RoundtripCompanion = {
+  pids(): number[]
+  // Once per cold session start, right after it.
+  cold?(): Promise<void>
+  // Before the measured rounds.
+  warm?(): Promise<void>
+  // Once per round, after the worker's batches: `batch` small requests, `bigBatch` 64 KiB ones.
+  round(batch: number, bigBatch: number, big: string): Promise<void>
 }
 
 export type RoundtripOptions = {
@@ -65,6 +79,7 @@ export type RoundtripOptions = {
   // Pin the host to one CPU and both peers (the floor's and the worker) to another, so
   // the two are measured under the same placement (default: on when there are 2+ CPUs).
   pin?: boolean
+  companions?: RoundtripCompanion[]
 }
 
 function quantile(xs: number[], q: number): number {
@@ -160,6 +175,7 @@ export async function measureRoundtrip(opts: RoundtripOptions = {}): Promise<Rou
   const home = opts.home ?? mkdtempSync(join(tmpdir(), 'vis-bench-'))
   const root = mkdtempSync(join(tmpdir(), 'vis-bench-root-'))
   const big = 'x'.repeat(64 * 1024)
+  const companions = opts.companions ?? []
 
   const rt = await createRuntime({ home, python: opts.python, pool: { size: 1 } })
   let peer: FloorPeer | undefined
@@ -172,6 +188,7 @@ export async function measureRoundtrip(opts: RoundtripOptions = {}): Promise<Rou
       const s = await coldRt.createSession({ roots: [root] })
       cold.push(performance.now() - t0)
       await s.dispose()
+      for (const c of companions) await c.cold?.()
     }
     await coldRt.close()
 
@@ -193,6 +210,7 @@ export async function measureRoundtrip(opts: RoundtripOptions = {}): Promise<Rou
     await new Promise((r) => setTimeout(r, 200))
     const idleRss = treeRssMb(s.pid)
     const idlePrivate = treePrivateMb(s.pid)
+    const idlePss = treePssMb(s.pid)
     await s.bind('ping', () => 1, { doc: 'benchmark ping', signature: '()' })
     const loop = (await s.exec(HOSTCALL_LOOP)) as { ok: boolean; error?: unknown }
     if (!loop.ok) throw new Error(`the host-call loop did not compile: ${JSON.stringify(loop.error)}`)
@@ -214,8 +232,11 @@ export async function measureRoundtrip(opts: RoundtripOptions = {}): Promise<Rou
     peer = startFloorPeer()
     if (pinning) {
       pinned = pin(process.pid, 0)
-      for (const pid of [...processTree(peer.pid), ...processTree(s.pid)]) pinned = pin(pid, 1) && pinned
+      const others = companions.flatMap((c) => c.pids().flatMap(processTree))
+      for (const pid of [...processTree(peer.pid), ...processTree(s.pid), ...others])
+        pinned = pin(pid, 1) && pinned
     }
+    for (const c of companions) await c.warm?.()
     await peer.ping(50, null) // warm-up, both ends
     for (let i = 0; i < 50; i++) await s.exec('x = 1')
     // The threads on the paths: those whose run time moves during a short warm-up of each.
@@ -255,6 +276,7 @@ export async function measureRoundtrip(opts: RoundtripOptions = {}): Promise<Rou
         await s.callModule('builtins', 'str', [big])
         payload.push((performance.now() - t0) * 1000)
       }
+      for (const c of companions) await c.round(batch, bigBatch, big)
     }
 
     await s.dispose()
@@ -299,6 +321,7 @@ export async function measureRoundtrip(opts: RoundtripOptions = {}): Promise<Rou
       cold_create_p99_ms: round(quantile(cold, 0.99), 1),
       idle_session_rss_mb: round(idleRss, 1),
       idle_session_private_mb: round(idlePrivate, 1),
+      idle_session_pss_mb: round(idlePss, 1),
     }
   } finally {
     if (pinning) pin(process.pid, `0-${cpus - 1}`)
@@ -362,6 +385,7 @@ export function formatRoundtrip(r: RoundtripResult): string {
     ],
     ['idle session worker RSS (tree)', `${r.idle_session_rss_mb} MB`, 'idle_session_rss_mb'],
     ['idle session private memory', `${r.idle_session_private_mb} MB`, ''],
+    ['idle session PSS (tree)', `${r.idle_session_pss_mb} MB`, ''],
   ]
   const w0 = Math.max(...rows.map((x) => x[0].length))
   const w1 = Math.max(...rows.map((x) => x[1].length))

@@ -15,7 +15,7 @@ import {
   submitBlock,
 } from './block-queue.js'
 import type { Runtime } from './create-runtime.js'
-import { assertOpen, type EngineCore, requireSession } from './engine-core.js'
+import { assertOpen, type EngineCore, requireSession, requireSessionState } from './engine-core.js'
 import { extensionChecks, reloadExtensions } from './engine-extensions.js'
 import { engineHealth } from './engine-health.js'
 import { closeEngine, type EngineParts, startEngine } from './engine-lifecycle.js'
@@ -259,7 +259,8 @@ export class Engine {
   // Live events of one session, in seq order. Replay what came before with replayEvents()
   // in the same tick to miss nothing.
   subscribe(sessionId: string, fn: EventListener): () => void {
-    requireSession(this.core, sessionId)
+    // That it exists, without reading and decoding its row: MCP subscribes once per block.
+    requireSessionState(this.core, sessionId)
     return this.core.log.subscribe(sessionId, fn)
   }
 

@@ -67,6 +67,20 @@ export function treePrivateMb(root: number): number {
   return processTree(root).reduce((sum, pid) => sum + privateKb(pid), 0) / 1024
 }
 
+// Proportional set size: private pages plus each shared page divided by how many processes map
+// it, so summing it over trees never counts a shared library twice.
+export function pssKb(pid: number): number {
+  try {
+    return Number(/^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1] ?? 0)
+  } catch {
+    return 0
+  }
+}
+
+export function treePssMb(root: number): number {
+  return processTree(root).reduce((sum, pid) => sum + pssKb(pid), 0) / 1024
+}
+
 const TICK_MS = 10 // USER_HZ on Linux: /proc/<pid>/stat counts CPU time in 1/100 s
 
 // CPU time (ms) this tree has used so far: every live thread's run time from schedstat

@@ -199,3 +199,38 @@ test('the same failure five times in a row ends the turn, failed, with why; the 
     await h2.close()
   }
 })
+
+// session_usage sums the turns' own usage rows (not every turn's view rebuilt at each turn's end).
+test("session_usage is every finished turn's usage summed, the turn just finished included", async () => {
+  const h = await harness()
+  try {
+    const session = h.agent.session(h.sessionId)
+    const usages = [
+      { input: 100, output: 10, cached: 0, reasoning: 0 },
+      { input: 250, output: 20, cached: 50, reasoning: 3 },
+      { input: 400, output: 7, cached: 100, reasoning: 0 },
+    ]
+    const seen = []
+    for (const [i, usage] of usages.entries()) {
+      h.double.script([{ text: `answer ${i}`, usage }])
+      const r = await session.turn(`turn ${i}`)
+      assert.equal(r.status, 'done', JSON.stringify(r.error))
+      seen.push(r.session_usage)
+    }
+    const sum = (n: number) =>
+      usages.slice(0, n).reduce(
+        (a, u) => ({
+          input: a.input + u.input,
+          output: a.output + u.output,
+          reasoning: a.reasoning + u.reasoning,
+          cached: a.cached + u.cached,
+          cost_usd: null,
+        }),
+        { input: 0, output: 0, reasoning: 0, cached: 0, cost_usd: null },
+      )
+    assert.deepEqual(seen, [sum(1), sum(2), sum(3)])
+    assert.deepEqual(session.usage(), sum(3))
+  } finally {
+    await h.close()
+  }
+})

@@ -125,6 +125,13 @@ test('turns are created on first use and belong to one session; closing ends a r
     assert.deepEqual(seen.slice(-2), ['block.finished', 'session.closed'])
     await assert.rejects(engine.submitBlock(a.id, { code: '1' }), (e) => isVisError(e, 'session.closed'))
     await assert.rejects(engine.submitBlock('nope', { code: '1' }), (e) => isVisError(e, 'session.not-found'))
+    // Subscribing checks only that the session exists: a closed one still takes listeners (its
+    // events replay), an unknown id is refused.
+    engine.subscribe(a.id, () => undefined)()
+    assert.throws(
+      () => engine.subscribe('nope', () => undefined),
+      (e) => isVisError(e, 'session.not-found'),
+    )
   } finally {
     await engine.close()
     clearInterval(hold)

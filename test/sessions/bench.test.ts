@@ -1,6 +1,7 @@
 // The round-trip benchmark behind `vis bench` (reported, never asserted on speed): its
 // figures must be real measurements of this run, and it must leave the host as it was.
 import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -14,7 +15,44 @@ const allowed = () => /Cpus_allowed_list:\s*(\S+)/.exec(readFileSync('/proc/self
 
 test('one run measures every figure against its own baseline and restores the host CPU set', async () => {
   const before = allowed()
-  const r = await measureRoundtrip({ iterations: 200, home, python: process.env.VIS_PYTHON_VERSION })
+  // A companion (how bench/peers.js races the Python peers): a real process of its own, asked to
+  // measure after every cold start and every round, and placed with the peers.
+  const companion = spawn('sleep', ['600'], { stdio: 'ignore' })
+  const calls = { cold: 0, warm: 0, rounds: 0, bigBatches: new Set<number>(), placed: new Set<string>() }
+  const placement = () =>
+    /Cpus_allowed_list:\s*(\S+)/.exec(readFileSync(`/proc/${companion.pid}/status`, 'utf8'))?.[1]
+  let r: Awaited<ReturnType<typeof measureRoundtrip>>
+  try {
+    r = await measureRoundtrip({
+      iterations: 200,
+      home,
+      python: process.env.VIS_PYTHON_VERSION,
+      companions: [
+        {
+          pids: () => [companion.pid!],
+          cold: async () => {
+            calls.cold += 1
+          },
+          warm: async () => {
+            calls.warm += 1
+          },
+          round: async (batch, bigBatch, big) => {
+            calls.rounds += 1
+            assert.ok(batch >= 10 && bigBatch >= 5 && big.length === 64 * 1024)
+            calls.placed.add(placement() ?? '?')
+          },
+        },
+      ],
+    })
+  } finally {
+    companion.kill('SIGKILL')
+  }
+  assert.deepEqual([calls.cold, calls.warm, calls.rounds], [5, 1, 40])
+  if (r.pinned) assert.deepEqual([...calls.placed], ['1'], 'the companion runs where the peers run')
+  assert.ok(
+    r.idle_session_pss_mb > 0 && r.idle_session_pss_mb <= r.idle_session_rss_mb,
+    `${r.idle_session_pss_mb}`,
+  )
   assert.equal(allowed(), before, 'the host runs on all its CPUs again')
   assert.equal(r.pinned, availableParallelism() >= 2)
   for (const key of [
@@ -27,6 +65,7 @@ test('one run measures every figure against its own baseline and restores the ho
     'cold_create_p50_ms',
     'idle_session_rss_mb',
     'idle_session_private_mb',
+    'idle_session_pss_mb',
   ] as const) {
     assert.ok(Number.isFinite(r[key]) && r[key] > 0, `${key} = ${r[key]}`)
   }
