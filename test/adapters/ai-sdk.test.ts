@@ -12,6 +12,9 @@ import { createEngine } from '../../src/engine/index.js'
 import { chatModel } from './chat-model.js'
 import { chatToolResults, code, type Fixture, fixture, printed, python, session } from './fixture.js'
 
+const LOOP =
+  'import time\nstarted = True\nprint("looping", flush=True)\nwhile True:\n    time.sleep(0.01)\nfinished = True'
+
 describe('vis-runtime/ai-sdk', () => {
   let f: Fixture
   before(async () => {
@@ -103,9 +106,7 @@ describe('vis-runtime/ai-sdk', () => {
         calls: [
           {
             name: 'python',
-            args: code(
-              'import time\nstarted = True\nprint("looping", flush=True)\nwhile True:\n    time.sleep(0.01)\nfinished = True',
-            ),
+            args: code(LOOP),
           },
         ],
       },
@@ -155,6 +156,27 @@ describe('vis-runtime/ai-sdk', () => {
       ])
       const stored = engine.getSession(id).blocks.map((b) => b.code)
       assert.deepEqual(stored, ['n = 20', 'n + 1'])
+
+      // An abort stops the engine's block as a cancelled agent turn does: interrupted, stored so.
+      f.double.script([{ calls: [{ name: 'python', args: code(LOOP) }] }])
+      const ac = new AbortController()
+      const off = engine.subscribe(id, (ev) => {
+        if (ev.type === 'output') ac.abort()
+      })
+      const gen = generateText({
+        model: chatModel(f.double.openaiURL),
+        tools: { python: pythonTool({ engine, sessionId: id }, { timeoutMs: 600_000 }) },
+        stopWhen: stepCountIs(3),
+        prompt: 'loop',
+        abortSignal: ac.signal,
+      })
+      await assert.rejects(gen)
+      off()
+      const after = await engine.runBlock(id, { code: 'print(started, "finished" in globals())' })
+      assert.equal(after.block.stdout, 'True False\n')
+      const looped = engine.getSession(id).blocks.at(-2)!
+      assert.equal(looped.code, LOOP)
+      assert.equal(looped.error?.code, 'block.interrupted')
     } finally {
       await engine.close()
     }
