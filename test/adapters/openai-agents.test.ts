@@ -71,6 +71,18 @@ describe('vis-runtime/openai-agents', () => {
     assert.match(result!, /1 \/ 0/, 'the excerpt shows the failing line')
   })
 
+  test('a session that cannot run the block: the model reads why, the run goes on', {
+    timeout: 120_000,
+  }, async () => {
+    const s = await session(f)
+    await s.dispose()
+    const agent = new Agent({ name: 'coder', model, tools: [pythonTool(s)] })
+    f.double.script([{ calls: [{ args: code('print(1)') }] }, { text: 'the session is gone' }])
+    assert.equal(await ran(agent, 'print'), 'the session is gone')
+    const [result] = responsesToolResults(f.double.requests.at(-1)!.body) as string[]
+    assert.equal(result, `✗ session.disposed error: session ${s.id} is disposed`)
+  })
+
   test("the run's AbortSignal, given to the tool, interrupts the running block", {
     timeout: 120_000,
   }, async () => {
