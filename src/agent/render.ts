@@ -14,12 +14,23 @@ const n = (x: number) => x.toLocaleString('en-US')
 
 export type AttachmentBytes = (attachmentId: string) => { mediaType: string; data: Buffer } | undefined
 
+// What the renderer reads of a block: the engine's view has it, and the framework adapters
+// (src/adapters) build it from a runtime session's result, so both read the same.
+export type RenderableBlock = Pick<BlockView, 'stdout' | 'result' | 'value' | 'error' | 'survived'> & {
+  attachments: readonly Pick<BlockView['attachments'][number], 'id' | 'name' | 'media_type' | 'size'>[]
+}
+
 // What the model reads after a block: stdout (clipped, a notice only the agent loop gives), the
 // result (or the value of a last expression after the output, as a notebook shows both), the error with its excerpt, the survived report, and images as image parts (other
-// attachments are named).
-export function renderBlock(block: BlockView, bytes: AttachmentBytes, images: boolean): Part[] {
+// attachments are named). `clip` is how much stdout the model reads (an adapter's option).
+export function renderBlock(
+  block: RenderableBlock,
+  bytes: AttachmentBytes,
+  images: boolean,
+  clip?: number,
+): Part[] {
   const text: string[] = []
-  if (block.stdout !== '') text.push(clipStdout(block.stdout))
+  if (block.stdout !== '') text.push(clipStdout(block.stdout, clip))
   const value = block.result ?? block.value
   if (value !== null && value !== undefined) text.push(`result: ${json(value)}`)
   // The error and the survived report read as they do on every surface (src/format/block-text.ts).

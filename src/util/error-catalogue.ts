@@ -18,6 +18,12 @@ const fail = (status: number, summary: string): ErrorCatalogueEntry => ({ status
 const retry = (status: number, summary: string): ErrorCatalogueEntry => ({ status, retryable: true, summary })
 
 export const ERROR_CATALOGUE = {
+  // A framework adapter (vis-runtime/ai-sdk, /openai-agents, /langchain) imported without its
+  // framework installed: the frameworks are optional peers (src/adapters/peer.ts).
+  'adapter.peer-missing': fail(
+    500,
+    'A framework adapter was imported without the framework package it needs.',
+  ),
   'agent.bad-model': fail(400, 'The model is not provider/model with a provider vis-runtime knows.'),
   'agent.definition-not-found': fail(
     404,

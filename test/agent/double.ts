@@ -409,6 +409,48 @@ function responsesFrames(r: Scripted, n: number, model: string, req?: Recorded):
   return frames
 }
 
+// The non-streaming Chat Completions answer: the same reply as chatFrames, in one object.
+function chatCompletion(r: Scripted, n: number, model: string): unknown {
+  const u = r.usage ?? {}
+  const calls = (r.calls ?? []).map((c, i) => ({
+    id: c.id ?? `call_${n}_${i}`,
+    type: 'function',
+    function: { name: c.name ?? 'python_execution', arguments: c.args },
+  }))
+  return {
+    id: `chatcmpl-double${n}`,
+    object: 'chat.completion',
+    created: 1_700_000_000,
+    model,
+    system_fingerprint: 'fp_double',
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: r.text ?? null,
+          refusal: r.refusal ?? null,
+          ...(calls.length ? { tool_calls: calls } : {}),
+        },
+        logprobs: null,
+        finish_reason: r.maxTokens ? 'length' : calls.length ? 'tool_calls' : 'stop',
+      },
+    ],
+    usage: {
+      prompt_tokens: u.input ?? 100,
+      completion_tokens: u.output ?? 20,
+      total_tokens: (u.input ?? 100) + (u.output ?? 20),
+      prompt_tokens_details: { cached_tokens: u.cached ?? 0, audio_tokens: 0 },
+      completion_tokens_details: {
+        reasoning_tokens: u.reasoning ?? 0,
+        audio_tokens: 0,
+        accepted_prediction_tokens: 0,
+        rejected_prediction_tokens: 0,
+      },
+    },
+  }
+}
+
 // An error reported inside a stream, as each API words it.
 function streamError(dialect: Dialect, f: { type: string; message: string }, seq: number): string {
   if (dialect === 'anthropic')
@@ -552,6 +594,13 @@ export class ProviderDouble {
         const end = () => resolve(new Response('', { status: 499 }))
         this.stalls.add(end)
         signal.addEventListener('abort', end, { once: true })
+      })
+    }
+    // A Chat request without `stream: true` gets the whole completion as one JSON body, as the
+    // API answers it (LangChain's ChatOpenAI asks so unless told to stream).
+    if (dialect === 'chat' && req.body?.stream !== true) {
+      return Response.json(chatCompletion(r, this.requests.length, model), {
+        headers: { 'x-request-id': `req_double${this.requests.length}` },
       })
     }
     const frames = FRAMES[dialect](r, this.requests.length, model, req)

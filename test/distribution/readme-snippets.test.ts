@@ -4,7 +4,7 @@
 // result field that the README still shows fails here. A snippet that continues an earlier one
 // (no import of its own) gets the entry points' import in front.
 import assert from 'node:assert/strict'
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import ts from 'typescript'
@@ -20,6 +20,8 @@ function snippets(): string[] {
 function typeErrors(files: Record<string, string>): string[] {
   const dir = tempDir('vis-readme-ts-')
   mkdirSync(dir, { recursive: true })
+  // The frameworks the adapters' snippets import resolve as in a project that installed them.
+  symlinkSync(join(repoRoot, 'node_modules'), join(dir, 'node_modules'))
   const names = Object.entries(files).map(([name, text]) => {
     const path = join(dir, name)
     writeFileSync(path, text)
@@ -34,7 +36,11 @@ function typeErrors(files: Record<string, string>): string[] {
     moduleResolution: ts.ModuleResolutionKind.NodeNext,
     types: ['node'],
     typeRoots: [join(repoRoot, 'node_modules', '@types')],
-    paths: { 'vis-runtime': [join(repoRoot, 'src', 'index.ts')] },
+    paths: {
+      'vis-runtime': [join(repoRoot, 'src', 'index.ts')],
+      // The framework adapters' subpath exports (package.json exports, src/adapters).
+      'vis-runtime/*': [join(repoRoot, 'src', 'adapters', '*.ts')],
+    },
   })
   return ts
     .getPreEmitDiagnostics(program)
@@ -61,6 +67,11 @@ test("every TypeScript snippet in the README compiles against the library's entr
   // The quick start, the library section, the agent and the drafts examples at least.
   assert.ok(blocks.length >= 4, `${blocks.length} ts blocks`)
   assert.ok(blocks.some((b) => b.includes('createRuntime')) && blocks.some((b) => b.includes('createEngine')))
+  for (const adapter of ['vis-runtime/ai-sdk', 'vis-runtime/openai-agents', 'vis-runtime/langchain'])
+    assert.ok(
+      blocks.some((b) => b.includes(`from '${adapter}'`)),
+      `the README shows ${adapter}`,
+    )
   const files = Object.fromEntries(blocks.map((b, i) => [`snippet-${i + 1}.mts`, asModule(b)]))
   const errors = typeErrors({ ...files, 'wrong.mts': WRONG })
   const wrong = errors.filter((e) => e.startsWith('wrong.mts:'))
