@@ -1,10 +1,9 @@
 import { createInterface } from 'node:readline'
 import { parseArgs } from 'node:util'
 import { VisError } from '../../util/errors.js'
-import { approvalPrompter, Lines } from '../agent/ask.js'
-import { TurnPrinter } from '../agent/printer.js'
-import { finishReview, reviewDecision, startReview } from '../agent/review.js'
-import { AGENT_OPTIONS, AGENT_USAGE, openAgentCli, titleFromTask } from '../agent/setup.js'
+import { sendFirstRequest, testHoldBeforeSession } from '../agent/first-request.js'
+import { AGENT_OPTIONS, AGENT_USAGE, prepareAgentCli, titleFromTask } from '../agent/options.js'
+import { reviewDecision } from '../agent/review.js'
 import type { Command } from '../command.js'
 
 const usage = `Usage: vis run [options] "task"
@@ -39,7 +38,25 @@ export const run: Command = {
     const task = positionals.join(' ').trim()
     if (task === '') throw new VisError('cli.missing-argument', `vis run needs a task.\n\n${usage}`)
     const tty = process.stdin.isTTY === true
-    const cli = await openAgentCli(values, tty, titleFromTask(task))
+    const prepared = prepareAgentCli(values, tty)
+    // The first model request goes out before the engine, the worker and the session are even
+    // loaded (first-request.ts); they start while it is in flight.
+    const first = await sendFirstRequest(values, prepared, task)
+    await testHoldBeforeSession()
+    let cli: Awaited<ReturnType<typeof import('../agent/setup.js').openAgentCli>>
+    const [{ openAgentCli }, { approvalPrompter, Lines }, { TurnPrinter }, { finishReview, startReview }] =
+      await Promise.all([
+        import('../agent/setup.js'),
+        import('../agent/ask.js'),
+        import('../agent/printer.js'),
+        import('../agent/review.js'),
+      ])
+    try {
+      cli = await openAgentCli(values, tty, titleFromTask(task), prepared)
+    } catch (err) {
+      first.early?.abort()
+      throw err
+    }
     const { engine, agent, sessionId } = cli
     const rl = tty ? createInterface({ input: process.stdin, output: process.stderr }) : undefined
     const ac = new AbortController()
@@ -59,6 +76,7 @@ export const run: Command = {
       if ((values.apply || values['no-apply']) && cli.mode !== 'review') {
         // The session this command made for the turn goes with the refusal.
         if (cli.created) await engine.closeSession(sessionId)
+        first.early?.abort()
         throw new VisError('cli.bad-option', '--apply and --no-apply go with --review (mode review)')
       }
       const lines = rl ? new Lines(rl) : undefined
@@ -72,6 +90,8 @@ export const run: Command = {
         signal: ac.signal,
         ...(cli.model ? { model: cli.model } : {}),
         ...(cli.maxIterations ? { maxIterations: cli.maxIterations } : {}),
+        ...(first.early ? { early: first.early } : {}),
+        onPromptParts: first.onPromptParts,
       })
       for (const off of offs) off()
       // The review's end: the diff, then the person's decision (or the flag's).
@@ -87,6 +107,7 @@ export const run: Command = {
       if (values.json) process.stdout.write(`${JSON.stringify(r, null, 2)}\n`)
       return r.status === 'done' ? 0 : r.status === 'cancelled' ? 130 : 1
     } finally {
+      first.early?.abort()
       process.off('SIGINT', onInt)
       rl?.close()
       await engine.close()
