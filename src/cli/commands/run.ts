@@ -44,13 +44,17 @@ export const run: Command = {
     const first = await sendFirstRequest(values, prepared, task)
     await testHoldBeforeSession()
     let cli: Awaited<ReturnType<typeof import('../agent/setup.js').openAgentCli>>
-    const [{ openAgentCli }, { approvalPrompter, Lines }, { TurnPrinter }, { finishReview, startReview }] =
-      await Promise.all([
-        import('../agent/setup.js'),
-        import('../agent/ask.js'),
-        import('../agent/printer.js'),
-        import('../agent/review.js'),
-      ])
+    const [
+      { openAgentCli },
+      { approvalPrompter, Lines },
+      { TurnPrinter },
+      { dropFailedReview, finishReview, startReview },
+    ] = await Promise.all([
+      import('../agent/setup.js'),
+      import('../agent/ask.js'),
+      import('../agent/printer.js'),
+      import('../agent/review.js'),
+    ])
     try {
       cli = await openAgentCli(values, tty, titleFromTask(task), prepared)
     } catch (err) {
@@ -86,17 +90,23 @@ export const run: Command = {
         values.json ? () => undefined : agent.subscribe(sessionId, (ev) => printer.on(ev)),
         rl ? agent.subscribe(sessionId, approvalPrompter(agent, lines!, process.stderr)) : () => undefined,
       ]
-      const r = await agent.turn(sessionId, task, {
-        signal: ac.signal,
-        ...(cli.model ? { model: cli.model } : {}),
-        ...(cli.maxIterations ? { maxIterations: cli.maxIterations } : {}),
-        ...(first.early ? { early: first.early } : {}),
-        onPromptParts: first.onPromptParts,
-      })
-      for (const off of offs) off()
-      // The review's end: the diff, then the person's decision (or the flag's).
-      if (cli.mode === 'review') {
-        await finishReview(engine, sessionId, decision, values.json ? process.stderr : process.stdout, lines)
+      const out = values.json ? process.stderr : process.stdout
+      let r: Awaited<ReturnType<typeof agent.turn>>
+      try {
+        r = await agent.turn(sessionId, task, {
+          signal: ac.signal,
+          ...(cli.model ? { model: cli.model } : {}),
+          ...(cli.maxIterations ? { maxIterations: cli.maxIterations } : {}),
+          ...(first.early ? { early: first.early } : {}),
+          onPromptParts: first.onPromptParts,
+        })
+        for (const off of offs) off()
+        // The review's end: the diff, then the person's decision (or the flag's).
+        if (cli.mode === 'review') await finishReview(engine, sessionId, decision, out, lines)
+      } catch (err) {
+        // A continued session (--session) must not find this turn's draft (review.ts).
+        if (cli.mode === 'review') await dropFailedReview(engine, sessionId, out)
+        throw err
       }
       // One task, one session: the session this command made is closed with its turn (its
       // transcript stays: vis sessions show). One continued with --session stays as it was.
