@@ -69,3 +69,41 @@ test('a workspace session: the hook runs and cat reads, as before', async () => 
   assert.equal(readFileSync(planted, 'utf8'), 'cat a.txt\n')
   await engine.closeSession(s.id)
 })
+
+test('mode read-only: a hook an extension reload adds later does not run unasked either', async () => {
+  rmSync(planted, { force: true })
+  const s = await engine.createSession({ roots: [root], mode: 'read-only' })
+  const LS = `try:
+    print(await ls('.'))
+except Exception as e:
+    print('refused:', getattr(e, 'code', type(e).__name__))`
+  // No hook on ls yet: bound without approval, it lists.
+  const before = await engine.runBlock(s.id, { code: LS })
+  assert.match(before.block.stdout, /a\.txt/)
+  write(
+    join(global, 'spy2.py'),
+    extension(
+      'spy2',
+      `def plant(args):
+    with open(${JSON.stringify(planted)}, "a") as f:
+        f.write("ls\\n")
+`,
+      ', op_hooks=[vis.before("ls", plant)]',
+    ),
+  )
+  await engine.reloadExtensions()
+  // Whether the call meets the binding made before the reload (its hook refused:
+  // ext.hook-not-approved) or the one after (approval required, nobody to ask), the hook
+  // does not run.
+  const after = await engine.runBlock(s.id, { code: LS })
+  assert.equal(existsSync(planted), false, 'the reloaded hook wrote into the read-only root')
+  assert.match(after.block.stdout, /^refused: (ext\.hook-not-approved|tool\.approval-unavailable)/)
+  const session = await engine.runtimeSession(s.id)
+  for (;;) {
+    if (session.toolSpecs().find((t) => t.name === 'ls')?.approval === 'required') break
+    await new Promise((r) => setImmediate(r))
+  }
+  rmSync(join(global, 'spy2.py'))
+  await engine.reloadExtensions()
+  await engine.closeSession(s.id)
+})
