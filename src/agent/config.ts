@@ -7,7 +7,7 @@ import { visHome } from '../util/home.js'
 import { issuesText } from '../util/zod-issues.js'
 import { BudgetSchema } from './budget.js'
 import { ANTHROPIC_MAX_TOKENS } from './providers/types.js'
-import { SubLoopConfigSchema } from './sub-loop.js'
+import { SubLoopConfigSchema } from './sub-loop-config.js'
 
 export const PROVIDERS = [
   'openai',

@@ -10,12 +10,14 @@ import { type Budget, TurnBudget, unpriced } from './budget.js'
 import { childModelRule } from './child-models.js'
 import { type AgentConfig, loadAgentConfig, resolveModel } from './config.js'
 import { ModelDeltaBatcher } from './deltas.js'
+import type { EarlyRequest } from './first-request.js'
 import { FOLD_TOOL, foldTool } from './fold-tool.js'
 import { projectInstructions } from './instructions.js'
 import { type CallScope, journalGate } from './journal.js'
 import { GuestStateSchema, type LiveState, trackWrites } from './live-state.js'
 import { runTurn } from './loop.js'
 import { systemPrompt } from './prompt.js'
+import type { PromptParts } from './prompt-cache.js'
 import { createProvider } from './providers/index.js'
 import { type Message, type Provider, zeroUsage } from './providers/types.js'
 import { AgentRecords } from './records.js'
@@ -42,6 +44,12 @@ export type TurnOptions = {
   budget?: Budget
   // A child turn's: its parent's budget, which it draws on (sub_loop); `budget` is then ignored.
   parentBudget?: TurnBudget
+  // The first request, sent before the session had started (src/agent/first-request.ts): its
+  // reply is the first iteration's when the session's system prompt and the task are the ones
+  // it was sent with; otherwise it is aborted and the model asked again. Its provider is the turn's.
+  early?: EarlyRequest
+  // The session's slow prompt parts once it has started, for a cache of them (prompt-cache.ts).
+  onPromptParts?: (parts: PromptParts) => void
 }
 
 export type AgentEvent = { type: string; sessionId: string; turnId: string | null } & Record<string, unknown>
@@ -152,7 +160,8 @@ export class Agent {
       network: { enabled: boolean; allow?: string[]; deny?: string[] }
       shell: boolean
     }
-    const provider = opts.provider ?? createProvider(resolveModel(opts.model, this.config))
+    const provider =
+      opts.early?.provider ?? opts.provider ?? createProvider(resolveModel(opts.model, this.config))
     const toolCalling = opts.provider ? true : resolveModel(opts.model, this.config).toolCalling
     const expanded = await expandTemplate(prompt, this.config.home, policy.roots[0])
     const maxIterations = opts.maxIterations ?? this.config.maxIterations
@@ -182,6 +191,8 @@ export class Agent {
         parent: opts.parent,
         instructions: opts.instructions,
         budget,
+        early: opts.early,
+        onPromptParts: opts.onPromptParts,
       }),
     )
     s.tail = run.catch(() => undefined)
@@ -293,6 +304,8 @@ export class Agent {
       parent: TurnParent | undefined
       instructions: string | undefined
       budget: TurnBudget
+      early: EarlyRequest | undefined
+      onPromptParts: ((parts: PromptParts) => void) | undefined
     },
   ): Promise<TurnResult> {
     const s = this.state(sessionId)
@@ -365,10 +378,27 @@ export class Agent {
         agents: found?.agents ?? [],
       })
       const system = r.instructions ? `${base}\n\n${r.instructions}` : base
+      r.onPromptParts?.({
+        policy: { roots: r.policy.roots, network: r.policy.network, shell: r.policy.shell },
+        tools: session.toolSpecs(),
+        fragments,
+        skills: (found?.skills ?? []).map(({ name, description }) => ({ name, description })),
+        agents: (found?.agents ?? []).map(({ name, description }) => ({ name, description })),
+      })
       s.history ??= replayHistory(this.engine, this.records, sessionId, turnId, {
         images: r.provider.images,
         maxIterations: this.config.maxIterations,
       })
+      const early = r.early && usableEarly(r.early, system, r.expanded, r.toolCalling, s.history)
+      if (r.early && !early) {
+        r.early.abort()
+        this.emit(sessionId, turnId, 'turn.warning', {
+          kind: 'first-request',
+          path: 'first request:',
+          reason:
+            "the session's prompt differs from the cached one the early request was sent with; the model was asked again",
+        })
+      }
       end = await runTurn({
         engine: this.engine,
         records: this.records,
@@ -383,6 +413,7 @@ export class Agent {
         maxIterations: r.maxIterations,
         signal: r.signal,
         budget: r.budget,
+        early,
         scope: s.scope,
         emit: (type, data) => this.emit(sessionId, turnId, type, data),
         liveState: async (): Promise<LiveState | undefined> => {
@@ -405,6 +436,7 @@ export class Agent {
         },
       })
     } catch (err) {
+      r.early?.abort()
       end = {
         status: r.signal.aborted ? 'cancelled' : 'failed',
         answer: null,
@@ -476,6 +508,23 @@ export class Agent {
     }
     return s
   }
+}
+
+// An early request answers the turn's first iteration only if it asked what the turn asks: the
+// same system prompt, the task alone (a new conversation), with or without tool calling alike.
+function usableEarly(
+  early: EarlyRequest,
+  system: string,
+  task: string,
+  toolCalling: boolean,
+  history: readonly Message[],
+): EarlyRequest | undefined {
+  return early.system === system &&
+    early.prompt === task &&
+    early.toolCalling === toolCalling &&
+    history.length === 0
+    ? early
+    : undefined
 }
 
 // A queued turn has no row yet: its position (0) is given when it starts; what was asked, by

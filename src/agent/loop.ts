@@ -7,6 +7,7 @@ import { budgetExceeded, type TurnBudget } from './budget.js'
 import { shouldCompact } from './compaction.js'
 import type { AgentConfig } from './config.js'
 import { isContextOverflow } from './context-window.js'
+import type { EarlyRequest } from './first-request.js'
 import type { CallScope } from './journal.js'
 import type { LiveState } from './live-state.js'
 import { classify, ProviderFailure, StallWatch } from './providers/failure.js'
@@ -61,6 +62,9 @@ export type TurnRun = {
   liveState?: () => Promise<LiveState | undefined>
   // The note of a fold_session() call made by the block that just ran, taken once.
   takeFold?: () => string | undefined
+  // The first request, already sent with this turn's system prompt and task (first-request.ts):
+  // the first iteration takes its reply instead of asking again.
+  early?: EarlyRequest
 }
 
 export type TurnEnd = {
@@ -307,19 +311,25 @@ async function callModel(
   let stalls = 0
   let refusals = 0
   for (;;) {
-    const watch = new StallWatch(t.config.stallMs, t.signal)
+    const early = takeEarly(t, final)
+    const watch = early?.watch ?? new StallWatch(t.config.stallMs, t.signal)
+    const onCancel = () => early?.abort(t.signal.reason)
+    if (early) t.signal.addEventListener('abort', onCancel, { once: true })
     try {
-      const reply = await t.provider.complete({
-        system: t.system,
-        messages: ownReasoning(t.history, modelRef(t.provider)),
-        tools: t.toolCalling,
-        toolChoice: final ? 'none' : 'auto',
-        signal: watch.signal,
-        onDelta: (text) => {
-          watch.kick()
-          if (text !== '') t.emit('model.delta', { iteration_id: iterationId, text })
-        },
-      })
+      const onDelta = (text: string) => {
+        watch.kick()
+        if (text !== '') t.emit('model.delta', { iteration_id: iterationId, text })
+      }
+      const reply = early
+        ? await early.take(onDelta)
+        : await t.provider.complete({
+            system: t.system,
+            messages: ownReasoning(t.history, modelRef(t.provider)),
+            tools: t.toolCalling,
+            toolChoice: final ? 'none' : 'auto',
+            signal: watch.signal,
+            onDelta,
+          })
       // Both SDKs end a stream quietly when its signal aborts mid-way (a stall, a cancel): what
       // came back is the part before it, never a whole reply. Failed here like a thrown abort.
       if (watch.signal.aborted) throw watch.signal.reason ?? new Error('the request was aborted')
@@ -372,6 +382,19 @@ async function callModel(
       })
     } finally {
       watch.dispose()
+      t.signal.removeEventListener('abort', onCancel)
     }
   }
+}
+
+// The early request, once, and only for what it asked: the task alone, not the cap's question.
+function takeEarly(t: TurnRun, final: boolean): EarlyRequest | undefined {
+  const early = t.early
+  t.early = undefined
+  if (!early) return undefined
+  if (final || t.history.length !== 1 || t.signal.aborted) {
+    early.abort()
+    return undefined
+  }
+  return early
 }

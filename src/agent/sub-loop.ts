@@ -10,6 +10,7 @@ import type { TurnBudget } from './budget.js'
 import { allowedChildModel, type ChildModelRule } from './child-models.js'
 import type { CallScope } from './journal.js'
 import type { Provider } from './providers/types.js'
+import { type SubLoopConfig, SubLoopConfigSchema } from './sub-loop-config.js'
 
 // `await sub_loop(prompt, *, model=None, max_iterations=None, roots=None)` from a block (issue 31
 // §1): a child turn with its own conversation in a child session, a fork of the parent's: the
@@ -26,18 +27,7 @@ import type { Provider } from './providers/types.js'
 // budget (budget.ts): what is left of it is the child's, and a child that finds it spent ends
 // with agent.budget-exceeded, raised in the parent's block.
 
-export const SubLoopConfigSchema = z
-  .object({
-    concurrency: z.number().int().min(1).max(64).default(4),
-    timeoutMs: z
-      .number()
-      .int()
-      .min(1000)
-      .default(10 * 60_000),
-    maxDepth: z.number().int().min(1).max(8).default(2),
-  })
-  .strict()
-export type SubLoopConfig = z.infer<typeof SubLoopConfigSchema>
+export { type SubLoopConfig, SubLoopConfigSchema }
 
 // Where a child turn came from: stored in its request (turns.request), read back into its view.
 export const TurnParentSchema = z.object({

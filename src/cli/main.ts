@@ -1,18 +1,7 @@
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
-import { packageRoot } from '../util/home.js'
+import { packageVersion } from '../util/package-version.js'
 import type { CommandEntry } from './command.js'
 import { commands } from './commands/index.js'
 import { reportFailure } from './report-error.js'
-
-function packageVersion(): string {
-  try {
-    return (JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as { version: string })
-      .version
-  } catch {
-    return 'unknown'
-  }
-}
 
 function overview(): string {
   const width = Math.max(...commands.map((c) => c.name.length), 4)

@@ -25,7 +25,11 @@ export async function reloadExtensions(core: EngineCore): Promise<ExtensionList>
       const gone = live.extTools.filter((n) => !next.includes(n))
       live.extTools = next
       for (const n of gone) s.unbind(n).catch(() => undefined)
-      reg.bindInto(live.gateOutside ? gateOutsideTools(s, host) : s, live.hostTools).catch(() => undefined)
+      reg
+        .bindInto(live.gateOutside ? gateOutsideTools(s, host) : s, live.hostTools, {
+          gated: live.gateOutside,
+        })
+        .catch(() => undefined)
     }
   }
   return extensionList(reg)

@@ -9,7 +9,18 @@ import { SessionPolicySchema } from './schemas.js'
 
 // The vis home's mcp.json: the servers whose tools sessions get, and the policy of the
 // sessions vis itself serves over MCP.
-export const McpServePolicySchema = SessionPolicySchema.pick({ roots: true, network: true, mode: true })
+// No review mode over MCP: a review ends with a person reading the diff and applying it, and an
+// MCP client has no such step (its model would apply its own draft). Refused with the way to
+// let a client look without changing anything.
+export const MCP_NO_REVIEW =
+  'MCP sessions have no review mode: an MCP client has no step where a person reads the diff and applies it. ' +
+  'Use read-only (vis mcp --read-only, or "serve": {"mode": "read-only"} in mcp.json) to let a client look without changing anything, ' +
+  "or vis run --review / vis chat --review to review an agent's changes"
+export const McpServePolicySchema = SessionPolicySchema.pick({
+  roots: true,
+  network: true,
+  mode: true,
+}).refine((p) => p.mode !== 'review', { message: MCP_NO_REVIEW, path: ['mode'] })
 export type McpServePolicy = z.output<typeof McpServePolicySchema>
 
 // "mcpServers" is what Claude, Cursor and most READMEs call the servers: a file written for them

@@ -130,7 +130,7 @@ export async function startWorker(
     // A read-only or review session: what runs outside the jail waits for approval.
     live.gateOutside = policy.mode !== undefined
     const binder = live.gateOutside ? gateOutsideTools(session, new Set(host.map((t) => t.name))) : session
-    if (extensions) live.extTools = await extensions.bindInto(binder, host)
+    if (extensions) live.extTools = await extensions.bindInto(binder, host, { gated: live.gateOutside })
     else await Promise.all(host.map((t) => session.bindTool(t)))
     // MCP clients run here on the host, never in the jail; they close with the session.
     await bindMcpServers(binder, deps.mcpServers)

@@ -289,14 +289,22 @@ export class ExtensionRegistry {
   // A host tool with the extensions' op hooks around it: before-hooks may refuse the call,
   // after-hooks see the result and may withhold it. Hooks are looked up at call time, so a
   // reload changes them for tools bound earlier.
-  withHooks(tool: Tool): Tool {
+  // `unapproved`: the tool is bound in a read-only or review session without approval (it had
+  // no hooks then); a hook found at call time (a reload added it) refuses the call instead of
+  // running outside the sandbox unasked.
+  withHooks(tool: Tool, unapproved = false): Tool {
     const run = async (args: unknown[], ctx: ToolContext): Promise<Json> => {
-      await this.runHooks('before', tool.name, args, null, ctx)
+      await this.runHooks('before', tool.name, args, null, ctx, unapproved)
       const result = await tool.run(args, ctx)
-      await this.runHooks('after', tool.name, args, result, ctx)
+      await this.runHooks('after', tool.name, args, result, ctx, unapproved)
       return result
     }
     return { ...tool, run }
+  }
+
+  // The host tools some extension's op hooks are on.
+  hookedTools(): Set<string> {
+    return new Set(this.list().flatMap((e) => e.manifest.op_hooks.map((h) => h.tool)))
   }
 
   private async runHooks(
@@ -305,11 +313,19 @@ export class ExtensionRegistry {
     args: unknown[],
     result: Json,
     ctx: Pick<ToolContext, 'sessionId' | 'signal'>,
+    unapproved: boolean,
   ): Promise<void> {
     const { sessionId } = ctx
     for (const ext of this.list()) {
       for (const h of ext.manifest.op_hooks) {
         if (h.when !== when || h.tool !== toolName) continue
+        if (unapproved) {
+          throw new VisError(
+            'ext.hook-not-approved',
+            `${toolName}: the ${when}-hook of extension ${ext.manifest.name} runs outside the sandbox, and this session is read-only or in review; it was loaded after ${toolName} was bound without approval, so the call is refused. Start a new session to have ${toolName} ask for approval, or use a workspace session.`,
+            { sessionId, extension: ext.manifest.name, tool: toolName },
+          )
+        }
         let answer: HookAnswer
         try {
           answer = HookAnswer.parse(
@@ -366,7 +382,13 @@ export class ExtensionRegistry {
   // session. A host tool's name wins over an extension tool of the same name. Refused unless
   // the session's jail masks every extension directory inside its roots (spawn it with
   // `hidden: registry.maskFor(roots)`), and for roots that cannot be masked.
-  async bindInto(session: BindableSession, hostTools: Tool[] = []): Promise<string[]> {
+  // `gated` (a read-only or review session, src/engine/mode-gate.ts): a host tool with hooks
+  // waits for approval at each call, since its hooks run outside the jail.
+  async bindInto(
+    session: BindableSession,
+    hostTools: Tool[] = [],
+    opts: { gated?: boolean } = {},
+  ): Promise<string[]> {
     const have = new Set(session.hidden ?? [])
     const unmasked = this.masks(session.roots, session.id, false).filter((h) => !have.has(h))
     if (unmasked.length > 0) {
@@ -379,8 +401,15 @@ export class ExtensionRegistry {
     }
     const taken = new Set(hostTools.map((t) => t.name))
     const ext = this.tools().filter((t) => !taken.has(t.name))
+    const hooked = opts.gated ? this.hookedTools() : new Set<string>()
+    const wrap = (t: Tool): Tool & { approval?: 'required' } =>
+      !opts.gated
+        ? this.withHooks(t)
+        : hooked.has(t.name)
+          ? { ...this.withHooks(t), approval: 'required' as const }
+          : this.withHooks(t, true)
     await Promise.all([
-      ...hostTools.map((t) => session.bindTool(this.withHooks(t))),
+      ...hostTools.map((t) => session.bindTool(wrap(t))),
       ...ext.map((t) => session.bindTool(t)),
     ])
     // Every binding (a reload too) hands over the whole set: what changed is replaced, what

@@ -207,6 +207,10 @@ export const ERROR_CATALOGUE = {
   'ext.dirs-exposed': fail(400, "A session's roots would expose an extension directory to the sandbox."),
   'ext.gone': fail(500, 'The extension is no longer loaded.'),
   'ext.hook-failed': fail(500, "An extension's before- or after-hook failed."),
+  'ext.hook-not-approved': fail(
+    403,
+    "An extension's hook on a host tool would run outside the sandbox in a read-only or review session without a person's approval; the call was refused.",
+  ),
   'ext.host-call': fail(500, 'A trusted extension called a host function it may not call.'),
   'ext.no-command': fail(500, 'The extension has no slash command of that name.'),
   'ext.no-state': fail(500, 'The extension has no state store available.'),

@@ -1,5 +1,5 @@
 import type { Engine } from '../../engine/index.js'
-import { VisError } from '../../util/errors.js'
+import { errorMessage, VisError } from '../../util/errors.js'
 import type { Lines } from './ask.js'
 import { visibleControls } from './visible.js'
 
@@ -68,4 +68,25 @@ export async function finishReview(
     ),
   )
   return 'applied'
+}
+
+// A review turn that threw (a template or model refused before it ran, a diff that could not be
+// applied: draft.conflict) leaves its draft behind. It is dropped, and said so: the next turn
+// starts from the root as it is, and its diff shows only its own changes. Whatever the failed
+// turn wrote was shown above (or never written); nothing of it lands later unasked.
+export async function dropFailedReview(
+  engine: Engine,
+  sessionId: string,
+  out: NodeJS.WritableStream,
+): Promise<void> {
+  const draft = engine.draft(sessionId)
+  try {
+    if (!(await draft.state()).draft) return
+    await draft.abandon('review: the turn failed')
+    out.write(
+      '[review: the turn failed; its draft was dropped, the next turn starts from the root as it is]\n',
+    )
+  } catch (err) {
+    out.write(`[review: the failed turn's draft could not be dropped: ${errorMessage(err)}]\n`)
+  }
 }

@@ -5,7 +5,7 @@ import { errorMessage, isVisError, VisError } from '../../util/errors.js'
 import { approvalPrompter, Lines } from '../agent/ask.js'
 import { DRAFT_USAGE, runDraftCommand } from '../agent/draft-command.js'
 import { sessionCounts, TurnPrinter, usageLine } from '../agent/printer.js'
-import { finishReview, reviewDecision, startReview } from '../agent/review.js'
+import { dropFailedReview, finishReview, reviewDecision, startReview } from '../agent/review.js'
 import { AGENT_OPTIONS, AGENT_USAGE, openAgentCli, titleFromTask } from '../agent/setup.js'
 import { visibleControls } from '../agent/visible.js'
 import type { Command } from '../command.js'
@@ -111,6 +111,8 @@ export const chat: Command = {
         } catch (err) {
           // A bad template or model is reported; the conversation goes on.
           process.stderr.write(failureLine(err))
+          // Its draft does not carry into the next turn (review.ts).
+          if (cli.mode === 'review') await dropFailedReview(engine, sessionId, process.stdout)
         } finally {
           current = undefined
         }

@@ -2,7 +2,12 @@ import { statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { createEngine } from '../../engine/engine.js'
-import { loadMcpConfig, type McpServePolicy, McpServePolicySchema } from '../../engine/mcp-config.js'
+import {
+  loadMcpConfig,
+  MCP_NO_REVIEW,
+  type McpServePolicy,
+  McpServePolicySchema,
+} from '../../engine/mcp-config.js'
 import { serveStdio } from '../../mcp/server/transport-stdio.js'
 import { VisError } from '../../util/errors.js'
 import type { Command } from '../command.js'
@@ -18,6 +23,7 @@ Resources: each session's transcript and attachments. Diagnostics go to stderr.
              Without any, "serve" of the vis home's mcp.json, else none. --root, --network and
              --allow replace serve's roots and network; serve's "mode" (read-only) still holds.
   --read-only  sessions and the file tools read the roots and change nothing (mode read-only)
+  --review   refused: MCP has no review mode (no step where a person applies a diff); use --read-only
   --network  let sessions reach the network (through the egress proxy; default off)
   --allow    with --network: only these hosts or CIDRs (repeatable)
   --python   the Python minor to run, e.g. 3.12
@@ -67,12 +73,14 @@ export const mcp: Command = {
         root: { type: 'string', multiple: true },
         network: { type: 'boolean' },
         'read-only': { type: 'boolean' },
+        review: { type: 'boolean' },
         allow: { type: 'string', multiple: true },
         python: { type: 'string' },
         pool: { type: 'string' },
         project: { type: 'string' },
       },
     })
+    if (values.review) throw new VisError('cli.bad-option', `vis mcp --review: ${MCP_NO_REVIEW}`)
     const pool = values.pool === undefined ? undefined : Number(values.pool)
     if (pool !== undefined && (!Number.isInteger(pool) || pool < 0 || pool > 64)) {
       throw new VisError('cli.bad-option', `--pool must be 0..64, not ${values.pool}`)

@@ -1,10 +1,9 @@
 import { createInterface } from 'node:readline'
 import { parseArgs } from 'node:util'
 import { VisError } from '../../util/errors.js'
-import { approvalPrompter, Lines } from '../agent/ask.js'
-import { TurnPrinter } from '../agent/printer.js'
-import { finishReview, reviewDecision, startReview } from '../agent/review.js'
-import { AGENT_OPTIONS, AGENT_USAGE, openAgentCli, titleFromTask } from '../agent/setup.js'
+import { sendFirstRequest, testHoldBeforeSession } from '../agent/first-request.js'
+import { AGENT_OPTIONS, AGENT_USAGE, prepareAgentCli, titleFromTask } from '../agent/options.js'
+import { reviewDecision } from '../agent/review.js'
 import { visibleJson } from '../agent/visible.js'
 import type { Command } from '../command.js'
 
@@ -40,7 +39,29 @@ export const run: Command = {
     const task = positionals.join(' ').trim()
     if (task === '') throw new VisError('cli.missing-argument', `vis run needs a task.\n\n${usage}`)
     const tty = process.stdin.isTTY === true
-    const cli = await openAgentCli(values, tty, titleFromTask(task))
+    const prepared = prepareAgentCli(values, tty)
+    // The first model request goes out before the engine, the worker and the session are even
+    // loaded (first-request.ts); they start while it is in flight.
+    const first = await sendFirstRequest(values, prepared, task)
+    await testHoldBeforeSession()
+    let cli: Awaited<ReturnType<typeof import('../agent/setup.js').openAgentCli>>
+    const [
+      { openAgentCli },
+      { approvalPrompter, Lines },
+      { TurnPrinter },
+      { dropFailedReview, finishReview, startReview },
+    ] = await Promise.all([
+      import('../agent/setup.js'),
+      import('../agent/ask.js'),
+      import('../agent/printer.js'),
+      import('../agent/review.js'),
+    ])
+    try {
+      cli = await openAgentCli(values, tty, titleFromTask(task), prepared)
+    } catch (err) {
+      first.early?.abort()
+      throw err
+    }
     const { engine, agent, sessionId } = cli
     const rl = tty ? createInterface({ input: process.stdin, output: process.stderr }) : undefined
     const ac = new AbortController()
@@ -60,6 +81,7 @@ export const run: Command = {
       if ((values.apply || values['no-apply']) && cli.mode !== 'review') {
         // The session this command made for the turn goes with the refusal.
         if (cli.created) await engine.closeSession(sessionId)
+        first.early?.abort()
         throw new VisError('cli.bad-option', '--apply and --no-apply go with --review (mode review)')
       }
       const lines = rl ? new Lines(rl) : undefined
@@ -69,15 +91,23 @@ export const run: Command = {
         values.json ? () => undefined : agent.subscribe(sessionId, (ev) => printer.on(ev)),
         rl ? agent.subscribe(sessionId, approvalPrompter(agent, lines!, process.stderr)) : () => undefined,
       ]
-      const r = await agent.turn(sessionId, task, {
-        signal: ac.signal,
-        ...(cli.model ? { model: cli.model } : {}),
-        ...(cli.maxIterations ? { maxIterations: cli.maxIterations } : {}),
-      })
-      for (const off of offs) off()
-      // The review's end: the diff, then the person's decision (or the flag's).
-      if (cli.mode === 'review') {
-        await finishReview(engine, sessionId, decision, values.json ? process.stderr : process.stdout, lines)
+      const out = values.json ? process.stderr : process.stdout
+      let r: Awaited<ReturnType<typeof agent.turn>>
+      try {
+        r = await agent.turn(sessionId, task, {
+          signal: ac.signal,
+          ...(cli.model ? { model: cli.model } : {}),
+          ...(cli.maxIterations ? { maxIterations: cli.maxIterations } : {}),
+          ...(first.early ? { early: first.early } : {}),
+          onPromptParts: first.onPromptParts,
+        })
+        for (const off of offs) off()
+        // The review's end: the diff, then the person's decision (or the flag's).
+        if (cli.mode === 'review') await finishReview(engine, sessionId, decision, out, lines)
+      } catch (err) {
+        // A continued session (--session) must not find this turn's draft (review.ts).
+        if (cli.mode === 'review') await dropFailedReview(engine, sessionId, out)
+        throw err
       }
       // One task, one session: the session this command made is closed with its turn (its
       // transcript stays: vis sessions show). One continued with --session stays as it was.
@@ -88,6 +118,7 @@ export const run: Command = {
       if (values.json) process.stdout.write(`${visibleJson(r)}\n`)
       return r.status === 'done' ? 0 : r.status === 'cancelled' ? 130 : 1
     } finally {
+      first.early?.abort()
       process.off('SIGINT', onInt)
       rl?.close()
       await engine.close()
