@@ -68,6 +68,11 @@ export const ERROR_CATALOGUE = {
   'approval.settled': fail(409, 'The approval was already approved, denied or cancelled.'),
 
   'attachment.not-found': fail(404, 'The session has no attachment with that id.'),
+  // Raised in the guest (vis_guest/attach.py AttachmentTooLarge), as the Python exception's `code`.
+  'attachment.too-large': fail(
+    413,
+    "A block's vis_attach/vis_attach_bytes attachments (and figures) exceed the 6 MiB one block result carries; the outbox takes larger files.",
+  ),
 
   'bench.batteries': fail(500, 'The batteries benchmark found no CPython to stage its baseline from.'),
 
