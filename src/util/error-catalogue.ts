@@ -92,6 +92,10 @@ export const ERROR_CATALOGUE = {
   'cli.bad-draft-command': fail(500, 'A draft command in the agent CLI is malformed.'),
   'cli.bad-option': fail(500, 'A command-line option has an invalid value.'),
   'cli.missing-argument': fail(500, 'A command is missing a required argument.'),
+  'cli.session-mode-mismatch': fail(
+    409,
+    'vis run/chat --session named a stored session of another mode than --read-only/--review/--mode asked for; a session keeps its mode.',
+  ),
 
   'cluster.bad-option': fail(500, 'The cluster options are invalid.'),
   'cluster.needs-postgres': fail(500, 'Cluster mode needs the shared PostgreSQL store (VIS_DATABASE_URL).'),

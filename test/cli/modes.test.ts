@@ -237,3 +237,32 @@ test("vis chat --read-only --approve approve: the mode's approval is asked, and 
   assert.match(r.stdout, /mcp refused: tool\.denied (mcp_fx_echo: )+the call was denied by terminal/)
   assert.match(r.stdout, /^mcp answered: fx:hi/m)
 })
+
+test('--session with another mode than the stored one is refused; the same mode passes', async () => {
+  const { home, root } = dirs()
+  double.script(EDITING_MODEL)
+  const first = await visCli(['run', '--read-only', 'edit the notes'], { cwd: root, home })
+  assert.equal(first.code, 0, first.stderr)
+  const id = /\[session (ses_\w+) /.exec(first.stderr)![1]!
+  const asked = double.requests.length
+  for (const flags of [['--mode', 'workspace'], ['--review']]) {
+    const r = await visCli(['run', '--session', id, ...flags, 'edit the notes'], { cwd: root, home })
+    assert.equal(r.code, 2, r.stderr)
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `session ${id} is in mode read-only, not (workspace|review): a session keeps the mode it was made with.*\\[cli\\.session-mode-mismatch\\]`,
+      ),
+    )
+  }
+  // Refused before any turn: the model was never asked, the root is as it was.
+  assert.equal(double.requests.length, asked)
+  assert.equal(readFileSync(join(root, 'notes.txt'), 'utf8'), 'original\n')
+
+  // The same mode passes the check (vis run closed that session with its turn, so continuing it
+  // ends at the next rule, session.closed).
+  const same = await visCli(['run', '--session', id, '--read-only', 'edit the notes'], { cwd: root, home })
+  assert.doesNotMatch(same.stderr, /cli\.session-mode-mismatch|a session keeps the mode/)
+  assert.match(same.stderr, /is closed; create a new session\. \[session\.closed\]/)
+  assert.equal(double.requests.length, asked)
+})

@@ -12,10 +12,10 @@ import type { PathGuard } from '../fs/paths.js'
 import { openForRead, readTextFrom } from '../fs/read.js'
 import { listFiles } from '../fs/walk.js'
 import type { Json, Tool, ToolContext } from '../types.js'
+import { elidedNote } from './deep-python.js'
 import { LANGUAGES, languageFor } from './languages.js'
 import { ParseTimeout, timeoutError } from './parse.js'
 import { parseOffThread } from './parse-pool.js'
-import { elidedNote } from './deep-python.js'
 import { type Definition, renderDefinition } from './skeleton.js'
 
 const SIGNATURE = "(path='.', /, *, limit=200)"
