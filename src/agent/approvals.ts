@@ -13,6 +13,8 @@ export type ApprovalRequest = {
   args: unknown
   reason: string
   signal: AbortSignal
+  // Only a person may approve it (the session's mode requires it: tool-table.ts `approvalBy`).
+  person?: boolean
 }
 
 // Pending approvals: a tool call waits here until a person (HTTP, vis chat) or the auto-policy
@@ -32,7 +34,12 @@ export class Approvals {
   }
 
   // Whether a call needs approval: the tool says so, or a configured rule matches its arguments.
-  reason(tool: { name: string; approval?: 'required' }, argsJson: string): string | undefined {
+  reason(
+    tool: { name: string; approval?: 'required'; approvalBy?: 'person' },
+    argsJson: string,
+  ): string | undefined {
+    if (tool.approvalBy === 'person')
+      return `${tool.name} runs outside the jail, and the session's mode lets only a person approve it`
     if (tool.approval === 'required') return `${tool.name} is bound with approval: required`
     for (const rule of this.config.approvals.rules) {
       if (rule.tool !== tool.name) continue
@@ -45,7 +52,7 @@ export class Approvals {
   // Resolves with the approved record; throws tool.denied / tool.approval-cancelled.
   async request(req: ApprovalRequest): Promise<ApprovalView> {
     const created = this.records.addApproval(req)
-    const auto = this.config.approvals.auto
+    const auto = this.policy(req)
     // The waiter is in place before anyone hears of the approval: a listener may decide at once.
     const waiting = auto === 'ask' ? this.wait(created.id, req.sessionId, req.signal) : undefined
     this.announce(created, 'approval.requested')
@@ -56,7 +63,9 @@ export class Approvals {
             created.id,
             auto === 'approve' ? 'approved' : 'denied',
             'policy',
-            `auto-policy: ${auto}`,
+            auto === 'nobody'
+              ? `the session's mode requires a person's approval and nobody can answer here (approvals.auto "approve" does not cover it)`
+              : `auto-policy: ${auto}`,
           ) ?? this.records.approval(created.id)!)
     if (settled.status === 'approved') return settled
     const who = settled.decided_by ?? 'nobody'
@@ -72,6 +81,15 @@ export class Approvals {
       `${req.tool}: the approval was cancelled (${settled.note ?? 'no reason'}); the call did not run`,
       { sessionId: req.sessionId, tool: req.tool, approvalId: created.id },
     )
+  }
+
+  // How this request is decided. An auto-policy that approves everything never approves what
+  // only a person may (a read-only or review session's outside tools): that goes to a person,
+  // or is refused when nobody can answer (vis run without a terminal).
+  private policy(req: ApprovalRequest): 'ask' | 'approve' | 'deny' | 'nobody' {
+    const auto = this.config.approvals.auto
+    if (auto !== 'approve' || !req.person) return auto
+    return this.config.personAnswers === false ? 'nobody' : 'ask'
   }
 
   private wait(id: string, sessionId: string, signal: AbortSignal): Promise<ApprovalView> {

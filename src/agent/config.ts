@@ -197,6 +197,10 @@ export type AgentConfig = AgentConfigFile & {
   // Waits before retrying a retryable failure; the loop uses retry-after when the server sends it.
   backoffMs: number[]
   home: string
+  // Whether a person can answer an approval here (false: vis run without a terminal). What only a
+  // person may approve is then refused, whatever approvals.auto says. Default: yes (HTTP, vis
+  // chat and the library decide through agent.decide).
+  personAnswers?: boolean
 }
 
 export const DEFAULTS = {

@@ -57,7 +57,16 @@ export function journalGate(
       const release = holdDeadline(approvals.timeoutMs)
       try {
         approvalId = (
-          await approvals.request({ sessionId, turnId, blockId, tool: tool.name, args, reason, signal })
+          await approvals.request({
+            sessionId,
+            turnId,
+            blockId,
+            tool: tool.name,
+            args,
+            reason,
+            signal,
+            person: tool.approvalBy === 'person',
+          })
         ).id
       } catch (err) {
         const id = (err as { context?: { approvalId?: string } }).context?.approvalId ?? null

@@ -4,7 +4,13 @@ import { visibleControls } from './agent/visible.js'
 
 // VisError codes that mean the command line itself was wrong (exit 2, like parseArgs' errors):
 // dist.version is a --python (or VIS_PYTHON_VERSION) naming a minor vis does not support.
-const USAGE_ERRORS = new Set(['cli.bad-option', 'cli.missing-argument', 'bundle.usage', 'dist.version'])
+const USAGE_ERRORS = new Set([
+  'cli.bad-option',
+  'cli.missing-argument',
+  'cli.session-mode-mismatch',
+  'bundle.usage',
+  'dist.version',
+])
 
 // How a command's failure is told on stderr, and its exit status: one line for a VisError (an
 // unwritable home included, whatever call saw it first), usage for a bad option, else the stack.

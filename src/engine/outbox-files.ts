@@ -3,7 +3,8 @@ import type { BlockResult } from '../sessions/block-result.js'
 import { checkpoint } from '../util/check-use-hook.js'
 import { errorMessage } from '../util/errors.js'
 
-// The most one outbox file may hold to be stored (the guest's own cap for vis_attach).
+// The most one outbox file may hold to be stored (read from disk, so past what vis_attach's
+// inline bytes may carry: vis_guest/attach.py MAX_BYTES).
 const MAX_OUTBOX_FILE_BYTES = 32 << 20
 
 type OutboxRecord = { name: string; media_type: string; path: string }

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs'
 import { resolve, sep } from 'node:path'
-import { discoverProjectLayout, LAYOUT_METADATA } from '../project/index.js'
+import { discoverProjectLayout, isDirWithin, LAYOUT_METADATA } from '../project/index.js'
 
 const within = (p: string, dir: string) => p === dir || p.startsWith(dir.endsWith(sep) ? dir : dir + sep)
 
@@ -13,8 +13,8 @@ export type SysPathInput = {
 }
 
 // The import roots the sandbox's sys.path starts with: what the project (and each root that is
-// itself a project) declares, resolved, existing, inside the session's roots (nothing else is
-// readable there), in order and each once; then each root itself, as python3 puts its script's
+// itself a project) declares, resolved, existing, really inside the session's roots (nothing
+// else is readable there; a link out of a root is not followed), in order and each once; then each root itself, as python3 puts its script's
 // directory there, so `from calc import add` finds the workspace's calc/ as it would in a shell.
 export async function sandboxSysPath(input: SysPathInput): Promise<string[]> {
   const { roots } = input
@@ -29,7 +29,7 @@ export async function sandboxSysPath(input: SysPathInput): Promise<string[]> {
     if (sourcePaths.length === 0 && !LAYOUT_METADATA.some((f) => existsSync(resolve(dir, f)))) continue
     const layout = await discoverProjectLayout(dir, { sourcePaths, python: input.python })
     for (const p of layout.importRoots) {
-      if (roots.some((r) => within(p, r)) && !out.includes(p)) out.push(p)
+      if (roots.some((r) => within(p, r) && isDirWithin(p, r)) && !out.includes(p)) out.push(p)
     }
   }
   for (const r of roots) if (!out.includes(r)) out.push(r)

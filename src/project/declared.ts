@@ -1,8 +1,9 @@
 import { execFile } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { z } from 'zod'
+import { readTextBeneath } from '../confinement/read-text.js'
 import { resolveDistribution } from '../distribution/resolve.js'
 import { errorMessage, VisError } from '../util/errors.js'
 import { guestDir, visHome } from '../util/home.js'
@@ -30,6 +31,8 @@ export const DeclaredLayout = z.object({
 export type DeclaredLayout = z.infer<typeof DeclaredLayout>
 
 export const LAYOUT_SCRIPT = join(guestDir, 'vis_ext', 'layout.py')
+// Each metadata file is read up to this; a larger one is skipped with a warning.
+export const MAX_LAYOUT_FILE_BYTES = 256 * 1024
 // Parsing a few small files; anything slower is a wedged interpreter.
 const PARSE_TIMEOUT_MS = 30_000
 
@@ -38,34 +41,35 @@ export type DeclaredOptions = { python?: string }
 // Runs vis_ext/layout.py under the staged interpreter (isolated mode: no PYTHONPATH, no user
 // site, no script dir on sys.path) so tomllib and configparser read the files exactly as the
 // project's own tools would. Returns the raw declared strings.
+// The project is a session root the sandbox writes, and the parser runs unconfined: so the host
+// reads the files itself, beneath the directory's fd with no link on the way, regular files only,
+// bounded (a pyproject.toml linked to a host file, a FIFO or a huge file is a warning), and the
+// parser gets their text, never a path.
 export async function readDeclaredLayout(
   projectDir: string,
   opts: DeclaredOptions = {},
 ): Promise<DeclaredLayout> {
+  const files: Record<string, string> = {}
+  const skipped: LayoutWarning[] = []
+  for (const f of LAYOUT_METADATA) {
+    const r = await readTextBeneath(projectDir, f, true, MAX_LAYOUT_FILE_BYTES)
+    if (r.kind === 'text') files[f] = r.text
+    else if (r.kind === 'skipped') skipped.push({ file: f, message: `not read: ${r.reason}` })
+  }
+  if (Object.keys(files).length === 0) return { entries: [], warnings: skipped }
   const dist = await resolveDistribution({ minor: opts.python, allowDownload: false })
   // Starting the interpreter to parse costs ~30–60 ms on every session's start: the answer is
-  // kept per project, parser and metadata files' (size, mtime), so only an edit re-parses.
-  const key = cacheKey(projectDir, dist.executable)
-  const cached = readCached(key)
-  if (cached) return cached
-  const parsed = await parseDeclared(projectDir, dist.executable)
-  writeCached(key, parsed)
-  return parsed
-}
-
-function cacheKey(projectDir: string, executable: string): string {
-  const stamps = LAYOUT_METADATA.map((f) => {
-    try {
-      const st = statSync(join(projectDir, f))
-      return [f, st.size, st.mtimeMs, st.ino]
-    } catch {
-      return [f, null]
-    }
-  })
-  return createHash('sha256')
-    .update(JSON.stringify([projectDir, executable, stamps]))
+  // kept per parser and metadata files' text, so only an edit re-parses.
+  const key = createHash('sha256')
+    .update(JSON.stringify([dist.executable, files]))
     .digest('hex')
     .slice(0, 32)
+  let parsed = readCached(key)
+  if (!parsed) {
+    parsed = await parseDeclared(projectDir, dist.executable, files)
+    writeCached(key, parsed)
+  }
+  return { entries: parsed.entries, warnings: [...skipped, ...parsed.warnings] }
 }
 
 const cacheDir = () => join(visHome(), 'cache', 'project-layout')
@@ -89,11 +93,15 @@ function writeCached(key: string, layout: DeclaredLayout): void {
   } catch {}
 }
 
-async function parseDeclared(projectDir: string, executable: string): Promise<DeclaredLayout> {
+async function parseDeclared(
+  projectDir: string,
+  executable: string,
+  files: Record<string, string>,
+): Promise<DeclaredLayout> {
   const stdout = await new Promise<string>((resolve, reject) => {
-    execFile(
+    const child = execFile(
       executable,
-      ['-I', '-B', LAYOUT_SCRIPT, projectDir],
+      ['-I', '-B', LAYOUT_SCRIPT],
       { timeout: PARSE_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024, env: { LC_ALL: 'C.UTF-8' } },
       (err, out, errOut) => {
         if (err) {
@@ -109,6 +117,9 @@ async function parseDeclared(projectDir: string, executable: string): Promise<De
         } else resolve(out)
       },
     )
+    // A parser that dies before reading is reported by its exit, not by the pipe.
+    child.stdin?.on('error', () => {})
+    child.stdin?.end(JSON.stringify(files))
   })
   try {
     return DeclaredLayout.parse(JSON.parse(stdout))

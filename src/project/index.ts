@@ -5,4 +5,9 @@ export {
   LayoutWarning,
   readDeclaredLayout,
 } from './declared.js'
-export { discoverProjectLayout, type ProjectLayout, type ProjectLayoutOptions } from './layout.js'
+export {
+  discoverProjectLayout,
+  isDirWithin,
+  type ProjectLayout,
+  type ProjectLayoutOptions,
+} from './layout.js'

@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs'
+import { realpathSync, statSync } from 'node:fs'
 import { dirname, isAbsolute, resolve, sep } from 'node:path'
 import { errorMessage } from '../util/errors.js'
 import { type DeclaredEntry, type LayoutWarning, readDeclaredLayout } from './declared.js'
@@ -18,9 +18,14 @@ export type ProjectLayout = {
   warnings: LayoutWarning[]
 }
 
-function isDir(path: string): boolean {
+const within = (p: string, dir: string) => p === dir || p.startsWith(dir.endsWith(sep) ? dir : dir + sep)
+
+// A directory that really lies inside `root`: its real path (every link on the way resolved)
+// is the root's or below it. The project is a directory the sandbox writes, so a declared
+// `src` may be a link out of it; such an entry never reaches sys.path.
+export function isDirWithin(path: string, root: string): boolean {
   try {
-    return statSync(path).isDirectory()
+    return statSync(path).isDirectory() && within(realpathSync(path), realpathSync(root))
   } catch {
     return false
   }
@@ -42,7 +47,8 @@ function importRootOf(projectDir: string, e: DeclaredEntry): string | undefined 
 }
 
 // What the project's metadata declares, resolved: relative to the project, existing
-// directories only, each once, configured source paths first. No metadata, nothing inferred.
+// directories that really lie inside it only, each once, configured source paths first. No
+// metadata, nothing inferred.
 export async function discoverProjectLayout(
   projectDir: string,
   opts: ProjectLayoutOptions = {},
@@ -60,13 +66,18 @@ export async function discoverProjectLayout(
   }
   const importRoots: string[] = []
   const testPaths: string[] = []
-  const add = (list: string[], path: string | undefined) => {
-    if (path !== undefined && isDir(path) && !list.includes(path)) list.push(path)
+  const add = (list: string[], path: string | undefined, inside: string) => {
+    if (path !== undefined && isDirWithin(path, inside) && !list.includes(path)) list.push(path)
   }
-  for (const p of opts.sourcePaths ?? []) add(importRoots, isAbsolute(p) ? resolve(p) : resolve(root, p))
+  // Configured source paths are the operator's, and may lie anywhere (the caller keeps those
+  // inside the session's roots); declared ones are the project's, and stay inside it.
+  for (const p of opts.sourcePaths ?? []) {
+    const abs = isAbsolute(p) ? resolve(p) : resolve(root, p)
+    add(importRoots, abs, abs)
+  }
   for (const e of entries) {
-    if (e.kind === 'tests') add(testPaths, resolve(root, e.value))
-    else add(importRoots, importRootOf(root, e))
+    if (e.kind === 'tests') add(testPaths, resolve(root, e.value), root)
+    else add(importRoots, importRootOf(root, e), root)
   }
   return { importRoots, testPaths, warnings }
 }

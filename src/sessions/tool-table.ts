@@ -14,6 +14,9 @@ export type BoundTool = {
   run: (args: unknown[], ctx: ToolContext) => unknown | Promise<unknown>
   // 'required': each call waits for a person's (or a policy's) approval through the gate.
   approval?: 'required'
+  // 'person': only a person may give that approval, never an auto-policy (`approvals.auto`,
+  // `--approve approve`): what a read-only or review session requires (src/engine/mode-gate.ts).
+  approvalBy?: 'person'
   // It writes into the roots (the file tools' write, patch...): refused while the session is
   // past its disk budget.
   writes?: boolean

@@ -74,6 +74,11 @@ export const ERROR_CATALOGUE = {
   'approval.settled': fail(409, 'The approval was already approved, denied or cancelled.'),
 
   'attachment.not-found': fail(404, 'The session has no attachment with that id.'),
+  // Raised in the guest (vis_guest/attach.py AttachmentTooLarge), as the Python exception's `code`.
+  'attachment.too-large': fail(
+    413,
+    "A block's vis_attach/vis_attach_bytes attachments (and figures) exceed the 6 MiB one block result carries; the outbox takes larger files.",
+  ),
 
   'bench.batteries': fail(500, 'The batteries benchmark found no CPython to stage its baseline from.'),
 
@@ -93,6 +98,10 @@ export const ERROR_CATALOGUE = {
   'cli.bad-draft-command': fail(500, 'A draft command in the agent CLI is malformed.'),
   'cli.bad-option': fail(500, 'A command-line option has an invalid value.'),
   'cli.missing-argument': fail(500, 'A command is missing a required argument.'),
+  'cli.session-mode-mismatch': fail(
+    409,
+    'vis run/chat --session named a stored session of another mode than --read-only/--review/--mode asked for; a session keeps its mode.',
+  ),
 
   'cluster.bad-option': fail(500, 'The cluster options are invalid.'),
   'cluster.needs-postgres': fail(500, 'Cluster mode needs the shared PostgreSQL store (VIS_DATABASE_URL).'),

@@ -3,7 +3,7 @@
 // builtin engine reads there (SECURITY.md "Roots"). A `.gitignore` linked to a host file would
 // make that file's lines rules deciding what the victim's grep reports (and so tell about its
 // contents); one linked to /dev/zero would make the host read without end. Ignore files above a
-// root are read beneath their directory with no link followed (src/agent/read-text.ts): a link
+// root are read beneath their directory with no link followed (src/confinement/read-text.ts): a link
 // counts as absent. The person's own regular ignore files there still count (the other
 // direction).
 import assert from 'node:assert/strict'

@@ -176,3 +176,93 @@ test('vis chat --review: each turn is shown as a diff and lands only on a yes', 
   assert.equal(readFileSync(join(root, 'made.txt'), 'utf8'), 'from the tool\n')
   assert.equal(existsSync(join(root, 'second.txt')), false)
 })
+
+// ATTACK (issue 30, fourth pass): `--approve approve` (agent.json's approvals.auto "approve")
+// approved everything, including the calls a read-only session requires a person's approval for
+// (an MCP server's tools run on the host, outside the jail). A mode's approval goes to a person:
+// without a terminal nobody can answer and the call is refused; in vis chat it is asked.
+const repoRoot = join(import.meta.dirname, '..', '..')
+function withMcpServer(home: string) {
+  const server = join(repoRoot, 'test', 'mcp', 'fixtures', 'stdio-server.ts')
+  const fx = { command: process.execPath, args: ['--import', 'tsx', server, 'fx'], cwd: repoRoot }
+  writeFileSync(join(home, 'mcp.json'), JSON.stringify({ servers: { fx } }))
+}
+const MCP_MODEL = [
+  {
+    calls: [
+      pyCall(`try:
+    print('mcp answered:', await mcp_fx_echo(text='hi'))
+except Exception as e:
+    print('mcp refused:', e.code, e)`),
+    ],
+  },
+  { text: 'Called.' },
+]
+
+test('--approve approve does not approve what --read-only requires: refused with nobody to ask', async () => {
+  const { home, root } = dirs()
+  withMcpServer(home)
+  double.script(MCP_MODEL)
+  const r = await visCli(['run', '--read-only', '--approve', 'approve', 'call the server'], {
+    cwd: root,
+    home,
+  })
+  assert.equal(r.code, 0, r.stderr)
+  assert.match(
+    r.stdout,
+    /mcp refused: tool\.denied (mcp_fx_echo: )+the call was denied by policy: the session's mode requires a person's approval and nobody can answer here/,
+  )
+  assert.doesNotMatch(r.stdout, /^mcp answered/m)
+
+  // The control: a workspace session's MCP tools need no approval, so the same call runs.
+  double.script(MCP_MODEL)
+  const ws = await visCli(['run', '--approve', 'approve', 'call the server'], { cwd: root, home })
+  assert.equal(ws.code, 0, ws.stderr)
+  assert.match(ws.stdout, /^mcp answered: fx:hi/m)
+})
+
+test("vis chat --read-only --approve approve: the mode's approval is asked, and the answer decides", async () => {
+  const { home, root } = dirs()
+  withMcpServer(home)
+  double.script([...MCP_MODEL, ...MCP_MODEL])
+  const r = await visCli(['chat', '--read-only', '--approve', 'approve'], {
+    cwd: root,
+    home,
+    input: 'call the server\nn\ncall it again\ny\n/exit\n',
+  })
+  assert.equal(r.code, 0, r.stderr)
+  const asked =
+    r.stdout.match(/\? mcp_fx_echo\(.*\) needs approval \(mcp_fx_echo runs outside the jail/g) ?? []
+  assert.equal(asked.length, 2, r.stdout)
+  assert.match(r.stdout, /mcp refused: tool\.denied (mcp_fx_echo: )+the call was denied by terminal/)
+  assert.match(r.stdout, /^mcp answered: fx:hi/m)
+})
+
+test('--session with another mode than the stored one is refused; the same mode passes', async () => {
+  const { home, root } = dirs()
+  double.script(EDITING_MODEL)
+  const first = await visCli(['run', '--read-only', 'edit the notes'], { cwd: root, home })
+  assert.equal(first.code, 0, first.stderr)
+  const id = /\[session (ses_\w+) /.exec(first.stderr)![1]!
+  const asked = double.requests.length
+  for (const flags of [['--mode', 'workspace'], ['--review']]) {
+    const r = await visCli(['run', '--session', id, ...flags, 'edit the notes'], { cwd: root, home })
+    assert.equal(r.code, 2, r.stderr)
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `session ${id} is in mode read-only, not (workspace|review): a session keeps the mode it was made with.*\\[cli\\.session-mode-mismatch\\]`,
+      ),
+    )
+  }
+  // Refused before any turn: the model was never asked, the root is as it was.
+  assert.equal(double.requests.length, asked)
+  assert.equal(readFileSync(join(root, 'notes.txt'), 'utf8'), 'original\n')
+
+  // The same mode passes the check (vis run closed that session with its turn, so continuing it
+  // ends at the next rule, session.closed).
+  const same = await visCli(['run', '--session', id, '--read-only', 'edit the notes'], { cwd: root, home })
+  assert.doesNotMatch(same.stderr, /cli\.session-mode-mismatch|a session keeps the mode/)
+  assert.match(same.stderr, /is closed; create a new session\. \[session\.closed\]/)
+  assert.equal(double.requests.length, asked)
+})

@@ -402,3 +402,39 @@ test("a long parse runs beside the host's event loop, not in it", async () => {
   assert.ok(took > 100, `the parse took ${took} ms`)
   assert.ok(gap < took / 2, `the event loop stood still ${gap.toFixed(0)} ms of a ${took.toFixed(0)} ms call`)
 })
+
+// Issue 30 (fourth pass): a Python file with ~1,400 nested definitions lost its OUTER ones: the
+// grammar's scanner keeps at most ~500 indentation levels (its state buffer), past which the whole
+// file parsed as one ERROR node and only the innermost definitions were listed. Lines nested past
+// Python's own limit (100 levels) are elided before parsing, with a note; the outer ones stay.
+test('index keeps the outer definitions of a deeply nested file; lines past 100 levels are elided with a note', async () => {
+  const n = 1400
+  let deep = ''
+  for (let i = 0; i < n; i++) deep += `${' '.repeat(i)}def f${i}():\n`
+  deep += `${' '.repeat(n)}pass\n\n\nclass Tail:\n    def after(self):\n        pass\n`
+  let fine = ''
+  for (let i = 0; i < 100; i++) fine += `${'  '.repeat(i)}class C${i}:\n`
+  fine += `${'  '.repeat(100)}pass\n`
+  const { index, cat, ctx } = await setup({ 'deep.py': deep, 'fine.py': fine })
+  const r = await call(index, ctx, 'deep.py')
+  assert.deepEqual(rows(r), ['def f0', 'class Tail', '  def after'])
+  const [f0, tail] = r.definitions
+  assert.equal(f0.start, 1)
+  assert.equal(f0.end, n + 1)
+  assert.equal(tail.start, n + 4)
+  const anchors = await catAnchors(cat, ctx, 'deep.py')
+  assert.equal(f0.from, anchors[0])
+  assert.deepEqual(r.elided, { first: 102, last: n + 1, lines: n - 100 })
+  assert.match(
+    r.skeleton,
+    /\n# lines 102\.\.1401 \(1300 lines\) nest deeper than 100 levels, which Python refuses: not indexed$/,
+  )
+  // A directory's summary keeps the file's top-level definitions, with the same note.
+  const d = await call(index, ctx, '.')
+  assert.match(d.skeleton, /deep\.py\n {2}def f0 .*\n {2}class Tail .*\n {2}# lines 102\.\.1401 /)
+  // The control: 100 levels, Python's own limit, are indexed whole and nothing is elided.
+  const f = await call(index, ctx, 'fine.py')
+  assert.equal(f.elided, undefined)
+  assert.equal(f.definitions[0].name, 'C0')
+  assert.equal(f.definitions.length, 9, 'classes nest to the index depth (8)')
+})

@@ -4,7 +4,12 @@ Read with Python's own parsers (tomllib, configparser) so the answer matches wha
 project's tools see. Only raw declared strings come back; the host resolves them against
 the project directory. A file that cannot be parsed gives a warning and nothing.
 
-Run as a script: ``python -I layout.py <project-dir>`` prints one JSON object.
+This runs on the host, unconfined, over a directory the sandbox writes: it opens no file.
+The host reads the metadata files beneath the directory (no links, no FIFOs, bounded:
+src/project/declared.ts) and hands their text over.
+
+Run as a script: ``python -I layout.py < files.json`` (``{"pyproject.toml": text, ...}``,
+the files present) prints one JSON object.
 """
 
 import configparser
@@ -27,8 +32,8 @@ def _entry(file, key, kind, value, package=None):
 
 
 class _Collector:
-    def __init__(self, root):
-        self.root = root
+    def __init__(self, files):
+        self.files = files
         self.entries = []
         self.warnings = []
 
@@ -76,13 +81,12 @@ def _package_dir(file, key, col, mapping):
 
 def _pyproject(col):
     file = "pyproject.toml"
-    path = os.path.join(col.root, file)
-    if not os.path.isfile(path):
+    text = col.files.get(file)
+    if text is None:
         return None
     try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as e:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
         col.warn(file, f"cannot parse: {e}")
         return None
 
@@ -134,14 +138,13 @@ def _split_ini_list(text):
 
 def _ini(col, file):
     """A configparser view of an ini-style file, or None when missing or malformed."""
-    path = os.path.join(col.root, file)
-    if not os.path.isfile(path):
+    text = col.files.get(file)
+    if text is None:
         return None
     cp = configparser.ConfigParser(interpolation=None)
     try:
-        with open(path, encoding="utf-8") as f:
-            cp.read_file(f)
-    except (configparser.Error, UnicodeDecodeError, OSError) as e:
+        cp.read_string(text, source=file)
+    except configparser.Error as e:
         col.warn(file, f"cannot parse: {e}")
         return None
     return cp
@@ -178,7 +181,7 @@ def _pytest_options(col, pyproject, ini_files):
         if pytest_ini.has_section("pytest"):
             _ini_pytest(col, "pytest.ini", pytest_ini, "pytest")
         return
-    if os.path.isfile(os.path.join(col.root, "pytest.ini")):
+    if "pytest.ini" in col.files:
         return  # present but malformed: already warned, and it would still win
     opts = _table("pyproject.toml", col, pyproject, "tool.pytest.ini_options") if pyproject else None
     if opts is not None:
@@ -206,9 +209,11 @@ def _ini_pytest(col, file, cp, section):
                 col.entries.append(_entry(file, f"{section}.{name}", kind, v))
 
 
-def declared_layout(root):
-    """Every import root and test path the project's metadata declares, as raw strings."""
-    col = _Collector(root)
+def declared_layout(files):
+    """Every import root and test path the project's metadata declares, as raw strings.
+
+    `files`: the text of each metadata file present, by name."""
+    col = _Collector(files)
     pyproject = _pyproject(col)
     ini_files = {}
     for file in ("setup.cfg", "pytest.ini", "tox.ini"):
@@ -222,10 +227,14 @@ def declared_layout(root):
 
 
 def main(argv):
-    if len(argv) != 2:
-        sys.stderr.write("usage: layout.py <project-dir>\n")
+    if len(argv) != 1:
+        sys.stderr.write("usage: layout.py < files.json\n")
         return 2
-    sys.stdout.write(json.dumps(declared_layout(argv[1])))
+    files = json.load(sys.stdin)
+    if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
+        sys.stderr.write("layout.py: stdin must be a JSON object of file texts\n")
+        return 2
+    sys.stdout.write(json.dumps(declared_layout(files)))
     sys.stdout.write("\n")
     return 0
 

@@ -9,7 +9,20 @@ import os
 
 from .plots import CONFIG_DIR
 
-MAX_BYTES = 32 << 20
+# What vis_attach*, and the figures a block leaves open, may hand over in one block, in all. They
+# cross to the host inside the block's result: base64 (4/3 of the bytes) in one wire frame of at
+# most 16 Mi characters (src/protocol/framing.ts), beside the printed output (1 Mi characters,
+# up to 6 each once escaped). Past the frame the host would retire the worker with the session's
+# globals, so a larger attachment is refused here, where the block can catch it. A file closed in
+# the outbox (VIS_OUTBOX) is read by the host from disk instead: up to 32 MiB.
+MAX_BYTES = 6 << 20
+
+
+class AttachmentTooLarge(ValueError):
+    """Refused before it is recorded; `code` is the host's catalogue code."""
+
+    code = "attachment.too-large"
+
 
 _MAGIC = (
     (b"\x89PNG\r\n\x1a\n", "image/png"),
@@ -53,9 +66,19 @@ def sniff(head: bytes, name: str) -> str:
         return "application/octet-stream"
 
 
+def _check(rt, name: str, size: int) -> None:
+    held = sum(a["size"] for a in rt.attachments)
+    if held + size > MAX_BYTES:
+        already = f" (this block already attached {held})" if held else ""
+        raise AttachmentTooLarge(
+            f"{name} is {size} bytes; a block may attach {MAX_BYTES} bytes in all{already}. "
+            "Write a larger file into the outbox directory VIS_OUTBOX (attached when closed, up to "
+            "32 MiB), or save it under a root"
+        )
+
+
 def record(rt, name: str, data: bytes) -> dict:
-    if len(data) > MAX_BYTES:
-        raise ValueError(f"{name} is {len(data)} bytes; attachments are limited to {MAX_BYTES} bytes")
+    _check(rt, name, len(data))
     rec = {
         "name": name,
         "media_type": sniff(data[:2048], name),
@@ -81,9 +104,12 @@ def make_helpers(rt):
             record(rt, name or "image.png", png)
             return
         p = os.fspath(path)
+        name = name or os.path.basename(p)
         with builtins.open(p, "rb") as f:  # the confined open: a denial reads as one
             data = f.read(MAX_BYTES + 1)
-        record(rt, name or os.path.basename(p), data)
+            if len(data) > MAX_BYTES:  # never read past the cap; name the file's real size
+                _check(rt, name, max(len(data), os.fstat(f.fileno()).st_size))
+        record(rt, name, data)
 
     def vis_attach_bytes(data, name):
         """Hand bytes (or text, as UTF-8) to the host as a file called `name`."""

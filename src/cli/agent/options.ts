@@ -30,7 +30,9 @@ export const AGENT_USAGE = `  --model P/M          <provider>/<model> (default V
   --mode M             workspace (default, or "mode" in ~/.vis/agent.json), read-only or review
   --approve ask|approve|deny
                        tool calls that need approval: ask on the terminal (default when it is one),
-                       or approve/deny them all (deny is the default without a terminal)
+                       or approve/deny them all (deny is the default without a terminal);
+                       what --read-only/--review require approval for is always asked, never
+                       auto-approved (refused without a terminal)
   --session ID         continue a stored session instead of creating one`
 
 export type AgentCliOptions = {
@@ -94,7 +96,13 @@ export function prepareAgentCli(v: AgentCliOptions, interactive: boolean): Prepa
     throw new VisError('cli.bad-option', '--max-iterations must be a positive integer')
   }
   const base = loadAgentConfig()
-  const config: AgentConfig = { ...base, approvals: { ...base.approvals, auto: approve } }
+  // Without a terminal nobody answers: what only a person may approve (a read-only or review
+  // session's outside tools) is refused even under --approve approve.
+  const config: AgentConfig = {
+    ...base,
+    approvals: { ...base.approvals, auto: approve },
+    personAnswers: interactive,
+  }
   resolveModel(v.model, config)
   const mode = cliMode(v, config)
   return { config, mode, root: resolve(v.root ?? process.cwd()), ...(max ? { maxIterations: max } : {}) }

@@ -2,6 +2,7 @@ import type { Agent } from '../../agent/host.js'
 import { agentFor } from '../../agent/host.js'
 import { type SessionMode, SessionModeSchema } from '../../confinement/modes.js'
 import { createEngine, type Engine } from '../../engine/index.js'
+import { VisError } from '../../util/errors.js'
 import { type AgentCliOptions, type PreparedAgentCli, prepareAgentCli } from './options.js'
 
 export {
@@ -47,6 +48,17 @@ export async function openAgentCli(
         })
       ).id
     const stored = v.session === undefined ? mode : storedMode(engine, sessionId)
+    // A mode flag with --session asks for that mode: a session keeps the mode it was made with
+    // (its jail, draft and approvals were set up for it), so another one is refused rather than
+    // silently ignored. agent.json's "mode" is only the default for new sessions.
+    const asked = v['read-only'] || v.review || v.mode !== undefined
+    if (asked && stored !== mode) {
+      throw new VisError(
+        'cli.session-mode-mismatch',
+        `session ${sessionId} is in mode ${stored}, not ${mode}: a session keeps the mode it was made with. Continue it without a mode flag (or with --mode ${stored}), or leave out --session to start a ${mode} session`,
+        { sessionId },
+      )
+    }
     return {
       engine,
       agent,

@@ -2,8 +2,8 @@ import { constants as C } from 'node:fs'
 import { type FileHandle, open, stat } from 'node:fs/promises'
 import { dirname, join, relative, sep } from 'node:path'
 import ignore, { type Ignore } from 'ignore'
-import { readPromptFile } from '../../agent/read-text.js'
 import { readCapped } from '../../confinement/beneath.js'
+import { readTextBeneath } from '../../confinement/read-text.js'
 import { at, isWithin, O_PATH, type PathGuard } from './paths.js'
 
 // An ignore file inside the roots is the sandbox's to write (and grow while it is read): only
@@ -92,12 +92,12 @@ export type IgnoreReader = {
 // another session's root (SECURITY.md "Roots"), which can plant its .gitignore as a FIFO (a
 // host thread blocked in open() for good), a link to /dev/zero (gigabytes read) or to a host
 // file (its lines made rules). So they are read as the agent reads ancestors' AGENTS.md
-// (read-text.ts): beneath the directory with no link at all, O_NONBLOCK, a regular file only,
+// (confinement/read-text.ts): beneath the directory with no link at all, O_NONBLOCK, a regular file only,
 // at most MAX_IGNORE_BYTES (a larger one counts as absent). `.git` is only looked at (stat, as
 // ripgrep's side does), never read.
 const hostFiles: IgnoreReader = {
   read: async (dir, rel) => {
-    const r = await readPromptFile(dir, rel, true, MAX_IGNORE_BYTES).catch(() => undefined)
+    const r = await readTextBeneath(dir, rel, true, MAX_IGNORE_BYTES).catch(() => undefined)
     return r?.kind === 'text' ? r.text : ''
   },
   exists: (abs) =>

@@ -12,6 +12,7 @@ import type { PathGuard } from '../fs/paths.js'
 import { openForRead, readTextFrom } from '../fs/read.js'
 import { listFiles } from '../fs/walk.js'
 import type { Json, Tool, ToolContext } from '../types.js'
+import { elidedNote } from './deep-python.js'
 import { LANGUAGES, languageFor } from './languages.js'
 import { ParseTimeout, timeoutError } from './parse.js'
 import { parseOffThread } from './parse-pool.js'
@@ -105,14 +106,16 @@ async function indexFile(
     throw err
   }
   const { text: skeleton, shown: count } = render(o.defs.map(renderDefinition))
+  const note = o.elided ? elidedNote(o.elided) : undefined
   return {
     path: shown,
     type: 'file',
     language: lang.id,
     total_lines: o.totalLines,
-    skeleton,
+    skeleton: note ? (skeleton ? `${skeleton}\n${note}` : note) : skeleton,
     definitions: o.defs.slice(0, count).map(record),
     truncated: o.truncated || count < o.defs.length,
+    ...(o.elided ? { elided: { ...o.elided } } : {}),
   }
 }
 
@@ -185,11 +188,13 @@ async function indexTree(
       continue
     }
     let defs: Definition[]
+    let note: string | undefined
     const timeoutMs = Math.min(fileTimeoutMs, treeTimeoutMs - spent)
     try {
       const o = await parseOffThread(lang, text, timeoutMs, limits(0), 'index', path)
       spent += o.parseMs
       defs = o.defs
+      if (o.elided) note = `  ${elidedNote(o.elided)}`
     } catch (err) {
       if (err instanceof ParseTimeout) {
         spent += timeoutMs
@@ -204,7 +209,7 @@ async function indexTree(
       }
       throw err
     }
-    const block = [path, ...defs.map((d) => `  ${renderDefinition(d)}`)]
+    const block = [path, ...defs.map((d) => `  ${renderDefinition(d)}`), ...(note ? [note] : [])]
     const size = block.reduce((n, l) => n + l.length + 1, 0)
     if (files.length > 0 && chars + size > INDEX_MAX_CHARS) {
       truncated = true

@@ -1,5 +1,6 @@
 import { VisError } from '../../util/errors.js'
 import { splitLines } from '../fs/lines.js'
+import { type Elided, elideDeepPython } from './deep-python.js'
 import { parserFor } from './grammars.js'
 import type { LanguageSpec } from './languages.js'
 import { type Definition, definitions, type SkeletonLimits } from './skeleton.js'
@@ -12,6 +13,8 @@ export interface Outline {
   truncated: boolean
   // Time spent parsing and walking, without loading the grammar.
   parseMs: number
+  // Lines nested too deep to parse, not read (deep-python.ts).
+  elided?: Elided
 }
 
 export class ParseTimeout extends Error {}
@@ -30,16 +33,24 @@ export async function outline(
   onStart?.()
   const started = Date.now()
   const deadline = started + timeoutMs
-  const tree = parser.parse(text, null, { progressCallback: () => Date.now() >= deadline })
+  const prepared = lang.id === 'python' ? elideDeepPython(text) : { text }
+  const tree = parser.parse(prepared.text, null, { progressCallback: () => Date.now() >= deadline })
   if (!tree) {
     // A cancelled parse resumes where it stopped unless reset; the next file is another text.
     parser.reset()
     throw new ParseTimeout(path)
   }
   try {
+    // Anchors are the file's own lines, elided or not.
     const { lines } = splitLines(text)
     const r = definitions(tree.rootNode, lang, lines, limits)
-    return { defs: r.defs, totalLines: lines.length, truncated: r.truncated, parseMs: Date.now() - started }
+    return {
+      defs: r.defs,
+      totalLines: lines.length,
+      truncated: r.truncated,
+      parseMs: Date.now() - started,
+      ...(prepared.elided ? { elided: prepared.elided } : {}),
+    }
   } finally {
     tree.delete()
   }
