@@ -6,11 +6,14 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
+import { createOpenAI } from '@ai-sdk/openai'
 import { generateText, stepCountIs } from 'ai'
 import { pythonTool } from '../../src/adapters/ai-sdk.js'
 import { createEngine } from '../../src/engine/index.js'
-import { chatModel } from './chat-model.js'
 import { chatToolResults, code, type Fixture, fixture, printed, python, session } from './fixture.js'
+
+// The AI SDK's own OpenAI provider, speaking Chat Completions to the provider double.
+const chatModel = (baseURL: string) => createOpenAI({ baseURL, apiKey: 'sk-double' }).chat('double-model')
 
 const LOOP =
   'import time\nstarted = True\nprint("looping", flush=True)\nwhile True:\n    time.sleep(0.01)\nfinished = True'
@@ -88,13 +91,18 @@ describe('vis-runtime/ai-sdk', () => {
     })
     const body = f.double.requests.at(-1)!.body
     const [result] = chatToolResults(body)
+    // Chat Completions has no image in a tool message: the AI SDK's OpenAI provider sends the
+    // tool's content parts as their JSON, the text part and the image part as the adapter made them.
+    const parts = JSON.parse(result!) as { type: string; text?: string; data?: string; mediaType?: string }[]
+    const text = parts.find((p) => p.type === 'text')?.text ?? ''
     assert.ok(
-      result!.startsWith(`${'y'.repeat(100)}\n[vis: stdout clipped: 401 of 501 characters were cut.`),
-      result,
+      text.startsWith(`${'y'.repeat(100)}\n[vis: stdout clipped: 401 of 501 characters were cut.`),
+      text,
     )
-    assert.match(result!, /\[attachment dot\.png: image\/png, 24 bytes, shown below\]/)
-    const image = body.messages.at(-1).content[0].image_url.url as string
-    assert.equal(Buffer.from(image.slice('data:image/png;base64,'.length), 'base64').length, 24)
+    assert.match(text, /\[attachment dot\.png: image\/png, 24 bytes, shown below\]/)
+    const image = parts.find((p) => p.type === 'image-data')
+    assert.equal(image?.mediaType, 'image/png')
+    assert.equal(Buffer.from(image?.data ?? '', 'base64').length, 24)
   })
 
   test('an AbortSignal interrupts the running block; the session carries on', {
