@@ -6,9 +6,19 @@
 import { api, enc, h, iso, problem, shown } from './dom.js'
 import { state } from './state.js'
 
-// The unified diff is one "diff --git" section per change, in the order of `changes`.
+// The unified diff is one "diff --git" section per change, in the order of `changes`. Lines end
+// at "\n" only, as the server writes them: a regex `^` with the m flag would also start a line
+// after "\r", U+2028 or U+2029, which a drafted file may hold, and cut a fake section there.
 function sections(diff) {
-  const parts = diff.split(/^(?=diff --git )/m).filter((p) => p.startsWith('diff --git '))
+  const parts = []
+  let cur = null
+  for (const line of diff.split('\n')) {
+    if (line.startsWith('diff --git ')) {
+      if (cur) parts.push(cur.join('\n'))
+      cur = [line]
+    } else if (cur) cur.push(line)
+  }
+  if (cur) parts.push(cur.join('\n'))
   return parts
 }
 
@@ -121,9 +131,21 @@ export async function refreshDraft(id) {
       h('strong', { class: 'draft-label' }, shown(st.draft.label)),
       ` · since ${st.draft.base_at}${files}`,
     ),
-    changes.length
-      ? h('div', { class: 'files' }, ...changes.map((c, i) => renderFile(c, parts[i])))
-      : h('pre', { class: 'diff' }, '(no changes yet)'),
+    !changes.length
+      ? h('pre', { class: 'diff' }, '(no changes yet)')
+      : parts.length === changes.length
+        ? h('div', { class: 'files' }, ...changes.map((c, i) => renderFile(c, parts[i])))
+        : // Not one section per change: shown whole, never a file paired with another's section.
+          h(
+            'div',
+            { class: 'files' },
+            h(
+              'p',
+              { class: 'problem' },
+              'The diff does not split into one section per file: it is shown whole.',
+            ),
+            h('pre', { class: 'diff' }, shown(diff?.diff ?? '')),
+          ),
     h(
       'div',
       { class: 'row' },
