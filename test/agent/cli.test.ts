@@ -282,6 +282,8 @@ test('vis chat /draft: new, diff, apply, a conflict refused then abandoned, blan
     '/draft new second try',
     'edit calc again',
     '/draft apply',
+    '/draft diff',
+    '/draft apply',
     '/draft abandon the real file moved on',
     '/draft blank scratch',
     'what is here?',
@@ -321,7 +323,12 @@ test('vis chat /draft: new, diff, apply, a conflict refused then abandoned, blan
   // A second apply is a no-op.
   assert.match(out, /back on the trunk\n› no draft to apply: this session is on the trunk\n/)
 
-  // The second draft: the real calc.py changed meanwhile, so apply refuses and names it.
+  // The second draft: an apply before its diff was shown is refused (what lands is what was reviewed).
+  assert.match(
+    r.stderr,
+    /✗ \/draft apply lands what you reviewed: show it first with \/draft diff, then \/draft apply\n[\s\S]*\[cli\.bad-draft-command\]/,
+  )
+  // Then the real calc.py changed meanwhile, so apply refuses and names it.
   assert.match(
     r.stderr,
     /✗ these files changed in \S+ since draft "second try" began, or may have been deleted there: calc\.py\. Apply with theirs[^\n]*\[draft\.conflict\]/,

@@ -83,7 +83,16 @@ test('vis chat shows, not sends, the control characters of template names and of
   const r = await chat(
     root,
     home,
-    ['/templates', '/draft new try', 'edit it', '/draft apply', '/draft abandon', '/exit', ''].join('\n'),
+    [
+      '/templates',
+      '/draft new try',
+      'edit it',
+      '/draft diff',
+      '/draft apply',
+      '/draft abandon',
+      '/exit',
+      '',
+    ].join('\n'),
   )
   assert.equal(r.code, 0, r.err)
   // A template is named by letters, digits and _.- only (templates.ts NAME): a file named

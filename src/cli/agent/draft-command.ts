@@ -7,7 +7,8 @@ export const DRAFT_USAGE = `  /draft               whether the session works on 
   /draft blank LABEL   the same, starting from an empty root
   /draft diff          what the draft changed, as a unified diff
   /draft apply [--theirs|--ours]
-                       land the changes in the real root (refused on conflicts unless told
+                       land exactly the changes the last /draft diff showed in the real root
+                       (refused if the draft moved since; refused on conflicts unless told
                        whose version wins: --theirs keeps the real files, --ours the draft's)
   /draft abandon [WHY] discard the draft, recording why`
 
@@ -31,6 +32,10 @@ function applyOptions(args: string[]): ApplyOptions {
   return o
 }
 
+// The digest of the diff `/draft diff` last showed, per session: `/draft apply` lands exactly that
+// (apply({ expect }) stops the worker, rehashes, draft.changed if the draft moved since).
+const shownDigest = new Map<string, string>()
+
 // `/draft …` in `vis chat`: the session's draft through the engine's library surface
 // (engine.draft). Returns what to print; errors are VisErrors the REPL reports.
 export async function runDraftCommand(engine: Engine, sessionId: string, line: string): Promise<string> {
@@ -52,12 +57,25 @@ export async function runDraftCommand(engine: Engine, sessionId: string, line: s
     }
     case 'diff': {
       if (rest) throw bad('/draft diff takes no arguments')
+      const st = await draft.state()
+      if (st.draft === null) return 'no draft: this session works directly in its root (the trunk)'
+      // A thread or process a block left running could rewrite the draft after it is shown: the
+      // worker stops first (its globals are restored), and the apply holds to this diff's digest.
+      await engine.stopWorker(sessionId, '/draft diff: the diff is shown for review')
       const d = await draft.changes()
       if (d.draft === null) return 'no draft: this session works directly in its root (the trunk)'
+      if (d.digest) shownDigest.set(sessionId, d.digest)
       return d.diff === '' ? 'the draft has no changes yet' : d.diff.trimEnd()
     }
     case 'apply': {
-      const r = await draft.apply(applyOptions(rest ? rest.split(/\s+/) : []))
+      const opts = applyOptions(rest ? rest.split(/\s+/) : [])
+      const st = await draft.state()
+      if (st.draft === null) return 'no draft to apply: this session is on the trunk'
+      const expect = shownDigest.get(sessionId)
+      if (expect === undefined)
+        throw bad('/draft apply lands what you reviewed: show it first with /draft diff, then /draft apply')
+      const r = await draft.apply({ ...opts, expect })
+      shownDigest.delete(sessionId)
       if (r.status === 'noop') return 'no draft to apply: this session is on the trunk'
       const out = [
         `applied: ${r.landed.length} file(s) landed${r.landed.length ? `: ${r.landed.join(', ')}` : ''}`,
