@@ -3,62 +3,18 @@
 // "serve": {"mode": "review"} in mcp.json) is refused with the way to read-only. Real vis
 // processes against the provider double, real workers, real files.
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { after, before, test } from 'node:test'
-import { ProviderDouble, pyCall } from '../agent/double.js'
+import { test } from 'node:test'
+import { pyCall } from '../agent/double.js'
+import { cliWithDouble } from './cli-double.js'
 
-const vis = join(import.meta.dirname, '..', 'http', 'fixtures', 'vis.ts')
-const tsx = import.meta.resolve('tsx')
-let double: ProviderDouble
-before(async () => {
-  double = await new ProviderDouble().start()
-})
-after(async () => {
-  await double.close()
-})
-
-type Run = { code: number | null; stdout: string; stderr: string }
-function visCli(args: string[], opts: { cwd: string; home: string; input?: string }): Promise<Run> {
-  const child = spawn(process.execPath, ['--import', tsx, vis, ...args], {
-    cwd: opts.cwd,
-    env: {
-      ...process.env,
-      VIS_HOME: opts.home,
-      VIS_MODEL: 'openai/double-model',
-      OPENAI_BASE_URL: double.openaiURL,
-      OPENAI_API_KEY: 'sk-cli',
-    },
-    stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-  })
-  if (opts.input !== undefined) child.stdin!.end(opts.input)
-  const r: Run = { code: null, stdout: '', stderr: '' }
-  child.stdout!.on('data', (d) => {
-    r.stdout += d
-  })
-  child.stderr!.on('data', (d) => {
-    r.stderr += d
-  })
-  return new Promise((resolve) =>
-    child.on('close', (code) => {
-      r.code = code
-      resolve(r)
-    }),
-  )
-}
-
-function dirs() {
-  const home = mkdtempSync(join(tmpdir(), 'vis-loose-home-'))
-  const root = mkdtempSync(join(tmpdir(), 'vis-loose-root-'))
-  writeFileSync(join(root, 'notes.txt'), 'original\n')
-  return { home, root }
-}
+const cli = cliWithDouble('loose')
+const { visCli, dirs } = cli
 
 test('vis chat --review: a turn whose review throws drops its draft; the next turn starts clean', async () => {
   const { home, root } = dirs()
-  double.script([
+  cli.double.script([
     { calls: [pyCall("open('notes.txt', 'w').write('from turn one\\n')\nawait write('one.txt', 'one\\n')")] },
     // While the first turn runs, the person edits notes.txt in the real root: applying the
     // turn's draft is then a conflict (draft.conflict), thrown by the review.

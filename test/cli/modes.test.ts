@@ -2,58 +2,14 @@
 // default mode, and `vis run --review` with --apply / --no-apply, each a real vis process
 // against the provider double, its blocks run in a real jailed worker on real files.
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { after, before, test } from 'node:test'
-import { ProviderDouble, pyCall } from '../agent/double.js'
+import { test } from 'node:test'
+import { pyCall } from '../agent/double.js'
+import { cliWithDouble } from './cli-double.js'
 
-const vis = join(import.meta.dirname, '..', 'http', 'fixtures', 'vis.ts')
-const tsx = import.meta.resolve('tsx')
-let double: ProviderDouble
-before(async () => {
-  double = await new ProviderDouble().start()
-})
-after(async () => {
-  await double.close()
-})
-
-type Run = { code: number | null; stdout: string; stderr: string }
-function visCli(args: string[], opts: { cwd: string; home: string; input?: string }): Promise<Run> {
-  const child = spawn(process.execPath, ['--import', tsx, vis, ...args], {
-    cwd: opts.cwd,
-    env: {
-      ...process.env,
-      VIS_HOME: opts.home,
-      VIS_MODEL: 'openai/double-model',
-      OPENAI_BASE_URL: double.openaiURL,
-      OPENAI_API_KEY: 'sk-cli',
-    },
-    stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-  })
-  if (opts.input !== undefined) child.stdin!.end(opts.input)
-  const r: Run = { code: null, stdout: '', stderr: '' }
-  child.stdout!.on('data', (d) => {
-    r.stdout += d
-  })
-  child.stderr!.on('data', (d) => {
-    r.stderr += d
-  })
-  return new Promise((resolve) =>
-    child.on('close', (code) => {
-      r.code = code
-      resolve(r)
-    }),
-  )
-}
-
-function dirs() {
-  const home = mkdtempSync(join(tmpdir(), 'vis-modes-home-'))
-  const root = mkdtempSync(join(tmpdir(), 'vis-modes-root-'))
-  writeFileSync(join(root, 'notes.txt'), 'original\n')
-  return { home, root }
-}
+const cli = cliWithDouble('modes')
+const { visCli, dirs } = cli
 
 // A model that edits notes.txt from Python and with the write tool, and makes a new file.
 const EDITING_MODEL = [
@@ -78,7 +34,7 @@ except Exception as e:
 
 test('vis run --read-only: the block and the write tool are refused, the root unchanged', async () => {
   const { home, root } = dirs()
-  double.script(EDITING_MODEL)
+  cli.double.script(EDITING_MODEL)
   const r = await visCli(['run', '--read-only', 'edit the notes'], { cwd: root, home })
   assert.equal(r.code, 0, r.stderr)
   assert.match(r.stderr, /\[session ses_\w+ · root .* · read-only\]/)
@@ -91,13 +47,13 @@ test('vis run --read-only: the block and the write tool are refused, the root un
 test("agent.json's mode is the default; --mode workspace overrides it", async () => {
   const { home, root } = dirs()
   writeFileSync(join(home, 'agent.json'), JSON.stringify({ mode: 'read-only' }))
-  double.script(EDITING_MODEL)
+  cli.double.script(EDITING_MODEL)
   const ro = await visCli(['run', 'edit the notes'], { cwd: root, home })
   assert.equal(ro.code, 0, ro.stderr)
   assert.match(ro.stdout, /python refused: .*the session is read-only/)
   assert.equal(readFileSync(join(root, 'notes.txt'), 'utf8'), 'original\n')
 
-  double.script(EDITING_MODEL)
+  cli.double.script(EDITING_MODEL)
   const rw = await visCli(['run', '--mode', 'workspace', 'edit the notes'], { cwd: root, home })
   assert.equal(rw.code, 0, rw.stderr)
   assert.match(rw.stdout, /python wrote\ntool wrote/)
@@ -117,7 +73,7 @@ test('conflicting modes are a usage error', async () => {
 
 test('vis run --review --apply: the turn writes a draft, the diff is shown, then it lands', async () => {
   const { home, root } = dirs()
-  double.script(EDITING_MODEL)
+  cli.double.script(EDITING_MODEL)
   const r = await visCli(['run', '--review', '--apply', 'edit the notes'], { cwd: root, home })
   assert.equal(r.code, 0, r.stderr)
   // Inside the turn the draft took the writes, the real root had none of them yet.
@@ -133,7 +89,7 @@ test('vis run --review --apply: the turn writes a draft, the diff is shown, then
 test('vis run --review --no-apply, or with nobody to ask: the diff is shown and nothing lands', async () => {
   for (const flags of [['--no-apply'], []]) {
     const { home, root } = dirs()
-    double.script(EDITING_MODEL)
+    cli.double.script(EDITING_MODEL)
     const r = await visCli(['run', '--review', ...flags, 'edit the notes'], { cwd: root, home })
     assert.equal(r.code, 0, r.stderr)
     assert.match(r.stdout, /python wrote\ntool wrote/)
@@ -159,7 +115,7 @@ test('--apply without --review is a usage error', async () => {
 test('vis chat --review: each turn is shown as a diff and lands only on a yes', async () => {
   const { home, root } = dirs()
   const second = [{ calls: [pyCall("await write('second.txt', 'turn two\\n')")] }, { text: 'Made it.' }]
-  double.script([...EDITING_MODEL, ...second])
+  cli.double.script([...EDITING_MODEL, ...second])
   // First turn answered yes, second no.
   const r = await visCli(['chat', '--review'], {
     cwd: root,
@@ -202,7 +158,7 @@ except Exception as e:
 test('--approve approve does not approve what --read-only requires: refused with nobody to ask', async () => {
   const { home, root } = dirs()
   withMcpServer(home)
-  double.script(MCP_MODEL)
+  cli.double.script(MCP_MODEL)
   const r = await visCli(['run', '--read-only', '--approve', 'approve', 'call the server'], {
     cwd: root,
     home,
@@ -215,7 +171,7 @@ test('--approve approve does not approve what --read-only requires: refused with
   assert.doesNotMatch(r.stdout, /^mcp answered/m)
 
   // The control: a workspace session's MCP tools need no approval, so the same call runs.
-  double.script(MCP_MODEL)
+  cli.double.script(MCP_MODEL)
   const ws = await visCli(['run', '--approve', 'approve', 'call the server'], { cwd: root, home })
   assert.equal(ws.code, 0, ws.stderr)
   assert.match(ws.stdout, /^mcp answered: fx:hi/m)
@@ -224,7 +180,7 @@ test('--approve approve does not approve what --read-only requires: refused with
 test("vis chat --read-only --approve approve: the mode's approval is asked, and the answer decides", async () => {
   const { home, root } = dirs()
   withMcpServer(home)
-  double.script([...MCP_MODEL, ...MCP_MODEL])
+  cli.double.script([...MCP_MODEL, ...MCP_MODEL])
   const r = await visCli(['chat', '--read-only', '--approve', 'approve'], {
     cwd: root,
     home,
@@ -240,11 +196,11 @@ test("vis chat --read-only --approve approve: the mode's approval is asked, and 
 
 test('--session with another mode than the stored one is refused; the same mode passes', async () => {
   const { home, root } = dirs()
-  double.script(EDITING_MODEL)
+  cli.double.script(EDITING_MODEL)
   const first = await visCli(['run', '--read-only', 'edit the notes'], { cwd: root, home })
   assert.equal(first.code, 0, first.stderr)
   const id = /\[session (ses_\w+) /.exec(first.stderr)![1]!
-  const asked = double.requests.length
+  const asked = cli.double.requests.length
   for (const flags of [['--mode', 'workspace'], ['--review']]) {
     const r = await visCli(['run', '--session', id, ...flags, 'edit the notes'], { cwd: root, home })
     assert.equal(r.code, 2, r.stderr)
@@ -256,7 +212,7 @@ test('--session with another mode than the stored one is refused; the same mode 
     )
   }
   // Refused before any turn: the model was never asked, the root is as it was.
-  assert.equal(double.requests.length, asked)
+  assert.equal(cli.double.requests.length, asked)
   assert.equal(readFileSync(join(root, 'notes.txt'), 'utf8'), 'original\n')
 
   // The same mode passes the check (vis run closed that session with its turn, so continuing it
@@ -264,5 +220,5 @@ test('--session with another mode than the stored one is refused; the same mode 
   const same = await visCli(['run', '--session', id, '--read-only', 'edit the notes'], { cwd: root, home })
   assert.doesNotMatch(same.stderr, /cli\.session-mode-mismatch|a session keeps the mode/)
   assert.match(same.stderr, /is closed; create a new session\. \[session\.closed\]/)
-  assert.equal(double.requests.length, asked)
+  assert.equal(cli.double.requests.length, asked)
 })
