@@ -66,7 +66,7 @@ test("patch's syntax check of a sandbox-written .js file does not stop the host'
     // Not silently: the result says the file was too large to check.
     assert.match(
       r.block.stdout.slice(0, 300),
-      /^unchecked: the file is \d+ bytes, over the 262144-byte limit for syntax checks/,
+      /^unchecked: the file is \d+ bytes, over the 131072-byte limit for syntax checks/,
     )
   } finally {
     await engine.close()

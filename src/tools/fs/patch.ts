@@ -33,7 +33,7 @@ const Edit = z.union([AnchorEdit, SearchEdit])
 const Edits = z.array(Edit).min(1)
 type EditT = z.infer<typeof Edit>
 
-export const patchDoc = `Edit files atomically (all edits or none). Each edit is {path, from_anchor, to_anchor?, replace}: the lines from from_anchor to to_anchor (inclusive; default just that line) become 'replace' ('' deletes them); anchors come from cat/grep. An anchor whose line changed is found again by its hash nearby, or refused with the current text. Or {path, search, replace}: an exact, unique text match (whitespace-tolerant when no exact match exists). Edits that would break the syntax of a parsing .py/.ts/.js/.json file are refused; files over 256 KiB are not checked (the result's syntax_unchecked says why). Returns the changed lines with their new anchors.`
+export const patchDoc = `Edit files atomically (all edits or none). Each edit is {path, from_anchor, to_anchor?, replace}: the lines from from_anchor to to_anchor (inclusive; default just that line) become 'replace' ('' deletes them); anchors come from cat/grep. An anchor whose line changed is found again by its hash nearby, or refused with the current text. Or {path, search, replace}: an exact, unique text match (whitespace-tolerant when no exact match exists). Edits that would break the syntax of a parsing .py/.ts/.js/.json file are refused; files over 256 KiB (.py, .json) or 128 KiB (.ts/.js) are not checked (the result's syntax_unchecked says why). Returns the changed lines with their new anchors.`
 
 interface Range {
   start: number
