@@ -353,6 +353,10 @@ export const ERROR_CATALOGUE = {
   ),
   'tool.bad-args': fail(500, 'The tool was called with invalid arguments.'),
   'tool.bad-name': fail(500, 'The tool name is not a Python identifier.'),
+  'tool.bad-glob': fail(
+    400,
+    "grep's include glob is too long or malformed (an unclosed '{' or a bad class).",
+  ),
   'tool.binary': fail(500, 'The file is not text.'),
   'tool.denied': fail(403, 'The tool call was denied.'),
   'tool.entry': fail(500, "A tool's entry point failed."),
@@ -397,6 +401,10 @@ export const ERROR_CATALOGUE = {
     'The root is read-only in this session (mode read-only, or outside a review draft); nothing was changed.',
   ),
   'tool.spawn': fail(500, 'A tool process could not start.'),
+  'tool.search-too-costly': fail(
+    400,
+    "patch's whitespace-tolerant search ran past its work bound; give a shorter or more specific search text.",
+  ),
   'tool.syntax': fail(500, 'The edit would leave the file unparseable.'),
   'tool.too-large': fail(500, 'The file is over the size limit.'),
   'tool.too-many-calls': retry(500, 'Too many tool calls are running or waiting in the session.'),

@@ -152,3 +152,29 @@ test('patch argument errors name the problem', async () => {
     'tool.not-found',
   )
 })
+
+test('syntax checks stop at their size caps, and the result says the file was not checked', async () => {
+  const under = `x = [${'1,'.repeat(60_000)}]\n` // 120 KB: .js under its 128 KiB cap
+  const over = `x = [${'1,'.repeat(70_000)}]\n` // 140 KB: over it
+  const { ws, patch, ctx } = await setup({ 'under.js': under, 'over.js': over, 'over.py': over })
+  const err = await rejection(call(patch, ctx, [{ path: 'under.js', search: 'x = [', replace: 'x = ([' }]))
+  assert.equal(err.code, 'tool.syntax')
+  const r = await call(patch, ctx, [{ path: 'over.js', search: 'x = [', replace: 'x = ([' }])
+  assert.match(r.files[0].syntax_unchecked, /over the 131072-byte limit for syntax checks/)
+  assert.ok((await read(ws, 'over.js')).startsWith('x = (['))
+  // Python's cap is 256 KiB: the same text is still checked there.
+  const py = await rejection(call(patch, ctx, [{ path: 'over.py', search: 'x = [', replace: 'x = ([' }]))
+  assert.equal(py.code, 'tool.syntax')
+})
+
+test('the whitespace-tolerant search has a work bound; within it, it still finds the lines', async () => {
+  const { ws, patch, ctx } = await setup({ 'a.txt': 'a\n'.repeat(6000), 'b.txt': 'x\n  one   two\ny\n' })
+  const err = await rejection(
+    call(patch, ctx, [{ path: 'a.txt', search: `${'a\n'.repeat(3000)}b`, replace: 'z' }]),
+  )
+  assert.equal(err.code, 'tool.search-too-costly')
+  assert.match(err.message, /more specific search/)
+  assert.equal(await read(ws, 'a.txt'), 'a\n'.repeat(6000))
+  await call(patch, ctx, [{ path: 'b.txt', search: 'one two', replace: 'ONE' }])
+  assert.equal(await read(ws, 'b.txt'), 'x\n  ONE\ny\n')
+})

@@ -9,12 +9,14 @@ import { commitAll, type PendingWrite } from './commit.js'
 import { lineHash, parseAnchor, renderLine, splitLines } from './lines.js'
 import { at, type ParentRef, type PathGuard } from './paths.js'
 import { readTextFrom } from './read.js'
-import { parseError } from './syntax.js'
+import { checkSyntax } from './syntax.js'
 
 const SIGNATURE = '(edits, /)'
 // How far (in lines) a stale anchor is looked for by its hash.
 export const RELOCATE_WINDOW = 200
 const SHOW_AROUND = 3
+// Line comparisons one whitespace-tolerant search may make (tens of ms).
+export const SEARCH_BUDGET = 4_000_000
 
 const AnchorEdit = z
   .object({
@@ -31,7 +33,7 @@ const Edit = z.union([AnchorEdit, SearchEdit])
 const Edits = z.array(Edit).min(1)
 type EditT = z.infer<typeof Edit>
 
-export const patchDoc = `Edit files atomically (all edits or none). Each edit is {path, from_anchor, to_anchor?, replace}: the lines from from_anchor to to_anchor (inclusive; default just that line) become 'replace' ('' deletes them); anchors come from cat/grep. An anchor whose line changed is found again by its hash nearby, or refused with the current text. Or {path, search, replace}: an exact, unique text match (whitespace-tolerant when no exact match exists). Edits that would break the syntax of a parsing .py/.ts/.js/.json file are refused. Returns the changed lines with their new anchors.`
+export const patchDoc = `Edit files atomically (all edits or none). Each edit is {path, from_anchor, to_anchor?, replace}: the lines from from_anchor to to_anchor (inclusive; default just that line) become 'replace' ('' deletes them); anchors come from cat/grep. An anchor whose line changed is found again by its hash nearby, or refused with the current text. Or {path, search, replace}: an exact, unique text match (whitespace-tolerant when no exact match exists). Edits that would break the syntax of a parsing .py/.ts/.js/.json file are refused; files over 256 KiB (.py, .json) or 128 KiB (.ts/.js) are not checked (the result's syntax_unchecked says why). Returns the changed lines with their new anchors.`
 
 interface Range {
   start: number
@@ -77,13 +79,15 @@ async function patch(guard: PathGuard, edits: EditT[]): Promise<{ [key: string]:
     const report: { [key: string]: Json }[] = []
     for (const f of files.values()) {
       const { text, changed } = apply(f)
-      const before = await parseError(f.ref.real, f.original)
-      const after = before === undefined ? await parseError(f.ref.real, text) : undefined
-      if (after !== undefined) {
+      // A file that did not parse before is not held to parsing after.
+      const before = await checkSyntax(f.ref.real, f.original)
+      const after = before.error === undefined && !before.unchecked ? await checkSyntax(f.ref.real, text) : {}
+      const unchecked = before.unchecked ?? after.unchecked
+      if (after.error !== undefined) {
         throw new VisError(
           'tool.syntax',
-          `patch: the edits would make '${f.path}' stop parsing (${after}); nothing was changed`,
-          { op: 'patch', path: f.path, error: after },
+          `patch: the edits would make '${f.path}' stop parsing (${after.error}); nothing was changed`,
+          { op: 'patch', path: f.path, error: after.error },
         )
       }
       writes.push({
@@ -95,7 +99,13 @@ async function patch(guard: PathGuard, edits: EditT[]): Promise<{ [key: string]:
         previous: f.original,
         op: 'patch',
       })
-      report.push({ path: f.path, edits: f.ranges.length, changed, relocated: f.relocated })
+      report.push({
+        path: f.path,
+        edits: f.ranges.length,
+        changed,
+        relocated: f.relocated,
+        ...(unchecked ? { syntax_unchecked: unchecked } : {}),
+      })
     }
     await commitAll(writes)
     return { files: report }
@@ -251,9 +261,23 @@ function searchRange(f: FileState, e: z.infer<typeof SearchEdit>, edit: number):
   while (want.length && want[want.length - 1] === '') want.pop()
   const have = lines.map(normWs)
   const found: number[] = []
+  // Both texts are the sandbox's and this runs on the host's event loop:
+  // a file of N equal lines and a search of N/2 of them then a miss costs
+  // N²/4 comparisons, so the work is bounded and past it refused.
+  let budget = SEARCH_BUDGET
   if (want.length) {
     for (let i = 0; i + want.length <= have.length; i++) {
-      if (want.every((w, k) => have[i + k] === w)) found.push(i)
+      let k = 0
+      while (k < want.length && have[i + k] === want[k]) k++
+      budget -= k + 1
+      if (budget < 0) {
+        throw new VisError(
+          'tool.search-too-costly',
+          `patch: edit ${edit}: the whitespace-tolerant search for ${want.length} lines in '${f.path}' (${have.length} lines) compares more than ${SEARCH_BUDGET} lines; the search text is not in the file as written, so give it exactly as the file has it, or a shorter, more specific search, or use anchors; nothing was changed`,
+          { op: 'patch', path: f.path },
+        )
+      }
+      if (k === want.length) found.push(i)
     }
   }
   if (found.length !== 1) {

@@ -1,9 +1,27 @@
 import { spawn } from 'node:child_process'
+import { accessSync, constants as C } from 'node:fs'
 import { extname } from 'node:path'
 import { VisError } from '../../util/errors.js'
 import { findHostPython } from './python.js'
 
 export type SyntaxKind = 'json' | 'script' | 'python'
+
+// The text checked is the sandbox's and the checks run on the host: the
+// TypeScript parser on the host's event loop, CPython's compiler in a host
+// process outside every jail (about 360 bytes of memory per byte of a list
+// display). Larger files are not checked, and the result says so.
+export const SYNTAX_CHECK_MAX_BYTES = 256 * 1024
+// TypeScript's parser runs on the host's event loop (about 0.1 s per 128 KiB
+// unloaded, twice per file): its files get a lower cap, and the loop gets a
+// turn before each parse so a patch of many files cannot hold it throughout.
+export const SCRIPT_CHECK_MAX_BYTES = 128 * 1024
+// The Python checker's address space and time; a file under the size cap
+// compiles in well under both.
+export const PY_CHECK_MAX_AS_BYTES = 256 * 1024 * 1024
+export const PY_CHECK_TIMEOUT_MS = 10_000
+
+// `error` is the first parse error; `unchecked` says why no check ran.
+export type SyntaxResult = { error?: string; unchecked?: string }
 
 const SCRIPT_EXT = new Set(['.ts', '.tsx', '.mts', '.cts', '.js', '.jsx', '.mjs', '.cjs'])
 
@@ -15,20 +33,26 @@ export function syntaxKind(path: string): SyntaxKind | undefined {
   return undefined
 }
 
-// Returns the first parse error of a text, or undefined when it parses.
-export async function parseError(path: string, text: string): Promise<string | undefined> {
+export async function checkSyntax(path: string, text: string): Promise<SyntaxResult> {
   const kind = syntaxKind(path)
+  if (kind === undefined) return {}
+  const bytes = Buffer.byteLength(text)
+  const cap = kind === 'script' ? SCRIPT_CHECK_MAX_BYTES : SYNTAX_CHECK_MAX_BYTES
+  if (bytes > cap)
+    return { unchecked: `the file is ${bytes} bytes, over the ${cap}-byte limit for syntax checks` }
   if (kind === 'json') {
     try {
       JSON.parse(text)
-      return undefined
+      return {}
     } catch (err) {
-      return (err as Error).message
+      return { error: (err as Error).message }
     }
   }
-  if (kind === 'script') return scriptError(path, text)
-  if (kind === 'python') return pythonError(path, text)
-  return undefined
+  if (kind === 'script') {
+    await new Promise((resolve) => setImmediate(resolve))
+    return { error: await scriptError(path, text) }
+  }
+  return pythonCheck(path, text)
 }
 
 async function scriptError(path: string, text: string): Promise<string | undefined> {
@@ -45,6 +69,20 @@ async function scriptError(path: string, text: string): Promise<string | undefin
   return `line ${pos.line + 1}, column ${pos.character + 1}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`
 }
 
+// util-linux's prlimit sets RLIMIT_AS on the checker before it execs Python
+// (Node's spawn has no rlimit option).
+function findPrlimit(): string | undefined {
+  for (const p of ['/usr/bin/prlimit', '/bin/prlimit']) {
+    try {
+      accessSync(p, C.X_OK)
+      return p
+    } catch {
+      // next
+    }
+  }
+  return undefined
+}
+
 // A fixed checker program; the file's text arrives on stdin, never in source.
 const PY_CHECK = [
   'import sys',
@@ -53,9 +91,11 @@ const PY_CHECK = [
   'except (SyntaxError, ValueError) as e:',
   '    print(f\'line {getattr(e, "lineno", None)}, column {getattr(e, "offset", None)}: {getattr(e, "msg", e)}\')',
   '    sys.exit(3)',
+  'except MemoryError:',
+  '    sys.exit(4)',
 ].join('\n')
 
-async function pythonError(path: string, text: string): Promise<string | undefined> {
+async function pythonCheck(path: string, text: string): Promise<SyntaxResult> {
   const python = await findHostPython()
   if (!python) {
     throw new VisError(
@@ -66,25 +106,61 @@ async function pythonError(path: string, text: string): Promise<string | undefin
       },
     )
   }
+  const prlimit = findPrlimit()
+  if (!prlimit)
+    return { unchecked: 'prlimit (util-linux) is not installed to bound the Python syntax checker' }
+  const args = [
+    `--as=${PY_CHECK_MAX_AS_BYTES}`,
+    `--cpu=${Math.ceil(PY_CHECK_TIMEOUT_MS / 1000)}`,
+    '--core=0',
+    '--',
+    python,
+    '-I',
+    '-S',
+    '-c',
+    PY_CHECK,
+    path,
+  ]
   return new Promise((resolve, reject) => {
-    const child = spawn(python, ['-I', '-S', '-c', PY_CHECK, path], { stdio: ['pipe', 'pipe', 'pipe'] })
+    const child = spawn(prlimit, args, { stdio: ['pipe', 'pipe', 'pipe'] })
     let out = ''
     let err = ''
+    let timedOut = false
+    const timer = setTimeout(() => {
+      timedOut = true
+      child.kill('SIGKILL')
+    }, PY_CHECK_TIMEOUT_MS)
+    // The checker prints one line; a bound keeps a runaway from filling the host.
+    const keep = (acc: string, d: string) => (acc.length < 4096 ? acc + d : acc)
     child.stdout.setEncoding('utf8').on('data', (d: string) => {
-      out += d
+      out = keep(out, d)
     })
     child.stderr.setEncoding('utf8').on('data', (d: string) => {
-      err += d
+      err = keep(err, d)
     })
-    child.on('error', reject)
-    child.on('close', (code) => {
-      if (code === 0) resolve(undefined)
-      else if (code === 3) resolve(out.trim())
+    child.on('error', (e) => {
+      clearTimeout(timer)
+      reject(e)
+    })
+    child.on('close', (code, signal) => {
+      clearTimeout(timer)
+      if (code === 0) resolve({})
+      else if (code === 3) resolve({ error: out.trim().slice(0, 1000) })
+      else if (timedOut || signal === 'SIGXCPU' || signal === 'SIGKILL')
+        resolve({ unchecked: `the Python syntax checker ran past its ${PY_CHECK_TIMEOUT_MS} ms bound` })
+      else if (code === 4 || /MemoryError/.test(err))
+        resolve({
+          unchecked: `the Python syntax checker ran out of its ${PY_CHECK_MAX_AS_BYTES >> 20} MiB memory bound`,
+        })
       else
         reject(
-          new VisError('tool.io', `python syntax check failed to run: ${err.trim() || `exit ${code}`}`, {
-            path,
-          }),
+          new VisError(
+            'tool.io',
+            `python syntax check failed to run: ${err.trim().slice(0, 500) || `exit ${code}`}`,
+            {
+              path,
+            },
+          ),
         )
     })
     child.stdin.on('error', () => {})
