@@ -2,8 +2,10 @@
 // no cookie carries it and an EventSource cannot set one), so the reconnecting EventSource did by
 // itself is the page's own code now. Here a plain TCP relay stands between Chromium and the server
 // so the test can cut the stream's connection: the page must reconnect with its token and
-// Last-Event-ID (no event shown twice) and show what ran while it was away and after.
+// Last-Event-ID (no event shown twice) and show what ran while it was away and after. A download
+// link, whose bare URL the server now refuses, saves the attachment's bytes through the same fetch.
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
 import { type AddressInfo, connect, createServer, type Socket } from 'node:net'
 import { after, before, describe, test } from 'node:test'
 import type { Browser, Page } from 'playwright-core'
@@ -14,7 +16,7 @@ import { type client, tempHome, testServer, waitFor } from './helpers.js'
 const { home, root } = tempHome('http-page-stream')
 const TOKEN = 'page-stream-token-0123456789abcdef'
 
-describe('the session page event stream', () => {
+describe("the session page's token-carrying requests", () => {
   let server: VisServer
   let call: ReturnType<typeof client>
   let browser: Browser
@@ -94,5 +96,27 @@ describe('the session page event stream', () => {
       assert.equal(await stdout(text).count(), 1, text)
       assert.equal((await stdout(text).textContent())?.trim(), text)
     }
+  })
+
+  test('a download link saves the attachment through a fetch with the token; its bare URL is refused', async () => {
+    const s = await call('POST', '/v1/sessions', { roots: [root], title: 'downloads' })
+    assert.equal(s.status, 201, s.text)
+    const b = await call('POST', `/v1/sessions/${s.body.id}/blocks`, {
+      code: "vis_attach_bytes(b'name,count\\nfigs,3\\n', 'notes.csv')",
+    })
+    assert.equal(b.status, 200, b.text)
+    const url = b.body.attachments[0].url as string
+    await page.goto(`${relayURL}/#/s/${s.body.id}`)
+    const link = page.locator(`a[data-attachment="${b.body.attachments[0].id}"]`)
+    await link.waitFor({ timeout: 30_000 })
+    const saved = page.waitForEvent('download', { timeout: 30_000 })
+    await link.click()
+    const download = await saved
+    assert.equal(download.suggestedFilename(), 'notes.csv')
+    assert.equal(readFileSync(await download.path(), 'utf8'), 'name,count\nfigs,3\n')
+    // Opened without the page's header, the URL is refused: nothing but the bearer authorizes.
+    const bare = await fetch(`${server.url}${url}`)
+    assert.equal(bare.status, 401)
+    assert.equal(((await bare.json()) as { error: { code: string } }).error.code, 'http.unauthorized')
   })
 })
