@@ -3,14 +3,35 @@
 // the tool calls waiting for approval, and its draft for review. Plain DOM modules, no build
 // step. Every write is a same-origin JSON call to the API, behind the API's own guards.
 import { refreshApprovals } from './approvals.js'
+import { eventStream } from './authed.js'
 import { appendOutput, fetchBlock, runBox, upsertBlock } from './blocks.js'
-import { $, api, enc, h, iso, setStatus } from './dom.js'
+import { $, api, enc, h, iso, needsToken, setStatus } from './dom.js'
 import { refreshDraft } from './drafts.js'
 import { initSessionList, loadSessions } from './sessions.js'
 import { state } from './state.js'
 import { onDelta, refreshTurns, turnBox } from './turns.js'
 
 const later = (p) => p.catch(() => undefined)
+
+// The event types the workbench follows (onEvent).
+const FOLLOWED = new Set([
+  'block.started',
+  'output',
+  'block.finished',
+  'interrupt',
+  'worker.retired',
+  'session.closed',
+  'draft.created',
+  'draft.applied',
+  'draft.abandoned',
+  'turn.started',
+  'model.delta',
+  'approval.requested',
+  'approval.resolved',
+  'turn.completed',
+  'turn.failed',
+  'turn.cancelled',
+])
 
 function onEvent(type, ev) {
   const d = ev.data ?? {}
@@ -128,36 +149,21 @@ async function showSession(id, follow = true) {
     a.toggleAttribute('aria-current', a.dataset.session === id)
   }
   if (!follow || !open) return
-  // Everything after what the detail showed, live; the browser reconnects with Last-Event-ID
-  // by itself and stops at the 204 that follows session.closed.
-  const es = new EventSource(`/v1/sessions/${enc(id)}/events?after=${s.last_event_id}`)
+  // Everything after what the detail showed, live; the stream reconnects with Last-Event-ID
+  // and stops at the 204 that follows session.closed.
+  // Events go by type to onEvent; a gap in the stream (events the server no longer has) is
+  // healed by refetching the session.
+  const es = eventStream(`/v1/sessions/${enc(id)}/events?after=${s.last_event_id}`, {
+    event: (type, data) => {
+      if (type === 'gap') later(showSession(id))
+      else if (FOLLOWED.has(type)) onEvent(type, JSON.parse(data))
+    },
+    open: () => setStatus('live'),
+    error: (closed) => setStatus(closed ? 'ended' : 'reconnecting…'),
+    status: (code) => code === 401 && needsToken(),
+  })
   state.events = es
   state.poll = setInterval(() => later(pollQueued(id)), 2000)
-  for (const type of [
-    'block.started',
-    'output',
-    'block.finished',
-    'interrupt',
-    'worker.retired',
-    'session.closed',
-    'draft.created',
-    'draft.applied',
-    'draft.abandoned',
-    'turn.started',
-    'model.delta',
-    'approval.requested',
-    'approval.resolved',
-    'turn.completed',
-    'turn.failed',
-    'turn.cancelled',
-  ]) {
-    es.addEventListener(type, (e) => onEvent(type, JSON.parse(e.data)))
-  }
-  es.addEventListener('gap', () => later(showSession(id)))
-  es.addEventListener('open', () => setStatus('live'))
-  es.addEventListener('error', () =>
-    setStatus(es.readyState === EventSource.CLOSED ? 'ended' : 'reconnecting…'),
-  )
 }
 
 function route() {

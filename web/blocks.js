@@ -1,5 +1,6 @@
 // One session's blocks as they run, and the editor box that runs one by hand (Ctrl-Enter), as a
 // notebook's cell does.
+import { download, objectURL } from './authed.js'
 import { $, api, enc, h, problem, shown } from './dom.js'
 import { state } from './state.js'
 
@@ -51,6 +52,18 @@ export function renderError(err) {
 // it serves as a download, so it is a link here.
 const INLINE_IMAGES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp'])
 
+// Its bytes come through a fetch with the token (an <img src> cannot send it), shown from memory.
+function attachedImage(a) {
+  const img = h('img', { alt: a.name ?? a.id, 'data-attachment': a.id })
+  objectURL(a.url)
+    .then((url) => {
+      img.addEventListener('load', () => URL.revokeObjectURL(url), { once: true })
+      img.src = url
+    })
+    .catch((err) => img.setAttribute('title', err.message))
+  return img
+}
+
 function renderAttachments(list) {
   if (!list?.length) return null
   return h(
@@ -58,8 +71,21 @@ function renderAttachments(list) {
     { class: 'attachments' },
     ...list.map((a) =>
       INLINE_IMAGES.has(a.media_type)
-        ? h('img', { src: a.url, alt: a.name ?? a.id, 'data-attachment': a.id })
-        : h('a', { href: a.url, download: a.name ?? a.id, 'data-attachment': a.id }, shown(a.name ?? a.id)),
+        ? attachedImage(a)
+        : h(
+            'a',
+            {
+              href: a.url,
+              download: a.name ?? a.id,
+              'data-attachment': a.id,
+              // The URL alone would be refused (no token in it): fetched with the token instead.
+              onclick: (e) => {
+                e.preventDefault()
+                download(a.url, a.name ?? a.id).catch((err) => console.error(err))
+              },
+            },
+            shown(a.name ?? a.id),
+          ),
     ),
   )
 }

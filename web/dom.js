@@ -1,3 +1,5 @@
+import { authedFetch } from './authed.js'
+
 // Small DOM and API helpers shared by the page's modules. Text from the server goes in as text
 // (never as HTML): block output, titles and labels are data, some of it written in the sandbox.
 
@@ -51,21 +53,26 @@ export class ApiError extends Error {
   }
 }
 
-// Same-origin calls: the token rides in the cookie set by visiting the printed URL; writes are
-// JSON, as the API's content-type guard requires.
+// Same-origin calls with the token as a bearer (authed.js); writes are JSON, as the API's
+// content-type guard requires.
 export async function api(method, path, body, headers = {}) {
-  const res = await fetch(path, {
+  const res = await authedFetch(path, {
     method,
     headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
   })
   if (res.status === 401) {
-    $('#auth').hidden = false
+    needsToken()
     throw new ApiError(401, { code: 'http.unauthorized', message: 'unauthorized' })
   }
   const data = res.status === 204 ? null : await res.json()
   if (!res.ok) throw new ApiError(res.status, data?.error)
   return data
+}
+
+// A 401: the page has no token, or one from an earlier start of the server.
+export function needsToken() {
+  $('#auth').hidden = false
 }
 
 export function setStatus(text) {

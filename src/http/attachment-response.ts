@@ -2,8 +2,8 @@ import type { AttachmentView } from '../engine/schemas.js'
 
 // How an attachment's bytes are served. They come from the sandbox, and so does the media type
 // stored with them (the guest sniffs it, and guest code can claim any): an SVG or HTML
-// attachment a person opens from its URL would otherwise run its script as this origin, with
-// the page's token cookie, and drive the API. So only the raster formats the session page shows
+// attachment a person opens from its URL would otherwise run its script as this origin, read
+// the page's token from localStorage, and drive the API. So only the raster formats the session page shows
 // inline (PNG, JPEG, GIF, WebP), recognised here from their own bytes, are served inline, as the
 // type their bytes say; everything else is a download (Content-Disposition: attachment). All of
 // them carry `Content-Security-Policy: sandbox` (a document made from them has an opaque origin

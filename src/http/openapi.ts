@@ -47,7 +47,7 @@ function namedSchemas(): SchemaRefs['names'] {
 
 // What every route may answer besides its own: the browser guards and the auth in front of all.
 const COMMON_RESPONSES: Record<string, { description: string }> = {
-  401: { description: 'No valid token (Authorization: Bearer, ?token= or the page cookie).' },
+  401: { description: 'No valid token (Authorization: Bearer or ?token=).' },
   403: {
     description: 'Sent by a web page whose origin is neither this server nor a configured CORS origin.',
   },

@@ -1,7 +1,7 @@
 // Issue 30 §4: attachments come from the sandbox, bytes and media type alike. An SVG (or HTML)
 // attachment without a name was served with no Content-Disposition and no CSP: opened from its
-// URL in the browser that holds the page's token cookie, its script ran as the API's origin and
-// drove the API. Here the guest makes such attachments (with script, nameless and named, and
+// URL in the browser, its script ran as the API's origin and drove the API (then with the page's
+// token cookie; now it would read the token the page keeps in localStorage). Here the guest makes such attachments (with script, nameless and named, and
 // with a lying type: HTML bytes claimed as image/png, an SVG named .png), and real PNG, JPEG, GIF
 // and WebP images; then the answers are checked, and Debian's Chromium opens the URLs.
 import assert from 'node:assert/strict'
@@ -14,10 +14,11 @@ import { python, tempHome, waitFor } from './helpers.js'
 const { home, root } = tempHome('http-attachment-sandbox')
 const TOKEN = 'attachment-sandbox-token-0123456789'
 
-// What the script would do with the user's cookie: create a session (the API, as the user).
+// What the script would do as the page's origin: take the token the page keeps in localStorage
+// and create a session (the API, as the user).
 const SCRIPT =
-  "fetch('/v1/sessions', {method: 'POST', headers: {'content-type': 'application/json'}, " +
-  "body: JSON.stringify({title: 'pwned'})})"
+  "fetch('/v1/sessions', {method: 'POST', headers: {'content-type': 'application/json', " +
+  "authorization: 'Bearer ' + localStorage.getItem('vis.token')}, body: JSON.stringify({title: 'pwned'})})"
 const SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><script>${SCRIPT}</script></svg>`
 const HTML = `<!doctype html><title>x</title><script>${SCRIPT}</script>`
 // Small valid images (1x1), as base64.
@@ -119,12 +120,11 @@ describe('attachments are served sandboxed, raster images alone inline', () => {
   test('in Chromium, opening an SVG or HTML attachment runs no script; a PNG still shows', async () => {
     const context = await browser.newContext({ acceptDownloads: true })
     const page = await context.newPage()
-    // The user opened the printed URL: the token now lives in the page's cookie.
+    // The user opened the printed URL: the token now lives in the page's localStorage.
     await page.goto(`${server.url}/?token=${TOKEN}`)
-    assert.ok(
-      (await context.cookies()).some((c) => c.value === TOKEN),
-      'the token cookie is set',
-    )
+    assert.equal(await page.evaluate("localStorage.getItem('vis.token')"), TOKEN, 'the token is kept')
+    // Opened with the token in its URL (no cookie carries it any more), as a person could.
+    const opened = (label: string) => `${urls.get(label)!}?token=${TOKEN}`
     const posts = () => server.seen.filter((s) => s.method === 'POST').length
 
     for (const label of [
@@ -139,7 +139,7 @@ describe('attachments are served sandboxed, raster images alone inline', () => {
         downloaded = true
         return d.cancel()
       })
-      await page.goto(urls.get(label)!).catch(() => undefined)
+      await page.goto(opened(label)).catch(() => undefined)
       // Either the browser made it a download, or it rendered it and its script sent its POST.
       await waitFor(() => downloaded || posts() > 0, 30_000, `${label}: a download or the script's request`)
       assert.equal(posts(), 0, `${label}: its script reached the API`)
@@ -149,7 +149,7 @@ describe('attachments are served sandboxed, raster images alone inline', () => {
     assert.equal(sessionsCreated(), 0, 'no script created a session')
 
     // The page's own use stays: a PNG opened from its URL renders as an image.
-    const res = await page.goto(urls.get('png, no name')!)
+    const res = await page.goto(opened('png, no name'))
     assert.equal(res?.status(), 200)
     const width = await page.locator('img').evaluate((el) => (el as { naturalWidth: number }).naturalWidth)
     assert.equal(width, 1, 'the PNG rendered inline')

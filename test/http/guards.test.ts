@@ -1,6 +1,6 @@
 // What keeps other web pages and other names from driving the server, request by request
 // (the same attacks from a real browser are in browser.test.ts): Host, Origin and CORS, JSON
-// bodies, the token by header, query and cookie, and `vis serve`'s own token.
+// bodies, the token by header and query (never a cookie), and `vis serve`'s own token.
 import assert from 'node:assert/strict'
 import type { ChildProcess } from 'node:child_process'
 import { after, before, describe, test } from 'node:test'
@@ -195,7 +195,7 @@ describe('browser guards', () => {
     assert.equal(bare.status, 201, bare.text)
   })
 
-  test('the token works as a bearer, as ?token= and as the cookie that visiting the URL sets', async () => {
+  test('the token works as a bearer and as ?token=, never as a cookie', async () => {
     const url = `${locked.url}/v1/sessions`
     assert.equal((await rawRequest(url)).status, 401)
     assert.equal(
@@ -204,25 +204,28 @@ describe('browser guards', () => {
     )
     assert.equal((await rawRequest(`${url}?token=nope`)).status, 401)
     assert.equal((await rawRequest(url, { headers: { authorization: `Bearer ${TOKEN}` } })).status, 200)
-    // ?token= is taken by every route (an EventSource cannot set headers) and is no query parameter of theirs.
+    // ?token= is taken by every route (the printed URL) and is no query parameter of theirs.
     const q = await rawRequest(`${url}?token=${TOKEN}&state=open`)
     assert.equal(q.status, 200, q.text)
-    // Visiting the printed URL keeps the token in a cookie the page's scripts cannot read and no
-    // other site's page sends, and drops it from the address bar.
-    const visit = await rawRequest(`${locked.url}/v1/sessions?state=open&token=${TOKEN}`, {
+    // Visiting a URL with the token sets no cookie (cookies ignore ports: every other server on
+    // this host would be sent it), and a cookie holding the token authorizes nothing.
+    const visit = await rawRequest(`${locked.url}/?token=${TOKEN}`, {
       headers: { accept: 'text/html', 'sec-fetch-mode': 'navigate' },
     })
-    assert.equal(visit.status, 303)
-    assert.equal(visit.headers.location, '/v1/sessions?state=open')
-    const cookie = String(visit.headers['set-cookie'])
-    assert.match(cookie, /^vis_token_[0-9a-f]{8}=/)
-    assert.match(cookie, /HttpOnly/)
-    assert.match(cookie, /SameSite=Strict/)
-    const pair = cookie.split(';')[0]!
-    assert.equal((await rawRequest(url, { headers: { cookie: pair } })).status, 200)
-    assert.equal((await rawRequest(url, { headers: { cookie: `${pair.split('=')[0]}=wrong` } })).status, 401)
+    assert.equal(visit.status, 200)
+    assert.equal(visit.headers['set-cookie'], undefined)
+    for (const cookie of [`vis_token=${TOKEN}`, `vis_token_0123abcd=${TOKEN}`, `token=${TOKEN}`]) {
+      const r = await rawRequest(url, { headers: { cookie } })
+      assert.equal(r.status, 401, cookie)
+      assert.equal(r.body.error.code, 'http.unauthorized')
+    }
+    // The page's own files load without the token (GET only); nothing else does.
+    const shell = await rawRequest(`${locked.url}/`, { headers: { accept: 'text/html' } })
+    assert.equal(shell.status, 200)
+    assert.equal((await rawRequest(`${locked.url}/ui/authed.js`)).status, 200)
+    assert.equal((await rawRequest(`${locked.url}/`, { method: 'POST' })).status, 401)
     // A browser without the token gets a page saying what to do, an API client the envelope.
-    const page = await rawRequest(`${locked.url}/`, { headers: { accept: 'text/html' } })
+    const page = await rawRequest(url, { headers: { accept: 'text/html' } })
     assert.equal(page.status, 401)
     assert.match(page.text, /\?token=/)
     const api = await rawRequest(url)

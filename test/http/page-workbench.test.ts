@@ -334,7 +334,7 @@ describe('the session page as a workbench', () => {
   })
 })
 
-// Another site's page, in the user's browser (which holds the token's cookie): it tries the
+// Another site's page, in the user's browser (which holds the page's token): it tries the
 // writes the page makes, as simple requests (no preflight) and as a preflighted JSON fetch.
 function attackPage(target: string, sessionId: string): string {
   const base = `${target}/v1/sessions/${sessionId}`

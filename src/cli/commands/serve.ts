@@ -26,7 +26,7 @@ doctor, metrics. State lives in SQLite under the vis home (VIS_HOME or ~/.vis), 
 when VIS_DATABASE_URL=postgres://user@host:port/db is set; sessions survive a restart.
 
 Like Jupyter, every request needs a token: VIS_TOKEN when set, otherwise a random one made at
-start. The printed URL carries it; opening it in a browser keeps it in a cookie for the page.
+start. The printed URL carries it; opening it in a browser keeps it in that page's localStorage (per port).
 Clients send Authorization: Bearer <token>.
 
   --host         address to bind (default ${DEFAULT_HOST}). Any non-loopback address needs

@@ -8,7 +8,7 @@ import { markAuthenticated, tokenGate } from './token.js'
 export { declaredBodyRefusal } from './body-limit.js'
 export { hostName, isLoopbackName } from './host.js'
 export type { GuardRequest, Refusal } from './refusal.js'
-export { isAuthenticated, tokenCookieName } from './token.js'
+export { isAuthenticated } from './token.js'
 
 export type GuardOptions = HostCheckOptions & OriginCheckOptions & { token?: string }
 

@@ -4,8 +4,9 @@ import type { Context, Hono } from 'hono'
 import { packageRoot } from '../../util/home.js'
 
 // The session page: plain files under web/ (no build step), served as they are. Mounted beside
-// the API, behind the same guards; the token reaches it as the cookie that visiting the URL
-// `vis serve` prints sets.
+// the API, behind the Host guard but open without the token (GET of these files only): the
+// page reads the token from the URL `vis serve` prints, keeps it in localStorage (per port, unlike
+// a cookie) and sends it as `Authorization: Bearer` on each of its API calls.
 
 export const PAGE_DIR = join(packageRoot, 'web')
 
@@ -19,6 +20,7 @@ const MODULES = [
   'drafts.js',
   'turns.js',
   'approvals.js',
+  'authed.js',
 ]
 
 const FILES: Record<string, { file: string; type: string }> = {
@@ -31,13 +33,17 @@ const FILES: Record<string, { file: string; type: string }> = {
   ),
 }
 
-// Only this server's own scripts, styles, images and connections; never inside another page's
+// The paths the token guard lets through without the token (GET only).
+export const PAGE_PATHS: ReadonlySet<string> = new Set(Object.keys(FILES))
+
+// Only this server's own scripts, styles, images (blob: for attachments, which the page fetches
+// with its token and shows from memory) and connections; never inside another page's
 // frame (the interrupt button must not be clickjacked).
 const CSP = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",
-  "img-src 'self'",
+  "img-src 'self' blob:",
   "connect-src 'self'",
   "base-uri 'none'",
   "form-action 'none'",
