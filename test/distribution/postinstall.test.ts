@@ -24,6 +24,7 @@ before(() => {
   for (const p of [
     'src/cli/main.ts',
     'src/cli/report-error.ts',
+    'src/cli/agent/visible.ts',
     'src/cli/command.ts',
     'src/cli/commands/runtime.ts',
     'src/native/locate.ts',
