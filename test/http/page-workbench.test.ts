@@ -6,7 +6,7 @@
 // without a model the page says how to configure one. A page from another site can do none of
 // the page's writes. No console errors; screenshots at 420, 800 and 1280 px.
 import assert from 'node:assert/strict'
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
@@ -164,6 +164,9 @@ describe('the session page as a workbench', () => {
     writeFileSync(join(root, 'keep.txt'), 'one\ntwo\n')
     writeFileSync(join(root, 'gone.txt'), 'bye\n')
     writeFileSync(join(root, 'clash.txt'), 'base\n')
+    // A draft counts a real file whose ctime is not older than its base as changed (the kernel's
+    // ctime is coarse, a few ms): the draft begins once the clock has moved past these writes.
+    await ctimeMovedPast(join(root, 'clash.txt'))
     assert.equal((await call('POST', `/v1/sessions/${sessionId}/draft`, { label: 'review me' })).status, 201)
     const r = await call('POST', `/v1/sessions/${sessionId}/blocks`, {
       code: [
@@ -271,7 +274,11 @@ describe('the session page as a workbench', () => {
     // The person is looking at this diff when the draft moves on; the page's own refresh is held
     // back (the diff route fails for it), so the screen still shows what was seen.
     watch.expectAborted(`/v1/sessions/${sessionId}/draft/diff`)
-    await page.route('**/draft/diff', (r) => r.abort())
+    let held = 0
+    await page.route('**/draft/diff', (r) => {
+      held++
+      return r.abort()
+    })
     const moved = await call('POST', `/v1/sessions/${sessionId}/blocks`, {
       code: "open('unseen.txt', 'w').write('x')",
     })
@@ -281,15 +288,18 @@ describe('the session page as a workbench', () => {
       30_000,
       'the draft to move',
     )
+    // The page has heard of the move (its refresh was held back) before the route opens again, so no
+    // late event redraws the new diff under the person's click.
+    await waitFor(() => held > 0, 30_000, "the page's refresh after the move")
     assert.equal(await draft.locator('details.file[data-path="unseen.txt"]').count(), 0)
     await page.unroute('**/draft/diff')
     watch.expect(409, `/v1/sessions/${sessionId}/draft/apply`)
     await draft.locator('button.apply').click()
     await draft.locator('details.file[data-path="unseen.txt"]').waitFor({ timeout: 30_000 })
-    assert.match(
-      (await draft.locator('.draft-note').textContent()) ?? '',
-      /changed since the diff that was reviewed/,
-    )
+    // The new diff can be drawn (by the draft's own events) a moment before the refusal's note.
+    await draft
+      .locator('.draft-note', { hasText: 'changed since the diff that was reviewed' })
+      .waitFor({ timeout: 30_000 })
     assert.equal(existsSync(join(root, 'seen.txt')), false, 'nothing landed')
     assert.equal(existsSync(join(root, 'unseen.txt')), false)
     assert.notEqual(await page.locator('#draft').getAttribute('data-digest'), seen)
@@ -356,4 +366,18 @@ const simple = (path, body) => fetch(B + path, { method: 'POST', mode: 'no-cors'
   document.title = 'done ' + report.join(' ')
 })()
 </script>`
+}
+
+// Polls until a file written now gets a later ctime than `path`'s.
+async function ctimeMovedPast(path: string): Promise<void> {
+  const before = statSync(path).ctimeMs
+  const probe = `${path}.clock`
+  for (let i = 0; i < 500; i++) {
+    writeFileSync(probe, '')
+    const now = statSync(probe).ctimeMs
+    rmSync(probe)
+    if (now > before) return
+    await new Promise((r) => setImmediate(r))
+  }
+  throw new Error('the filesystem clock did not move')
 }
