@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
-import { chmod, lstat, mkdir, rm, stat, writeFile } from 'node:fs/promises'
+import { chmod, lstat, mkdir, rm } from 'node:fs/promises'
 import { isAbsolute, join, relative } from 'node:path'
 import { promisify } from 'node:util'
 import { z } from 'zod'
@@ -13,6 +13,7 @@ import type { Db } from '../persistence/statements.js'
 import { VisError } from '../util/errors.js'
 import { issuesText } from '../util/zod-issues.js'
 import { findConflicts, landChanges } from './apply.js'
+import { baseClock } from './base-clock.js'
 import { BaseRecord } from './base-record.js'
 import { type Change, gitMode, scanChanges } from './changes.js'
 import { diffDigest } from './diff-digest.js'
@@ -260,9 +261,8 @@ export class Drafts {
       await mkdir(join(dir, 'upper'), { recursive: true })
       await mkdir(join(dir, 'empty'))
       // The base time comes from the filesystem's own clock (a file's ctime), the clock the
-      // conflict check compares real files' ctimes with.
-      await writeFile(join(dir, 'base'), `${sessionId}\n`)
-      const baseAt = (await stat(join(dir, 'base'))).ctimeMs
+      // conflict check compares real files' ctimes with, read once it moved past this moment.
+      const baseAt = await baseClock(join(dir, 'base'), `${sessionId}\n`)
       const d = this.repo.create({ id, sessionId, label: l, kind, root, dir, baseAt })
       this.counts.set(sessionId, 0)
       await this.host.replaceWorker(sessionId)

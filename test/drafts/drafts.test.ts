@@ -323,3 +323,24 @@ print(json.dumps([first, open('edit.txt').read(), c1, (await cat('keep.txt'))['c
     await e.close()
   }
 })
+
+test('a real file written just before the draft began is not a change since its base (the clock is coarse)', async () => {
+  const home = newHome()
+  const root = newRepo()
+  const e = await createEngine({ home, python, pool: { size: 0 } })
+  try {
+    const s = await e.createSession({ roots: [root] })
+    // Three times, each write immediately followed by the draft's start: within one tick of
+    // the kernel's coarse ctime clock, which the base reading once shared.
+    for (const round of [1, 2, 3]) {
+      writeFileSync(join(root, 'edit.txt'), `person ${round}\n`)
+      await e.drafts.create(s.id, `round ${round}`)
+      await run(e, s.id, `open('edit.txt', 'a').write('draft ${round}\\n')`)
+      const r = await e.drafts.apply(s.id)
+      assert.deepEqual(r.kept_theirs ?? [], [])
+      assert.equal(readFileSync(join(root, 'edit.txt'), 'utf8'), `person ${round}\ndraft ${round}\n`)
+    }
+  } finally {
+    await e.close()
+  }
+})
