@@ -9,35 +9,15 @@
 // Fixed: in a confined session ripgrep runs in the session's tool jail (src/tools/fs/search.ts),
 // where only the roots are: whatever link the sandbox swaps in leads to nothing of the host's.
 import assert from 'node:assert/strict'
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { after, before, test } from 'node:test'
-import { createEngine, type Engine } from '../../src/engine/index.js'
+import { test } from 'node:test'
+import { hostSecretEngine } from './host-secret-engine.js'
 
-let e: Engine
-const home = mkdtempSync(join(tmpdir(), 'vis-attack-rgign-home-'))
-const root = mkdtempSync(join(tmpdir(), 'vis-attack-rgign-root-'))
-const outside = mkdtempSync(join(tmpdir(), 'vis-attack-rgign-secret-'))
-const secret = join(outside, 'keys')
-before(async () => {
-  writeFileSync(secret, 'KEY=hunter2\n')
-  chmodSync(secret, 0o600)
-  e = await createEngine({
-    home,
-    python: process.env.VIS_PYTHON_VERSION,
-    pool: { size: 0 },
-    extensions: false,
-  })
-})
-after(async () => {
-  await e.close()
-  for (const d of [home, root, outside]) rmSync(d, { recursive: true, force: true })
-})
+const fx = hostSecretEngine('rgign', 'KEY=hunter2\n')
+const { root, secret } = fx
 
 test("grep's ripgrep does not read a host file through a .gitignore symlink", async () => {
-  const s = await e.createSession({ roots: [root] })
-  const r = await e.runBlock(s.id, {
+  const s = await fx.e.createSession({ roots: [root] })
+  const r = await fx.e.runBlock(s.id, {
     code: `import os
 os.makedirs('w/.git', exist_ok=True)
 os.symlink(${JSON.stringify(secret)}, 'w/.gitignore')

@@ -22,34 +22,8 @@ const python = process.env.VIS_PYTHON_VERSION
 const SECRET = 'sk-HOST-ONLY-KEY-5k111m0unt'
 
 test("a skill folder swapped for a symlink after discovery does not mount the link's target", async () => {
-  const userHome = mkdtempSync(join(tmpdir(), 'vis-attack-userhome-'))
-  process.env.HOME = userHome // homedir(): where ~/.claude/skills is looked for
-  const visHome = mkdtempSync(join(tmpdir(), 'vis-attack-vishome-'))
-  process.env.VIS_HOME = visHome
-  writeFileSync(join(visHome, 'agent.json'), JSON.stringify({ providers: { openai: { apiKey: SECRET } } }))
-  const skills = join(userHome, '.claude', 'skills')
-  mkdirSync(join(skills, 'notes'), { recursive: true })
-  writeFileSync(
-    join(skills, 'notes', 'SKILL.md'),
-    '---\nname: notes\ndescription: take notes\n---\nWrite notes.\n',
-  )
-  const work = mkdtempSync(join(tmpdir(), 'vis-attack-work-'))
-
-  const e = await createEngine({ home: visHome, python, pool: { size: 0 }, extensions: false })
+  const { e, a, visHome } = await swappedSkill()
   try {
-    // A: an ordinary session; its worker start finds the person's skill and mounts it.
-    const a = await e.createSession({ roots: [work], shell: true })
-    const seen = await e.runBlock(a.id, {
-      code: "print((await shell('ls /vis/skills/notes'))['stdout'])",
-    })
-    assert.match(seen.block.stdout ?? '', /SKILL\.md/, JSON.stringify(seen.block))
-    // B: a session editing the person's skills (its root is that folder) swaps the skill folder.
-    const b = await e.createSession({ roots: [skills], shell: true })
-    const swap = await e.runBlock(b.id, {
-      code: `r = await shell(${JSON.stringify(`mv notes notes.orig && ln -s ${visHome} notes && echo swapped`)})
-print(r['stdout'], r['stderr'])`,
-    })
-    assert.match(swap.block.stdout ?? '', /swapped/, JSON.stringify(swap.block))
     // A's next tool jail binds whatever the path names now.
     const r = await e.runBlock(a.id, {
       code: "try:\n    r = await shell('cat /vis/skills/notes/agent.json; ls /vis/skills/notes')\n    print(r['stdout'], r['stderr'])\nexcept Exception as ex:\n    print('refused', getattr(ex, 'code', None), ex)",
@@ -71,34 +45,8 @@ print(r['stdout'], r['stderr'])`,
 })
 
 test("the host's cat through a skill folder swapped for a symlink does not read the link's target", async () => {
-  const userHome = mkdtempSync(join(tmpdir(), 'vis-attack-userhome-'))
-  process.env.HOME = userHome // homedir(): where ~/.claude/skills is looked for
-  const visHome = mkdtempSync(join(tmpdir(), 'vis-attack-vishome-'))
-  process.env.VIS_HOME = visHome
-  writeFileSync(join(visHome, 'agent.json'), JSON.stringify({ providers: { openai: { apiKey: SECRET } } }))
-  const skills = join(userHome, '.claude', 'skills')
-  mkdirSync(join(skills, 'notes'), { recursive: true })
-  writeFileSync(
-    join(skills, 'notes', 'SKILL.md'),
-    '---\nname: notes\ndescription: take notes\n---\nWrite notes.\n',
-  )
-  const work = mkdtempSync(join(tmpdir(), 'vis-attack-work-'))
-
-  const e = await createEngine({ home: visHome, python, pool: { size: 0 }, extensions: false })
+  const { e, a, visHome } = await swappedSkill()
   try {
-    // A: an ordinary session; its worker start finds the person's skill and mounts it.
-    const a = await e.createSession({ roots: [work], shell: true })
-    const seen = await e.runBlock(a.id, {
-      code: "print((await shell('ls /vis/skills/notes'))['stdout'])",
-    })
-    assert.match(seen.block.stdout ?? '', /SKILL\.md/, JSON.stringify(seen.block))
-    // B: a session editing the person's skills (its root is that folder) swaps the skill folder.
-    const b = await e.createSession({ roots: [skills], shell: true })
-    const swap = await e.runBlock(b.id, {
-      code: `r = await shell(${JSON.stringify(`mv notes notes.orig && ln -s ${visHome} notes && echo swapped`)})
-print(r['stdout'], r['stderr'])`,
-    })
-    assert.match(swap.block.stdout ?? '', /swapped/, JSON.stringify(swap.block))
     // The host's cat reads skill paths through a guard rooted at the folder's path, as it is now.
     const r = await e.runBlock(a.id, {
       code: "try:\n    print(await cat('/vis/skills/notes/agent.json'))\nexcept Exception as ex:\n    print('refused', getattr(ex, 'code', None), ex)",
@@ -119,34 +67,8 @@ print(r['stdout'], r['stderr'])`,
 })
 
 test('a skill folder swapped for a link to the vis home does not let a block reach the owner socket', async () => {
-  const userHome = mkdtempSync(join(tmpdir(), 'vis-attack-userhome-'))
-  process.env.HOME = userHome // homedir(): where ~/.claude/skills is looked for
-  const visHome = mkdtempSync(join(tmpdir(), 'vis-attack-vishome-'))
-  process.env.VIS_HOME = visHome
-  writeFileSync(join(visHome, 'agent.json'), JSON.stringify({ providers: { openai: { apiKey: SECRET } } }))
-  const skills = join(userHome, '.claude', 'skills')
-  mkdirSync(join(skills, 'notes'), { recursive: true })
-  writeFileSync(
-    join(skills, 'notes', 'SKILL.md'),
-    '---\nname: notes\ndescription: take notes\n---\nWrite notes.\n',
-  )
-  const work = mkdtempSync(join(tmpdir(), 'vis-attack-work-'))
-
-  const e = await createEngine({ home: visHome, python, pool: { size: 0 }, extensions: false })
+  const { e, a, b } = await swappedSkill()
   try {
-    // A: an ordinary session; its worker start finds the person's skill and mounts it.
-    const a = await e.createSession({ roots: [work], shell: true })
-    const seen = await e.runBlock(a.id, {
-      code: "print((await shell('ls /vis/skills/notes'))['stdout'])",
-    })
-    assert.match(seen.block.stdout ?? '', /SKILL\.md/, JSON.stringify(seen.block))
-    // B: a session editing the person's skills (its root is that folder) swaps the skill folder.
-    const b = await e.createSession({ roots: [skills], shell: true })
-    const swap = await e.runBlock(b.id, {
-      code: `r = await shell(${JSON.stringify(`mv notes notes.orig && ln -s ${visHome} notes && echo swapped`)})
-print(r['stdout'], r['stderr'])`,
-    })
-    assert.match(swap.block.stdout ?? '', /swapped/, JSON.stringify(swap.block))
     // A's next tool jail binds the vis home; its run/*.sock is the engine's owner socket, and the
     // database names every session. One JSON line per session closes it.
     // (A's own session is among them: its block may end with it.)
@@ -184,3 +106,40 @@ print(r['stdout'], r['stderr'])`,
     await e.close()
   }
 })
+
+// Session A found the person's skill `notes` and mounted it; session B, whose root is the
+// person's skills folder, then swapped that folder for a link to the vis home.
+async function swappedSkill() {
+  const userHome = mkdtempSync(join(tmpdir(), 'vis-attack-userhome-'))
+  process.env.HOME = userHome // homedir(): where ~/.claude/skills is looked for
+  const visHome = mkdtempSync(join(tmpdir(), 'vis-attack-vishome-'))
+  process.env.VIS_HOME = visHome
+  writeFileSync(join(visHome, 'agent.json'), JSON.stringify({ providers: { openai: { apiKey: SECRET } } }))
+  const skills = join(userHome, '.claude', 'skills')
+  mkdirSync(join(skills, 'notes'), { recursive: true })
+  writeFileSync(
+    join(skills, 'notes', 'SKILL.md'),
+    '---\nname: notes\ndescription: take notes\n---\nWrite notes.\n',
+  )
+  const work = mkdtempSync(join(tmpdir(), 'vis-attack-work-'))
+  const e = await createEngine({ home: visHome, python, pool: { size: 0 }, extensions: false })
+  try {
+    // A: an ordinary session; its worker start finds the person's skill and mounts it.
+    const a = await e.createSession({ roots: [work], shell: true })
+    const seen = await e.runBlock(a.id, {
+      code: "print((await shell('ls /vis/skills/notes'))['stdout'])",
+    })
+    assert.match(seen.block.stdout ?? '', /SKILL\.md/, JSON.stringify(seen.block))
+    // B: a session editing the person's skills (its root is that folder) swaps the skill folder.
+    const b = await e.createSession({ roots: [skills], shell: true })
+    const swap = await e.runBlock(b.id, {
+      code: `r = await shell(${JSON.stringify(`mv notes notes.orig && ln -s ${visHome} notes && echo swapped`)})
+print(r['stdout'], r['stderr'])`,
+    })
+    assert.match(swap.block.stdout ?? '', /swapped/, JSON.stringify(swap.block))
+    return { e, a, b, visHome }
+  } catch (err) {
+    await e.close()
+    throw err
+  }
+}
