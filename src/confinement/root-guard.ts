@@ -123,6 +123,15 @@ function protectedRuntimeTrees(): { dir: string; strict: boolean }[] {
   ]
 }
 
+// The CPython distributions the host runs (resolved for a worker, or named by VIS_PYTHON_HOME),
+// real paths: the host file tools never change anything inside one (tools/fs/paths.ts), as the
+// jail binds each read-only. The package is not listed (the caller checks it on its own terms).
+export function hostDistributions(): string[] {
+  return protectedRuntimeTrees()
+    .filter((t) => !t.strict)
+    .map((t) => t.dir)
+}
+
 // The refusals that need no filesystem: the same for a path and for what it resolves to.
 export function lexicalRefusal(path: string, shown: string, ctx: Context): VisError | undefined {
   if (path === '/') {

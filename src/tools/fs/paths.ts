@@ -2,7 +2,7 @@ import { constants as C } from 'node:fs'
 import { type FileHandle, lstat, open, readlink, realpath } from 'node:fs/promises'
 import { basename, dirname, isAbsolute, resolve, sep } from 'node:path'
 import { atFd, closeFd, openAt2, RESOLVE_IN_ROOT, RESOLVE_NO_MAGICLINKS } from '../../confinement/beneath.js'
-import { rootChanged, rootIdentity } from '../../confinement/root-guard.js'
+import { hostDistributions, rootChanged, rootIdentity } from '../../confinement/root-guard.js'
 import { checkpoint } from '../../util/check-use-hook.js'
 import { VisError } from '../../util/errors.js'
 import { packageRoot } from '../../util/home.js'
@@ -116,18 +116,41 @@ export class PathGuard {
 
   // The vis-runtime package, when a root contains it: the host runs from it (its JavaScript,
   // the guest runtime, the CPython distribution), so the tools read it but never change it, as
-  // the jail mounts it read-only (confinement/mount-sources.ts packageMounts).
+  // the jail mounts it read-only (confinement/mount-sources.ts packageMounts). The same for every
+  // CPython distribution the host runs (VIS_PYTHON_HOME inside a root): a .pth planted in its
+  // site-packages runs in `vis python` and the trusted extension worker, unconfined.
   private realPackageP: Promise<string> | undefined
   // above: also refuse an entry that contains the package (renaming or removing it would let
   // a fresh package be planted at the path the host runs from).
   async refuseReadOnly(real: string, path: string, op: string, above = true): Promise<void> {
     await this.refuseFrozenRoot(real, path, op)
+    await this.refuseProjectConfig(real, path, op)
     this.realPackageP ??= realpath(packageRoot).catch(() => resolve(packageRoot))
-    const pkg = await this.realPackageP
-    if (!isWithin(real, pkg) && !(above && isWithin(pkg, real))) return
+    const trees = [
+      { dir: await this.realPackageP, what: 'the vis-runtime package' },
+      // Read afresh: a distribution resolved since (another minor) counts from then on.
+      ...hostDistributions().map((dir) => ({ dir, what: 'a CPython distribution the host runs' })),
+    ]
+    for (const t of trees) {
+      if (!isWithin(real, t.dir) && !(above && isWithin(t.dir, real))) continue
+      throw new VisError(
+        'tool.read-only-path',
+        `${op}: '${path}' is ${isWithin(real, t.dir) ? 'inside' : 'a directory that contains'} ${t.what}, which sessions may read but never change (the host runs its code from there, outside every jail); nothing was changed`,
+        { sessionId: this.sessionId, op, path },
+      )
+    }
+  }
+
+  // A `.vis` folder anywhere in the roots is a project's configuration, and its extensions run on
+  // the host, unconfined, for whoever starts vis there: the tools never change it (defence in
+  // depth; what loads from a project is gated by the person's trust, extensions/trust.ts).
+  private async refuseProjectConfig(real: string, path: string, op: string): Promise<void> {
+    const root = await this.rootOf(real)
+    const below = root === real && !(await this.realRoots()).includes(real) ? real : real.slice(root.length)
+    if (!below.split(sep).includes('.vis')) return
     throw new VisError(
       'tool.read-only-path',
-      `${op}: '${path}' is ${isWithin(real, pkg) ? 'inside' : 'a directory that contains'} the vis-runtime package, which sessions may read but never change (the host runs its code from there); nothing was changed`,
+      `${op}: '${path}' is inside a .vis folder, a project's configuration (its extensions run on the host, outside every jail), which sessions may read but never change; nothing was changed. Ask the person to edit it themselves`,
       { sessionId: this.sessionId, op, path },
     )
   }
