@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs'
 import { basename, join, resolve } from 'node:path'
 import { visHome } from '../util/home.js'
+import { projectTrust, untrustedReason } from './trust.js'
 
 export type ExtensionScope = 'global' | 'project'
 
@@ -21,6 +22,9 @@ export type Discovery = {
   sources: ExtensionSource[]
   // Global extensions hidden by a project one of the same name.
   shadowed: ExtensionSource[]
+  // The project's extension folder when it did not load because no person trusted its content as
+  // it is now (trust.ts): nothing of it is discovered, not even on sys.path.
+  blocked?: { dir: string; reason: string }
 }
 
 export function extensionDirs(opts: { home?: string; project?: string }): {
@@ -60,15 +64,23 @@ function scan(dir: string, scope: ExtensionScope): ExtensionSource[] {
 
 // Every *.py and <dir>/extension.py in ~/.vis/extensions and <project>/.vis/extensions.
 // Test files (test_*.py, *_test.py) and private names (_x.py) are not extensions.
+// A project's folder counts only when a person trusted its content as it is now (trust.ts).
 export function discoverExtensions(opts: { home?: string; project?: string }): Discovery {
   const d = extensionDirs(opts)
-  const project = d.project ? scan(d.project, 'project') : []
+  const trust = opts.project && d.project ? projectTrust(opts.home, opts.project, d.project) : undefined
+  const usable = trust?.state === 'trusted' ? d.project : undefined
+  const project = usable ? scan(usable, 'project') : []
   const global = scan(d.global, 'global')
   const taken = new Set(project.map((s) => s.key))
-  const dirs = [d.project, d.global].filter((x): x is string => x !== undefined && existsSync(x))
+  const dirs = [usable, d.global].filter((x): x is string => x !== undefined && existsSync(x))
+  const blocked =
+    trust && trust.state !== 'trusted' && trust.state !== 'absent'
+      ? { dir: trust.dir, reason: untrustedReason(trust, opts.project!) }
+      : undefined
   return {
     dirs,
     sources: [...global.filter((s) => !taken.has(s.key)), ...project],
     shadowed: global.filter((s) => taken.has(s.key)),
+    ...(blocked ? { blocked } : {}),
   }
 }

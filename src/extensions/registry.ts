@@ -31,6 +31,8 @@ export type ExtensionWarning = {
   reason: string
   // A reload failed and the version loaded before keeps working.
   keptPrevious?: boolean
+  // Set when the warning has a catalogued code (the project folder not trusted).
+  code?: 'ext.project-untrusted'
 }
 
 export type RegistryOptions = {
@@ -157,6 +159,15 @@ export class ExtensionRegistry {
       names.set(ext.manifest.name, ext.key)
       aliases.set(ext.manifest.alias, ext.key)
     })
+    if (discovery.blocked) {
+      problems.unshift({
+        key: '.vis/extensions',
+        path: discovery.blocked.dir,
+        scope: 'project',
+        reason: discovery.blocked.reason,
+        code: 'ext.project-untrusted',
+      })
+    }
     this.discovery = discovery
     this.loaded = next
     this.problems = problems

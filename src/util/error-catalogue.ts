@@ -224,6 +224,12 @@ export const ERROR_CATALOGUE = {
   'ext.no-command': fail(500, 'The extension has no slash command of that name.'),
   'ext.no-state': fail(500, 'The extension has no state store available.'),
   'ext.not-found': fail(404, 'No extension has that name.'),
+  // A project's .vis/extensions is loaded only once a person trusted its exact content
+  // (src/extensions/trust.ts, `vis ext trust`); also a folder that cannot be trusted as it is.
+  'ext.project-untrusted': fail(
+    409,
+    "The project's extensions are not trusted as they are now (new or changed since); review them and run `vis ext trust`.",
+  ),
   'ext.refused': fail(500, "An extension's hook refused the tool call."),
   'ext.tool-failed': fail(500, "An extension's tool failed."),
 

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { createEngine, type Engine } from '../../src/engine/index.js'
+import { trustProject } from '../../src/extensions/trust.js'
 import { isVisError } from '../../src/util/errors.js'
 
 const python = process.env.VIS_PYTHON_VERSION
@@ -15,9 +16,12 @@ const home = join(base, 'home')
 const project = join(base, 'project')
 process.env.VIS_HOME = home
 
+// The person's own edit: a project extension file is trusted right after (`vis ext trust`).
 function write(path: string, text: string): void {
   mkdirSync(dirname(path), { recursive: true })
   writeFileSync(path, text)
+  const ext = join(project, '.vis', 'extensions')
+  if (path.startsWith(`${ext}/`)) trustProject(home, project, ext)
 }
 
 // A global extension with a tool and a ctx slice, a project one whose ctx is computed, and

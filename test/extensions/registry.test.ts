@@ -8,7 +8,7 @@ import { closeRegistrationWorkers } from '../../src/extensions/registration.js'
 import { ExtensionRegistry } from '../../src/extensions/registry.js'
 import { openStore } from '../../src/persistence/store.js'
 import type { Tool, ToolContext } from '../../src/tools/types.js'
-import { extension, python, tempLayout, write } from './helpers.js'
+import { extension, python, remove, tempLayout, write } from './helpers.js'
 
 const { base, home, project, global, local } = tempLayout('ext-registry')
 const open: ExtensionRegistry[] = []
@@ -162,7 +162,7 @@ test('a project extension wins a clash with a global one, by file name and by re
     assert.match(w.get(join(global, 'g3.py'))!, /name "twin" is also used by project extension .*p3\.py/)
     assert.match(w.get(join(global, 'h2.py'))!, /alias "hh" is already used by .*h1\.py/)
   } finally {
-    for (const f of files) rmSync(f)
+    for (const f of files) remove(f)
   }
 })
 
@@ -202,7 +202,7 @@ test('every way a file can fail becomes a warning with the reason; the rest load
       'the good ones still work',
     )
   } finally {
-    for (const key of Object.keys(bad)) rmSync(join(global, `${key}.py`))
+    for (const key of Object.keys(bad)) remove(join(global, `${key}.py`))
   }
 })
 
@@ -238,7 +238,7 @@ test('reload picks up an edit; a broken edit keeps the previous good version, in
       'v2',
       'a new session realises the good version',
     )
-    rmSync(path)
+    remove(path)
     await r.reload()
     assert.equal(
       r.tools().some((t) => t.name === 'edited_which'),
@@ -246,7 +246,7 @@ test('reload picks up an edit; a broken edit keeps the previous good version, in
       'a deleted file is unloaded',
     )
   } finally {
-    rmSync(path, { force: true })
+    remove(path, { force: true })
   }
 })
 
@@ -282,7 +282,7 @@ test('op hooks run before and after a host tool and may refuse it with a message
     assert.equal(runs, 1, 'a refused call never reaches the host tool')
     await assert.rejects(wrapped.run(['bad.txt'], ctx('h')), /that result is withheld/)
   } finally {
-    rmSync(path)
+    remove(path)
   }
 })
 
@@ -310,7 +310,7 @@ test('state is durable per extension and survives a restart', async () => {
     await r.close()
     store.close()
   } finally {
-    rmSync(path)
+    remove(path)
   }
 })
 
@@ -333,7 +333,7 @@ test('calls into one extension are serialised per session', async () => {
     const { readFileSync } = await import('node:fs')
     assert.equal(readFileSync(log, 'utf8'), 'in a\nout a\nin b\nout b\nin c\nout c\n')
   } finally {
-    rmSync(path)
+    remove(path)
   }
 })
 
@@ -349,7 +349,7 @@ test('a file that never finishes importing is reported and the rest still load',
     )
     assert.equal(await tool(r, 'greeter_greet').run(['zed'], ctx('sp')), 'hello zed!')
   } finally {
-    rmSync(path)
+    remove(path)
   }
 })
 
@@ -375,7 +375,7 @@ test('an aborted tool call is interrupted in the trusted worker; the next call r
     await assert.rejects(pending, /KeyboardInterrupt/)
     assert.equal(await nap.run([0], ctx('ab')), 0)
   } finally {
-    rmSync(path)
+    remove(path)
   }
 })
 

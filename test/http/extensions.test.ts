@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
+import { trustProject } from '../../src/extensions/trust.js'
 import { startServer, type VisServer } from '../../src/http/server.js'
 import { client, python, tempHome } from './helpers.js'
 
@@ -14,6 +15,9 @@ writeFileSync(
   join(projectExt, 'calc.py'),
   'import vis\n\ndef double(x):\n    """Doubles x."""\n    return 2 * x\n\nvis.register(vis.Extension(name="calc", tools=[double]))\n',
 )
+
+// The person trusted the project's extensions (`vis ext trust`).
+trustProject(home, root, projectExt)
 
 describe('extensions over HTTP', () => {
   let server: VisServer
@@ -45,6 +49,8 @@ describe('extensions over HTTP', () => {
 
   test('POST /v1/extensions/reload picks up a broken edit as a warning; the previous version keeps working', async () => {
     writeFileSync(join(projectExt, 'calc.py'), 'import vis\n\nraise ImportError("half-written edit")\n')
+    // The person's own edit, trusted: what is tested here is the import failing.
+    trustProject(home, root, projectExt)
     const r = await call('POST', '/v1/extensions/reload')
     assert.equal(r.status, 200, r.text)
     assert.deepEqual(

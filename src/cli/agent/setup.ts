@@ -2,8 +2,10 @@ import type { Agent } from '../../agent/host.js'
 import { agentFor } from '../../agent/host.js'
 import { type SessionMode, SessionModeSchema } from '../../confinement/modes.js'
 import { createEngine, type Engine } from '../../engine/index.js'
+import { untrustedNotices } from '../../extensions/trust.js'
 import { VisError } from '../../util/errors.js'
 import { type AgentCliOptions, type PreparedAgentCli, prepareAgentCli } from './options.js'
+import { visibleControls } from './visible.js'
 
 export {
   AGENT_OPTIONS,
@@ -34,6 +36,8 @@ export async function openAgentCli(
 ): Promise<AgentCli> {
   const { config, mode, root, maxIterations: max } = prepared
   const engine = await createEngine({ project: root })
+  for (const n of untrustedNotices(engine.extensions?.warnings() ?? []))
+    process.stderr.write(visibleControls(n))
   try {
     const agent = agentFor(engine, config)
     const sessionId =

@@ -1,9 +1,13 @@
+import { existsSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { extensionView } from '../../engine/views.js'
+import { extensionDirs } from '../../extensions/discover.js'
 import { closeRegistrationWorkers } from '../../extensions/registration.js'
 import { ExtensionRegistry } from '../../extensions/registry.js'
 import { runExtensionTests } from '../../extensions/tests.js'
+import { trustProject } from '../../extensions/trust.js'
 import { openStore } from '../../persistence/store.js'
+import { errorMessage } from '../../util/errors.js'
 import { visibleControls, visibleJson } from '../agent/visible.js'
 import type { Command } from '../command.js'
 
@@ -11,10 +15,12 @@ import type { Command } from '../command.js'
 // have named and filled: their names, descriptions and errors are shown, not obeyed (visible.ts).
 const say = (s: string) => process.stdout.write(visibleControls(s))
 
-const usage = `Usage: vis ext list|reload|test [NAME] [--project DIR] [--python 3.X] [--json]
+const usage = `Usage: vis ext list|reload|test [NAME]|trust [--project DIR] [--python 3.X] [--json]
 
 Trusted Python extensions: every *.py and <dir>/extension.py in ~/.vis/extensions
-(global) and <project>/.vis/extensions (project; wins on a name clash).
+(global) and <project>/.vis/extensions (project; wins on a name clash). A project's
+folder loads only once you trusted its exact content (\`vis ext trust\`): a session
+working in the project may have written it, and extensions run outside every sandbox.
 
   list          what loads, with its tools (as the model sees them), and every file
                 that failed to load with the reason
@@ -22,6 +28,8 @@ Trusted Python extensions: every *.py and <dir>/extension.py in ~/.vis/extension
                 its API (POST /v1/extensions/reload), keeping a failed file's previous version
   test [NAME]   run the extensions' own test_*.py / *_test.py with real pytest in a
                 trusted worker; the counts come from per-test records
+  trust         list every file of DIR/.vis/extensions and trust that content as it is
+                now (a record in the vis home); any later change needs trusting again
 
   --project DIR   the project whose .vis/extensions to include (default: the current directory)
   --python 3.X    the staged Python minor to use
@@ -99,6 +107,30 @@ async function test(
   }
 }
 
+// Shows what is being trusted before recording it: the person ran this to say yes to these files.
+function trust(values: { project: string; json: boolean }): number {
+  const dir = extensionDirs({ project: values.project }).project!
+  if (!existsSync(dir)) {
+    process.stderr.write(visibleControls(`vis ext trust: ${dir} does not exist; nothing to trust\n`))
+    return 1
+  }
+  let digest: ReturnType<typeof trustProject>
+  try {
+    digest = trustProject(undefined, values.project, dir)
+  } catch (err) {
+    process.stderr.write(visibleControls(`vis ext trust: ${errorMessage(err)}\n`))
+    return 1
+  }
+  if (values.json) {
+    process.stdout.write(`${visibleJson({ dir, sha256: digest.sha256, files: digest.files })}\n`)
+    return 0
+  }
+  say(`trusted ${dir} as it is now (sha256 ${digest.sha256}):\n`)
+  for (const f of digest.files) say(`  ${f}\n`)
+  say('any change to these files needs `vis ext trust` again before it loads\n')
+  return 0
+}
+
 export const ext: Command = {
   name: 'ext',
   usage,
@@ -119,6 +151,7 @@ export const ext: Command = {
     }
     if ((verb === 'list' || verb === 'reload') && name === undefined) return listOrReload(opts, verb)
     if (verb === 'test' && extra.length === 0) return test(name, opts)
+    if (verb === 'trust' && name === undefined) return trust(opts)
     process.stderr.write(`${usage}\n`)
     return 2
   },

@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util'
 import { clusterOptionsFrom } from '../../cluster/start.js'
 import { explainLocally } from '../../distribution/resolve.js'
 import { loadMcpConfig } from '../../engine/mcp-config.js'
+import { untrustedNotices } from '../../extensions/trust.js'
 import { isLoopbackHost } from '../../http/auth.js'
 import {
   DEFAULT_MAX_CONNECTIONS,
@@ -13,6 +14,7 @@ import {
 import { DEFAULT_BODY_TIMEOUT_MS } from '../../http/request-bodies.js'
 import { DEFAULT_HOST, DEFAULT_PORT, startServer } from '../../http/server.js'
 import { VisError } from '../../util/errors.js'
+import { visibleControls } from '../agent/visible.js'
 import type { Command } from '../command.js'
 
 const usage = `Usage: vis serve [--host ${DEFAULT_HOST}] [--port ${DEFAULT_PORT}] [--pool N] [--python 3.X] [--project DIR]
@@ -157,6 +159,8 @@ export const serve: Command = {
       ...(allowRoots ? { allowRoots } : {}),
       cluster,
     })
+    for (const n of untrustedNotices(server.engine.extensions?.warnings() ?? []))
+      process.stderr.write(visibleControls(n))
     const python = explainLocally({ minor: values.python })
     if (!python.resolved) {
       // Said now, not at the first session: with no network that session gets dist.not-found.

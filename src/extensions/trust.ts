@@ -1,0 +1,169 @@
+import { createHash, randomBytes } from 'node:crypto'
+import {
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
+import { dirname, join, relative, resolve } from 'node:path'
+import { z } from 'zod'
+import { VisError } from '../util/errors.js'
+import { visHome } from '../util/home.js'
+
+// A project's extensions run on the host, unconfined, for whoever starts vis in the project. The
+// project folder is also a place sessions work in: a block of any session whose roots hold it
+// (another engine's, a library's) can write `.vis/extensions` there. So a project's extension
+// folder loads only once a person has trusted its exact content: a record in the vis home (never
+// reachable by a sandbox: every jail masks it) keyed by the project's real path and a sha256 over
+// every file of the folder. Anything changed since, by whoever, is not loaded until trusted again.
+
+// Past these, the folder is not a set of extensions a person reviewed: refused rather than hashed.
+const MAX_FILES = 5_000
+const MAX_DEPTH = 32
+
+export const TRUST_COMMAND = 'vis ext trust'
+
+const TrustFile = z.object({
+  version: z.literal(1),
+  projects: z.record(z.object({ sha256: z.string(), files: z.number().int(), trustedAt: z.string() })),
+})
+type TrustFile = z.infer<typeof TrustFile>
+
+export type FolderDigest = { sha256: string; files: string[] }
+
+// What decides whether a project's extension folder loads.
+export type ProjectTrust =
+  | { state: 'absent' }
+  | { state: 'trusted'; digest: FolderDigest }
+  | { state: 'untrusted' | 'changed'; digest: FolderDigest; dir: string }
+  | { state: 'unreadable'; dir: string; reason: string }
+
+const trustPath = (home: string) => join(home, 'trust', 'projects.json')
+
+function projectKey(project: string): string {
+  try {
+    return realpathSync(project)
+  } catch {
+    return resolve(project)
+  }
+}
+
+// Every file under dir (links followed: what they lead to is what Python would import), each as
+// its path relative to dir and its bytes. `__pycache__` is left out: the trusted workers never
+// read bytecode beside the sources (vis-guest/vis_ext/__init__.py sets a bytecode prefix in the vis home).
+export function folderDigest(dir: string): FolderDigest {
+  const h = createHash('sha256')
+  const files: string[] = []
+  const walk = (d: string, depth: number) => {
+    if (depth > MAX_DEPTH) throw new Error(`${d} is nested more than ${MAX_DEPTH} folders deep`)
+    for (const name of readdirSync(d).sort()) {
+      if (name === '__pycache__') continue
+      const full = join(d, name)
+      const st = statSync(full)
+      const rel = relative(dir, full)
+      if (st.isDirectory()) {
+        h.update(`d\0${rel}\0`)
+        walk(full, depth + 1)
+      } else if (st.isFile()) {
+        if (files.push(rel) > MAX_FILES) throw new Error(`${dir} holds more than ${MAX_FILES} files`)
+        const body = readFileSync(full)
+        h.update(`f\0${rel}\0${body.length}\0`)
+        h.update(body)
+      } else {
+        // A FIFO or device: nothing a person reviews, and reading it could hang the host.
+        throw new Error(`${full} is not a regular file or folder`)
+      }
+    }
+  }
+  walk(dir, 0)
+  return { sha256: h.digest('hex'), files }
+}
+
+function readTrust(home: string): TrustFile {
+  let text: string
+  try {
+    text = readFileSync(trustPath(home), 'utf8')
+  } catch {
+    return { version: 1, projects: {} }
+  }
+  const parsed = TrustFile.safeParse(JSON.parse(text))
+  // A damaged record trusts nothing: each project asks again.
+  return parsed.success ? parsed.data : { version: 1, projects: {} }
+}
+
+// Whether the project's extension folder (dir) may load, as its content is now.
+export function projectTrust(home: string | undefined, project: string, dir: string): ProjectTrust {
+  let exists = false
+  try {
+    exists = statSync(dir).isDirectory()
+  } catch {}
+  if (!exists) return { state: 'absent' }
+  let digest: FolderDigest
+  try {
+    digest = folderDigest(dir)
+  } catch (err) {
+    return { state: 'unreadable', dir, reason: (err as Error).message }
+  }
+  // No file, nothing that could run: no trust to ask for.
+  if (digest.files.length === 0) return { state: 'absent' }
+  let record: TrustFile['projects'][string] | undefined
+  try {
+    record = readTrust(visHome(home)).projects[projectKey(project)]
+  } catch {}
+  if (record?.sha256 === digest.sha256) return { state: 'trusted', digest }
+  return { state: record ? 'changed' : 'untrusted', digest, dir }
+}
+
+// `vis ext trust`: records the folder's content as it is now as trusted for this project.
+export function trustProject(home: string | undefined, project: string, dir: string): FolderDigest {
+  let digest: FolderDigest
+  try {
+    digest = folderDigest(dir)
+  } catch (err) {
+    throw new VisError(
+      'ext.project-untrusted',
+      `${dir} cannot be trusted: ${(err as Error).message}. Keep only the extension files there and try again.`,
+      { op: 'ext.trust', path: dir },
+    )
+  }
+  const h = visHome(home)
+  const all = readTrust(h)
+  all.projects[projectKey(project)] = {
+    sha256: digest.sha256,
+    files: digest.files.length,
+    trustedAt: new Date().toISOString(),
+  }
+  const path = trustPath(h)
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
+  // Whole or not at all: another process reads it at any moment.
+  const tmp = `${path}.${process.pid}-${randomBytes(4).toString('hex')}`
+  writeFileSync(tmp, `${JSON.stringify(all, null, 2)}\n`, { mode: 0o600 })
+  renameSync(tmp, path)
+  return digest
+}
+
+// The warning for a project folder that did not load: it names the folder and the command.
+export function untrustedReason(
+  t: Exclude<ProjectTrust, { state: 'absent' | 'trusted' }>,
+  project: string,
+): string {
+  const cmd = `${TRUST_COMMAND} --project ${projectKey(project)}`
+  if (t.state === 'unreadable') return `project extensions not loaded: ${t.reason}`
+  const what =
+    t.state === 'changed'
+      ? 'changed since you trusted it (a session working in this folder may have written it)'
+      : 'not trusted yet'
+  return (
+    `project extensions in ${t.dir} NOT loaded: its content (${t.digest.files.length} files) is ${what}. ` +
+    `They run on this computer outside every sandbox: review the files, then run \`${cmd}\``
+  )
+}
+
+// What a command that opened a project says on stderr when the project's folder did not load:
+// said every time, since the person may not run `vis ext list` to find out.
+export function untrustedNotices(warnings: readonly { code?: string; reason: string }[]): string[] {
+  return warnings.filter((w) => w.code === 'ext.project-untrusted').map((w) => `vis: WARNING: ${w.reason}\n`)
+}
