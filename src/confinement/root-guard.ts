@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, openSync, readFileSync, readlinkSync, statfsSync } from 'node:fs'
+import { closeSync, fstatSync, lstatSync, openSync, readFileSync, readlinkSync, statfsSync } from 'node:fs'
 import { join, relative, resolve, sep } from 'node:path'
 import { isVisError, VisError } from '../util/errors.js'
 import { packageRoot, visHome } from '../util/home.js'
@@ -379,6 +379,26 @@ export function homeMasks(roots: readonly OpenedRoot[]): string[] {
     }
   }
   return [...new Set(out)]
+}
+
+// A project's extension folder at the top of a root (`<root>/.vis/extensions`, there now as a real
+// folder): masked in every jail whatever the engine's project, so no session writes code that a
+// later `vis run` in that folder would load on the host. Defence in depth: what loads is gated
+// by the person's trust (src/extensions/trust.ts), which also covers folders made after the jail
+// started. A link there is left alone (masking through it could land elsewhere).
+export function projectExtensionMasks(roots: readonly OpenedRoot[]): string[] {
+  const out: string[] = []
+  for (const r of roots) {
+    const isDir = (rel: string) => {
+      try {
+        return lstatSync(`/proc/self/fd/${r.fd}/${rel}`).isDirectory()
+      } catch {
+        return false
+      }
+    }
+    if (r.fd >= 0 && isDir('.vis') && isDir('.vis/extensions')) out.push(join(r.path, '.vis', 'extensions'))
+  }
+  return out
 }
 
 // The same by path, for the host-side file tools: the vis homes inside these roots, as a client

@@ -17,7 +17,7 @@ import { openMounts } from './mount-pins.js'
 import { packageMounts, pinFds, realish, resolvedReadOnly } from './mount-sources.js'
 import { launcherPath } from './native.js'
 import { probe } from './probe.js'
-import { homeMasks, type OpenedRoot, openRoots, rootsChecked } from './root-guard.js'
+import { homeMasks, type OpenedRoot, openRoots, projectExtensionMasks, rootsChecked } from './root-guard.js'
 import { bubblewrapArgs, launcherArgs, missingPaths } from './sandbox-args.js'
 
 export type SpawnConfinedOptions = {
@@ -200,7 +200,7 @@ async function spawnOpened(
     roots: [...policy.roots, ...policy.writable],
     // A mask's mount point is made in its root when missing: a read-only root cannot take one,
     // and a directory absent from it has nothing to hide and cannot be made there.
-    hidden: [...new Set([...policy.hidden, ...homeMasks(roots)])].filter(
+    hidden: [...new Set([...policy.hidden, ...homeMasks(roots), ...projectExtensionMasks(roots)])].filter(
       (h) => existsSync(h) || !policy.readOnlyRoots.some((r) => h.startsWith(`${r}/`)),
     ),
   }

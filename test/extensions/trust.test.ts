@@ -132,3 +132,14 @@ test('a .pyc planted beside a trusted helper never runs in its place', async () 
   assert.ok(r.get('withhelper'), JSON.stringify(r.warnings()))
   assert.equal(await r.toolsOf('withhelper')[0]!.run([], { sessionId: 'p' } as never), 'trusted')
 })
+
+test('`vis ext test` of a trusted folder imports no conftest.py from the project above it', async () => {
+  // The project root is the sessions' to write; only the trusted folder's own files may run.
+  const planted = join(base, 'conftest-ran')
+  writeFileSync(join(project, 'conftest.py'), `open(${JSON.stringify(planted)}, "w").write("x")\n`)
+  writeFileSync(join(local, 'test_proj.py'), 'def test_ok():\n    assert True\n')
+  assert.equal(trustCli().status, 0)
+  const reports = await runExtensionTests({ home, project, python, name: 'proj' })
+  assert.equal(reports[0]?.counts.passed, 1, JSON.stringify(reports))
+  assert.equal(existsSync(planted), false, "the project's conftest.py ran on the host")
+})

@@ -70,6 +70,10 @@ def run_tests(dirs, spec, files, root):
         "no:cacheprovider",
         "--rootdir",
         root,
+        # No conftest.py above the extension folder: the project around it is a place sessions
+        # write, and only the folder's own (trusted, hashed) files may run here.
+        "--confcutdir",
+        root if spec["kind"] == "file" else os.path.dirname(root),
         # An empty inifile: the user's pytest.ini/pyproject elsewhere must not reconfigure us.
         "-c",
         os.devnull,

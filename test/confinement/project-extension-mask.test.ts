@@ -1,0 +1,51 @@
+// Every jail masks `<root>/.vis/extensions` where it exists, whatever the engine's project: a
+// session of an engine with no project (a library's, or `vis serve` started elsewhere) cannot
+// read or add to another project's extensions. The rest of the root, and of .vis, stays as it was.
+import assert from 'node:assert/strict'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, test } from 'node:test'
+import { createEngine } from '../../src/engine/index.js'
+import { python } from '../sessions/helpers.js'
+
+const made: string[] = []
+after(() => {
+  for (const d of made) rmSync(d, { recursive: true, force: true })
+})
+
+test("a session's jail masks an existing .vis/extensions in its root; the rest stays writable", async () => {
+  const home = mkdtempSync(join(tmpdir(), 'vis-projmask-home-'))
+  const root = mkdtempSync(join(tmpdir(), 'vis-projmask-root-'))
+  made.push(home, root)
+  process.env.VIS_HOME = home
+  mkdirSync(join(root, '.vis', 'extensions'), { recursive: true })
+  mkdirSync(join(root, '.vis', 'prompts'), { recursive: true })
+  writeFileSync(join(root, '.vis', 'extensions', 'mine.py'), 'SECRET = 1\n')
+  const engine = await createEngine({ home, python, pool: { size: 0 } })
+  try {
+    const s = await engine.createSession({ roots: [root] })
+    const r = await engine.runBlock(s.id, {
+      code: [
+        'import os',
+        "print(os.listdir('.vis/extensions'))",
+        'try:',
+        "    open('.vis/extensions/planted.py', 'w').write('import os')",
+        "    print('planted')",
+        'except OSError as e:',
+        "    print('refused', e.errno)",
+        "open('.vis/prompts/fix.md', 'w').write('Fix it.')",
+        "open('notes.txt', 'w').write('ok')",
+        "print('rest writable')",
+      ].join('\n'),
+    })
+    assert.equal(r.block.error, null, JSON.stringify(r.block.error))
+    assert.match(r.block.stdout ?? '', /^\[\]\nrefused 30\nrest writable\n$/)
+  } finally {
+    await engine.close()
+  }
+  assert.equal(existsSync(join(root, '.vis', 'extensions', 'planted.py')), false)
+  assert.equal(readFileSync(join(root, '.vis', 'extensions', 'mine.py'), 'utf8'), 'SECRET = 1\n')
+  assert.equal(readFileSync(join(root, 'notes.txt'), 'utf8'), 'ok')
+  assert.equal(readFileSync(join(root, '.vis', 'prompts', 'fix.md'), 'utf8'), 'Fix it.')
+})
