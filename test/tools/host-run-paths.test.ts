@@ -58,6 +58,27 @@ test('every changing host tool refuses a path inside a distribution the host run
   assert.equal(await readFile(join(ws, 'dist/lib/python3.11/site-packages/README.txt'), 'utf8'), 'site\n')
 })
 
+test('a native addon directory the host loads (VIS_ADDON_DIR) inside a root is refused too', async () => {
+  const { ws, t, ctx } = await setup()
+  await files(ws, { 'addons/vis_python.node': 'elf\n' })
+  const saved = process.env.VIS_ADDON_DIR
+  process.env.VIS_ADDON_DIR = join(ws, 'addons')
+  try {
+    for (const r of [
+      () => call(t.write!, ctx, 'addons/vis_python.node', 'planted'),
+      () => call(t.move!, ctx, 'addons', 'addons-old'),
+    ]) {
+      const err = await rejection(Promise.resolve().then(r))
+      assert.equal(err.code, 'tool.read-only-path', err.message)
+      assert.match(err.message, /code the host loads/)
+    }
+    assert.equal(await readFile(join(ws, 'addons/vis_python.node'), 'utf8'), 'elf\n')
+  } finally {
+    if (saved === undefined) delete process.env.VIS_ADDON_DIR
+    else process.env.VIS_ADDON_DIR = saved
+  }
+})
+
 test("every changing host tool refuses a path inside a project's .vis folder", async () => {
   const { ws, t, patch, ctx } = await setup()
   const refusals = [

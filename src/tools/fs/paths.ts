@@ -6,6 +6,8 @@ import { hostDistributions, rootChanged, rootIdentity } from '../../confinement/
 import { checkpoint } from '../../util/check-use-hook.js'
 import { VisError } from '../../util/errors.js'
 import { packageRoot } from '../../util/home.js'
+import { realish } from '../../util/real-path.js'
+import { workerPackageDirs } from '../../worker/package-deps.js'
 
 // Linux open(2) flag that node does not export: a handle naming a file
 // without opening it for I/O (no blocking on FIFOs, no read permission needed).
@@ -130,6 +132,11 @@ export class PathGuard {
       { dir: await this.realPackageP, what: 'the vis-runtime package' },
       // Read afresh: a distribution resolved since (another minor) counts from then on.
       ...hostDistributions().map((dir) => ({ dir, what: 'a CPython distribution the host runs' })),
+      // The other code the host loads that the jail binds read-only: native addons named by
+      // VIS_ADDON_DIR and the npm packages a worker loads when npm hoisted them beside the package.
+      ...[process.env.VIS_ADDON_DIR, ...workerPackageDirs()]
+        .filter((d): d is string => !!d && isAbsolute(d))
+        .map((d) => ({ dir: realish(d), what: 'code the host loads (native addons or a worker package)' })),
     ]
     for (const t of trees) {
       if (!isWithin(real, t.dir) && !(above && isWithin(t.dir, real))) continue
