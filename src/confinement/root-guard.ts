@@ -401,6 +401,23 @@ export function projectExtensionMasks(roots: readonly OpenedRoot[]): string[] {
   return out
 }
 
+// The same by path, for a session's policy (engine/worker-start.ts): the host file tools hide the
+// folder as the jail does, and a blank draft's empty lower layer gets its mount point.
+export function projectExtensionMasksFor(roots: readonly string[]): string[] {
+  const out: string[] = []
+  for (const r of roots) {
+    let fd = -1
+    try {
+      fd = openSync(resolve(r), O_PATH | O_DIRECTORY)
+      out.push(...projectExtensionMasks([{ path: resolve(r), real: realish(r), fd }]))
+    } catch {
+    } finally {
+      if (fd >= 0) closeSync(fd)
+    }
+  }
+  return out
+}
+
 // The same by path, for the host-side file tools: the vis homes inside these roots, as a client
 // names them, which the tools refuse like the jail hides them.
 export function homeMasksFor(roots: readonly string[]): string[] {

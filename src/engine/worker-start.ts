@@ -1,5 +1,5 @@
 import { draftMount } from '../confinement/draft-mount.js'
-import { homeMasksFor, pinRoots, rootChanged } from '../confinement/root-guard.js'
+import { homeMasksFor, pinRoots, projectExtensionMasksFor, rootChanged } from '../confinement/root-guard.js'
 import type { Drafts } from '../drafts/drafts.js'
 import { draftDiffTool } from '../drafts/tool.js'
 import { clearDraftView, setDraftView } from '../drafts/view.js'
@@ -87,7 +87,14 @@ export async function startWorker(
   const { extensions, options, drafts } = deps
   // Extension directories inside the roots are masked by the jail (refused when they cannot be).
   // So is a vis home inside a root, for the host's file tools as for the jail.
-  const hidden = [...(extensions?.maskFor(policy.roots, live.id) ?? []), ...homeMasksFor(policy.roots)]
+  // And any project's extension folder at the top of a root, whatever this engine's project.
+  const hidden = [
+    ...new Set([
+      ...(extensions?.maskFor(policy.roots, live.id) ?? []),
+      ...homeMasksFor(policy.roots),
+      ...projectExtensionMasksFor(policy.roots),
+    ]),
+  ]
   const sysPath = sandboxSysPath({
     roots: policy.roots,
     project: options.project,

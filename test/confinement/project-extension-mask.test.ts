@@ -41,6 +41,25 @@ test("a session's jail masks an existing .vis/extensions in its root; the rest s
     })
     assert.equal(r.block.error, null, JSON.stringify(r.block.error))
     assert.match(r.block.stdout ?? '', /^\[\]\nrefused 30\nrest writable\n$/)
+    // The host file tools hide it as the jail does; the rest of .vis reads as before.
+    const tools = await engine.runBlock(s.id, {
+      code: [
+        'try:',
+        "    await cat('.vis/extensions/mine.py')",
+        "    print('read')",
+        'except Exception as e:',
+        "    print('denied' if 'extension directory' in str(e) else e)",
+        "print((await cat('.vis/prompts/fix.md'))['content'].strip())",
+      ].join('\n'),
+    })
+    assert.equal(tools.block.error, null, JSON.stringify(tools.block.error))
+    assert.match(tools.block.stdout ?? '', /^denied\n.*Fix it\.\n$/s)
+    // A blank draft's empty lower layer still gets the mask's mount point.
+    await engine.draft(s.id).blank('empty')
+    const d = await engine.runBlock(s.id, { code: "import os\nprint(sorted(os.listdir('.')))" })
+    assert.equal(d.block.error, null, JSON.stringify(d.block.error))
+    assert.match(d.block.stdout ?? '', /\['\.vis'\]/)
+    await engine.draft(s.id).abandon('test')
   } finally {
     await engine.close()
   }
