@@ -10,6 +10,7 @@ import { after, test } from 'node:test'
 import { closeRegistrationWorkers } from '../../src/extensions/registration.js'
 import { ExtensionRegistry } from '../../src/extensions/registry.js'
 import { runExtensionTests } from '../../src/extensions/tests.js'
+import { untrustedNotices } from '../../src/extensions/trust.js'
 import { pythonHome } from '../../src/worker/python-home.js'
 import { extension, python, tempLayout } from './helpers.js'
 
@@ -60,6 +61,8 @@ test('a project folder nobody trusted is not evaluated; the warning names it and
   assert.equal(w.path, local)
   assert.match(w.reason, /NOT loaded: .*not trusted yet/)
   assert.ok(w.reason.includes(`vis ext trust --project ${project}`), w.reason)
+  // What `vis run`, `vis chat` and `vis serve` print on stderr.
+  assert.deepEqual(untrustedNotices(r.warnings()), [`vis: WARNING: ${w.reason}\n`])
   // `vis ext test` runs nothing of it either (conftest.py and test files are code too).
   writeFileSync(join(local, 'test_proj.py'), `open(${JSON.stringify(marker)}, "a").write("t")\n`)
   const reports = await runExtensionTests({ home, project, python })
