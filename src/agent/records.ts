@@ -101,24 +101,28 @@ export class AgentRecords {
   constructor(private readonly store: Store) {}
 
   // The iteration and what the model answered, in one commit.
+  // Atomic: nothing in it catches a failure and goes on, so the nested insert needs no savepoint.
   addIteration(turnId: string, id: string, r: IterationRecord): void {
-    this.store.transaction(() => {
-      this.store.turns.addIteration(turnId, id)
-      this.db
-        .prepare(
-          'UPDATE iterations SET model = ?, request_id = ?, text = ?, tool_calls = ?, usage = ?, stop = ?, reasoning = ? WHERE id = ?',
-        )
-        .run(
-          r.model,
-          r.requestId,
-          r.text,
-          JSON.stringify(r.toolCalls),
-          JSON.stringify(r.usage),
-          r.stop,
-          r.reasoning?.length ? JSON.stringify(r.reasoning) : null,
-          id,
-        )
-    })
+    this.store.transaction(
+      () => {
+        this.store.turns.addIteration(turnId, id)
+        this.db
+          .prepare(
+            'UPDATE iterations SET model = ?, request_id = ?, text = ?, tool_calls = ?, usage = ?, stop = ?, reasoning = ? WHERE id = ?',
+          )
+          .run(
+            r.model,
+            r.requestId,
+            r.text,
+            JSON.stringify(r.toolCalls),
+            JSON.stringify(r.usage),
+            r.stop,
+            r.reasoning?.length ? JSON.stringify(r.reasoning) : null,
+            id,
+          )
+      },
+      { nested: 'atomic' },
+    )
   }
 
   setTurnModel(id: string, model: string): void {
