@@ -315,20 +315,30 @@ export class Agent {
     const s = this.state(sessionId)
     s.queued.delete(turnId)
     const model = `${r.provider.name}/${r.provider.model}`
-    this.engine.store.turns.start({
-      id: turnId,
-      sessionId,
-      // What replay.ts needs to rebuild the turn's messages after a restart.
-      request: {
-        prompt: r.prompt,
-        ...(r.template ? { template: r.template } : {}),
-        ...(r.expanded !== r.prompt ? { expanded: r.expanded } : {}),
-        max_iterations: r.maxIterations,
-        tool_calling: r.toolCalling,
-        ...(r.parent ? { parent: r.parent } : {}),
-      } satisfies TurnRequest,
-    })
-    this.records.setTurnModel(turnId, model)
+    // The row and its model in one commit that waits for no fsync (two synchronous ones before):
+    // nobody is told the turn is stored until its first block's result or its end, which fsync.
+    const store = this.engine.store
+    store.lazily(() =>
+      store.transaction(
+        () => {
+          store.turns.start({
+            id: turnId,
+            sessionId,
+            // What replay.ts needs to rebuild the turn's messages after a restart.
+            request: {
+              prompt: r.prompt,
+              ...(r.template ? { template: r.template } : {}),
+              ...(r.expanded !== r.prompt ? { expanded: r.expanded } : {}),
+              max_iterations: r.maxIterations,
+              tool_calling: r.toolCalling,
+              ...(r.parent ? { parent: r.parent } : {}),
+            } satisfies TurnRequest,
+          })
+          this.records.setTurnModel(turnId, model)
+        },
+        { nested: 'atomic' },
+      ),
+    )
     s.scope.turnId = turnId
     s.providers.set(turnId, r.provider)
     s.budgets.set(turnId, r.budget)
