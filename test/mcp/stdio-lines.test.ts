@@ -5,8 +5,10 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { describe, test } from 'node:test'
+import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { JSONRPCRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { isRequestEnvelope } from '../../src/mcp/server/stdio-lines.js'
+import { requestRouter } from '../../src/mcp/server/transport-stdio.js'
 import { childEnv, cliScript, repoRoot, tempDir } from './helpers.js'
 
 describe('the stdio transport', () => {
@@ -37,6 +39,25 @@ describe('the stdio transport', () => {
       // The SDK checks params' _meta too; the method's own schema does that after routing.
       assert.equal(isRequestEnvelope(v), JSONRPCRequestSchema.safeParse(v).success, JSON.stringify(v))
     }
+  })
+
+  test("the SDK this package pins has the request router vis mcp hands requests to (else they take the SDK's slower path)", async () => {
+    const server = new Server({ name: 'probe', version: '1' }, { capabilities: {} })
+    const route = requestRouter(server)
+    assert.equal(typeof route, 'function')
+    // Routed like the SDK's own path: an unknown method is answered "method not found".
+    const sent: unknown[] = []
+    await server.connect({
+      start: async () => undefined,
+      close: async () => undefined,
+      send: async (m) => {
+        sent.push(m)
+      },
+    })
+    route!({ jsonrpc: '2.0', id: 9, method: 'no/such' })
+    for (let i = 0; i < 100 && sent.length === 0; i++) await new Promise((r) => setImmediate(r))
+    assert.deepEqual(sent, [{ jsonrpc: '2.0', id: 9, error: { code: -32601, message: 'Method not found' } }])
+    await server.close()
   })
 
   test('vis mcp answers split and CRLF-ended requests, skips what is not a request, and names bad params', async () => {

@@ -45,7 +45,7 @@ const isResponse = (m: JSONRPCMessage) => !('method' in m) && 'id' in m
 
 // The SDK's request router (what its Protocol calls once a message has passed its checks), or
 // undefined if this SDK version has none by that name: requests then take the SDK's own path.
-function requestRouter(server: Server): RequestRouter | undefined {
+export function requestRouter(server: Server): RequestRouter | undefined {
   const route = (server as unknown as { _onrequest?: (r: JSONRPCRequest, extra?: unknown) => void })
     ._onrequest
   return typeof route === 'function' ? (r) => route.call(server, r, undefined) : undefined
