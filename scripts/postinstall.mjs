@@ -98,10 +98,10 @@ if (existsSync(src)) {
   if (existsSync(buildAddon)) run('addon', process.execPath, [buildAddon])
   else say('scripts/build-addon.mjs is not there yet; no addon to build')
 } else {
-  const { matchPrebuilds } = await import(join(dist, 'native', 'locate.js'))
+  const { matchPrebuilds, prebuildTuple } = await import(join(dist, 'native', 'locate.js'))
   const { SUPPORTED_MINORS } = await import(join(dist, 'distribution', 'platform.js'))
   const m = matchPrebuilds(SUPPORTED_MINORS)
-  const tuple = `${process.platform}-${process.arch}`
+  const tuple = prebuildTuple()
   if (m.missing.length === 0 && m.minors.length > 0) {
     say(`prebuilt native parts for ${tuple} (Python ${m.minors.join(', ')}); nothing to compile`)
   } else {

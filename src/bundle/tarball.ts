@@ -2,7 +2,8 @@
 // prebuilt native parts for this platform and a runtime addon per requested Python minor,
 // or the offline machine would need a compiler after all.
 
-import { PREBUILT_ADDON_FILE } from '../native/locate.js'
+import type { Target } from '../distribution/platform.js'
+import { PREBUILT_ADDON_FILE, prebuildPath } from '../native/locate.js'
 import { VisError } from '../util/errors.js'
 
 export type PackedPackage = { name: string; version: string; entries: string[] }
@@ -29,15 +30,18 @@ export async function readTarball(file: string): Promise<PackedPackage> {
   return { name: String(pkg.name), version: String(pkg.version), entries }
 }
 
-export async function checkTarballPrebuilds(file: string, minors: string[]): Promise<PackedPackage> {
+export async function checkTarballPrebuilds(
+  file: string,
+  minors: string[],
+  target?: Target,
+): Promise<PackedPackage> {
   const pkg = await readTarball(file)
-  const tuple = `${process.platform}-${process.arch}`
   const want = [
-    `vis_loader/prebuilds/${tuple}/${PREBUILT_ADDON_FILE}`,
-    `vis_confine/prebuilds/${tuple}/${PREBUILT_ADDON_FILE}`,
-    `vis_seccomp/prebuilds/${tuple}/libvis_seccomp.so`,
-    `vis-launcher/prebuilds/${tuple}/vis-launcher`,
-    ...minors.map((m) => `vis_py${m.replace('.', '')}/prebuilds/${tuple}/${PREBUILT_ADDON_FILE}`),
+    prebuildPath('vis_loader', PREBUILT_ADDON_FILE, target),
+    prebuildPath('vis_confine', PREBUILT_ADDON_FILE, target),
+    prebuildPath('vis_seccomp', 'libvis_seccomp.so', target),
+    prebuildPath('vis-launcher', 'vis-launcher', target),
+    ...minors.map((m) => prebuildPath(`vis_py${m.replace('.', '')}`, PREBUILT_ADDON_FILE, target)),
   ].map((p) => `package/prebuilds/${p}`)
   const have = new Set(pkg.entries)
   const missing = want.filter((p) => !have.has(p))

@@ -1,10 +1,12 @@
 import { existsSync } from 'node:fs'
+import { hostTarget } from '../distribution/platform.js'
 import { EGRESS_DIR, EGRESS_PORT } from './environment.js'
 import type { ConfinementPolicy } from './jail-policy.js'
 
 // What a jailed node + CPython need to read besides the distribution and the
-// package (runtime-notes section 6). Optional entries are skipped when absent.
-const SYSTEM_READ_ONLY = ['/usr/lib/x86_64-linux-gnu', '/usr/lib64', '/etc/ld.so.cache', '/etc/localtime']
+// package (runtime-notes section 6). Optional entries are skipped when absent. The loader and
+// library directories are the platform's (platform.ts, jailLibs).
+const systemReadOnly = (): string[] => [...hostTarget().jailLibs, '/etc/ld.so.cache', '/etc/localtime']
 const SYSTEM_OPTIONAL = ['/etc/ssl/openssl.cnf']
 const SHELL_READ_ONLY = ['/usr/bin', '/usr/local/bin', '/usr/share/zoneinfo']
 const NETWORK_READ_ONLY = ['/etc/ssl/certs', '/usr/share/ca-certificates']
@@ -136,7 +138,7 @@ export function bubblewrapArgs(input: SandboxArgsInput): string[] {
 
   // `dest`: where the sandbox sees it, when not at its own path (policy.mounts).
   const binds: { src: string; dest?: string; kind: 'ro' | 'rw' | 'ro-try' | 'mask'; fd?: number }[] = []
-  for (const p of SYSTEM_READ_ONLY) binds.push({ src: p, kind: 'ro-try' })
+  for (const p of systemReadOnly()) binds.push({ src: p, kind: 'ro-try' })
   for (const p of SYSTEM_OPTIONAL) binds.push({ src: p, kind: 'ro-try' })
   if (policy.shell) for (const p of SHELL_READ_ONLY) binds.push({ src: p, kind: 'ro-try' })
   if (policy.network.enabled) for (const p of NETWORK_READ_ONLY) binds.push({ src: p, kind: 'ro-try' })
@@ -201,7 +203,7 @@ export function launcherArgs(input: SandboxArgsInput, options: { inNamespace: bo
   const pins = hiddenMounts(policy, input.packageMounts).pins
   if (options.inNamespace) for (const r of [...policy.roots, ...pins, '/tmp']) args.push('--noexec', r)
   const ro = [
-    ...SYSTEM_READ_ONLY,
+    ...systemReadOnly(),
     ...SYSTEM_OPTIONAL,
     ...policy.readOnly,
     ...(input.packageMounts ?? []),

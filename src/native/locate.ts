@@ -6,6 +6,7 @@
 import { existsSync, statSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
+import { hostTarget, type Target } from '../distribution/platform.js'
 import { packageRoot } from '../util/home.js'
 
 const require = createRequire(import.meta.url)
@@ -21,9 +22,25 @@ export function partDir(part: string): string {
   return join(prebuildsRoot(), part)
 }
 
+// The one place a prebuild's path is decided: prebuilds/<part>/prebuilds/<nodeTuple>/<file>, where
+// file is node-gyp-build's tagged name for an addon and the plain name otherwise. On a platform
+// with no target (which has no prebuilds either) node's own tuple is looked under, and not found.
+export function prebuildTuple(target?: Target): string {
+  if (target) return target.nodeTuple
+  try {
+    return hostTarget().nodeTuple
+  } catch {
+    return `${process.platform}-${process.arch}`
+  }
+}
+
+export function prebuildPath(part: string, file: string, target?: Target): string {
+  return `${part}/prebuilds/${prebuildTuple(target)}/${file}`
+}
+
 // prebuilds/<part>/prebuilds/<platform>-<arch>: where this machine's file of a part lives.
 export function partPlatformDir(part: string, root = prebuildsRoot()): string {
-  return join(root, part, 'prebuilds', `${process.platform}-${process.arch}`)
+  return join(root, part, 'prebuilds', prebuildTuple())
 }
 
 type NodeGypBuild = { resolve(dir: string): string }

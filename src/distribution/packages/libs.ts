@@ -1,6 +1,7 @@
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs'
 import { basename, dirname, join, relative } from 'node:path'
 import { VisError } from '../../util/errors.js'
+import { hostTarget, type Target } from '../platform.js'
 import { listFiles } from '../slim.js'
 import { run } from '../tools.js'
 
@@ -11,7 +12,13 @@ import { run } from '../tools.js'
 // new host paths. What no unpacked package has must be on the host already (glibc,
 // libstdc++, zlib: Node and CPython load them from there too).
 
-const HOST_LIB_DIRS = ['/usr/lib/x86_64-linux-gnu', '/lib/x86_64-linux-gnu', '/usr/lib64', '/usr/lib']
+// The system library directories of a target (platform.ts names its multiarch directory).
+const hostLibDirs = (t: Target): string[] => [
+  `/usr/lib/${t.multiarch}`,
+  `/lib/${t.multiarch}`,
+  '/usr/lib64',
+  '/usr/lib',
+]
 
 export const DEPS_DIR = 'deps'
 
@@ -44,9 +51,9 @@ export async function neededOf(files: readonly string[]): Promise<Map<string, st
 
 // soname -> file, for every shared object under the unpacked packages' lib dirs (the
 // BLAS/LAPACK alternatives live in subdirectories such as blas/ and lapack/).
-function indexSysroot(sysroot: string): Map<string, string> {
+export function indexSysroot(sysroot: string, target: Target = hostTarget()): Map<string, string> {
   const index = new Map<string, string>()
-  for (const d of ['usr/lib/x86_64-linux-gnu', 'lib/x86_64-linux-gnu', 'usr/lib']) {
+  for (const d of [`usr/lib/${target.multiarch}`, `lib/${target.multiarch}`, 'usr/lib']) {
     const dir = join(sysroot, d)
     if (!existsSync(dir)) continue
     const files = listFiles(dir, (n) => /\.so(\.\d+)*$/.test(n)).sort(
@@ -55,7 +62,7 @@ function indexSysroot(sysroot: string): Map<string, string> {
     for (const f of files) if (!index.has(basename(f))) index.set(basename(f), f)
   }
   // Symlinked sonames (libfoo.so.1 -> libfoo.so.1.2.3): listFiles skips links, so add them.
-  for (const d of ['usr/lib/x86_64-linux-gnu', 'lib/x86_64-linux-gnu']) {
+  for (const d of [`usr/lib/${target.multiarch}`, `lib/${target.multiarch}`]) {
     const dir = join(sysroot, d)
     if (!existsSync(dir)) continue
     for (const sub of walkDirs(dir)) {
@@ -74,8 +81,8 @@ function walkDirs(dir: string): string[] {
   return out
 }
 
-function onHost(soname: string): boolean {
-  return HOST_LIB_DIRS.some((d) => existsSync(join(d, soname)))
+function onHost(soname: string, target: Target): boolean {
+  return hostLibDirs(target).some((d) => existsSync(join(d, soname)))
 }
 
 export type LibReport = { copied: string[]; fromHost: string[] }
@@ -86,10 +93,11 @@ export async function placeSharedLibs(
   sitePackages: string,
   libDir: string,
   sysroot: string,
+  target: Target = hostTarget(),
 ): Promise<LibReport> {
   const depsDir = join(libDir, DEPS_DIR)
   const objects = listFiles(sitePackages, (n) => /\.so(\.\d+)*$/.test(n)).filter(isElf)
-  const index = indexSysroot(sysroot)
+  const index = indexSysroot(sysroot, target)
   const copied = new Set<string>()
   const fromHost = new Set<string>()
   const missing: string[] = []
@@ -113,7 +121,7 @@ export async function placeSharedLibs(
           copied.add(so)
           fresh.push(dst)
           patch.add(file)
-        } else if (onHost(so)) fromHost.add(so)
+        } else if (onHost(so, target)) fromHost.add(so)
         else missing.push(`${so} (needed by ${basename(file)})`)
       }
     }
