@@ -16,10 +16,13 @@
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <stddef.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "seccomp_arch.h"
 
 #define MAX_INSNS 256
 #define X32_SYSCALL_BIT 0x40000000u
@@ -107,13 +110,16 @@ static void fastopen_rule(prog_t *p, unsigned nr, int flags_arg) {
 static void build(prog_t *p, const vis_seccomp_options *o) {
   p->n = 0;
   p->overflow = 0;
-  /* Only native x86_64 calls: i386 entry points would bypass the numbers below. */
+  /* Only this architecture's native calls: another entry point (i386 on x86_64, AArch32 on
+     arm64) numbers its syscalls differently and would bypass the numbers below. */
   emit(p, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)));
-  emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0));
+  emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, VIS_AUDIT_ARCH, 1, 0));
   emit(p, (struct sock_filter)RET(SECCOMP_RET_KILL_PROCESS));
   emit(p, (struct sock_filter)LD_NR);
+#if VIS_X32_BIT
   emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, X32_SYSCALL_BIT, 0, 1));
   emit(p, (struct sock_filter)DENY(EPERM));
+#endif
 
   deny_nr(p, SYS_clone3, ENOSYS);
   // A table, four syscalls a row: kept as written.
@@ -133,8 +139,10 @@ static void build(prog_t *p, const vis_seccomp_options *o) {
   // clang-format on
   for (size_t k = 0; k < sizeof never / sizeof never[0]; k++) deny_nr(p, never[k], EPERM);
   if (!o->processes) {
+#if VIS_LEGACY_FORK
     deny_nr(p, SYS_fork, EPERM);
     deny_nr(p, SYS_vfork, EPERM);
+#endif
     deny_nr(p, SYS_execve, EPERM);
     deny_nr(p, SYS_execveat, EPERM);
   }
@@ -178,6 +186,16 @@ static void build(prog_t *p, const vis_seccomp_options *o) {
   close_block(p, sso_at);
   emit(p, (struct sock_filter)ALLOW);
 }
+
+int vis_seccomp_program(const vis_seccomp_options *opts, struct sock_filter *out, unsigned cap) {
+  prog_t p;
+  build(&p, opts);
+  if (p.overflow || p.n > cap) return -E2BIG;
+  memcpy(out, p.insns, p.n * sizeof p.insns[0]);
+  return (int)p.n;
+}
+
+unsigned vis_seccomp_audit_arch(void) { return VIS_AUDIT_ARCH; }
 
 int vis_seccomp_install(const vis_seccomp_options *opts, long *failed_tid) {
   prog_t p;

@@ -11,6 +11,15 @@ typedef struct {
   bool network;   /* AF_INET/AF_INET6 sockets */
 } vis_seccomp_options;
 
+struct sock_filter;
+
+/* Writes the filter for opts into out (at most cap instructions) without installing it, and
+   returns the instruction count or -E2BIG. For tests that run the program in an interpreter. */
+int vis_seccomp_program(const vis_seccomp_options *opts, struct sock_filter *out, unsigned cap);
+
+/* The AUDIT_ARCH_* value the filter admits (this build's architecture). */
+unsigned vis_seccomp_audit_arch(void);
+
 /* Returns 0, or -errno; on a TSYNC failure *failed_tid names the thread that could not be synced. */
 int vis_seccomp_install(const vis_seccomp_options *opts, long *failed_tid);
 
