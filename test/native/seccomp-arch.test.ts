@@ -140,7 +140,7 @@ function seccompData(arch: number, nr: number, args: number[] = []): Buffer {
   const b = Buffer.alloc(64)
   b.writeUInt32LE(nr >>> 0, 0)
   b.writeUInt32LE(arch >>> 0, 4)
-  args.forEach((a, i) => b.writeBigUInt64LE(BigInt(a), 16 + 8 * i))
+  for (const [i, a] of args.entries()) b.writeBigUInt64LE(BigInt(a), 16 + 8 * i)
   return b
 }
 
