@@ -37,8 +37,9 @@ function staged(minor, tag) {
 
 if (distProblems(root).length) step('build (dist/ is older than src/)', 'npm', ['run', 'build'])
 else console.log('release:pack: build: dist/ is current')
+const seam = await import(pathToFileURL(join(root, 'dist', 'distribution', 'platform.js')).href)
 for (const minor of await supportedMinors(root)) {
-  if (staged(minor)) console.log(`release:pack: stage: CPython ${minor} is staged`)
+  if (staged(minor, seam.hostTarget().tag)) console.log(`release:pack: stage: CPython ${minor} is staged`)
   else
     step(
       `stage CPython ${minor} (a shared-library CPython ${minor} must be installed, e.g. pyenv's)`,
@@ -48,7 +49,6 @@ for (const minor of await supportedMinors(root)) {
 }
 step('build the addons for every staged minor', 'npm', ['run', 'build:addon'])
 step('lay out the prebuilds', 'npm', ['run', 'prebuildify', '--', '--no-build'])
-const seam = await import(pathToFileURL(join(root, 'dist', 'distribution', 'platform.js')).href)
 for (const t of seam.TARGETS) {
   if (t.tag === seam.hostTarget().tag) continue
   for (const minor of t.minors) {
