@@ -14,7 +14,10 @@ import { parseArgs } from 'node:util'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const require = createRequire(import.meta.url)
-const { values } = parseArgs({ options: { platform: { type: 'string' } } })
+const { values } = parseArgs({
+  options: { platform: { type: 'string' }, jobs: { type: 'string', default: '2' } },
+})
+const jobs = Number(values.jobs)
 const seam = await import(pathToFileURL(join(root, 'dist', 'distribution', 'platform.js')).href)
 const target = seam.targetFor(values.platform ?? 'linux-aarch64-gnu')
 const NODE_ARCH = target.nodeTuple.split('-')[1]
@@ -47,21 +50,31 @@ for (const name of ['better-sqlite3']) {
   mkdirSync(dirname(out), { recursive: true })
   cpSync(src, out, { recursive: true, filter: (p) => !p.startsWith(join(src, 'build')) })
   console.log(`cross-native-deps: ${name} ${version} for ${target.nodeTuple} (${target.crossTriple}-g++)`)
-  const r = spawnSync(
+  // Configure, then make only the addon (and the sqlite3 library it links), not better-sqlite3's
+  // test extension. At -O2 (theirs is -O3): the amalgamation is the whole build's long pole, and
+  // CFLAGS from the environment come after gyp's own on the compiler's command line.
+  const crossEnv = {
+    ...process.env,
+    CC: `${target.crossTriple}-gcc`,
+    CXX: `${target.crossTriple}-g++`,
+    LINK: `${target.crossTriple}-g++`,
+    AR: `${target.crossTriple}-ar`,
+    CFLAGS: '-O2',
+    CXXFLAGS: '-O2',
+  }
+  const configure = spawnSync(
     process.execPath,
-    [nodeGyp, 'rebuild', '--release', `--arch=${NODE_ARCH}`, '-j', '2', ...nodedirArgs],
-    {
-      cwd: out,
-      stdio: 'inherit',
-      env: {
-        ...process.env,
-        CC: `${target.crossTriple}-gcc`,
-        CXX: `${target.crossTriple}-g++`,
-        LINK: `${target.crossTriple}-g++`,
-        AR: `${target.crossTriple}-ar`,
-      },
-    },
+    [nodeGyp, 'configure', '--release', `--arch=${NODE_ARCH}`, ...nodedirArgs],
+    { cwd: out, stdio: 'inherit', env: crossEnv },
   )
+  const r =
+    configure.status !== 0
+      ? configure
+      : spawnSync('make', ['-C', 'build', 'BUILDTYPE=Release', `-j${jobs}`, 'better_sqlite3'], {
+          cwd: out,
+          stdio: 'inherit',
+          env: crossEnv,
+        })
   if (r.status !== 0 || !existsSync(binary)) {
     console.error(`cross-native-deps: building ${name} for ${target.nodeTuple} failed`)
     process.exit(1)

@@ -20,11 +20,14 @@ const out = resolve(values.out)
 
 function step(title, cmd, args) {
   console.log(`release:pack: ${title}`)
+  const t0 = Date.now()
   const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit' })
   if (r.status !== 0) {
     console.error(`release:pack: ${title} failed (${cmd} ${args.join(' ')}); nothing was packed`)
     process.exit(r.status ?? 1)
   }
+  // CI reads these to see what each platform's share of the release costs.
+  console.log(`release:pack: ${title}: ${((Date.now() - t0) / 1000).toFixed(1)} s`)
 }
 
 function staged(minor, tag) {
