@@ -23,18 +23,68 @@ const PREVIEW_CHARS = 4096
 // A cut error field keeps this much room for its marker.
 const MARKER_ROOM = 200
 
-// The length of v's JSON text when it is at most `limit`, else some number above `limit`.
-// Strings are judged from their length where escapes cannot change the verdict (an escape
-// is at most 6 characters), so a short value costs no serialisation.
+// The longest JSON text of a finite double ("-1.2345678901234567e-308").
+const NUMBER_MAX_CHARS = 24
+
+// Deeper than any value the guest's encoder makes (Python's recursion limit stops it first), and
+// shallow enough for V8's JSON.stringify, which recurses: the host parses a deeper value from a
+// forged frame but could not serialise it again to store or send it.
+const MAX_DEPTH = 1000
+
+// An upper bound of the length of v's JSON text, Infinity once it passes `limit`, or -1 when it
+// nests past MAX_DEPTH: each string counted as if every character were a 6-character escape, each
+// number at its longest. Walked with a stack of its own, so a deep value cannot overflow the host's.
+function upperBound(v: unknown, limit: number): number {
+  let total = 0
+  const todo: unknown[] = [v]
+  const depths: number[] = [0]
+  while (todo.length > 0) {
+    const x = todo.pop()
+    const depth = depths.pop() ?? 0
+    if (typeof x === 'string') total += x.length * 6 + 2
+    else if (typeof x === 'number') total += NUMBER_MAX_CHARS
+    else if (typeof x === 'boolean' || x === null) total += 5
+    else if (typeof x === 'object') {
+      if (depth >= MAX_DEPTH) return -1
+      total += 2
+      if (Array.isArray(x)) {
+        total += x.length
+        for (const item of x) {
+          todo.push(item)
+          depths.push(depth + 1)
+        }
+      } else {
+        for (const key in x) {
+          total += key.length * 6 + 4
+          todo.push((x as Record<string, unknown>)[key])
+          depths.push(depth + 1)
+        }
+      }
+    }
+    if (total > limit) return Number.POSITIVE_INFINITY
+  }
+  return total
+}
+
+// The exact length of v's JSON text (Infinity when V8 cannot serialise it, e.g. nested too deep).
+function exactChars(v: unknown): number {
+  try {
+    return JSON.stringify(v)?.length ?? 0
+  } catch {
+    return Number.POSITIVE_INFINITY
+  }
+}
+
+// The length of v's JSON text when it is at most `limit`, else some number above `limit`. An
+// ordinary value is judged by its upper bound alone, with no serialisation; only one near or
+// past the limit is serialised.
 export function jsonChars(v: unknown, limit: number): number {
   if (v === undefined) return 0
-  if (typeof v === 'string') {
-    if (v.length + 2 > limit) return v.length + 2
-    if (v.length * 6 + 2 <= limit) return v.length + 2
-    return JSON.stringify(v).length
-  }
-  if (v === null || typeof v !== 'object') return String(v).length
-  return JSON.stringify(v)?.length ?? 0
+  if (typeof v === 'string' && v.length + 2 > limit) return v.length + 2
+  const bound = upperBound(v, limit)
+  // Too deep never fits, whatever its length (exactChars is Infinity for what V8 cannot serialise).
+  if (bound < 0) return Number.POSITIVE_INFINITY
+  return bound <= limit ? bound : exactChars(v)
 }
 
 function jsonType(v: unknown): TruncatedValue['type'] {
@@ -52,7 +102,12 @@ function head(text: string, room: number): string {
 }
 
 export function truncatedValue(v: unknown, chars: number, capChars: number): TruncatedValue {
-  const text = typeof v === 'string' ? v : (JSON.stringify(v) ?? '')
+  let text = ''
+  try {
+    text = typeof v === 'string' ? v : (JSON.stringify(v) ?? '')
+  } catch {
+    // Nested past what V8 serialises: the marker says its type, with no preview.
+  }
   const room = Math.min(PREVIEW_CHARS, Math.max(capChars - MARKER_ROOM, 0))
   return { vis_truncated: true, type: jsonType(v), chars, cap: capChars, preview: head(text, room) }
 }
@@ -60,7 +115,8 @@ export function truncatedValue(v: unknown, chars: number, capChars: number): Tru
 // A value no longer than the cap as JSON text is kept as it is; a longer one becomes its marker.
 export function capValue(v: unknown, capChars: number): unknown {
   const chars = jsonChars(v, capChars)
-  return chars <= capChars ? v : truncatedValue(v, JSON.stringify(v)?.length ?? chars, capChars)
+  if (chars <= capChars) return v
+  return truncatedValue(v, typeof v === 'string' ? exactChars(v) : chars, capChars)
 }
 
 function cutText(text: string, room: number, capChars: number): string {
@@ -90,7 +146,7 @@ export function capError(error: BlockError, capChars: number): BlockError {
       out[key] = cutText(v, Math.max(room - need, 0), capChars)
       room -= jsonChars(out[key], capChars) + need
     } else if (room > need + MARKER_ROOM) {
-      out[key] = truncatedValue(v, jsonChars(v, Number.POSITIVE_INFINITY), capChars)
+      out[key] = truncatedValue(v, exactChars(v), capChars)
       room -= jsonChars(out[key], capChars) + need
     } else dropped++
   }

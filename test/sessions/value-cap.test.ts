@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { createRuntime, type Runtime } from '../../src/sessions/create-runtime.js'
 import type { Session } from '../../src/sessions/session.js'
-import { capError } from '../../src/sessions/value-cap.js'
+import { capError, capValue } from '../../src/sessions/value-cap.js'
 
 // A block's result, value and error are held to the block's output cap on the host
 // (src/sessions/value-cap.ts), through a real session with a small cap: what fits is handed on
@@ -89,4 +89,21 @@ test('a forged error with a huge phase and many large extra keys is held to the 
   assert.ok(Number((e as { truncated_keys?: number }).truncated_keys) > 0, 'dropped keys are counted')
   const small = { phase: 'runtime', message: 'ValueError: x', hints: ['h'] }
   assert.equal(capError(small, CAP), small, 'an error under the cap is the same object')
+})
+
+// A forged frame can hold a value nested deeper than V8 serialises (JSON.parse takes it,
+// JSON.stringify then throws): it becomes a marker the host can store; a deep value the
+// guest's own encoder could make is kept.
+test('a value nested past what the host can serialise becomes a marker; an ordinary deep one is kept', () => {
+  let deep: unknown = 1
+  for (let i = 0; i < 200_000; i++) deep = [deep]
+  assert.throws(() => JSON.stringify(deep), RangeError, 'the set-up: V8 cannot serialise it')
+  // The default cap: its 600,000 characters of brackets would fit by length alone.
+  const m = capValue(deep, (1 << 20) + 1024) as Record<string, unknown>
+  assert.equal(m.vis_truncated, true)
+  assert.equal(m.type, 'array')
+  assert.ok(jsonSize(m) < 200)
+  let fine: unknown = 'leaf'
+  for (let i = 0; i < 900; i++) fine = { k: fine }
+  assert.equal(capValue(fine, CAP), fine)
 })
