@@ -151,7 +151,9 @@ export function mutateTools(guard: PathGuard): Tool[] {
             name: ref.name,
             path,
             text: a.content,
-            mode: st ? st.mode & 0o7777 : 0o644,
+            // The file's permission bits, never set-id ones: the host (root, maybe) writes it, and
+            // model-written content must not become a set-id program outside the jail's nosuid mounts.
+            mode: st ? st.mode & 0o777 : 0o644,
             op: 'write',
           },
         ])
