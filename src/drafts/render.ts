@@ -1,5 +1,5 @@
 import { closeFd, readAt, readCapped, type Tree } from '../confinement/beneath.js'
-import { SNIFF_BYTES, sniffBinary } from '../tools/fs/binary.js'
+import { binaryContent, SNIFF_BYTES, sniffBinary } from '../tools/fs/binary.js'
 import { checkpoint } from '../util/check-use-hook.js'
 import { type Change, changedWhileRead, gitMode, readLink } from './changes.js'
 import { unifiedHunks } from './unified.js'
@@ -26,6 +26,10 @@ async function side(tree: Tree | undefined, path: string, type: Change['type']):
     // The file may have grown since its fstat: the read itself is what is bounded.
     const { data, over } = await readCapped(f.fd, MAX_TEXT_BYTES)
     if (over) return { binary: `text of more than ${MAX_TEXT_BYTES} bytes, too large to show` }
+    // Shown as text only when every byte is text (the sample above saw the first 8 KiB): a
+    // NUL or an invalid sequence further on would otherwise be shown as something it is not.
+    const binaryRest = binaryContent(data)
+    if (binaryRest) return { binary: binaryRest }
     return { text: data.toString('utf8') }
   } finally {
     await closeFd(f.fd)
