@@ -2,7 +2,7 @@
 // the kind: several magic numbers are ASCII words that also start valid source.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { binaryContent, sniffBinary } from '../../src/tools/fs/binary.js'
+import { binaryContent, sniffBinary, visibleText } from '../../src/tools/fs/binary.js'
 
 test('text that starts with an ASCII magic number is text', () => {
   for (const head of ['GIF89a = 0\n', 'RIFF=1\n', 'SQLite = 1\n', 'BZh = 2\n', '%PDF = 3\n']) {
@@ -32,4 +32,21 @@ test('the whole-content rule sees a NUL past the first 8 KiB', () => {
   const data = Buffer.concat([Buffer.from('x = 1\n'.repeat(2000)), Buffer.from([0]), Buffer.from('y\n')])
   assert.equal(sniffBinary(data.subarray(0, 8192)), undefined)
   assert.equal(binaryContent(data), 'binary data')
+})
+
+test('text in a legacy encoding is shown whole, each byte outside UTF-8 escaped', () => {
+  const latin1 = Buffer.from(
+    "# -*- coding: latin-1 -*-\nimport os; os.system('x')\nname = 'Jos\xe9'\n",
+    'latin1',
+  )
+  assert.equal(
+    visibleText(latin1),
+    "# -*- coding: latin-1 -*-\nimport os; os.system('x')\nname = 'Jos\\xe9'\n",
+  )
+  // Valid sequences stay characters; overlong forms, surrogates and cut sequences are bytes.
+  const mixed = Buffer.from([
+    0x61, 0xc3, 0xa9, 0xc0, 0xaf, 0xed, 0xa0, 0x80, 0xf0, 0x9f, 0x98, 0x80, 0xe2, 0x82,
+  ])
+  assert.equal(visibleText(mixed), 'aé\\xc0\\xaf\\xed\\xa0\\x80😀\\xe2\\x82')
+  assert.equal(visibleText(Buffer.from('plain é\n')), 'plain é\n')
 })

@@ -68,3 +68,50 @@ export function binaryContent(data: Buffer): string | undefined {
   const why = notText(data, true)
   return why === undefined ? undefined : named(data, why)
 }
+
+// Length of the valid UTF-8 sequence at data[i], or 0 when none starts there (RFC 3629: no
+// overlong forms, no surrogates, nothing past U+10FFFF).
+function sequenceAt(data: Buffer, i: number): number {
+  const b = data[i]!
+  if (b < 0x80) return 1
+  const [n, lo, hi] =
+    b >= 0xc2 && b <= 0xdf
+      ? [2, 0x80, 0xbf]
+      : b === 0xe0
+        ? [3, 0xa0, 0xbf]
+        : b === 0xed
+          ? [3, 0x80, 0x9f]
+          : b >= 0xe1 && b <= 0xef
+            ? [3, 0x80, 0xbf]
+            : b === 0xf0
+              ? [4, 0x90, 0xbf]
+              : b === 0xf4
+                ? [4, 0x80, 0x8f]
+                : b >= 0xf1 && b <= 0xf3
+                  ? [4, 0x80, 0xbf]
+                  : [0, 0, 0]
+  if (n === 0 || i + n > data.length) return 0
+  if (data[i + 1]! < lo || data[i + 1]! > hi) return 0
+  for (let k = 2; k < n; k++) if ((data[i + k]! & 0xc0) !== 0x80) return 0
+  return n
+}
+
+// A text file's content as a string that shows every byte: UTF-8 as it is, and each byte that is
+// not part of valid UTF-8 (a file in a legacy encoding) as `\xNN`, so such a file is shown as
+// text rather than hidden behind "non-UTF-8 data" (a latin-1 script still runs).
+export function visibleText(data: Buffer): string {
+  if (notText(data, true) === undefined) return data.toString('utf8')
+  let out = ''
+  let run = 0
+  for (let i = 0; i < data.length; ) {
+    const n = sequenceAt(data, i)
+    if (n > 0) {
+      i += n
+      continue
+    }
+    out += `${data.subarray(run, i).toString('utf8')}\\x${data[i]!.toString(16).padStart(2, '0')}`
+    i++
+    run = i
+  }
+  return out + data.subarray(run).toString('utf8')
+}
