@@ -77,15 +77,15 @@ export function trustedSearchPath(): string[] {
   return dirs.filter((d) => d !== '' && isAbsolute(d)).map((d) => resolve(d))
 }
 
-// Candidates are looked up once per process; the session-root check runs at every use, as roots
-// are opened after start-up.
+// Candidates are looked up once per process (again only if the operator's variables change); the
+// session-root check runs at every use, as roots are opened after start-up.
 const candidates = new Map<string, { list: string[]; source: string }>()
 
 function candidatesFor(name: string, extraDirs: readonly string[]): { list: string[]; source: string } {
-  const key = [name, ...extraDirs].join('\0')
+  const override = PROGRAM_VARS[name] && process.env[PROGRAM_VARS[name]!]
+  const key = [name, override ?? '', process.env[SEARCH_PATH_VAR] ?? '', ...extraDirs].join('\0')
   let found = candidates.get(key)
   if (found) return found
-  const override = PROGRAM_VARS[name] && process.env[PROGRAM_VARS[name]!]
   if (override && isAbsolute(override)) {
     found = { list: executable(override) ? [override] : [], source: PROGRAM_VARS[name]! }
   } else {
