@@ -82,6 +82,8 @@ test('a block cannot rewrite a dependency npm hoisted beside the package the hos
   // file tool names the rule.
   assert.match(planted.stdout, /open: \[Errno 30\] Read-only file system/, planted.stdout)
   assert.match(planted.stdout, /write refused: tool\.read-only-path/, planted.stdout)
+  // Nor moved aside whole, for a fresh one to be planted where the host loads from.
+  assert.match(planted.stdout, /move refused: tool\.read-only-path/, planted.stdout)
   assert.match(planted.stdout, /dependency root refused: policy\.root-in-runtime/, planted.stdout)
   // The project's own files stay the session's to write, in the jail and through the host tool.
   assert.equal(readFileSync(join(project, 'own.txt'), 'utf8'), 'mine')
