@@ -2,8 +2,10 @@ import { closeSync, fstatSync, openSync, readFileSync, readlinkSync, statfsSync 
 import { join, relative, resolve, sep } from 'node:path'
 import { isVisError, VisError } from '../util/errors.js'
 import { packageRoot } from '../util/home.js'
+import { noteSessionRoot } from '../util/host-programs.js'
 import { realish } from '../util/real-path.js'
 import { openAt2, STRICT } from './beneath.js'
+import { hostDependencyDirs } from './dependency-dirs.js'
 import { homeAround, homesInside } from './protected-homes.js'
 
 // Where a root may come from. Every jail that mounts roots (a session's worker, a warm-pool
@@ -180,6 +182,8 @@ function checkOpened(root: OpenedRoot, rules: RootRules, ctx: Context): void {
       )
     }
   }
+  const dependencies = dependencyDirRefusal(root, ctx)
+  if (dependencies) throw dependencies
   if (rules.within !== undefined && !rules.within.map(realish).some((w) => within(root.real, w))) {
     throw new VisError(
       'policy.root-not-allowed',
@@ -189,6 +193,20 @@ function checkOpened(root: OpenedRoot, rules: RootRules, ctx: Context): void {
       { ...ctx, path: shown },
     )
   }
+}
+
+// A root inside a node_modules directory the host loads its dependencies from (dependency-dirs.ts)
+// would be writable in the jail; the package itself as a root stays allowed (bound read-only whole).
+function dependencyDirRefusal(root: OpenedRoot, ctx: Context): VisError | undefined {
+  if (root.real === realish(packageRoot)) return undefined
+  if (!hostDependencyDirs().some((d) => within(root.real, d))) return undefined
+  return new VisError(
+    'policy.root-in-runtime',
+    `Root ${root.path} lies inside a node_modules directory the host loads vis-runtime's dependencies from, ` +
+      'unconfined: a session may read it but never write there. Name a directory outside it (a root ' +
+      'that contains it is allowed: the jail shows it read-only).',
+    { ...ctx, path: root.path },
+  )
 }
 
 // A directory's identity (device and inode of an open fd): what a root is pinned to.
@@ -260,6 +278,8 @@ export function openRoots(paths: readonly string[], rules: RootRules, ctx: Conte
       if (real.endsWith(' (deleted)'))
         throw openRefusal({ code: 'ENOENT' } as NodeJS.ErrnoException, path, ctx)
       checkOpened(roots[roots.length - 1] as OpenedRoot, rules, ctx)
+      // The host never runs a program from a session's root (util/host-programs.ts).
+      noteSessionRoot(real)
       // After the rules: a root swapped for somewhere they refuse is named for that reason.
       const pin = rules.pins?.[path]
       if (pin !== undefined && rootIdentity(fd) !== pin) throw rootChanged(path, ctx)

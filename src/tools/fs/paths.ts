@@ -2,6 +2,7 @@ import { constants as C } from 'node:fs'
 import { type FileHandle, lstat, open, readlink, realpath } from 'node:fs/promises'
 import { basename, dirname, isAbsolute, resolve, sep } from 'node:path'
 import { atFd, closeFd, openAt2, RESOLVE_IN_ROOT, RESOLVE_NO_MAGICLINKS } from '../../confinement/beneath.js'
+import { hostDependencyDirs } from '../../confinement/dependency-dirs.js'
 import { rootChanged, rootIdentity } from '../../confinement/root-guard.js'
 import { checkpoint } from '../../util/check-use-hook.js'
 import { VisError } from '../../util/errors.js'
@@ -121,6 +122,7 @@ export class PathGuard {
   // above: also refuse an entry that contains the package (renaming or removing it would let
   // a fresh package be planted at the path the host runs from).
   async refuseReadOnly(real: string, path: string, op: string, above = true): Promise<void> {
+    this.refuseDependencyDir(real, path, op, above)
     await this.refuseFrozenRoot(real, path, op)
     this.realPackageP ??= realpath(packageRoot).catch(() => resolve(packageRoot))
     const pkg = await this.realPackageP
@@ -128,6 +130,19 @@ export class PathGuard {
     throw new VisError(
       'tool.read-only-path',
       `${op}: '${path}' is ${isWithin(real, pkg) ? 'inside' : 'a directory that contains'} the vis-runtime package, which sessions may read but never change (the host runs its code from there); nothing was changed`,
+      { sessionId: this.sessionId, op, path },
+    )
+  }
+
+  // The node_modules directories the host loads the package's dependencies from (hoisted beside
+  // it when vis-runtime is a project's dependency: confinement/dependency-dirs.ts), read-only in
+  // the jail likewise: a rewritten dependency would run in the next host process, unconfined.
+  private refuseDependencyDir(real: string, path: string, op: string, above: boolean): void {
+    const dir = hostDependencyDirs().find((d) => isWithin(real, d) || (above && isWithin(d, real)))
+    if (dir === undefined) return
+    throw new VisError(
+      'tool.read-only-path',
+      `${op}: '${path}' is ${isWithin(real, dir) ? 'inside' : 'a directory that contains'} a node_modules directory the host loads vis-runtime's dependencies from, which sessions may read but never change (the host runs that code, outside every jail); nothing was changed`,
       { sessionId: this.sessionId, op, path },
     )
   }

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process'
-import { accessSync, constants as C } from 'node:fs'
 import { extname } from 'node:path'
 import { VisError } from '../../util/errors.js'
+import { hostProgramPath } from '../../util/host-programs.js'
 import { Slots } from './check-slots.js'
 import { findHostPython } from './python.js'
 
@@ -89,15 +89,7 @@ async function scriptError(path: string, text: string): Promise<string | undefin
 // util-linux's prlimit sets RLIMIT_AS on the checker before it execs Python
 // (Node's spawn has no rlimit option).
 function findPrlimit(): string | undefined {
-  for (const p of ['/usr/bin/prlimit', '/bin/prlimit']) {
-    try {
-      accessSync(p, C.X_OK)
-      return p
-    } catch {
-      // next
-    }
-  }
-  return undefined
+  return hostProgramPath('prlimit')
 }
 
 // A fixed checker program; the file's text arrives on stdin, never in source.
