@@ -23,7 +23,9 @@ function sections(diff) {
 }
 
 function renderFile(change, part) {
-  const binary = /^Binary files .* differ/m.exec(part ?? '')
+  // A header line of its own: split at "\n" only (not the m flag's "\r" or U+2028), so a text
+  // file's line can never make its own section read as binary.
+  const binary = (part ?? '').split('\n').some((l) => /^Binary files .* differ/.test(l))
   return h(
     'details',
     { class: 'file', open: true, 'data-path': change.path, 'data-change': change.status },

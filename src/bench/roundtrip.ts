@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url'
 import { encodeFrame } from '../protocol/framing.js'
 import { createRuntime } from '../sessions/create-runtime.js'
 import { packageRoot } from '../util/home.js'
+import { hostProgramPath } from '../util/host-programs.js'
 import { processTree, treePrivateMb, treePssMb, treeRssMb } from '../worker/proctree.js'
 import { pythonHome } from '../worker/python-home.js'
 import { RunQueueProbe, tailWaitShare, withoutWaits } from '../worker/runqueue.js'
@@ -160,7 +161,9 @@ const HOSTCALL_LOOP = [
 
 // Every thread of pid onto one CPU (taskset from util-linux); false when that failed.
 function pin(pid: number, cpu: number | string): boolean {
-  const r = spawnSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' })
+  const taskset = hostProgramPath('taskset')
+  if (!taskset) return false
+  const r = spawnSync(taskset, ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' })
   return r.status === 0
 }
 

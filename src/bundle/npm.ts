@@ -5,17 +5,32 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { VisError } from '../util/errors.js'
+import { hostProgramPath, nodeBinDir, trustedSearchPath } from '../util/host-programs.js'
 
 function npm(args: string[], cwd: string, what: string): Promise<string> {
+  // npm from the system directories or beside the running node, never the caller's PATH (a
+  // project's node_modules/.bin leads it under npx); its `#!/usr/bin/env node` finds the same node.
+  const file = hostProgramPath('npm', [nodeBinDir()])
+  const path = [nodeBinDir(), ...trustedSearchPath()].join(':')
   return new Promise((resolve, reject) => {
-    execFile('npm', args, { cwd, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+    if (!file) {
+      reject(
+        new VisError('bundle.npm', `${what}: npm is not installed in ${path}`, {
+          path: cwd,
+          command: `npm ${args.join(' ')}`,
+        }),
+      )
+      return
+    }
+    const env = { ...process.env, PATH: path }
+    execFile(file, args, { cwd, env, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
       if (!err) return resolve(stdout)
       const missing = (err as NodeJS.ErrnoException).code === 'ENOENT'
       reject(
         new VisError(
           'bundle.npm',
           missing
-            ? `${what}: npm is not on PATH`
+            ? `${what}: npm is not installed in ${path}`
             : `${what}: npm ${args[0]} failed: ${stderr.trim() || err.message}`,
           { path: cwd, command: `npm ${args.join(' ')}` },
         ),

@@ -3,6 +3,7 @@ import { closeSync, mkdirSync, openSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Overlay } from '../contracts/jail-policy.js'
 import { VisError } from '../util/errors.js'
+import { hostProgramPath, trustedSearchPath } from '../util/host-programs.js'
 
 // One overlay mount per draft, shared by every jail of the session. overlayfs does not
 // revalidate cached entries of local layers, so two mounts over one upper directory would
@@ -13,7 +14,6 @@ import { VisError } from '../util/errors.js'
 // then binds this one overlay. The host file tools read it through /proc/<holder>/root.
 type Holder = { child: ChildProcess; pid: number; user: number; mnt: number }
 
-const UNSHARE = '/usr/bin/unshare'
 const READY_MS = 30_000
 const holders = new Map<string, Promise<Holder>>()
 
@@ -65,8 +65,17 @@ async function start(o: Overlay): Promise<Holder> {
   const work = join(o.dir, 'work')
   mkdirSync(work, { recursive: true })
   const opts = `lowerdir=${o.lower},upperdir=${o.upper},workdir=${work},userxattr,index=off`
+  // util-linux's unshare from the system directories (util/host-programs.ts), never PATH.
+  const unshare = hostProgramPath('unshare')
+  if (!unshare) {
+    throw new VisError(
+      'draft.mount',
+      `could not mount the draft's overlay on ${o.root}: unshare is not installed in ${trustedSearchPath().join(':')} (apt-get install util-linux)`,
+      { op: 'draft', path: o.root },
+    )
+  }
   const child = spawn(
-    UNSHARE,
+    unshare,
     [
       '--map-current-user',
       '--mount',

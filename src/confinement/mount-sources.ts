@@ -2,6 +2,7 @@ import { realpathSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import type { ConfinementPolicy } from '../contracts/jail-policy.js'
 import { packageRoot } from '../util/home.js'
+import { hostDependencyDirs } from './dependency-dirs.js'
 import { type OpenedRoot, openBelow } from './root-guard.js'
 import { hiddenMounts } from './sandbox-args.js'
 
@@ -62,11 +63,17 @@ export function pinFds(
 // Where a root contains the vis-runtime package (`npm install vis-runtime` in a project rooted
 // at, or a session in the package's checkout), the package as the jail sees it: the host runs
 // from it (dist/, node_modules/, the guest runtime, the CPython distribution, compileall), so
-// it is bound read-only on top of the root, never writable through it.
-export function packageMounts(roots: OpenedRoot[], pkg: string = packageRoot): string[] {
-  const real = realish(pkg)
+// it is bound read-only on top of the root, never writable through it. The same for the
+// node_modules directories its dependencies load from (dependency-dirs.ts: hoisted beside it
+// when it is installed as a dependency).
+export function packageMounts(
+  roots: OpenedRoot[],
+  pkg: string = packageRoot,
+  dependencies: string[] = hostDependencyDirs(),
+): string[] {
   const inside = (p: string, dir: string) => p === dir || p.startsWith(dir === '/' ? '/' : `${dir}/`)
-  return [
-    ...new Set(roots.filter((r) => inside(real, r.real)).map((r) => join(r.path, relative(r.real, real)))),
-  ]
+  const out = new Set<string>()
+  for (const real of [realish(pkg), ...dependencies])
+    for (const r of roots) if (inside(real, r.real)) out.add(join(r.path, relative(r.real, real)))
+  return [...out]
 }

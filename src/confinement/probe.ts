@@ -4,8 +4,10 @@ import { release } from 'node:os'
 import { join } from 'node:path'
 import { z } from 'zod'
 import { LimitsSchema } from '../contracts/jail-policy.js'
+import { hostTarget } from '../distribution/platform.js'
 import { explainLocally } from '../distribution/resolve.js'
 import { packageRoot, visHome } from '../util/home.js'
+import { hostProgramPath } from '../util/host-programs.js'
 import { canCreateChild, detectCgroups } from './cgroup.js'
 import { findNative, launcherPath, loadConfineAddon } from './native.js'
 
@@ -61,16 +63,9 @@ export const LANDLOCK_FEATURES: [number, string][] = [
   [6, 'abstract unix socket and signal scoping'],
 ]
 
-function findExecutable(name: string): string | undefined {
-  for (const dir of (process.env.PATH ?? '/usr/bin:/bin').split(':')) {
-    const p = join(dir || '.', name)
-    if (existsSync(p)) return p
-  }
-  return undefined
-}
-
 export function findBubblewrap(): { path: string; version: string } | undefined {
-  const path = process.env.VIS_BWRAP ?? findExecutable('bwrap')
+  // The system directories or VIS_BWRAP, never PATH (util/host-programs.ts).
+  const path = hostProgramPath('bwrap')
   if (!path) return undefined
   const r = spawnSync(path, ['--version'], { encoding: 'utf8', timeout: 5000 })
   if (r.status !== 0) return undefined
@@ -146,6 +141,17 @@ export function probe(options: { fresh?: boolean } = {}): ProbeReport {
 
   const kernel = release()
   add('kernel', 'info', `Linux ${kernel}`)
+  // issue 37: what this platform is offered (the seam's row): prebuilds and CPython minors.
+  try {
+    const t = hostTarget()
+    add(
+      'platform',
+      'info',
+      `${t.tag} (prebuilds ${t.nodeTuple}, seccomp ${t.seccompArch}); supported CPython here: ${t.minors.join(', ')}`,
+    )
+  } catch (err) {
+    add('platform', 'error', (err as Error).message)
+  }
 
   const addon = loadConfineAddon()
   const addonPath = findNative('vis_confine.node') ?? null

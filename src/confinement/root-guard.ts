@@ -1,10 +1,12 @@
 import { closeSync, fstatSync, lstatSync, openSync, readFileSync, readlinkSync, statfsSync } from 'node:fs'
 import { join, relative, resolve, sep } from 'node:path'
 import { isVisError, VisError } from '../util/errors.js'
-import { packageRoot, visHome } from '../util/home.js'
-import { registeredHomes, registerHome, userDefaultHome } from '../util/home-registry.js'
+import { packageRoot } from '../util/home.js'
+import { noteSessionRoot } from '../util/host-programs.js'
 import { realish } from '../util/real-path.js'
 import { openAt2, STRICT } from './beneath.js'
+import { hostDependencyDirs } from './dependency-dirs.js'
+import { homeAround, homesInside } from './protected-homes.js'
 
 // Where a root may come from. Every jail that mounts roots (a session's worker, a warm-pool
 // refill, a shell call's tool jail, a child session) goes through openRoots: each root is
@@ -84,20 +86,6 @@ const PSEUDO_MAGIC = new Map<number, string>([
 const SYSTEM_DIRS = ['/proc', '/sys', '/dev', '/run']
 
 const within = (a: string, b: string) => a === b || a.startsWith(b.endsWith(sep) ? b : b + sep)
-
-// The vis homes: this process's default one and every runtime's own, the user's ~/.vis (which
-// holds the registry), and every home another vis process of this user opened (home-registry.ts),
-// read afresh at each check so a home opened since is covered by the next jail. Their database,
-// logs, extensions and owner sockets are the host's; a root inside one is refused, a root around
-// one masks it.
-const homes = new Set<string>()
-export function protectHome(home: string): void {
-  homes.add(resolve(home))
-  registerHome(home)
-}
-export function protectedHomes(): string[] {
-  return [...new Set([...[visHome(), userDefaultHome(), ...homes].map(realish), ...registeredHomes()])]
-}
 
 type Context = { sessionId?: string; op?: string }
 
@@ -184,15 +172,13 @@ function checkOpened(root: OpenedRoot, rules: RootRules, ctx: Context): void {
   if (type !== undefined && PSEUDO_TYPES.has(type)) {
     throw pseudoRefusal(shown, `is on a ${type} filesystem`, ctx)
   }
-  for (const home of protectedHomes()) {
-    if (within(root.real, home)) {
-      throw new VisError(
-        'policy.root-vis-home',
-        `Root ${shown} lies inside the vis home, which holds the server's database, logs and extensions. ` +
-          'Name a directory outside it (a root that contains the home is allowed: the jail hides the home).',
-        { ...ctx, path: shown },
-      )
-    }
+  if (homeAround(root.real) !== undefined) {
+    throw new VisError(
+      'policy.root-vis-home',
+      `Root ${shown} lies inside the vis home, which holds the server's database, logs and extensions. ` +
+        'Name a directory outside it (a root that contains the home is allowed: the jail hides the home).',
+      { ...ctx, path: shown },
+    )
   }
   for (const t of protectedRuntimeTrees()) {
     if (within(root.real, t.dir) && !(t.strict && root.real === t.dir)) {
@@ -205,6 +191,8 @@ function checkOpened(root: OpenedRoot, rules: RootRules, ctx: Context): void {
       )
     }
   }
+  const dependencies = dependencyDirRefusal(root, ctx)
+  if (dependencies) throw dependencies
   if (rules.within !== undefined && !rules.within.map(realish).some((w) => within(root.real, w))) {
     throw new VisError(
       'policy.root-not-allowed',
@@ -214,6 +202,20 @@ function checkOpened(root: OpenedRoot, rules: RootRules, ctx: Context): void {
       { ...ctx, path: shown },
     )
   }
+}
+
+// A root inside a node_modules directory the host loads its dependencies from (dependency-dirs.ts)
+// would be writable in the jail; the package itself as a root stays allowed (bound read-only whole).
+function dependencyDirRefusal(root: OpenedRoot, ctx: Context): VisError | undefined {
+  if (root.real === realish(packageRoot)) return undefined
+  if (!hostDependencyDirs().some((d) => within(root.real, d))) return undefined
+  return new VisError(
+    'policy.root-in-runtime',
+    `Root ${root.path} lies inside a node_modules directory the host loads vis-runtime's dependencies from, ` +
+      'unconfined: a session may read it but never write there. Name a directory outside it (a root ' +
+      'that contains it is allowed: the jail shows it read-only).',
+    { ...ctx, path: root.path },
+  )
 }
 
 // A directory's identity (device and inode of an open fd): what a root is pinned to.
@@ -285,6 +287,8 @@ export function openRoots(paths: readonly string[], rules: RootRules, ctx: Conte
       if (real.endsWith(' (deleted)'))
         throw openRefusal({ code: 'ENOENT' } as NodeJS.ErrnoException, path, ctx)
       checkOpened(roots[roots.length - 1] as OpenedRoot, rules, ctx)
+      // The host never runs a program from a session's root (util/host-programs.ts).
+      noteSessionRoot(real)
       // After the rules: a root swapped for somewhere they refuse is named for that reason.
       const pin = rules.pins?.[path]
       if (pin !== undefined && rootIdentity(fd) !== pin) throw rootChanged(path, ctx)
@@ -373,10 +377,9 @@ function openRefusal(err: NodeJS.ErrnoException, path: string, ctx: Context): Vi
 // Masks for the vis homes inside these roots, as the sandbox sees them (under the root's path).
 export function homeMasks(roots: readonly OpenedRoot[]): string[] {
   const out: string[] = []
-  for (const home of protectedHomes()) {
-    for (const r of roots) {
-      if (home !== r.real && within(home, r.real)) out.push(join(r.path, relative(r.real, home)))
-    }
+  for (const r of roots) {
+    for (const home of homesInside(r.real))
+      if (home !== r.real) out.push(join(r.path, relative(r.real, home)))
   }
   return [...new Set(out)]
 }

@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process'
+import { isAbsolute } from 'node:path'
 import { type ErrorCode, VisError } from '../util/errors.js'
+import { hostProgramPath, trustedSearchPath } from '../util/host-programs.js'
 
 // Runs an external program (tar, strip, patchelf, apt-get...) and returns its
 // stdout. A failure becomes a VisError carrying the program's stderr.
@@ -8,9 +10,25 @@ export function run(
   args: string[],
   opts: { cwd?: string; env?: NodeJS.ProcessEnv; code?: ErrorCode; timeoutMs?: number } = {},
 ): Promise<string> {
+  // A program by name comes from the system directories, never the caller's PATH
+  // (util/host-programs.ts); a staged interpreter is named by its absolute path.
+  const program = isAbsolute(file) ? file : hostProgramPath(file)
   return new Promise((resolve, reject) => {
+    if (!program) {
+      reject(
+        new VisError(
+          opts.code ?? 'dist.tool',
+          `${file} is not installed in the system directories (${trustedSearchPath().join(':')})`,
+          {
+            path: opts.cwd,
+            command: [file, ...args].join(' '),
+          },
+        ),
+      )
+      return
+    }
     execFile(
-      file,
+      program,
       args,
       { cwd: opts.cwd, env: opts.env, maxBuffer: 64 * 1024 * 1024, timeout: opts.timeoutMs ?? 0 },
       (err, stdout, stderr) => {
@@ -26,12 +44,7 @@ export function run(
 }
 
 export async function hasProgram(name: string): Promise<boolean> {
-  try {
-    await run('sh', ['-c', 'command -v "$0"', name])
-    return true
-  } catch {
-    return false
-  }
+  return hostProgramPath(name) !== undefined
 }
 
 // The environment for running a staged interpreter: no loader or Python

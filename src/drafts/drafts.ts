@@ -11,6 +11,7 @@ import { rootChanged, rootIdentity } from '../confinement/root-guard.js'
 import type { Overlay } from '../contracts/jail-policy.js'
 import type { Db } from '../persistence/statements.js'
 import { VisError } from '../util/errors.js'
+import { hostProgramPath } from '../util/host-programs.js'
 import { issuesText } from '../util/zod-issues.js'
 import { findConflicts, landChanges } from './apply.js'
 import { baseClock } from './base-clock.js'
@@ -516,7 +517,9 @@ async function removeTree(dir: string): Promise<void> {
     // Node's recursive rm walks by path and stops at PATH_MAX; coreutils' rm walks with
     // openat, so a tree nested past it still goes.
     if (err.code !== 'ENAMETOOLONG') throw err
-    await execFileP('rm', ['-rf', '--one-file-system', '--', dir])
+    const rmProgram = hostProgramPath('rm')
+    if (!rmProgram) throw err
+    await execFileP(rmProgram, ['-rf', '--one-file-system', '--', dir])
   })
 }
 

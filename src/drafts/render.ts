@@ -1,5 +1,5 @@
 import { closeFd, readAt, readCapped, type Tree } from '../confinement/beneath.js'
-import { SNIFF_BYTES, sniffBinary } from '../tools/fs/binary.js'
+import { binaryContent, SNIFF_BYTES, sniffBinary, visibleText } from '../tools/fs/binary.js'
 import { checkpoint } from '../util/check-use-hook.js'
 import { type Change, changedWhileRead, gitMode, readLink } from './changes.js'
 import { unifiedHunks } from './unified.js'
@@ -20,13 +20,17 @@ async function side(tree: Tree | undefined, path: string, type: Change['type']):
   try {
     const sample = Buffer.alloc(Math.min(f.st.size, SNIFF_BYTES))
     await readAt(f.fd, sample, sample.length, 0)
-    const binary = sniffBinary(sample)
-    if (binary) return { binary }
+    // Binary is git's rule, a NUL byte; only then is the file named (by its magic number). A
+    // file in a legacy encoding is text, shown with its other bytes escaped (visibleText).
+    if (sample.includes(0)) return { binary: sniffBinary(sample) ?? 'binary data' }
     if (f.st.size > MAX_TEXT_BYTES) return { binary: `text of ${f.st.size} bytes, too large to show` }
     // The file may have grown since its fstat: the read itself is what is bounded.
     const { data, over } = await readCapped(f.fd, MAX_TEXT_BYTES)
     if (over) return { binary: `text of more than ${MAX_TEXT_BYTES} bytes, too large to show` }
-    return { text: data.toString('utf8') }
+    // Shown as text only when no byte of it is a NUL (the sample above saw the first 8 KiB): one
+    // further on would otherwise be shown as something it is not.
+    if (data.includes(0)) return { binary: binaryContent(data) ?? 'binary data' }
+    return { text: visibleText(data) }
   } finally {
     await closeFd(f.fd)
   }

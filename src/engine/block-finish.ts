@@ -4,6 +4,7 @@ import { isJsonValue, type JsonValue, JsonValueSchema } from '../persistence/jso
 import type { BlockResult } from '../sessions/block-result.js'
 import { survivedWire } from '../sessions/survived.js'
 import { errorMessage, isVisError } from '../util/errors.js'
+import { isOutboxBytes } from './outbox-files.js'
 
 // What the guest hands over for a file a block attached (vis-guest/vis_guest/attach.py).
 const GuestAttachmentSchema = z
@@ -53,6 +54,9 @@ function blockError(error: NonNullable<BlockResult['error']>): FinishBlockInput[
   return { ...extra, code: `block.${phase}`, phase, message } as NonNullable<FinishBlockInput['error']>
 }
 
+const mediaTypeOf = (t: unknown): string =>
+  typeof t === 'string' && /^[\w.+-]+\/[\w.+-]+/.test(t) ? t : 'application/octet-stream'
+
 function attachmentInputs(list: unknown[] | undefined): { inputs: AttachmentInput[]; notes: string[] } {
   const inputs: AttachmentInput[] = []
   const notes: string[] = []
@@ -62,15 +66,20 @@ function attachmentInputs(list: unknown[] | undefined): { inputs: AttachmentInpu
       notes.push(`${(raw as { name: string }).name} from the outbox was not kept: ${unreadable}`)
       continue
     }
+    if (isOutboxBytes(raw)) {
+      inputs.push({ mediaType: mediaTypeOf(raw.media_type), name: raw.name, data: raw.bytes })
+      continue
+    }
     const a = GuestAttachmentSchema.safeParse(raw)
     if (!a.success) {
       notes.push(`attachment ${i} was malformed and not kept`)
       continue
     }
-    const mediaType = /^[\w.+-]+\/[\w.+-]+/.test(a.data.media_type)
-      ? a.data.media_type
-      : 'application/octet-stream'
-    inputs.push({ mediaType, name: a.data.name, data: Buffer.from(a.data.data_b64, 'base64') })
+    inputs.push({
+      mediaType: mediaTypeOf(a.data.media_type),
+      name: a.data.name,
+      data: Buffer.from(a.data.data_b64, 'base64'),
+    })
   }
   return { inputs, notes }
 }

@@ -10,6 +10,7 @@ import {
   type Stats,
 } from 'node:fs'
 import { O_PATH } from '../confinement/beneath.js'
+import { hostProgramPath } from '../util/host-programs.js'
 
 // How long one synchronous stretch of a walk may hold the event loop before it yields.
 const SLICE_MS = 4
@@ -208,10 +209,15 @@ async function duTree(
     return { allocated: 0, apparent: 0, entries: 0, unreadable: denied(err) ? 1 : 0 }
   }
   let failed = false
+  const du = hostProgramPath('du')
   const run = (flags: string[]) =>
     new Promise<number>((resolve) => {
+      if (!du) {
+        failed = true
+        return resolve(0)
+      }
       // The directory is the child's fd 3.
-      const child = spawn('du', ['-s', '-x', '-D', ...flags, '/proc/self/fd/3'], {
+      const child = spawn(du, ['-s', '-x', '-D', ...flags, '/proc/self/fd/3'], {
         stdio: ['ignore', 'pipe', 'ignore', fd],
         timeout: DU_TIMEOUT_MS,
       })

@@ -1,16 +1,7 @@
 import type { ChildProcess } from 'node:child_process'
-import {
-  closeSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  openSync,
-  readlinkSync,
-  statSync,
-  symlinkSync,
-} from 'node:fs'
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readlinkSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { delimiter, isAbsolute, join } from 'node:path'
+import { isAbsolute, join } from 'node:path'
 import type { Readable } from 'node:stream'
 import { z } from 'zod'
 import { findNative } from '../confinement/native.js'
@@ -22,6 +13,7 @@ import { processTree } from '../tools/proc/tree.js'
 import type { ExitStatus, SpawnHook } from '../tools/types.js'
 import { VisError } from '../util/errors.js'
 import { guestDir, packageRoot } from '../util/home.js'
+import { hostProgramPath, trustedSearchPath } from '../util/host-programs.js'
 import { jailPolicy, tightenedNetwork, type WorkerPolicy } from '../worker/worker-policy.js'
 
 export type ToolJailOptions = {
@@ -335,24 +327,14 @@ function readStatus(child: ChildProcess): Promise<ExitStatus | undefined> {
 }
 
 // The jail binds the program read-only at its own path, so it must be absolute; it is
-// looked up on the host's PATH, but only in system directories the jail shows.
+// looked up in the trusted system directories (util/host-programs.ts), never on the host's PATH.
 function resolveOnHost(command: string, sessionId: string): string {
   if (isAbsolute(command)) return command
-  const dirs = (process.env.PATH ?? '').split(delimiter).filter((d) => /^\/usr\/(local\/)?s?bin$/.test(d))
-  for (const d of [...dirs, '/usr/bin', '/usr/local/bin']) {
-    const p = join(d, command)
-    if (isFile(p)) return p
-  }
-  throw new VisError('tool.spawn', `${command} is not installed in /usr/bin or /usr/local/bin`, {
-    sessionId,
-    op: 'spawn',
-  })
-}
-
-function isFile(p: string): boolean {
-  try {
-    return statSync(p).isFile()
-  } catch {
-    return false
-  }
+  const found = hostProgramPath(command)
+  if (found) return found
+  throw new VisError(
+    'tool.spawn',
+    `${command} is not installed in the system directories (${trustedSearchPath().join(':')}); install it there, or name its directories in VIS_HOST_PATH`,
+    { sessionId, op: 'spawn' },
+  )
 }

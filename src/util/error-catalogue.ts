@@ -79,6 +79,12 @@ export const ERROR_CATALOGUE = {
     413,
     "A block's vis_attach/vis_attach_bytes attachments (and figures) exceed the 6 MiB one block result carries; the outbox takes larger files.",
   ),
+  // Named in the note of an outbox file the engine did not keep (src/engine/outbox-files.ts): past
+  // the files or bytes one block's outbox may hand over, or a file handed over twice.
+  'attachment.outbox-limit': fail(
+    413,
+    "A block's outbox files exceed what one block may hand over (100 files, 64 MiB in all by apparent size, each file once); the files past the bound were not read or kept.",
+  ),
 
   'bench.batteries': fail(500, 'The batteries benchmark found no CPython to stage its baseline from.'),
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { readFile, writeFile } from 'node:fs/promises'
+import { chmod, readFile, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { catTool } from '../../src/tools/fs/cat.js'
@@ -177,4 +177,13 @@ test('the whitespace-tolerant search has a work bound; within it, it still finds
   assert.equal(await read(ws, 'a.txt'), 'a\n'.repeat(6000))
   await call(patch, ctx, [{ path: 'b.txt', search: 'one two', replace: 'ONE' }])
   assert.equal(await read(ws, 'b.txt'), 'x\n  ONE\ny\n')
+})
+
+test('patch never leaves set-id bits on the file it rewrites', async () => {
+  const { ws, cat, patch, ctx } = await setup({ 'run.sh': 'echo one\necho two\n' })
+  await chmod(join(ws, 'run.sh'), 0o4755)
+  const a = anchorsOf((await call(cat, ctx, 'run.sh')).content)
+  await call(patch, ctx, { path: 'run.sh', from_anchor: a[0], replace: 'id' })
+  assert.equal(await read(ws, 'run.sh'), 'id\necho two\n')
+  assert.equal((await stat(join(ws, 'run.sh'))).mode & 0o7777, 0o755)
 })

@@ -14,7 +14,8 @@ from .plots import CONFIG_DIR
 # most 16 Mi characters (src/protocol/framing.ts), beside the printed output (1 Mi characters,
 # up to 6 each once escaped). Past the frame the host would retire the worker with the session's
 # globals, so a larger attachment is refused here, where the block can catch it. A file closed in
-# the outbox (VIS_OUTBOX) is read by the host from disk instead: up to 32 MiB.
+# the outbox (VIS_OUTBOX) is read by the host from disk instead: up to 32 MiB, and a block's outbox
+# files up to 100 and 64 MiB in all (src/engine/outbox-files.ts, which enforces it).
 MAX_BYTES = 6 << 20
 
 

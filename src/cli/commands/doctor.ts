@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util'
 import { agentChecks, skillChecks } from '../../agent/doctor.js'
 import { summaryLines } from '../../confinement/advice.js'
 import { egressChecks } from '../../confinement/egress/health.js'
+import { hostProgramChecks } from '../../confinement/host-program-checks.js'
 import { exitCodeFor, probe } from '../../confinement/probe.js'
 import { extensionChecks } from '../../extensions/index.js'
 import { visibleControls, visibleJson } from '../agent/visible.js'
@@ -13,7 +14,9 @@ const usage = `Usage: vis doctor [--json] [--project DIR]
 Probe every confinement layer on this machine and say what is enforced:
 kernel, Landlock ABI, seccomp, user/mount/pid/net/ipc namespaces (entered
 through bubblewrap), cgroups (memory, pids, whether a child group can be
-created), bubblewrap, vis-launcher, vis_confine.node, staged distributions; what
+created), bubblewrap, vis-launcher, vis_confine.node, staged distributions; the
+binary each program the host starts resolves to (system directories, VIS_HOST_PATH
+or VIS_BWRAP, never PATH); what
 sessions need: a writable vis home (VIS_HOME), the SQLite driver, a runtime addon that
 loads for each staged Python, and, when the default Python is not here yet, whether its
 download location answers (within 5 s) and how big it is; the egress
@@ -44,6 +47,7 @@ export const doctor: Command = {
       ...probed,
       checks: [
         ...probed.checks,
+        ...hostProgramChecks(),
         ...(await sessionChecks(probed)),
         ...(await egressChecks()),
         ...(await extensionChecks({ project: values.project ?? process.cwd() })),

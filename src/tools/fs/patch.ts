@@ -139,7 +139,8 @@ async function load(guard: PathGuard, files: Map<string, FileState>, path: strin
       ref,
       path: await guard.display(ref.real),
       original,
-      mode: st.mode & 0o7777,
+      // Never set-id bits (see write in mutate.ts).
+      mode: st.mode & 0o777,
       ranges: [],
       relocated: [],
     }

@@ -2,12 +2,12 @@ import { constants as C } from 'node:fs'
 import { type FileHandle, lstat, open, readlink, realpath } from 'node:fs/promises'
 import { basename, dirname, isAbsolute, resolve, sep } from 'node:path'
 import { atFd, closeFd, openAt2, RESOLVE_IN_ROOT, RESOLVE_NO_MAGICLINKS } from '../../confinement/beneath.js'
+import { hostDependencyDirs } from '../../confinement/dependency-dirs.js'
 import { hostDistributions, rootChanged, rootIdentity } from '../../confinement/root-guard.js'
 import { checkpoint } from '../../util/check-use-hook.js'
 import { VisError } from '../../util/errors.js'
 import { packageRoot } from '../../util/home.js'
 import { realish } from '../../util/real-path.js'
-import { workerPackageDirs } from '../../worker/package-deps.js'
 
 // Linux open(2) flag that node does not export: a handle naming a file
 // without opening it for I/O (no blocking on FIFOs, no read permission needed).
@@ -125,6 +125,7 @@ export class PathGuard {
   // above: also refuse an entry that contains the package (renaming or removing it would let
   // a fresh package be planted at the path the host runs from).
   async refuseReadOnly(real: string, path: string, op: string, above = true): Promise<void> {
+    this.refuseDependencyDir(real, path, op, above)
     await this.refuseFrozenRoot(real, path, op)
     await this.refuseProjectConfig(real, path, op)
     this.realPackageP ??= realpath(packageRoot).catch(() => resolve(packageRoot))
@@ -132,11 +133,11 @@ export class PathGuard {
       { dir: await this.realPackageP, what: 'the vis-runtime package' },
       // Read afresh: a distribution resolved since (another minor) counts from then on.
       ...hostDistributions().map((dir) => ({ dir, what: 'a CPython distribution the host runs' })),
-      // The other code the host loads that the jail binds read-only: native addons named by
-      // VIS_ADDON_DIR and the npm packages a worker loads when npm hoisted them beside the package.
-      ...[process.env.VIS_ADDON_DIR, ...workerPackageDirs()]
+      // Native addons the host loads from VIS_ADDON_DIR, which the jail binds read-only too (the
+      // hoisted npm dependencies are refuseDependencyDir's).
+      ...[process.env.VIS_ADDON_DIR]
         .filter((d): d is string => !!d && isAbsolute(d))
-        .map((d) => ({ dir: realish(d), what: 'code the host loads (native addons or a worker package)' })),
+        .map((d) => ({ dir: realish(d), what: 'code the host loads (native addons)' })),
     ]
     for (const t of trees) {
       if (!isWithin(real, t.dir) && !(above && isWithin(t.dir, real))) continue
@@ -158,6 +159,19 @@ export class PathGuard {
     throw new VisError(
       'tool.read-only-path',
       `${op}: '${path}' is inside a .vis folder, a project's configuration (its extensions run on the host, outside every jail), which sessions may read but never change; nothing was changed. Ask the person to edit it themselves`,
+      { sessionId: this.sessionId, op, path },
+    )
+  }
+
+  // The node_modules directories the host loads the package's dependencies from (hoisted beside
+  // it when vis-runtime is a project's dependency: confinement/dependency-dirs.ts), read-only in
+  // the jail likewise: a rewritten dependency would run in the next host process, unconfined.
+  private refuseDependencyDir(real: string, path: string, op: string, above: boolean): void {
+    const dir = hostDependencyDirs().find((d) => isWithin(real, d) || (above && isWithin(d, real)))
+    if (dir === undefined) return
+    throw new VisError(
+      'tool.read-only-path',
+      `${op}: '${path}' is ${isWithin(real, dir) ? 'inside' : 'a directory that contains'} a node_modules directory the host loads vis-runtime's dependencies from, which sessions may read but never change (the host runs that code, outside every jail); nothing was changed`,
       { sessionId: this.sessionId, op, path },
     )
   }

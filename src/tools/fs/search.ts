@@ -1,11 +1,12 @@
 import { spawn } from 'node:child_process'
-import { accessSync, constants as C, closeSync, fstatSync, lstatSync, statSync } from 'node:fs'
+import { constants as C, closeSync, fstatSync, lstatSync, statSync } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
-import { delimiter, dirname, join, sep } from 'node:path'
+import { dirname, join, sep } from 'node:path'
 import { createInterface } from 'node:readline'
 import { closeFd, openAt2, readCapped, STRICT } from '../../confinement/beneath.js'
 import { checkpoint } from '../../util/check-use-hook.js'
 import { VisError } from '../../util/errors.js'
+import { hostProgramPath } from '../../util/host-programs.js'
 import type { SpawnHook } from '../types.js'
 import { ignoreReader } from './gitignore.js'
 import { splitLines } from './lines.js'
@@ -200,22 +201,10 @@ async function confirmed(spec: SearchSpec, files: FileHits[]): Promise<FileHits[
   return out
 }
 
-let rgPath: string | null | undefined
-
-// Finds `rg` on PATH once per process.
+// Finds `rg` in the trusted system directories (util/host-programs.ts), never on PATH: the
+// host-side search runs it unjailed, and a PATH led by a directory in a root would run a planted one.
 export function findRipgrep(): string | undefined {
-  if (rgPath === undefined) {
-    rgPath = null
-    for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-      const p = join(dir, 'rg')
-      try {
-        accessSync(p, C.X_OK)
-        rgPath = p
-        break
-      } catch {}
-    }
-  }
-  return rgPath ?? undefined
+  return hostProgramPath('rg')
 }
 
 // A path as a literal ripgrep glob.

@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process'
-import { accessSync, constants as C } from 'node:fs'
 import { extname } from 'node:path'
 import { VisError } from '../../util/errors.js'
+import { hostProgramPath } from '../../util/host-programs.js'
+import { Slots } from './check-slots.js'
 import { findHostPython } from './python.js'
 
 export type SyntaxKind = 'json' | 'script' | 'python'
@@ -19,6 +20,14 @@ export const SCRIPT_CHECK_MAX_BYTES = 128 * 1024
 // compiles in well under both.
 export const PY_CHECK_MAX_AS_BYTES = 256 * 1024 * 1024
 export const PY_CHECK_TIMEOUT_MS = 10_000
+// The RLIMIT_AS above bounds one checker; this bounds them all: one Python checker at a time on
+// the whole host (every session, every concurrent patch), so the host never holds more than
+// PY_CHECK_MAX_AS_BYTES for them. A check costs tens of milliseconds; one that waits longer
+// than the wait bound, or finds the queue full, is skipped and the result says so.
+export const PY_CHECKERS_AT_ONCE = 1
+export const PY_CHECK_MAX_WAITING = 64
+export const PY_CHECK_MAX_WAIT_MS = 30_000
+const pyCheckers = new Slots(PY_CHECKERS_AT_ONCE, PY_CHECK_MAX_WAITING, PY_CHECK_MAX_WAIT_MS)
 
 // `error` is the first parse error; `unchecked` says why no check ran.
 export type SyntaxResult = { error?: string; unchecked?: string }
@@ -52,7 +61,15 @@ export async function checkSyntax(path: string, text: string): Promise<SyntaxRes
     await new Promise((resolve) => setImmediate(resolve))
     return { error: await scriptError(path, text) }
   }
-  return pythonCheck(path, text)
+  return pyCheckers.run(
+    () => pythonCheck(path, text),
+    (why): SyntaxResult => ({
+      unchecked:
+        why === 'full'
+          ? `the host's Python syntax checker is busy: ${PY_CHECK_MAX_WAITING} checks are already waiting`
+          : `the host's Python syntax checker was busy for ${PY_CHECK_MAX_WAIT_MS} ms`,
+    }),
+  )
 }
 
 async function scriptError(path: string, text: string): Promise<string | undefined> {
@@ -72,15 +89,7 @@ async function scriptError(path: string, text: string): Promise<string | undefin
 // util-linux's prlimit sets RLIMIT_AS on the checker before it execs Python
 // (Node's spawn has no rlimit option).
 function findPrlimit(): string | undefined {
-  for (const p of ['/usr/bin/prlimit', '/bin/prlimit']) {
-    try {
-      accessSync(p, C.X_OK)
-      return p
-    } catch {
-      // next
-    }
-  }
-  return undefined
+  return hostProgramPath('prlimit')
 }
 
 // A fixed checker program; the file's text arrives on stdin, never in source.

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process'
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { hostProgramPath } from '../../util/host-programs.js'
 
 // The global git config a tool jail reads. The host user's ~/.gitconfig is never shown to
 // the sandbox: it routinely carries credentials (url.<token>.insteadOf, http.extraHeader,
@@ -26,8 +27,10 @@ export function jailGitConfig(): JailGitConfig {
 }
 
 function hostGlobal(key: string): string | undefined {
+  const git = hostProgramPath('git')
+  if (!git) return undefined
   try {
-    return execFileSync('git', ['config', '--global', '--get', key], {
+    return execFileSync(git, ['config', '--global', '--get', key], {
       encoding: 'utf8',
       timeout: 5000,
       stdio: ['ignore', 'pipe', 'ignore'],

@@ -1,5 +1,8 @@
 import { spawn as nodeSpawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
+import { isAbsolute } from 'node:path'
+import { VisError } from '../../util/errors.js'
+import { hostProgramPath, trustedSearchPath } from '../../util/host-programs.js'
 import { hostBaseEnv } from '../shell/env.js'
 import type { SpawnHook, ToolProcess } from '../types.js'
 import { isAlive, killTree, newTreeToken, processTree, TREE_MARK } from './tree.js'
@@ -10,7 +13,17 @@ import { isAlive, killTree, newTreeToken, processTree, TREE_MARK } from './tree.
 // without the OS jail (the runtime's `confine: false`) and by direct callers.
 export const hostSpawn: SpawnHook = async (command, args, o) => {
   const token = newTreeToken()
-  const child = nodeSpawn(command, args, {
+  // By absolute path from the system directories: the host's PATH may lead with a directory in
+  // a root (util/host-programs.ts). What the program itself runs follows the env's PATH.
+  const file = isAbsolute(command) ? command : hostProgramPath(command)
+  if (!file) {
+    throw new VisError(
+      'tool.spawn',
+      `${command} is not installed in the system directories (${trustedSearchPath().join(':')}); install it there, or name its directories in VIS_HOST_PATH`,
+      { op: 'spawn' },
+    )
+  }
+  const child = nodeSpawn(file, args, {
     cwd: o.cwd,
     env: { ...hostBaseEnv(), ...o.env, [TREE_MARK]: token },
     detached: true,

@@ -1,0 +1,95 @@
+import { existsSync, readFileSync, realpathSync } from 'node:fs'
+import { basename, dirname, join, sep } from 'node:path'
+import { packageRoot } from '../util/home.js'
+
+// Installed as a dependency, vis-runtime's own dependencies are hoisted beside it
+// (P/node_modules/better-sqlite3 next to P/node_modules/vis-runtime), and with pnpm or workspaces
+// they may lie further up or in a store. The host loads its code from all of them, unconfined, so
+// each is as much "the package" as the package directory: bound read-only in a jail wherever it lies
+// inside a root (mount-sources.ts packageMounts), refused by the host file tools (tools/fs/paths.ts)
+// and refused as a root (root-guard.ts). The rule: the nearest enclosing node_modules directory
+// (by real path) of the package and of every package its dependency graph resolves to, the way
+// Node resolves them; a dependency outside any node_modules (npm link) counts by its own directory.
+
+type Manifest = {
+  dependencies?: Record<string, string>
+  optionalDependencies?: Record<string, string>
+  peerDependencies?: Record<string, string>
+}
+
+function manifest(dir: string): Manifest {
+  try {
+    return JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Manifest
+  } catch {
+    return {}
+  }
+}
+
+function real(p: string): string {
+  try {
+    return realpathSync(p)
+  } catch {
+    return p
+  }
+}
+
+// Node's lookup of `name` from a package at real path `from`: <ancestor>/node_modules/<name> for
+// each ancestor, nearest first, skipping ancestors that are themselves node_modules directories.
+export function resolvePackageDir(name: string, from: string): string | undefined {
+  let dir = from
+  for (;;) {
+    if (basename(dir) !== 'node_modules') {
+      const candidate = join(dir, 'node_modules', name)
+      if (existsSync(join(candidate, 'package.json'))) return real(candidate)
+    }
+    const up = dirname(dir)
+    if (up === dir) return undefined
+    dir = up
+  }
+}
+
+// The nearest directory named node_modules at or above `dir`, or undefined.
+export function enclosingNodeModules(dir: string): string | undefined {
+  for (let d = dir; ; d = dirname(d)) {
+    if (basename(d) === 'node_modules') return d
+    if (dirname(d) === d) return undefined
+  }
+}
+
+const within = (p: string, dir: string) => p === dir || p.startsWith(dir === sep ? sep : dir + sep)
+
+// The directories the host loads the package's dependencies from, real paths, outermost only, and
+// none inside the package itself (already read-only whole). `pkg` is for tests.
+export function dependencyDirs(pkg: string = packageRoot): string[] {
+  const start = real(pkg)
+  const seen = new Set<string>([start])
+  const queue = [start]
+  const found = new Set<string>()
+  const note = (dir: string) => found.add(enclosingNodeModules(dir) ?? dir)
+  note(start)
+  while (queue.length > 0) {
+    const dir = queue.shift()!
+    const m = manifest(dir)
+    const names = new Set([
+      ...Object.keys(m.dependencies ?? {}),
+      ...Object.keys(m.optionalDependencies ?? {}),
+      ...Object.keys(m.peerDependencies ?? {}),
+    ])
+    for (const name of names) {
+      const at = resolvePackageDir(name, dir)
+      if (at === undefined || seen.has(at)) continue
+      seen.add(at)
+      note(at)
+      queue.push(at)
+    }
+  }
+  const dirs = [...found].filter((d) => d !== start && !within(d, start))
+  return dirs.filter((d) => !dirs.some((o) => o !== d && within(d, o))).sort()
+}
+
+// Computed once per process: the host's dependencies are loaded at start and do not move.
+let cached: string[] | undefined
+export function hostDependencyDirs(): string[] {
+  cached ??= dependencyDirs()
+  return cached
+}

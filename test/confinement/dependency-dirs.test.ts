@@ -1,0 +1,72 @@
+// Where the host loads vis-runtime's dependencies from (src/confinement/dependency-dirs.ts), for
+// the layouts npm, workspaces, pnpm and `npm link` make: those directories are what the jail binds
+// read-only and the host file tools refuse. Real directory trees on disk.
+import assert from 'node:assert/strict'
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, test } from 'node:test'
+import { dependencyDirs } from '../../src/confinement/dependency-dirs.js'
+import { packageMounts } from '../../src/confinement/mount-sources.js'
+
+const made: string[] = []
+after(() => {
+  for (const d of made) rmSync(d, { recursive: true, force: true })
+})
+
+function temp(): string {
+  const d = realpathSync(mkdtempSync(join(tmpdir(), 'vis-dependency-dirs-')))
+  made.push(d)
+  return d
+}
+
+function pkg(dir: string, name: string, dependencies: Record<string, string> = {}): string {
+  mkdirSync(dir, { recursive: true })
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name, dependencies }))
+  return dir
+}
+
+test('npm hoisting: the project node_modules the package and its dependencies sit in', () => {
+  const p = temp()
+  const vis = pkg(join(p, 'node_modules', 'vis-runtime'), 'vis-runtime', { zod: '1', '@scope/a': '1' })
+  pkg(join(p, 'node_modules', 'zod'), 'zod')
+  pkg(join(p, 'node_modules', '@scope', 'a'), '@scope/a', { b: '1' })
+  pkg(join(p, 'node_modules', '@scope', 'a', 'node_modules', 'b'), 'b')
+  pkg(join(p, 'src'), 'not-a-dependency')
+  assert.deepEqual(dependencyDirs(vis), [join(p, 'node_modules')])
+  // In a session rooted at the project: bound read-only over the root, the project's own files not.
+  assert.deepEqual(packageMounts([{ path: p, real: p, fd: -1 }], vis, dependencyDirs(vis)).sort(), [
+    join(p, 'node_modules'),
+    vis,
+  ])
+})
+
+test('a workspace hoists further up; a checkout with its own node_modules adds nothing', () => {
+  const w = temp()
+  const vis = pkg(join(w, 'packages', 'app', 'node_modules', 'vis-runtime'), 'vis-runtime', { zod: '1' })
+  pkg(join(w, 'node_modules', 'zod'), 'zod')
+  assert.deepEqual(dependencyDirs(vis), [join(w, 'node_modules'), join(w, 'packages', 'app', 'node_modules')])
+  const checkout = pkg(join(temp(), 'vis-runtime'), 'vis-runtime', { zod: '1' })
+  pkg(join(checkout, 'node_modules', 'zod'), 'zod')
+  assert.deepEqual(dependencyDirs(checkout), [])
+})
+
+test('pnpm and npm link: each store directory and a linked dependency by its real place', () => {
+  const p = temp()
+  const store = join(p, 'node_modules', '.pnpm')
+  const vis = pkg(join(store, 'vis-runtime@1', 'node_modules', 'vis-runtime'), 'vis-runtime', {
+    zod: '1',
+    linked: '1',
+  })
+  pkg(join(store, 'zod@1', 'node_modules', 'zod'), 'zod')
+  symlinkSync(
+    join(store, 'zod@1', 'node_modules', 'zod'),
+    join(store, 'vis-runtime@1', 'node_modules', 'zod'),
+  )
+  const elsewhere = pkg(join(temp(), 'linked-src'), 'linked')
+  symlinkSync(elsewhere, join(store, 'vis-runtime@1', 'node_modules', 'linked'))
+  assert.deepEqual(
+    dependencyDirs(vis),
+    [elsewhere, join(store, 'vis-runtime@1', 'node_modules'), join(store, 'zod@1', 'node_modules')].sort(),
+  )
+})
