@@ -401,11 +401,12 @@ export const ERROR_CATALOGUE = {
   'tool.path-denied': fail(403, "The path is outside the session's roots."),
   'tool.path-loop': fail(500, 'The path has a symlink loop or a symlink where none may be.'),
   'tool.permission': fail(500, 'Permission denied.'),
-  // A host file tool asked to change the vis-runtime package, a CPython distribution the host runs
-  // or a project's .vis folder inside a root (src/tools/fs/paths.ts).
+  // A host file tool asked to change code the host runs inside a root: the vis-runtime package,
+  // its hoisted dependencies, a CPython distribution, VIS_ADDON_DIR, or a project's .vis folder
+  // (src/tools/fs/paths.ts).
   'tool.read-only-path': fail(
     403,
-    "The path is inside the vis-runtime package, a CPython distribution the host runs or a root's .vis folder, which sessions may not change.",
+    "The path is inside code the host runs (the vis-runtime package or its dependencies, a CPython distribution) or a root's .vis folder, which sessions may not change.",
   ),
   'tool.resource-exists': fail(500, 'A resource with that id already exists.'),
   'tool.session-closed': fail(500, 'The session is closed; it starts nothing new.'),
