@@ -1,7 +1,11 @@
 // .gitignore rules matched by the glob automaton (src/tools/fs/ignore-rules.ts): git's semantics
 // for each kind of rule, and a rule that backtracked in a regex engine answering at once.
 import assert from 'node:assert/strict'
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
 import { test } from 'node:test'
+import { IgnoreStack } from '../../src/tools/fs/gitignore.js'
 import { compileIgnoreRules, ruleVerdict } from '../../src/tools/fs/ignore-rules.js'
 import { Pacer } from '../../src/util/pacer.js'
 
@@ -61,4 +65,27 @@ test('a rule that backtracks in a regex engine (**/a/ repeated) answers at once 
   assert.equal(await verdict(`${'**/a/'.repeat(7)}**/b`, deep), undefined)
   assert.equal(await verdict(`${'*a'.repeat(200)}*b`, 'a'.repeat(250)), undefined)
   assert.ok(performance.now() - start < 2000, `took ${Math.round(performance.now() - start)} ms`)
+})
+
+test('an ignore stack: deeper files win, and a walk starting inside an ignored directory sees it all ignored', async () => {
+  const repo = await mkdtemp(join(tmpdir(), 'vis-ignore-stack-'))
+  try {
+    await mkdir(join(repo, '.git'))
+    await mkdir(join(repo, 'build', 'sub'), { recursive: true })
+    await mkdir(join(repo, 'src'))
+    await writeFile(join(repo, '.gitignore'), 'build/\n*.log\n')
+    await writeFile(join(repo, 'src', '.gitignore'), '!keep.log\n')
+    const inBuild = await IgnoreStack.at(join(repo, 'build', 'sub'), repo)
+    assert.equal(await inBuild!.ignored(join(repo, 'build', 'sub', 'x.ts'), false), true)
+    const inSrc = (await IgnoreStack.at(join(repo, 'src'), repo))!
+    assert.equal(await inSrc.ignored(join(repo, 'src', 'x.ts'), false), false)
+    assert.equal(await inSrc.ignored(join(repo, 'src', 'x.log'), false), true)
+    assert.equal(await inSrc.ignored(join(repo, 'src', 'keep.log'), false), false)
+    assert.equal(
+      await IgnoreStack.at(repo, dirname(repo)).then((s) => s!.ignored(join(repo, 'build'), true)),
+      true,
+    )
+  } finally {
+    await rm(repo, { recursive: true, force: true })
+  }
 })
