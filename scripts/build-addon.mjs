@@ -5,16 +5,33 @@
 //   node scripts/build-addon.mjs                 every staged cpython-dist/<minor>/<platform>/python
 //                                                (else every cached ~/.vis/python/runtime/<minor>/...)
 //   node scripts/build-addon.mjs ROOT [ROOT...]  these distribution roots (bin/ lib/ include/)
+//   node scripts/build-addon.mjs --platform linux-aarch64-gnu
+//                                                another platform's parts with its cross toolchain
+//                                                (<triple>-gcc/g++), against the trees staged for it
+//                                                (`vis runtime stage --platform ...`), into
+//                                                build/<node tuple>/Release (issue 37)
 // VIS_ADDON_PYTHONS (colon-separated roots) is read when no roots are given and nothing is staged.
 import { spawnSync } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { homedir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { parseArgs } from 'node:util'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const require = createRequire(import.meta.url)
+const { values: opts, positionals } = parseArgs({
+  options: { platform: { type: 'string' } },
+  allowPositionals: true,
+  strict: false,
+})
+// The platform seam (dist/distribution/platform.js): the target asked for, else this machine's
+// tag (a checkout's first build may run before dist/ exists: then any tree of this OS is taken).
+const seamFile = join(root, 'dist', 'distribution', 'platform.js')
+const seam = existsSync(seamFile) ? await import(pathToFileURL(seamFile).href) : undefined
+const cross = opts.platform ? seam.targetFor(opts.platform) : undefined
+const wantTag = cross?.tag ?? seam?.hostTarget().tag
 
 // Staged beside the package (a checkout), else in the per-user cache (an installed package
 // building from source after `vis runtime fetch`).
@@ -29,7 +46,8 @@ function rootsUnder(dist) {
   const out = []
   for (const minor of readdirSync(dist).filter((n) => /^3\.\d+$/.test(n))) {
     for (const platform of readdirSync(join(dist, minor))) {
-      if (!platform.startsWith(`${process.platform}-`)) continue
+      // A tree staged for another architecture is not this machine's (its headers differ).
+      if (wantTag ? platform !== wantTag : !platform.startsWith(`${process.platform}-`)) continue
       const py = join(dist, minor, platform, 'python')
       if (existsSync(join(py, 'include'))) out.push(py)
     }
@@ -53,8 +71,7 @@ function describe(distRoot) {
   return { root: distRoot, minor, include }
 }
 
-const args = process.argv.slice(2).filter((a) => !a.startsWith('-'))
-let roots = args.map((a) => resolve(a))
+let roots = positionals.map((a) => resolve(a))
 if (roots.length === 0) roots = stagedRoots()
 if (roots.length === 0 && process.env.VIS_ADDON_PYTHONS) roots = process.env.VIS_ADDON_PYTHONS.split(':')
 if (roots.length === 0) {
@@ -74,6 +91,16 @@ const targets = [...byMinor.values()].map((d) => `${d.minor}=${d.include}`).join
 for (const d of byMinor.values())
   console.log(`build-addon: vis_py${d.minor.replace('.', '')} <- ${d.include}`)
 
+// A cross build gets its own build directory and the target's compilers.
+const buildDir = cross ? join(root, 'build', cross.nodeTuple) : join(root, 'build')
+const crossArgs = cross
+  ? [
+      `--CDCMAKE_C_COMPILER=${cross.crossTriple}-gcc`,
+      `--CDCMAKE_CXX_COMPILER=${cross.crossTriple}-g++`,
+      '--CDCMAKE_SYSTEM_NAME=Linux',
+      `--CDCMAKE_SYSTEM_PROCESSOR=${cross.seccompArch}`,
+    ]
+  : []
 const cmakeJs = join(dirname(require.resolve('cmake-js/package.json')), 'bin', 'cmake-js')
 const env = { ...process.env }
 delete env.LD_BIND_NOW
@@ -88,8 +115,9 @@ function cmakeJsStep(step) {
       '--directory',
       root,
       '--out',
-      join(root, 'build'),
+      buildDir,
       '--CDVIS_PYTHON_TARGETS=' + targets,
+      ...crossArgs,
       '--log-level',
       'warn',
     ],

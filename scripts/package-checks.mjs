@@ -4,13 +4,23 @@
 // release ships a prebuild for every part, platform and Python minor it supports.
 import { createHash } from 'node:crypto'
 import { existsSync, readFileSync, statSync } from 'node:fs'
-import { join } from 'node:path'
+import { dirname, join, relative } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { newest } from './tree-times.mjs'
 
-// The platforms a release carries prebuilds for (node-gyp-build's platform-arch and libc tags).
-// Another platform's files are made on that platform and copied into prebuilds/ before packing.
-export const RELEASE_PLATFORMS = [{ platform: 'linux-x64', libc: 'glibc' }]
+// The platforms a release carries prebuilds for, each with its node-gyp-build tuple, libc tag and
+// supported minors: every row of the platform seam (dist/distribution/platform.js TARGETS). Another
+// architecture's files are cross-built here (`build-addon.mjs --platform`, issue 37).
+export async function releasePlatforms(root) {
+  const mod = await import(pathToFileURL(join(root, 'dist', 'distribution', 'platform.js')).href)
+  return mod.TARGETS.map((t) => ({ platform: t.nodeTuple, libc: t.libc, minors: [...t.minors] }))
+}
+
+// Where a platform's parts are built: build/Release for this machine's, build/<tuple>/Release for a cross build.
+const buildDirFor = (root, platform) =>
+  platform === `${process.platform}-${process.arch}`
+    ? join(root, 'build', 'Release')
+    : join(root, 'build', platform, 'Release')
 
 // The parts every platform needs besides one runtime addon per Python minor.
 const COMMON_PARTS = ['vis_loader', 'vis_confine', 'vis_seccomp', 'vis-launcher']
@@ -41,9 +51,7 @@ export function prebuildProblems(root, manifest) {
   for (const f of manifest.files) {
     const shipped = join(root, 'prebuilds', f.path)
     const built = join(
-      root,
-      'build',
-      'Release',
+      buildDirFor(root, f.platform ?? `${process.platform}-${process.arch}`),
       PART_FILE[f.part] ?? (f.part.startsWith('vis_py') ? `${f.part}.node` : f.path.split('/').at(-1)),
     )
     if (!existsSync(shipped)) {
@@ -57,13 +65,9 @@ export function prebuildProblems(root, manifest) {
       problems.push(
         `${shipped} does not match prebuilds/manifest.json: run \`npm run prebuildify -- --no-build\``,
       )
-    else if (
-      (f.platform ?? `${process.platform}-${process.arch}`) === `${process.platform}-${process.arch}` &&
-      existsSync(built) &&
-      sha256(built) !== sha
-    )
+    else if (existsSync(built) && sha256(built) !== sha)
       problems.push(
-        `prebuilds/${f.path} is not build/Release's current ${f.part}: run \`npm run prebuildify -- --no-build\``,
+        `prebuilds/${f.path} is not ${relative(root, dirname(built))}'s current ${f.part}: run \`npm run prebuildify -- --no-build${f.platform && f.platform !== `${process.platform}-${process.arch}` ? ` --platform ${f.platform}` : ''}\``,
       )
   }
   return problems
@@ -75,9 +79,9 @@ export async function supportedMinors(root) {
   return [...mod.SUPPORTED_MINORS]
 }
 
-// (c) a release: a prebuild of every part for every release platform and supported minor,
-// none older than the native sources.
-export function releaseProblems(root, manifest, minors) {
+// (c) a release: a prebuild of every part for every release platform and its supported minors,
+// none older than the native sources. platforms: releasePlatforms(root).
+export function releaseProblems(root, manifest, platforms) {
   const problems = []
   const rebuild =
     'stage that Python and run `npm run release:pack` (it builds, stages and lays out every prebuild)'
@@ -88,7 +92,7 @@ export function releaseProblems(root, manifest, minors) {
     if (!existsSync(p)) continue
     sourcesTime = Math.max(sourcesTime, statSync(p).isDirectory() ? newestAny(p) : statSync(p).mtimeMs)
   }
-  for (const { platform, libc } of RELEASE_PLATFORMS) {
+  for (const { platform, libc, minors } of platforms) {
     const parts = [...COMMON_PARTS, ...minors.map((m) => `vis_py${m.replace('.', '')}`)]
     for (const part of parts) {
       const entry = manifest.files.find(

@@ -9,6 +9,8 @@
 //   prebuilds/vis_seccomp/prebuilds/linux-x64/libvis_seccomp.so
 //   prebuilds/vis-launcher/prebuilds/linux-x64/vis-launcher
 // and prebuilds/manifest.json naming every file with its size and sha256.
+// --platform linux-aarch64-gnu lays out the cross build (build/linux-arm64/Release, made by
+// build-addon.mjs with the same flag) under prebuilds/<part>/prebuilds/linux-arm64/ (issue 37).
 import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import {
@@ -24,7 +26,7 @@ import {
   writeFileSync,
 } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const args = process.argv.slice(2)
@@ -35,10 +37,14 @@ if (!args.includes('--no-build')) {
   if (build.status !== 0) process.exit(build.status ?? 1)
 }
 
-const from = join(root, 'build', 'Release')
-const tuple = `${process.platform}-${process.arch}`
-// The libc tag node-gyp-build matches against (it, too, only tells Alpine apart).
-const libc = existsSync('/etc/alpine-release') ? 'musl' : 'glibc'
+// The tuple and libc tag come from the platform seam (dist/distribution/platform.js).
+const at = args.indexOf('--platform')
+const seam = await import(pathToFileURL(join(root, 'dist', 'distribution', 'platform.js')).href)
+const target = at >= 0 ? seam.targetFor(args[at + 1]) : seam.hostTarget()
+const cross = target.tag !== seam.hostTarget().tag
+const from = cross ? join(root, 'build', target.nodeTuple, 'Release') : join(root, 'build', 'Release')
+const tuple = target.nodeTuple
+const libc = target.libc
 const addonFile = `node.napi.${libc}.node`
 const out = join(root, 'prebuilds')
 

@@ -10,8 +10,8 @@ import {
   distProblems,
   prebuildProblems,
   readPrebuildManifest,
+  releasePlatforms,
   releaseProblems,
-  supportedMinors,
 } from './package-checks.mjs'
 
 const root = resolve(process.argv[2] ?? fileURLToPath(new URL('..', import.meta.url)))
@@ -19,7 +19,7 @@ const problems = distProblems(root)
 const manifest = readPrebuildManifest(root)
 if (problems.length === 0) {
   if (manifest) problems.push(...prebuildProblems(root, manifest))
-  problems.push(...releaseProblems(root, manifest, await supportedMinors(root)))
+  problems.push(...releaseProblems(root, manifest, await releasePlatforms(root)))
 }
 if (problems.length) {
   for (const p of problems) console.error(`vis-runtime release: ${p}`)

@@ -14,10 +14,13 @@
 #define VIS_X32_BIT 1
 /* fork and vfork are syscalls of their own here (aarch64 has clone only). */
 #define VIS_LEGACY_FORK 1
+/* chmod, creat, mknod and open exist beside their *at forms (aarch64 has the *at forms only). */
+#define VIS_LEGACY_FS_CALLS 1
 #elif defined(__aarch64__)
 #define VIS_AUDIT_ARCH AUDIT_ARCH_AARCH64
 #define VIS_X32_BIT 0
 #define VIS_LEGACY_FORK 0
+#define VIS_LEGACY_FS_CALLS 0
 #else
 #error "seccomp_arch.h: no seccomp filter for this architecture yet (add a case)"
 #endif

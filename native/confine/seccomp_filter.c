@@ -5,12 +5,14 @@
  * Answers: clone3 -> ENOSYS (glibc then falls back to clone, which we can
  * inspect; EPERM would break pthread_create). Everything denied -> EPERM, except
  * socket families -> EAFNOSUPPORT so callers see the usual "not supported" error,
- * and fallocate -> EOPNOTSUPP (glibc's posix_fallocate then writes the blocks).
+ * and fallocate -> EOPNOTSUPP (glibc's posix_fallocate then writes the blocks), and openat2 -> ENOSYS
+ * (its mode sits in a struct the filter cannot read; libc falls back to openat, which it can).
  */
 #define _GNU_SOURCE
 #include "seccomp_filter.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -33,6 +35,14 @@
 #define TCP_FASTOPEN_CONNECT_OPT 30
 /* FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE (linux/falloc.h) */
 #define FALLOC_PUNCH_HOLE_KEEP_SIZE 0x03u
+/* S_ISUID | S_ISGID */
+#define SET_ID_BITS 06000u
+/* O_TMPFILE without the O_DIRECTORY it carries: the bit that makes open(2) create a file. */
+#define CREATE_FLAGS ((unsigned)O_CREAT | ((unsigned)O_TMPFILE & ~(unsigned)O_DIRECTORY))
+/* Linux 6.6; one number on every architecture, older headers lack it. */
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452
+#endif
 #ifndef MSG_FASTOPEN
 #define MSG_FASTOPEN 0x20000000
 #endif
@@ -107,6 +117,51 @@ static void fastopen_rule(prog_t *p, unsigned nr, int flags_arg) {
   close_block(p, at);
 }
 
+/* chmod-like calls, and creations whose mode always applies (creat, mknod): refuse a mode carrying
+   S_ISUID or S_ISGID. The roots are mounted nosuid only inside the jail; on the host such a file is a
+   set-id program of the host user (root, when the host runs as root). umode_t is 16 bits, so the low
+   word of the argument is what the kernel reads. */
+static void set_id_mode_rule(prog_t *p, unsigned nr, int mode_arg) {
+  unsigned at = open_block(p, nr);
+  emit(p, (struct sock_filter)LD_ARG_LO(mode_arg));
+  emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, SET_ID_BITS, 0, 1));
+  emit(p, (struct sock_filter)DENY(EPERM));
+  emit(p, (struct sock_filter)ALLOW);
+  close_block(p, at);
+}
+
+/* open/openat: the mode only counts when the flags create a file (O_CREAT, O_TMPFILE). */
+static void set_id_open_rule(prog_t *p, unsigned nr, int flags_arg, int mode_arg) {
+  unsigned at = open_block(p, nr);
+  emit(p, (struct sock_filter)LD_ARG_LO(flags_arg));
+  emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CREATE_FLAGS, 0, 3));
+  emit(p, (struct sock_filter)LD_ARG_LO(mode_arg));
+  emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, SET_ID_BITS, 0, 1));
+  emit(p, (struct sock_filter)DENY(EPERM));
+  emit(p, (struct sock_filter)ALLOW);
+  close_block(p, at);
+}
+
+/* No set-id bits on any file the sandbox makes or changes. mkdir/mkdirat need no rule: the kernel
+   drops S_ISUID and S_ISGID from their mode (a directory still inherits S_ISGID from a set-gid
+   parent, which only passes a group on). chmod cannot tell a directory from a file, so a set-gid
+   directory by chmod is refused with the rest. File capabilities (security.capability) need
+   CAP_SETFCAP, which the jail never has. */
+static void set_id_rules(prog_t *p) {
+#if VIS_LEGACY_FS_CALLS
+  set_id_mode_rule(p, SYS_chmod, 1);
+  set_id_mode_rule(p, SYS_creat, 1);
+  set_id_mode_rule(p, SYS_mknod, 1);
+  set_id_open_rule(p, SYS_open, 1, 2);
+#endif
+  set_id_mode_rule(p, SYS_fchmod, 1);
+  set_id_mode_rule(p, SYS_fchmodat, 2);
+  set_id_mode_rule(p, SYS_fchmodat2, 2);
+  set_id_mode_rule(p, SYS_mknodat, 2);
+  set_id_open_rule(p, SYS_openat, 2, 3);
+  deny_nr(p, SYS_openat2, ENOSYS);
+}
+
 static void build(prog_t *p, const vis_seccomp_options *o) {
   p->n = 0;
   p->overflow = 0;
@@ -159,6 +214,7 @@ static void build(prog_t *p, const vis_seccomp_options *o) {
   emit(p, (struct sock_filter)ALLOW);
   close_block(p, clone_at);
 
+  set_id_rules(p);
   socket_rule(p, SYS_socket, o->network);
   socket_rule(p, SYS_socketpair, o->network);
   fastopen_rule(p, SYS_sendto, 3);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -228,6 +229,24 @@ int CheckLinks(PyObject* args, Py_ssize_t i, Py_ssize_t dirfd, const char* event
 int CheckWriteArg(PyObject* args, Py_ssize_t i, Py_ssize_t dirfd, const char* event) {
   if (CheckArgPath(args, i, kWrite, dirfd, event) != 0) return -1;
   return CheckLinks(args, i, dirfd, event);
+}
+
+// A readable refusal for set-id bits; the boundary is the seccomp filter, which refuses them
+// whatever calls chmod (native code, the shell): files in a root keep the bit on the host, where
+// the roots are not mounted nosuid.
+int SetIdMode(PyObject* args, Py_ssize_t i, const char* event) {
+  if (PyTuple_GET_SIZE(args) <= i || !PyLong_Check(PyTuple_GET_ITEM(args, i))) return 0;
+  long mode = PyLong_AsLong(PyTuple_GET_ITEM(args, i));
+  if (mode == -1 && PyErr_Occurred()) {
+    PyErr_Clear();
+    return 0;
+  }
+  if ((mode & (S_ISUID | S_ISGID)) == 0) return 0;
+  char octal[32];
+  snprintf(octal, sizeof octal, "0o%lo", mode & 07777);
+  return Deny(std::string("setting the set-user-ID or set-group-ID bit (mode ") + octal +
+              ") is not allowed: a file in a root would keep it outside the sandbox; use a mode without 0o6000 [" +
+              event + "]");
 }
 
 bool ModeWrites(PyObject* args) {
@@ -523,7 +542,10 @@ int HookChecked(const char* e, PyObject* args) {
     if (CheckArgPath(args, 0, kWrite, 2, e) != 0) return -1;
     return CheckGrowth(args, 0, e);
   }
-  if (OneOf(e, {"os.chmod", "os.lchmod"})) return CheckWriteArg(args, 0, 2, e);
+  if (OneOf(e, {"os.chmod", "os.lchmod"})) {
+    if (SetIdMode(args, 1, e) != 0) return -1;
+    return CheckWriteArg(args, 0, 2, e);
+  }
   if (OneOf(e, {"os.chown", "os.lchown"})) return CheckWriteArg(args, 0, 3, e);
   if (OneOf(e, {"os.utime"})) return CheckWriteArg(args, 0, 3, e);
   if (OneOf(e, {"os.chflags", "os.lchflags", "os.truncate", "os.setxattr", "os.removexattr"}))

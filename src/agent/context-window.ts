@@ -58,7 +58,23 @@ const IMAGE_TOKENS = 1_600
 // the estimate leans high (compacting a little early is cheap, a refusal costs a request).
 const CHARS_PER_TOKEN = 3.5
 
+// Each message's size, counted once: the loop estimates the whole request before every
+// iteration, and a long session's history would otherwise be re-measured (its reasoning items
+// re-serialised) each time. Messages in a history are never changed in place (a compaction
+// replaces them), so the object is the key.
+const sizes = new WeakMap<Message, { chars: number; images: number }>()
+const TOOL_CHARS = JSON.stringify(PYTHON_TOOL).length
+
 function messageChars(m: Message): { chars: number; images: number } {
+  let size = sizes.get(m)
+  if (!size) {
+    size = measure(m)
+    sizes.set(m, size)
+  }
+  return size
+}
+
+function measure(m: Message): { chars: number; images: number } {
   let chars = 16
   let images = 0
   if (m.role === 'assistant') {
@@ -77,7 +93,7 @@ function messageChars(m: Message): { chars: number; images: number } {
 // The request's size in tokens, estimated before it is sent (no tokenizer ships for every
 // provider; the loop checks against the window with a margin instead).
 export function estimateTokens(system: string, messages: readonly Message[], tools: boolean): number {
-  let chars = system.length + (tools ? JSON.stringify(PYTHON_TOOL).length : 0)
+  let chars = system.length + (tools ? TOOL_CHARS : 0)
   let images = 0
   for (const m of messages) {
     const c = messageChars(m)

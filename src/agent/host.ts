@@ -8,7 +8,7 @@ import { TURN_EVENT_NAMES } from '../util/event-names.js'
 import { Approvals } from './approvals.js'
 import { type Budget, TurnBudget, unpriced } from './budget.js'
 import { childModelRule } from './child-models.js'
-import { type AgentConfig, loadAgentConfig, resolveModel } from './config.js'
+import { type AgentConfig, loadAgentConfig, type ModelSpec, resolveModel } from './config.js'
 import { ModelDeltaBatcher } from './deltas.js'
 import type { EarlyRequest } from './first-request.js'
 import { FOLD_TOOL, foldTool } from './fold-tool.js'
@@ -97,6 +97,10 @@ export class Agent {
   private readonly sessions = new Map<string, SessionState>()
   private readonly deltas: ModelDeltaBatcher
   private readonly subLoops: SubLoops
+  // Providers by their resolved spec: building an SDK client costs about a millisecond, paid on
+  // every turn otherwise. A provider keeps no state between requests; a changed key or URL (in
+  // agent.json's overrides or the environment) resolves to another spec, so another client.
+  private readonly providers = new Map<string, Provider>()
 
   constructor(
     readonly engine: Engine,
@@ -161,7 +165,7 @@ export class Agent {
       shell: boolean
     }
     const provider =
-      opts.early?.provider ?? opts.provider ?? createProvider(resolveModel(opts.model, this.config))
+      opts.early?.provider ?? opts.provider ?? this.providerFor(resolveModel(opts.model, this.config))
     const toolCalling = opts.provider ? true : resolveModel(opts.model, this.config).toolCalling
     const expanded = await expandTemplate(prompt, this.config.home, policy.roots[0])
     const maxIterations = opts.maxIterations ?? this.config.maxIterations
@@ -311,20 +315,30 @@ export class Agent {
     const s = this.state(sessionId)
     s.queued.delete(turnId)
     const model = `${r.provider.name}/${r.provider.model}`
-    this.engine.store.turns.start({
-      id: turnId,
-      sessionId,
-      // What replay.ts needs to rebuild the turn's messages after a restart.
-      request: {
-        prompt: r.prompt,
-        ...(r.template ? { template: r.template } : {}),
-        ...(r.expanded !== r.prompt ? { expanded: r.expanded } : {}),
-        max_iterations: r.maxIterations,
-        tool_calling: r.toolCalling,
-        ...(r.parent ? { parent: r.parent } : {}),
-      } satisfies TurnRequest,
-    })
-    this.records.setTurnModel(turnId, model)
+    // The row and its model in one commit that waits for no fsync (two synchronous ones before):
+    // nobody is told the turn is stored until its first block's result or its end, which fsync.
+    const store = this.engine.store
+    store.lazily(() =>
+      store.transaction(
+        () => {
+          store.turns.start({
+            id: turnId,
+            sessionId,
+            // What replay.ts needs to rebuild the turn's messages after a restart.
+            request: {
+              prompt: r.prompt,
+              ...(r.template ? { template: r.template } : {}),
+              ...(r.expanded !== r.prompt ? { expanded: r.expanded } : {}),
+              max_iterations: r.maxIterations,
+              tool_calling: r.toolCalling,
+              ...(r.parent ? { parent: r.parent } : {}),
+            } satisfies TurnRequest,
+          })
+          this.records.setTurnModel(turnId, model)
+        },
+        { nested: 'atomic' },
+      ),
+    )
     s.scope.turnId = turnId
     s.providers.set(turnId, r.provider)
     s.budgets.set(turnId, r.budget)
@@ -458,6 +472,18 @@ export class Agent {
       end.status === 'done' ? 'turn.completed' : end.status === 'cancelled' ? 'turn.cancelled' : 'turn.failed'
     this.emit(sessionId, turnId, type, { status: end.status, answer: end.answer, error: end.error, usage })
     return { ...this.records.requireTurn(sessionId, turnId), session_usage: this.sessionUsage(sessionId) }
+  }
+
+  private providerFor(spec: ModelSpec): Provider {
+    const key = JSON.stringify(spec)
+    let p = this.providers.get(key)
+    if (!p) {
+      // A handful of models at most in practice; a host cycling through keys does not grow this.
+      if (this.providers.size >= 16) this.providers.clear()
+      p = createProvider(spec)
+      this.providers.set(key, p)
+    }
+    return p
   }
 
   private emit(sessionId: string, turnId: string | null, type: string, data: Record<string, unknown>): void {

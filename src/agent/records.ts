@@ -101,24 +101,33 @@ export class AgentRecords {
   constructor(private readonly store: Store) {}
 
   // The iteration and what the model answered, in one commit.
+  // Atomic: nothing in it catches a failure and goes on, so the nested insert needs no savepoint.
+  // Committed without waiting for the disk (with durability `full`, an fsync on the JS thread
+  // every iteration): a killed process keeps it, and the next acknowledgement (the block's
+  // result, the turn's end) fsyncs the log it is in before anyone is told.
   addIteration(turnId: string, id: string, r: IterationRecord): void {
-    this.store.transaction(() => {
-      this.store.turns.addIteration(turnId, id)
-      this.db
-        .prepare(
-          'UPDATE iterations SET model = ?, request_id = ?, text = ?, tool_calls = ?, usage = ?, stop = ?, reasoning = ? WHERE id = ?',
-        )
-        .run(
-          r.model,
-          r.requestId,
-          r.text,
-          JSON.stringify(r.toolCalls),
-          JSON.stringify(r.usage),
-          r.stop,
-          r.reasoning?.length ? JSON.stringify(r.reasoning) : null,
-          id,
-        )
-    })
+    this.store.lazily(() =>
+      this.store.transaction(
+        () => {
+          this.store.turns.addIteration(turnId, id)
+          this.db
+            .prepare(
+              'UPDATE iterations SET model = ?, request_id = ?, text = ?, tool_calls = ?, usage = ?, stop = ?, reasoning = ? WHERE id = ?',
+            )
+            .run(
+              r.model,
+              r.requestId,
+              r.text,
+              JSON.stringify(r.toolCalls),
+              JSON.stringify(r.usage),
+              r.stop,
+              r.reasoning?.length ? JSON.stringify(r.reasoning) : null,
+              id,
+            )
+        },
+        { nested: 'atomic' },
+      ),
+    )
   }
 
   setTurnModel(id: string, model: string): void {

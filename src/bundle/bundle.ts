@@ -16,7 +16,7 @@ import { packTree, sha256File, writeArchiveManifests } from '../distribution/arc
 import { renameIntoPlace, siblingTemp } from '../distribution/atomic.js'
 import { archiveManifestName, archiveName } from '../distribution/layout.js'
 import { type ArchiveManifest, parseArchiveManifest } from '../distribution/manifest.js'
-import { isSupportedMinor, platformTag, SUPPORTED_MINORS } from '../distribution/platform.js'
+import { hostTarget, isSupportedMinor, type Target, targetFor } from '../distribution/platform.js'
 import { noProgress, type OnProgress } from '../distribution/progress.js'
 import { type ResolvedDistribution, resolveDistribution } from '../distribution/resolve.js'
 import { VisError } from '../util/errors.js'
@@ -34,6 +34,8 @@ export type BundleOptions = {
   archives: string
   // An already packed tarball; default: `npm pack` of this package.
   tarball?: string
+  // The platform the kit installs on (`--platform linux-aarch64-gnu`); default this machine's.
+  platform?: string
   onProgress?: OnProgress
 }
 
@@ -43,13 +45,15 @@ export const MAX_ARCHIVE_BYTES = 15 * 1024 * 1024
 export async function makeBundle(opts: BundleOptions): Promise<BundleManifest> {
   const onProgress = opts.onProgress ?? noProgress
   const out = resolve(opts.out)
+  const target: Target = opts.platform ? targetFor(opts.platform) : hostTarget()
   for (const m of opts.minors) {
-    if (!isSupportedMinor(m))
+    if (!isSupportedMinor(m, target))
       throw new VisError(
         'bundle.python',
-        `Python ${m} is not supported; use ${SUPPORTED_MINORS.join(', ')}`,
+        `Python ${m} is not supported on ${target.tag}; use ${target.minors.join(', ')}`,
         {
           minor: m,
+          platform: target.tag,
         },
       )
   }
@@ -58,7 +62,8 @@ export async function makeBundle(opts: BundleOptions): Promise<BundleManifest> {
       path: out,
     })
   }
-  const platform = platformTag()
+  const platform = target.tag
+  const foreign = target.tag !== hostTarget().tag
   const tmp = siblingTemp(out)
   try {
     onProgress({ step: 'package', detail: opts.tarball ?? `npm pack ${packageRoot}` })
@@ -67,12 +72,18 @@ export async function makeBundle(opts: BundleOptions): Promise<BundleManifest> {
       tarball = basename(opts.tarball)
       copyFileSync(resolve(opts.tarball), join(tmp, tarball))
     } else tarball = await packPackage(packageRoot, tmp)
-    const pkg = await checkTarballPrebuilds(join(tmp, tarball), opts.minors)
+    const pkg = await checkTarballPrebuilds(join(tmp, tarball), opts.minors, target)
 
     const python: BundleManifest['python'] = []
     mkdirSync(join(tmp, 'cpython'))
     for (const minor of opts.minors) {
-      const { from, ...entry } = await bundleArchive(opts.archives, minor, platform, join(tmp, 'cpython'))
+      const { from, ...entry } = await bundleArchive(
+        opts.archives,
+        minor,
+        platform,
+        join(tmp, 'cpython'),
+        foreign,
+      )
       onProgress({ step: 'cpython', detail: `Python ${entry.version} from ${from}` })
       python.push(entry)
     }
@@ -80,7 +91,7 @@ export async function makeBundle(opts: BundleOptions): Promise<BundleManifest> {
     onProgress({ step: 'npm', detail: 'collecting every dependency into npm-cache/' })
     let carried: CarriedBinary[] = []
     await fillCache(join(tmp, tarball), join(tmp, 'npm-cache'), async (project) => {
-      carried = await carryNativeDeps(project, join(tmp, 'npm-cache'))
+      carried = await carryNativeDeps(project, join(tmp, 'npm-cache'), foreign ? target : undefined)
     })
     for (const c of carried) onProgress({ step: 'npm', detail: `carrying ${c.name} ${c.version}'s binary` })
 
@@ -111,8 +122,21 @@ export async function makeBundle(opts: BundleOptions): Promise<BundleManifest> {
 // Copies the per-minor manifest (and the archive it names) after checking the archive's
 // sha256 and size, so a bundle never carries what fetch would later refuse; with no staged
 // archive, packs the tree this machine resolves for the minor.
-export async function bundleArchive(archives: string, minor: string, platform: string, into: string) {
+export async function bundleArchive(
+  archives: string,
+  minor: string,
+  platform: string,
+  into: string,
+  foreign = false,
+) {
   const manifestFile = join(archives, archiveManifestName(minor, platform))
+  // Another platform's tree is never on this machine in use: only its staged archive will do.
+  if (!existsSync(manifestFile) && foreign)
+    throw new VisError(
+      'bundle.python',
+      `no CPython ${minor} archive for ${platform} at ${manifestFile}; stage it first (\`vis runtime stage --platform ${platform} --python ${minor}\`)`,
+      { path: manifestFile, minor, platform },
+    )
   if (!existsSync(manifestFile)) return packInstalled(minor, platform, into, manifestFile)
   const m = parseArchiveManifest(readFileSync(manifestFile, 'utf8'), manifestFile)
   const archive = join(archives, m.file)

@@ -7,6 +7,8 @@
 import { execFile } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
+import type { Target } from '../distribution/platform.js'
+import { packageRoot } from '../util/home.js'
 import { findPackageDir } from '../util/packages.js'
 
 // Asks the bundle tree's own prebuild-install where it would look (cwd: the dependency).
@@ -17,12 +19,16 @@ const WHERE = [
   'process.stdout.write(util.cachedPrebuild(util.getDownloadUrl(opts)))',
 ].join('\n')
 
-function cachedName(depDir: string, cacheDir: string): Promise<string | undefined> {
+// For another platform, prebuild-install is told its platform and arch as npm would tell it there.
+function cachedName(depDir: string, cacheDir: string, target?: Target): Promise<string | undefined> {
+  const platformEnv = target
+    ? { npm_config_platform: target.nodeTuple.split('-')[0], npm_config_arch: target.nodeTuple.split('-')[1] }
+    : {}
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       ['-e', WHERE],
-      { cwd: depDir, env: { ...process.env, npm_config_cache: cacheDir } },
+      { cwd: depDir, env: { ...process.env, npm_config_cache: cacheDir, ...platformEnv } },
       (err, stdout) => resolve(err ? undefined : stdout.trim() || undefined),
     )
   })
@@ -50,26 +56,34 @@ function prebuildInstallDeps(project: string): Dep[] {
 export type CarriedBinary = { name: string; version: string; file: string }
 
 // For each such dependency this package has built (same version), packs its
-// build/Release/*.node into the bundle's npm cache where prebuild-install will look.
-export async function carryNativeDeps(project: string, cacheDir: string): Promise<CarriedBinary[]> {
+// build/Release/*.node into the bundle's npm cache where prebuild-install will look. For another
+// platform (issue 37) the binary is the cross build of scripts/cross-native-deps.mjs, in
+// build/<tuple>/native-deps/<name>/.
+export async function carryNativeDeps(
+  project: string,
+  cacheDir: string,
+  target?: Target,
+): Promise<CarriedBinary[]> {
   const { create } = await import('tar')
   const carried: CarriedBinary[] = []
   for (const dep of prebuildInstallDeps(project)) {
-    const ours = findPackageDir(dep.name)
-    if (!ours) continue
+    const ours = target
+      ? join(packageRoot, 'build', target.nodeTuple, 'native-deps', dep.name)
+      : findPackageDir(dep.name)
+    if (!ours || !existsSync(ours)) continue
     const release = join(ours, 'build', 'Release')
     const pj = join(ours, 'package.json')
     if (!existsSync(pj) || !existsSync(release)) continue
     if ((JSON.parse(readFileSync(pj, 'utf8')) as { version: string }).version !== dep.version) continue
     const binaries = readdirSync(release).filter((n) => n.endsWith('.node') && !n.startsWith('test_'))
-    const target = await cachedName(dep.dir, cacheDir)
-    if (binaries.length === 0 || !target) continue
-    mkdirSync(dirname(target), { recursive: true })
+    const where = await cachedName(dep.dir, cacheDir, target)
+    if (binaries.length === 0 || !where) continue
+    mkdirSync(dirname(where), { recursive: true })
     await create(
-      { file: target, gzip: true, cwd: ours, portable: true },
+      { file: where, gzip: true, cwd: ours, portable: true },
       binaries.map((b) => join('build', 'Release', b)),
     )
-    carried.push({ name: dep.name, version: dep.version, file: target })
+    carried.push({ name: dep.name, version: dep.version, file: where })
   }
   return carried
 }

@@ -1,8 +1,9 @@
 import { constants as C, closeSync, openSync, readlinkSync } from 'node:fs'
-import { basename, sep } from 'node:path'
+import { basename } from 'node:path'
 import { VisError } from '../util/errors.js'
 import { O_PATH } from './beneath.js'
-import { protectedHomes, rootIdentity } from './root-guard.js'
+import { homesInside } from './protected-homes.js'
+import { rootIdentity } from './root-guard.js'
 
 // The host folders a jail shows read-only at a fixed path (a skill folder outside the roots, at
 // /vis/skills/<name>). Such a folder may lie in another session's root, whose sandbox can rename
@@ -22,12 +23,10 @@ export type PinnedFolder = {
 
 type Context = { sessionId?: string; op?: string }
 
-const within = (p: string, dir: string) => p === dir || p.startsWith(dir === sep ? sep : dir + sep)
-
 // Whether a folder is, or contains, a vis home (of this user, any process): shown read-only it
 // would still expose the home's database, keys and owner socket.
 export function holdsVisHome(real: string): boolean {
-  return protectedHomes().some((home) => within(home, real))
+  return homesInside(real).length > 0
 }
 
 // The refusal for a skill folder that is no longer the one found.

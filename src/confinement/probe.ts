@@ -4,6 +4,7 @@ import { release } from 'node:os'
 import { join } from 'node:path'
 import { z } from 'zod'
 import { LimitsSchema } from '../contracts/jail-policy.js'
+import { hostTarget } from '../distribution/platform.js'
 import { explainLocally } from '../distribution/resolve.js'
 import { packageRoot, visHome } from '../util/home.js'
 import { canCreateChild, detectCgroups } from './cgroup.js'
@@ -146,6 +147,17 @@ export function probe(options: { fresh?: boolean } = {}): ProbeReport {
 
   const kernel = release()
   add('kernel', 'info', `Linux ${kernel}`)
+  // issue 37: what this platform is offered (the seam's row): prebuilds and CPython minors.
+  try {
+    const t = hostTarget()
+    add(
+      'platform',
+      'info',
+      `${t.tag} (prebuilds ${t.nodeTuple}, seccomp ${t.seccompArch}); supported CPython here: ${t.minors.join(', ')}`,
+    )
+  } catch (err) {
+    add('platform', 'error', (err as Error).message)
+  }
 
   const addon = loadConfineAddon()
   const addonPath = findNative('vis_confine.node') ?? null

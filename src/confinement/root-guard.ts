@@ -1,10 +1,10 @@
 import { closeSync, fstatSync, openSync, readFileSync, readlinkSync, statfsSync } from 'node:fs'
 import { join, relative, resolve, sep } from 'node:path'
 import { isVisError, VisError } from '../util/errors.js'
-import { packageRoot, visHome } from '../util/home.js'
-import { registeredHomes, registerHome, userDefaultHome } from '../util/home-registry.js'
+import { packageRoot } from '../util/home.js'
 import { realish } from '../util/real-path.js'
 import { openAt2, STRICT } from './beneath.js'
+import { homeAround, homesInside } from './protected-homes.js'
 
 // Where a root may come from. Every jail that mounts roots (a session's worker, a warm-pool
 // refill, a shell call's tool jail, a child session) goes through openRoots: each root is
@@ -85,20 +85,6 @@ const SYSTEM_DIRS = ['/proc', '/sys', '/dev', '/run']
 
 const within = (a: string, b: string) => a === b || a.startsWith(b.endsWith(sep) ? b : b + sep)
 
-// The vis homes: this process's default one and every runtime's own, the user's ~/.vis (which
-// holds the registry), and every home another vis process of this user opened (home-registry.ts),
-// read afresh at each check so a home opened since is covered by the next jail. Their database,
-// logs, extensions and owner sockets are the host's; a root inside one is refused, a root around
-// one masks it.
-const homes = new Set<string>()
-export function protectHome(home: string): void {
-  homes.add(resolve(home))
-  registerHome(home)
-}
-export function protectedHomes(): string[] {
-  return [...new Set([...[visHome(), userDefaultHome(), ...homes].map(realish), ...registeredHomes()])]
-}
-
 type Context = { sessionId?: string; op?: string }
 
 // The trees the host runs code from: the vis-runtime package (its JavaScript, the guest runtime,
@@ -175,15 +161,13 @@ function checkOpened(root: OpenedRoot, rules: RootRules, ctx: Context): void {
   if (type !== undefined && PSEUDO_TYPES.has(type)) {
     throw pseudoRefusal(shown, `is on a ${type} filesystem`, ctx)
   }
-  for (const home of protectedHomes()) {
-    if (within(root.real, home)) {
-      throw new VisError(
-        'policy.root-vis-home',
-        `Root ${shown} lies inside the vis home, which holds the server's database, logs and extensions. ` +
-          'Name a directory outside it (a root that contains the home is allowed: the jail hides the home).',
-        { ...ctx, path: shown },
-      )
-    }
+  if (homeAround(root.real) !== undefined) {
+    throw new VisError(
+      'policy.root-vis-home',
+      `Root ${shown} lies inside the vis home, which holds the server's database, logs and extensions. ` +
+        'Name a directory outside it (a root that contains the home is allowed: the jail hides the home).',
+      { ...ctx, path: shown },
+    )
   }
   for (const t of protectedRuntimeTrees()) {
     if (within(root.real, t.dir) && !(t.strict && root.real === t.dir)) {
@@ -364,10 +348,9 @@ function openRefusal(err: NodeJS.ErrnoException, path: string, ctx: Context): Vi
 // Masks for the vis homes inside these roots, as the sandbox sees them (under the root's path).
 export function homeMasks(roots: readonly OpenedRoot[]): string[] {
   const out: string[] = []
-  for (const home of protectedHomes()) {
-    for (const r of roots) {
-      if (home !== r.real && within(home, r.real)) out.push(join(r.path, relative(r.real, home)))
-    }
+  for (const r of roots) {
+    for (const home of homesInside(r.real))
+      if (home !== r.real) out.push(join(r.path, relative(r.real, home)))
   }
   return [...new Set(out)]
 }

@@ -37,7 +37,11 @@ function headerVersion(root: string, minor: string): string | undefined {
 // fails here with a clear message rather than as a 23-line getpath dump.
 // A tree without vis-dist.json (a pyenv prefix, an unpacked archive) gets a
 // manifest derived from the tree itself.
-export function validateTree(root: string, opts: { minor?: string; source?: string } = {}): ValidTree {
+// platform: the tree's expected platform tag when it is staged for another machine (default: this one's).
+export function validateTree(
+  root: string,
+  opts: { minor?: string; source?: string; platform?: string } = {},
+): ValidTree {
   const fail = (why: string): never => {
     throw new VisError('dist.invalid', `${root} is not a usable CPython distribution: ${why}`, { path: root })
   }
@@ -67,9 +71,9 @@ export function validateTree(root: string, opts: { minor?: string; source?: stri
   if (fromHeaders && fromHeaders !== version) {
     fail(`vis-dist.json says ${version} but the headers say ${fromHeaders}`)
   }
-  const platform = platformTag()
+  const platform = opts.platform ?? platformTag()
   if (manifest && manifest.platform !== platform)
-    fail(`built for ${manifest.platform}, this machine is ${platform}`)
+    fail(`built for ${manifest.platform}, ${opts.platform ? 'expected' : 'this machine is'} ${platform}`)
 
   return {
     root,

@@ -57,16 +57,28 @@ export class TurnsRepo {
   start(input: StartTurnInput): Turn {
     const v = parseInput(StartTurnInputSchema, input, 'turns.start')
     const id = v.id ?? newId('turn')
-    this.ctx.db.transaction(() => {
+    const createdAt = this.ctx.now()
+    const request = v.request == null ? null : encodeJson(v.request)
+    // The row as written is the turn (no read back through the schema: this runs on every turn).
+    const position = this.ctx.sql.tx(() => {
       this.requireSession(v.sessionId)
-      const position = this.ctx.sql
+      const next = this.ctx.sql
         .pluck('SELECT coalesce(max(position), 0) + 1 FROM turns WHERE session_id = ?')
         .get(v.sessionId) as number
       this.ctx.sql
         .get('INSERT INTO turns (id, session_id, position, request, created_at) VALUES (?, ?, ?, ?, ?)')
-        .run(id, v.sessionId, position, v.request == null ? null : encodeJson(v.request), this.ctx.now())
-    })()
-    return this.require(id)
+        .run(id, v.sessionId, next, request, createdAt)
+      return next
+    })
+    return {
+      id,
+      sessionId: v.sessionId,
+      position,
+      request: decodeNullableJson(request),
+      status: 'open',
+      createdAt,
+      finishedAt: null,
+    }
   }
 
   finish(id: string, status: Exclude<TurnStatus, 'open'> = 'done'): Turn {
@@ -102,27 +114,35 @@ export class TurnsRepo {
       .map((row) => TurnSchema.parse(row))
   }
 
+  // On every agent iteration: the turn's status and session only (not its whole row through the
+  // schema), in the shared transaction runner (not a fresh better-sqlite3 wrapper per call), and
+  // the new row returned as written instead of read back.
   addIteration(turnId: string, id: string = newId('iter')): Iteration {
-    this.ctx.db.transaction(() => {
-      const turn = this.require(turnId)
+    const createdAt = this.ctx.now()
+    const position = this.ctx.sql.tx(() => {
+      const turn = this.ctx.sql.get('SELECT session_id, status FROM turns WHERE id = ?').get(turnId) as
+        | { session_id: string; status: TurnStatus }
+        | undefined
+      if (!turn) throw new VisError('db.turn-not-found', `No turn with id ${turnId}.`, { turnId })
       if (turn.status !== 'open') {
         throw new VisError(
           'db.turn-finished',
           `Turn ${turnId} is ${turn.status}; it takes no new iterations.`,
           {
-            sessionId: turn.sessionId,
+            sessionId: turn.session_id,
             turnId,
           },
         )
       }
-      const position = this.ctx.sql
+      const next = this.ctx.sql
         .pluck('SELECT coalesce(max(position), 0) + 1 FROM iterations WHERE turn_id = ?')
         .get(turnId) as number
       this.ctx.sql
         .get('INSERT INTO iterations (id, turn_id, position, created_at) VALUES (?, ?, ?, ?)')
-        .run(id, turnId, position, this.ctx.now())
-    })()
-    return this.getIteration(id)!
+        .run(id, turnId, next, createdAt)
+      return next
+    })
+    return { id, turnId, position, createdAt }
   }
 
   getIteration(id: string): Iteration | undefined {

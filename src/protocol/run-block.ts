@@ -39,7 +39,10 @@ export type BlockError = z.infer<typeof BlockError>
 export const GuestBlockOutcome = z.object({
   // What the block printed, stdout and stderr interleaved as a terminal shows them.
   stdout: z.string().optional(),
-  // The value of the block's last expression, when it printed nothing.
+  // The value of the block's last expression, when it printed nothing. The host holds it, `value`
+  // and `error` each to the block's output cap as JSON text (src/sessions/value-cap.ts): past it a
+  // value becomes {vis_truncated: true, type, chars, cap, preview}, an error's text is cut with a
+  // `[truncated by the host: ...]` marker.
   result: z.unknown().optional(),
   // The value of the block's last expression when it also printed (then `result` is absent):
   // shown after the output in what a model reads, as a notebook shows it.

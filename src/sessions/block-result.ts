@@ -9,7 +9,8 @@ export { BlockError }
 // (src/protocol/run-block.ts) plus what the host adds; the other renderings are derived from
 // it: the stored row (src/engine/block-finish.ts finishFromOutcome), the HTTP/MCP view (snake_case,
 // src/engine/views.ts) and the agent's text. test/sessions/block-result.test.ts checks that
-// each keeps every field. camelCase: this is the TypeScript library's surface.
+// each keeps every field. camelCase: this is the TypeScript library's surface. `result`, `value`
+// and `error` are held to the block's output cap before any of those renderings (value-cap.ts).
 export const BlockResult = GuestBlockOutcome.pick({
   stdout: true,
   result: true,

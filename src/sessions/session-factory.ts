@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { protectHome } from '../confinement/root-guard.js'
+import { protectHome } from '../confinement/protected-homes.js'
 import { guestRuntimeConfig } from '../guest/index.js'
 import { MAX_SPIN_US } from '../native/wire-spin.js'
 import { defaultTools } from '../tools/index.js'

@@ -25,6 +25,7 @@ import { GUEST_API, WorkerSetup } from './replace.js'
 import { diskBudgetError, finishStopped, guestCwd, guestNames, killedOutcome } from './stopped.js'
 import { type RestoreReport, type Survived, survivedReplacement } from './survived.js'
 import { type BoundTool, type ToolGate, ToolTable } from './tool-table.js'
+import { capOutcomeValues } from './value-cap.js'
 
 // How long, and how often, an interrupt that reached the worker before its block started is
 // sent again (Session.interruptWorker).
@@ -471,8 +472,10 @@ export class Session {
         const names = guestNames(rest)
         if (names) this.lastNames = names
         this.setup.chdir(guestCwd(rest))
+        // What the block returned is held to the same cap as what it printed, before it is
+        // stored, sent as an event or handed to a model.
         outcome = finishStopped(
-          this.budget.capOutcome(rest),
+          capOutcomeValues(this.budget.capOutcome(rest), this.budget.capChars),
           deadline,
           opts.timeoutMs,
           this.lastNames,

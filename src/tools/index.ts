@@ -1,4 +1,4 @@
-import { stat } from 'node:fs/promises'
+import { realpath, stat } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { readOnlyRoots, readOnlyWhy, type SessionMode } from '../confinement/modes.js'
 import { draftPath } from '../drafts/view.js'
@@ -35,18 +35,24 @@ export interface ToolSetOptions {
 
 // Whether a directory is inside a git work tree: a `.git` (directory or
 // file, for worktrees and submodules) here or in a parent. Found without
-// running git, so a repository's config cannot run anything.
+// running git, so a repository's config cannot run anything. Every level is
+// asked at once: a session's setup waits for this, and one thread-pool trip
+// beats one per level.
 export async function insideGitRepo(dir: string): Promise<boolean> {
+  const levels: string[] = []
   for (let d = dir; ; d = dirname(d)) {
-    if (
-      await stat(join(d, '.git')).then(
+    levels.push(join(d, '.git'))
+    if (dirname(d) === d) break
+  }
+  const found = await Promise.all(
+    levels.map((p) =>
+      stat(p).then(
         () => true,
         () => false,
-      )
-    )
-      return true
-    if (dirname(d) === d) return false
-  }
+      ),
+    ),
+  )
+  return found.includes(true)
 }
 
 // The tools a session gets by default: the file tools always, git when the
@@ -67,12 +73,10 @@ export async function defaultTools(opts: ToolSetOptions): Promise<Tool[]> {
   const why = readOnlyWhy({ roots: opts.roots, mode: opts.mode })
   if (frozen.length > 0 && why) guard.readOnlyRoots = { roots: frozen, why }
   const tools = fileTools(guard, { grepEngine: opts.grepEngine })
-  // A pinned root already swapped refuses every tool call (policy.root-changed); binding the
-  // tools must not fail on it, the worker's jail holds the directory it checked.
-  const workspace = await guard.realRoots().then(
-    (r) => r[0]!,
-    () => guard.workspace,
-  )
+  // Where the workspace really is, for the git check only: a pinned root already swapped refuses
+  // every tool call itself (policy.root-changed), and binding the tools must not fail on it (the
+  // worker's jail holds the directory it checked). So one realpath, one thread-pool trip.
+  const workspace = await realpath(guard.workspace).catch(() => guard.workspace)
   if (await insideGitRepo(workspace)) tools.push(gitTool(guard))
   if (opts.shell) tools.push(shellTool(guard))
   return tools

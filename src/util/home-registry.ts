@@ -1,5 +1,14 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import { homedir } from 'node:os'
 import { isAbsolute, join } from 'node:path'
 import { realish } from './real-path.js'
@@ -38,18 +47,53 @@ export function registerHome(home: string): void {
   }
 }
 
-// The registered homes that still exist (real paths). Entries whose home is gone are removed.
-export function registeredHomes(): string[] {
+// A directory's mtime is set from the kernel's coarse clock (a tick of up to 10 ms), so two
+// changes within one tick can leave it equal. The cache below trusts an unchanged mtime only when
+// that mtime was at least this old at the read: any later change then carries a later mtime.
+const SETTLED_NS = 100_000_000n
+
+// What this process last read of the registry: each entry's home by file name (a name is the
+// hash of its home, so an entry's content never changes), and the directory's state then.
+let cache:
+  | { dir: string; stamp: string; settled: boolean; byName: Map<string, string>; list: readonly string[] }
+  | undefined
+
+// The registered homes (real paths). Read in full once per process (entries whose home is gone
+// are removed then); after that only when the directory changed, and then only the new entries.
+// Every jail and root check asks, so an unchanged registry costs one stat, whatever its size
+// (test machines collect thousands of entries). A home that went away since this process's
+// first read may still be listed: callers looking for homes INSIDE a directory check that the
+// home is still there (protected-homes.ts homesInside); one a root lies inside exists by
+// definition. Unchanged, the same (frozen) list is returned, which callers may index once.
+export function registeredHomes(): readonly string[] {
   const dir = registryDir()
+  const before = BigInt(Date.now()) * 1_000_000n
+  let st: { dev: bigint; ino: bigint; mtimeNs: bigint; ctimeNs: bigint }
+  try {
+    st = statSync(dir, { bigint: true })
+  } catch {
+    cache = undefined
+    return []
+  }
+  const stamp = `${st.dev}:${st.ino}:${st.mtimeNs}:${st.ctimeNs}`
+  if (cache?.dir === dir && cache.settled && cache.stamp === stamp) return cache.list
   let names: string[]
   try {
     names = readdirSync(dir)
   } catch {
+    cache = undefined
     return []
   }
-  const out: string[] = []
+  const known = cache?.dir === dir ? cache.byName : undefined
+  const byName = new Map<string, string>()
+  let added = 0
   for (const name of names) {
     if (!/^[0-9a-f]{32}$/.test(name)) continue
+    const had = known?.get(name)
+    if (had !== undefined) {
+      byName.set(name, had)
+      continue
+    }
     const file = join(dir, name)
     let home: string
     try {
@@ -58,8 +102,15 @@ export function registeredHomes(): string[] {
       continue
     }
     if (!isAbsolute(home) || home.includes('\0')) continue
-    if (existsSync(home)) out.push(home)
-    else rmSync(file, { force: true })
+    if (existsSync(home)) {
+      byName.set(name, home)
+      added++
+    } else rmSync(file, { force: true })
   }
-  return out
+  // The same entries as before (the directory was touched, or is too fresh to trust): the
+  // same list, so what callers built from it stays valid.
+  const same = added === 0 && known !== undefined && known.size === byName.size
+  const list = same && cache ? cache.list : Object.freeze([...byName.values()])
+  cache = { dir, stamp, settled: before - st.mtimeNs >= SETTLED_NS, byName, list }
+  return list
 }

@@ -249,7 +249,9 @@ export class Worker {
       // The audit policy (and, jailed, seccomp) goes in before the guest runtime loads.
       await worker.call('confine', {
         policy: opts.policy,
-        seccomp: confine,
+        // Only where the kernel offers seccomp: a missing layer reaches here only through the
+        // VIS_ALLOW_UNCONFINED opt-out (spawnConfined refuses otherwise), as under qemu-user (issue 37).
+        seccomp: confine && !spawned.layers?.unenforced.includes('seccomp'),
         writable: [worker.outbox],
         ...(opts.auditPolicy === 'permissive' ? { audit: 'permissive' } : {}),
       })

@@ -44,6 +44,27 @@ test('the estimate grows with the text and counts an image as a fixed amount, no
   assert.ok(estimateTokens('sys', [image], false) < 2_000)
 })
 
+// Each message is measured once and remembered (issue 34: the loop estimated the whole history
+// before every request): a history is still the sum of what it holds now, whatever was measured
+// before, and a compaction's replacement messages count at their own size.
+test('the estimate of a history follows what it holds as it grows and is folded', () => {
+  const text = (n: number): Message => ({ role: 'user', content: [{ type: 'text', text: 'x'.repeat(n) }] })
+  const one = estimateTokens('', [text(3_500)], false)
+  const history = [text(3_500)]
+  assert.equal(estimateTokens('', history, false), one)
+  for (let i = 0; i < 9; i++) history.push(text(3_500))
+  const ten = estimateTokens('', history, false)
+  assert.ok(ten >= 10 * one - 10 && ten <= 10 * one, `${one} × 10 ≠ ${ten}`)
+  // The same message in two histories counts in each; a fold replaces ten by one small summary.
+  assert.equal(
+    estimateTokens('', [history[0]!, history[0]!], false),
+    estimateTokens('', [text(3_500), text(3_500)], false),
+  )
+  history.splice(0, history.length, text(35))
+  assert.equal(estimateTokens('', history, false), estimateTokens('', [text(35)], false))
+  assert.ok(estimateTokens('', history, false) < one / 10)
+})
+
 test('context-length refusals are recognised in every wording; other 400s and 5xx are not', () => {
   const yes = [
     {

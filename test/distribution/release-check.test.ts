@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto'
 import { copyFileSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
-import { SUPPORTED_MINORS } from '../../src/distribution/platform.js'
+import { SUPPORTED_MINORS, TARGETS } from '../../src/distribution/platform.js'
 import { repoRoot, runCollected, tempDir } from './helpers.js'
 
 const pkg = tempDir('vis-release-')
@@ -38,23 +38,31 @@ const PARTS: [string, string, string][] = [
   }),
 ]
 
-// Every part built and laid out as prebuildify does, the build's time kept, after native/.
+// Every part built and laid out as prebuildify does, the build's time kept, after native/; for
+// this machine's platform and, cross-built into build/<tuple>/Release, every other one (issue 37).
 function layOut(skip: string[] = []): void {
   rmSync(join(pkg, 'prebuilds'), { recursive: true, force: true })
   const files = []
-  for (const [part, built, file] of PARTS) {
-    if (skip.includes(part)) continue
-    const text = `${part} as built\n`
-    write(`build/Release/${built}`, text, old)
-    const path = `${part}/prebuilds/${TUPLE}/${file}`
-    write(`prebuilds/${path}`, text, old)
-    files.push({
-      part,
-      platform: TUPLE,
-      libc: 'glibc',
-      path,
-      sha256: createHash('sha256').update(text).digest('hex'),
-    })
+  for (const t of TARGETS) {
+    const host = t.nodeTuple === TUPLE
+    const parts = PARTS.filter(
+      ([part]) => !part.startsWith('vis_py') || t.minors.includes(`3.${part.slice(7)}`),
+    )
+    for (const [part, built, file] of parts) {
+      // skip: a part of this machine's platform, or `<tuple>:<part>` of another one
+      if (skip.includes(host ? part : `${t.nodeTuple}:${part}`)) continue
+      const text = `${part} as built for ${t.nodeTuple}\n`
+      write(host ? `build/Release/${built}` : `build/${t.nodeTuple}/Release/${built}`, text, old)
+      const path = `${part}/prebuilds/${t.nodeTuple}/${file}`
+      write(`prebuilds/${path}`, text, old)
+      files.push({
+        part,
+        platform: t.nodeTuple,
+        libc: 'glibc',
+        path,
+        sha256: createHash('sha256').update(text).digest('hex'),
+      })
+    }
   }
   write('prebuilds/manifest.json', JSON.stringify({ napi: 8, files }))
 }
@@ -85,7 +93,7 @@ test('release-check and npm publish refuse a missing or stale prebuild; npm pack
   write('dist/cli/main.js', 'export {}\n')
   write(
     'dist/distribution/platform.js',
-    `export const SUPPORTED_MINORS = ${JSON.stringify(SUPPORTED_MINORS)}\n`,
+    `export const SUPPORTED_MINORS = ${JSON.stringify(SUPPORTED_MINORS)}\nexport const TARGETS = ${JSON.stringify(TARGETS)}\n`,
   )
   layOut()
 
@@ -117,6 +125,17 @@ test('release-check and npm publish refuse a missing or stale prebuild; npm pack
   // A plain pack of the same checkout still packs: only what it lists is checked.
   const packed = await npm(['pack', '--dry-run'])
   assert.equal(packed.status, 0, packed.out)
+
+  // issue 37: the arm64 runtime addon never cross-built: a release without it cannot run there.
+  layOut(['linux-arm64:vis_py311'])
+  const noArm = await check()
+  assert.equal(noArm.status, 1, noArm.out)
+  assert.ok(
+    noArm.out.includes(
+      'vis-runtime release: no prebuild of the runtime addon for Python 3.11 (vis_py311) for linux-arm64 glibc',
+    ),
+    noArm.out,
+  )
 
   // native/ edited after the build: every prebuild is the old source's.
   layOut()

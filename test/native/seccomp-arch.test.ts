@@ -61,6 +61,16 @@ const NR = {
     execveat: 322,
     io_uring_setup: 425,
     clone3: 435,
+    open: 2,
+    creat: 85,
+    chmod: 90,
+    fchmod: 91,
+    mknod: 133,
+    mknodat: 259,
+    fchmodat: 268,
+    mkdirat: 258,
+    openat2: 437,
+    fchmodat2: 452,
   },
   aarch64: {
     read: 63,
@@ -88,6 +98,12 @@ const NR = {
     execveat: 281,
     io_uring_setup: 425,
     clone3: 435,
+    fchmod: 52,
+    mknodat: 33,
+    fchmodat: 53,
+    mkdirat: 34,
+    openat2: 437,
+    fchmodat2: 452,
   },
 } as const
 type Arch = keyof typeof NR
@@ -104,6 +120,14 @@ const MSG_FASTOPEN = 0x20000000
 const CLONE_THREAD_FLAGS = 0x3d0f00 // what glibc's pthread_create passes
 const SIGCHLD = 17
 const CLONE_NEWUSER = 0x10000000
+// Set-id bits and the open flags that create a file (asm-generic/fcntl.h: the same on both).
+const S_ISUID = 0o4000
+const S_ISGID = 0o2000
+const S_IFREG = 0o100000
+const O_WRONLY = 0o1
+const O_CREAT = 0o100
+const O_TMPFILE = 0o20000000 | 0o200000 // with x86_64's O_DIRECTORY; the kernel's __O_TMPFILE bit is what counts
+const AT_FDCWD = 0xffffff9c // -100 as the low word the filter reads
 
 type Insn = { code: number; jt: number; jf: number; k: number }
 type Program = { arch: number; insns: Insn[] }
@@ -252,6 +276,36 @@ function checkArch(arch: Arch, native: number, foreign: number, other: Arch, oth
   assert.equal(v(n.setsockopt, [3, 6, 30]), EPERM, 'TCP_FASTOPEN_CONNECT')
   assert.equal(v(n.fallocate, [3, 0]), EOPNOTSUPP, 'reserving blocks')
 
+  // Set-id bits: ordinary modes pass, a mode carrying S_ISUID or S_ISGID is refused, on the
+  // *at calls both architectures have. mkdirat needs no rule (the kernel drops the bits).
+  for (const mode of [0o755, 0o644, 0o1777, 0o700]) {
+    assert.equal(v(n.fchmod, [3, mode]), ALLOW, `fchmod ${mode.toString(8)}`)
+    assert.equal(v(n.fchmodat, [AT_FDCWD, 0, mode]), ALLOW, `fchmodat ${mode.toString(8)}`)
+    assert.equal(v(n.fchmodat2, [AT_FDCWD, 0, mode, 0]), ALLOW)
+    assert.equal(
+      v(n.openat, [AT_FDCWD, 0, O_WRONLY | O_CREAT, mode]),
+      ALLOW,
+      `openat O_CREAT ${mode.toString(8)}`,
+    )
+    assert.equal(v(n.mknodat, [AT_FDCWD, 0, S_IFREG | mode, 0]), ALLOW)
+  }
+  for (const bits of [S_ISUID, S_ISGID, S_ISUID | S_ISGID]) {
+    const mode = 0o755 | bits
+    const what = `mode ${mode.toString(8)}`
+    assert.equal(v(n.fchmod, [3, mode]), EPERM, `fchmod ${what} is refused`)
+    assert.equal(v(n.fchmodat, [AT_FDCWD, 0, mode]), EPERM, `fchmodat ${what}`)
+    assert.equal(v(n.fchmodat2, [AT_FDCWD, 0, mode, 0]), EPERM, `fchmodat2 ${what}`)
+    assert.equal(v(n.openat, [AT_FDCWD, 0, O_WRONLY | O_CREAT, mode]), EPERM, `openat O_CREAT ${what}`)
+    assert.equal(v(n.openat, [AT_FDCWD, 0, O_WRONLY | O_TMPFILE, mode]), EPERM, `openat O_TMPFILE ${what}`)
+    assert.equal(v(n.mknodat, [AT_FDCWD, 0, S_IFREG | mode, 0]), EPERM, `mknodat ${what}`)
+    // Only the low 16 bits are a mode (umode_t): high bits of the argument change nothing.
+    assert.equal(v(n.fchmod, [3, 0x10000 | mode]), EPERM)
+    // Without O_CREAT or O_TMPFILE the kernel ignores the mode: nothing to refuse.
+    assert.equal(v(n.openat, [AT_FDCWD, 0, O_WRONLY, mode]), ALLOW, `openat without O_CREAT, ${what}`)
+    assert.equal(v(n.mkdirat, [AT_FDCWD, 0, 0o777 | bits]), ALLOW, 'mkdirat: the kernel drops the bits')
+  }
+  assert.equal(v(n.openat2), ENOSYS, 'openat2 answers ENOSYS (its mode is out of reach) so libc falls back')
+
   // The other architecture's numbers name other calls here: its ptrace is an allowed call.
   assert.notEqual(NR[other].ptrace, n.ptrace)
   assert.equal(v(NR[other].ptrace), ALLOW, `${other}'s ptrace number is not ptrace on ${arch}`)
@@ -279,12 +333,26 @@ test('x86_64: the filter admits x86_64 calls only and refuses by x86_64 numbers'
   assert.equal(verdict(off, AUDIT_ARCH_X86_64, n.fork), EPERM)
   assert.equal(verdict(off, AUDIT_ARCH_X86_64, n.vfork), EPERM)
   assert.equal(verdict(on, AUDIT_ARCH_X86_64, n.fork), ALLOW)
+  // x86_64's own non-*at calls carry the mode in another argument.
+  const x = (nr: number, args: number[]) => verdict(off, AUDIT_ARCH_X86_64, nr, args)
+  assert.equal(x(n.chmod, [0, 0o755]), ALLOW)
+  assert.equal(x(n.chmod, [0, 0o4755]), EPERM, 'chmod 4755')
+  assert.equal(x(n.chmod, [0, 0o2755]), EPERM, 'chmod 2755')
+  assert.equal(x(n.creat, [0, 0o644]), ALLOW)
+  assert.equal(x(n.creat, [0, 0o4755]), EPERM, 'creat 4755')
+  assert.equal(x(n.mknod, [0, S_IFREG | 0o644, 0]), ALLOW)
+  assert.equal(x(n.mknod, [0, S_IFREG | 0o6755, 0]), EPERM, 'mknod set-id')
+  assert.equal(x(n.open, [0, O_WRONLY | O_CREAT, 0o644]), ALLOW)
+  assert.equal(x(n.open, [0, O_WRONLY | O_CREAT, 0o4755]), EPERM, 'open O_CREAT 4755')
+  assert.equal(x(n.open, [0, O_WRONLY, 0o4755]), ALLOW, 'open without O_CREAT')
+  // The rules hold with processes and network granted too (the tool jails' filter).
+  assert.equal(verdict(on, AUDIT_ARCH_X86_64, n.chmod, [0, 0o4755]), EPERM)
 })
 
 test('aarch64: the filter admits aarch64 calls only and refuses by aarch64 numbers', {
   skip: crossSkip,
 }, () => {
-  const { off } = checkArch('aarch64', AUDIT_ARCH_AARCH64, AUDIT_ARCH_ARM, 'x86_64', AUDIT_ARCH_X86_64)
+  const { off, on } = checkArch('aarch64', AUDIT_ARCH_AARCH64, AUDIT_ARCH_ARM, 'x86_64', AUDIT_ARCH_X86_64)
   const n = NR.aarch64
   // x86_64's socket (41) is pivot_root here, and its mount (165) is getrusage.
   assert.equal(verdict(off, AUDIT_ARCH_AARCH64, NR.x86_64.socket), EPERM)
@@ -292,4 +360,6 @@ test('aarch64: the filter admits aarch64 calls only and refuses by aarch64 numbe
   // No x32 on arm64: a number with bit 30 set is not special-cased (it is no syscall, and allowed
   // through to the kernel's ENOSYS).
   assert.equal(verdict(off, AUDIT_ARCH_AARCH64, 0x40000000 | n.read), ALLOW)
+  // The set-id rules hold with processes and network granted too (the tool jails' filter).
+  assert.equal(verdict(on, AUDIT_ARCH_AARCH64, n.fchmodat, [AT_FDCWD, 0, 0o4755]), EPERM)
 })

@@ -23,6 +23,9 @@ test('one quick run races both Python peers, MCP over stdio and the agent loop, 
     }
   }
   assert.ok(r.cold_start_ms.python3_spawn_to_reply > 0 && r.cold_start_ms.vis > 0)
+  // The same-run peers of the cold start and the idle memory: a bare node, vis without the jail.
+  assert.ok(r.cold_start_ms.node_spawn_to_reply > 0 && r.cold_start_ms.vis_unconfined > 0)
+  assert.ok(r.idle_session_mb.bare_node_rss > 0 && r.idle_session_mb.unconfined_rss > 0)
   assert.ok(r.idle_session_mb.pss > 0 && r.idle_session_mb.pss <= r.idle_session_mb.rss)
   assert.ok(r.mcp_stdio_us.p50 > 0 && r.mcp_stdio_us.p99 >= r.mcp_stdio_us.p50)
   assert.ok(r.http_block_us.p50 > 0)

@@ -60,3 +60,14 @@ test('create_dirs and exists', async () => {
   assert.deepEqual(await call(t.exists!, ctx, 'p'), { path: 'p', exists: true, type: 'directory' })
   assert.deepEqual(await call(t.exists!, ctx, 'nope'), { path: 'nope', exists: false, type: null })
 })
+
+test('write never leaves set-id bits: replacing a set-uid/set-gid file keeps its permission bits only', async () => {
+  const { ws, t, ctx } = await setup()
+  // The host may run as root, where the kernel keeps set-id bits on a write: the model's
+  // content in a set-uid file would be a set-uid program on the host.
+  await chmod(join(ws, 'a.txt'), 0o6755)
+  assert.equal((await stat(join(ws, 'a.txt'))).mode & 0o7777, 0o6755, 'the set-up holds')
+  await call(t.write!, ctx, 'a.txt', '#!/bin/sh\nid\n')
+  assert.equal(await readFile(join(ws, 'a.txt'), 'utf8'), '#!/bin/sh\nid\n')
+  assert.equal((await stat(join(ws, 'a.txt'))).mode & 0o7777, 0o755)
+})

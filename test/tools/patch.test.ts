@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { readFile, writeFile } from 'node:fs/promises'
+import { chmod, readFile, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { catTool } from '../../src/tools/fs/cat.js'
@@ -204,4 +204,13 @@ test('a file past the tolerant-search size is searched exactly, and refused tole
   const anchor = tail.content.split('|')[0]
   await call(patch, ctx, [{ path: 'big.txt', from_anchor: anchor, replace: 'end' }])
   assert.ok((await read(ws, 'big.txt')).endsWith('x y\nend\n'))
+})
+
+test('patch never leaves set-id bits on the file it rewrites', async () => {
+  const { ws, cat, patch, ctx } = await setup({ 'run.sh': 'echo one\necho two\n' })
+  await chmod(join(ws, 'run.sh'), 0o4755)
+  const a = anchorsOf((await call(cat, ctx, 'run.sh')).content)
+  await call(patch, ctx, { path: 'run.sh', from_anchor: a[0], replace: 'id' })
+  assert.equal(await read(ws, 'run.sh'), 'id\necho two\n')
+  assert.equal((await stat(join(ws, 'run.sh'))).mode & 0o7777, 0o755)
 })

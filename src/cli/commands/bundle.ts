@@ -7,7 +7,7 @@ import { stagedDir } from '../../distribution/resolve.js'
 import { VisError } from '../../util/errors.js'
 import type { Command } from '../command.js'
 
-const usage = `Usage: vis bundle --python 3.11[,3.12...] --out DIR [--archives DIR] [--tarball FILE]
+const usage = `Usage: vis bundle --python 3.11[,3.12...] --out DIR [--archives DIR] [--tarball FILE] [--platform P]
        vis bundle --verify DIR
 
 Make an offline install kit for this platform in DIR (a new or empty directory):
@@ -20,6 +20,9 @@ Installing from it needs no network and no compiler.
   --archives   where the staged archives are (default: cpython-dist/archives)
   --tarball    a tarball already made by \`npm pack\` (default: npm pack of this package,
                which must have its prebuilds: \`npm run prebuildify\`)
+  --platform   the platform the kit is for (linux-x86_64-gnu, linux-aarch64-gnu; default this
+               one's): its prebuilds, its staged archives (\`vis runtime stage --platform\`)
+               and better-sqlite3 cross-built by scripts/cross-native-deps.mjs
   --verify     check every file of a bundle against its bundle.json`
 
 export const bundle: Command = {
@@ -34,6 +37,7 @@ export const bundle: Command = {
         archives: { type: 'string' },
         tarball: { type: 'string' },
         verify: { type: 'string' },
+        platform: { type: 'string' },
       },
     })
     if (values.verify) {
@@ -55,6 +59,7 @@ export const bundle: Command = {
       out: values.out,
       archives: values.archives ?? join(stagedDir(), 'archives'),
       tarball: values.tarball,
+      platform: values.platform,
       onProgress: progressPrinter(),
     })
     const bytes = manifest.files.reduce((n, f) => n + f.size, 0)

@@ -2,10 +2,12 @@ import { parseArgs } from 'node:util'
 import { fetchIntoCache } from '../../distribution/fetch.js'
 import { cacheRoot } from '../../distribution/layout.js'
 import { checkSource, parseWith } from '../../distribution/packages/sets.js'
+import { platformTag, targetFor } from '../../distribution/platform.js'
 import { progressPrinter } from '../../distribution/progress.js'
 import { distBaseUrl, explainResolution, selectMinor } from '../../distribution/resolve.js'
 import { type StageResult, stageFromPython, stageMinor } from '../../distribution/stage.js'
 import { stageFromArchive } from '../../distribution/stage-archive.js'
+import { stageFromDebian } from '../../distribution/stage-debian.js'
 import { validateTree } from '../../distribution/validate.js'
 import { VisError } from '../../util/errors.js'
 import { type Command, subcommands } from '../command.js'
@@ -37,6 +39,12 @@ Find, fetch and stage the CPython distribution the runtime embeds.
       Debian's CPython 3.11 only), their shared libraries copied into the
       tree, or, with --index-url, as wheels from that package index or
       directory of .whl files (any minor; pip resolves them).
+
+  vis runtime stage --platform linux-aarch64-gnu [--python 3.11] [--out DIR] [--force]
+      Another platform's tree and archive, from Debian's packages for its
+      architecture with the shared libraries its modules need (needs
+      \`dpkg --add-architecture arm64 && apt-get update\`, qemu-user-static for
+      the check, and a local CPython of the same minor to compile .pyc).
 
 Minor selection: --python, else VIS_PYTHON_VERSION, else the lowest staged minor.
 
@@ -132,8 +140,25 @@ async function stage(argv: string[]): Promise<number> {
       'index-url': { type: 'string' },
       out: { type: 'string' },
       force: { type: 'boolean', default: false },
+      platform: { type: 'string' },
     },
   })
+  // Another platform's tree comes from Debian's packages for that architecture (issue 37).
+  if (values.platform !== undefined && targetFor(values.platform).tag !== platformTag()) {
+    if (values['from-python'] || values['from-archive'] || values.with.length || values['index-url'])
+      throw new VisError('dist.stage', '--platform takes only --python, --out and --force', {})
+    const r = await stageFromDebian(targetFor(values.platform), {
+      minor: values.python,
+      out: values.out,
+      force: values.force,
+      onProgress: progressPrinter(),
+    })
+    console.log(
+      `${r.skipped ? 'Already staged' : 'Staged'}: Python ${r.version} for ${r.platform} at ${r.root}`,
+    )
+    if (r.archive) console.log(`Archive: ${r.archive} (sha256 ${r.sha256})`)
+    return 0
+  }
   const selection = parseWith(values.with)
   const hasPackages = selection.packages.length > 0 || selection.extra.length > 0
   checkSource(selection, values['index-url'])

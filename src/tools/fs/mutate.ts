@@ -117,12 +117,21 @@ function typeOf(st: { isDirectory(): boolean; isFile(): boolean; isSymbolicLink(
   return st.isDirectory() ? 'directory' : st.isFile() ? 'file' : st.isSymbolicLink() ? 'symlink' : 'other'
 }
 
+// The tools' argument schemas do not depend on the session: built once, not at every session's
+// setup (building them was most of what binding the default tools cost a warm-pool acquire).
+const WRITE_ARGS = z.object({ path: z.string().min(1), content: z.string() }).strict()
+const MOVE_ARGS = z
+  .object({ src: z.string().min(1), dst: z.string().min(1), overwrite: z.boolean().default(false) })
+  .strict()
+const DELETE_ARGS = z.object({ path: z.string().min(1), recursive: z.boolean().default(false) }).strict()
+const PATH_ARGS = z.object({ path: z.string().min(1) }).strict()
+
 export function mutateTools(guard: PathGuard): Tool[] {
   const write = tool(
     'write',
     '(path, content, /)',
     ['path', 'content'],
-    z.object({ path: z.string().min(1), content: z.string() }).strict(),
+    WRITE_ARGS,
     'Write a whole text file (created with its parent directories if missing, replaced atomically if present).',
     async (a) => {
       const lex = await guard.lexical(a.path, 'write')
@@ -142,7 +151,9 @@ export function mutateTools(guard: PathGuard): Tool[] {
             name: ref.name,
             path,
             text: a.content,
-            mode: st ? st.mode & 0o7777 : 0o644,
+            // The file's permission bits, never set-id ones: the host (root, maybe) writes it, and
+            // model-written content must not become a set-id program outside the jail's nosuid mounts.
+            mode: st ? st.mode & 0o777 : 0o644,
             op: 'write',
           },
         ])
@@ -158,9 +169,7 @@ export function mutateTools(guard: PathGuard): Tool[] {
     'move',
     '(src, dst, /, *, overwrite=False)',
     ['src', 'dst'],
-    z
-      .object({ src: z.string().min(1), dst: z.string().min(1), overwrite: z.boolean().default(false) })
-      .strict(),
+    MOVE_ARGS,
     'Move or rename a file or directory; refuses to replace an existing dst unless overwrite=True.',
     async (a) => {
       const from = await guard.parent(a.src, 'move')
@@ -198,7 +207,7 @@ export function mutateTools(guard: PathGuard): Tool[] {
     'delete',
     '(path, /, *, recursive=False)',
     ['path'],
-    z.object({ path: z.string().min(1), recursive: z.boolean().default(false) }).strict(),
+    DELETE_ARGS,
     'Delete a file, a symlink (not its target) or an empty directory; recursive=True deletes a directory tree.',
     async (a) => {
       const ref = await guard.parent(a.path, 'delete')
@@ -243,7 +252,7 @@ export function mutateTools(guard: PathGuard): Tool[] {
     'create_dirs',
     '(path, /)',
     ['path'],
-    z.object({ path: z.string().min(1) }).strict(),
+    PATH_ARGS,
     'Create a directory and any missing parents (like mkdir -p).',
     async (a) => {
       const r = await createDirs(guard, a.path, 'create_dirs')
@@ -258,7 +267,7 @@ export function mutateTools(guard: PathGuard): Tool[] {
     'exists',
     '(path, /)',
     ['path'],
-    z.object({ path: z.string().min(1) }).strict(),
+    PATH_ARGS,
     "Whether a path exists, and its type ('file', 'directory', 'other').",
     async (a) => {
       let opened: { fh: FileHandle; real: string }

@@ -166,7 +166,8 @@ async function load(
       index: await LineIndex.of(original, pace),
       eol: original.includes('\r\n') ? '\r\n' : '\n',
       finalEol: original.endsWith('\n'),
-      mode: st.mode & 0o7777,
+      // Never set-id bits (see write in mutate.ts).
+      mode: st.mode & 0o777,
       ranges: [],
       relocated: [],
     }
