@@ -367,7 +367,7 @@ export const ERROR_CATALOGUE = {
   'tool.bad-name': fail(500, 'The tool name is not a Python identifier.'),
   'tool.bad-glob': fail(
     400,
-    "grep's include glob is too long or malformed (an unclosed '{' or a bad class).",
+    "grep's include glob is too long or malformed (an unclosed '{' or a bad class), or the include list has too many globs or characters in all.",
   ),
   'tool.binary': fail(500, 'The file is not text.'),
   'tool.denied': fail(403, 'The tool call was denied.'),
@@ -417,7 +417,7 @@ export const ERROR_CATALOGUE = {
   'tool.spawn': fail(500, 'A tool process could not start.'),
   'tool.search-too-costly': fail(
     400,
-    "patch's whitespace-tolerant search ran past its work bound; give a shorter or more specific search text.",
+    "patch's whitespace-tolerant search ran past its work bound, or the file is too large for it; give the text as the file has it, a more specific search, or anchors.",
   ),
   'tool.syntax': fail(500, 'The edit would leave the file unparseable.'),
   'tool.too-large': fail(500, 'The file is over the size limit.'),

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { appendFileSync } from 'node:fs'
-import { writeFile } from 'node:fs/promises'
+import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { catTool } from '../../src/tools/fs/cat.js'
+import { CAT_MAX_ENTRIES, catTool } from '../../src/tools/fs/cat.js'
 import { lineHash } from '../../src/tools/fs/lines.js'
 import { setCheckUseHook } from '../../src/util/check-use-hook.js'
 import { call, context, files, guardFor, rejection, tempDir } from './helpers.js'
@@ -74,6 +74,21 @@ test('cat of a directory lists it shallowly', async () => {
     { name: 'x.py', type: 'file' },
     { name: 'y.txt', type: 'file' },
   ])
+  assert.equal(r.truncated, false)
+})
+
+test('cat of a directory past CAT_MAX_ENTRIES lists that many, sorted, and says it was cut', async () => {
+  const { ws, cat, ctx } = await setup()
+  await mkdir(join(ws, 'many'))
+  const n = CAT_MAX_ENTRIES + 5
+  await Promise.all(Array.from({ length: n }, (_, i) => writeFile(join(ws, 'many', `f${i}`), '')))
+  const r = await call(cat, ctx, 'many')
+  assert.equal(r.truncated, true)
+  assert.equal(r.entries.length, CAT_MAX_ENTRIES)
+  const names = r.entries.map((e: { name: string }) => e.name)
+  assert.deepEqual(names, [...names].sort())
+  assert.ok(names.every((x: string) => /^f\d+$/.test(x)))
+  assert.match(cat.doc, /up to 1000 entries/)
 })
 
 test('cat refuses binary files with their size and type', async () => {

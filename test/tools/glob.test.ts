@@ -2,8 +2,15 @@
 // refusals of globs the matcher will not take.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { compileGlob, GLOB_MAX_LENGTH, globMatcher } from '../../src/tools/fs/glob.js'
+import {
+  compileGlob,
+  GLOB_MAX_LENGTH,
+  globMatcher,
+  INCLUDE_MAX_GLOBS,
+  INCLUDE_MAX_TOTAL,
+} from '../../src/tools/fs/glob.js'
 import { VisError } from '../../src/util/errors.js'
+import { Pacer } from '../../src/util/pacer.js'
 
 const cases: [glob: string, path: string, want: boolean][] = [
   ['*.ts', 'a.ts', true],
@@ -64,4 +71,36 @@ test('too long, unclosed or bad globs are refused with tool.bad-glob', () => {
       g.slice(0, 20),
     )
   }
+})
+
+test('an include list past its count or total size is refused with tool.bad-glob; one within them works', async () => {
+  const many = Array.from({ length: INCLUDE_MAX_GLOBS + 1 }, (_, i) => `*.x${i}`)
+  const big = Array.from({ length: 4 }, () => 'y'.repeat(Math.ceil(INCLUDE_MAX_TOTAL / 4) + 1))
+  for (const list of [many, big]) {
+    assert.throws(
+      () => globMatcher(list),
+      (e: unknown) =>
+        e instanceof VisError &&
+        e.code === 'tool.bad-glob' &&
+        /limits are/.test(e.message) &&
+        /\{a,b\}/.test(e.message),
+    )
+  }
+  const ok = globMatcher(many.slice(0, INCLUDE_MAX_GLOBS))
+  assert.equal(ok('d/a.x63'), true)
+  assert.equal(await ok.paced('d/a.x63', new Pacer()), true)
+  assert.equal(await ok.paced('d/a.y', new Pacer()), false)
+})
+
+test('the paced include test lets the event loop run while it matches a costly glob', async () => {
+  const m = globMatcher([`${'**a'.repeat(340)}/b`])
+  const path = `${'a'.repeat(250)}/`.repeat(15)
+  let ticks = 0
+  const timer = setInterval(() => ticks++, 1)
+  const pace = new Pacer()
+  let matched = false
+  for (let i = 0; i < 10 && ticks === 0; i++) matched ||= await m.paced(path, pace)
+  clearInterval(timer)
+  assert.equal(matched, false)
+  assert.ok(ticks > 0, 'a timer ran while the glob was matched')
 })

@@ -3,7 +3,7 @@ import { chmod, readFile, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { catTool } from '../../src/tools/fs/cat.js'
-import { patchTool } from '../../src/tools/fs/patch.js'
+import { patchTool, SEARCH_MAX_TOLERANT_CHARS } from '../../src/tools/fs/patch.js'
 import { call, context, files, guardFor, rejection, tempDir } from './helpers.js'
 
 async function setup(tree: Record<string, string>) {
@@ -177,6 +177,33 @@ test('the whitespace-tolerant search has a work bound; within it, it still finds
   assert.equal(await read(ws, 'a.txt'), 'a\n'.repeat(6000))
   await call(patch, ctx, [{ path: 'b.txt', search: 'one two', replace: 'ONE' }])
   assert.equal(await read(ws, 'b.txt'), 'x\n  ONE\ny\n')
+})
+
+test('a file past the tolerant-search size is searched exactly, and refused tolerantly before any line is normalised', async () => {
+  const big = `head\n${'x y\n'.repeat(SEARCH_MAX_TOLERANT_CHARS / 4 + 1)}tail\n`
+  const { ws, cat, patch, ctx } = await setup({ 'big.txt': big })
+  const err = await rejection(
+    call(patch, ctx, [
+      { path: 'big.txt', search: 'tail', replace: 'TAIL' },
+      { path: 'big.txt', search: 'x  y\nnot here', replace: 'z' },
+    ]),
+  )
+  assert.equal(err.code, 'tool.search-too-costly')
+  assert.match(
+    err.message,
+    new RegExp(`over ${SEARCH_MAX_TOLERANT_CHARS} characters.*exactly as the file has it`),
+  )
+  assert.equal(await read(ws, 'big.txt'), big, 'nothing was changed')
+  // Exact searches and anchors in the same file still work, and report the right lines.
+  const r = await call(patch, ctx, [{ path: 'big.txt', search: 'tail', replace: 'TAIL' }])
+  const last = SEARCH_MAX_TOLERANT_CHARS / 4 + 3
+  assert.equal(r.files[0].changed[0].from_line, last)
+  assert.match(r.files[0].changed[0].lines[0], new RegExp(`^${last}:[0-9a-f]+\\|TAIL$`))
+  const tail = await call(cat, ctx, 'big.txt', { tail: 1 })
+  assert.equal(tail.total_lines, last)
+  const anchor = tail.content.split('|')[0]
+  await call(patch, ctx, [{ path: 'big.txt', from_anchor: anchor, replace: 'end' }])
+  assert.ok((await read(ws, 'big.txt')).endsWith('x y\nend\n'))
 })
 
 test('patch never leaves set-id bits on the file it rewrites', async () => {

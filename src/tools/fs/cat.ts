@@ -1,7 +1,8 @@
 import { z } from 'zod'
 import { bindNames, parseArgs, splitArgs } from '../args.js'
 import type { Json, Tool } from '../types.js'
-import { renderLine, splitLines } from './lines.js'
+import { LineIndex } from './line-index.js'
+import { renderLine } from './lines.js'
 import type { PathGuard } from './paths.js'
 import { listDirectory, openForRead, readTextFrom } from './read.js'
 
@@ -9,6 +10,8 @@ const SIGNATURE = '(path, offset=None, n=None, /, *, tail=None)'
 export const CAT_DEFAULT_LINES = 2000
 export const CAT_MAX_CHARS = 64 * 1024
 export const CAT_MAX_LINE_CHARS = 2000
+// Entries of a directory cat lists; ls and grep reach into bigger ones.
+export const CAT_MAX_ENTRIES = 1000
 
 const Args = z
   .object({
@@ -22,7 +25,7 @@ const Args = z
     message: 'give either offset or tail, not both',
   })
 
-export const catDoc = `Read a text file as lines prefixed with anchors '<lineno>:<hash>|'. cat(path) from the start, cat(path, n) the first n lines, cat(path, offset, n) n lines from line number offset (1-based), cat(path, tail=n) the last n lines. Use the anchors with patch(). 'next_offset' is where to continue when more lines remain; 'truncated' says lines or output were cut. A directory gives a shallow listing; binary files are refused with their size and type.`
+export const catDoc = `Read a text file as lines prefixed with anchors '<lineno>:<hash>|'. cat(path) from the start, cat(path, n) the first n lines, cat(path, offset, n) n lines from line number offset (1-based), cat(path, tail=n) the last n lines. Use the anchors with patch(). 'next_offset' is where to continue when more lines remain; 'truncated' says lines or output were cut. A directory gives a shallow listing of up to 1000 entries ('truncated' says some were left out; narrow with grep or ls); binary files are refused with their size and type.`
 
 export function catTool(guard: PathGuard): Tool {
   return {
@@ -38,10 +41,11 @@ export function catTool(guard: PathGuard): Tool {
       try {
         const shown = await guard.display(o.real)
         if (o.kind === 'directory') {
-          return { path: shown, type: 'directory', entries: await listDirectory(o.fh) }
+          const { entries, truncated } = await listDirectory(o.fh, CAT_MAX_ENTRIES)
+          return { path: shown, type: 'directory', entries, truncated }
         }
         const text = await readTextFrom(o.fh, o.size, a.path, 'cat')
-        return window(shown, o.size, text, a)
+        return window(shown, o.size, await LineIndex.of(text), a)
       } finally {
         await o.fh.close()
       }
@@ -49,9 +53,14 @@ export function catTool(guard: PathGuard): Tool {
   }
 }
 
-function window(path: string, size: number, text: string, a: z.infer<typeof Args>): { [key: string]: Json } {
-  const { lines } = splitLines(text)
-  const total = lines.length
+// One page of the file: only its lines are taken from the text (the index counted the rest).
+function window(
+  path: string,
+  size: number,
+  index: LineIndex,
+  a: z.infer<typeof Args>,
+): { [key: string]: Json } {
+  const total = index.total
   const want = a.tail ?? a.n ?? CAT_DEFAULT_LINES
   let start = a.tail !== undefined ? Math.max(1, total - a.tail + 1) : Math.max(1, a.offset ?? 1)
   if (a.tail === 0) start = total + 1
@@ -60,8 +69,9 @@ function window(path: string, size: number, text: string, a: z.infer<typeof Args
   let chars = 0
   let line = start
   const limit = Math.min(total, start + Math.min(want, CAT_DEFAULT_LINES) - 1)
+  const page = index.lines(start, limit)
   for (; line <= limit; line++) {
-    let t = lines[line - 1]!
+    let t = page[line - start]!
     let rendered = renderLine(line, t)
     if (t.length > CAT_MAX_LINE_CHARS) {
       // The anchor still hashes the whole line, so it stays patchable.

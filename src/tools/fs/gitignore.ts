@@ -1,9 +1,10 @@
 import { constants as C } from 'node:fs'
 import { type FileHandle, open, stat } from 'node:fs/promises'
 import { dirname, join, relative, sep } from 'node:path'
-import ignore, { type Ignore } from 'ignore'
 import { readCapped } from '../../confinement/beneath.js'
 import { readTextBeneath } from '../../confinement/read-text.js'
+import { Pacer } from '../../util/pacer.js'
+import { compileIgnoreRules, type IgnoreRule, ruleVerdict } from './ignore-rules.js'
 import { at, isWithin, O_PATH, type PathGuard } from './paths.js'
 
 // An ignore file inside the roots is the sandbox's to write (and grow while it is read): only
@@ -13,21 +14,26 @@ const ignoreText = async (fh: FileHandle) => (await readCapped(fh.fd, MAX_IGNORE
 
 interface Frame {
   base: string
-  ig: Ignore
+  rules: readonly IgnoreRule[]
 }
 
 // The .gitignore rules in force at one directory, git's way: rules apply
 // relative to the directory of their file, deeper files win over shallower
 // ones, and they only count inside a repository (like ripgrep's default).
+// The rules are the sandbox's, matched on the host's event loop: ignore-rules.ts matches them
+// without backtracking, and every walk paces that work (one Pacer per stack and its descendants).
 export class IgnoreStack {
   private constructor(
     private readonly frames: readonly Frame[],
     // False outside a repository, where no .gitignore counts at any depth.
     private readonly active: boolean,
+    private readonly pace: Pacer,
+    // The walked directory itself is ignored (a rule names it or one above it), so all is.
+    private readonly all = false,
   ) {}
 
   static none(): IgnoreStack {
-    return new IgnoreStack([], false)
+    return new IgnoreStack([], false, new Pacer())
   }
 
   // Rules for a directory: .git/info/exclude and every .gitignore from the
@@ -51,31 +57,39 @@ export class IgnoreStack {
       d = up
     }
     if (!repo) return undefined
-    const frames: Frame[] = []
+    const pace = new Pacer()
+    let stack = new IgnoreStack([], true, pace)
     const exclude = await io.read(repo, '.git/info/exclude')
-    if (exclude) frames.push({ base: repo, ig: ignore().add(exclude) })
+    if (exclude) stack = stack.with(repo, await compileIgnoreRules(exclude, pace))
     for (const c of chain) {
+      // A directory below the repository's top that its parents' rules ignore hides all under it
+      // (git cannot re-include a file whose directory is excluded).
+      if (c !== repo && (await stack.ignored(c, true))) return new IgnoreStack([], true, pace, true)
       const text = await io.read(c, '.gitignore')
-      if (text) frames.push({ base: c, ig: ignore().add(text) })
+      if (text) stack = stack.with(c, await compileIgnoreRules(text, pace))
     }
-    return new IgnoreStack(frames, true)
+    return stack
+  }
+
+  private with(base: string, rules: IgnoreRule[]): IgnoreStack {
+    return rules.length ? new IgnoreStack([...this.frames, { base, rules }], true, this.pace) : this
   }
 
   // The rules for a subdirectory whose own .gitignore is read through its handle.
   async descend(dirAbs: string, dir: FileHandle): Promise<IgnoreStack> {
-    if (!this.active) return this
+    if (!this.active || this.all) return this
     const text = await readGitignore(dir)
-    return text ? new IgnoreStack([...this.frames, { base: dirAbs, ig: ignore().add(text) }], true) : this
+    return text ? this.with(dirAbs, await compileIgnoreRules(text, this.pace)) : this
   }
 
-  ignored(abs: string, isDir: boolean): boolean {
+  async ignored(abs: string, isDir: boolean): Promise<boolean> {
+    if (this.all) return true
     for (let i = this.frames.length - 1; i >= 0; i--) {
       const f = this.frames[i]!
       const rel = relative(f.base, abs).split(sep).join('/')
       if (!rel || rel.startsWith('..')) continue
-      const r = f.ig.test(isDir ? `${rel}/` : rel)
-      if (r.ignored) return true
-      if (r.unignored) return false
+      const verdict = await ruleVerdict(f.rules, rel, isDir, this.pace)
+      if (verdict !== undefined) return verdict
     }
     return false
   }

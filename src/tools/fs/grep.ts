@@ -1,5 +1,6 @@
 import { basename, resolve } from 'node:path'
 import { z } from 'zod'
+import { Pacer } from '../../util/pacer.js'
 import { bindNames, parseArgs, splitArgs } from '../args.js'
 import type { Json, Tool, ToolContext } from '../types.js'
 import { globMatcher } from './glob.js'
@@ -87,7 +88,13 @@ async function grep(
     const spec = { terms, ignoreCase, targets, context: a.context, maxHits: GREP_MAX_HITS, skip, jail }
     const explicit = new Set(targets.filter((t) => !t.dir).map((t) => t.abs))
     const include = globMatcher(list(a.include))
-    const keep = async (abs: string) => explicit.has(abs) || include(await guard.display(abs))
+    // Each include test costs up to the list's size times the path's (both the sandbox's):
+    // it lets the host's event loop run once a slice of that work has gone by.
+    const pace = new Pacer()
+    const keep = async (abs: string) => {
+      if (explicit.has(abs)) return true
+      return include.paced(await guard.display(abs), pace)
+    }
 
     const found = await engine.search(spec, ctx.signal)
     const files: FileHits[] = []

@@ -1,5 +1,6 @@
+import type { Dirent } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
-import { readdir } from 'node:fs/promises'
+import { opendir } from 'node:fs/promises'
 import { readCapped } from '../../confinement/beneath.js'
 import { checkpoint } from '../../util/check-use-hook.js'
 import { VisError } from '../../util/errors.js'
@@ -86,9 +87,28 @@ export function entryType(d: {
   return 'other'
 }
 
-// A shallow listing of a verified directory handle.
-export async function listDirectory(dir: FileHandle): Promise<{ [key: string]: Json }[]> {
-  const names = await readdir(at(dir), { withFileTypes: true })
+// A shallow listing of a verified directory handle, of at most `max` entries. A sandbox can fill
+// one directory with hundreds of thousands of empty files (no disk budget sees them): the entries
+// are read in batches off the event loop, and past `max` the rest are not read at all (so the
+// listing is then some `max` of them, sorted, not the first `max` by name).
+export async function listDirectory(
+  dir: FileHandle,
+  max: number,
+): Promise<{ entries: { [key: string]: Json }[]; truncated: boolean }> {
+  const d = await opendir(at(dir), { bufferSize: 256 })
+  const names: Dirent[] = []
+  let truncated = false
+  try {
+    for (let e = await d.read(); e; e = await d.read()) {
+      if (names.length === max) {
+        truncated = true
+        break
+      }
+      names.push(e)
+    }
+  } finally {
+    await d.close()
+  }
   names.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-  return names.map((d) => ({ name: d.name, type: entryType(d) }))
+  return { entries: names.map((e) => ({ name: e.name, type: entryType(e) })), truncated }
 }

@@ -39,7 +39,7 @@ async function entries(
     const abs = dirAbs === sep ? sep + d.name : dirAbs + sep + d.name
     if (opts.skip?.some((h) => isWithin(abs, h))) continue
     const type = entryType(d)
-    if (opts.gitignore && rules.ignored(abs, type === 'directory')) continue
+    if (opts.gitignore && (await rules.ignored(abs, type === 'directory'))) continue
     out.push({ name: d.name, abs, type })
   }
   return out.sort((a, b) => compareNames(a.name, b.name))
