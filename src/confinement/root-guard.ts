@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, lstatSync, openSync, readFileSync, readlinkSync, statfsSync } from 'node:fs'
+import { closeSync, fstatSync, openSync, readFileSync, readlinkSync, statfsSync } from 'node:fs'
 import { join, relative, resolve, sep } from 'node:path'
 import { isVisError, VisError } from '../util/errors.js'
 import { packageRoot } from '../util/home.js'
@@ -34,8 +34,8 @@ export type OpenedRoot = {
 
 export type OpenedRoots = { roots: OpenedRoot[]; close(): void }
 
-const O_PATH = 0o10000000
-const O_DIRECTORY = 0o200000
+export const O_PATH = 0o10000000
+export const O_DIRECTORY = 0o200000
 
 // Kernel filesystems whose files describe or steer the host (its processes' environments,
 // devices, cgroups, tracing) rather than hold a user's data.
@@ -382,43 +382,6 @@ export function homeMasks(roots: readonly OpenedRoot[]): string[] {
       if (home !== r.real) out.push(join(r.path, relative(r.real, home)))
   }
   return [...new Set(out)]
-}
-
-// A project's extension folder at the top of a root (`<root>/.vis/extensions`, there now as a real
-// folder): masked in every jail whatever the engine's project, so no session writes code that a
-// later `vis run` in that folder would load on the host. Defence in depth: what loads is gated
-// by the person's trust (src/extensions/trust.ts), which also covers folders made after the jail
-// started. A link there is left alone (masking through it could land elsewhere).
-export function projectExtensionMasks(roots: readonly OpenedRoot[]): string[] {
-  const out: string[] = []
-  for (const r of roots) {
-    const isDir = (rel: string) => {
-      try {
-        return lstatSync(`/proc/self/fd/${r.fd}/${rel}`).isDirectory()
-      } catch {
-        return false
-      }
-    }
-    if (r.fd >= 0 && isDir('.vis') && isDir('.vis/extensions')) out.push(join(r.path, '.vis', 'extensions'))
-  }
-  return out
-}
-
-// The same by path, for a session's policy (engine/worker-start.ts): the host file tools hide the
-// folder as the jail does, and a blank draft's empty lower layer gets its mount point.
-export function projectExtensionMasksFor(roots: readonly string[]): string[] {
-  const out: string[] = []
-  for (const r of roots) {
-    let fd = -1
-    try {
-      fd = openSync(resolve(r), O_PATH | O_DIRECTORY)
-      out.push(...projectExtensionMasks([{ path: resolve(r), real: realish(r), fd }]))
-    } catch {
-    } finally {
-      if (fd >= 0) closeSync(fd)
-    }
-  }
-  return out
 }
 
 // The same by path, for the host-side file tools: the vis homes inside these roots, as a client

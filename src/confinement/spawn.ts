@@ -17,7 +17,8 @@ import { openMounts } from './mount-pins.js'
 import { packageMounts, pinFds, realish, resolvedReadOnly } from './mount-sources.js'
 import { launcherPath } from './native.js'
 import { probe } from './probe.js'
-import { homeMasks, type OpenedRoot, openRoots, projectExtensionMasks, rootsChecked } from './root-guard.js'
+import { projectExtensionMasks } from './project-extension-masks.js'
+import { homeMasks, type OpenedRoot, openRoots, rootsChecked } from './root-guard.js'
 import { bubblewrapArgs, launcherArgs, missingPaths } from './sandbox-args.js'
 
 export type SpawnConfinedOptions = {

@@ -1,5 +1,6 @@
 import { draftMount } from '../confinement/draft-mount.js'
-import { homeMasksFor, pinRoots, projectExtensionMasksFor, rootChanged } from '../confinement/root-guard.js'
+import { projectExtensionMasksFor } from '../confinement/project-extension-masks.js'
+import { homeMasksFor, pinRoots, rootChanged } from '../confinement/root-guard.js'
 import type { Drafts } from '../drafts/drafts.js'
 import { draftDiffTool } from '../drafts/tool.js'
 import { clearDraftView, setDraftView } from '../drafts/view.js'
