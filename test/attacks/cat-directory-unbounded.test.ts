@@ -16,27 +16,11 @@
 // for more than a second and the whole listing comes back (a fix: page or cap cat's directory listing
 // as ls does).
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { after, test } from 'node:test'
-import { createEngine } from '../../src/engine/index.js'
-import { python } from '../sessions/helpers.js'
-import { worstStall } from './event-loop-stall.js'
-
-const made: string[] = []
-after(() => {
-  for (const d of made) rmSync(d, { recursive: true, force: true })
-})
+import { test } from 'node:test'
+import { inStallSession, worstStall } from './event-loop-stall.js'
 
 test("cat of a directory of many entries cannot stop the host's event loop", async () => {
-  const home = mkdtempSync(join(tmpdir(), 'vis-attack-cat-dir-home-'))
-  const root = mkdtempSync(join(tmpdir(), 'vis-attack-cat-dir-root-'))
-  made.push(home, root)
-  process.env.VIS_HOME = home
-  const engine = await createEngine({ home, python, pool: { size: 0 }, extensions: false })
-  try {
-    const s = await engine.createSession({ roots: [root] })
+  await inStallSession('cat-dir', async (engine, s) => {
     const w = await engine.runBlock(s.id, {
       code: [
         'import os',
@@ -62,7 +46,5 @@ test("cat of a directory of many entries cannot stop the host's event loop", asy
       `the host's event loop (every session, stream and request it serves) stood still for ${Math.round(worst)} ms ` +
         `answering one cat of a sandbox-made directory with all of its ${n} entries (no page, no cap)`,
     )
-  } finally {
-    await engine.close()
-  }
+  })
 })

@@ -15,27 +15,11 @@
 // for seconds (a fix: split lazily up to the page asked for, bound the line count, or yield while
 // splitting, or move the work off the loop).
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { after, test } from 'node:test'
-import { createEngine } from '../../src/engine/index.js'
-import { python } from '../sessions/helpers.js'
-import { worstStall } from './event-loop-stall.js'
-
-const made: string[] = []
-after(() => {
-  for (const d of made) rmSync(d, { recursive: true, force: true })
-})
+import { test } from 'node:test'
+import { inStallSession, worstStall } from './event-loop-stall.js'
 
 test("cat of a file of many short lines cannot stop the host's event loop", async () => {
-  const home = mkdtempSync(join(tmpdir(), 'vis-attack-cat-lines-home-'))
-  const root = mkdtempSync(join(tmpdir(), 'vis-attack-cat-lines-root-'))
-  made.push(home, root)
-  process.env.VIS_HOME = home
-  const engine = await createEngine({ home, python, pool: { size: 0 }, extensions: false })
-  try {
-    const s = await engine.createSession({ roots: [root] })
+  await inStallSession('cat-lines', async (engine, s) => {
     const w = await engine.runBlock(s.id, {
       code: "open('nl.txt', 'w').write('\\n' * 33_000_000)\nprint('ok')",
     })
@@ -54,7 +38,5 @@ test("cat of a file of many short lines cannot stop the host's event loop", asyn
       `the host's event loop (every session, stream and request it serves) stood still for ${Math.round(worst)} ms ` +
         'for one cat of a sandbox-written 31.5 MiB file of empty lines (one page answered)',
     )
-  } finally {
-    await engine.close()
-  }
+  })
 })

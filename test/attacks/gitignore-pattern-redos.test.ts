@@ -14,27 +14,11 @@
 // current code because the host's event loop stops for seconds (a fix: match ignore rules with the same
 // linear automaton as grep's include, or bound the rules' wildcards as for the include glob).
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { after, test } from 'node:test'
-import { createEngine } from '../../src/engine/index.js'
-import { python } from '../sessions/helpers.js'
-import { worstStall } from './event-loop-stall.js'
-
-const made: string[] = []
-after(() => {
-  for (const d of made) rmSync(d, { recursive: true, force: true })
-})
+import { test } from 'node:test'
+import { inStallSession, worstStall } from './event-loop-stall.js'
 
 test("a sandbox-written .gitignore cannot stop the host's event loop", async () => {
-  const home = mkdtempSync(join(tmpdir(), 'vis-attack-gitignore-home-'))
-  const root = mkdtempSync(join(tmpdir(), 'vis-attack-gitignore-root-'))
-  made.push(home, root)
-  process.env.VIS_HOME = home
-  const engine = await createEngine({ home, python, pool: { size: 0 }, extensions: false })
-  try {
-    const s = await engine.createSession({ roots: [root] })
+  await inStallSession('gitignore', async (engine, s) => {
     const w = await engine.runBlock(s.id, {
       code: [
         'import os',
@@ -60,7 +44,5 @@ test("a sandbox-written .gitignore cannot stop the host's event loop", async () 
       `the host's event loop (every session, stream and request it serves) stood still for ${Math.round(worst)} ms ` +
         `matching a sandbox-written .gitignore rule against a sandbox-made path (index: ${(r.block.stdout ?? '').trim()})`,
     )
-  } finally {
-    await engine.close()
-  }
+  })
 })

@@ -18,27 +18,11 @@
 // src/tools/fs/glob.ts: refused with tool.bad-glob) and paces the matching of what is allowed, so
 // the test also checks that the largest allowed list against the same path answers without a stall.
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { after, test } from 'node:test'
-import { createEngine } from '../../src/engine/index.js'
-import { python } from '../sessions/helpers.js'
-import { worstStall } from './event-loop-stall.js'
-
-const made: string[] = []
-after(() => {
-  for (const d of made) rmSync(d, { recursive: true, force: true })
-})
+import { test } from 'node:test'
+import { inStallSession, worstStall } from './event-loop-stall.js'
 
 test("a list of include globs cannot stop the host's event loop", async () => {
-  const home = mkdtempSync(join(tmpdir(), 'vis-attack-globlist-home-'))
-  const root = mkdtempSync(join(tmpdir(), 'vis-attack-globlist-root-'))
-  made.push(home, root)
-  process.env.VIS_HOME = home
-  const engine = await createEngine({ home, python, pool: { size: 0 }, extensions: false })
-  try {
-    const s = await engine.createSession({ roots: [root] })
+  await inStallSession('globlist', async (engine, s) => {
     const w = await engine.runBlock(s.id, {
       code: [
         'import os',
@@ -90,7 +74,5 @@ test("a list of include globs cannot stop the host's event loop", async () => {
       within.worst < 1000,
       `the host's event loop stood still for ${Math.round(within.worst)} ms matching an include list within its bounds`,
     )
-  } finally {
-    await engine.close()
-  }
+  })
 })

@@ -17,27 +17,11 @@
 // holding 'needle' and greps for it with that include; a host timer measures the longest gap
 // between its ticks. It fails on the current code because the host's event loop stops for seconds.
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { after, test } from 'node:test'
-import { createEngine } from '../../src/engine/index.js'
-import { python } from '../sessions/helpers.js'
-import { worstStall } from './event-loop-stall.js'
-
-const made: string[] = []
-after(() => {
-  for (const d of made) rmSync(d, { recursive: true, force: true })
-})
+import { test } from 'node:test'
+import { inStallSession, worstStall } from './event-loop-stall.js'
 
 test("grep's include glob cannot stop the host's event loop", async () => {
-  const home = mkdtempSync(join(tmpdir(), 'vis-attack-glob-home-'))
-  const root = mkdtempSync(join(tmpdir(), 'vis-attack-glob-root-'))
-  made.push(home, root)
-  process.env.VIS_HOME = home
-  const engine = await createEngine({ home, python, pool: { size: 0 }, extensions: false })
-  try {
-    const s = await engine.createSession({ roots: [root] })
+  await inStallSession('glob', async (engine, s) => {
     const w = await engine.runBlock(s.id, {
       code: "open('a' * 50, 'w').write('needle\\n')\nprint(len((await grep('needle'))['hits']))",
     })
@@ -61,7 +45,5 @@ test("grep's include glob cannot stop the host's event loop", async () => {
       `the host's event loop (every session, stream and request it serves) stood still for ${Math.round(worst)} ms ` +
         "matching a sandbox-chosen include glob against a sandbox-chosen file name (each extra '**a' multiplies it)",
     )
-  } finally {
-    await engine.close()
-  }
+  })
 })

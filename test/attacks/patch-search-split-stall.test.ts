@@ -18,27 +18,11 @@
 // current code because the host's event loop stops for seconds (a fix: bound the file size or the
 // line count the tolerant search will normalise, yield while normalising, or move it off the loop).
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { after, test } from 'node:test'
-import { createEngine } from '../../src/engine/index.js'
-import { python } from '../sessions/helpers.js'
-import { worstStall } from './event-loop-stall.js'
-
-const made: string[] = []
-after(() => {
-  for (const d of made) rmSync(d, { recursive: true, force: true })
-})
+import { test } from 'node:test'
+import { inStallSession, worstStall } from './event-loop-stall.js'
 
 test("patch's whitespace-tolerant search cannot stop the host's event loop before its budget counts", async () => {
-  const home = mkdtempSync(join(tmpdir(), 'vis-attack-patch-split-home-'))
-  const root = mkdtempSync(join(tmpdir(), 'vis-attack-patch-split-root-'))
-  made.push(home, root)
-  process.env.VIS_HOME = home
-  const engine = await createEngine({ home, python, pool: { size: 0 }, extensions: false })
-  try {
-    const s = await engine.createSession({ roots: [root] })
+  await inStallSession('patch-split', async (engine, s) => {
     const w = await engine.runBlock(s.id, {
       code: "open('big.txt', 'w').write('x y\\n' * 8_000_000)\nprint('ok')",
     })
@@ -62,7 +46,5 @@ test("patch's whitespace-tolerant search cannot stop the host's event loop befor
       `the host's event loop (every session, stream and request it serves) stood still for ${Math.round(worst)} ms ` +
         'splitting and normalising a sandbox-written 32 MB file for one patch search (before any comparison is counted)',
     )
-  } finally {
-    await engine.close()
-  }
+  })
 })

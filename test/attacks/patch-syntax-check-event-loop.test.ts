@@ -15,27 +15,11 @@
 // block; a timer in the host process measures the longest gap between its ticks while that runs.
 // It fails on the current code because the host's event loop stops for seconds.
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { after, test } from 'node:test'
-import { createEngine } from '../../src/engine/index.js'
-import { python } from '../sessions/helpers.js'
-import { worstStall } from './event-loop-stall.js'
-
-const made: string[] = []
-after(() => {
-  for (const d of made) rmSync(d, { recursive: true, force: true })
-})
+import { test } from 'node:test'
+import { inStallSession, worstStall } from './event-loop-stall.js'
 
 test("patch's syntax check of a sandbox-written .js file does not stop the host's event loop", async () => {
-  const home = mkdtempSync(join(tmpdir(), 'vis-attack-patch-loop-home-'))
-  const root = mkdtempSync(join(tmpdir(), 'vis-attack-patch-loop-root-'))
-  made.push(home, root)
-  process.env.VIS_HOME = home
-  const engine = await createEngine({ home, python, pool: { size: 0 }, extensions: false })
-  try {
-    const s = await engine.createSession({ roots: [root] })
+  await inStallSession('patch-loop', async (engine, s) => {
     // Warm up: the worker and the TypeScript module are loaded before the measurement.
     const w = await engine.runBlock(s.id, {
       code: "open('small.js', 'w').write('x = 1\\n')\nawait patch([{'path': 'small.js', 'search': 'x = 1', 'replace': 'x = 2'}])",
@@ -63,7 +47,5 @@ test("patch's syntax check of a sandbox-written .js file does not stop the host'
       r.block.stdout.slice(0, 300),
       /^unchecked: the file is \d+ bytes, over the 131072-byte limit for syntax checks/,
     )
-  } finally {
-    await engine.close()
-  }
+  })
 })
