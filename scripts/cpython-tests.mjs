@@ -18,6 +18,8 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..')
+// The platform seam (dist/distribution/platform.js): this machine's platform tag.
+const { platformTag } = await import(new URL('../dist/distribution/platform.js', import.meta.url).href)
 
 // signals, select/selectors, threading, processes, os, sockets, files, io, asyncio, and
 // every stdlib module the guest runtime (vis-guest/vis_guest) imports.
@@ -87,8 +89,10 @@ function stagedTree() {
   const base = join(process.env.VIS_PYTHON_STAGED_DIR ?? join(repo, 'cpython-dist'), minor)
   if (!existsSync(base))
     fail(`Python ${minor} is not staged under ${base} (vis runtime stage --python ${minor})`)
-  const platform = readdirSync(base).find((d) => existsSync(join(base, d, 'python', 'bin', `python${minor}`)))
-  if (!platform) fail(`no staged tree with bin/python${minor} under ${base}`)
+  // This machine's own tree: others (an arm64 one staged for a release) cannot run here.
+  const platform = platformTag()
+  if (!existsSync(join(base, platform, 'python', 'bin', `python${minor}`)))
+    fail(`no staged tree for ${platform} with bin/python${minor} under ${base}`)
   return { platform, root: join(base, platform, 'python') }
 }
 
