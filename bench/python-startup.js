@@ -4,18 +4,22 @@
 // counted as start-up cost. Prints the ratio (issue 33: within 2x).
 //   node bench/python-startup.js [runs]   (after `npm run build`)
 import { spawnSync } from 'node:child_process'
-import { existsSync, readdirSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { platformTag } from '../dist/distribution/platform.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const runs = Number(process.argv[2] ?? 9)
 
 export function stagedPython(minor = '3.11') {
   const dir = join(root, 'cpython-dist', minor)
-  const platform = existsSync(dir) ? readdirSync(dir)[0] : undefined
-  if (!platform) throw new Error(`CPython ${minor} is not staged in cpython-dist/`)
-  return join(dir, platform, 'python', 'bin', `python${minor}`)
+  // This machine's own tree (the platform seam's tag): one staged for another architecture (the
+  // release's arm64 tree) cannot be the yardstick here.
+  const python = join(dir, platformTag(), 'python', 'bin', `python${minor}`)
+  if (!existsSync(python))
+    throw new Error(`CPython ${minor} is not staged in cpython-dist/ for ${platformTag()}`)
+  return python
 }
 
 function time(cmd, args) {
