@@ -163,6 +163,16 @@ function fsTypeOf(fd: number): string | undefined {
   }
 }
 
+// The nearest `.vis` folder a path is, or lies in. Such a folder can only be reached through a root
+// above it, where the jail masks its `extensions` and the host file tools refuse it; a root inside it
+// would be judged from inside, where neither applies. Checked on the real and the lexical path, so
+// neither a link to it nor a link inside it gets around this.
+function visFolderAround(path: string): string | undefined {
+  const parts = path.split(sep)
+  const at = parts.lastIndexOf('.vis')
+  return at > 0 ? parts.slice(0, at + 1).join(sep) || sep : undefined
+}
+
 // Checks one opened root: what the fd names now, not what the path named a moment ago.
 function checkOpened(root: OpenedRoot, rules: RootRules, ctx: Context): void {
   const shown = root.path
@@ -177,6 +187,16 @@ function checkOpened(root: OpenedRoot, rules: RootRules, ctx: Context): void {
       'policy.root-vis-home',
       `Root ${shown} lies inside the vis home, which holds the server's database, logs and extensions. ` +
         'Name a directory outside it (a root that contains the home is allowed: the jail hides the home).',
+      { ...ctx, path: shown },
+    )
+  }
+  const visFolder = visFolderAround(root.real) ?? visFolderAround(resolve(shown))
+  if (visFolder !== undefined) {
+    throw new VisError(
+      'policy.root-in-vis-folder',
+      `Root ${shown} is or lies inside the .vis folder ${visFolder}, which holds a project's extensions and ` +
+        'settings that run or apply on the host outside every sandbox. Name the project folder itself (its ' +
+        '.vis folder is then masked in the jail) or a directory outside .vis.',
       { ...ctx, path: shown },
     )
   }

@@ -17,7 +17,8 @@ export type ExtensionSource = {
 }
 
 export type Discovery = {
-  // Extension directories that exist, project first (the order of sys.path in workers).
+  // Extension directories that exist, project first (the order of sys.path in workers); the
+  // project's is the trusted copy in the vis home.
   dirs: string[]
   sources: ExtensionSource[]
   // Global extensions hidden by a project one of the same name.
@@ -64,11 +65,14 @@ function scan(dir: string, scope: ExtensionScope): ExtensionSource[] {
 
 // Every *.py and <dir>/extension.py in ~/.vis/extensions and <project>/.vis/extensions.
 // Test files (test_*.py, *_test.py) and private names (_x.py) are not extensions.
-// A project's folder counts only when a person trusted its content as it is now (trust.ts).
+// A project's folder counts only when a person trusted its content as it is now (trust.ts), and
+// then through the copy of that content trust made: sources and dirs name the copy.
 export function discoverExtensions(opts: { home?: string; project?: string }): Discovery {
   const d = extensionDirs(opts)
   const trust = opts.project && d.project ? projectTrust(opts.home, opts.project, d.project) : undefined
-  const usable = trust?.state === 'trusted' ? d.project : undefined
+  // The copy of what was trusted, in the vis home (trust.ts): never the project folder, which
+  // sessions may write after it was hashed.
+  const usable = trust?.state === 'trusted' ? trust.copy : undefined
   const project = usable ? scan(usable, 'project') : []
   const global = scan(d.global, 'global')
   const taken = new Set(project.map((s) => s.key))

@@ -1,10 +1,16 @@
 import { createHash, randomBytes } from 'node:crypto'
 import {
+  closeSync,
+  constants,
+  fstatSync,
   mkdirSync,
+  mkdtempSync,
+  openSync,
   readdirSync,
   readFileSync,
   realpathSync,
   renameSync,
+  rmSync,
   statSync,
   writeFileSync,
 } from 'node:fs'
@@ -37,7 +43,8 @@ export type FolderDigest = { sha256: string; files: string[] }
 // What decides whether a project's extension folder loads.
 export type ProjectTrust =
   | { state: 'absent' }
-  | { state: 'trusted'; digest: FolderDigest }
+  // copy: the trusted bytes in the vis home, what workers put on sys.path (never the folder itself).
+  | { state: 'trusted'; digest: FolderDigest; copy: string }
   | { state: 'untrusted' | 'changed'; digest: FolderDigest; dir: string }
   | { state: 'unreadable'; dir: string; reason: string }
 
@@ -54,7 +61,9 @@ function projectKey(project: string): string {
 // Every file under dir (links followed: what they lead to is what Python would import), each as
 // its path relative to dir and its bytes. `__pycache__` is left out: the trusted workers never
 // read bytecode beside the sources (vis-guest/vis_ext/__init__.py sets a bytecode prefix in the vis home).
-export function folderDigest(dir: string): FolderDigest {
+// With `copyTo`, each file's bytes are written there as they are hashed: read once through one fd,
+// so the copy is exactly what the digest covers, whatever a session writes in the folder meanwhile.
+export function folderDigest(dir: string, copyTo?: string): FolderDigest {
   const h = createHash('sha256')
   const files: string[] = []
   const walk = (d: string, depth: number) => {
@@ -62,24 +71,66 @@ export function folderDigest(dir: string): FolderDigest {
     for (const name of readdirSync(d).sort()) {
       if (name === '__pycache__') continue
       const full = join(d, name)
-      const st = statSync(full)
       const rel = relative(dir, full)
-      if (st.isDirectory()) {
-        h.update(`d\0${rel}\0`)
-        walk(full, depth + 1)
-      } else if (st.isFile()) {
-        if (files.push(rel) > MAX_FILES) throw new Error(`${dir} holds more than ${MAX_FILES} files`)
-        const body = readFileSync(full)
-        h.update(`f\0${rel}\0${body.length}\0`)
-        h.update(body)
-      } else {
-        // A FIFO or device: nothing a person reviews, and reading it could hang the host.
-        throw new Error(`${full} is not a regular file or folder`)
+      // Non-blocking, so a FIFO planted there is refused below rather than hanging the host.
+      const fd = openSync(full, constants.O_RDONLY | constants.O_NONBLOCK)
+      try {
+        const st = fstatSync(fd)
+        if (st.isDirectory()) {
+          h.update(`d\0${rel}\0`)
+          if (copyTo) mkdirSync(join(copyTo, rel), { mode: 0o700 })
+        } else if (st.isFile()) {
+          if (files.push(rel) > MAX_FILES) throw new Error(`${dir} holds more than ${MAX_FILES} files`)
+          const body = readFileSync(fd)
+          h.update(`f\0${rel}\0${body.length}\0`)
+          h.update(body)
+          if (copyTo) writeFileSync(join(copyTo, rel), body, { mode: 0o600, flag: 'wx' })
+          continue
+        } else {
+          // A FIFO or device: nothing a person reviews, and reading it could hang the host.
+          throw new Error(`${full} is not a regular file or folder`)
+        }
+      } finally {
+        closeSync(fd)
       }
+      walk(full, depth + 1)
     }
   }
   walk(dir, 0)
   return { sha256: h.digest('hex'), files }
+}
+
+// Where trusted content is copied to: the vis home, which every jail masks, keyed by the digest.
+export const trustedCopiesDir = (home: string) => join(home, 'cache', 'trusted-extensions')
+
+// Copies dir into the vis home while hashing it; the copy is kept (and its path returned) only when
+// its digest is `expected`. The trusted workers import from the copy, never from the project folder:
+// a session that can write there (another engine's, a child rooted beside it, one that swapped a
+// link) changes nothing that runs, whenever it writes.
+function copyIfTrusted(
+  home: string,
+  dir: string,
+  expected: string | undefined,
+): { digest: FolderDigest; copy?: string } {
+  const parent = trustedCopiesDir(home)
+  mkdirSync(parent, { recursive: true, mode: 0o700 })
+  const tmp = mkdtempSync(join(parent, '.tmp-'))
+  try {
+    const digest = folderDigest(dir, tmp)
+    if (digest.sha256 !== expected || digest.files.length === 0) return { digest }
+    const copy = join(parent, digest.sha256)
+    try {
+      // Whole or not at all: a copy under its digest's name is always complete.
+      renameSync(tmp, copy)
+    } catch (err) {
+      // Another process made the same copy first: it holds the same bytes.
+      const code = (err as NodeJS.ErrnoException).code
+      if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw err
+    }
+    return { digest, copy }
+  } finally {
+    rmSync(tmp, { recursive: true, force: true })
+  }
 }
 
 function readTrust(home: string): TrustFile {
@@ -101,19 +152,20 @@ export function projectTrust(home: string | undefined, project: string, dir: str
     exists = statSync(dir).isDirectory()
   } catch {}
   if (!exists) return { state: 'absent' }
-  let digest: FolderDigest
+  let record: TrustFile['projects'][string] | undefined
   try {
-    digest = folderDigest(dir)
+    record = readTrust(visHome(home)).projects[projectKey(project)]
+  } catch {}
+  let digest: FolderDigest
+  let copy: string | undefined
+  try {
+    ;({ digest, copy } = copyIfTrusted(visHome(home), dir, record?.sha256))
   } catch (err) {
     return { state: 'unreadable', dir, reason: (err as Error).message }
   }
   // No file, nothing that could run: no trust to ask for.
   if (digest.files.length === 0) return { state: 'absent' }
-  let record: TrustFile['projects'][string] | undefined
-  try {
-    record = readTrust(visHome(home)).projects[projectKey(project)]
-  } catch {}
-  if (record?.sha256 === digest.sha256) return { state: 'trusted', digest }
+  if (copy) return { state: 'trusted', digest, copy }
   return { state: record ? 'changed' : 'untrusted', digest, dir }
 }
 

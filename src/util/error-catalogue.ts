@@ -302,6 +302,8 @@ export const ERROR_CATALOGUE = {
     400,
     'A root lies inside the vis-runtime package or a CPython the host runs.',
   ),
+  // A `.vis` folder holds what runs on the host (a project's extensions): never a root (root-guard.ts).
+  'policy.root-in-vis-folder': fail(400, 'A root is, or lies inside, a .vis folder.'),
   'policy.audit-unexpressible': fail(
     400,
     "An unjailed runtime's audit hook cannot express the session's network policy.",

@@ -182,16 +182,12 @@ test('a root inside an extension directory cannot be masked and is refused', asy
     () => reg!.maskFor([inner]),
     (e: { code?: string }) => e.code === 'ext.dirs-exposed',
   )
-  const s = await rt!.createSession({ roots: [inner] })
-  try {
-    await assert.rejects(reg!.bindInto(s), (e: { code?: string; message: string }) => {
-      assert.equal(e.code, 'ext.dirs-exposed')
-      assert.ok(e.message.includes(inner))
-      return true
-    })
-  } finally {
-    await s.dispose()
-  }
+  // A root inside a project's .vis folder is refused before any session exists (root-guard.ts).
+  await assert.rejects(rt!.createSession({ roots: [inner] }), (e: { code?: string; message: string }) => {
+    assert.equal(e.code, 'policy.root-in-vis-folder')
+    assert.ok(e.message.includes(inner))
+    return true
+  })
   assert.deepEqual(reg!.exposedDirs([home]), [global])
   assert.deepEqual(reg!.exposedDirs([root]), [])
 })

@@ -45,7 +45,12 @@ _path_dirs = []
 
 def _use_dirs(dirs):
     """Extension directories on sys.path (project first), so packages beside a file import.
-    Directories of an earlier load (another project) leave the path."""
+    Directories of an earlier load (another project, or an earlier trusted copy of this one)
+    leave the path, and so do the modules imported from them: a project's trusted copy is named
+    by its content, so an edited helper arrives as a new directory."""
+    for d in _path_dirs:
+        if d not in dirs:
+            _purge(d)
     for d in _path_dirs + list(dirs):
         while d in sys.path:
             sys.path.remove(d)
