@@ -7,18 +7,24 @@ import { O_DIRECTORY, O_PATH, type OpenedRoot } from './root-guard.js'
 // folder): masked in every jail whatever the engine's project, so no session writes code that a
 // later `vis run` in that folder would load on the host. Defence in depth: what loads is gated
 // by the person's trust (src/extensions/trust.ts), which also covers folders made after the jail
-// started. A link there is left alone (masking through it could land elsewhere).
+// started. Where `.vis/extensions` is a link, a mask on it would sit on the link's target and
+// leave the link itself to be replaced: the whole `.vis` folder holding the link is masked instead.
+// (What loads is the copy trust made in the vis home, so the target stays the person's to edit.)
 export function projectExtensionMasks(roots: readonly OpenedRoot[]): string[] {
   const out: string[] = []
   for (const r of roots) {
-    const isDir = (rel: string) => {
+    const kind = (rel: string) => {
       try {
-        return lstatSync(`/proc/self/fd/${r.fd}/${rel}`).isDirectory()
+        const st = lstatSync(`/proc/self/fd/${r.fd}/${rel}`)
+        return st.isDirectory() ? 'dir' : st.isSymbolicLink() ? 'link' : 'other'
       } catch {
-        return false
+        return 'none'
       }
     }
-    if (r.fd >= 0 && isDir('.vis') && isDir('.vis/extensions')) out.push(join(r.path, '.vis', 'extensions'))
+    if (r.fd < 0 || kind('.vis') !== 'dir') continue
+    const ext = kind('.vis/extensions')
+    if (ext === 'dir') out.push(join(r.path, '.vis', 'extensions'))
+    else if (ext === 'link') out.push(join(r.path, '.vis'))
   }
   return out
 }

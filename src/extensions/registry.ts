@@ -126,7 +126,9 @@ export class ExtensionRegistry {
         ext = { ...src, manifest: r.manifest, sha: r.sha, source: r.source, loadedAt: now }
       } else {
         const prev = this.loaded.get(src.key)
-        if (prev && prev.path === src.path) {
+        // The same file of the same folder: by scope and kind, since a project's path names the
+        // trusted copy (trust.ts), which is a new folder whenever the content changed.
+        if (prev && prev.scope === src.scope && prev.kind === src.kind) {
           warn(`${r.error}; the version loaded before keeps working`, true)
           ext = prev
         } else warn(r.error)

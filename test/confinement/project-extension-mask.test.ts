@@ -2,7 +2,16 @@
 // session of an engine with no project (a library's, or `vis serve` started elsewhere) cannot
 // read or add to another project's extensions. The rest of the root, and of .vis, stays as it was.
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
@@ -67,4 +76,37 @@ test("a session's jail masks an existing .vis/extensions in its root; the rest s
   assert.equal(readFileSync(join(root, '.vis', 'extensions', 'mine.py'), 'utf8'), 'SECRET = 1\n')
   assert.equal(readFileSync(join(root, 'notes.txt'), 'utf8'), 'ok')
   assert.equal(readFileSync(join(root, '.vis', 'prompts', 'fix.md'), 'utf8'), 'Fix it.')
+})
+
+test('a linked .vis/extensions cannot be replaced: the .vis folder holding the link is masked', async () => {
+  const home = mkdtempSync(join(tmpdir(), 'vis-projmask-home-'))
+  const root = mkdtempSync(join(tmpdir(), 'vis-projmask-root-'))
+  made.push(home, root)
+  process.env.VIS_HOME = home
+  mkdirSync(join(root, 'tools', 'vis-ext'), { recursive: true })
+  mkdirSync(join(root, '.vis'))
+  symlinkSync('../tools/vis-ext', join(root, '.vis', 'extensions'))
+  const engine = await createEngine({ home, python, pool: { size: 0 } })
+  try {
+    const s = await engine.createSession({ roots: [root] })
+    const r = await engine.runBlock(s.id, {
+      code: [
+        'import os',
+        'try:',
+        "    os.unlink('.vis/extensions')",
+        "    os.makedirs('.vis/extensions')",
+        "    print('replaced')",
+        'except OSError as e:',
+        "    print('refused', e.errno)",
+        "open('notes.txt', 'w').write('ok')",
+        "print('rest writable')",
+      ].join('\n'),
+    })
+    assert.equal(r.block.error, null, JSON.stringify(r.block.error))
+    assert.match(r.block.stdout ?? '', /^refused \d+\nrest writable\n$/)
+  } finally {
+    await engine.close()
+  }
+  assert.equal(readlinkSync(join(root, '.vis', 'extensions')), '../tools/vis-ext')
+  assert.equal(readFileSync(join(root, 'notes.txt'), 'utf8'), 'ok')
 })

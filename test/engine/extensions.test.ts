@@ -169,8 +169,9 @@ test('display formatting: code_display is formatted, the stored code stays as wr
 
 test('a root inside an extension directory is refused and leaves no session behind', async () => {
   const before = engine.listSessions().length
+  // Refused as a root inside the project's .vis folder, before any extension check (root-guard.ts).
   await assert.rejects(engine.createSession({ roots: [join(project, '.vis', 'extensions')] }), (e) =>
-    isVisError(e, 'ext.dirs-exposed'),
+    isVisError(e, 'policy.root-in-vis-folder'),
   )
   assert.equal(engine.listSessions().length, before)
 })

@@ -91,7 +91,9 @@ describe('extensions over HTTP', () => {
   test('a root inside an extension directory is a 400 with the envelope', async () => {
     const r = await call('POST', '/v1/sessions', { roots: [projectExt] })
     assert.equal(r.status, 400, r.text)
-    assert.equal(r.body.error.code, 'ext.dirs-exposed')
+    // A root inside the project's .vis folder: refused before any extension check (root-guard.ts).
+    assert.equal(r.body.error.code, 'policy.root-in-vis-folder')
+    assert.ok(r.body.error.message.includes('.vis folder'), r.body.error.message)
   })
 
   test('the OpenAPI document lists the extension routes and the display query', async () => {
