@@ -104,6 +104,32 @@ describe('roots that expose the server (HTTP)', () => {
     assert.equal(viaLink.body.error.code, 'policy.root-vis-home')
   })
 
+  test('a root that is or lies inside a project .vis folder is refused with 400 policy.root-in-vis-folder', async () => {
+    const project = join(ws, 'proj-with-vis')
+    mkdirSync(join(project, '.vis', 'extensions', 'pkg'), { recursive: true })
+    for (const root of [
+      join(project, '.vis'),
+      join(project, '.vis', 'extensions', 'pkg'),
+      `${project}/.vis/`,
+    ]) {
+      const r = await call('POST', '/v1/sessions', { roots: [root] })
+      assert.equal(r.status, 400, r.text)
+      assert.equal(r.body.error.code, 'policy.root-in-vis-folder')
+      assert.match(r.body.error.message, /Name the project folder itself/)
+    }
+    // Judged by where the root really is, and by the path given.
+    symlinkSync(join(project, '.vis', 'extensions'), join(ws, 'ext-link'))
+    const viaLink = await call('POST', '/v1/sessions', { roots: [join(ws, 'ext-link')] })
+    assert.equal(viaLink.body.error.code, 'policy.root-in-vis-folder')
+    // The project itself, and a folder merely named like it, are roots as before.
+    mkdirSync(join(ws, '.visible'))
+    for (const root of [project, join(ws, '.visible')]) {
+      const r = await call('POST', '/v1/sessions', { roots: [root] })
+      assert.equal(r.status, 201, `${root}: ${r.text}`)
+      await call('DELETE', `/v1/sessions/${r.body.id}`)
+    }
+  })
+
   test('a root that contains the vis home is allowed; the home is masked inside the jail', async () => {
     writeFileSync(join(base, 'mine.txt'), 'MINE\n')
     const hostFiles = readdirSync(home)
