@@ -21,7 +21,7 @@ const parsers = new Map<string, Promise<TreeParser>>()
 function missing(what: string, pkg: string, op: string, path: string, why?: string): VisError {
   return new VisError(
     'tool.no-grammar',
-    `${op}: ${what} is not available${why ? ` (${why})` : ''}, so '${path}' cannot be indexed; add it with \`npm install --save-optional ${pkg}\` (the offline kit carries it)`,
+    `${op}: ${what} is ${why ? `not usable (${why})` : 'not installed'}, so '${path}' cannot be indexed; add it with \`npm install --save-optional ${pkg}\` (the offline kit carries it)`,
     { op, path, package: pkg },
   )
 }
