@@ -81,8 +81,12 @@ export function packageMounts(
   return [...out]
 }
 
-// The distributions to bind: those that exist (bubblewrap cannot bind a missing source), and not
-// one inside a vis home, which the jail hides whole (a bind below the mask would show it again).
+// The distributions to bind: those that exist (bubblewrap cannot bind a missing source), not one
+// inside a vis home, which the jail hides whole (a bind below the mask would show it again), and not
+// one inside the package (the default staged directory), which is bound whole already.
 function mountedDistributions(): string[] {
-  return hostDistributions().filter((d) => existsSync(d) && homeAround(d) === undefined)
+  const pkg = realish(packageRoot)
+  return hostDistributions().filter(
+    (d) => existsSync(d) && homeAround(d) === undefined && d !== pkg && !d.startsWith(`${pkg}/`),
+  )
 }
