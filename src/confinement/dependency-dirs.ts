@@ -7,9 +7,12 @@ import { packageRoot } from '../util/home.js'
 // they may lie further up or in a store. The host loads its code from all of them, unconfined, so
 // each is as much "the package" as the package directory: bound read-only in a jail wherever it lies
 // inside a root (mount-sources.ts packageMounts), refused by the host file tools (tools/fs/paths.ts)
-// and refused as a root (root-guard.ts). The rule: the nearest enclosing node_modules directory
-// (by real path) of the package and of every package its dependency graph resolves to, the way
-// Node resolves them; a dependency outside any node_modules (npm link) counts by its own directory.
+// and refused as a root (root-guard.ts). The rule: EVERY enclosing node_modules directory (by real
+// path) of the package and of every package its dependency graph resolves to, the way Node resolves
+// them; a dependency outside any node_modules (npm link) counts by its own directory. Every one, not
+// the nearest: with pnpm the package lies in P/node_modules/.pnpm/<pkg>/node_modules, while
+// P/node_modules holds the link an application loads it through and .pnpm/node_modules is where
+// Node looks next for a name the package does not resolve itself.
 
 type Manifest = {
   dependencies?: Record<string, string>
@@ -48,11 +51,12 @@ export function resolvePackageDir(name: string, from: string): string | undefine
   }
 }
 
-// The nearest directory named node_modules at or above `dir`, or undefined.
-export function enclosingNodeModules(dir: string): string | undefined {
+// Every directory named node_modules at or above `dir`, nearest first.
+export function enclosingNodeModules(dir: string): string[] {
+  const out: string[] = []
   for (let d = dir; ; d = dirname(d)) {
-    if (basename(d) === 'node_modules') return d
-    if (dirname(d) === d) return undefined
+    if (basename(d) === 'node_modules') out.push(d)
+    if (dirname(d) === d) return out
   }
 }
 
@@ -65,7 +69,10 @@ export function dependencyDirs(pkg: string = packageRoot): string[] {
   const seen = new Set<string>([start])
   const queue = [start]
   const found = new Set<string>()
-  const note = (dir: string) => found.add(enclosingNodeModules(dir) ?? dir)
+  const note = (dir: string) => {
+    const around = enclosingNodeModules(dir)
+    for (const d of around.length > 0 ? around : [dir]) found.add(d)
+  }
   note(start)
   while (queue.length > 0) {
     const dir = queue.shift()!

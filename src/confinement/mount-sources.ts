@@ -1,9 +1,10 @@
-import { realpathSync } from 'node:fs'
+import { existsSync, realpathSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import type { ConfinementPolicy } from '../contracts/jail-policy.js'
 import { packageRoot } from '../util/home.js'
 import { hostDependencyDirs } from './dependency-dirs.js'
-import { type OpenedRoot, openBelow } from './root-guard.js'
+import { homeAround } from './protected-homes.js'
+import { hostDistributions, type OpenedRoot, openBelow } from './root-guard.js'
 import { hiddenMounts } from './sandbox-args.js'
 
 // Where each mount of a jail comes from: read-only paths at their real place, and the pins under
@@ -65,15 +66,27 @@ export function pinFds(
 // from it (dist/, node_modules/, the guest runtime, the CPython distribution, compileall), so
 // it is bound read-only on top of the root, never writable through it. The same for the
 // node_modules directories its dependencies load from (dependency-dirs.ts: hoisted beside it
-// when it is installed as a dependency).
+// when it is installed as a dependency), and every CPython distribution the host could run
+// (root-guard.ts hostDistributions: a whole staged directory, a checkout, VIS_PYTHON_HOME).
 export function packageMounts(
   roots: OpenedRoot[],
   pkg: string = packageRoot,
   dependencies: string[] = hostDependencyDirs(),
+  distributions: string[] = mountedDistributions(),
 ): string[] {
   const inside = (p: string, dir: string) => p === dir || p.startsWith(dir === '/' ? '/' : `${dir}/`)
   const out = new Set<string>()
-  for (const real of [realish(pkg), ...dependencies])
+  for (const real of [realish(pkg), ...dependencies, ...distributions])
     for (const r of roots) if (inside(real, r.real)) out.add(join(r.path, relative(r.real, real)))
   return [...out]
+}
+
+// The distributions to bind: those that exist (bubblewrap cannot bind a missing source), not one
+// inside a vis home, which the jail hides whole (a bind below the mask would show it again), and not
+// one inside the package (the default staged directory), which is bound whole already.
+function mountedDistributions(): string[] {
+  const pkg = realish(packageRoot)
+  return hostDistributions().filter(
+    (d) => existsSync(d) && homeAround(d) === undefined && d !== pkg && !d.startsWith(`${pkg}/`),
+  )
 }

@@ -1,5 +1,6 @@
 import { closeSync, fstatSync, openSync, readFileSync, readlinkSync, statfsSync } from 'node:fs'
 import { join, relative, resolve, sep } from 'node:path'
+import { distributionPlaces } from '../distribution/resolve.js'
 import { isVisError, VisError } from '../util/errors.js'
 import { packageRoot } from '../util/home.js'
 import { noteSessionRoot } from '../util/host-programs.js'
@@ -100,18 +101,16 @@ export function protectRuntimeTree(dir: string): void {
   runtimeTrees.add(resolve(dir))
 }
 function protectedRuntimeTrees(): { dir: string; strict: boolean }[] {
-  const env = process.env.VIS_PYTHON_HOME
+  const distributions = new Set([...runtimeTrees, ...distributionPlaces()].map((d) => realish(d)))
   return [
     // The package itself may be a root (bound read-only whole); only what lies below it is refused.
     { dir: realish(packageRoot), strict: true },
-    ...[...runtimeTrees, ...(env?.startsWith('/') ? [env] : [])].map((d) => ({
-      dir: realish(d),
-      strict: false,
-    })),
+    ...[...distributions].map((dir) => ({ dir, strict: false })),
   ]
 }
 
-// The CPython distributions the host runs (resolved for a worker, or named by VIS_PYTHON_HOME),
+// The CPython distributions the host runs or could run (resolved for a worker, and every place
+// distributionPlaces names: the staged directory, the per-user cache, a checkout, VIS_PYTHON_HOME),
 // real paths: the host file tools never change anything inside one (tools/fs/paths.ts), as the
 // jail binds each read-only. The package is not listed (the caller checks it on its own terms).
 export function hostDistributions(): string[] {

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs'
 import { join, resolve as resolvePath } from 'node:path'
 import { z } from 'zod'
 import { isVisError, VisError } from '../util/errors.js'
-import { packageRoot } from '../util/home.js'
+import { packageRoot, visHome } from '../util/home.js'
 import { validateBuildTree } from './checkout.js'
 import { cacheRoot, stagedMinors, stagedTreeRoot, treePaths } from './layout.js'
 import type { DistManifest } from './manifest.js'
@@ -81,6 +81,19 @@ function readEnv(env: NodeJS.ProcessEnv): VisEnv {
 
 export function stagedDir(opts: ResolveOptions = {}, env = readEnv(opts.env ?? process.env)): string {
   return resolvePath(opts.stagedDir ?? env.VIS_PYTHON_STAGED_DIR ?? join(packageRoot, 'cpython-dist'))
+}
+
+// Every place a distribution this host could run lives, existing or not, absolute: the staged
+// directory (every minor in it, not only the one resolved so far), the per-user cache, a checkout
+// and VIS_PYTHON_HOME. A later `vis python`, a worker of another minor or the trusted extension
+// worker runs any of them unconfined, so each is protected as a whole (root-guard.ts).
+export function distributionPlaces(env: NodeJS.ProcessEnv = process.env): string[] {
+  const named = [env.VIS_PYTHON_STAGED_DIR, env.VIS_PYTHON_CHECKOUT, env.VIS_PYTHON_HOME]
+  return [
+    stagedDir({ env: {} }),
+    join(visHome(), 'python', 'runtime'),
+    ...named.filter((v): v is string => v !== undefined && v !== '').map((v) => resolvePath(v)),
+  ]
 }
 
 export function distBaseUrl(env: NodeJS.ProcessEnv = process.env): string {

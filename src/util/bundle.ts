@@ -12,6 +12,7 @@ import {
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { packageRoot } from './home.js'
+import { loadEsbuild } from './optional-module.js'
 
 export type EntryOptions = {
   // The folder under <package>/.cache the bundle goes to: two levels below the package root,
@@ -61,7 +62,7 @@ export function entryScript(
 }
 
 async function bundle(source: string, name: string, options: EntryOptions): Promise<string> {
-  const esbuild = await import('esbuild')
+  const esbuild = await loadEsbuild()
   const out = await esbuild.build({
     entryPoints: [source],
     bundle: true,

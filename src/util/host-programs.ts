@@ -41,7 +41,8 @@ export function noteSessionRoot(real: string): void {
 
 const within = (p: string, dir: string) => p === dir || p.startsWith(dir === sep ? sep : dir + sep)
 
-function inSessionRoot(path: string): string | undefined {
+// The session root that holds `path` (by its path, its real path or its parent's), if any.
+export function inSessionRoot(path: string): string | undefined {
   let real = path
   try {
     real = realpathSync(path)

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import { readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { z } from 'zod'
+import { loadEsbuild } from '../util/optional-module.js'
 
 // The built worker entry as ONE CommonJS file (dist/worker/child.cjs), made by
 // `npm run build` beside the tsc output.
@@ -48,7 +49,7 @@ export function freshBundle(workerDir: string): string | undefined {
 
 // Bundles workerDir/child.js (a tsc output) into workerDir/child.cjs and its manifest.
 export async function bundleChild(workerDir: string): Promise<{ bundle: string; inputs: number }> {
-  const esbuild = await import('esbuild')
+  const esbuild = await loadEsbuild()
   const entry = join(workerDir, 'child.js')
   const out = await esbuild.build({
     entryPoints: [entry],

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process'
 import { extname } from 'node:path'
 import { VisError } from '../../util/errors.js'
 import { hostProgramPath } from '../../util/host-programs.js'
+import { importOptional } from '../../util/optional-module.js'
 import { Slots } from './check-slots.js'
 import { findHostPython } from './python.js'
 
@@ -59,7 +60,9 @@ export async function checkSyntax(path: string, text: string): Promise<SyntaxRes
   }
   if (kind === 'script') {
     await new Promise((resolve) => setImmediate(resolve))
-    return { error: await scriptError(path, text) }
+    const ts = await importOptional<{ default: typeof import('typescript') }>('typescript')
+    if (ts.absent !== undefined) return { unchecked: `the host has no TypeScript parser: ${ts.absent}` }
+    return { error: scriptError(ts.module.default, path, text) }
   }
   return pyCheckers.run(
     () => pythonCheck(path, text),
@@ -72,8 +75,7 @@ export async function checkSyntax(path: string, text: string): Promise<SyntaxRes
   )
 }
 
-async function scriptError(path: string, text: string): Promise<string | undefined> {
-  const ts = (await import('typescript')).default
+function scriptError(ts: typeof import('typescript'), path: string, text: string): string | undefined {
   // transpileModule reports syntactic diagnostics only, which is what we want.
   const out = ts.transpileModule(text, {
     fileName: path,

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module'
 import { VisError } from '../../util/errors.js'
+import { importOptional, optionalModuleRefusal } from '../../util/optional-module.js'
 import type { LanguageSpec } from './languages.js'
 import type { TreeParser } from './syntax-node.js'
 
@@ -17,29 +18,37 @@ const require = createRequire(import.meta.url)
 let runtime: Promise<TreeSitterModule> | undefined
 const parsers = new Map<string, Promise<TreeParser>>()
 
-function missing(what: string, pkg: string, op: string, path: string): VisError {
+function missing(what: string, pkg: string, op: string, path: string, why?: string): VisError {
   return new VisError(
     'tool.no-grammar',
-    `${op}: ${what} is not installed, so '${path}' cannot be indexed; add it with \`npm install --save-optional ${pkg}\` (the offline kit carries it)`,
+    `${op}: ${what} is ${why ? `not usable (${why})` : 'not installed'}, so '${path}' cannot be indexed; add it with \`npm install --save-optional ${pkg}\` (the offline kit carries it)`,
     { op, path, package: pkg },
   )
 }
 
 function loadRuntime(op: string, path: string): Promise<TreeSitterModule> {
   runtime ??= (async () => {
-    // A variable specifier: the package is optional, and its absence is a message, not a
-    // failed build.
-    const name = RUNTIME_PACKAGE
-    const mod = (await import(name)) as TreeSitterModule
-    await mod.Parser.init()
-    return mod
+    // The package is optional: its absence (or a copy the host will not load) is a message.
+    const found = await importOptional<TreeSitterModule>(RUNTIME_PACKAGE)
+    if (found.absent !== undefined) throw new RuntimeAbsent(found.absent)
+    await found.module.Parser.init()
+    return found.module
   })()
   return runtime.catch((err) => {
     runtime = undefined
-    if (isNotFound(err)) throw missing(`the parser runtime '${RUNTIME_PACKAGE}'`, RUNTIME_PACKAGE, op, path)
+    if (err instanceof RuntimeAbsent || isNotFound(err))
+      throw missing(
+        `the parser runtime '${RUNTIME_PACKAGE}'`,
+        RUNTIME_PACKAGE,
+        op,
+        path,
+        err instanceof RuntimeAbsent ? err.message : undefined,
+      )
     throw err
   })
 }
+
+class RuntimeAbsent extends Error {}
 
 function isNotFound(err: unknown): boolean {
   const code = (err as NodeJS.ErrnoException | undefined)?.code
@@ -47,9 +56,12 @@ function isNotFound(err: unknown): boolean {
 }
 
 // The grammar's WASM file, or undefined when its package is not installed.
+// A grammar inside a session's root counts as absent (optional-module.ts says why).
 export function grammarFile(lang: LanguageSpec): string | undefined {
+  const specifier = `${lang.package}/${lang.wasm}`
   try {
-    return require.resolve(`${lang.package}/${lang.wasm}`)
+    const file = require.resolve(specifier)
+    return optionalModuleRefusal(specifier, file) === undefined ? file : undefined
   } catch {
     return undefined
   }

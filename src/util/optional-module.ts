@@ -1,0 +1,68 @@
+import { realpathSync } from 'node:fs'
+import { sep } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { hostDependencyDirs } from '../confinement/dependency-dirs.js'
+import { packageRoot } from './home.js'
+import { inSessionRoot } from './host-programs.js'
+
+// The host imports a few packages only when a call needs them and only if they are installed
+// (typescript for patch's syntax check, web-tree-sitter and the grammars for index, esbuild for
+// bundles). Node looks a bare name up in EVERY ancestor's node_modules, nearest first, and some of
+// those may lie inside a session's root, where a sandbox can write a package of that name: the host
+// would run it unconfined. So each such import resolves the name first, refuses a file inside any
+// root a session of this process opened (unless it lies in the package or a dependency directory,
+// which every jail binds read-only), and then imports that exact file, so a package planted nearer
+// after the check is never the one loaded.
+
+export type OptionalModule<T> = { module: T; absent?: undefined } | { module?: undefined; absent: string }
+
+const within = (p: string, dir: string) => p === dir || p.startsWith(dir === sep ? sep : dir + sep)
+
+function real(p: string): string {
+  try {
+    return realpathSync(p)
+  } catch {
+    return p
+  }
+}
+
+// Why the file at `path` (resolved for `specifier`) must not be loaded, or undefined when it may.
+export function optionalModuleRefusal(specifier: string, path: string): string | undefined {
+  const at = real(path)
+  if (inSessionRoot(at) === undefined) return undefined
+  if ([real(packageRoot), ...hostDependencyDirs()].some((d) => within(at, d))) return undefined
+  return (
+    `'${specifier}' resolves to a copy inside a session's root, which a sandbox can write, so the host ` +
+    'does not load it; install it beside vis-runtime (in its own node_modules) instead'
+  )
+}
+
+function notFound(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code
+  return (
+    code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND' || code === 'ERR_PACKAGE_PATH_NOT_EXPORTED'
+  )
+}
+
+// Resolves and loads `specifier` the way the package's own modules would, or says why not.
+export async function importOptional<T>(specifier: string): Promise<OptionalModule<T>> {
+  let url: string
+  try {
+    url = import.meta.resolve(specifier)
+  } catch (err) {
+    if (notFound(err)) return { absent: `'${specifier}' is not installed` }
+    throw err
+  }
+  if (!url.startsWith('file:')) return { module: (await import(url)) as T }
+  const refusal = optionalModuleRefusal(specifier, fileURLToPath(url))
+  if (refusal) return { absent: refusal }
+  return { module: (await import(pathToFileURL(real(fileURLToPath(url))).href)) as T }
+}
+
+// esbuild (a development dependency) bundles the worker's entry when present; callers fall back to
+// the module graph when this throws.
+export async function loadEsbuild(): Promise<typeof import('esbuild')> {
+  const found = await importOptional<typeof import('esbuild')>('esbuild')
+  if (found.absent !== undefined) throw new Error(`cannot bundle: ${found.absent}`)
+  return found.module
+}
