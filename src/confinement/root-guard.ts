@@ -1,12 +1,12 @@
 import { closeSync, fstatSync, openSync, readFileSync, readlinkSync, statfsSync } from 'node:fs'
 import { join, relative, resolve, sep } from 'node:path'
 import { distributionPlaces } from '../distribution/resolve.js'
+import { hostDependencyDirs } from '../util/dependency-dirs.js'
 import { isVisError, VisError } from '../util/errors.js'
 import { packageRoot } from '../util/home.js'
 import { noteSessionRoot } from '../util/host-programs.js'
 import { realish } from '../util/real-path.js'
 import { openAt2, STRICT } from './beneath.js'
-import { hostDependencyDirs } from './dependency-dirs.js'
 import { homeAround, homesInside } from './protected-homes.js'
 
 // Where a root may come from. Every jail that mounts roots (a session's worker, a warm-pool

@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs'
 import { sep } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { hostDependencyDirs } from '../confinement/dependency-dirs.js'
+import { hostDependencyDirs } from './dependency-dirs.js'
 import { packageRoot } from './home.js'
 import { inSessionRoot } from './host-programs.js'
 

@@ -2,9 +2,9 @@ import { constants as C } from 'node:fs'
 import { type FileHandle, lstat, open, readlink, realpath } from 'node:fs/promises'
 import { basename, dirname, isAbsolute, resolve, sep } from 'node:path'
 import { atFd, closeFd, openAt2, RESOLVE_IN_ROOT, RESOLVE_NO_MAGICLINKS } from '../../confinement/beneath.js'
-import { hostDependencyDirs } from '../../confinement/dependency-dirs.js'
 import { hostDistributions, rootChanged, rootIdentity } from '../../confinement/root-guard.js'
 import { checkpoint } from '../../util/check-use-hook.js'
+import { hostDependencyDirs } from '../../util/dependency-dirs.js'
 import { VisError } from '../../util/errors.js'
 import { packageRoot } from '../../util/home.js'
 import { realish } from '../../util/real-path.js'
@@ -164,7 +164,7 @@ export class PathGuard {
   }
 
   // The node_modules directories the host loads the package's dependencies from (hoisted beside
-  // it when vis-runtime is a project's dependency: confinement/dependency-dirs.ts), read-only in
+  // it when vis-runtime is a project's dependency: util/dependency-dirs.ts), read-only in
   // the jail likewise: a rewritten dependency would run in the next host process, unconfined.
   private refuseDependencyDir(real: string, path: string, op: string, above: boolean): void {
     const dir = hostDependencyDirs().find((d) => isWithin(real, d) || (above && isWithin(d, real)))

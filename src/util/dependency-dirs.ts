@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, realpathSync } from 'node:fs'
 import { basename, dirname, join, sep } from 'node:path'
-import { packageRoot } from '../util/home.js'
+import { packageRoot } from './home.js'
 
 // Installed as a dependency, vis-runtime's own dependencies are hoisted beside it
 // (P/node_modules/better-sqlite3 next to P/node_modules/vis-runtime), and with pnpm or workspaces

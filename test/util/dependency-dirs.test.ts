@@ -1,4 +1,4 @@
-// Where the host loads vis-runtime's dependencies from (src/confinement/dependency-dirs.ts), for
+// Where the host loads vis-runtime's dependencies from (src/util/dependency-dirs.ts), for
 // the layouts npm, workspaces, pnpm and `npm link` make: those directories are what the jail binds
 // read-only and the host file tools refuse. Real directory trees on disk.
 import assert from 'node:assert/strict'
@@ -6,8 +6,8 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
-import { dependencyDirs } from '../../src/confinement/dependency-dirs.js'
 import { packageMounts } from '../../src/confinement/mount-sources.js'
+import { dependencyDirs } from '../../src/util/dependency-dirs.js'
 
 const made: string[] = []
 after(() => {
