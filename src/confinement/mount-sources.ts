@@ -4,7 +4,8 @@ import type { ConfinementPolicy } from '../contracts/jail-policy.js'
 import { hostDependencyDirs } from '../util/dependency-dirs.js'
 import { packageRoot } from '../util/home.js'
 import { homeAround } from './protected-homes.js'
-import { hostDistributions, type OpenedRoot, openBelow } from './root-guard.js'
+import { type OpenedRoot, openBelow } from './root-guard.js'
+import { hostDistributions } from './runtime-trees.js'
 import { hiddenMounts } from './sandbox-args.js'
 
 // Where each mount of a jail comes from: read-only paths at their real place, and the pins under
@@ -67,7 +68,7 @@ export function pinFds(
 // it is bound read-only on top of the root, never writable through it. The same for the
 // node_modules directories its dependencies load from (dependency-dirs.ts: hoisted beside it
 // when it is installed as a dependency), and every CPython distribution the host could run
-// (root-guard.ts hostDistributions: a whole staged directory, a checkout, VIS_PYTHON_HOME).
+// (runtime-trees.ts hostDistributions: a whole staged directory, a checkout, VIS_PYTHON_HOME).
 export function packageMounts(
   roots: OpenedRoot[],
   pkg: string = packageRoot,

@@ -1,6 +1,5 @@
 import { closeSync, fstatSync, openSync, readFileSync, readlinkSync, statfsSync } from 'node:fs'
 import { join, relative, resolve, sep } from 'node:path'
-import { distributionPlaces } from '../distribution/resolve.js'
 import { hostDependencyDirs } from '../util/dependency-dirs.js'
 import { isVisError, VisError } from '../util/errors.js'
 import { packageRoot } from '../util/home.js'
@@ -8,6 +7,7 @@ import { noteSessionRoot } from '../util/host-programs.js'
 import { realish } from '../util/real-path.js'
 import { openAt2, STRICT } from './beneath.js'
 import { homeAround, homesInside } from './protected-homes.js'
+import { protectedRuntimeTrees } from './runtime-trees.js'
 
 // Where a root may come from. Every jail that mounts roots (a session's worker, a warm-pool
 // refill, a shell call's tool jail, a child session) goes through openRoots: each root is
@@ -89,35 +89,6 @@ const SYSTEM_DIRS = ['/proc', '/sys', '/dev', '/run']
 const within = (a: string, b: string) => a === b || a.startsWith(b.endsWith(sep) ? b : b + sep)
 
 type Context = { sessionId?: string; op?: string }
-
-// The trees the host runs code from: the vis-runtime package (its JavaScript, the guest runtime,
-// the staged CPython distributions) and every CPython distribution a worker runs, wherever it
-// lives (VIS_PYTHON_HOME, a fetched one in a cache). `vis python` and every worker import from
-// them unconfined, so a root inside one (a .pth planted in its site-packages runs on the host)
-// is refused. A root that CONTAINS the package is allowed: the jail binds the package read-only
-// over it (mount-sources.ts packageMounts).
-const runtimeTrees = new Set<string>()
-export function protectRuntimeTree(dir: string): void {
-  runtimeTrees.add(resolve(dir))
-}
-function protectedRuntimeTrees(): { dir: string; strict: boolean }[] {
-  const distributions = new Set([...runtimeTrees, ...distributionPlaces()].map((d) => realish(d)))
-  return [
-    // The package itself may be a root (bound read-only whole); only what lies below it is refused.
-    { dir: realish(packageRoot), strict: true },
-    ...[...distributions].map((dir) => ({ dir, strict: false })),
-  ]
-}
-
-// The CPython distributions the host runs or could run (resolved for a worker, and every place
-// distributionPlaces names: the staged directory, the per-user cache, a checkout, VIS_PYTHON_HOME),
-// real paths: the host file tools never change anything inside one (tools/fs/paths.ts), as the
-// jail binds each read-only. The package is not listed (the caller checks it on its own terms).
-export function hostDistributions(): string[] {
-  return protectedRuntimeTrees()
-    .filter((t) => !t.strict)
-    .map((t) => t.dir)
-}
 
 // The refusals that need no filesystem: the same for a path and for what it resolves to.
 export function lexicalRefusal(path: string, shown: string, ctx: Context): VisError | undefined {

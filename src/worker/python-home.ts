@@ -1,4 +1,4 @@
-import { protectRuntimeTree } from '../confinement/root-guard.js'
+import { protectRuntimeTree } from '../confinement/runtime-trees.js'
 import { resolveDistribution } from '../distribution/resolve.js'
 
 export type PythonHome = { root: string; minor: string; executable: string }
