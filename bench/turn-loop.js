@@ -3,7 +3,7 @@
 // neither the model request nor the block: persisting the iteration and its usage, submitting
 // and recording the block, rendering what the model reads, events. Reported, never asserted.
 //
-//   npm run build && node --import tsx bench/turn-loop.js [--turns N] [--iterations N] [--durability normal|full] [--json]
+//   npm run build && node --import tsx bench/turn-loop.js [--turns N] [--iterations N] [--durability normal|full] [--double process|in-process] [--json]
 //
 // The model is the provider double (a loopback server speaking Chat Completions) through the
 // official SDK; each request's time is measured around the provider and subtracted, as is each
@@ -20,5 +20,6 @@ const result = await measureTurnLoop({
   turns: Number(opt('--turns', 30)),
   iterations: Number(opt('--iterations', 8)),
   durability: opt('--durability', 'normal'),
+  double: opt('--double', 'process'),
 })
 console.log(argv.includes('--json') ? JSON.stringify(result) : formatTurnLoop(result))

@@ -9,7 +9,9 @@
 //   the provider adapter included (issue 34).
 // CPU beside it: this process's user + system time per iteration, less the median of a direct SDK
 // call's and the mean of a trivial block's (engine.runBlock on the same session). The double runs
-// in this process, so its own CPU is in the iteration and in the SDK call alike.
+// in a process of its own (provider-double-process.js): its work is a hosted model's, not the
+// loop's. `double: 'in-process'` measures as sessions 11-13 did, its CPU counted in this process
+// (more in an iteration than in the SDK call, as the loop's requests carry the whole history).
 //
 // The store runs with durability `normal` by default: with `full` every commit is an fsync, and
 // the figure then measures the disk, not the loop.
@@ -40,18 +42,21 @@ export async function measureTurnLoop({
   durability = 'normal',
   python,
   dist,
+  double: where = 'process',
 } = {}) {
   const { agentFor, loadAgentConfig, createProvider, resolveModel } = await built('agent/index.js', dist)
   const { PYTHON_TOOL } = await built('agent/providers/types.js', dist)
   const { createEngine } = await built('engine/index.js', dist)
   const { ProviderDouble, pyCall } = await import('../../test/agent/double.ts')
+  const { startDoubleInProcess, startDoubleProcess } = await import('./provider-double-process.js')
   const { default: OpenAI } = await import('openai')
 
   const home = mkdtempSync(join(tmpdir(), 'vis-bench-turn-home-'))
   const root = mkdtempSync(join(tmpdir(), 'vis-bench-turn-root-'))
   const savedHome = process.env.VIS_HOME
   process.env.VIS_HOME = home
-  const double = await new ProviderDouble().start()
+  const double =
+    where === 'in-process' ? await startDoubleInProcess(ProviderDouble) : await startDoubleProcess()
   const engine = await createEngine({ home, python, pool: { size: 0 }, extensions: false, durability })
   try {
     const config = loadAgentConfig({
@@ -80,7 +85,12 @@ export async function measureTurnLoop({
     }
 
     const marks = []
-    agent.subscribe(id, (ev) => marks.push({ type: ev.type, t: performance.now(), cpu: cpuMs() }))
+    // Only the events the figures need: process.cpuUsage() is a system call, and on every
+    // model.delta (a streamed reply is dozens) it put the bench's own cost into the loop's CPU.
+    const marked = new Set(['iteration.started', 'turn.completed', 'block.started', 'block.ended'])
+    agent.subscribe(id, (ev) => {
+      if (marked.has(ev.type)) marks.push({ type: ev.type, t: performance.now(), cpu: cpuMs() })
+    })
 
     // Baselines, measured between the turns so they see the same machine. A trivial block
     // through the same engine and session:
@@ -95,19 +105,24 @@ export async function measureTurnLoop({
         blockCpu.push(cpuMs() - c0)
       }
     }
-    // The SDK on its own: one streamed Chat Completions request with the python tool, answered
-    // with a tool call, read to its end.
+    // The SDK on its own: one streamed Chat Completions request, answered with a tool call, read
+    // to its end. It sends what the loop sent in the middle of the turn just run (the same
+    // messages and tools, so the same body to encode and write: the session's history grows with
+    // every turn); before the first turn, a system prompt and a task with the python tool.
     const sdk = new OpenAI({ baseURL: double.openaiURL, apiKey: 'x' })
+    let request = {
+      messages: [
+        { role: 'system', content: 'You write Python.' },
+        { role: 'user', content: 'bench' },
+      ],
+      tools: [{ type: 'function', function: { ...PYTHON_TOOL } }],
+    }
     const sdkCall = async () => {
       const stream = await sdk.chat.completions.create({
         model: 'bench',
-        messages: [
-          { role: 'system', content: 'You write Python.' },
-          { role: 'user', content: 'bench' },
-        ],
+        ...request,
         stream: true,
         stream_options: { include_usage: true },
-        tools: [{ type: 'function', function: { ...PYTHON_TOOL } }],
       })
       let args = ''
       for await (const chunk of stream)
@@ -117,7 +132,7 @@ export async function measureTurnLoop({
     const sdkMs = []
     const sdkCpu = []
     const sdkCalls = async (n) => {
-      double.script([], { calls: [pyCall('x = 1')] })
+      await double.script([], { calls: [pyCall('x = 1')] })
       for (let i = 0; i < n; i++) {
         const c0 = cpuMs()
         const t0 = performance.now()
@@ -125,7 +140,7 @@ export async function measureTurnLoop({
         sdkMs.push(performance.now() - t0)
         sdkCpu.push(cpuMs() - c0)
       }
-      double.script([], undefined)
+      await double.script([], undefined)
     }
     await blocks(20)
     await sdkCalls(20)
@@ -141,7 +156,7 @@ export async function measureTurnLoop({
     // records, its usage, the answer) is loop overhead as well, spread over its iterations.
     const whole = []
     for (let turn = 0; turn < turns + 2; turn++) {
-      double.script([
+      await double.script([
         ...Array.from({ length: iterations - 1 }, (_, i) => ({ calls: [pyCall(`x = ${i}`)] })),
         { text: 'done' },
       ])
@@ -153,6 +168,7 @@ export async function measureTurnLoop({
       const turnWall = performance.now() - t0
       const turnCpu = cpuMs() - c0
       if (r.status !== 'done') throw new Error(`turn ${r.status}: ${JSON.stringify(r.error)}`)
+      request = (await double.middle()) ?? request
       await blocks(iterations)
       await sdkCalls(iterations)
       if (turn < 2) {
@@ -188,6 +204,7 @@ export async function measureTurnLoop({
     const q = (xs) => ({ p50: percentile(xs, 50), p90: percentile(xs, 90), p99: percentile(xs, 99) })
     return {
       durability,
+      double: where,
       load_average_1m: loadavg()[0],
       turns,
       iterations_per_turn: iterations,
@@ -196,7 +213,13 @@ export async function measureTurnLoop({
       overhead_vs_sdk_ms: q(vsSdk),
       cpu_overhead_ms: q(cpuOver),
       turn_overhead_per_iteration_ms: { wall: q(turnWallOver), cpu: q(turnCpuOver) },
-      sdk_direct_ms: { p50: sdkP50, p99: percentile(sdkMs, 99), cpu_p50: sdkCpuP50 },
+      sdk_direct_ms: {
+        p50: sdkP50,
+        p99: percentile(sdkMs, 99),
+        cpu_p50: sdkCpuP50,
+        // The last request it sent (the loop's middle request of the last turn), in JSON bytes.
+        request_bytes: Buffer.byteLength(JSON.stringify(request)),
+      },
       baseline_block_roundtrip_ms: {
         p50: percentile(blockRt, 50),
         p99: percentile(blockRt, 99),
@@ -222,14 +245,14 @@ export function formatTurnLoop(r) {
   const row = (label, x) =>
     `  ${label.padEnd(30)} p50 ${f(x.p50)} ms   p90 ${f(x.p90)} ms   p99 ${f(x.p99)} ms`
   return [
-    `agent loop overhead per iteration (${r.samples} iterations, durability ${r.durability}, load ${r.load_average_1m.toFixed(1)})`,
+    `agent loop overhead per iteration (${r.samples} iterations, durability ${r.durability}, double ${r.double === 'in-process' ? 'in this process' : 'in its own process'}, load ${r.load_average_1m.toFixed(1)})`,
     row('loop (model and block out)', r.overhead_ms),
     row('vs the SDK direct (wall)', r.overhead_vs_sdk_ms),
     row('vs the SDK direct (CPU)', r.cpu_overhead_ms),
     row('whole turn ÷ iterations (wall)', r.turn_overhead_per_iteration_ms.wall),
     row('whole turn ÷ iterations (CPU)', r.turn_overhead_per_iteration_ms.cpu),
     `  (target, whole turns: ≤ ${r.target_ms} ms wall, ≤ ${r.target_cpu_ms} ms CPU at p50: ${r.within_target ? 'met' : 'NOT met'})`,
-    `  the SDK calling the double directly   p50 ${f(r.sdk_direct_ms.p50)} ms   p99 ${f(r.sdk_direct_ms.p99)} ms   CPU ${f(r.sdk_direct_ms.cpu_p50)} ms`,
+    `  the SDK calling the double directly   p50 ${f(r.sdk_direct_ms.p50)} ms   p99 ${f(r.sdk_direct_ms.p99)} ms   CPU ${f(r.sdk_direct_ms.cpu_p50)} ms   (its last request ${r.sdk_direct_ms.request_bytes} B, as the loop sent it)`,
     `  a trivial block's round trip         p50 ${f(r.baseline_block_roundtrip_ms.p50)} ms   p99 ${f(r.baseline_block_roundtrip_ms.p99)} ms   CPU ${f(r.baseline_block_roundtrip_ms.cpu)} ms`,
   ].join('\n')
 }

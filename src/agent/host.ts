@@ -27,7 +27,7 @@ import { AgentSession } from './session.js'
 import { SubLoopConfigSchema, SubLoops, type TurnParent } from './sub-loop.js'
 import { expandTemplate } from './templates.js'
 import { modelRef } from './transcript.js'
-import { addUsage, type CostedUsage, costed } from './usage.js'
+import { type CostedUsage, costed } from './usage.js'
 
 export type TurnOptions = {
   // <provider>/<model>; default VIS_MODEL or agent.json.
@@ -280,11 +280,7 @@ export class Agent {
   // queued have no usage yet.
   sessionUsage(sessionId: string): CostedUsage {
     this.engine.sessionView(sessionId)
-    const usages = this.records.turnUsages(sessionId)
-    const tokens = usages.reduce(addUsage, { input: 0, output: 0, reasoning: 0, cached: 0 })
-    const priced = usages.every((u) => u.cost_usd !== null)
-    const cost = usages.reduce((a, u) => a + (u.cost_usd ?? 0), 0)
-    return { ...tokens, cost_usd: priced ? Math.round(cost * 1e8) / 1e8 : null }
+    return this.records.sessionUsage(sessionId)
   }
 
   // ---- internals ----

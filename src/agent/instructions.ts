@@ -1,6 +1,9 @@
 import { dirname, join, relative, resolve } from 'node:path'
 import { errorMessage } from '../util/errors.js'
-import { readPromptFile } from './read-text.js'
+import { readFirstPromptFile } from './read-text.js'
+
+// Each directory's file: AGENTS.md, or CLAUDE.md where there is no AGENTS.md.
+const NAMES = ['AGENTS.md', 'CLAUDE.md'] as const
 
 export type Instruction = { path: string; text: string }
 export type InstructionWarning = { path: string; reason: string }
@@ -50,17 +53,12 @@ export async function projectInstructions(
     // root (`vis serve` on ~/projects, `vis run` in ~/projects/app), which could plant a link to
     // any host file (a key, /proc/self/environ) as that ancestor's AGENTS.md.
     const strict = dir !== resolvedHome || resolvedRoots.some((r) => inside(dir, r))
-    for (const name of ['AGENTS.md', 'CLAUDE.md']) {
-      const path = join(dir, name)
-      try {
-        const f = await readPromptFile(dir, name, strict)
-        if (f.kind === 'absent') continue
-        if (f.kind === 'text') files.push({ path, text: f.text })
-        else warnings.push({ path, reason: f.reason })
-      } catch (err) {
-        warnings.push({ path, reason: errorMessage(err) })
-      }
-      break
+    try {
+      const { name, file } = await readFirstPromptFile(dir, NAMES, strict)
+      if (file.kind === 'text') files.push({ path: join(dir, name), text: file.text })
+      else if (file.kind === 'skipped') warnings.push({ path: join(dir, name), reason: file.reason })
+    } catch (err) {
+      warnings.push({ path: join(dir, NAMES[0]), reason: errorMessage(err) })
     }
   }
   return { files, warnings }

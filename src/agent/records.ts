@@ -16,6 +16,7 @@ import {
   type UsageView,
 } from './schemas.js'
 import { TurnParentSchema } from './sub-loop.js'
+import type { CostedUsage } from './usage.js'
 
 // The agent's rows: turn outcomes and iteration replies (columns of migration 4 on the existing
 // turns/iterations tables), approvals and the tool-call journal.
@@ -240,12 +241,29 @@ export class AgentRecords {
     return t
   }
 
-  // Each stored turn's own usage (those that have one), in order.
-  turnUsages(sessionId: string): UsageView[] {
-    const rows = this.db
-      .prepare('SELECT usage FROM turns WHERE session_id = ? AND usage IS NOT NULL ORDER BY position')
-      .all(sessionId) as { usage: string }[]
-    return rows.map((r) => usageView(r.usage)).filter((u): u is UsageView => u !== null)
+  // The session's usage: its stored turns' own usages summed in SQL (at every turn's end: read
+  // back through zod, one turn at a time, it grew with the session). The cost is known only when
+  // every turn's is.
+  sessionUsage(sessionId: string): CostedUsage {
+    const r = this.db
+      .prepare(
+        `SELECT coalesce(sum(json_extract(usage, '$.input')), 0) AS input,
+                coalesce(sum(json_extract(usage, '$.output')), 0) AS output,
+                coalesce(sum(json_extract(usage, '$.reasoning')), 0) AS reasoning,
+                coalesce(sum(json_extract(usage, '$.cached')), 0) AS cached,
+                count(*) AS turns, count(json_extract(usage, '$.cost_usd')) AS priced,
+                coalesce(sum(json_extract(usage, '$.cost_usd')), 0) AS cost
+           FROM turns
+          WHERE session_id = ? AND usage IS NOT NULL AND json_type(usage) = 'object'`,
+      )
+      .get(sessionId) as Usage & { turns: number; priced: number; cost: number }
+    return {
+      input: r.input,
+      output: r.output,
+      reasoning: r.reasoning,
+      cached: r.cached,
+      cost_usd: r.priced === r.turns ? Math.round(r.cost * 1e8) / 1e8 : null,
+    }
   }
 
   turnIds(sessionId: string): string[] {

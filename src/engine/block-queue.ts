@@ -237,12 +237,12 @@ function finishUnrun(
 }
 
 function ensureTurn(core: EngineCore, sessionId: string, turnId: string): void {
-  const turn = core.store.turns.get(turnId)
-  if (!turn) {
+  const owner = core.store.turns.sessionOf(turnId)
+  if (owner === undefined) {
     core.store.turns.start({ id: turnId, sessionId })
     return
   }
-  if (turn.sessionId !== sessionId) {
+  if (owner !== sessionId) {
     throw new VisError('turn.conflict', `Turn ${turnId} belongs to another session.`, { sessionId, turnId })
   }
 }

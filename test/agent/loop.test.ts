@@ -234,3 +234,37 @@ test("session_usage is every finished turn's usage summed, the turn just finishe
     await h.close()
   }
 })
+
+// The session's cost is the sum of its turns' costs, known only while every turn's is: a turn
+// on a model without a price makes it unknown (null), though the tokens still add up.
+test("session_usage's cost: summed while every turn is priced, null once one is not", async () => {
+  const h = await harness({
+    config: { prices: { 'openai/priced-model': { input: 1.5, output: 2 } } },
+  })
+  try {
+    const session = h.agent.session(h.sessionId)
+    const seen = []
+    for (const [i, model] of ['openai/priced-model', 'openai/priced-model', 'openai/free-model'].entries()) {
+      h.double.script([{ text: `answer ${i}`, usage: { input: 1000 * (i + 1), output: 10 * (i + 1) } }])
+      const r = await session.turn(`turn ${i}`, { model })
+      assert.equal(r.status, 'done', JSON.stringify(r.error))
+      seen.push(r.session_usage)
+    }
+    const cost = (input: number, output: number) => (input * 1.5 + output * 2) / 1e6
+    assert.deepEqual(
+      seen.map((u) => u.cost_usd),
+      [cost(1000, 10), Math.round((cost(1000, 10) + cost(2000, 20)) * 1e8) / 1e8, null],
+    )
+    assert.deepEqual(
+      seen.map((u) => [u.input, u.output]),
+      [
+        [1000, 10],
+        [3000, 30],
+        [6000, 60],
+      ],
+    )
+    assert.deepEqual(session.usage(), seen[2])
+  } finally {
+    await h.close()
+  }
+})

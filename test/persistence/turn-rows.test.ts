@@ -26,6 +26,25 @@ for (const backend of BACKENDS) {
       )
     })
 
+    test('a request that is not JSON is refused with its key path, and no turn is stored', () => {
+      const store = openTempStore({}, backend)
+      const s = store.sessions.create()
+      for (const request of [
+        { prompt: 'x', n: [1, Number.NaN] },
+        { prompt: 'x', when: new Date(0) },
+      ]) {
+        assert.throws(
+          () => store.turns.start({ sessionId: s.id, request: request as never }),
+          (e: unknown) =>
+            isVisError(e, 'db.invalid-input') && /^turns\.start: request\b/.test((e as Error).message),
+        )
+      }
+      assert.deepEqual(store.turns.listBySession(s.id), [])
+      const turn = store.turns.start({ sessionId: s.id, request: 'plain text' })
+      assert.equal(store.turns.sessionOf(turn.id), s.id)
+      assert.equal(store.turns.sessionOf('turn_missing'), undefined)
+    })
+
     test('an iteration of a turn that does not exist or has ended is refused, and nothing is stored', () => {
       const store = openTempStore({}, backend)
       const s = store.sessions.create()

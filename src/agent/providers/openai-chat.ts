@@ -43,12 +43,11 @@ function userContent(parts: Part[]): string | ChatCompletionContentPart[] {
 }
 
 // Chat Completions has no images in tool messages: they follow as a user message.
-export function chatMessages(system: string, messages: readonly Message[]): ChatCompletionMessageParam[] {
-  const out: ChatCompletionMessageParam[] = [{ role: 'system', content: system }]
-  for (const m of messages) {
-    if (m.role === 'user') out.push({ role: 'user', content: userContent(m.content) })
-    else if (m.role === 'assistant') {
-      out.push({
+function chatMessage(m: Message): ChatCompletionMessageParam[] {
+  if (m.role === 'user') return [{ role: 'user', content: userContent(m.content) }]
+  if (m.role === 'assistant') {
+    return [
+      {
         role: 'assistant',
         content: m.text === '' && m.toolCalls.length > 0 ? null : m.text,
         ...(m.toolCalls.length > 0
@@ -60,12 +59,30 @@ export function chatMessages(system: string, messages: readonly Message[]): Chat
               })),
             }
           : {}),
-      })
-    } else {
-      out.push({ role: 'tool', tool_call_id: m.callId, content: textOf(m.content) })
-      const images = imagesOf(m.content)
-      if (images.length > 0) out.push({ role: 'user', content: userContent(images) })
+      },
+    ]
+  }
+  const out: ChatCompletionMessageParam[] = [
+    { role: 'tool', tool_call_id: m.callId, content: textOf(m.content) },
+  ]
+  const images = imagesOf(m.content)
+  if (images.length > 0) out.push({ role: 'user', content: userContent(images) })
+  return out
+}
+
+// Each request sends the session's whole history, and a message never changes once it is in it
+// (a compaction replaces messages, it does not edit them): each is converted once.
+const converted = new WeakMap<Message, ChatCompletionMessageParam[]>()
+
+export function chatMessages(system: string, messages: readonly Message[]): ChatCompletionMessageParam[] {
+  const out: ChatCompletionMessageParam[] = [{ role: 'system', content: system }]
+  for (const m of messages) {
+    let c = converted.get(m)
+    if (c === undefined) {
+      c = chatMessage(m)
+      converted.set(m, c)
     }
+    out.push(...c)
   }
   return out
 }
