@@ -8,6 +8,7 @@ import {
   openSync,
   readdirSync,
   readFileSync,
+  readSync,
   realpathSync,
   renameSync,
   rmSync,
@@ -27,8 +28,13 @@ import { visHome } from '../util/home.js'
 // every file of the folder. Anything changed since, by whoever, is not loaded until trusted again.
 
 // Past these, the folder is not a set of extensions a person reviewed: refused rather than hashed.
-const MAX_FILES = 5_000
+// Every entry counts, folders too, and each link followed to one: a session that can write a
+// linked folder's target can build a small graph of links whose paths number in the billions.
+// Bytes are counted as read, never from a size the file claims (a link to /proc/self/pagemap
+// says 0 bytes and reads without end).
+const MAX_ENTRIES = 5_000
 const MAX_DEPTH = 32
+const MAX_BYTES = 32 * 1024 * 1024
 
 export const TRUST_COMMAND = 'vis ext trust'
 
@@ -66,12 +72,18 @@ function projectKey(project: string): string {
 export function folderDigest(dir: string, copyTo?: string): FolderDigest {
   const h = createHash('sha256')
   const files: string[] = []
+  let entries = 0
+  let bytes = 0
   const walk = (d: string, depth: number) => {
     if (depth > MAX_DEPTH) throw new Error(`${d} is nested more than ${MAX_DEPTH} folders deep`)
     for (const name of readdirSync(d).sort()) {
       if (name === '__pycache__') continue
       const full = join(d, name)
       const rel = relative(dir, full)
+      if (++entries > MAX_ENTRIES)
+        throw new Error(
+          `${dir} holds more than ${MAX_ENTRIES} files and folders (links to folders counted each time)`,
+        )
       // Non-blocking, so a FIFO planted there is refused below rather than hanging the host.
       const fd = openSync(full, constants.O_RDONLY | constants.O_NONBLOCK)
       try {
@@ -80,8 +92,11 @@ export function folderDigest(dir: string, copyTo?: string): FolderDigest {
           h.update(`d\0${rel}\0`)
           if (copyTo) mkdirSync(join(copyTo, rel), { mode: 0o700 })
         } else if (st.isFile()) {
-          if (files.push(rel) > MAX_FILES) throw new Error(`${dir} holds more than ${MAX_FILES} files`)
-          const body = readFileSync(fd)
+          files.push(rel)
+          const body = readBounded(fd, MAX_BYTES - bytes)
+          if (body === undefined)
+            throw new Error(`${dir} holds more than ${MAX_BYTES / 1024 / 1024} MiB of files`)
+          bytes += body.length
           h.update(`f\0${rel}\0${body.length}\0`)
           h.update(body)
           if (copyTo) writeFileSync(join(copyTo, rel), body, { mode: 0o600, flag: 'wx' })
@@ -98,6 +113,20 @@ export function folderDigest(dir: string, copyTo?: string): FolderDigest {
   }
   walk(dir, 0)
   return { sha256: h.digest('hex'), files }
+}
+
+// The file's bytes, read until its end but never more than `room` (undefined past it).
+function readBounded(fd: number, room: number): Buffer | undefined {
+  const chunks: Buffer[] = []
+  let total = 0
+  for (;;) {
+    const chunk = Buffer.allocUnsafe(Math.min(1024 * 1024, room - total + 1))
+    const n = readSync(fd, chunk, 0, chunk.length, null)
+    if (n === 0) return Buffer.concat(chunks, total)
+    total += n
+    if (total > room) return undefined
+    chunks.push(n === chunk.length ? chunk : chunk.subarray(0, n))
+  }
 }
 
 // Where trusted content is copied to: the vis home, which every jail masks, keyed by the digest.

@@ -1,0 +1,113 @@
+// Attack (ninth outsider pass; SECURITY.md Roots, "A project's extensions are loaded only once a person
+// trusted their content": the trust check hashes the folder "links followed" and copies each file into
+// the vis home "read once through one fd"; the target of a linked `.vis/extensions` "stays the person's to
+// edit", so a session whose root holds it is expected to write there). SECURITY.md puts "exhausting the
+// host's memory ... or disk" in scope, and every other file the host reads from a place a sandbox writes
+// (AGENTS.md, prompt templates, project metadata, .gitignore) is capped and refused past the cap. The
+// trust check (src/extensions/trust.ts folderDigest) caps the number of files and the depth, never a
+// file's size: it `readFileSync`s each whole into the host's memory and writes it to
+// `<vis home>/cache/trusted-extensions/.tmp-*`, at every discovery (`vis run`, `vis chat`, `vis serve`,
+// `vis ext list`, `vis doctor`), whether or not the folder is trusted. A block plants ONE link,
+// `notes.txt -> /proc/self/pagemap`: a "regular file" of size 0 that, opened by the host, is the host
+// process's own page map, 8 bytes per page of its address space (about 256 GiB). `readFileSync` reads it
+// to the end into memory: the host process grows by hundreds of MiB a second until the machine runs out
+// (measured: 1.5 GiB within 5 s, still growing). Links to large host files (5000 of them to one big
+// binary) fill the vis home's disk the same way.
+//
+// Reproduction: app/.vis/extensions -> ../../shared/vis-ext holding hello.py, trusted with
+// `vis ext trust --project app`. A session with root `shared` runs
+// `os.symlink('/proc/self/pagemap', 'shared/vis-ext/notes.txt')`. The person runs
+// `VIS_HOME=home vis ext list --project app`: its resident memory passes 1 GiB (the test kills it there).
+// A fix: bound each file and the total the check reads (and copies), and refuse the folder past it.
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { after, test } from 'node:test'
+import { trustProject } from '../../src/extensions/trust.js'
+import { createRuntime } from '../../src/sessions/create-runtime.js'
+import { python } from '../sessions/helpers.js'
+
+const base = mkdtempSync(join(tmpdir(), 'vis-attack-ext-read-'))
+after(() => rmSync(base, { recursive: true, force: true }))
+
+const visBin = resolve(import.meta.dirname, '../../bin/vis.js')
+const GiB = 1 << 30
+
+function rssBytes(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+    return m ? Number(m[1]) * 1024 : 0
+  } catch {
+    return 0
+  }
+}
+
+test('a session cannot make the host read an endless file through a link in a linked project extension folder', async () => {
+  const home = join(base, 'home')
+  const project = join(base, 'app')
+  const shared = join(base, 'shared')
+  const ext = join(shared, 'vis-ext')
+  mkdirSync(home)
+  mkdirSync(ext, { recursive: true })
+  mkdirSync(join(project, '.vis'), { recursive: true })
+  symlinkSync('../../shared/vis-ext', join(project, '.vis', 'extensions'))
+  writeFileSync(
+    join(ext, 'hello.py'),
+    'import vis\n\n\ndef hi():\n    """Hi."""\n    return "hi"\n\n\nvis.register(vis.Extension(name="hello", tools=[hi]))\n',
+  )
+  // The person's `vis ext trust --project app`.
+  trustProject(home, project, join(project, '.vis', 'extensions'))
+
+  // Another session that may write the shared folder plants one link.
+  const rt = await createRuntime({ home, python, pool: { size: 0 } })
+  try {
+    const s = await rt.createSession({ roots: [shared] })
+    try {
+      const r = await s.runBlock(
+        `import os\nos.symlink('/proc/self/pagemap', ${JSON.stringify(join(ext, 'notes.txt'))})\nprint('planted')`,
+      )
+      assert.equal(r.error ?? null, null, JSON.stringify(r.error))
+      assert.match(r.stdout, /planted/)
+    } finally {
+      await s.dispose()
+    }
+  } finally {
+    await rt.close()
+  }
+
+  // The person runs `vis ext list` in the project: it must answer without reading the endless file.
+  const child = spawn(process.execPath, [visBin, 'ext', 'list', '--project', project], {
+    env: { ...process.env, VIS_HOME: home },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let out = ''
+  child.stdout.on('data', (b) => {
+    out += b
+  })
+  child.stderr.on('data', (b) => {
+    out += b
+  })
+  const exited = new Promise<number | null>((res) => child.once('exit', (code) => res(code)))
+  let done = false
+  void exited.then(() => {
+    done = true
+  })
+  let peak = 0
+  const until = Date.now() + 60_000
+  while (!done && Date.now() < until && peak < GiB) {
+    peak = Math.max(peak, rssBytes(child.pid!))
+    await new Promise((res) => setTimeout(res, 20))
+  }
+  if (!done) {
+    child.kill('SIGKILL')
+    await exited
+    assert.fail(
+      `\`vis ext list\` grew to ${(peak / GiB).toFixed(2)} GiB reading /proc/self/pagemap through the session's link ` +
+        '(killed here; unchecked it reads about 256 GiB into the host process)',
+    )
+  }
+  assert.ok(peak < GiB / 2, `the host process grew to ${(peak / GiB).toFixed(2)} GiB`)
+  assert.match(out, /not loaded|cannot|larger|more than/i, `exit ${await exited}: ${out}`)
+})
