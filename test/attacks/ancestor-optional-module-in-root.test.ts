@@ -11,13 +11,13 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { hostFixture, installedPackage, needsBuiltPackage } from './installed-package.js'
 
-const host = hostFixture('ancestor-optional-module-host.mjs')
+const host = hostFixture('typescript-planted-host.mjs')
 
 test('a module planted in a node_modules of a root above the application is not loaded by the host', async () => {
   needsBuiltPackage()
   // npm's flat layout in R/app, typescript (a development dependency) not installed.
   const { root: R, home, pkg, marker, run } = installedPackage('ancestor', 'npm', 'app')
-  const r = run(host, pkg, R, home, marker)
+  const r = run(host, pkg, R, home, marker, 'node_modules/typescript')
   assert.equal(r.status, 0, r.stderr)
   const out = r.stdout.trim().replace(/\n/g, ' | ')
   assert.match(out, /plant: wrote/, 'the block could write its own root (the allowed direction)')

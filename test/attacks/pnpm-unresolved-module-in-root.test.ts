@@ -23,13 +23,13 @@ import { existsSync } from 'node:fs'
 import { test } from 'node:test'
 import { hostFixture, installedPackage, needsBuiltPackage } from './installed-package.js'
 
-const host = hostFixture('pnpm-unresolved-module-host.mjs')
+const host = hostFixture('typescript-planted-host.mjs')
 const app = hostFixture('pnpm-entry-link-host.mjs')
 
 test('a block cannot plant a module the host imports lazily on the package lookup path (pnpm layout)', async () => {
   needsBuiltPackage()
   const { root: project, home, pkg, marker, run } = installedPackage('pnpm', 'pnpm')
-  const r = run(host, pkg, project, home, marker)
+  const r = run(host, pkg, project, home, marker, 'node_modules/.pnpm/node_modules/typescript')
   assert.equal(r.status, 0, r.stderr)
   assert.ok(
     !existsSync(marker),
