@@ -107,58 +107,69 @@ static void socket_rule(prog_t *p, unsigned nr, int network) {
   close_block(p, at);
 }
 
+/* The body of a rule that refuses its call only for some bits of one argument:
+   "if (args[arg] & bits) return EPERM; return ALLOW;" (four instructions). */
+static void deny_if_bits(prog_t *p, int arg, unsigned bits) {
+  emit(p, (struct sock_filter)LD_ARG_LO(arg));
+  emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, bits, 0, 1));
+  emit(p, (struct sock_filter)DENY(EPERM));
+  emit(p, (struct sock_filter)ALLOW);
+}
+
 /* sendto/sendmsg/sendmmsg: refuse MSG_FASTOPEN, which sends a SYN without connect()'s Landlock check. */
 static void fastopen_rule(prog_t *p, unsigned nr, int flags_arg) {
   unsigned at = open_block(p, nr);
-  emit(p, (struct sock_filter)LD_ARG_LO(flags_arg));
-  emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, MSG_FASTOPEN, 0, 1));
-  emit(p, (struct sock_filter)DENY(EPERM));
-  emit(p, (struct sock_filter)ALLOW);
+  deny_if_bits(p, flags_arg, MSG_FASTOPEN);
   close_block(p, at);
 }
 
-/* chmod-like calls, and creations whose mode always applies (creat, mknod): refuse a mode carrying
-   S_ISUID or S_ISGID. The roots are mounted nosuid only inside the jail; on the host such a file is a
-   set-id program of the host user (root, when the host runs as root). umode_t is 16 bits, so the low
-   word of the argument is what the kernel reads. */
-static void set_id_mode_rule(prog_t *p, unsigned nr, int mode_arg) {
-  unsigned at = open_block(p, nr);
-  emit(p, (struct sock_filter)LD_ARG_LO(mode_arg));
-  emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, SET_ID_BITS, 0, 1));
-  emit(p, (struct sock_filter)DENY(EPERM));
-  emit(p, (struct sock_filter)ALLOW);
-  close_block(p, at);
-}
+/* A call that gives a file a mode: chmod-like calls and creations whose mode always applies (creat,
+   mknod), or open/openat, whose mode only counts when the flags create a file (O_CREAT, O_TMPFILE). */
+typedef struct {
+  unsigned nr;
+  int mode_arg;
+  int create_flags_arg; /* MODE_ALWAYS_APPLIES, or the argument holding open's flags */
+} set_id_call;
 
-/* open/openat: the mode only counts when the flags create a file (O_CREAT, O_TMPFILE). */
-static void set_id_open_rule(prog_t *p, unsigned nr, int flags_arg, int mode_arg) {
-  unsigned at = open_block(p, nr);
-  emit(p, (struct sock_filter)LD_ARG_LO(flags_arg));
-  emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CREATE_FLAGS, 0, 3));
-  emit(p, (struct sock_filter)LD_ARG_LO(mode_arg));
-  emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, SET_ID_BITS, 0, 1));
-  emit(p, (struct sock_filter)DENY(EPERM));
-  emit(p, (struct sock_filter)ALLOW);
-  close_block(p, at);
-}
+#define MODE_ALWAYS_APPLIES (-1)
 
-/* No set-id bits on any file the sandbox makes or changes. mkdir/mkdirat need no rule: the kernel
+/* Ordered as the rules are emitted (the legacy calls first). */
+// clang-format off
+static const set_id_call set_id_calls[] = {
+#if VIS_LEGACY_FS_CALLS
+    {SYS_chmod,     1, MODE_ALWAYS_APPLIES},
+    {SYS_creat,     1, MODE_ALWAYS_APPLIES},
+    {SYS_mknod,     1, MODE_ALWAYS_APPLIES},
+    {SYS_open,      2, 1},
+#endif
+    {SYS_fchmod,    1, MODE_ALWAYS_APPLIES},
+    {SYS_fchmodat,  2, MODE_ALWAYS_APPLIES},
+    {SYS_fchmodat2, 2, MODE_ALWAYS_APPLIES},
+    {SYS_mknodat,   2, MODE_ALWAYS_APPLIES},
+    {SYS_openat,    3, 2},
+};
+// clang-format on
+
+/* No set-id bits on any file the sandbox makes or changes: each call above is refused when its mode
+   carries S_ISUID or S_ISGID. The roots are mounted nosuid only inside the jail; on the host such a
+   file is a set-id program of the host user (root, when the host runs as root). umode_t is 16 bits,
+   so the low word of the argument is what the kernel reads. mkdir/mkdirat need no rule: the kernel
    drops S_ISUID and S_ISGID from their mode (a directory still inherits S_ISGID from a set-gid
    parent, which only passes a group on). chmod cannot tell a directory from a file, so a set-gid
    directory by chmod is refused with the rest. File capabilities (security.capability) need
    CAP_SETFCAP, which the jail never has. */
 static void set_id_rules(prog_t *p) {
-#if VIS_LEGACY_FS_CALLS
-  set_id_mode_rule(p, SYS_chmod, 1);
-  set_id_mode_rule(p, SYS_creat, 1);
-  set_id_mode_rule(p, SYS_mknod, 1);
-  set_id_open_rule(p, SYS_open, 1, 2);
-#endif
-  set_id_mode_rule(p, SYS_fchmod, 1);
-  set_id_mode_rule(p, SYS_fchmodat, 2);
-  set_id_mode_rule(p, SYS_fchmodat2, 2);
-  set_id_mode_rule(p, SYS_mknodat, 2);
-  set_id_open_rule(p, SYS_openat, 2, 3);
+  for (size_t k = 0; k < sizeof set_id_calls / sizeof set_id_calls[0]; k++) {
+    const set_id_call *c = &set_id_calls[k];
+    unsigned at = open_block(p, c->nr);
+    if (c->create_flags_arg != MODE_ALWAYS_APPLIES) {
+      emit(p, (struct sock_filter)LD_ARG_LO(c->create_flags_arg));
+      /* Not creating: over deny_if_bits's load, test and deny, to its ALLOW. */
+      emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CREATE_FLAGS, 0, 3));
+    }
+    deny_if_bits(p, c->mode_arg, SET_ID_BITS);
+    close_block(p, at);
+  }
   deny_nr(p, SYS_openat2, ENOSYS);
 }
 

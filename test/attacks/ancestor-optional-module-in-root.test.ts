@@ -6,54 +6,18 @@
 // The host must not load a module that resolves inside a session's root (src/util/optional-module.ts):
 // patch still applies, its syntax check says why it was skipped, and nothing runs on the host.
 import assert from 'node:assert/strict'
-import { spawnSync } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { after, test } from 'node:test'
+import { test } from 'node:test'
+import { hostFixture, installedPackage, needsBuiltPackage } from './installed-package.js'
 
-const made: string[] = []
-after(() => {
-  for (const d of made) rmSync(d, { recursive: true, force: true })
-})
-
-const repo = join(import.meta.dirname, '..', '..')
-const host = join(import.meta.dirname, 'fixtures', 'ancestor-optional-module-host.mjs')
+const host = hostFixture('typescript-planted-host.mjs')
 
 test('a module planted in a node_modules of a root above the application is not loaded by the host', async () => {
-  const staged = join(repo, 'cpython-dist', '3.11')
-  assert.ok(
-    existsSync(join(repo, 'dist', 'index.js')) && existsSync(staged),
-    'needs dist/ and staged CPython 3.11',
-  )
-  const R = mkdtempSync(join(tmpdir(), 'vis-attack-ancestor-root-'))
-  const home = mkdtempSync(join(tmpdir(), 'vis-attack-ancestor-home-'))
-  const outside = mkdtempSync(join(tmpdir(), 'vis-attack-ancestor-outside-'))
-  made.push(R, home, outside)
-  // npm's flat layout, typescript (a development dependency) not installed.
-  const modules = join(R, 'app', 'node_modules')
-  const pkg = join(modules, 'vis-runtime')
-  mkdirSync(join(pkg, 'cpython-dist'), { recursive: true })
-  for (const d of ['bin', 'dist', 'vis-guest', 'web', 'build', 'prebuilds', 'package.json'])
-    if (existsSync(join(repo, d)))
-      cpSync(join(repo, d), join(pkg, d), { recursive: true, verbatimSymlinks: true })
-  cpSync(staged, join(pkg, 'cpython-dist', '3.11'), { recursive: true, verbatimSymlinks: true })
-  const manifest = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as {
-    dependencies: Record<string, string>
-    optionalDependencies: Record<string, string>
-  }
-  for (const name of [...Object.keys(manifest.dependencies), ...Object.keys(manifest.optionalDependencies)]) {
-    if (!existsSync(join(repo, 'node_modules', name))) continue
-    mkdirSync(join(modules, name, '..'), { recursive: true })
-    symlinkSync(join(repo, 'node_modules', name), join(modules, name))
-  }
-  const marker = join(outside, 'ran-on-the-host')
-  const r = spawnSync(process.execPath, [host, pkg, R, home, marker], {
-    cwd: outside,
-    env: { ...process.env, VIS_HOME: home },
-    encoding: 'utf8',
-    timeout: 120_000,
-  })
+  needsBuiltPackage()
+  // npm's flat layout in R/app, typescript (a development dependency) not installed.
+  const { root: R, home, pkg, marker, run } = installedPackage('ancestor', 'npm', 'app')
+  const r = run(host, pkg, R, home, marker, 'node_modules/typescript')
   assert.equal(r.status, 0, r.stderr)
   const out = r.stdout.trim().replace(/\n/g, ' | ')
   assert.match(out, /plant: wrote/, 'the block could write its own root (the allowed direction)')

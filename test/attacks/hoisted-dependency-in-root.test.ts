@@ -19,63 +19,18 @@
 // (a fix: bind read-only, and refuse in the host tools, every directory the host process loads code
 // from (the resolved paths of its dependencies), not only the package's own directory).
 import assert from 'node:assert/strict'
-import { spawnSync } from 'node:child_process'
-import {
-  cpSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-} from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { after, test } from 'node:test'
+import { test } from 'node:test'
+import { hostFixture, installedPackage, needsBuiltPackage } from './installed-package.js'
 
-const made: string[] = []
-after(() => {
-  for (const d of made) rmSync(d, { recursive: true, force: true })
-})
-
-const repo = join(import.meta.dirname, '..', '..')
-const host = join(import.meta.dirname, 'fixtures', 'hoisted-dependency-host.mjs')
+const host = hostFixture('hoisted-dependency-host.mjs')
 
 test('a block cannot rewrite a dependency npm hoisted beside the package the host runs', async () => {
-  const staged = join(repo, 'cpython-dist', '3.11')
-  assert.ok(
-    existsSync(join(repo, 'dist', 'index.js')) && existsSync(staged),
-    'needs the built dist/ (npm run build) and the staged CPython 3.11 (npm install)',
-  )
-  const project = mkdtempSync(join(tmpdir(), 'vis-attack-hoisted-project-'))
-  const home = mkdtempSync(join(tmpdir(), 'vis-attack-hoisted-home-'))
-  const outside = mkdtempSync(join(tmpdir(), 'vis-attack-hoisted-outside-'))
-  made.push(project, home, outside)
-  const nm = join(project, 'node_modules')
-  const pkg = join(nm, 'vis-runtime')
-  mkdirSync(join(pkg, 'cpython-dist'), { recursive: true })
-  for (const d of ['bin', 'dist', 'vis-guest', 'web', 'build', 'prebuilds', 'package.json'])
-    if (existsSync(join(repo, d)))
-      cpSync(join(repo, d), join(pkg, d), { recursive: true, verbatimSymlinks: true })
-  cpSync(staged, join(pkg, 'cpython-dist', '3.11'), { recursive: true, verbatimSymlinks: true })
+  needsBuiltPackage()
   // npm's layout: the package's dependencies beside it. The one attacked is a real copy.
-  for (const name of readdirSync(join(repo, 'node_modules'))) {
-    if (name === 'better-sqlite3') continue
-    symlinkSync(join(repo, 'node_modules', name), join(nm, name))
-  }
-  cpSync(join(repo, 'node_modules', 'better-sqlite3'), join(nm, 'better-sqlite3'), {
-    recursive: true,
-    verbatimSymlinks: true,
-  })
-  const marker = join(outside, 'ran-on-the-host')
-  const run = (phase: string) =>
-    spawnSync(process.execPath, [host, project, home, phase, marker], {
-      cwd: outside,
-      env: { ...process.env, VIS_HOME: home },
-      encoding: 'utf8',
-      timeout: 120_000,
-    })
+  const { root: project, home, marker, run: runHost } = installedPackage('hoisted', 'npm-hoisted')
+  const run = (phase: string) => runHost(host, project, home, phase, marker)
   const planted = run('plant')
   assert.equal(planted.status, 0, planted.stderr)
   // Refused for its reason in both places: the jail shows the directory read-only, and the host

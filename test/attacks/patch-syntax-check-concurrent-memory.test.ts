@@ -14,46 +14,17 @@
 // block (a fix: one checker at a time per session, or a host-wide pool,
 // or a shared memory bound such as a cgroup for all checkers).
 import assert from 'node:assert/strict'
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { after, test } from 'node:test'
-import { createEngine } from '../../src/engine/index.js'
-import { python } from '../sessions/helpers.js'
-
-const made: string[] = []
-after(() => {
-  for (const d of made) rmSync(d, { recursive: true, force: true })
-})
+import { test } from 'node:test'
+import { sampledWhile, statusKiB, syntaxCheckers, withSession } from './host-syntax-checkers.js'
 
 // Resident memory (KiB) of each host process running the syntax checker on one of our files.
 function checkerRss(): number[] {
-  const out: number[] = []
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue
-    try {
-      const cmd = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0')
-      if (!cmd.some((a) => a.includes('compile(sys.stdin.buffer.read()'))) continue
-      if (/prlimit$/.test(cmd[0] ?? '')) continue
-      if (!cmd.some((a) => /\/conc\d+\.py$/.test(a))) continue
-      const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${name}/status`, 'utf8'))
-      out.push(rss ? Number(rss[1]) : 0)
-    } catch {
-      // Gone between the listing and the read.
-    }
-  }
-  return out
+  return syntaxCheckers(/\/conc\d+\.py$/).map((c) => statusKiB(c.status, 'VmRSS'))
 }
 
 test("concurrent patches of .py files do not multiply the host's syntax-check memory", async () => {
-  const home = mkdtempSync(join(tmpdir(), 'vis-attack-patch-conc-home-'))
-  const root = mkdtempSync(join(tmpdir(), 'vis-attack-patch-conc-root-'))
-  made.push(home, root)
-  process.env.VIS_HOME = home
-  const engine = await createEngine({ home, python, pool: { size: 0 }, extensions: false })
-  try {
-    const s = await engine.createSession({ roots: [root] })
-    const w = await engine.runBlock(s.id, {
+  await withSession('patch-conc', async (engine, sid) => {
+    const w = await engine.runBlock(sid, {
       code: [
         'for i in range(16):',
         "    open(f'conc{i}.py', 'w').write('x = [' + '[],' * 85_000 + ']\\n')",
@@ -63,27 +34,23 @@ test("concurrent patches of .py files do not multiply the host's syntax-check me
     assert.equal(w.block.error, null, JSON.stringify(w.block.error))
     let peakKiB = 0
     let peakCount = 0
-    let running = true
-    const watcher = (async () => {
-      while (running) {
-        const rss = checkerRss()
-        peakKiB = Math.max(
-          peakKiB,
-          rss.reduce((a, b) => a + b, 0),
-        )
-        peakCount = Math.max(peakCount, rss.length)
-        await new Promise((res) => setTimeout(res, 5))
-      }
-    })()
-    const r = await engine.runBlock(s.id, {
-      code: [
-        "rs = await gather(*[patch([{'path': f'conc{i}.py', 'search': 'x = [', 'replace': 'y = ['}]) for i in range(16)])",
-        "print(len(rs), [x['files'][0].get('syntax_unchecked') for x in rs][:2])",
-      ].join('\n'),
-      timeout_ms: 120_000,
-    })
-    running = false
-    await watcher
+    const sample = () => {
+      const rss = checkerRss()
+      peakKiB = Math.max(
+        peakKiB,
+        rss.reduce((a, b) => a + b, 0),
+      )
+      peakCount = Math.max(peakCount, rss.length)
+    }
+    const r = await sampledWhile(sample, 5, () =>
+      engine.runBlock(sid, {
+        code: [
+          "rs = await gather(*[patch([{'path': f'conc{i}.py', 'search': 'x = [', 'replace': 'y = ['}]) for i in range(16)])",
+          "print(len(rs), [x['files'][0].get('syntax_unchecked') for x in rs][:2])",
+        ].join('\n'),
+        timeout_ms: 120_000,
+      }),
+    )
     assert.equal(r.block.error, null, JSON.stringify(r.block.error))
     assert.match(r.block.stdout ?? '', /^16 /)
     assert.ok(
@@ -91,7 +58,5 @@ test("concurrent patches of .py files do not multiply the host's syntax-check me
       `the host held ${Math.round(peakKiB / 1024)} MiB in ${peakCount} concurrent unconfined syntax checkers at once ` +
         "from one session's single block, past the one-checker bound of 256 MiB SECURITY.md states (each checker's 256 MiB bound multiplies by the calls in flight)",
     )
-  } finally {
-    await engine.close()
-  }
+  })
 })

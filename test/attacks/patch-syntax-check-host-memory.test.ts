@@ -17,74 +17,41 @@
 // process's peak resident memory (VmHWM) and requires it to stay under 256 MiB. It fails on the
 // current code because the host's checker takes ~700 MiB for 2 MB of source.
 import assert from 'node:assert/strict'
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { after, test } from 'node:test'
-import { createEngine } from '../../src/engine/index.js'
-import { python } from '../sessions/helpers.js'
-
-const made: string[] = []
-after(() => {
-  for (const d of made) rmSync(d, { recursive: true, force: true })
-})
+import { test } from 'node:test'
+import { sampledWhile, statusKiB, syntaxCheckers, withSession } from './host-syntax-checkers.js'
 
 // Host processes running the syntax checker (Python, after any exec) on a file named big.py or
 // mid.py: their name, VmHWM (KiB) and RLIMIT_AS soft limit as /proc shows it.
 type Seen = { file: string; hwmKiB: number; asLimit: string }
 function checkers(): Seen[] {
-  const out: Seen[] = []
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue
-    try {
-      const cmd = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0')
-      if (!cmd.some((a) => a.includes('compile(sys.stdin.buffer.read()'))) continue
-      // prlimit's own process (before it execs Python) has not set the limit yet.
-      if (/prlimit$/.test(cmd[0] ?? '')) continue
-      const file = cmd.find((a) => a.endsWith('big.py') || a.endsWith('mid.py'))
-      if (!file) continue
-      const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${name}/status`, 'utf8'))
-      const as = /Max address space\s+(\S+)/.exec(readFileSync(`/proc/${name}/limits`, 'utf8'))
-      out.push({ file, hwmKiB: hwm ? Number(hwm[1]) : 0, asLimit: as ? as[1]! : '?' })
-    } catch {
-      // Gone between the listing and the read.
-    }
-  }
-  return out
+  return syntaxCheckers(/(big|mid)\.py$/).map((c) => {
+    const as = /Max address space\s+(\S+)/.exec(c.limits)
+    return { file: c.file, hwmKiB: statusKiB(c.status, 'VmHWM'), asLimit: as ? as[1]! : '?' }
+  })
 }
 
 test("patch's syntax check of a sandbox-written .py file does not take the host's memory", async () => {
-  const home = mkdtempSync(join(tmpdir(), 'vis-attack-patch-mem-home-'))
-  const root = mkdtempSync(join(tmpdir(), 'vis-attack-patch-mem-root-'))
-  made.push(home, root)
-  process.env.VIS_HOME = home
-  const engine = await createEngine({ home, python, pool: { size: 0 }, extensions: false })
-  try {
-    const s = await engine.createSession({ roots: [root] })
+  await withSession('patch-mem', async (engine, sid) => {
     const seen: Seen[] = []
-    let running = true
-    const watcher = (async () => {
-      while (running) {
-        seen.push(...checkers())
-        await new Promise((res) => setTimeout(res, 20))
-      }
-    })()
-    const r = await engine.runBlock(s.id, {
-      code: [
-        "open('big.py', 'w').write('x = [' + '1,' * 1_000_000 + ']\\n')",
-        "r = await patch([{'path': 'big.py', 'search': 'x = [', 'replace': 'y = ['}])",
-        "print('big', r['files'][0].get('syntax_unchecked'))",
-        // Under the cap the check still runs (and still refuses a broken edit).
-        "open('mid.py', 'w').write('x = [' + '1,' * 90_000 + ']\\n')",
-        'try:',
-        "    await patch([{'path': 'mid.py', 'search': 'x = [', 'replace': 'x = (['}])",
-        'except Exception as e:',
-        "    print('mid refused:', type(e).__name__, str(e)[:60])",
-      ].join('\n'),
-      timeout_ms: 120_000,
-    })
-    running = false
-    await watcher
+    const r = await sampledWhile(
+      () => seen.push(...checkers()),
+      20,
+      () =>
+        engine.runBlock(sid, {
+          code: [
+            "open('big.py', 'w').write('x = [' + '1,' * 1_000_000 + ']\\n')",
+            "r = await patch([{'path': 'big.py', 'search': 'x = [', 'replace': 'y = ['}])",
+            "print('big', r['files'][0].get('syntax_unchecked'))",
+            // Under the cap the check still runs (and still refuses a broken edit).
+            "open('mid.py', 'w').write('x = [' + '1,' * 90_000 + ']\\n')",
+            'try:',
+            "    await patch([{'path': 'mid.py', 'search': 'x = [', 'replace': 'x = (['}])",
+            'except Exception as e:',
+            "    print('mid refused:', type(e).__name__, str(e)[:60])",
+          ].join('\n'),
+          timeout_ms: 120_000,
+        }),
+    )
     assert.equal(r.block.error, null, JSON.stringify(r.block.error))
     const stdout = r.block.stdout
     assert.equal(
@@ -103,7 +70,5 @@ test("patch's syntax check of a sandbox-written .py file does not take the host'
         `the host's syntax checker reached ${Math.round(c.hwmKiB / 1024)} MiB resident`,
       )
     }
-  } finally {
-    await engine.close()
-  }
+  })
 })

@@ -25,13 +25,19 @@
 // every trusted worker imports from the folder, or realise helpers from content the host hashed, and
 // mask every `.vis/extensions` below a root, not only the root's own.
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
-import { createEngine } from '../../src/engine/index.js'
-import { trustProject } from '../../src/extensions/trust.js'
-import { python } from '../sessions/helpers.js'
+import {
+  blockInOtherEngine,
+  callProbe,
+  plantedModule,
+  probeExtension,
+  trustedLinkedCsvProbe,
+  trustedProject,
+  withProjectEngine,
+} from './trusted-project-extension.js'
 
 const base = mkdtempSync(join(tmpdir(), 'vis-attack-ext-helper-swap-'))
 after(() => rmSync(base, { recursive: true, force: true }))
@@ -40,49 +46,30 @@ test('a helper of a trusted project extension cannot be rewritten by another eng
   const home = join(base, 'home')
   const work = join(base, 'work')
   const project = join(work, 'app')
-  const ext = join(project, '.vis', 'extensions')
-  mkdirSync(ext, { recursive: true })
-  mkdirSync(home)
-  process.env.VIS_HOME = home
-  writeFileSync(
-    join(ext, 'probe.py'),
-    'import vis\nimport helper\n\n\ndef run():\n    """Run."""\n    return helper.VALUE\n\n\nvis.register(vis.Extension(name="probe", tools=[run]))\n',
-  )
-  writeFileSync(join(ext, 'helper.py'), 'VALUE = "trusted helper"\n')
-  // The person's `vis ext trust --project W/app`.
-  trustProject(home, project, ext)
+  trustedProject(home, project, {
+    'probe.py': probeExtension('helper', 'helper.VALUE'),
+    'helper.py': 'VALUE = "trusted helper"\n',
+  })
   const marker = join(base, 'ran-on-the-host')
 
   // Engine B: `vis chat` in W/app (project W/app); its registry hashes and loads the folder now.
-  const b = await createEngine({ home, python, pool: { size: 0 }, project })
-  try {
-    assert.deepEqual(
-      b.extensions?.list().map((x) => x.key),
-      ['probe'],
-    )
+  await withProjectEngine(home, project, async (b) => {
     // Engine A: another host process's session on the workspace above the project.
-    const a = await createEngine({ home, python, pool: { size: 0 } })
-    try {
-      const sa = await a.createSession({ roots: [work] })
-      const planted = `open(${JSON.stringify(marker)}, 'w').write('unconfined')\nVALUE = 'sandbox helper'\n`
-      const w = await a.runBlock(sa.id, {
-        code: `open('app/.vis/extensions/helper.py', 'w').write(${JSON.stringify(planted)})\nprint('planted')`,
-      })
-      assert.equal(w.block.error, null, JSON.stringify(w.block.error))
-    } finally {
-      await a.close()
-    }
-    const s = await b.createSession({ roots: [project] })
-    const r = await b.runBlock(s.id, { code: 'print(await probe_run())' })
+    const planted = plantedModule(marker, 'sandbox helper')
+    const w = await blockInOtherEngine(
+      home,
+      [work],
+      `open('app/.vis/extensions/helper.py', 'w').write(${JSON.stringify(planted)})\nprint('planted')`,
+    )
+    assert.equal(w.block.error, null, JSON.stringify(w.block.error))
+    const r = await callProbe(b, project)
     assert.ok(
       !existsSync(marker),
       `a session of another engine rewrote app/.vis/extensions/helper.py after engine B trusted the folder; B's ` +
         `extension call then ran it on the host, outside every jail (it wrote a file outside every root; the ` +
         `tool answered ${JSON.stringify(r.block.stdout ?? r.block.error)})`,
     )
-  } finally {
-    await b.close()
-  }
+  })
 })
 
 // The same with the project itself as the other engine's root (the seventh pass's own case) when the
@@ -93,42 +80,20 @@ test('a helper of a trusted project extension cannot be rewritten by another eng
 test('a linked trusted extension folder is not left writable to another engine’s session on the project', async () => {
   const home = join(base, 'home2')
   const project = join(base, 'app2')
-  const real = join(project, 'tools', 'vis-ext')
-  mkdirSync(real, { recursive: true })
-  mkdirSync(join(project, '.vis'))
-  mkdirSync(home)
-  symlinkSync('../tools/vis-ext', join(project, '.vis', 'extensions'))
-  process.env.VIS_HOME = home
-  writeFileSync(
-    join(real, 'probe.py'),
-    'import vis\nimport csv\n\n\ndef run():\n    """Run."""\n    return getattr(csv, "VALUE", "the real csv")\n\n\nvis.register(vis.Extension(name="probe", tools=[run]))\n',
-  )
-  trustProject(home, project, join(project, '.vis', 'extensions'))
+  trustedLinkedCsvProbe(home, project)
   const marker = join(base, 'ran-on-the-host-2')
-  const b = await createEngine({ home, python, pool: { size: 0 }, project })
-  try {
-    assert.deepEqual(
-      b.extensions?.list().map((x) => x.key),
-      ['probe'],
+  await withProjectEngine(home, project, async (b) => {
+    const planted = plantedModule(marker, 'sandbox csv')
+    await blockInOtherEngine(
+      home,
+      [project],
+      `try:\n    open('tools/vis-ext/csv.py', 'w').write(${JSON.stringify(planted)})\nexcept OSError as e:\n    print(e)`,
     )
-    const a = await createEngine({ home, python, pool: { size: 0 } })
-    try {
-      const sa = await a.createSession({ roots: [project] })
-      const planted = `open(${JSON.stringify(marker)}, 'w').write('unconfined')\nVALUE = 'sandbox csv'\n`
-      await a.runBlock(sa.id, {
-        code: `try:\n    open('tools/vis-ext/csv.py', 'w').write(${JSON.stringify(planted)})\nexcept OSError as e:\n    print(e)`,
-      })
-    } finally {
-      await a.close()
-    }
-    const s = await b.createSession({ roots: [project] })
-    const r = await b.runBlock(s.id, { code: 'print(await probe_run())' })
+    const r = await callProbe(b, project)
     assert.ok(
       !existsSync(marker),
       `a session of another engine on the project wrote tools/vis-ext/csv.py (the target of .vis/extensions); B's ` +
         `extension call ran it on the host (the tool answered ${JSON.stringify(r.block.stdout ?? r.block.error)})`,
     )
-  } finally {
-    await b.close()
-  }
+  })
 })

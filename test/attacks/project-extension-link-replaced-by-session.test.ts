@@ -16,13 +16,11 @@
 // folder's entries in the jail (mask or bind `.vis` read-only, not only what `extensions` resolves to),
 // and check the trust record again (path identity and hashes) before any trusted worker imports from it.
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
-import { createEngine } from '../../src/engine/index.js'
-import { trustProject } from '../../src/extensions/trust.js'
-import { python } from '../sessions/helpers.js'
+import { plantedModule, trustedLinkedCsvProbe, withProjectEngine } from './trusted-project-extension.js'
 
 const base = mkdtempSync(join(tmpdir(), 'vis-attack-ext-link-replaced-'))
 after(() => rmSync(base, { recursive: true, force: true }))
@@ -30,26 +28,10 @@ after(() => rmSync(base, { recursive: true, force: true }))
 test('a session cannot replace its own project’s linked extension folder and have the trusted worker import from it', async () => {
   const home = join(base, 'home')
   const project = join(base, 'app')
-  const real = join(project, 'tools', 'vis-ext')
-  mkdirSync(real, { recursive: true })
-  mkdirSync(join(project, '.vis'))
-  mkdirSync(home)
-  symlinkSync('../tools/vis-ext', join(project, '.vis', 'extensions'))
-  process.env.VIS_HOME = home
-  writeFileSync(
-    join(real, 'probe.py'),
-    'import vis\nimport csv\n\n\ndef run():\n    """Run."""\n    return getattr(csv, "VALUE", "the real csv")\n\n\nvis.register(vis.Extension(name="probe", tools=[run]))\n',
-  )
-  // The person's `vis ext trust --project app`.
-  trustProject(home, project, join(project, '.vis', 'extensions'))
+  trustedLinkedCsvProbe(home, project)
   const marker = join(base, 'ran-on-the-host')
-  const planted = `open(${JSON.stringify(marker)}, 'w').write('unconfined')\nVALUE = 'sandbox csv'\n`
-  const e = await createEngine({ home, python, pool: { size: 0 }, project })
-  try {
-    assert.deepEqual(
-      e.extensions?.list().map((x) => x.key),
-      ['probe'],
-    )
+  const planted = plantedModule(marker, 'sandbox csv')
+  await withProjectEngine(home, project, async (e) => {
     const s = await e.createSession({ roots: [project] })
     const r = await e.runBlock(s.id, {
       code: [
@@ -69,7 +51,5 @@ test('a session cannot replace its own project’s linked extension folder and h
       `a block replaced the linked .vis/extensions with a folder of its own and the engine's trusted worker ran its ` +
         `csv.py on the host, outside every jail (${JSON.stringify(r.block.stdout ?? r.block.error)})`,
     )
-  } finally {
-    await e.close()
-  }
+  })
 })

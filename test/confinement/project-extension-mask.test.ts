@@ -15,7 +15,7 @@ import {
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
-import { createEngine } from '../../src/engine/index.js'
+import { createEngine, type Engine } from '../../src/engine/index.js'
 import { python } from '../sessions/helpers.js'
 
 const made: string[] = []
@@ -23,18 +23,35 @@ after(() => {
   for (const d of made) rmSync(d, { recursive: true, force: true })
 })
 
-test("a session's jail masks an existing .vis/extensions in its root; the rest stays writable", async () => {
+// An engine with no project over a fresh home, and a session on a fresh root `lay` fills first.
+// Returns the root, once the engine is closed.
+async function onRoot(
+  lay: (root: string) => void,
+  use: (engine: Engine, sessionId: string) => Promise<void>,
+): Promise<string> {
   const home = mkdtempSync(join(tmpdir(), 'vis-projmask-home-'))
   const root = mkdtempSync(join(tmpdir(), 'vis-projmask-root-'))
   made.push(home, root)
   process.env.VIS_HOME = home
-  mkdirSync(join(root, '.vis', 'extensions'), { recursive: true })
-  mkdirSync(join(root, '.vis', 'prompts'), { recursive: true })
-  writeFileSync(join(root, '.vis', 'extensions', 'mine.py'), 'SECRET = 1\n')
+  lay(root)
   const engine = await createEngine({ home, python, pool: { size: 0 } })
   try {
     const s = await engine.createSession({ roots: [root] })
-    const r = await engine.runBlock(s.id, {
+    await use(engine, s.id)
+  } finally {
+    await engine.close()
+  }
+  return root
+}
+
+test("a session's jail masks an existing .vis/extensions in its root; the rest stays writable", async () => {
+  const lay = (root: string) => {
+    mkdirSync(join(root, '.vis', 'extensions'), { recursive: true })
+    mkdirSync(join(root, '.vis', 'prompts'), { recursive: true })
+    writeFileSync(join(root, '.vis', 'extensions', 'mine.py'), 'SECRET = 1\n')
+  }
+  const root = await onRoot(lay, async (engine, sid) => {
+    const r = await engine.runBlock(sid, {
       code: [
         'import os',
         "print(os.listdir('.vis/extensions'))",
@@ -51,7 +68,7 @@ test("a session's jail masks an existing .vis/extensions in its root; the rest s
     assert.equal(r.block.error, null, JSON.stringify(r.block.error))
     assert.match(r.block.stdout ?? '', /^\[\]\nrefused 30\nrest writable\n$/)
     // The host file tools hide it as the jail does; the rest of .vis reads as before.
-    const tools = await engine.runBlock(s.id, {
+    const tools = await engine.runBlock(sid, {
       code: [
         'try:',
         "    await cat('.vis/extensions/mine.py')",
@@ -64,14 +81,12 @@ test("a session's jail masks an existing .vis/extensions in its root; the rest s
     assert.equal(tools.block.error, null, JSON.stringify(tools.block.error))
     assert.match(tools.block.stdout ?? '', /^denied\n.*Fix it\.\n$/s)
     // A blank draft's empty lower layer still gets the mask's mount point.
-    await engine.draft(s.id).blank('empty')
-    const d = await engine.runBlock(s.id, { code: "import os\nprint(sorted(os.listdir('.')))" })
+    await engine.draft(sid).blank('empty')
+    const d = await engine.runBlock(sid, { code: "import os\nprint(sorted(os.listdir('.')))" })
     assert.equal(d.block.error, null, JSON.stringify(d.block.error))
     assert.match(d.block.stdout ?? '', /\['\.vis'\]/)
-    await engine.draft(s.id).abandon('test')
-  } finally {
-    await engine.close()
-  }
+    await engine.draft(sid).abandon('test')
+  })
   assert.equal(existsSync(join(root, '.vis', 'extensions', 'planted.py')), false)
   assert.equal(readFileSync(join(root, '.vis', 'extensions', 'mine.py'), 'utf8'), 'SECRET = 1\n')
   assert.equal(readFileSync(join(root, 'notes.txt'), 'utf8'), 'ok')
@@ -79,17 +94,13 @@ test("a session's jail masks an existing .vis/extensions in its root; the rest s
 })
 
 test('a linked .vis/extensions cannot be replaced: the .vis folder holding the link is masked', async () => {
-  const home = mkdtempSync(join(tmpdir(), 'vis-projmask-home-'))
-  const root = mkdtempSync(join(tmpdir(), 'vis-projmask-root-'))
-  made.push(home, root)
-  process.env.VIS_HOME = home
-  mkdirSync(join(root, 'tools', 'vis-ext'), { recursive: true })
-  mkdirSync(join(root, '.vis'))
-  symlinkSync('../tools/vis-ext', join(root, '.vis', 'extensions'))
-  const engine = await createEngine({ home, python, pool: { size: 0 } })
-  try {
-    const s = await engine.createSession({ roots: [root] })
-    const r = await engine.runBlock(s.id, {
+  const lay = (root: string) => {
+    mkdirSync(join(root, 'tools', 'vis-ext'), { recursive: true })
+    mkdirSync(join(root, '.vis'))
+    symlinkSync('../tools/vis-ext', join(root, '.vis', 'extensions'))
+  }
+  const root = await onRoot(lay, async (engine, sid) => {
+    const r = await engine.runBlock(sid, {
       code: [
         'import os',
         'try:',
@@ -104,9 +115,7 @@ test('a linked .vis/extensions cannot be replaced: the .vis folder holding the l
     })
     assert.equal(r.block.error, null, JSON.stringify(r.block.error))
     assert.match(r.block.stdout ?? '', /^refused \d+\nrest writable\n$/)
-  } finally {
-    await engine.close()
-  }
+  })
   assert.equal(readlinkSync(join(root, '.vis', 'extensions')), '../tools/vis-ext')
   assert.equal(readFileSync(join(root, 'notes.txt'), 'utf8'), 'ok')
 })

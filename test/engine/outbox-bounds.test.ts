@@ -6,24 +6,16 @@ import assert from 'node:assert/strict'
 import { linkSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { after, before, test } from 'node:test'
+import { test } from 'node:test'
 import { finishFromOutcome } from '../../src/engine/block-finish.js'
-import { createEngine, type Engine } from '../../src/engine/index.js'
+import type { Engine } from '../../src/engine/index.js'
 import { MAX_OUTBOX_FILES, MAX_OUTBOX_TOTAL_BYTES, withOutboxBytes } from '../../src/engine/outbox-files.js'
 import type { BlockResult } from '../../src/sessions/block-result.js'
+import { engineForFile } from './file-engine.js'
 
-const python = process.env.VIS_PYTHON_VERSION
-const home = mkdtempSync(join(tmpdir(), 'vis-outbox-bounds-home-'))
-const root = mkdtempSync(join(tmpdir(), 'vis-outbox-bounds-root-'))
 let engine: Engine
-
-before(async () => {
-  engine = await createEngine({ home, python, pool: { size: 0 }, extensions: false })
-})
-after(async () => {
-  await engine?.close()
-  rmSync(home, { recursive: true, force: true })
-  rmSync(root, { recursive: true, force: true })
+const { root } = engineForFile('outbox-bounds', (e) => {
+  engine = e
 })
 
 const notes = (stdout: string) => [...stdout.matchAll(/from the outbox was not kept/g)].length

@@ -4,28 +4,19 @@
 // to change: a symlink there whose target path means one file in the jail and another on the
 // host must never hand the host's file over.
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync, symlinkSync, truncateSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { rmSync, symlinkSync, truncateSync } from 'node:fs'
 import { join } from 'node:path'
-import { after, before, test } from 'node:test'
-import { createEngine, type Engine } from '../../src/engine/index.js'
+import { test } from 'node:test'
+import type { Engine } from '../../src/engine/index.js'
 import { setCheckUseHook } from '../../src/util/check-use-hook.js'
+import { engineForFile } from './file-engine.js'
 
-const python = process.env.VIS_PYTHON_VERSION
-const home = mkdtempSync(join(tmpdir(), 'vis-outbox-home-'))
-const root = mkdtempSync(join(tmpdir(), 'vis-outbox-root-'))
 // In the host's environment only: a worker's environment is scrubbed.
 const MARKER = `HOST-ENV-SECRET-${process.pid}`
 process.env.VIS_OUTBOX_TEST_SECRET = MARKER
 let engine: Engine
-
-before(async () => {
-  engine = await createEngine({ home, python, pool: { size: 0 }, extensions: false })
-})
-after(async () => {
-  await engine?.close()
-  rmSync(home, { recursive: true, force: true })
-  rmSync(root, { recursive: true, force: true })
+const { root } = engineForFile('outbox', (e) => {
+  engine = e
 })
 
 test('a file closed in the outbox is an attachment of the engine block, with its bytes', async () => {

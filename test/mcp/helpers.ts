@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -52,4 +53,40 @@ export function processGone(pid: number): boolean {
   } catch {
     return true
   }
+}
+
+// The handshake's first request, as a client named `clientName` sends it.
+export function initializeRequest(clientName: string) {
+  return {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: {
+      protocolVersion: '2025-06-18',
+      capabilities: {},
+      clientInfo: { name: clientName, version: '1' },
+    },
+  }
+}
+
+// `vis mcp` on `root` as a child whose stdin the test writes and ends, its output collected.
+export function spawnMcp(root: string, home: string) {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', cliScript, 'mcp', '--root', root, '--pool', '0'],
+    {
+      cwd: repoRoot,
+      env: childEnv({ VIS_HOME: home }),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    },
+  )
+  const out = { stdout: '', stderr: '' }
+  child.stdout.on('data', (d) => {
+    out.stdout += d
+  })
+  child.stderr.on('data', (d) => {
+    out.stderr += d
+  })
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)))
+  return { child, out, exited }
 }

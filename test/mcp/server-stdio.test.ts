@@ -1,12 +1,22 @@
 // `vis mcp` over stdio, driven by the official SDK's client: the CLI is a real child process.
 import assert from 'node:assert/strict'
-import { spawn, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { childEnv, cliScript, repoRoot, run, stdioFixture, tempDir, textOf } from './helpers.js'
+import {
+  childEnv,
+  cliScript,
+  initializeRequest,
+  repoRoot,
+  run,
+  spawnMcp,
+  stdioFixture,
+  tempDir,
+  textOf,
+} from './helpers.js'
 import { clientOptions, withRoots } from './roots.js'
 import { serverScenarios } from './scenarios.js'
 
@@ -59,49 +69,18 @@ describe('vis mcp over stdio', () => {
     }
   })
 
-  // `vis mcp` as a child whose stdin the test writes and ends, its output collected.
-  function spawnMcp(home: string) {
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', cliScript, 'mcp', '--root', root, '--pool', '0'],
-      {
-        cwd: repoRoot,
-        env: childEnv({ VIS_HOME: home }),
-        stdio: ['pipe', 'pipe', 'pipe'],
-      },
-    )
-    const out = { stdout: '', stderr: '' }
-    child.stdout.on('data', (d) => {
-      out.stdout += d
-    })
-    child.stderr.on('data', (d) => {
-      out.stderr += d
-    })
-    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)))
-    return { child, out, exited }
-  }
-
   test('the process stops with status 0 when the client closes stdin', async () => {
-    const { child, out, exited } = spawnMcp(tempDir('stdio-eof'))
+    const { child, out, exited } = spawnMcp(root, tempDir('stdio-eof'))
     child.stdin.end()
     assert.equal(await exited, 0, out.stderr)
     assert.match(out.stderr, /vis mcp: the client closed stdin, stopping/)
   })
 
   test('requests written before stdin closes are answered, then it stops with status 0', async () => {
-    const { child, out, exited } = spawnMcp(tempDir('stdio-piped'))
+    const { child, out, exited } = spawnMcp(root, tempDir('stdio-piped'))
     // As `printf '...' | vis mcp` does: every request, then EOF at once.
     const messages = [
-      {
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: {
-          protocolVersion: '2025-06-18',
-          capabilities: {},
-          clientInfo: { name: 'pipe', version: '1' },
-        },
-      },
+      initializeRequest('pipe'),
       { jsonrpc: '2.0', method: 'notifications/initialized' },
       {
         jsonrpc: '2.0',

@@ -3,13 +3,12 @@
 // split across writes, CRLF endings, envelopes it must not route (no reply, the server goes on),
 // params its tool refuses (a JSON-RPC error naming them).
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { describe, test } from 'node:test'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { JSONRPCRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { isRequestEnvelope } from '../../src/mcp/server/stdio-lines.js'
 import { requestRouter } from '../../src/mcp/server/transport-stdio.js'
-import { childEnv, cliScript, repoRoot, tempDir } from './helpers.js'
+import { initializeRequest, spawnMcp, tempDir } from './helpers.js'
 
 describe('the stdio transport', () => {
   test('the request envelope is accepted and refused exactly where the SDK schema accepts and refuses it', () => {
@@ -61,35 +60,9 @@ describe('the stdio transport', () => {
   })
 
   test('vis mcp answers split and CRLF-ended requests, skips what is not a request, and names bad params', async () => {
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', cliScript, 'mcp', '--root', tempDir('lines-root'), '--pool', '0'],
-      {
-        cwd: repoRoot,
-        env: childEnv({ VIS_HOME: tempDir('lines-home') }),
-        stdio: ['pipe', 'pipe', 'pipe'],
-      },
-    )
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d) => {
-      stdout += d
-    })
-    child.stderr.on('data', (d) => {
-      stderr += d
-    })
-    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)))
+    const { child, out, exited } = spawnMcp(tempDir('lines-root'), tempDir('lines-home'))
     const line = (m: unknown) => `${JSON.stringify(m)}\n`
-    const init = line({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-06-18',
-        capabilities: {},
-        clientInfo: { name: 'lines', version: '1' },
-      },
-    })
+    const init = line(initializeRequest('lines'))
     // The initialize request in two writes, cut mid-line.
     child.stdin.write(init.slice(0, 20))
     child.stdin.write(init.slice(20))
@@ -104,12 +77,12 @@ describe('the stdio transport', () => {
       `${JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'python_execution', arguments: { code: 'print(6 * 7)' } } })}\r\n`,
     )
     child.stdin.end()
-    assert.equal(await exited, 0, stderr)
-    const replies = stdout
+    assert.equal(await exited, 0, out.stderr)
+    const replies = out.stdout
       .split('\n')
       .filter(Boolean)
       .map((l) => JSON.parse(l) as { id: number; result?: any; error?: { code: number; message: string } })
-    assert.deepEqual(replies.map((r) => r.id).sort(), [1, 4, 5], stdout)
+    assert.deepEqual(replies.map((r) => r.id).sort(), [1, 4, 5], out.stdout)
     const bad = replies.find((r) => r.id === 4)
     // The SDK's router answers a refused schema with a JSON-RPC error that names the field.
     assert.equal(typeof bad?.error?.code, 'number', JSON.stringify(bad))

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { isRunning } from '../../src/util/proc.js'
@@ -12,6 +12,20 @@ export function tempHome(prefix: string): { home: string; root: string } {
     for (const dir of [home, root]) rmSync(dir, { recursive: true, force: true })
   })
   return { home, root }
+}
+
+// This process's direct children (every worker's tree starts with one), from each of its threads.
+export function children(): Set<number> {
+  const out = new Set<number>()
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      const kids = readFileSync(`/proc/self/task/${tid}/children`, 'utf8').trim()
+      for (const k of kids ? kids.split(/\s+/) : []) out.add(Number(k))
+    } catch {
+      // the thread ended while we looked
+    }
+  }
+  return out
 }
 
 // A zombie waiting to be reaped no longer runs anything: it counts as gone.

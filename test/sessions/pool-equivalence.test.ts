@@ -4,28 +4,14 @@
 // jail and the audit hook, the same host calls. Both runtimes run the same probe; the outputs
 // must be equal, and the probe's own assertions make each side's output mean something.
 import assert from 'node:assert/strict'
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { createRuntime, type Runtime } from '../../src/sessions/create-runtime.js'
 import type { Session } from '../../src/sessions/session.js'
-import { python, tempHome } from './helpers.js'
+import { children, python, tempHome } from './helpers.js'
 
 const { home, root } = tempHome('pool-equivalence')
-
-// This process's direct children: a pooled session's worker was one before the session.
-function children(): Set<number> {
-  const out = new Set<number>()
-  for (const tid of readdirSync('/proc/self/task')) {
-    try {
-      const kids = readFileSync(`/proc/self/task/${tid}/children`, 'utf8').trim()
-      for (const k of kids ? kids.split(/\s+/) : []) out.add(Number(k))
-    } catch {
-      // the thread ended while we looked
-    }
-  }
-  return out
-}
 
 const PROBE = `
 import builtins, os
@@ -49,6 +35,7 @@ except Exception as e:
 `
 
 async function probe(rt: Runtime, shell: boolean): Promise<{ out: unknown; specs: unknown; warm: boolean }> {
+  // A pooled session's worker was one of this process's children before the session.
   const before = children()
   const s: Session = await rt.createSession({ roots: [root], shell })
   try {

@@ -1,27 +1,12 @@
 // The warm pool refills once a session is set up, never beside its setup (a worker's start
 // takes the CPU that setup needs), and still refills after a setup that failed.
 import assert from 'node:assert/strict'
-import { readdirSync, readFileSync } from 'node:fs'
 import { test } from 'node:test'
 import { createRuntime } from '../../src/sessions/create-runtime.js'
 import type { Tool } from '../../src/tools/types.js'
-import { python, tempHome } from './helpers.js'
+import { children, python, tempHome } from './helpers.js'
 
 const { home, root } = tempHome('pool-refill')
-
-// This process's direct children (every worker's tree starts with one).
-function children(): Set<number> {
-  const out = new Set<number>()
-  for (const tid of readdirSync('/proc/self/task')) {
-    try {
-      const kids = readFileSync(`/proc/self/task/${tid}/children`, 'utf8').trim()
-      for (const k of kids ? kids.split(/\s+/) : []) out.add(Number(k))
-    } catch {
-      // the thread ended while we looked
-    }
-  }
-  return out
-}
 
 test('taking a warm worker starts no process until the session is set up; then the pool refills', async () => {
   const rt = await createRuntime({ home, python, pool: { size: 1 } })

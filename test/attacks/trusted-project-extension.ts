@@ -1,0 +1,87 @@
+// The set-up the attacks on a trusted project extension share: a project whose .vis/extensions holds
+// a one-tool extension `probe` that a person trusted (`vis ext trust --project`), the engine whose
+// project it is (its registry hashes and loads the folder as it starts), and another engine's session.
+import assert from 'node:assert/strict'
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { createEngine, type Engine } from '../../src/engine/index.js'
+import { trustProject } from '../../src/extensions/trust.js'
+import { python } from '../sessions/helpers.js'
+
+// probe.py: `import <module>`, and the tool probe_run() answers `answer` (a Python expression).
+export function probeExtension(module: string, answer: string): string {
+  return `import vis\nimport ${module}\n\n\ndef run():\n    """Run."""\n    return ${answer}\n\n\nvis.register(vis.Extension(name="probe", tools=[run]))\n`
+}
+
+// Makes `home` and `project`, writes `files` into the project's extension folder (its own
+// .vis/extensions, or with `linked` tools/vis-ext, which .vis/extensions links to as
+// `../tools/vis-ext`) and trusts it as it is now. Returns the folder the files are in.
+export function trustedProject(
+  home: string,
+  project: string,
+  files: Record<string, string>,
+  opts: { linked?: boolean } = {},
+): string {
+  const ext = join(project, '.vis', 'extensions')
+  const dir = opts.linked ? join(project, 'tools', 'vis-ext') : ext
+  mkdirSync(dir, { recursive: true })
+  mkdirSync(join(project, '.vis'), { recursive: true })
+  mkdirSync(home)
+  if (opts.linked) symlinkSync('../tools/vis-ext', ext)
+  process.env.VIS_HOME = home
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text)
+  // The person's `vis ext trust --project <project>`.
+  trustProject(home, project, ext)
+  return dir
+}
+
+// The engine whose project it is (`vis chat` there), once its registry has loaded the trusted probe.
+export async function withProjectEngine(
+  home: string,
+  project: string,
+  use: (e: Engine) => Promise<void>,
+): Promise<void> {
+  const e = await createEngine({ home, python, pool: { size: 0 }, project })
+  try {
+    assert.deepEqual(
+      e.extensions?.list().map((x) => x.key),
+      ['probe'],
+    )
+    await use(e)
+  } finally {
+    await e.close()
+  }
+}
+
+// One block of a session on `roots` in another engine (no project: another host process), closed after.
+export async function blockInOtherEngine(home: string, roots: string[], code: string) {
+  const a = await createEngine({ home, python, pool: { size: 0 } })
+  try {
+    const s = await a.createSession({ roots })
+    return await a.runBlock(s.id, { code })
+  } finally {
+    await a.close()
+  }
+}
+
+// The dotfiles layout: .vis/extensions links to ../tools/vis-ext, which holds a one-file extension
+// whose tool answers csv.VALUE (planted) or "the real csv".
+export function trustedLinkedCsvProbe(home: string, project: string): string {
+  return trustedProject(
+    home,
+    project,
+    { 'probe.py': probeExtension('csv', 'getattr(csv, "VALUE", "the real csv")') },
+    { linked: true },
+  )
+}
+
+// The module a block plants: imported on the host, it writes `marker` (outside every root).
+export function plantedModule(marker: string, value: string): string {
+  return `open(${JSON.stringify(marker)}, 'w').write('unconfined')\nVALUE = '${value}'\n`
+}
+
+// A new session of `e` on the project calls the probe's tool.
+export async function callProbe(e: Engine, project: string) {
+  const s = await e.createSession({ roots: [project] })
+  return e.runBlock(s.id, { code: 'print(await probe_run())' })
+}
