@@ -82,7 +82,7 @@ async function plantChain(home: string, root: string, chainDir: string, extDir: 
         ].join('\n'),
       )
       assert.equal(r.error ?? null, null, JSON.stringify(r.error))
-      assert.match(r.stdout, /planted/)
+      assert.match(r.stdout ?? '', /planted/)
     } finally {
       await s.dispose()
     }
