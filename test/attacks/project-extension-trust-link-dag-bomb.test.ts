@@ -20,19 +20,17 @@
 // 20 s, then kills it) and the vis home holds tens of thousands of new directories. A fix: count every
 // directory (and every link followed) against a bound, or refuse links to directories, and say so.
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { after, test } from 'node:test'
 import { trustProject } from '../../src/extensions/trust.js'
 import { createRuntime } from '../../src/sessions/create-runtime.js'
 import { python } from '../sessions/helpers.js'
+import { watchedVis } from './watched-vis.js'
 
 const base = mkdtempSync(join(tmpdir(), 'vis-attack-ext-dag-'))
 after(() => rmSync(base, { recursive: true, force: true }))
-
-const visBin = resolve(import.meta.dirname, '../../bin/vis.js')
 
 // Directories under dir (a walk that does not follow links: the copy is made of real directories).
 function countDirs(dir: string, cap = 2_000_000): number {
@@ -94,28 +92,11 @@ async function plantChain(home: string, root: string, chainDir: string, extDir: 
 // The person runs `vis ext list` in the project. It must answer (the folder changed or is not
 // trusted: not loaded) and leave no copy of the bomb in the vis home.
 async function personListsExtensions(home: string, project: string): Promise<void> {
-  const child = spawn(process.execPath, [visBin, 'ext', 'list', '--project', project], {
-    env: { ...process.env, VIS_HOME: home },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let out = ''
-  child.stdout.on('data', (b) => {
-    out += b
-  })
-  child.stderr.on('data', (b) => {
-    out += b
-  })
-  const exited = new Promise<number | null>((res) => child.once('exit', (code) => res(code)))
-  let done = false
-  void exited.then(() => {
-    done = true
-  })
-  const until = Date.now() + 20_000
-  while (!done && Date.now() < until) await new Promise((res) => setTimeout(res, 50))
+  const vis = watchedVis(['ext', 'list', '--project', project], { ...process.env, VIS_HOME: home })
+  const done = await vis.watch(20_000, 50)
   const copies = join(home, 'cache', 'trusted-extensions')
   if (!done) {
-    child.kill('SIGKILL')
-    await exited
+    await vis.kill()
     const made = countDirs(copies)
     rmSync(copies, { recursive: true, force: true })
     assert.fail(
@@ -123,7 +104,7 @@ async function personListsExtensions(home: string, project: string): Promise<voi
         `linked into the extension folder, and had made ${made} directories in the vis home's cache so far`,
     )
   }
-  assert.match(out, /not loaded|cannot|more than/i, `exit ${await exited}: ${out}`)
+  assert.match(vis.output(), /not loaded|cannot|more than/i, `exit ${await vis.exited}: ${vis.output()}`)
   assert.ok(countDirs(copies) < 1000, 'the vis home holds the walked directories')
 }
 

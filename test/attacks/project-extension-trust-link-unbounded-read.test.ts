@@ -20,19 +20,18 @@
 // `VIS_HOME=home vis ext list --project app`: its resident memory passes 1 GiB (the test kills it there).
 // A fix: bound each file and the total the check reads (and copies), and refuse the folder past it.
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { after, test } from 'node:test'
 import { trustProject } from '../../src/extensions/trust.js'
 import { createRuntime } from '../../src/sessions/create-runtime.js'
 import { python } from '../sessions/helpers.js'
+import { watchedVis } from './watched-vis.js'
 
 const base = mkdtempSync(join(tmpdir(), 'vis-attack-ext-read-'))
 after(() => rmSync(base, { recursive: true, force: true }))
 
-const visBin = resolve(import.meta.dirname, '../../bin/vis.js')
 const GiB = 1 << 30
 
 function rssBytes(pid: number): number {
@@ -78,36 +77,23 @@ test('a session cannot make the host read an endless file through a link in a li
   }
 
   // The person runs `vis ext list` in the project: it must answer without reading the endless file.
-  const child = spawn(process.execPath, [visBin, 'ext', 'list', '--project', project], {
-    env: { ...process.env, VIS_HOME: home },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let out = ''
-  child.stdout.on('data', (b) => {
-    out += b
-  })
-  child.stderr.on('data', (b) => {
-    out += b
-  })
-  const exited = new Promise<number | null>((res) => child.once('exit', (code) => res(code)))
-  let done = false
-  void exited.then(() => {
-    done = true
-  })
+  const vis = watchedVis(['ext', 'list', '--project', project], { ...process.env, VIS_HOME: home })
   let peak = 0
-  const until = Date.now() + 60_000
-  while (!done && Date.now() < until && peak < GiB) {
-    peak = Math.max(peak, rssBytes(child.pid!))
-    await new Promise((res) => setTimeout(res, 20))
-  }
+  const done = await vis.watch(60_000, 20, () => {
+    peak = Math.max(peak, rssBytes(vis.pid))
+    return peak >= GiB
+  })
   if (!done) {
-    child.kill('SIGKILL')
-    await exited
+    await vis.kill()
     assert.fail(
       `\`vis ext list\` grew to ${(peak / GiB).toFixed(2)} GiB reading /proc/self/pagemap through the session's link ` +
         '(killed here; unchecked it reads about 256 GiB into the host process)',
     )
   }
   assert.ok(peak < GiB / 2, `the host process grew to ${(peak / GiB).toFixed(2)} GiB`)
-  assert.match(out, /not loaded|cannot|larger|more than/i, `exit ${await exited}: ${out}`)
+  assert.match(
+    vis.output(),
+    /not loaded|cannot|larger|more than/i,
+    `exit ${await vis.exited}: ${vis.output()}`,
+  )
 })
