@@ -68,6 +68,26 @@ const CallRow = ToolCallViewSchema.omit({ ok: true, approval: true, created_at: 
   created_at: z.number().int(),
 })
 
+const TOKEN_KEYS = ['input', 'output', 'reasoning', 'cached'] as const
+
+// A stored usage as usageView reads it, checked by hand when it is the shape finishTurn writes.
+function storedUsage(text: string): UsageView | null {
+  const v = parse<unknown>(text)
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return usageView(text)
+  const o = v as Record<string, unknown>
+  const fast =
+    TOKEN_KEYS.every((k) => o[k] === undefined || Number.isInteger(o[k])) &&
+    (o.cost_usd === undefined || o.cost_usd === null || typeof o.cost_usd === 'number')
+  if (!fast) return usageView(text)
+  return {
+    input: (o.input as number | undefined) ?? 0,
+    output: (o.output as number | undefined) ?? 0,
+    reasoning: (o.reasoning as number | undefined) ?? 0,
+    cached: (o.cached as number | undefined) ?? 0,
+    cost_usd: (o.cost_usd as number | null | undefined) ?? null,
+  } as UsageView
+}
+
 const usageView = (s: string | null): UsageView | null => {
   const v = parse<unknown>(s)
   return v === null ? null : StoredUsage.parse(v)
@@ -241,29 +261,28 @@ export class AgentRecords {
     return t
   }
 
-  // The session's usage: its stored turns' own usages summed in SQL (at every turn's end: read
-  // back through zod, one turn at a time, it grew with the session). The cost is known only when
-  // every turn's is.
+  // The session's usage: its stored turns' own usages summed, at every turn's end. Each row is
+  // checked by hand (through zod, one turn at a time, this grew with the session); a row that is
+  // not what finishTurn writes goes through the schema, which refuses it as it always did. Summed
+  // here rather than in SQL: the same statement serves SQLite and PostgreSQL. The cost is known
+  // only when every turn's is.
   sessionUsage(sessionId: string): CostedUsage {
-    const r = this.db
-      .prepare(
-        `SELECT coalesce(sum(json_extract(usage, '$.input')), 0) AS input,
-                coalesce(sum(json_extract(usage, '$.output')), 0) AS output,
-                coalesce(sum(json_extract(usage, '$.reasoning')), 0) AS reasoning,
-                coalesce(sum(json_extract(usage, '$.cached')), 0) AS cached,
-                count(*) AS turns, count(json_extract(usage, '$.cost_usd')) AS priced,
-                coalesce(sum(json_extract(usage, '$.cost_usd')), 0) AS cost
-           FROM turns
-          WHERE session_id = ? AND usage IS NOT NULL AND json_type(usage) = 'object'`,
-      )
-      .get(sessionId) as Usage & { turns: number; priced: number; cost: number }
-    return {
-      input: r.input,
-      output: r.output,
-      reasoning: r.reasoning,
-      cached: r.cached,
-      cost_usd: r.priced === r.turns ? Math.round(r.cost * 1e8) / 1e8 : null,
+    const rows = this.db
+      .prepare('SELECT usage FROM turns WHERE session_id = ? AND usage IS NOT NULL ORDER BY position')
+      .all(sessionId) as { usage: string }[]
+    const sum: CostedUsage = { input: 0, output: 0, reasoning: 0, cached: 0, cost_usd: 0 }
+    let priced = true
+    for (const r of rows) {
+      const u = storedUsage(r.usage)
+      if (u === null) continue
+      sum.input += u.input
+      sum.output += u.output
+      sum.reasoning += u.reasoning
+      sum.cached += u.cached
+      if (u.cost_usd === null) priced = false
+      else sum.cost_usd = (sum.cost_usd ?? 0) + u.cost_usd
     }
+    return { ...sum, cost_usd: priced ? Math.round((sum.cost_usd ?? 0) * 1e8) / 1e8 : null }
   }
 
   turnIds(sessionId: string): string[] {
