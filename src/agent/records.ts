@@ -69,6 +69,7 @@ const CallRow = ToolCallViewSchema.omit({ ok: true, approval: true, created_at: 
 })
 
 const TOKEN_KEYS = ['input', 'output', 'reasoning', 'cached'] as const
+const CLOCK_STEP_MARGIN_MS = 10 * 60_000
 
 // A stored usage as usageView reads it, checked by hand when it is the shape finishTurn writes.
 function storedUsage(text: string): UsageView | null {
@@ -192,7 +193,7 @@ export class AgentRecords {
       block_ids: blocks.filter((b) => b.iteration_id === i.id).map((b) => b.id),
     }))
     const parent = TurnParentSchema.safeParse((request as { parent?: unknown } | null)?.parent)
-    const children = this.childTurns(t.session_id, t.id)
+    const children = this.childTurns(t.session_id, t.id, t.created_at)
     const usage = usageView(t.usage)
     return {
       id: t.id,
@@ -218,11 +219,13 @@ export class AgentRecords {
 
   // The turns sub_loop() started from this one: their request names it as parent, its keys in
   // the order sub-loop.ts writes them (the row is the request's JSON text as sent).
-  private childTurns(sessionId: string, turnId: string): TurnView[] {
+  // A child starts after its parent (turns_by_created bounds the scan to the turns since, less
+  // a margin for a wall clock stepped back meanwhile).
+  private childTurns(sessionId: string, turnId: string, since: number): TurnView[] {
     const pattern = `%"parent":{"session_id":${JSON.stringify(sessionId)},"turn_id":${JSON.stringify(turnId)},%`
     const ids = this.db
-      .prepare('SELECT id FROM turns WHERE request LIKE ? ORDER BY created_at, id')
-      .all(pattern) as { id: string }[]
+      .prepare('SELECT id FROM turns WHERE created_at >= ? AND request LIKE ? ORDER BY created_at, id')
+      .all(since - CLOCK_STEP_MARGIN_MS, pattern) as { id: string }[]
     return ids.flatMap((r) => {
       const v = this.turn(r.id)
       return v && v.parent?.turn_id === turnId ? [v] : []

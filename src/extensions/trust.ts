@@ -188,7 +188,10 @@ export function projectTrust(home: string | undefined, project: string, dir: str
   let digest: FolderDigest
   let copy: string | undefined
   try {
-    ;({ digest, copy } = copyIfTrusted(visHome(home), dir, record?.sha256))
+    // Never trusted: nothing to copy, only the digest to show (written to the vis home, a copy of
+    // what a session planted would only be disk spent on it).
+    if (record === undefined) digest = folderDigest(dir)
+    else ({ digest, copy } = copyIfTrusted(visHome(home), dir, record.sha256))
   } catch (err) {
     return { state: 'unreadable', dir, reason: (err as Error).message }
   }

@@ -43,29 +43,20 @@ function rssBytes(pid: number): number {
   }
 }
 
-test('a session cannot make the host read an endless file through a link in a linked project extension folder', async () => {
-  const home = join(base, 'home')
-  const project = join(base, 'app')
-  const shared = join(base, 'shared')
-  const ext = join(shared, 'vis-ext')
-  mkdirSync(home)
-  mkdirSync(ext, { recursive: true })
-  mkdirSync(join(project, '.vis'), { recursive: true })
-  symlinkSync('../../shared/vis-ext', join(project, '.vis', 'extensions'))
-  writeFileSync(
-    join(ext, 'hello.py'),
-    'import vis\n\n\ndef hi():\n    """Hi."""\n    return "hi"\n\n\nvis.register(vis.Extension(name="hello", tools=[hi]))\n',
-  )
-  // The person's `vis ext trust --project app`.
-  trustProject(home, project, join(project, '.vis', 'extensions'))
-
-  // Another session that may write the shared folder plants one link.
+// One block of a session on `root` links `<extDir>/notes.txt` to /proc/self/pagemap.
+async function plantLink(home: string, root: string, extDir: string): Promise<void> {
   const rt = await createRuntime({ home, python, pool: { size: 0 } })
   try {
-    const s = await rt.createSession({ roots: [shared] })
+    const s = await rt.createSession({ roots: [root] })
     try {
       const r = await s.runBlock(
-        `import os\nos.symlink('/proc/self/pagemap', ${JSON.stringify(join(ext, 'notes.txt'))})\nprint('planted')`,
+        [
+          'import os',
+          `ext = ${JSON.stringify(extDir)}`,
+          'os.makedirs(ext, exist_ok=True)',
+          "os.symlink('/proc/self/pagemap', ext + '/notes.txt')",
+          "print('planted')",
+        ].join('\n'),
       )
       assert.equal(r.error ?? null, null, JSON.stringify(r.error))
       assert.match(r.stdout ?? '', /planted/)
@@ -75,8 +66,10 @@ test('a session cannot make the host read an endless file through a link in a li
   } finally {
     await rt.close()
   }
+}
 
-  // The person runs `vis ext list` in the project: it must answer without reading the endless file.
+// The person runs `vis ext list` in the project: it must answer without reading the endless file.
+async function personListsExtensions(home: string, project: string): Promise<void> {
   const vis = watchedVis(['ext', 'list', '--project', project], { ...process.env, VIS_HOME: home })
   let peak = 0
   const done = await vis.watch(60_000, 20, () => {
@@ -96,4 +89,37 @@ test('a session cannot make the host read an endless file through a link in a li
     /not loaded|cannot|larger|more than/i,
     `exit ${await vis.exited}: ${vis.output()}`,
   )
+}
+
+test('a session cannot make the host read an endless file through a link in a linked project extension folder', async () => {
+  const home = join(base, 'home')
+  const project = join(base, 'app')
+  const shared = join(base, 'shared')
+  const ext = join(shared, 'vis-ext')
+  mkdirSync(home)
+  mkdirSync(ext, { recursive: true })
+  mkdirSync(join(project, '.vis'), { recursive: true })
+  symlinkSync('../../shared/vis-ext', join(project, '.vis', 'extensions'))
+  writeFileSync(
+    join(ext, 'hello.py'),
+    'import vis\n\n\ndef hi():\n    """Hi."""\n    return "hi"\n\n\nvis.register(vis.Extension(name="hello", tools=[hi]))\n',
+  )
+  // The person's `vis ext trust --project app`.
+  trustProject(home, project, join(project, '.vis', 'extensions'))
+
+  await plantLink(home, shared, ext)
+  await personListsExtensions(home, project)
+})
+
+// The same without any link of the person's: most projects have no `.vis` folder, and the jail masks
+// `<root>/.vis/extensions` only where it exists when the jail starts. A session on the project of
+// another engine (a library's runtime, a `vis serve` started elsewhere) makes `.vis/extensions` itself;
+// the folder is untrusted, yet the check reads and copies every file before it can say so.
+test('a session cannot make `vis ext list` in an untrusted project read an endless file it linked into a new .vis/extensions', async () => {
+  const home = join(base, 'home2')
+  const project = join(base, 'app2')
+  mkdirSync(home)
+  mkdirSync(project)
+  await plantLink(home, project, join(project, '.vis', 'extensions'))
+  await personListsExtensions(home, project)
 })

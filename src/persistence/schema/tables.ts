@@ -359,4 +359,13 @@ export const SCHEMA: readonly SchemaVersion[] = [
       addColumn('blocks', json('value')),
     ],
   },
+  {
+    version: 10,
+    name: 'turns by creation time',
+    steps: [
+      // A turn's view looks for the sub_loop children whose request names it: they start after it,
+      // so the scan runs from its start on, not over every turn the database ever held.
+      createIndex({ name: 'turns_by_created', table: 'turns', columns: ['created_at'] }),
+    ],
+  },
 ]
