@@ -1,0 +1,129 @@
+// A vis home inside a root of a running session's jail (src/util/home-guard.ts, live-jails.ts):
+// refused unless that jail masks it. Both directions with real sessions and real `vis` processes:
+// the default home and a home registered before the session still open while the session runs
+// on the folder around them; a home made there afterwards is refused, with its code and a message
+// naming the home, the root and the vis process; a dead jail's entry stops nothing.
+//
+// This file runs with its own HOME, so the user's default home (which holds both registries) is
+// the test's, and no other test's sessions can refuse its homes.
+import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { after, test } from 'node:test'
+import { openStore } from '../../src/persistence/store.js'
+import { createRuntime } from '../../src/sessions/create-runtime.js'
+import { isVisError } from '../../src/util/errors.js'
+import { liveJailsDir } from '../../src/util/live-jails.js'
+import { python, waitFor } from '../sessions/helpers.js'
+
+const fakeHome = realpathSync(mkdtempSync(join(tmpdir(), 'vis-live-jails-')))
+process.env.HOME = fakeHome
+delete process.env.VIS_HOME
+after(() => rmSync(fakeHome, { recursive: true, force: true }))
+
+const visBin = resolve(import.meta.dirname, '../../bin/vis.js')
+
+function vis(home: string | undefined, ...args: string[]) {
+  const env: NodeJS.ProcessEnv = { ...process.env, HOME: fakeHome }
+  if (home === undefined) delete env.VIS_HOME
+  else env.VIS_HOME = home
+  return spawnSync(process.execPath, [visBin, ...args], {
+    cwd: tmpdir(),
+    env,
+    encoding: 'utf8',
+    timeout: 120_000,
+  })
+}
+
+const entries = () =>
+  existsSync(liveJailsDir()) ? readdirSync(liveJailsDir()).filter((n) => n.endsWith('.json')) : []
+
+test('a session on the folder around vis homes: the default home and a home registered before it open, a home made after is refused', async () => {
+  const defaultHome = join(fakeHome, '.vis')
+  const before = join(fakeHome, 'before-home')
+  const late = join(fakeHome, 'late-home')
+  // Registered (and made) before the session starts: its jail masks it.
+  const pre = vis(before, 'ext', 'list')
+  assert.equal(pre.status, 0, pre.stderr)
+
+  const rt = await createRuntime({ python, pool: { size: 0 } })
+  try {
+    const s = await rt.createSession({ roots: [fakeHome] })
+    try {
+      const r = await s.runBlock(
+        [
+          'import os',
+          `print(os.listdir(${JSON.stringify(before)}), 'homes' in os.listdir(${JSON.stringify(defaultHome)}))`,
+        ].join('\n'),
+      )
+      assert.equal(r.error ?? null, null, JSON.stringify(r.error))
+      // Both are masked in the sandbox (only the worker's own outbox shows in its home), though they
+      // hold files on the host.
+      assert.equal(r.stdout?.trim(), '[] False')
+      assert.ok(existsSync(join(before, 'vis.db')) && existsSync(join(defaultHome, 'homes')))
+      assert.ok(entries().length >= 1, 'the session’s jail is listed as live')
+
+      const ownDefault = vis(undefined, 'ext', 'list')
+      assert.equal(ownDefault.status, 0, `the default home must open: ${ownDefault.stderr}`)
+      const registered = vis(before, 'ext', 'list')
+      assert.equal(registered.status, 0, `a home the jail masks must open: ${registered.stderr}`)
+
+      const refused = vis(late, 'ext', 'list')
+      assert.equal(refused.status, 1, refused.stdout)
+      assert.match(refused.stderr, /\[home\.inside-live-session-root\]/)
+      assert.ok(refused.stderr.includes(`The vis home ${late} lies inside ${fakeHome}`), refused.stderr)
+      assert.match(
+        refused.stderr,
+        new RegExp(`vis process ${process.pid} runs now \\(its sandbox runs as pid \\d+\\)`),
+      )
+      assert.match(
+        refused.stderr,
+        /Stop that session \(or its vis process\), or choose a VIS_HOME outside its roots/,
+      )
+      assert.ok(!existsSync(late), 'nothing is made in a refused home')
+
+      // The same refusal in-process, with its context; and `vis mcp`, which reads mcp.json first.
+      assert.throws(
+        () => openStore({ home: join(late, 'nested') }),
+        (err: unknown) =>
+          isVisError(err) &&
+          err.code === 'home.inside-live-session-root' &&
+          err.context.root === fakeHome &&
+          err.context.pid === process.pid &&
+          err.context.path === join(late, 'nested'),
+      )
+      const mcp = vis(late, 'mcp', '--root', tmpdir())
+      assert.match(mcp.stderr, /\[home\.inside-live-session-root\]/)
+      assert.ok(!existsSync(late))
+    } finally {
+      await s.dispose()
+    }
+  } finally {
+    await rt.close()
+  }
+  // The jail is gone: so is its entry, and the home opens.
+  await waitFor(() => entries().length === 0, 10_000, 'the live entry to be removed')
+  const later = vis(late, 'ext', 'list')
+  assert.equal(later.status, 0, later.stderr)
+})
+
+test('an entry whose vis process is gone, or whose pid now names another process, is ignored and removed', () => {
+  const R = join(fakeHome, 'R')
+  mkdirSync(R, { recursive: true })
+  mkdirSync(liveJailsDir(), { recursive: true })
+  const gone = spawnSync(process.execPath, ['-e', '']).pid as number
+  const stale = [
+    { pid: gone, starttime: '4242' },
+    // This test's own process, but not the one that started at tick 1 after boot.
+    { pid: process.pid, starttime: '1' },
+  ].map(({ pid, starttime }) => {
+    const file = join(liveJailsDir(), `${pid}-${starttime}-0123456789ab.json`)
+    writeFileSync(file, JSON.stringify({ pid, starttime, roots: [R], masked: [] }))
+    return file
+  })
+  const opened = vis(join(R, 'h'), 'ext', 'list')
+  assert.equal(opened.status, 0, opened.stderr)
+  for (const f of stale) assert.ok(!existsSync(f), `${f} is removed`)
+})
