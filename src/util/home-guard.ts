@@ -26,8 +26,10 @@ function sleepSync(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
 }
 
-function jailsAround(real: string): LiveJail[] {
-  const around = (j: LiveJail) => j.roots.some((r) => within(real, r))
+// The live jails with a root around the home, or inside it (a session's root that became part of a
+// home opened later: extensions/<name>/ is a package extension).
+function jailsOverlapping(real: string): LiveJail[] {
+  const around = (j: LiveJail) => j.roots.some((r) => within(real, r) || within(r, real))
   let jails = liveJails().filter(around)
   const end = Date.now() + SETTLE_MS
   while (jails.some((j) => j.masked === null) && Date.now() < end) {
@@ -44,13 +46,15 @@ export function openHome(home?: string, op = 'home.open'): string {
   const resolved = visHome(home)
   registerHome(resolved)
   const real = realish(resolved)
-  for (const jail of jailsAround(real)) {
-    if (jail.masked?.some((m) => within(real, m))) continue
-    const root = jail.roots.find((r) => within(real, r)) as string
+  for (const jail of jailsOverlapping(real)) {
+    const inside = jail.roots.find((r) => within(r, real))
+    const root = inside ?? jail.roots.find((r) => within(real, r))
+    if (root === undefined || (inside === undefined && jail.masked?.some((m) => within(real, m)))) continue
     const who = jail.worker === undefined ? '' : ` (its sandbox runs as pid ${jail.worker})`
+    const where = inside === undefined ? `lies inside ${root}` : `holds ${root}`
     throw new VisError(
       'home.inside-live-session-root',
-      `The vis home ${resolved} lies inside ${root}, a root of a session that vis process ${jail.pid} runs now${who}, ` +
+      `The vis home ${resolved} ${where}, a root of a session that vis process ${jail.pid} runs now${who}, ` +
         'and that session can write it: extensions, mcp.json or trust records it put there would run on this host ' +
         'outside every sandbox. Stop that session (or its vis process), or choose a VIS_HOME outside its roots, ' +
         'in a folder you made yourself.',

@@ -51,6 +51,8 @@ export type LiveJailEntry = {
 // for its masks: a home registered after that read then finds this entry (home-guard.ts). Best
 // effort like the homes registry: a read-only ~ leaves the jail known only to its own process.
 export function registerLiveJail(roots: readonly string[]): LiveJailEntry {
+  // A jail without roots (a warm worker before its session) writes nowhere a home could be.
+  if (roots.length === 0) return { settle() {}, remove() {} }
   const dir = liveJailsDir()
   const starttime = startTimeOf(process.pid) ?? '0'
   const file = join(dir, `${process.pid}-${starttime}-${randomBytes(6).toString('hex')}.json`)

@@ -127,3 +127,28 @@ test('an entry whose vis process is gone, or whose pid now names another process
   assert.equal(opened.status, 0, opened.stderr)
   for (const f of stale) assert.ok(!existsSync(f), `${f} is removed`)
 })
+
+test('a home opened around a live session’s root is refused: that root would be a folder of the home', async () => {
+  const outer = join(fakeHome, 'outer')
+  const root = join(outer, 'extensions', 'pkg')
+  mkdirSync(root, { recursive: true })
+  const rt = await createRuntime({ python, pool: { size: 0 } })
+  try {
+    const s = await rt.createSession({ roots: [root] })
+    try {
+      const r = await s.runBlock('print(1)')
+      assert.equal(r.error ?? null, null, JSON.stringify(r.error))
+      const refused = vis(outer, 'ext', 'list')
+      assert.equal(refused.status, 1, refused.stdout)
+      assert.ok(
+        refused.stderr.includes(`The vis home ${outer} holds ${root}, a root of a session`),
+        refused.stderr,
+      )
+      assert.match(refused.stderr, /\[home\.inside-live-session-root\]/)
+    } finally {
+      await s.dispose()
+    }
+  } finally {
+    await rt.close()
+  }
+})
