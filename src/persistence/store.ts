@@ -1,4 +1,4 @@
-import { openHome } from '../util/home-guard.js'
+import { openHome, pauseBeforeMakingHome } from '../util/home-guard.js'
 import { AttachmentsRepo } from './attachments.js'
 import { BlobStore } from './blob-store.js'
 import { BlocksRepo } from './blocks.js'
@@ -83,6 +83,7 @@ export class Store {
     if (url === undefined) {
       this.dialect = 'sqlite'
       this.path = databasePath(this.home)
+      pauseBeforeMakingHome()
       this.sqlite = openDatabase(this.path, options)
       try {
         // Again now that the folder exists: a jail that started meanwhile found nothing to mask.

@@ -1,3 +1,4 @@
+import { existsSync, writeFileSync } from 'node:fs'
 import { sep } from 'node:path'
 import { VisError } from './errors.js'
 import { visHome } from './home.js'
@@ -62,4 +63,15 @@ export function openHome(home?: string, op = 'home.open'): string {
     )
   }
   return resolved
+}
+
+// Test-only (VIS_TEST_PAUSE_HOME_OPEN=<file>, set by test/confinement/live-jails.test.ts): between a
+// home's first look and the making of its folder, says so in <file>.reached and waits for <file>, so
+// the test starts a jail exactly there (the case the second look is for). Unset, it does nothing.
+export function pauseBeforeMakingHome(): void {
+  const gate = process.env.VIS_TEST_PAUSE_HOME_OPEN
+  if (!gate) return
+  writeFileSync(`${gate}.reached`, '')
+  const end = Date.now() + 120_000
+  while (!existsSync(gate) && Date.now() < end) sleepSync(10)
 }

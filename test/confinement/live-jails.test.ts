@@ -7,7 +7,7 @@
 // This file runs with its own HOME, so the user's default home (which holds both registries) is
 // the test's, and no other test's sessions can refuse its homes.
 import assert from 'node:assert/strict'
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -149,6 +149,53 @@ test('a home opened around a live session’s root is refused: that root would b
       await s.dispose()
     }
   } finally {
+    await rt.close()
+  }
+})
+
+// The race the second look is for: a home looked at (no jail yet), then a session starts on the
+// folder around it and reads the registry before the home's folder exists (nothing to mask), then
+// the folder is made. A test-only pause (VIS_TEST_PAUSE_HOME_OPEN) holds the vis process between its
+// look and the making of the folder while the session starts, every time. `vis sessions list` opens
+// only the store, so the store's own second look is what refuses.
+test('a jail that starts between a home’s first look and the making of its folder: the home is refused once made', async () => {
+  const R = join(fakeHome, 'race')
+  mkdirSync(R)
+  const home = join(R, 'h')
+  const gate = join(fakeHome, 'race-gate')
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    HOME: fakeHome,
+    VIS_HOME: home,
+    VIS_TEST_PAUSE_HOME_OPEN: gate,
+  }
+  const child = spawn(process.execPath, [visBin, 'sessions', 'list'], {
+    cwd: tmpdir(),
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let stderr = ''
+  child.stderr.on('data', (d) => {
+    stderr += d
+  })
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)))
+  const rt = await createRuntime({ python, pool: { size: 0 } })
+  try {
+    await waitFor(() => existsSync(`${gate}.reached`), 60_000, 'the vis process to look at its home')
+    assert.ok(!existsSync(home), 'the folder is not made yet')
+    const s = await rt.createSession({ roots: [R] })
+    try {
+      const r = await s.runBlock('print(1)')
+      assert.equal(r.error ?? null, null, JSON.stringify(r.error))
+      writeFileSync(gate, '')
+      assert.equal(await exited, 1, stderr)
+      assert.match(stderr, /\[home\.inside-live-session-root\]/)
+      assert.ok(stderr.includes(`The vis home ${home} lies inside ${R}`), stderr)
+    } finally {
+      await s.dispose()
+    }
+  } finally {
+    child.kill()
     await rt.close()
   }
 })
