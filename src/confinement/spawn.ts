@@ -9,7 +9,7 @@ import {
   ConfinementPolicySchema,
 } from '../contracts/jail-policy.js'
 import { VisError } from '../util/errors.js'
-import { type LiveJailEntry, registerLiveJail } from '../util/live-jails.js'
+import { type LiveJailEntry, liveJailEntry } from '../util/live-jails.js'
 import { createSandboxCgroup, detectCgroups, type SandboxCgroup } from './cgroup.js'
 import { draftMount } from './draft-mount.js'
 import { type EgressProxy, startEgressProxy } from './egress/proxy.js'
@@ -125,8 +125,8 @@ export async function spawnConfined(
   const opened = openRoots(policy.roots, { within: policy.within, pins: policy.pins }, context)
   const pins: OpenedRoot[] = []
   // Every vis process learns of this jail before it reads its masks (home-guard.ts): a vis home
-  // opened inside one of its roots from now on is refused unless the jail masks it.
-  const live = registerLiveJail(opened.roots.map((r) => r.real))
+  // opened inside one of its roots from then on is refused unless the jail masks it.
+  const live = liveJailEntry(opened.roots.map((r) => r.real))
   try {
     // So is each read-only mount's folder (a skill's), checked against its pin.
     const folders = openMounts(policy.mounts, context)
@@ -214,6 +214,7 @@ async function spawnOpened(
   // The mount view: the roots, then the host's own writable directories; vis homes inside a
   // root masked like extension directories.
   const { readOnly, links } = resolvedReadOnly(policy.readOnly, policy.roots)
+  live.announce()
   const homes = maskedHomes(roots)
   const view: ConfinementPolicy = {
     ...policy,

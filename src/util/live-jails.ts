@@ -42,17 +42,20 @@ function startTimeOf(pid: number): string | undefined {
 }
 
 export type LiveJailEntry = {
+  // Records the jail, just before it reads the homes registry for its masks: a home registered
+  // after that read then finds this entry (home-guard.ts). Readers wait while it is unsettled.
+  announce(): void
   // The real paths of the homes the jail masks, once read; the worker's pid once spawned.
   settle(masked: readonly string[], worker?: number): void
   remove(): void
 }
 
-// Records a jail about to start over these roots (real paths), before it reads the homes registry
-// for its masks: a home registered after that read then finds this entry (home-guard.ts). Best
-// effort like the homes registry: a read-only ~ leaves the jail known only to its own process.
-export function registerLiveJail(roots: readonly string[]): LiveJailEntry {
+// The entry of a jail about to start over these roots (real paths); nothing is written before
+// announce(). Best effort like the homes registry: a read-only ~ leaves the jail known only to its
+// own process.
+export function liveJailEntry(roots: readonly string[]): LiveJailEntry {
   // A jail without roots (a warm worker before its session) writes nowhere a home could be.
-  if (roots.length === 0) return { settle() {}, remove() {} }
+  if (roots.length === 0) return { announce() {}, settle() {}, remove() {} }
   const dir = liveJailsDir()
   const starttime = startTimeOf(process.pid) ?? '0'
   const file = join(dir, `${process.pid}-${starttime}-${randomBytes(6).toString('hex')}.json`)
@@ -69,8 +72,8 @@ export function registerLiveJail(roots: readonly string[]): LiveJailEntry {
       // as above
     }
   }
-  write()
   return {
+    announce: write,
     settle(masked, worker) {
       entry = { ...entry, masked: [...masked], ...(worker === undefined ? {} : { worker }) }
       write()
