@@ -96,6 +96,9 @@ test('a session on the folder around vis homes: the default home and a home regi
       )
       const mcp = vis(late, 'mcp', '--root', tmpdir())
       assert.match(mcp.stderr, /\[home\.inside-live-session-root\]/)
+      // `vis run` reads agent.json (approvals, providers) before it opens the store.
+      const run = vis(late, 'run', '--root', tmpdir(), 'say hi')
+      assert.match(run.stderr, /\[home\.inside-live-session-root\]/)
       assert.ok(!existsSync(late))
     } finally {
       await s.dispose()
