@@ -216,6 +216,7 @@ async function spawnOpened(
   const { readOnly, links } = resolvedReadOnly(policy.readOnly, policy.roots)
   live.announce()
   const homes = maskedHomes(roots)
+  const masked = homes.map((h) => h.real)
   const view: ConfinementPolicy = {
     ...policy,
     readOnly,
@@ -226,7 +227,7 @@ async function spawnOpened(
       ...new Set([...policy.hidden, ...homes.map((h) => h.mask), ...projectExtensionMasks(roots)]),
     ].filter((h) => existsSync(h) || !policy.readOnlyRoots.some((r) => h.startsWith(`${r}/`))),
   }
-  live.settle(homes.map((h) => h.real))
+  live.settle(masked)
   const pkg = useNamespaces ? packageMounts(roots) : []
   if (useNamespaces) pinFds(view, roots, pins, context, pkg)
   const bound = useNamespaces ? [...roots.filter((r) => r.path !== policy.overlay?.root), ...pins] : []
@@ -321,11 +322,7 @@ async function spawnOpened(
     cwd: useNamespaces ? '/' : (options.cwd ?? policy.roots[0] ?? '/'),
     detached: false,
   })
-  if (child.pid !== undefined)
-    live.settle(
-      homes.map((h) => h.real),
-      child.pid,
-    )
+  if (child.pid !== undefined) live.settle(masked, child.pid)
 
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.once('exit', (code, signal) => resolve({ code, signal }))
