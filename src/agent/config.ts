@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { z } from 'zod'
 import { SessionModeSchema } from '../confinement/modes.js'
 import { VisError } from '../util/errors.js'
-import { visHome } from '../util/home.js'
+import { openHome } from '../util/home-guard.js'
 import { issuesText } from '../util/zod-issues.js'
 import { BudgetSchema } from './budget.js'
 import { ANTHROPIC_MAX_TOKENS } from './providers/types.js'
@@ -213,7 +213,8 @@ export const DEFAULTS = {
 export function loadAgentConfig(
   opts: { home?: string; overrides?: Partial<AgentConfigFile> & { backoffMs?: number[] } } = {},
 ): AgentConfig {
-  const home = visHome(opts.home)
+  // Its approvals and providers steer the host: never from a home a running sandbox can write.
+  const home = openHome(opts.home, 'agent.config')
   const path = join(home, 'agent.json')
   let file: AgentConfigFile = AgentConfigFileSchema.parse({})
   if (existsSync(path)) {

@@ -364,14 +364,21 @@ function openRefusal(err: NodeJS.ErrnoException, path: string, ctx: Context): Vi
   })
 }
 
-// Masks for the vis homes inside these roots, as the sandbox sees them (under the root's path).
-export function homeMasks(roots: readonly OpenedRoot[]): string[] {
-  const out: string[] = []
+// The vis homes inside these roots: each one's real path, and its mask as the sandbox sees it
+// (under the root's path). One read of the homes, so what a jail hides and what it says it hides
+// (live-jails.ts) are the same list.
+export function maskedHomes(roots: readonly OpenedRoot[]): { real: string; mask: string }[] {
+  const out: { real: string; mask: string }[] = []
   for (const r of roots) {
     for (const home of homesInside(r.real))
-      if (home !== r.real) out.push(join(r.path, relative(r.real, home)))
+      if (home !== r.real) out.push({ real: home, mask: join(r.path, relative(r.real, home)) })
   }
-  return [...new Set(out)]
+  return out
+}
+
+// Masks for the vis homes inside these roots, as the sandbox sees them (under the root's path).
+export function homeMasks(roots: readonly OpenedRoot[]): string[] {
+  return [...new Set(maskedHomes(roots).map((h) => h.mask))]
 }
 
 // The same by path, for the host-side file tools: the vis homes inside these roots, as a client

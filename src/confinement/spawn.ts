@@ -9,6 +9,7 @@ import {
   ConfinementPolicySchema,
 } from '../contracts/jail-policy.js'
 import { VisError } from '../util/errors.js'
+import { type LiveJailEntry, liveJailEntry } from '../util/live-jails.js'
 import { createSandboxCgroup, detectCgroups, type SandboxCgroup } from './cgroup.js'
 import { draftMount } from './draft-mount.js'
 import { type EgressProxy, startEgressProxy } from './egress/proxy.js'
@@ -18,7 +19,7 @@ import { packageMounts, pinFds, realish, resolvedReadOnly } from './mount-source
 import { launcherPath } from './native.js'
 import { probe } from './probe.js'
 import { projectExtensionMasks } from './project-extension-masks.js'
-import { homeMasks, type OpenedRoot, openRoots, rootsChecked } from './root-guard.js'
+import { maskedHomes, type OpenedRoot, openRoots, rootsChecked } from './root-guard.js'
 import { bubblewrapArgs, launcherArgs, missingPaths } from './sandbox-args.js'
 
 export type SpawnConfinedOptions = {
@@ -123,14 +124,31 @@ export async function spawnConfined(
   // Each root as an fd, checked: the jail mounts these, never the paths again.
   const opened = openRoots(policy.roots, { within: policy.within, pins: policy.pins }, context)
   const pins: OpenedRoot[] = []
+  // Every vis process learns of this jail before it reads its masks (home-guard.ts): a vis home
+  // opened inside one of its roots from then on is refused unless the jail masks it.
+  const live = liveJailEntry(opened.roots.map((r) => r.real))
   try {
     // So is each read-only mount's folder (a skill's), checked against its pin.
     const folders = openMounts(policy.mounts, context)
     try {
-      return await spawnOpened(policy, opened.roots, pins, folders.fds, command, args, options)
+      const confined = await spawnOpened(
+        policy,
+        opened.roots,
+        pins,
+        folders.fds,
+        command,
+        args,
+        options,
+        live,
+      )
+      void confined.exited.then(() => live.remove())
+      return confined
     } finally {
       folders.close()
     }
+  } catch (err) {
+    live.remove()
+    throw err
   } finally {
     // The child holds its own copies by now.
     opened.close()
@@ -146,6 +164,7 @@ async function spawnOpened(
   command: string,
   args: string[],
   options: SpawnConfinedOptions,
+  live: LiveJailEntry,
 ): Promise<ConfinedProcess> {
   const context = { sessionId: options.sessionId, op: 'spawn' }
   const allowUnconfined = options.allowUnconfined ?? process.env.VIS_ALLOW_UNCONFINED === '1'
@@ -195,16 +214,20 @@ async function spawnOpened(
   // The mount view: the roots, then the host's own writable directories; vis homes inside a
   // root masked like extension directories.
   const { readOnly, links } = resolvedReadOnly(policy.readOnly, policy.roots)
+  live.announce()
+  const homes = maskedHomes(roots)
+  const masked = homes.map((h) => h.real)
   const view: ConfinementPolicy = {
     ...policy,
     readOnly,
     roots: [...policy.roots, ...policy.writable],
     // A mask's mount point is made in its root when missing: a read-only root cannot take one,
     // and a directory absent from it has nothing to hide and cannot be made there.
-    hidden: [...new Set([...policy.hidden, ...homeMasks(roots), ...projectExtensionMasks(roots)])].filter(
-      (h) => existsSync(h) || !policy.readOnlyRoots.some((r) => h.startsWith(`${r}/`)),
-    ),
+    hidden: [
+      ...new Set([...policy.hidden, ...homes.map((h) => h.mask), ...projectExtensionMasks(roots)]),
+    ].filter((h) => existsSync(h) || !policy.readOnlyRoots.some((r) => h.startsWith(`${r}/`))),
   }
+  live.settle(masked)
   const pkg = useNamespaces ? packageMounts(roots) : []
   if (useNamespaces) pinFds(view, roots, pins, context, pkg)
   const bound = useNamespaces ? [...roots.filter((r) => r.path !== policy.overlay?.root), ...pins] : []
@@ -299,6 +322,7 @@ async function spawnOpened(
     cwd: useNamespaces ? '/' : (options.cwd ?? policy.roots[0] ?? '/'),
     detached: false,
   })
+  if (child.pid !== undefined) live.settle(masked, child.pid)
 
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.once('exit', (code, signal) => resolve({ code, signal }))

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { z } from 'zod'
 import { McpServersSchema } from '../mcp-client/config.js'
 import { VisError } from '../util/errors.js'
-import { visHome } from '../util/home.js'
+import { openHome } from '../util/home-guard.js'
 import { issuesText } from '../util/zod-issues.js'
 import { SessionPolicySchema } from './schemas.js'
 
@@ -41,7 +41,8 @@ export type McpConfig = z.output<typeof McpConfigSchema>
 export const CONFIG_FILE = 'mcp.json'
 
 export function loadMcpConfig(home?: string): McpConfig {
-  const path = join(visHome(home), CONFIG_FILE)
+  // The servers in it start on this host: never from a home a running sandbox can write.
+  const path = join(openHome(home, 'mcp.config'), CONFIG_FILE)
   if (!existsSync(path)) return McpConfigSchema.parse({})
   let raw: unknown
   try {

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs'
 import { basename, join, resolve } from 'node:path'
 import { visHome } from '../util/home.js'
+import { openHome } from '../util/home-guard.js'
 import { projectTrust, untrustedReason } from './trust.js'
 
 export type ExtensionScope = 'global' | 'project'
@@ -68,6 +69,9 @@ function scan(dir: string, scope: ExtensionScope): ExtensionSource[] {
 // A project's folder counts only when a person trusted its content as it is now (trust.ts), and
 // then through the copy of that content trust made: sources and dirs name the copy.
 export function discoverExtensions(opts: { home?: string; project?: string }): Discovery {
+  // The global folder and the trust records run on this host: never from a home a running sandbox
+  // can write (home-guard.ts).
+  openHome(opts.home, 'ext.discover')
   const d = extensionDirs(opts)
   const trust = opts.project && d.project ? projectTrust(opts.home, opts.project, d.project) : undefined
   // The copy of what was trusted, in the vis home (trust.ts): never the project folder, which

@@ -19,6 +19,7 @@ import { dirname, join, relative, resolve } from 'node:path'
 import { z } from 'zod'
 import { VisError } from '../util/errors.js'
 import { visHome } from '../util/home.js'
+import { openHome } from '../util/home-guard.js'
 
 // A project's extensions run on the host, unconfined, for whoever starts vis in the project. The
 // project folder is also a place sessions work in: a block of any session whose roots hold it
@@ -213,7 +214,8 @@ export function trustProject(home: string | undefined, project: string, dir: str
       { op: 'ext.trust', path: dir },
     )
   }
-  const h = visHome(home)
+  // A record in a home a running sandbox can write would be that sandbox's to change (home-guard.ts).
+  const h = openHome(home, 'ext.trust')
   const all = readTrust(h)
   all.projects[projectKey(project)] = {
     sha256: digest.sha256,
@@ -221,7 +223,7 @@ export function trustProject(home: string | undefined, project: string, dir: str
     trustedAt: new Date().toISOString(),
   }
   const path = trustPath(h)
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
+  if (mkdirSync(dirname(path), { recursive: true, mode: 0o700 }) !== undefined) openHome(h, 'ext.trust')
   // Whole or not at all: another process reads it at any moment.
   const tmp = `${path}.${process.pid}-${randomBytes(4).toString('hex')}`
   writeFileSync(tmp, `${JSON.stringify(all, null, 2)}\n`, { mode: 0o600 })

@@ -1,5 +1,4 @@
-import { visHome } from '../util/home.js'
-import { registerHome } from '../util/home-registry.js'
+import { openHome, pauseBeforeMakingHome } from '../util/home-guard.js'
 import { AttachmentsRepo } from './attachments.js'
 import { BlobStore } from './blob-store.js'
 import { BlocksRepo } from './blocks.js'
@@ -75,16 +74,24 @@ export class Store {
   private readonly sql: Statements
 
   constructor(options: StoreOptions = {}) {
-    this.home = visHome(options.home)
+    // Registered (every jail masks it from now on, not only those of the processes that run it),
+    // and refused while a running jail could write it (home-guard.ts), before anything is made there.
+    this.home = openHome(options.home, 'store.open')
     this.durability = options.durability ?? 'full'
     const url = databaseUrlOf(options.databaseUrl)
     let inlineFloor = options.inlineFloorBytes ?? DEFAULT_INLINE_FLOOR_BYTES
     if (url === undefined) {
       this.dialect = 'sqlite'
       this.path = databasePath(this.home)
+      pauseBeforeMakingHome()
       this.sqlite = openDatabase(this.path, options)
-      // Every process's jails mask it from now on, not only those of the processes that run it.
-      registerHome(this.home)
+      try {
+        // Again now that the folder exists: a jail that started meanwhile found nothing to mask.
+        openHome(this.home, 'store.open')
+      } catch (err) {
+        this.sqlite.close()
+        throw err
+      }
       this.db = this.sqlite
       this.group = new GroupCommit(`${this.path}-wal`)
     } else {

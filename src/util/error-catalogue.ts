@@ -242,6 +242,12 @@ export const ERROR_CATALOGUE = {
   'guest.bad-symbol': fail(500, 'A symbol has no characters a Python name can use.'),
 
   'home.unwritable': fail(500, 'The vis home cannot be written.'),
+  // A home made or opened inside a root of a running session's jail, which does not mask it
+  // (src/util/home-guard.ts): that sandbox could plant what the host runs from the home.
+  'home.inside-live-session-root': fail(
+    409,
+    'The vis home lies inside a root of a running session that can write it; stop that session or choose a VIS_HOME outside its roots.',
+  ),
 
   'host.no-handler': fail(500, 'No host call handler is installed in the runtime.'),
 

@@ -1,0 +1,139 @@
+import { randomBytes } from 'node:crypto'
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { isAbsolute, join } from 'node:path'
+import { userDefaultHome } from './home-registry.js'
+
+// The jails running now, each with the roots its sandbox may write and the vis homes it masks
+// among them. A jail's masks are fixed when it starts, and a session's worker keeps its jail (and
+// every thread a block left running) for the session's life: a vis home made inside one of its
+// roots later is an ordinary folder to that sandbox, while the host runs what it finds there
+// (extensions/, mcp.json, trust/). So a home is opened only when no live jail writes it unmasked
+// (home-guard.ts), which needs every vis process's jails, not only this one's.
+//
+// Entries live beside the homes registry in the user's default home, which every jail masks. One
+// file per jail, named <pid>-<starttime>-<random>.json after the vis process that started it
+// (bubblewrap dies with that process): an entry whose process is gone, or whose pid was reused by
+// another process, is stale and removed by whoever reads it.
+
+export const liveJailsDir = () => join(userDefaultHome(), 'live-jails')
+
+// `masked` is null while the jail is still reading the homes registry for its masks.
+export type LiveJail = {
+  pid: number
+  starttime: string
+  worker?: number
+  roots: string[]
+  masked: string[] | null
+}
+
+// The start time (clock ticks since boot) of a running process, or undefined for a gone or
+// zombie one: with the pid it names one process for good.
+function startTimeOf(pid: number): string | undefined {
+  let stat: string
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  } catch {
+    return undefined
+  }
+  // The command name (field 2) may hold spaces and ')': count fields from the last ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  if (fields[0] === 'Z' || fields[0] === 'X') return undefined
+  return fields[19]
+}
+
+export type LiveJailEntry = {
+  // Records the jail, just before it reads the homes registry for its masks: a home registered
+  // after that read then finds this entry (home-guard.ts). Readers wait while it is unsettled.
+  announce(): void
+  // The real paths of the homes the jail masks, once read; the worker's pid once spawned.
+  settle(masked: readonly string[], worker?: number): void
+  remove(): void
+}
+
+// The entry of a jail about to start over these roots (real paths); nothing is written before
+// announce(). Best effort like the homes registry: a read-only ~ leaves the jail known only to its
+// own process.
+export function liveJailEntry(roots: readonly string[]): LiveJailEntry {
+  // A jail without roots (a warm worker before its session) writes nowhere a home could be.
+  if (roots.length === 0) return { announce() {}, settle() {}, remove() {} }
+  const dir = liveJailsDir()
+  const starttime = startTimeOf(process.pid) ?? '0'
+  const file = join(dir, `${process.pid}-${starttime}-${randomBytes(6).toString('hex')}.json`)
+  let entry: LiveJail = { pid: process.pid, starttime, roots: [...roots], masked: null }
+  let removed = false
+  const write = () => {
+    if (removed) return
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 })
+      const tmp = `${file}.tmp`
+      writeFileSync(tmp, JSON.stringify(entry), { mode: 0o600 })
+      renameSync(tmp, file)
+    } catch {
+      // as above
+    }
+  }
+  return {
+    announce: write,
+    settle(masked, worker) {
+      entry = { ...entry, masked: [...masked], ...(worker === undefined ? {} : { worker }) }
+      write()
+    },
+    remove() {
+      removed = true
+      rmSync(file, { force: true })
+    },
+  }
+}
+
+const ENTRY = /^(\d+)-(\d+)-[0-9a-f]+\.json$/
+
+function parse(text: string): LiveJail | undefined {
+  let raw: unknown
+  try {
+    raw = JSON.parse(text)
+  } catch {
+    return undefined
+  }
+  const j = raw as Partial<LiveJail>
+  const paths = (v: unknown): v is string[] =>
+    Array.isArray(v) && v.every((p) => typeof p === 'string' && isAbsolute(p))
+  if (typeof j.pid !== 'number' || typeof j.starttime !== 'string' || !paths(j.roots)) return undefined
+  if (j.masked !== null && !paths(j.masked)) return undefined
+  return {
+    pid: j.pid,
+    starttime: j.starttime,
+    roots: j.roots,
+    masked: j.masked ?? null,
+    ...(typeof j.worker === 'number' ? { worker: j.worker } : {}),
+  }
+}
+
+// The jails live now, of every vis process of this user. Stale entries are removed on the way.
+export function liveJails(): LiveJail[] {
+  const dir = liveJailsDir()
+  let names: string[]
+  try {
+    names = readdirSync(dir)
+  } catch {
+    return []
+  }
+  const out: LiveJail[] = []
+  for (const name of names) {
+    const m = ENTRY.exec(name)
+    if (!m) continue
+    const file = join(dir, name)
+    if (startTimeOf(Number(m[1])) !== m[2]) {
+      rmSync(file, { force: true })
+      continue
+    }
+    let text: string
+    try {
+      text = readFileSync(file, 'utf8')
+    } catch {
+      continue // removed since the listing: that jail ended
+    }
+    const jail = parse(text)
+    if (jail) out.push(jail)
+  }
+  return out
+}
