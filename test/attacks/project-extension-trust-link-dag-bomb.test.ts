@@ -21,13 +21,13 @@
 // 300000 directories in 20 s, never finishing. A fix: count every
 // directory (and every link followed) against a bound, or refuse links to directories, and say so.
 import assert from 'node:assert/strict'
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
-import { trustProject } from '../../src/extensions/trust.js'
 import { createRuntime } from '../../src/sessions/create-runtime.js'
 import { python } from '../sessions/helpers.js'
+import { trustedSharedExtension } from './trusted-project-extension.js'
 import { watchedVis } from './watched-vis.js'
 
 const base = mkdtempSync(join(tmpdir(), 'vis-attack-ext-dag-'))
@@ -120,21 +120,7 @@ async function personListsExtensions(home: string, project: string): Promise<voi
 }
 
 test('a session cannot make the host walk and copy 8^12 directories through links in a linked project extension folder', async () => {
-  const home = join(base, 'home')
-  const project = join(base, 'app')
-  const shared = join(base, 'shared')
-  const ext = join(shared, 'vis-ext')
-  mkdirSync(home)
-  mkdirSync(ext, { recursive: true })
-  mkdirSync(join(project, '.vis'), { recursive: true })
-  symlinkSync('../../shared/vis-ext', join(project, '.vis', 'extensions'))
-  writeFileSync(
-    join(ext, 'hello.py'),
-    'import vis\n\n\ndef hi():\n    """Hi."""\n    return "hi"\n\n\nvis.register(vis.Extension(name="hello", tools=[hi]))\n',
-  )
-  // The person's `vis ext trust --project app`.
-  trustProject(home, project, join(project, '.vis', 'extensions'))
-
+  const { home, project, shared, ext } = trustedSharedExtension(base)
   // Another session that may write the shared folder plants the chain.
   await plantChain(home, shared, join(shared, 'chain'), ext)
   await personListsExtensions(home, project)

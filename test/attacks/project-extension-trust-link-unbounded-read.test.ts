@@ -20,13 +20,13 @@
 // `VIS_HOME=home vis ext list --project app`: its resident memory passes 1 GiB (the test kills it there).
 // A fix: bound each file and the total the check reads (and copies), and refuse the folder past it.
 import assert from 'node:assert/strict'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
-import { trustProject } from '../../src/extensions/trust.js'
 import { createRuntime } from '../../src/sessions/create-runtime.js'
 import { python } from '../sessions/helpers.js'
+import { trustedSharedExtension } from './trusted-project-extension.js'
 import { watchedVis } from './watched-vis.js'
 
 const base = mkdtempSync(join(tmpdir(), 'vis-attack-ext-read-'))
@@ -92,21 +92,7 @@ async function personListsExtensions(home: string, project: string): Promise<voi
 }
 
 test('a session cannot make the host read an endless file through a link in a linked project extension folder', async () => {
-  const home = join(base, 'home')
-  const project = join(base, 'app')
-  const shared = join(base, 'shared')
-  const ext = join(shared, 'vis-ext')
-  mkdirSync(home)
-  mkdirSync(ext, { recursive: true })
-  mkdirSync(join(project, '.vis'), { recursive: true })
-  symlinkSync('../../shared/vis-ext', join(project, '.vis', 'extensions'))
-  writeFileSync(
-    join(ext, 'hello.py'),
-    'import vis\n\n\ndef hi():\n    """Hi."""\n    return "hi"\n\n\nvis.register(vis.Extension(name="hello", tools=[hi]))\n',
-  )
-  // The person's `vis ext trust --project app`.
-  trustProject(home, project, join(project, '.vis', 'extensions'))
-
+  const { home, project, shared, ext } = trustedSharedExtension(base)
   await plantLink(home, shared, ext)
   await personListsExtensions(home, project)
 })

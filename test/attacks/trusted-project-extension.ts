@@ -85,3 +85,24 @@ export async function callProbe(e: Engine, project: string) {
   const s = await e.createSession({ roots: [project] })
   return e.runBlock(s.id, { code: 'print(await probe_run())' })
 }
+
+// A project (base/app) whose .vis/extensions is the person's link to a folder outside it
+// (base/shared/vis-ext) holding one trusted extension `hello`: a session rooted at base/shared
+// may write the link's target. Returns the paths; `suffix` names a second layout in one base.
+export function trustedSharedExtension(base: string, suffix = '') {
+  const home = join(base, `home${suffix}`)
+  const project = join(base, `app${suffix}`)
+  const shared = join(base, `shared${suffix}`)
+  const ext = join(shared, 'vis-ext')
+  mkdirSync(home)
+  mkdirSync(ext, { recursive: true })
+  mkdirSync(join(project, '.vis'), { recursive: true })
+  symlinkSync(`../../shared${suffix}/vis-ext`, join(project, '.vis', 'extensions'))
+  writeFileSync(
+    join(ext, 'hello.py'),
+    'import vis\n\n\ndef hi():\n    """Hi."""\n    return "hi"\n\n\nvis.register(vis.Extension(name="hello", tools=[hi]))\n',
+  )
+  // The person's `vis ext trust --project app`.
+  trustProject(home, project, join(project, '.vis', 'extensions'))
+  return { home, project, shared, ext }
+}
