@@ -5,8 +5,8 @@ import {
   fstatSync,
   mkdirSync,
   mkdtempSync,
+  opendirSync,
   openSync,
-  readdirSync,
   readFileSync,
   readSync,
   realpathSync,
@@ -77,14 +77,17 @@ export function folderDigest(dir: string, copyTo?: string): FolderDigest {
   let bytes = 0
   const walk = (d: string, depth: number) => {
     if (depth > MAX_DEPTH) throw new Error(`${d} is nested more than ${MAX_DEPTH} folders deep`)
-    for (const name of readdirSync(d).sort()) {
-      if (name === '__pycache__') continue
+    // Counted as they are read, before any is sorted or visited: a folder of 200,000 names met
+    // again through a link at every level must not be read whole each time first.
+    const names = namesOf(d, MAX_ENTRIES - entries)
+    if (names === undefined)
+      throw new Error(
+        `${dir} holds more than ${MAX_ENTRIES} files and folders (links to folders counted each time)`,
+      )
+    entries += names.length
+    for (const name of names) {
       const full = join(d, name)
       const rel = relative(dir, full)
-      if (++entries > MAX_ENTRIES)
-        throw new Error(
-          `${dir} holds more than ${MAX_ENTRIES} files and folders (links to folders counted each time)`,
-        )
       // Non-blocking, so a FIFO planted there is refused below rather than hanging the host.
       const fd = openSync(full, constants.O_RDONLY | constants.O_NONBLOCK)
       try {
@@ -114,6 +117,22 @@ export function folderDigest(dir: string, copyTo?: string): FolderDigest {
   }
   walk(dir, 0)
   return { sha256: h.digest('hex'), files }
+}
+
+// A folder's names but `__pycache__`, sorted; undefined once there are more than `room`, read no
+// further than that.
+function namesOf(d: string, room: number): string[] | undefined {
+  const dir = opendirSync(d)
+  try {
+    const names: string[] = []
+    for (let e = dir.readSync(); e !== null; e = dir.readSync()) {
+      if (e.name === '__pycache__') continue
+      if (names.push(e.name) > room) return undefined
+    }
+    return names.sort()
+  } finally {
+    dir.closeSync()
+  }
 }
 
 // The file's bytes, read until its end but never more than `room` (undefined past it).
