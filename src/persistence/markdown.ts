@@ -13,6 +13,25 @@ function oneLine(text: string): string {
   return text.replace(/\s*\n\s*/g, ' ').trim()
 }
 
+// Sandbox text inside a line of prose is shown as text, never as Markdown: a rendered image is
+// fetched by whoever views the export, so a block without network could send a secret out in its
+// URL. In a code span nothing is markup; its delimiter is longer than any backtick run inside.
+export function codeSpan(text: string): string {
+  const line = oneLine(text)
+  const longest = Math.max(0, ...[...line.matchAll(/`+/g)].map((m) => m[0].length))
+  const ticks = '`'.repeat(longest + 1)
+  const pad = line.startsWith('`') || line.endsWith('`') ? ' ' : ''
+  return `${ticks}${pad}${line}${pad}${ticks}`
+}
+
+// Prose from a sandbox (an error's one-line message, a title): every character that opens inline
+// markup (images, links, raw HTML, emphasis, code) escaped, the words left readable.
+export function inlineText(text: string): string {
+  return escapeInline(oneLine(text))
+}
+
+const escapeInline = (line: string) => line.replace(/[\\`*_[\]()<>!&~|]/g, (c) => `\\${c}`)
+
 function renderJson(value: JsonValue): string {
   return fence(JSON.stringify(value, null, 2), 'json')
 }
@@ -22,7 +41,7 @@ function renderRequest(request: JsonValue | null): string {
   if (typeof request === 'string') {
     return `${request
       .split('\n')
-      .map((l) => (l === '' ? '>' : `> ${l}`))
+      .map((l) => (l === '' ? '>' : `> ${escapeInline(l)}`))
       .join('\n')}\n\n`
   }
   return `${renderJson(request)}\n`
@@ -45,17 +64,17 @@ function renderBlock(b: TranscriptBlock, formatCode: (code: string) => string): 
   if (b.stderr !== '') parts.push('Standard error:\n\n', fence(b.stderr, 'text'), '\n')
   if (b.result !== null) parts.push('Result:\n\n', renderJson(b.result), '\n')
   if (b.error) {
-    const label = b.error.code ? `Error \`${b.error.code}\`` : 'Error'
+    const label = b.error.code ? `Error ${codeSpan(b.error.code)}` : 'Error'
     // A one-line message reads best inline; a longer one keeps its lines in a fence.
     if (b.error.message.includes('\n')) parts.push(`${label}:\n\n`, fence(b.error.message, 'text'), '\n')
-    else parts.push(`${label}: ${b.error.message}\n\n`)
+    else parts.push(`${label}: ${inlineText(b.error.message)}\n\n`)
     if (b.error.traceback) parts.push(fence(b.error.traceback, 'text'), '\n')
   }
   if (b.attachments.length > 0) {
     parts.push('Attachments:\n\n')
     for (const a of b.attachments) {
       parts.push(
-        `- ${a.name ? `\`${oneLine(a.name)}\`` : `attachment ${a.position}`} (${a.mediaType}, ${a.size} bytes)\n`,
+        `- ${a.name ? codeSpan(a.name) : `attachment ${a.position}`} (${inlineText(a.mediaType)}, ${a.size} bytes)\n`,
       )
     }
     parts.push('\n')
@@ -74,7 +93,7 @@ export type MarkdownOptions = {
 export function renderMarkdown(t: Transcript, options: MarkdownOptions = {}): string {
   const formatCode = options.formatCode ?? ((code: string) => code)
   const out: string[] = []
-  out.push(`# ${t.session.title ? oneLine(t.session.title) : `Session ${t.session.id}`}\n\n`)
+  out.push(`# ${t.session.title ? inlineText(t.session.title) : `Session ${t.session.id}`}\n\n`)
   out.push(`- Session: \`${t.session.id}\`\n- Created: ${t.session.createdAt}\n`)
   if (t.session.closedAt) out.push(`- Closed: ${t.session.closedAt}\n`)
   out.push(`- Blocks: ${t.blocks.length}\n\n`)
