@@ -126,7 +126,7 @@ export async function spawnConfined(
   const pins: OpenedRoot[] = []
   // Every vis process learns of this jail before it reads its masks (home-guard.ts): a vis home
   // opened inside one of its roots from then on is refused unless the jail masks it.
-  const live = liveJailEntry(opened.roots.map((r) => r.real))
+  const live = liveJailEntry(opened.roots)
   try {
     // So is each read-only mount's folder (a skill's), checked against its pin.
     const folders = openMounts(policy.mounts, context)

@@ -1,9 +1,9 @@
 import { existsSync, writeFileSync } from 'node:fs'
-import { sep } from 'node:path'
+import { dirname, sep } from 'node:path'
 import { VisError } from './errors.js'
 import { visHome } from './home.js'
 import { registerHome } from './home-registry.js'
-import { type LiveJail, liveJails } from './live-jails.js'
+import { identityOf, type LiveJail, liveJails } from './live-jails.js'
 import { realish } from './real-path.js'
 
 // A vis home holds what the host runs unconfined: its extensions/, mcp.json and trust/. A jail masks
@@ -29,8 +29,9 @@ function sleepSync(ms: number): void {
 
 // The live jails with a root around the home, or inside it (a session's root that became part of a
 // home opened later: extensions/<name>/ is a package extension).
-function jailsOverlapping(real: string): LiveJail[] {
-  const around = (j: LiveJail) => j.roots.some((r) => within(real, r) || within(r, real))
+function jailsOverlapping(real: string, chain: Set<string>): LiveJail[] {
+  const around = (j: LiveJail) =>
+    j.roots.some((r) => within(real, r) || within(r, real)) || j.rootIds.some((id) => chain.has(id))
   let jails = liveJails().filter(around)
   const end = Date.now() + SETTLE_MS
   while (jails.some((j) => j.masked === null) && Date.now() < end) {
@@ -40,6 +41,18 @@ function jailsOverlapping(real: string): LiveJail[] {
   return jails
 }
 
+// The identities of the home and of each directory above it that exists: a jail's root or mask
+// found among them holds the home, whatever its path is called now.
+function identityChain(real: string): Set<string> {
+  const ids = new Set<string>()
+  for (let d = real; ; d = dirname(d)) {
+    const id = identityOf(d)
+    if (id !== undefined) ids.add(id)
+    if (dirname(d) === d) break
+  }
+  return ids
+}
+
 // The home (resolved as visHome resolves it), once no live jail writes it. Call it before reading
 // anything the host runs from a home, and again after making the home's folder (a jail that started
 // in between may have found the home registered but not there yet, and masked nothing).
@@ -47,10 +60,14 @@ export function openHome(home?: string, op = 'home.open'): string {
   const resolved = visHome(home)
   registerHome(resolved)
   const real = realish(resolved)
-  for (const jail of jailsOverlapping(real)) {
+  const chain = identityChain(real)
+  for (const jail of jailsOverlapping(real, chain)) {
     const inside = jail.roots.find((r) => within(r, real))
-    const root = inside ?? jail.roots.find((r) => within(real, r))
-    if (root === undefined || (inside === undefined && jail.masked?.some((m) => within(real, m)))) continue
+    // A root the home lies in, by path or by what the directory is (renamed since its jail began).
+    const byId = jail.rootIds.findIndex((id) => chain.has(id))
+    const root = inside ?? jail.roots.find((r) => within(real, r)) ?? jail.roots[byId]
+    const masked = jail.masked?.some((m) => within(real, m)) || jail.maskedIds.some((id) => chain.has(id))
+    if (root === undefined || (inside === undefined && masked)) continue
     const who = jail.worker === undefined ? '' : ` (its sandbox runs as pid ${jail.worker})`
     const where = inside === undefined ? `lies inside ${root}` : `holds ${root}`
     throw new VisError(

@@ -1,5 +1,14 @@
 import { randomBytes } from 'node:crypto'
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import {
+  fstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import { isAbsolute, join } from 'node:path'
 import { userDefaultHome } from './home-registry.js'
 
@@ -18,12 +27,31 @@ import { userDefaultHome } from './home-registry.js'
 export const liveJailsDir = () => join(userDefaultHome(), 'live-jails')
 
 // `masked` is null while the jail is still reading the homes registry for its masks.
+// Each root and masked home is named by its path AND its identity (device:inode): the sandbox
+// keeps the directory it was given whatever it is called later, so a root renamed after the jail
+// started (by another session, or by the person's mv) is still recognised by what it is.
 export type LiveJail = {
   pid: number
   starttime: string
   worker?: number
   roots: string[]
+  rootIds: string[]
   masked: string[] | null
+  maskedIds: string[]
+}
+
+export const identityOfFd = (fd: number): string => {
+  const st = fstatSync(fd)
+  return `${st.dev}:${st.ino}`
+}
+
+export const identityOf = (path: string): string | undefined => {
+  try {
+    const st = statSync(path)
+    return `${st.dev}:${st.ino}`
+  } catch {
+    return undefined
+  }
 }
 
 // The start time (clock ticks since boot) of a running process, or undefined for a gone or
@@ -53,13 +81,21 @@ export type LiveJailEntry = {
 // The entry of a jail about to start over these roots (real paths); nothing is written before
 // announce(). Best effort like the homes registry: a read-only ~ leaves the jail known only to its
 // own process.
-export function liveJailEntry(roots: readonly string[]): LiveJailEntry {
+export function liveJailEntry(roots: readonly { real: string; fd: number }[]): LiveJailEntry {
   // A jail without roots (a warm worker before its session) writes nowhere a home could be.
   if (roots.length === 0) return { announce() {}, settle() {}, remove() {} }
   const dir = liveJailsDir()
   const starttime = startTimeOf(process.pid) ?? '0'
   const file = join(dir, `${process.pid}-${starttime}-${randomBytes(6).toString('hex')}.json`)
-  let entry: LiveJail = { pid: process.pid, starttime, roots: [...roots], masked: null }
+  let entry: LiveJail = {
+    pid: process.pid,
+    starttime,
+    roots: roots.map((r) => r.real),
+    // From the opened fds: what the jail binds, not what the path names by now.
+    rootIds: roots.map((r) => identityOfFd(r.fd)),
+    masked: null,
+    maskedIds: [],
+  }
   let removed = false
   const write = () => {
     if (removed) return
@@ -75,7 +111,12 @@ export function liveJailEntry(roots: readonly string[]): LiveJailEntry {
   return {
     announce: write,
     settle(masked, worker) {
-      entry = { ...entry, masked: [...masked], ...(worker === undefined ? {} : { worker }) }
+      entry = {
+        ...entry,
+        masked: [...masked],
+        maskedIds: masked.flatMap((m) => identityOf(m) ?? []),
+        ...(worker === undefined ? {} : { worker }),
+      }
       write()
     },
     remove() {
@@ -99,11 +140,15 @@ function parse(text: string): LiveJail | undefined {
     Array.isArray(v) && v.every((p) => typeof p === 'string' && isAbsolute(p))
   if (typeof j.pid !== 'number' || typeof j.starttime !== 'string' || !paths(j.roots)) return undefined
   if (j.masked !== null && !paths(j.masked)) return undefined
+  const ids = (v: unknown): string[] =>
+    Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string' && /^\d+:\d+$/.test(x)) : []
   return {
     pid: j.pid,
     starttime: j.starttime,
     roots: j.roots,
+    rootIds: ids(j.rootIds),
     masked: j.masked ?? null,
+    maskedIds: ids(j.maskedIds),
     ...(typeof j.worker === 'number' ? { worker: j.worker } : {}),
   }
 }
