@@ -141,7 +141,7 @@ export async function startWorker(
     if (extensions) live.extTools = await extensions.bindInto(binder, host, { gated: live.gateOutside })
     else await Promise.all(host.map((t) => session.bindTool(t)))
     // MCP clients run here on the host, never in the jail; they close with the session.
-    await bindMcpServers(binder, deps.mcpServers)
+    await bindMcpServers(binder, deps.mcpServers, deps.store.home)
     const paths = await sysPath
     if (paths.length > 0) await session.callGuest('install_runtime', { sys_path: paths })
   } catch (err) {

@@ -30,11 +30,18 @@ export class SessionMcpClients implements Resource {
   constructor(
     private readonly session: McpBindable,
     servers: McpServers,
+    home?: string,
   ) {
     for (const [name, config] of Object.entries(servers)) {
-      const conn: ServerConnection = new ServerConnection(name, config, session.id, () => {
-        this.bindServerTools(conn)
-      })
+      const conn: ServerConnection = new ServerConnection(
+        name,
+        config,
+        session.id,
+        () => {
+          this.bindServerTools(conn)
+        },
+        home,
+      )
       this.conns.set(name, conn)
     }
   }
@@ -163,14 +170,16 @@ export class SessionMcpClients implements Resource {
 }
 
 // Gives a session the tools of these MCP servers (none configured: nothing is bound). The
-// connections close when the session is disposed.
+// connections close when the session is disposed. `home` is the vis home stdio servers without a
+// cwd start in (its mcp-servers/ folder); the user's default home when left out.
 export async function bindMcpServers(
   session: McpBindable,
   servers: McpServersInput | McpServers,
+  home?: string,
 ): Promise<SessionMcpClients | undefined> {
   const parsed = McpServersSchema.parse(servers)
   if (Object.keys(parsed).length === 0) return undefined
-  const clients = new SessionMcpClients(session, parsed)
+  const clients = new SessionMcpClients(session, parsed, home)
   session.resources.add(clients)
   await clients.start()
   return clients

@@ -11,7 +11,9 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import type { Json } from '../tools/types.js'
 import { type ErrorCode, errorMessage, VisError } from '../util/errors.js'
+import { userDefaultHome } from '../util/home-registry.js'
 import { isStdio, type McpServerConfig } from './config.js'
+import { stdioLaunch } from './launch.js'
 
 export type ConnectionState = 'idle' | 'connecting' | 'connected' | 'failed' | 'closed'
 
@@ -38,6 +40,8 @@ export class ServerConnection {
     private readonly sessionId: string,
     // Called after the server announced a changed tool list and it was listed again.
     private readonly onToolsChanged: () => void = () => {},
+    // The vis home: a stdio server without a configured cwd starts in its mcp-servers/ folder.
+    private readonly home: string = userDefaultHome(),
   ) {}
 
   get transportKind(): 'stdio' | 'http' {
@@ -71,10 +75,10 @@ export class ServerConnection {
         this.lastError = `listing the changed tools failed: ${errorMessage(err)}`
       }
     })
-    const transport = this.transport()
     const ms = this.config.connect_timeout_ms
     let timer: NodeJS.Timeout | undefined
     try {
+      const transport = this.transport()
       await Promise.race([
         (async () => {
           await client.connect(transport, { timeout: ms })
@@ -118,11 +122,12 @@ export class ServerConnection {
   private transport() {
     const c = this.config
     if (isStdio(c)) {
+      const launch = stdioLaunch(this.name, c, this.home, { sessionId: this.sessionId })
       const t = new StdioClientTransport({
-        command: c.command,
+        command: launch.command,
         args: c.args,
-        env: c.env,
-        ...(c.cwd ? { cwd: c.cwd } : {}),
+        env: launch.env,
+        cwd: launch.cwd,
         stderr: 'pipe',
       })
       t.stderr?.on('data', (d: Buffer) => {

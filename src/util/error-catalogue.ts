@@ -280,9 +280,13 @@ export const ERROR_CATALOGUE = {
 
   'mcp.call-failed': fail(500, 'An MCP server tool call failed.'),
   'mcp.config': fail(500, 'The MCP configuration is invalid.'),
+  // A stdio server's command is not installed outside the session roots (mcp.json is the operator's).
+  'mcp.command-missing': fail(500, 'An MCP server command is not on PATH outside the session roots.'),
   'mcp.connect-failed': retry(500, 'An MCP server could not be reached.'),
   'mcp.connect-timeout': retry(500, 'An MCP server did not start in time.'),
   'mcp.home-in-use': fail(500, 'Another engine uses the vis home; use its /mcp endpoint instead.'),
+  // A stdio server's command or cwd lies in a session root, where a sandbox could plant code.
+  'mcp.launch-denied': fail(403, 'An MCP server would start from inside a session root; vis refuses.'),
   'mcp.resource-not-found': fail(500, "No MCP resource has that URI among the client's sessions."),
   'mcp.timeout': retry(500, 'An MCP server did not answer in time.'),
   'mcp.tool-error': fail(500, 'An MCP server tool reported an error.'),

@@ -38,6 +38,8 @@ const sessionRoots = new Set<string>()
 export function noteSessionRoot(real: string): void {
   sessionRoots.add(real)
 }
+// The roots noted so far (real paths), for a caller that checks its own paths against them.
+export const notedSessionRoots = (): string[] => [...sessionRoots]
 
 const within = (p: string, dir: string) => p === dir || p.startsWith(dir === sep ? sep : dir + sep)
 

@@ -1,0 +1,130 @@
+import { accessSync, constants as C, mkdirSync, realpathSync, statSync, writeFileSync } from 'node:fs'
+import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path'
+import { VisError } from '../util/errors.js'
+import { notedSessionRoots } from '../util/host-programs.js'
+import { liveJails } from '../util/live-jails.js'
+
+// Where and what the host starts for a stdio MCP server. The server runs on the host, as the user,
+// outside every jail, so nothing a sandbox wrote may choose the code it runs:
+// - its working directory is never a session root: `npx -y <pkg>` runs a <pkg> it finds in the
+//   cwd's node_modules before its cache, and a project's root is where `vis serve` is started;
+// - its command, when a bare name, is looked up on PATH passing over empty, relative and in-root
+//   entries (an activated venv puts <root>/.venv/bin first, npm <root>/node_modules/.bin), and the
+//   child's own PATH is cleaned the same way, as npx itself finds `node` through it.
+// The check runs at every start: roots are opened (by this process or another) after start-up.
+
+export type StdioLaunch = { command: string; cwd: string; env: Record<string, string> }
+
+export type LaunchConfig = {
+  command: string
+  env: Record<string, string>
+  cwd?: string | undefined
+}
+
+const within = (p: string, dir: string) => p === dir || p.startsWith(dir === sep ? sep : dir + sep)
+
+function realish(p: string): string {
+  try {
+    return realpathSync(p)
+  } catch {
+    return p
+  }
+}
+
+// Every root a sandbox may write now: this process's sessions' and every live jail's of this user.
+function writableRoots(): string[] {
+  const roots = new Set(notedSessionRoots())
+  for (const j of liveJails()) for (const r of j.roots) roots.add(r)
+  return [...roots]
+}
+
+// The root holding `path` by its path, its real path or its parent's real path (a file not made yet).
+function rootHolding(path: string, roots: readonly string[]): string | undefined {
+  const candidates = [path, realish(path), join(realish(dirname(path)), basename(path))]
+  return roots.find((r) => candidates.some((c) => within(c, r)))
+}
+
+function executable(p: string): boolean {
+  try {
+    if (!statSync(p).isFile()) return false
+    accessSync(p, C.X_OK)
+    return true
+  } catch {
+    return false
+  }
+}
+
+// The directory stdio servers start in when mcp.json names none: in the vis home, which every jail
+// masks. Its package.json stops npm's walk up to a parent's node_modules (a root holding the home).
+export function defaultServerDir(home: string): string {
+  const dir = join(home, 'mcp-servers')
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  try {
+    writeFileSync(join(dir, 'package.json'), '{"private": true}\n', { flag: 'wx' })
+  } catch {
+    // already there
+  }
+  return dir
+}
+
+// A PATH with only the entries the host may search: absolute, and outside every writable root.
+function cleanPath(
+  value: string | undefined,
+  roots: readonly string[],
+): { dirs: string[]; passed: string[] } {
+  const dirs: string[] = []
+  const passed: string[] = []
+  for (const d of (value ?? '').split(':')) {
+    if (d === '' || !isAbsolute(d)) continue
+    const root = rootHolding(d, roots)
+    if (root === undefined) dirs.push(d)
+    else passed.push(d)
+  }
+  return { dirs, passed }
+}
+
+export function stdioLaunch(
+  server: string,
+  config: LaunchConfig,
+  home: string,
+  context: Record<string, unknown>,
+): StdioLaunch {
+  const roots = writableRoots()
+  const denied = (what: string) => new VisError('mcp.launch-denied', what, { ...context, server })
+  let cwd: string
+  if (config.cwd !== undefined) {
+    cwd = resolve(config.cwd)
+    const root = rootHolding(cwd, roots)
+    if (root !== undefined)
+      throw denied(
+        `MCP server ${server}: its cwd ${cwd} lies in the session root ${root}, which a sandbox writes; ` +
+          'set "cwd" in mcp.json to a folder outside every root (or leave it out to use the vis home)',
+      )
+  } else {
+    cwd = defaultServerDir(home)
+  }
+  const path = cleanPath(config.env.PATH ?? process.env.PATH, roots)
+  let command: string | undefined
+  if (config.command.includes('/')) {
+    command = resolve(cwd, config.command)
+  } else {
+    command = path.dirs.map((d) => join(d, config.command)).find(executable)
+    if (command === undefined) {
+      const skipped =
+        path.passed.length > 0 ? ` (passed over, inside a session root: ${path.passed.join(', ')})` : ''
+      throw new VisError(
+        'mcp.command-missing',
+        `MCP server ${server}: no program ${JSON.stringify(config.command)} on PATH outside the session roots${skipped}; ` +
+          'install it outside every root or give its absolute path as "command" in mcp.json',
+        { ...context, server },
+      )
+    }
+  }
+  const root = rootHolding(command, roots)
+  if (root !== undefined)
+    throw denied(
+      `MCP server ${server}: its command ${command} lies in the session root ${root}, which a sandbox writes; ` +
+        'install the server outside every root and name it by an absolute path in mcp.json',
+    )
+  return { command, cwd, env: { ...config.env, PATH: path.dirs.join(':') } }
+}
