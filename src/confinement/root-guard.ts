@@ -6,6 +6,7 @@ import { packageRoot } from '../util/home.js'
 import { noteSessionRoot } from '../util/host-programs.js'
 import { realish } from '../util/real-path.js'
 import { openAt2, STRICT } from './beneath.js'
+import { hostStateParents } from './host-state-dirs.js'
 import { homeAround, homesInside } from './protected-homes.js'
 import { protectedRuntimeTrees } from './runtime-trees.js'
 
@@ -157,6 +158,17 @@ function checkOpened(root: OpenedRoot, rules: RootRules, ctx: Context): void {
       'policy.root-vis-home',
       `Root ${shown} lies inside the vis home, which holds the server's database, logs and extensions. ` +
         'Name a directory outside it (a root that contains the home is allowed: the jail hides the home).',
+      { ...ctx, path: shown },
+    )
+  }
+  const hostTmp = hostStateParents().find((t) => within(t, root.real))
+  if (hostTmp !== undefined) {
+    throw new VisError(
+      'policy.root-holds-host-tmp',
+      `Root ${shown} ${hostTmp === root.real ? 'is' : 'contains'} the host's temporary directory (TMPDIR, ` +
+        "else /tmp), where vis keeps files other sessions' jails run and connect to (their tool site folder, " +
+        'egress proxy sockets). Use a subfolder of it as the root (a folder made for the session), or start ' +
+        'vis with TMPDIR set to a directory outside every root.',
       { ...ctx, path: shown },
     )
   }
