@@ -6,6 +6,7 @@ import { packageRoot } from '../util/home.js'
 import { noteSessionRoot } from '../util/host-programs.js'
 import { realish } from '../util/real-path.js'
 import { openAt2, STRICT } from './beneath.js'
+import { hostStateParents } from './host-state-dirs.js'
 import { homeAround, homesInside } from './protected-homes.js'
 import { protectedRuntimeTrees } from './runtime-trees.js'
 
@@ -189,6 +190,18 @@ function checkOpened(root: OpenedRoot, rules: RootRules, ctx: Context): void {
       `Root ${shown} is not inside a directory this server lets its clients open. Name a directory inside ` +
         "the server's allowed roots (the operator sets them: vis serve --allow-root, VIS_ALLOW_ROOTS, or " +
         "mcp.json's serve.roots for MCP clients).",
+      { ...ctx, path: shown },
+    )
+  }
+  // After the allow-list: a client held to it learns nothing of where the host's temp directory is.
+  const hostTmp = hostStateParents().find((t) => within(t, root.real))
+  if (hostTmp !== undefined) {
+    throw new VisError(
+      'policy.root-holds-host-tmp',
+      `Root ${shown} ${hostTmp === root.real ? 'is' : 'contains'} the host's temporary directory (TMPDIR, ` +
+        "else /tmp), where vis keeps files other sessions' jails run and connect to (their tool site folder, " +
+        'egress proxy sockets). Use a subfolder of it as the root (a folder made for the session), or start ' +
+        'vis with TMPDIR set to a directory outside every root.',
       { ...ctx, path: shown },
     )
   }

@@ -1,7 +1,6 @@
 import { type ChildProcess, type StdioOptions, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { chmodSync, closeSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { chmodSync, closeSync, existsSync, writeFileSync } from 'node:fs'
 import { isAbsolute, join } from 'node:path'
 import {
   type ConfinementPolicy,
@@ -14,6 +13,7 @@ import { createSandboxCgroup, detectCgroups, type SandboxCgroup } from './cgroup
 import { draftMount } from './draft-mount.js'
 import { type EgressProxy, startEgressProxy } from './egress/proxy.js'
 import { sandboxEnvironment } from './environment.js'
+import { makeHostStateDir } from './host-state-dirs.js'
 import { openMounts } from './mount-pins.js'
 import { packageMounts, pinFds, realish, resolvedReadOnly } from './mount-sources.js'
 import { launcherPath } from './native.js'
@@ -385,7 +385,7 @@ const nsenter = (ns: Record<string, number>): string[] => [
 let hostsFile: string | undefined
 function loopbackHosts(): string {
   if (hostsFile && existsSync(hostsFile)) return hostsFile
-  const file = join(mkdtempSync(join(tmpdir(), 'vis-hosts-')), 'hosts')
+  const file = join(makeHostStateDir('vis-hosts-'), 'hosts')
   writeFileSync(file, '127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n')
   chmodSync(file, 0o444)
   hostsFile = file

@@ -1,9 +1,9 @@
 import type { ChildProcess } from 'node:child_process'
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readlinkSync, symlinkSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { closeSync, existsSync, mkdirSync, openSync, readlinkSync, symlinkSync } from 'node:fs'
 import { isAbsolute, join } from 'node:path'
 import type { Readable } from 'node:stream'
 import { z } from 'zod'
+import { makeHostStateDir } from '../confinement/host-state-dirs.js'
 import { findNative } from '../confinement/native.js'
 import { type ConfinedProcess, spawnConfined } from '../confinement/spawn.js'
 import type { NetworkEntry } from '../contracts/network-policy.js'
@@ -283,7 +283,7 @@ const STATUS_FD = 3
 let pythonSite: string | undefined
 function toolPythonSite(): string {
   if (pythonSite && existsSync(pythonSite)) return pythonSite
-  const dir = mkdtempSync(join(tmpdir(), 'vis-toolsite-'))
+  const dir = makeHostStateDir('vis-toolsite-')
   for (const minor of ['3.10', '3.11', '3.12', '3.13', '3.14']) {
     const site = join(dir, 'lib', `python${minor}`, 'site-packages')
     mkdirSync(site, { recursive: true })

@@ -104,6 +104,23 @@ describe('roots that expose the server (HTTP)', () => {
     assert.equal(viaLink.body.error.code, 'policy.root-vis-home')
   })
 
+  // The host's tmpdir holds files other sessions' jails run and connect to (host-state-dirs.ts).
+  test("a root that is or holds the host's temp directory is refused with 400 policy.root-holds-host-tmp", async () => {
+    const hostTmp = tmpdir()
+    symlinkSync(hostTmp, join(ws, 'tmp-link'))
+    for (const root of [hostTmp, `${hostTmp}/`, join(ws, 'tmp-link')]) {
+      const r = await call('POST', '/v1/sessions', { roots: [root] })
+      assert.equal(r.status, 400, `${root}: ${r.text}`)
+      assert.equal(r.body.error.code, 'policy.root-holds-host-tmp', root)
+      assert.match(r.body.error.message, /temporary directory .*subfolder .*TMPDIR/s)
+      assert.equal(r.body.error.details.path.replace(/\/$/, ''), root.replace(/\/$/, ''))
+    }
+    // A folder made inside it, as every session in these tests has, is a root as before.
+    const r = await call('POST', '/v1/sessions', { roots: [ws] })
+    assert.equal(r.status, 201, r.text)
+    await call('DELETE', `/v1/sessions/${r.body.id}`)
+  })
+
   test('a root that is or lies inside a project .vis folder is refused with 400 policy.root-in-vis-folder', async () => {
     const project = join(ws, 'proj-with-vis')
     mkdirSync(join(project, '.vis', 'extensions', 'pkg'), { recursive: true })

@@ -1,10 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { rmSync } from 'node:fs'
 import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http'
 import { connect, type Socket } from 'node:net'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { z } from 'zod'
 import { type NetworkEntry, NetworkPolicySchema } from '../../contracts/network-policy.js'
+import { makeHostStateDir } from '../host-state-dirs.js'
 import { EgressChecker } from './check.js'
 import { type CompiledPolicy, compilePolicy, type EgressRequest, type RuleVerdict } from './evaluate.js'
 import { LINGER_MS, lingerAfterAnswers, lingeringClose } from './linger.js'
@@ -110,7 +110,7 @@ export async function startEgressProxy(
   const compileRules = (r: EgressRules): CompiledPolicy =>
     compilePolicy(NetworkPolicySchema.parse({ ...r, enabled: r.enabled ?? true }))
   const checker = new EgressChecker(compileRules(rules))
-  const dir = mkdtempSync(join(tmpdir(), 'vis-egress-'))
+  const dir = makeHostStateDir('vis-egress-')
   const socketPath = join(dir, 'egress.sock')
   const decisions: EgressDecision[] = []
   const record = (d: EgressDecision) => {

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process'
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { chmodSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { makeHostStateDir } from '../../confinement/host-state-dirs.js'
 import { hostProgramPath } from '../../util/host-programs.js'
 
 // The global git config a tool jail reads. The host user's ~/.gitconfig is never shown to
@@ -19,7 +19,7 @@ export function jailGitConfig(): JailGitConfig {
     // is left out rather than escaped.
     if (value && !/["\\\n\r]/.test(value)) lines.push(`\t${key.split('.')[1]} = "${value}"`)
   }
-  const dir = mkdtempSync(join(tmpdir(), 'vis-gitconfig-'))
+  const dir = makeHostStateDir('vis-gitconfig-')
   const file = join(dir, 'gitconfig')
   writeFileSync(file, `${lines.join('\n')}\n`)
   chmodSync(file, 0o444)
