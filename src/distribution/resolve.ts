@@ -3,6 +3,7 @@ import { join, resolve as resolvePath } from 'node:path'
 import { z } from 'zod'
 import { isVisError, VisError } from '../util/errors.js'
 import { packageRoot, visHome } from '../util/home.js'
+import { openHome } from '../util/home-guard.js'
 import { validateBuildTree } from './checkout.js'
 import { cacheRoot, stagedMinors, stagedTreeRoot, treePaths } from './layout.js'
 import type { DistManifest } from './manifest.js'
@@ -223,6 +224,9 @@ function localAttempts(minor: string, explicitMinor: boolean, opts: ResolveOptio
     }
   }
 
+  // The cache (and a download into it) lives in the vis home: only a home no live sandbox writes
+  // (util/home-guard.ts), or a tree a session planted there would run on the host.
+  openHome(undefined, 'dist.cache')
   const cached = cacheRoot(minor, platform)
   if (!existsSync(cached)) {
     out.push({
