@@ -3,7 +3,8 @@
 // Suites whose behaviour depends on the Python minor (test/native, test/guest, test/worker)
 // run again for every other staged minor, so CI exercises 3.11 and 3.12 alike.
 import { spawnSync } from 'node:child_process'
-import { existsSync, readdirSync, statSync } from 'node:fs'
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
 
 const root = new URL('..', import.meta.url).pathname
@@ -23,12 +24,23 @@ function walk(dir) {
 const all = walk(join(root, 'test')).filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
 const perMinor = all.filter((f) => /^test\/(native|guest|worker)\//.test(f))
 
+// Every temporary folder the tests make (vis homes, roots, fixtures; thousands a run) goes under
+// one folder for this run, removed at the end: a test killed mid-way or one that forgets its
+// folders leaves nothing behind, and the user's vis-home registry (~/.vis/homes) drops those
+// homes' entries once they are gone. VIS_TEST_KEEP_TMP=1 keeps it to look at a failure.
+const runTmp = mkdtempSync(join(tmpdir(), 'vt-'))
+// Passable by other users (not listable): the scratch PostgreSQL runs as `postgres` in a folder
+// made for it beneath this one.
+chmodSync(runTmp, 0o711)
+// Ctrl-C reaches the test runner too (one process group); this process then goes on to clean up.
+process.on('SIGINT', () => {})
+
 function run(files, env) {
   if (files.length === 0) return 0
   const r = spawnSync(
     process.execPath,
     ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files],
-    { cwd: root, stdio: 'inherit', env: { ...process.env, ...env } },
+    { cwd: root, stdio: 'inherit', env: { ...process.env, TMPDIR: runTmp, ...env } },
   )
   return r.status ?? 1
 }
@@ -60,5 +72,14 @@ for (const minor of minors) {
   if (minor === primary || process.env.VIS_TEST_ONE_MINOR) continue
   console.log(`\n# again with Python ${minor}: ${perMinor.length} files`)
   status = run(perMinor, { VIS_PYTHON_VERSION: minor }) || status
+}
+if (process.env.VIS_TEST_KEEP_TMP === '1')
+  console.log(`\n# the tests' temporary folders are kept in ${runTmp}`)
+else {
+  try {
+    rmSync(runTmp, { recursive: true, force: true, maxRetries: 3 })
+  } catch (e) {
+    console.error(`\n# could not remove the tests' temporary folder ${runTmp}: ${e.message}`)
+  }
 }
 process.exit(status)
