@@ -1,8 +1,9 @@
 import { accessSync, constants as C, mkdirSync, realpathSync, statSync, writeFileSync } from 'node:fs'
-import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path'
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path'
 import { VisError } from '../util/errors.js'
 import { notedSessionRoots } from '../util/host-programs.js'
 import { liveJails } from '../util/live-jails.js'
+import { within } from '../util/path-within.js'
 
 // Where and what the host starts for a stdio MCP server. The server runs on the host, as the user,
 // outside every jail, so nothing a sandbox wrote may choose the code it runs:
@@ -20,8 +21,6 @@ export type LaunchConfig = {
   env: Record<string, string>
   cwd?: string | undefined
 }
-
-const within = (p: string, dir: string) => p === dir || p.startsWith(dir === sep ? sep : dir + sep)
 
 function realish(p: string): string {
   try {

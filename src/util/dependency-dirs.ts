@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, realpathSync } from 'node:fs'
-import { basename, dirname, join, sep } from 'node:path'
+import { basename, dirname, join } from 'node:path'
 import { packageRoot } from './home.js'
+import { within } from './path-within.js'
 
 // Installed as a dependency, vis-runtime's own dependencies are hoisted beside it
 // (P/node_modules/better-sqlite3 next to P/node_modules/vis-runtime), and with pnpm or workspaces
@@ -59,8 +60,6 @@ export function enclosingNodeModules(dir: string): string[] {
     if (dirname(d) === d) return out
   }
 }
-
-const within = (p: string, dir: string) => p === dir || p.startsWith(dir === sep ? sep : dir + sep)
 
 // The directories the host loads the package's dependencies from, real paths, outermost only, and
 // none inside the package itself (already read-only whole). `pkg` is for tests.

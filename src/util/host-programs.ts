@@ -1,5 +1,6 @@
 import { accessSync, constants as C, realpathSync, statSync } from 'node:fs'
-import { dirname, isAbsolute, join, resolve, sep } from 'node:path'
+import { dirname, isAbsolute, join, resolve } from 'node:path'
+import { within } from './path-within.js'
 
 // Every program the host itself starts (git for the jail's identity, du, rm, bubblewrap, rg, the
 // distribution tools, ...) is found here, never through the process's PATH. That PATH is routinely
@@ -40,8 +41,6 @@ export function noteSessionRoot(real: string): void {
 }
 // The roots noted so far (real paths), for a caller that checks its own paths against them.
 export const notedSessionRoots = (): string[] => [...sessionRoots]
-
-const within = (p: string, dir: string) => p === dir || p.startsWith(dir === sep ? sep : dir + sep)
 
 // The session root that holds `path` (by its path, its real path or its parent's), if any.
 export function inSessionRoot(path: string): string | undefined {

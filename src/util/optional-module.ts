@@ -1,9 +1,9 @@
 import { realpathSync } from 'node:fs'
-import { sep } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { hostDependencyDirs } from './dependency-dirs.js'
 import { packageRoot } from './home.js'
 import { inSessionRoot } from './host-programs.js'
+import { within } from './path-within.js'
 
 // The host imports a few packages only when a call needs them and only if they are installed
 // (typescript for patch's syntax check, web-tree-sitter and the grammars for index, esbuild for
@@ -15,8 +15,6 @@ import { inSessionRoot } from './host-programs.js'
 // after the check is never the one loaded.
 
 export type OptionalModule<T> = { module: T; absent?: undefined } | { module?: undefined; absent: string }
-
-const within = (p: string, dir: string) => p === dir || p.startsWith(dir === sep ? sep : dir + sep)
 
 function real(p: string): string {
   try {
