@@ -1,13 +1,12 @@
 import { mkdirSync } from 'node:fs'
-import { join, relative, resolve, sep } from 'node:path'
+import { join, relative, resolve } from 'node:path'
 import { VisError } from '../util/errors.js'
+import { within } from '../util/path-within.js'
 import { realish } from '../util/real-path.js'
 
 // Where the extension directories meet a sandbox's roots. Code written into an extension
 // directory runs unconfined at the next reload, so a sandbox must never reach one: the jail
 // masks each one inside a root, and roots that cannot be masked are refused.
-
-const within = (a: string, b: string) => a === b || a.startsWith(b.endsWith(sep) ? b : b + sep)
 
 // Extension directories (existing or not) a sandbox with these roots could reach.
 export function exposedDirs(extensionDirs: string[], roots: string[]): string[] {

@@ -1,8 +1,8 @@
-import { accessSync, constants as C, mkdirSync, realpathSync, statSync, writeFileSync } from 'node:fs'
-import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
 import { VisError } from '../util/errors.js'
-import { notedSessionRoots } from '../util/host-programs.js'
-import { liveJails } from '../util/live-jails.js'
+import { absoluteEntries, programsOn, rootHolding } from '../util/host-programs.js'
+import { writableRoots } from '../util/writable-roots.js'
 
 // Where and what the host starts for a stdio MCP server. The server runs on the host, as the user,
 // outside every jail, so nothing a sandbox wrote may choose the code it runs:
@@ -19,39 +19,6 @@ export type LaunchConfig = {
   command: string
   env: Record<string, string>
   cwd?: string | undefined
-}
-
-const within = (p: string, dir: string) => p === dir || p.startsWith(dir === sep ? sep : dir + sep)
-
-function realish(p: string): string {
-  try {
-    return realpathSync(p)
-  } catch {
-    return p
-  }
-}
-
-// Every root a sandbox may write now: this process's sessions' and every live jail's of this user.
-function writableRoots(): string[] {
-  const roots = new Set(notedSessionRoots())
-  for (const j of liveJails()) for (const r of j.roots) roots.add(r)
-  return [...roots]
-}
-
-// The root holding `path` by its path, its real path or its parent's real path (a file not made yet).
-function rootHolding(path: string, roots: readonly string[]): string | undefined {
-  const candidates = [path, realish(path), join(realish(dirname(path)), basename(path))]
-  return roots.find((r) => candidates.some((c) => within(c, r)))
-}
-
-function executable(p: string): boolean {
-  try {
-    if (!statSync(p).isFile()) return false
-    accessSync(p, C.X_OK)
-    return true
-  } catch {
-    return false
-  }
 }
 
 // The directory stdio servers start in when mcp.json names none: in the vis home, which every jail
@@ -74,8 +41,7 @@ function cleanPath(
 ): { dirs: string[]; passed: string[] } {
   const dirs: string[] = []
   const passed: string[] = []
-  for (const d of (value ?? '').split(':')) {
-    if (d === '' || !isAbsolute(d)) continue
+  for (const d of absoluteEntries((value ?? '').split(':'))) {
     const root = rootHolding(d, roots)
     if (root === undefined) dirs.push(d)
     else passed.push(d)
@@ -108,7 +74,7 @@ export function stdioLaunch(
   if (config.command.includes('/')) {
     command = resolve(cwd, config.command)
   } else {
-    command = path.dirs.map((d) => join(d, config.command)).find(executable)
+    command = programsOn(config.command, path.dirs)[0]
     if (command === undefined) {
       const skipped =
         path.passed.length > 0 ? ` (passed over, inside a session root: ${path.passed.join(', ')})` : ''

@@ -5,6 +5,7 @@ import { closeFd, readCapped, Tree } from '../confinement/beneath.js'
 import { holdsVisHome } from '../confinement/mount-pins.js'
 import { rootIdentity } from '../confinement/root-guard.js'
 import { errorMessage } from '../util/errors.js'
+import { within } from '../util/path-within.js'
 import { field, listField, parseFrontmatter } from './frontmatter.js'
 import { agentPlaces, firstNameWins, NAME, type Place, type PlaceInput, skillPlaces } from './places.js'
 
@@ -52,8 +53,6 @@ export type Problem = { kind: 'skill' | 'agent'; path: string; reason: string }
 export type Shadowed = { kind: 'skill' | 'agent'; name: string; path: string; by: string }
 
 export type Found = { skills: Skill[]; agents: AgentDefinition[]; problems: Problem[]; shadowed: Shadowed[] }
-
-const within = (p: string, dir: string) => p === dir || p.startsWith(dir === '/' ? '/' : `${dir}/`)
 
 // A folder opened for reading: a Tree and the path below it, and how the session names it.
 type Located = { tree: Tree; rel: string; sessionPath?: string }

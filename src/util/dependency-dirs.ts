@@ -1,6 +1,8 @@
-import { existsSync, readFileSync, realpathSync } from 'node:fs'
-import { basename, dirname, join, sep } from 'node:path'
+import { existsSync, readFileSync } from 'node:fs'
+import { basename, dirname, join } from 'node:path'
 import { packageRoot } from './home.js'
+import { within } from './path-within.js'
+import { realish } from './real-path.js'
 
 // Installed as a dependency, vis-runtime's own dependencies are hoisted beside it
 // (P/node_modules/better-sqlite3 next to P/node_modules/vis-runtime), and with pnpm or workspaces
@@ -28,14 +30,6 @@ function manifest(dir: string): Manifest {
   }
 }
 
-function real(p: string): string {
-  try {
-    return realpathSync(p)
-  } catch {
-    return p
-  }
-}
-
 // Node's lookup of `name` from a package at real path `from`: <ancestor>/node_modules/<name> for
 // each ancestor, nearest first, skipping ancestors that are themselves node_modules directories.
 export function resolvePackageDir(name: string, from: string): string | undefined {
@@ -43,7 +37,7 @@ export function resolvePackageDir(name: string, from: string): string | undefine
   for (;;) {
     if (basename(dir) !== 'node_modules') {
       const candidate = join(dir, 'node_modules', name)
-      if (existsSync(join(candidate, 'package.json'))) return real(candidate)
+      if (existsSync(join(candidate, 'package.json'))) return realish(candidate)
     }
     const up = dirname(dir)
     if (up === dir) return undefined
@@ -60,12 +54,10 @@ export function enclosingNodeModules(dir: string): string[] {
   }
 }
 
-const within = (p: string, dir: string) => p === dir || p.startsWith(dir === sep ? sep : dir + sep)
-
 // The directories the host loads the package's dependencies from, real paths, outermost only, and
 // none inside the package itself (already read-only whole). `pkg` is for tests.
 export function dependencyDirs(pkg: string = packageRoot): string[] {
-  const start = real(pkg)
+  const start = realish(pkg)
   const seen = new Set<string>([start])
   const queue = [start]
   const found = new Set<string>()

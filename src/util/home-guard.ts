@@ -1,9 +1,10 @@
 import { existsSync, writeFileSync } from 'node:fs'
-import { dirname, sep } from 'node:path'
+import { dirname } from 'node:path'
 import { VisError } from './errors.js'
 import { visHome } from './home.js'
 import { registerHome } from './home-registry.js'
 import { identityOf, type LiveJail, liveJails } from './live-jails.js'
+import { within } from './path-within.js'
 import { realish } from './real-path.js'
 
 // A vis home holds what the host runs unconfined: its extensions/, mcp.json and trust/. A jail masks
@@ -16,8 +17,6 @@ import { realish } from './real-path.js'
 //
 // What this cannot tell: a folder a sandbox filled before anyone used it as a vis home, with no
 // session live at its first open. That folder is the person's choice of VIS_HOME.
-
-const within = (a: string, b: string) => a === b || a.startsWith(b.endsWith(sep) ? b : b + sep)
 
 // A jail still reading its masks settles within milliseconds; one that does not (stuck, or its
 // entry unwritable) counts as masking nothing.

@@ -1,5 +1,7 @@
-import { accessSync, constants as C, realpathSync, statSync } from 'node:fs'
-import { dirname, isAbsolute, join, resolve, sep } from 'node:path'
+import { accessSync, constants as C, statSync } from 'node:fs'
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path'
+import { within } from './path-within.js'
+import { realish } from './real-path.js'
 
 // Every program the host itself starts (git for the jail's identity, du, rm, bubblewrap, rg, the
 // distribution tools, ...) is found here, never through the process's PATH. That PATH is routinely
@@ -41,26 +43,16 @@ export function noteSessionRoot(real: string): void {
 // The roots noted so far (real paths), for a caller that checks its own paths against them.
 export const notedSessionRoots = (): string[] => [...sessionRoots]
 
-const within = (p: string, dir: string) => p === dir || p.startsWith(dir === sep ? sep : dir + sep)
-
-// The session root that holds `path` (by its path, its real path or its parent's), if any.
-export function inSessionRoot(path: string): string | undefined {
-  let real = path
-  try {
-    real = realpathSync(path)
-  } catch {}
-  const parent = realish(dirname(path))
-  for (const r of sessionRoots) if (within(real, r) || within(parent, r) || within(path, r)) return r
+// The one of `roots` that holds `path` by its path, its real path or its parent's real path (a
+// file not made yet, or a link named inside a root), if any.
+export function rootHolding(path: string, roots: Iterable<string>): string | undefined {
+  const places = [path, realish(path), join(realish(dirname(path)), basename(path))]
+  for (const r of roots) if (places.some((p) => within(p, r))) return r
   return undefined
 }
 
-function realish(p: string): string {
-  try {
-    return realpathSync(p)
-  } catch {
-    return p
-  }
-}
+// The session root of this process that holds `path`, if any.
+export const inSessionRoot = (path: string): string | undefined => rootHolding(path, sessionRoots)
 
 function executable(p: string): boolean {
   try {
@@ -72,12 +64,24 @@ function executable(p: string): boolean {
   }
 }
 
+// The entries of a search path a lookup may use: the absolute ones. An empty or relative entry
+// names the cwd, which is routinely a root.
+export const absoluteEntries = (dirs: readonly string[]): string[] =>
+  dirs.filter((d) => d !== '' && isAbsolute(d))
+
+// Every executable file called `name` on the search path `dirs`, in its order (absolute entries
+// only). Whether one lies in a root is the caller's check, made when it runs the program.
+export function programsOn(name: string, dirs: readonly string[]): string[] {
+  return absoluteEntries(dirs)
+    .map((d) => join(d, name))
+    .filter(executable)
+}
+
 // The trusted search path: VIS_HOST_PATH's absolute entries when the operator set it, else the
-// system directories. Relative and empty entries (the cwd) never count.
+// system directories.
 export function trustedSearchPath(): string[] {
   const custom = process.env[SEARCH_PATH_VAR]
-  const dirs = custom ? custom.split(':') : SYSTEM_PROGRAM_DIRS
-  return dirs.filter((d) => d !== '' && isAbsolute(d)).map((d) => resolve(d))
+  return absoluteEntries(custom ? custom.split(':') : SYSTEM_PROGRAM_DIRS).map((d) => resolve(d))
 }
 
 // Candidates are looked up once per process (again only if the operator's variables change); the
@@ -92,9 +96,8 @@ function candidatesFor(name: string, extraDirs: readonly string[]): { list: stri
   if (override && isAbsolute(override)) {
     found = { list: executable(override) ? [override] : [], source: PROGRAM_VARS[name]! }
   } else {
-    const dirs = [...trustedSearchPath(), ...extraDirs]
     found = {
-      list: dirs.map((d) => join(d, name)).filter(executable),
+      list: programsOn(name, [...trustedSearchPath(), ...extraDirs]),
       source: process.env[SEARCH_PATH_VAR] ? SEARCH_PATH_VAR : 'system directories',
     }
   }

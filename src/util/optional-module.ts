@@ -1,9 +1,9 @@
-import { realpathSync } from 'node:fs'
-import { sep } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { hostDependencyDirs } from './dependency-dirs.js'
 import { packageRoot } from './home.js'
 import { inSessionRoot } from './host-programs.js'
+import { within } from './path-within.js'
+import { realish } from './real-path.js'
 
 // The host imports a few packages only when a call needs them and only if they are installed
 // (typescript for patch's syntax check, web-tree-sitter and the grammars for index, esbuild for
@@ -16,21 +16,11 @@ import { inSessionRoot } from './host-programs.js'
 
 export type OptionalModule<T> = { module: T; absent?: undefined } | { module?: undefined; absent: string }
 
-const within = (p: string, dir: string) => p === dir || p.startsWith(dir === sep ? sep : dir + sep)
-
-function real(p: string): string {
-  try {
-    return realpathSync(p)
-  } catch {
-    return p
-  }
-}
-
 // Why the file at `path` (resolved for `specifier`) must not be loaded, or undefined when it may.
 export function optionalModuleRefusal(specifier: string, path: string): string | undefined {
-  const at = real(path)
+  const at = realish(path)
   if (inSessionRoot(at) === undefined) return undefined
-  if ([real(packageRoot), ...hostDependencyDirs()].some((d) => within(at, d))) return undefined
+  if ([realish(packageRoot), ...hostDependencyDirs()].some((d) => within(at, d))) return undefined
   return (
     `'${specifier}' resolves to a copy inside a session's root, which a sandbox can write, so the host ` +
     'does not load it; install it beside vis-runtime (in its own node_modules) instead'
@@ -56,7 +46,7 @@ export async function importOptional<T>(specifier: string): Promise<OptionalModu
   if (!url.startsWith('file:')) return { module: (await import(url)) as T }
   const refusal = optionalModuleRefusal(specifier, fileURLToPath(url))
   if (refusal) return { absent: refusal }
-  return { module: (await import(pathToFileURL(real(fileURLToPath(url))).href)) as T }
+  return { module: (await import(pathToFileURL(realish(fileURLToPath(url))).href)) as T }
 }
 
 // esbuild (a development dependency) bundles the worker's entry when present; callers fall back to
