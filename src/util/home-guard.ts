@@ -1,11 +1,11 @@
 import { existsSync, writeFileSync } from 'node:fs'
-import { dirname } from 'node:path'
 import { VisError } from './errors.js'
 import { visHome } from './home.js'
 import { registerHome } from './home-registry.js'
-import { identityOf, type LiveJail, liveJails } from './live-jails.js'
+import { type LiveJail, liveJails } from './live-jails.js'
 import { within } from './path-within.js'
 import { realish } from './real-path.js'
+import { identityChain } from './writable-roots.js'
 
 // A vis home holds what the host runs unconfined: its extensions/, mcp.json and trust/. A jail masks
 // the homes registered when it started (confinement/protected-homes.ts), so a home made inside a
@@ -38,18 +38,6 @@ function jailsOverlapping(real: string, chain: Set<string>): LiveJail[] {
     jails = liveJails().filter(around)
   }
   return jails
-}
-
-// The identities of the home and of each directory above it that exists: a jail's root or mask
-// found among them holds the home, whatever its path is called now.
-function identityChain(real: string): Set<string> {
-  const ids = new Set<string>()
-  for (let d = real; ; d = dirname(d)) {
-    const id = identityOf(d)
-    if (id !== undefined) ids.add(id)
-    if (dirname(d) === d) break
-  }
-  return ids
 }
 
 // The home (resolved as visHome resolves it), once no live jail writes it. Call it before reading

@@ -1,5 +1,7 @@
-import { notedSessionRoots } from './host-programs.js'
-import { liveJails } from './live-jails.js'
+import { dirname } from 'node:path'
+import { notedSessionRoots, rootHolding } from './host-programs.js'
+import { identityOf, liveJails } from './live-jails.js'
+import { realish } from './real-path.js'
 
 // Every root a sandbox may write now: the roots this process's sessions opened and every live
 // jail's, of any vis process of this user. Read at each use: roots open after start-up.
@@ -7,4 +9,35 @@ export function writableRoots(): string[] {
   const roots = new Set(notedSessionRoots())
   for (const j of liveJails()) for (const r of j.roots) roots.add(r)
   return [...roots]
+}
+
+// The identities (device:inode) of `path`'s nearest existing directory and of each directory
+// above it: a jail's root found among them holds the path, whatever the root is called now.
+export function identityChain(path: string): Set<string> {
+  const ids = new Set<string>()
+  for (let d = realish(path); ; d = dirname(d)) {
+    const id = identityOf(d)
+    if (id !== undefined) ids.add(id)
+    if (dirname(d) === d) break
+  }
+  return ids
+}
+
+// The writable root that holds `path`, if any: by its path, its real path or its parent's real
+// path (rootHolding) against every writable root, and by identity against every live jail's roots
+// (a root the person or another session renamed after its jail began is still that jail's root).
+// Callers check at the moment of use: the host is about to run, load or read what lies there.
+export function writableRootHolding(path: string): string | undefined {
+  const jails = liveJails()
+  const roots = new Set(notedSessionRoots())
+  for (const j of jails) for (const r of j.roots) roots.add(r)
+  const byPath = rootHolding(path, roots)
+  if (byPath !== undefined) return byPath
+  if (!jails.some((j) => j.rootIds.length > 0)) return undefined
+  const chain = identityChain(path)
+  for (const j of jails) {
+    const i = j.rootIds.findIndex((id) => chain.has(id))
+    if (i >= 0) return j.roots[i] ?? path
+  }
+  return undefined
 }
