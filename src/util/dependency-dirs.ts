@@ -92,3 +92,10 @@ export function hostDependencyDirs(): string[] {
   cached ??= dependencyDirs()
   return cached
 }
+
+// A worker thread takes the main thread's list instead of walking on its own: a walk made later
+// would take a package a sandbox planted since (R/node_modules/<a dependency's name>) for one of
+// the host's, and count its node_modules as read-only in every jail when no running jail binds it so.
+export function adoptHostDependencyDirs(dirs: readonly string[]): void {
+  cached = [...dirs]
+}

@@ -1,30 +1,37 @@
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { hostDependencyDirs } from './dependency-dirs.js'
 import { packageRoot } from './home.js'
-import { inSessionRoot } from './host-programs.js'
 import { within } from './path-within.js'
 import { realish } from './real-path.js'
+import { writableRootHolding } from './writable-roots.js'
 
 // The host imports a few packages only when a call needs them and only if they are installed
 // (typescript for patch's syntax check, web-tree-sitter and the grammars for index, esbuild for
 // bundles). Node looks a bare name up in EVERY ancestor's node_modules, nearest first, and some of
 // those may lie inside a session's root, where a sandbox can write a package of that name: the host
 // would run it unconfined. So each such import resolves the name first, refuses a file inside any
-// root a session of this process opened (unless it lies in the package or a dependency directory,
-// which every jail binds read-only), and then imports that exact file, so a package planted nearer
-// after the check is never the one loaded.
+// writable root (unless it lies in the package or a dependency directory, which every jail binds
+// read-only), and then imports that exact file, so a package planted nearer after the check is
+// never the one loaded. The writable roots are every live jail's of any vis process of this user
+// (read from the registry, so a worker thread sees them as the main thread does: the index parses
+// in one) and the roots this process's sessions opened.
 
 export type OptionalModule<T> = { module: T; absent?: undefined } | { module?: undefined; absent: string }
 
 // Why the file at `path` (resolved for `specifier`) must not be loaded, or undefined when it may.
 export function optionalModuleRefusal(specifier: string, path: string): string | undefined {
-  const at = realish(path)
-  if (inSessionRoot(at) === undefined) return undefined
-  if ([realish(packageRoot), ...hostDependencyDirs()].some((d) => within(at, d))) return undefined
+  if (writableRootHolding(path) === undefined || inDependencyDirs(realish(path))) return undefined
   return (
-    `'${specifier}' resolves to a copy inside a session's root, which a sandbox can write, so the host ` +
-    'does not load it; install it beside vis-runtime (in its own node_modules) instead'
+    `'${specifier}' resolves to a copy inside a session's root (of this or another vis process), which ` +
+    'a sandbox can write, so the host does not load it; install it beside vis-runtime (in its own ' +
+    'node_modules) instead'
   )
+}
+
+// Whether the real path `at` lies in the package or one of its dependency directories: the places
+// every jail binds read-only wherever they lie, and where an application installs what it adds.
+export function inDependencyDirs(at: string): boolean {
+  return [realish(packageRoot), ...hostDependencyDirs()].some((d) => within(at, d))
 }
 
 function notFound(err: unknown): boolean {

@@ -1,6 +1,10 @@
+import { closeSync, constants, openSync, readFileSync, readlinkSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import { join } from 'node:path'
 import { VisError } from '../../util/errors.js'
-import { importOptional, optionalModuleRefusal } from '../../util/optional-module.js'
+import { packageRoot } from '../../util/home.js'
+import { importOptional, inDependencyDirs, optionalModuleRefusal } from '../../util/optional-module.js'
+import { realish } from '../../util/real-path.js'
 import type { LanguageSpec } from './languages.js'
 import type { TreeParser } from './syntax-node.js'
 
@@ -11,7 +15,7 @@ export const RUNTIME_PACKAGE = 'web-tree-sitter'
 
 interface TreeSitterModule {
   Parser: { init(): Promise<void>; new (): TreeParser }
-  Language: { load(path: string): Promise<unknown> }
+  Language: { load(input: string | Uint8Array): Promise<unknown> }
 }
 
 const require = createRequire(import.meta.url)
@@ -55,15 +59,67 @@ function isNotFound(err: unknown): boolean {
   return code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND' || code === 'ENOENT'
 }
 
-// The grammar's WASM file, or undefined when its package is not installed.
-// A grammar inside a session's root counts as absent (optional-module.ts says why).
+// The grammar packages vis-runtime declares (package.json's dependencies and optionalDependencies).
+let declared: Set<string> | undefined
+function declaredPackages(): Set<string> {
+  if (declared) return declared
+  try {
+    const m = JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as {
+      dependencies?: Record<string, string>
+      optionalDependencies?: Record<string, string>
+    }
+    declared = new Set([...Object.keys(m.dependencies ?? {}), ...Object.keys(m.optionalDependencies ?? {})])
+  } catch {
+    declared = new Set()
+  }
+  return declared
+}
+
+// The grammar's WASM file, or undefined when its package is not installed or the host will not
+// load the copy found. A grammar vis-runtime declares is looked up as Node would from the package
+// and refused inside any writable root (optional-module.ts says why). One it does not declare
+// (tree-sitter-ruby, which an application adds) counts only from the package's dependency
+// directories, where the application installs it and every jail binds read-only: never from
+// another ancestor's node_modules, which no install of vis-runtime put there.
 export function grammarFile(lang: LanguageSpec): string | undefined {
   const specifier = `${lang.package}/${lang.wasm}`
+  let file: string
   try {
-    const file = require.resolve(specifier)
-    return optionalModuleRefusal(specifier, file) === undefined ? file : undefined
+    file = require.resolve(specifier)
   } catch {
     return undefined
+  }
+  if (!declaredPackages().has(lang.package)) return inDependencyDirs(realish(file)) ? file : undefined
+  return optionalModuleRefusal(specifier, file) === undefined ? file : undefined
+}
+
+// Where an open descriptor's file lies now (Linux's /proc), or undefined where that is not told.
+function openedPath(fd: number): string | undefined {
+  try {
+    return readlinkSync(`/proc/self/fd/${fd}`)
+  } catch {
+    return undefined
+  }
+}
+
+// The grammar's bytes, read through one descriptor whose real location is judged after it was
+// opened: a path swapped between grammarFile()'s check and this read is caught here, and what the
+// runtime compiles is exactly what was judged.
+export function grammarBytes(lang: LanguageSpec, file: string): Uint8Array | undefined {
+  let fd: number
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW)
+  } catch {
+    return undefined
+  }
+  try {
+    const at = openedPath(fd) ?? realish(file)
+    const ok = declaredPackages().has(lang.package)
+      ? optionalModuleRefusal(`${lang.package}/${lang.wasm}`, at) === undefined
+      : inDependencyDirs(at)
+    return ok ? readFileSync(fd) : undefined
+  } finally {
+    closeSync(fd)
   }
 }
 
@@ -77,9 +133,11 @@ export function parserFor(lang: LanguageSpec, op: string, path: string): Promise
       const file = grammarFile(lang)
       if (!file) throw missing(`the ${lang.id} grammar '${lang.package}'`, lang.package, op, path)
       const ts = await loadRuntime(op, path)
+      const bytes = grammarBytes(lang, file)
+      if (!bytes) throw missing(`the ${lang.id} grammar '${lang.package}'`, lang.package, op, path)
       try {
         const parser = new ts.Parser()
-        parser.setLanguage(await ts.Language.load(file))
+        parser.setLanguage(await ts.Language.load(bytes))
         return parser
       } catch (err) {
         // A grammar built for another ABI than the runtime's (some prebuilt collections).

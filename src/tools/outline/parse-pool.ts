@@ -1,6 +1,8 @@
 import type { Worker } from 'node:worker_threads'
+import { hostDependencyDirs } from '../../util/dependency-dirs.js'
 import { isErrorCode } from '../../util/error-catalogue.js'
 import { type ErrorContext, VisError } from '../../util/errors.js'
+import { notedSessionRoots } from '../../util/host-programs.js'
 import { startModuleWorker } from '../../util/module-worker.js'
 import type { LanguageSpec } from './languages.js'
 import { type Outline, ParseTimeout } from './parse.js'
@@ -16,6 +18,11 @@ export interface ParseRequest {
   limits: SkeletonLimits
   op: string
   path: string
+  // The roots this process's sessions opened (host-programs.ts notes them in the main thread
+  // only): the thread judges the modules it loads against them and every live jail's.
+  roots: string[]
+  // The main thread's dependency directories (dependency-dirs.ts), for the same reason.
+  dependencyDirs: string[]
 }
 export interface ParseReply {
   id: number
@@ -118,7 +125,8 @@ export async function parseOffThread(
   const reply = await new Promise<ParseReply>((resolve, reject) => {
     const timer = hardLimit(id, w, LOAD_LIMIT_MS + timeoutMs + HARD_GRACE_MS)
     pending.set(id, { resolve, reject, timer, worker: w, timeoutMs })
-    w.postMessage({ id, lang: lang.id, text, timeoutMs, limits, op, path } satisfies ParseRequest)
+    const seen = { roots: notedSessionRoots(), dependencyDirs: hostDependencyDirs() }
+    w.postMessage({ id, lang: lang.id, text, timeoutMs, limits, op, path, ...seen } satisfies ParseRequest)
   })
   if (reply.ok) return reply.ok
   if (reply.timeout) throw new ParseTimeout(path)

@@ -1,7 +1,9 @@
 // The index's parser thread (parse-pool.ts starts it): tree-sitter parses here, so a large or
 // slow file never holds up the host's event loop, which serves every session.
 import { parentPort } from 'node:worker_threads'
+import { adoptHostDependencyDirs } from '../../util/dependency-dirs.js'
 import { isVisError } from '../../util/errors.js'
+import { noteSessionRoot } from '../../util/host-programs.js'
 import { LANGUAGES } from './languages.js'
 import { outline, ParseTimeout } from './parse.js'
 import type { ParseReply, ParseRequest } from './parse-pool.js'
@@ -16,6 +18,9 @@ function mayWrapTrap(code: string): boolean {
 
 port.on('message', async (req: ParseRequest) => {
   const reply = (r: Omit<ParseReply, 'id'>) => port.postMessage({ id: req.id, ...r })
+  // What the main thread knows of roots and dependency directories, this thread's modules do not.
+  for (const r of req.roots) noteSessionRoot(r)
+  adoptHostDependencyDirs(req.dependencyDirs)
   try {
     const lang = LANGUAGES.find((l) => l.id === req.lang)
     if (!lang) throw new Error(`unknown language ${req.lang}`)
