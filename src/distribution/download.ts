@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto'
-import { createReadStream, createWriteStream, readFileSync, rmSync } from 'node:fs'
+import { closeSync, createReadStream, createWriteStream, readFileSync, rmSync } from 'node:fs'
 import { Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { fileURLToPath } from 'node:url'
 import type * as Got from 'got'
 import { VisError } from '../util/errors.js'
+import { openLocalSource } from './local-source.js'
 import { noProgress, type OnProgress } from './progress.js'
 
 export type DownloadOptions = {
@@ -109,8 +110,9 @@ async function withRetries<T>(url: string, opts: DownloadOptions, attempt: () =>
   }
 }
 
-// file:// URLs (an offline mirror, a bundle) are read from disk; a missing file is as
-// permanent as a 404, so it is not retried.
+// file:// URLs (an offline mirror, a bundle) are read from disk, each through one descriptor opened
+// and judged at the moment of reading (local-source.ts: never from inside a writable root); a
+// missing file is as permanent as a 404, so it is not retried.
 function localPath(url: string): string | undefined {
   return url.startsWith('file:') ? fileURLToPath(url) : undefined
 }
@@ -127,10 +129,15 @@ function localFailure(url: string, err: unknown): VisError {
 export async function fetchText(url: string, opts: DownloadOptions = {}): Promise<string> {
   const local = localPath(url)
   if (local) {
+    let fd: number | undefined
     try {
-      return readFileSync(local, 'utf8')
+      fd = openLocalSource(url, local)
+      return readFileSync(fd, 'utf8')
     } catch (err) {
+      if (err instanceof VisError) throw err
       throw localFailure(url, err)
+    } finally {
+      if (fd !== undefined) closeSync(fd)
     }
   }
   const { default: got } = await loadGot()
@@ -180,8 +187,16 @@ async function copyLocal(url: string, from: string, file: string, onProgress: On
       cb(null, chunk)
     },
   })
+  let fd: number
   try {
-    await pipeline(createReadStream(from), tee, createWriteStream(file))
+    fd = openLocalSource(url, from)
+  } catch (err) {
+    if (err instanceof VisError) throw err
+    throw localFailure(url, err)
+  }
+  try {
+    // The stream closes the descriptor when it ends or fails.
+    await pipeline(createReadStream(from, { fd }), tee, createWriteStream(file))
   } catch (err) {
     rmSync(file, { force: true })
     throw localFailure(url, err)

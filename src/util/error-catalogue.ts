@@ -176,6 +176,12 @@ export const ERROR_CATALOGUE = {
   'dist.packages': fail(500, 'Packages for the distribution could not be resolved or installed.'),
   'dist.platform': fail(500, 'This platform or architecture is not supported.'),
   'dist.pytest': fail(500, "CPython's test suite could not be fetched or run."),
+  // A file:// VIS_PYTHON_DIST_URL kit inside a root a sandbox can write (src/distribution/local-source.ts):
+  // the machine's set-up, not the request, is what to change.
+  'dist.source-in-root': fail(
+    500,
+    'A file:// CPython kit lies inside a session root a sandbox can write; the host does not read it.',
+  ),
   'dist.stage': fail(500, 'Staging a CPython distribution failed or was given conflicting options.'),
   'dist.tool': fail(500, 'An external tool used to build a distribution failed or is missing.'),
   'dist.version': fail(500, 'Not a supported Python version.'),
