@@ -26,7 +26,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
 import { plantInSession, trustedSharedExtension, untrustedProject } from './trusted-project-extension.js'
-import { watchedVis } from './watched-vis.js'
+import { mustAnswer, saidMatching, watchedExtList } from './watched-vis.js'
 
 const base = mkdtempSync(join(tmpdir(), 'vis-attack-ext-dag-'))
 after(() => rmSync(base, { recursive: true, force: true }))
@@ -85,26 +85,29 @@ async function plantChain(home: string, root: string, chainDir: string, extDir: 
 // The person runs `vis ext list` in the project. It must answer (the folder changed or is not
 // trusted: not loaded) and leave no copy of the bomb in the vis home.
 async function personListsExtensions(home: string, project: string): Promise<void> {
-  const vis = watchedVis(['ext', 'list', '--project', project], { ...process.env, VIS_HOME: home })
+  const vis = watchedExtList(home, project)
   // Polled: done, or past a bound no reviewed folder comes near (the test stops the walk there, so
   // what it leaves to clean up stays small).
   const copies = join(home, 'cache', 'trusted-extensions')
   const started = Date.now()
   let made = 0
-  const done = await vis.watch(20_000, 50, () => {
-    made = countDirs(copies, MANY_DIRS + 1)
-    return made > MANY_DIRS
-  })
-  if (!done) {
-    await vis.kill()
-    rmSync(copies, { recursive: true, force: true })
-    assert.fail(
+  await mustAnswer(
+    vis,
+    20_000,
+    50,
+    () =>
       `\`vis ext list\` had not answered after ${((Date.now() - started) / 1000).toFixed(1)} s: the host is walking ` +
-        `8^12 (about 7e10) directory paths the session linked into the extension folder, and had made ` +
-        `${made > MANY_DIRS ? `more than ${MANY_DIRS}` : made} directories in the vis home's cache (stopped here)`,
-    )
-  }
-  assert.match(vis.output(), /not loaded|cannot|more than/i, `exit ${await vis.exited}: ${vis.output()}`)
+      `8^12 (about 7e10) directory paths the session linked into the extension folder, and had made ` +
+      `${made > MANY_DIRS ? `more than ${MANY_DIRS}` : made} directories in the vis home's cache (stopped here)`,
+    {
+      stop: () => {
+        made = countDirs(copies, MANY_DIRS + 1)
+        return made > MANY_DIRS
+      },
+      cleanup: () => rmSync(copies, { recursive: true, force: true }),
+    },
+  )
+  await saidMatching(vis, /not loaded|cannot|more than/i)
   assert.ok(countDirs(copies) < 1000, 'the vis home holds the walked directories')
 }
 

@@ -25,7 +25,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
 import { plantInSession, trustedSharedExtension, untrustedProject } from './trusted-project-extension.js'
-import { watchedVis } from './watched-vis.js'
+import { mustAnswer, saidMatching, watchedExtList } from './watched-vis.js'
 
 const base = mkdtempSync(join(tmpdir(), 'vis-attack-ext-read-'))
 after(() => rmSync(base, { recursive: true, force: true }))
@@ -59,25 +59,24 @@ async function plantLink(home: string, root: string, extDir: string): Promise<vo
 
 // The person runs `vis ext list` in the project: it must answer without reading the endless file.
 async function personListsExtensions(home: string, project: string): Promise<void> {
-  const vis = watchedVis(['ext', 'list', '--project', project], { ...process.env, VIS_HOME: home })
+  const vis = watchedExtList(home, project)
   let peak = 0
-  const done = await vis.watch(60_000, 20, () => {
-    peak = Math.max(peak, rssBytes(vis.pid))
-    return peak >= GiB
-  })
-  if (!done) {
-    await vis.kill()
-    assert.fail(
+  await mustAnswer(
+    vis,
+    60_000,
+    20,
+    () =>
       `\`vis ext list\` grew to ${(peak / GiB).toFixed(2)} GiB reading /proc/self/pagemap through the session's link ` +
-        '(killed here; unchecked it reads about 256 GiB into the host process)',
-    )
-  }
-  assert.ok(peak < GiB / 2, `the host process grew to ${(peak / GiB).toFixed(2)} GiB`)
-  assert.match(
-    vis.output(),
-    /not loaded|cannot|larger|more than/i,
-    `exit ${await vis.exited}: ${vis.output()}`,
+      '(killed here; unchecked it reads about 256 GiB into the host process)',
+    {
+      stop: () => {
+        peak = Math.max(peak, rssBytes(vis.pid))
+        return peak >= GiB
+      },
+    },
   )
+  assert.ok(peak < GiB / 2, `the host process grew to ${(peak / GiB).toFixed(2)} GiB`)
+  await saidMatching(vis, /not loaded|cannot|larger|more than/i)
 }
 
 test('a session cannot make the host read an endless file through a link in a linked project extension folder', async () => {

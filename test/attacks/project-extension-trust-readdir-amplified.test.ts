@@ -20,13 +20,12 @@
 // too large) within 15 s; on the current code it is still walking then, and the test fails. A fix:
 // count names while reading the folder (opendir, stopping past the bound) rather than after reading
 // and sorting all of them.
-import assert from 'node:assert/strict'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
 import { plantInSession, untrustedProject } from './trusted-project-extension.js'
-import { watchedVis } from './watched-vis.js'
+import { mustAnswer, saidMatching, watchedExtList } from './watched-vis.js'
 
 const base = mkdtempSync(join(tmpdir(), 'vis-attack-ext-readdir-'))
 after(() => rmSync(base, { recursive: true, force: true }))
@@ -61,21 +60,17 @@ test('a session cannot make the extension trust walk read and sort a planted fol
   const { home, project } = untrustedProject(base)
   await plant(home, project, join(project, '.vis', 'extensions'))
 
-  const vis = watchedVis(['ext', 'list', '--project', project], { ...process.env, VIS_HOME: home })
+  const vis = watchedExtList(home, project)
   const started = Date.now()
-  const done = await vis.watch(ANSWER_MS, 50)
-  if (!done) {
-    await vis.kill()
-    assert.fail(
+  await mustAnswer(
+    vis,
+    ANSWER_MS,
+    50,
+    () =>
       `\`vis ext list\` had not answered after ${((Date.now() - started) / 1000).toFixed(1)} s: the trust walk ` +
-        `re-reads and sorts the ${NAMES} names the session planted at each of 33 levels of the link a -> . ` +
-        'before its 5000-entry and 32-level bounds refuse the folder (stopped here)',
-    )
-  }
-  // Answered: the planted folder did not load, and said why.
-  assert.match(
-    vis.output(),
-    /not loaded|cannot|more than|NOT loaded/i,
-    `exit ${await vis.exited}: ${vis.output()}`,
+      `re-reads and sorts the ${NAMES} names the session planted at each of 33 levels of the link a -> . ` +
+      'before its 5000-entry and 32-level bounds refuse the folder (stopped here)',
   )
+  // Answered: the planted folder did not load, and said why.
+  await saidMatching(vis, /not loaded|cannot|more than|NOT loaded/i)
 })
