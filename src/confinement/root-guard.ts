@@ -4,6 +4,7 @@ import { hostDependencyDirs } from '../util/dependency-dirs.js'
 import { isVisError, VisError } from '../util/errors.js'
 import { packageRoot } from '../util/home.js'
 import { noteSessionRoot } from '../util/host-programs.js'
+import { within } from '../util/path-within.js'
 import { realish } from '../util/real-path.js'
 import { openAt2, STRICT } from './beneath.js'
 import { hostStateParents } from './host-state-dirs.js'
@@ -86,8 +87,6 @@ const PSEUDO_MAGIC = new Map<number, string>([
 // Where those live, and the runtime state beside them (/dev/shm, /run/user/N are tmpfs, which a
 // workspace under /tmp may be too, so their place is the rule, not their type).
 const SYSTEM_DIRS = ['/proc', '/sys', '/dev', '/run']
-
-const within = (a: string, b: string) => a === b || a.startsWith(b.endsWith(sep) ? b : b + sep)
 
 type Context = { sessionId?: string; op?: string }
 
