@@ -8,7 +8,7 @@
 // tools refuse it with `tool.read-only-path`.
 //
 // Reproduction: R/.nvm/versions/node/v20.0.0 is a node install layout around a copy of the node running
-// the tests; a host process run with THAT node (test/attacks/fixtures/node-in-root-host.mjs) opens a
+// the tests; a host process run with THAT node (test/attacks/fixtures/one-block-host.mjs) opens a
 // session on R whose block tries each write. Before the fix the `move` and the `write` landed.
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
@@ -29,7 +29,7 @@ const base = mkdtempSync(join(tmpdir(), 'vis-attack-node-prefix-'))
 after(() => rmSync(base, { recursive: true, force: true }))
 
 const pkg = resolve(import.meta.dirname, '../..')
-const fixture = resolve(import.meta.dirname, 'fixtures/node-in-root-host.mjs')
+const fixture = resolve(import.meta.dirname, 'fixtures/one-block-host.mjs')
 
 test('a block changes nothing of the node install the host runs from inside a root, in the jail or through host tools', () => {
   const R = join(base, 'R')
