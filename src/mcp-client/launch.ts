@@ -1,8 +1,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { VisError } from '../util/errors.js'
-import { absoluteEntries, programsOn, rootHolding } from '../util/host-programs.js'
+import { absoluteEntries, programsOn } from '../util/host-programs.js'
 import { writableRootHolding } from '../util/writable-roots.js'
+import { inRoot, serverHomeEnv } from './server-home.js'
 
 // Where and what the host starts for a stdio MCP server. The server runs on the host, as the user,
 // outside every jail, so nothing a sandbox wrote may choose the code it runs:
@@ -10,7 +11,8 @@ import { writableRootHolding } from '../util/writable-roots.js'
 //   cwd's node_modules before its cache, and a project's root is where `vis serve` is started;
 // - its command, when a bare name, is looked up on PATH passing over empty, relative and in-root
 //   entries (an activated venv puts <root>/.venv/bin first, npm <root>/node_modules/.bin), and the
-//   child's own PATH is cleaned the same way, as npx itself finds `node` through it.
+//   child's own PATH is cleaned the same way, as npx itself finds `node` through it;
+// - its HOME, where npx and uvx read their user configuration, is never in a root (server-home.ts).
 // The check runs at every start: roots are opened (by this process or another) after start-up, and
 // each path is judged by identity too (writableRootHolding): a live jail's root renamed since it
 // began (the person's `mv proj proj2`) is still written by its sandbox under its new name.
@@ -34,13 +36,6 @@ export function defaultServerDir(home: string): string {
     // already there
   }
   return dir
-}
-
-// Where `path` lies in `root`, for a message: a root renamed since its jail began is named as the
-// jail recorded it, so the path's own place is said too.
-function inRoot(path: string, root: string): string {
-  const renamed = rootHolding(path, [root]) === undefined ? ' (renamed since its session began)' : ''
-  return `${path} lies in the session root ${root}${renamed}`
 }
 
 // A PATH with only the entries the host may search: absolute, and outside every writable root.
@@ -97,5 +92,6 @@ export function stdioLaunch(
       `MCP server ${server}: its command ${inRoot(command, root)}, which a sandbox writes; ` +
         'install the server outside every root and name it by an absolute path in mcp.json',
     )
-  return { command, cwd, env: { ...config.env, PATH: path.dirs.join(':') } }
+  const homeEnv = serverHomeEnv(server, config.env, home, cwd, denied)
+  return { command, cwd, env: { ...homeEnv, ...config.env, PATH: path.dirs.join(':') } }
 }
