@@ -308,8 +308,12 @@ export const ERROR_CATALOGUE = {
 
   // The root's path names another directory than at the session's creation (root-guard.ts).
   'policy.root-changed': fail(409, 'A root is no longer the directory it was when the session was created.'),
-  // The host keeps its jails' shared files in its temp directory (confinement/host-state-dirs.ts).
-  'policy.root-holds-host-tmp': fail(400, "A root is, or contains, the host's temporary directory."),
+  // The host keeps its jails' shared files in its temp directory (confinement/host-state-dirs.ts);
+  // so does every other live vis process of the user, in its own.
+  'policy.root-holds-host-tmp': fail(
+    400,
+    'A root is, or contains, the temporary directory of this host or of another live vis process of the user.',
+  ),
   'policy.root-in-runtime': fail(
     400,
     'A root lies inside the vis-runtime package or a CPython the host runs.',
