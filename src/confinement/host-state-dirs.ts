@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, isAbsolute, join } from 'node:path'
+import { VisError } from '../util/errors.js'
 import { realish } from '../util/real-path.js'
 import {
   announceProcess,
@@ -9,6 +10,7 @@ import {
   processKey,
   sweepDeadProcesses,
 } from '../util/vis-processes.js'
+import { writableRootHolding } from '../util/writable-roots.js'
 
 // The host keeps files its jails depend on in its temporary directory: the tool jails' shared
 // PYTHONUSERBASE, each egress proxy's socket, the jails' hosts and git config files. A root
@@ -25,8 +27,22 @@ const madeIn = new Set<string>()
 let recorded = ''
 
 // A fresh private folder (mkdtemp: 0700, a name no one can guess) in the host's temp directory.
+// Refused while the temp directory lies in a root a live session may write (one of another vis
+// process that started before this one chose that TMPDIR): that sandbox could rewrite what this
+// host's jails use, as the root guard's refusal prevents in the other order.
 export function makeHostStateDir(prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix))
+  const tmp = tmpdir()
+  const root = writableRootHolding(tmp)
+  if (root !== undefined) {
+    throw new VisError(
+      'confine.tmpdir-in-root',
+      `The host's temporary directory ${tmp} lies inside ${root}, a root of a session running now, which could ` +
+        "rewrite what this host's jails keep there (their Python site, hosts file, network socket). Run vis with " +
+        'TMPDIR set to a directory outside every session root, or stop that session.',
+      { op: 'host-state-dir', path: tmp, root },
+    )
+  }
+  const dir = mkdtempSync(join(tmp, prefix))
   madeIn.add(realish(dirname(dir)))
   record()
   return dir

@@ -130,6 +130,10 @@ export const ERROR_CATALOGUE = {
   'confine.path-missing': fail(400, 'A path the sandbox should mount does not exist.'),
   'confine.seccomp': fail(500, 'The seccomp filter could not be installed.'),
   'confine.seccomp-unverified': fail(500, 'A thread of the worker runs without the seccomp filter.'),
+  'confine.tmpdir-in-root': fail(
+    409,
+    "The host's temporary directory lies inside a root of a live session, which could rewrite what its jails use.",
+  ),
   'confine.unavailable': fail(500, 'The sandbox cannot be built on this machine (a needed part is missing).'),
 
   'db.attachment-not-found': fail(500, 'The database has no attachment with that id.'),
