@@ -1,11 +1,11 @@
 import { existsSync, realpathSync } from 'node:fs'
-import { dirname, join, relative } from 'node:path'
+import { join, relative } from 'node:path'
 import type { ConfinementPolicy } from '../contracts/jail-policy.js'
 import { hostDependencyDirs } from '../util/dependency-dirs.js'
 import { packageRoot } from '../util/home.js'
 import { homeAround } from './protected-homes.js'
 import { type OpenedRoot, openBelow } from './root-guard.js'
-import { hostDistributions } from './runtime-trees.js'
+import { hostDistributions, hostProgramDirs } from './runtime-trees.js'
 import { hiddenMounts } from './sandbox-args.js'
 
 // Where each mount of a jail comes from: read-only paths at their real place, and the pins under
@@ -81,16 +81,6 @@ export function packageMounts(
   for (const real of [realish(pkg), ...dependencies, ...distributions, ...programs])
     for (const r of roots) if (inside(real, r.real)) out.add(join(r.path, relative(r.real, real)))
   return [...out]
-}
-
-// The folders of what the host itself executes or loads: the node binary it runs (an nvm, fnm or
-// volta node lies under $HOME, often inside a root) and VIS_ADDON_DIR. Bound read-only like the
-// package, their parents pinned: binding the file alone left its folder free to be renamed aside
-// and a node or an addon planted under the old name (tenth outsider pass).
-function hostProgramDirs(): string[] {
-  const dirs = [dirname(realish(process.execPath))]
-  if (process.env.VIS_ADDON_DIR) dirs.push(realish(process.env.VIS_ADDON_DIR))
-  return dirs.filter((d) => existsSync(d))
 }
 
 // The distributions to bind: those that exist (bubblewrap cannot bind a missing source), not one

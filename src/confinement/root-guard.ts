@@ -4,9 +4,10 @@ import { hostDependencyDirs } from '../util/dependency-dirs.js'
 import { isVisError, VisError } from '../util/errors.js'
 import { packageRoot } from '../util/home.js'
 import { noteSessionRoot } from '../util/host-programs.js'
+import { within } from '../util/path-within.js'
 import { realish } from '../util/real-path.js'
 import { openAt2, STRICT } from './beneath.js'
-import { hostStateParents } from './host-state-dirs.js'
+import { hostStateParents, otherHostStateParents } from './host-state-dirs.js'
 import { homeAround, homesInside } from './protected-homes.js'
 import { protectedRuntimeTrees } from './runtime-trees.js'
 
@@ -86,8 +87,6 @@ const PSEUDO_MAGIC = new Map<number, string>([
 // Where those live, and the runtime state beside them (/dev/shm, /run/user/N are tmpfs, which a
 // workspace under /tmp may be too, so their place is the rule, not their type).
 const SYSTEM_DIRS = ['/proc', '/sys', '/dev', '/run']
-
-const within = (a: string, b: string) => a === b || a.startsWith(b.endsWith(sep) ? b : b + sep)
 
 type Context = { sessionId?: string; op?: string }
 
@@ -203,6 +202,19 @@ function checkOpened(root: OpenedRoot, rules: RootRules, ctx: Context): void {
         'egress proxy sockets). Use a subfolder of it as the root (a folder made for the session), or start ' +
         'vis with TMPDIR set to a directory outside every root.',
       { ...ctx, path: shown },
+    )
+  }
+  // Another live vis process's places are as much reach into its jails (a shell session's tool site).
+  for (const other of otherHostStateParents()) {
+    const held = other.parents.find((t) => within(t, root.real))
+    if (held === undefined) continue
+    throw new VisError(
+      'policy.root-holds-host-tmp',
+      `Root ${shown} ${held === root.real ? 'is' : 'contains'} the temporary directory of another vis process ` +
+        `of this user (pid ${other.pid}), where it keeps files its sessions' jails run and connect to (their ` +
+        'tool site folder, egress proxy sockets). Use a subfolder of the root that does not hold it, or stop ' +
+        'that process (or start it with TMPDIR outside every root) first.',
+      { ...ctx, path: shown, pid: other.pid },
     )
   }
 }

@@ -1,4 +1,5 @@
-import { resolve } from 'node:path'
+import { existsSync } from 'node:fs'
+import { basename, dirname, join, resolve } from 'node:path'
 import { distributionPlaces } from '../distribution/resolve.js'
 import { packageRoot } from '../util/home.js'
 import { realish } from '../util/real-path.js'
@@ -30,4 +31,20 @@ export function hostDistributions(): string[] {
   return protectedRuntimeTrees()
     .filter((t) => !t.strict)
     .map((t) => t.dir)
+}
+
+// The folders of what the host itself executes or loads: the node binary it runs (an nvm, fnm or
+// volta node lies under $HOME, often inside a root) and VIS_ADDON_DIR. Bound read-only like the
+// package, their parents pinned: binding the file alone left its folder free to be renamed aside
+// and a node or an addon planted under the old name (tenth outsider pass).
+// A node install's whole prefix (nvm's ~/.nvm/versions/node/vX, fnm, volta: bin/node beside
+// include/node and lib/node_modules) is bound, not bin/ alone: `vis bundle` runs the npm in its
+// lib/node_modules, and global packages run from there (eleventh outsider pass's notes).
+export function hostProgramDirs(): string[] {
+  const bin = dirname(realish(process.execPath))
+  const prefix = dirname(bin)
+  const isInstall = basename(bin) === 'bin' && existsSync(join(prefix, 'include', 'node', 'node.h'))
+  const dirs = [isInstall ? prefix : bin]
+  if (process.env.VIS_ADDON_DIR) dirs.push(realish(process.env.VIS_ADDON_DIR))
+  return dirs.filter((d) => existsSync(d))
 }

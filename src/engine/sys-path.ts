@@ -1,8 +1,7 @@
 import { existsSync } from 'node:fs'
-import { resolve, sep } from 'node:path'
+import { resolve } from 'node:path'
 import { discoverProjectLayout, isDirWithin, LAYOUT_METADATA } from '../project/index.js'
-
-const within = (p: string, dir: string) => p === dir || p.startsWith(dir.endsWith(sep) ? dir : dir + sep)
+import { within } from '../util/path-within.js'
 
 export type SysPathInput = {
   roots: string[]

@@ -1,8 +1,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { VisError } from '../util/errors.js'
-import { absoluteEntries, programsOn, rootHolding } from '../util/host-programs.js'
-import { writableRoots } from '../util/writable-roots.js'
+import { absoluteEntries, programsOn } from '../util/host-programs.js'
+import { writableRootHolding } from '../util/writable-roots.js'
+import { inRoot, serverHomeEnv } from './server-home.js'
 
 // Where and what the host starts for a stdio MCP server. The server runs on the host, as the user,
 // outside every jail, so nothing a sandbox wrote may choose the code it runs:
@@ -10,8 +11,11 @@ import { writableRoots } from '../util/writable-roots.js'
 //   cwd's node_modules before its cache, and a project's root is where `vis serve` is started;
 // - its command, when a bare name, is looked up on PATH passing over empty, relative and in-root
 //   entries (an activated venv puts <root>/.venv/bin first, npm <root>/node_modules/.bin), and the
-//   child's own PATH is cleaned the same way, as npx itself finds `node` through it.
-// The check runs at every start: roots are opened (by this process or another) after start-up.
+//   child's own PATH is cleaned the same way, as npx itself finds `node` through it;
+// - its HOME, where npx and uvx read their user configuration, is never in a root (server-home.ts).
+// The check runs at every start: roots are opened (by this process or another) after start-up, and
+// each path is judged by identity too (writableRootHolding): a live jail's root renamed since it
+// began (the person's `mv proj proj2`) is still written by its sandbox under its new name.
 
 export type StdioLaunch = { command: string; cwd: string; env: Record<string, string> }
 
@@ -35,14 +39,11 @@ export function defaultServerDir(home: string): string {
 }
 
 // A PATH with only the entries the host may search: absolute, and outside every writable root.
-function cleanPath(
-  value: string | undefined,
-  roots: readonly string[],
-): { dirs: string[]; passed: string[] } {
+function cleanPath(value: string | undefined): { dirs: string[]; passed: string[] } {
   const dirs: string[] = []
   const passed: string[] = []
   for (const d of absoluteEntries((value ?? '').split(':'))) {
-    const root = rootHolding(d, roots)
+    const root = writableRootHolding(d)
     if (root === undefined) dirs.push(d)
     else passed.push(d)
   }
@@ -55,21 +56,20 @@ export function stdioLaunch(
   home: string,
   context: Record<string, unknown>,
 ): StdioLaunch {
-  const roots = writableRoots()
   const denied = (what: string) => new VisError('mcp.launch-denied', what, { ...context, server })
   let cwd: string
   if (config.cwd !== undefined) {
     cwd = resolve(config.cwd)
-    const root = rootHolding(cwd, roots)
+    const root = writableRootHolding(cwd)
     if (root !== undefined)
       throw denied(
-        `MCP server ${server}: its cwd ${cwd} lies in the session root ${root}, which a sandbox writes; ` +
+        `MCP server ${server}: its cwd ${inRoot(cwd, root)}, which a sandbox writes; ` +
           'set "cwd" in mcp.json to a folder outside every root (or leave it out to use the vis home)',
       )
   } else {
     cwd = defaultServerDir(home)
   }
-  const path = cleanPath(config.env.PATH ?? process.env.PATH, roots)
+  const path = cleanPath(config.env.PATH ?? process.env.PATH)
   let command: string | undefined
   if (config.command.includes('/')) {
     command = resolve(cwd, config.command)
@@ -86,11 +86,12 @@ export function stdioLaunch(
       )
     }
   }
-  const root = rootHolding(command, roots)
+  const root = writableRootHolding(command)
   if (root !== undefined)
     throw denied(
-      `MCP server ${server}: its command ${command} lies in the session root ${root}, which a sandbox writes; ` +
+      `MCP server ${server}: its command ${inRoot(command, root)}, which a sandbox writes; ` +
         'install the server outside every root and name it by an absolute path in mcp.json',
     )
-  return { command, cwd, env: { ...config.env, PATH: path.dirs.join(':') } }
+  const homeEnv = serverHomeEnv(server, config.env, home, cwd, denied)
+  return { command, cwd, env: { ...homeEnv, ...config.env, PATH: path.dirs.join(':') } }
 }

@@ -9,8 +9,12 @@ export function fence(content: string, lang = ''): string {
   return `${ticks}${lang}\n${body}${ticks}\n`
 }
 
+// CommonMark ends a line at LF, CR or CRLF: a lone CR inside sandbox text starts a new line (a
+// heading, a list) as surely as LF, so every one is folded.
+const LINE_END = /\r\n|\r|\n/
+
 function oneLine(text: string): string {
-  return text.replace(/\s*\n\s*/g, ' ').trim()
+  return text.replace(/\s*(?:\r\n|\r|\n)\s*/g, ' ').trim()
 }
 
 // Sandbox text inside a line of prose is shown as text, never as Markdown: a rendered image is
@@ -40,7 +44,7 @@ function renderRequest(request: JsonValue | null): string {
   if (request === null) return ''
   if (typeof request === 'string') {
     return `${request
-      .split('\n')
+      .split(LINE_END)
       .map((l) => (l === '' ? '>' : `> ${escapeInline(l)}`))
       .join('\n')}\n\n`
   }
@@ -66,7 +70,7 @@ function renderBlock(b: TranscriptBlock, formatCode: (code: string) => string): 
   if (b.error) {
     const label = b.error.code ? `Error ${codeSpan(b.error.code)}` : 'Error'
     // A one-line message reads best inline; a longer one keeps its lines in a fence.
-    if (b.error.message.includes('\n')) parts.push(`${label}:\n\n`, fence(b.error.message, 'text'), '\n')
+    if (LINE_END.test(b.error.message)) parts.push(`${label}:\n\n`, fence(b.error.message, 'text'), '\n')
     else parts.push(`${label}: ${inlineText(b.error.message)}\n\n`)
     if (b.error.traceback) parts.push(fence(b.error.traceback, 'text'), '\n')
   }

@@ -1,6 +1,7 @@
 import { realpathSync, statSync } from 'node:fs'
 import { dirname, isAbsolute, resolve, sep } from 'node:path'
 import { errorMessage } from '../util/errors.js'
+import { within } from '../util/path-within.js'
 import { type DeclaredEntry, type LayoutWarning, readDeclaredLayout } from './declared.js'
 
 export type ProjectLayoutOptions = {
@@ -17,8 +18,6 @@ export type ProjectLayout = {
   testPaths: string[]
   warnings: LayoutWarning[]
 }
-
-const within = (p: string, dir: string) => p === dir || p.startsWith(dir.endsWith(sep) ? dir : dir + sep)
 
 // A directory that really lies inside `root`: its real path (every link on the way resolved)
 // is the root's or below it. The project is a directory the sandbox writes, so a declared

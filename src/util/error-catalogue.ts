@@ -130,6 +130,10 @@ export const ERROR_CATALOGUE = {
   'confine.path-missing': fail(400, 'A path the sandbox should mount does not exist.'),
   'confine.seccomp': fail(500, 'The seccomp filter could not be installed.'),
   'confine.seccomp-unverified': fail(500, 'A thread of the worker runs without the seccomp filter.'),
+  'confine.tmpdir-in-root': fail(
+    409,
+    "The host's temporary directory lies inside a root of a live session, which could rewrite what its jails use.",
+  ),
   'confine.unavailable': fail(500, 'The sandbox cannot be built on this machine (a needed part is missing).'),
 
   'db.attachment-not-found': fail(500, 'The database has no attachment with that id.'),
@@ -314,8 +318,12 @@ export const ERROR_CATALOGUE = {
 
   // The root's path names another directory than at the session's creation (root-guard.ts).
   'policy.root-changed': fail(409, 'A root is no longer the directory it was when the session was created.'),
-  // The host keeps its jails' shared files in its temp directory (confinement/host-state-dirs.ts).
-  'policy.root-holds-host-tmp': fail(400, "A root is, or contains, the host's temporary directory."),
+  // The host keeps its jails' shared files in its temp directory (confinement/host-state-dirs.ts);
+  // so does every other live vis process of the user, in its own.
+  'policy.root-holds-host-tmp': fail(
+    400,
+    'A root is, or contains, the temporary directory of this host or of another live vis process of the user.',
+  ),
   'policy.root-in-runtime': fail(
     400,
     'A root lies inside the vis-runtime package or a CPython the host runs.',

@@ -125,7 +125,18 @@ export function hostProgramPath(name: string, extraDirs: readonly string[] = [])
 }
 
 // What `vis doctor` lists: the programs the host starts outside every jail.
-export const HOST_PROGRAMS = ['bwrap', 'git', 'du', 'rm', 'rg', 'prlimit', 'unshare', 'bash', 'script']
+export const HOST_PROGRAMS = [
+  'bwrap',
+  'git',
+  'du',
+  'rm',
+  'rg',
+  'prlimit',
+  'unshare',
+  'bash',
+  'script',
+  'mkfifo',
+]
 
 // The directory of the node binary running the host: npm sits beside it (nvm, the official
 // tarball), and a node inside a root would already run the sandbox's code.

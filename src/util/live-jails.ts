@@ -10,7 +10,15 @@ import {
   writeFileSync,
 } from 'node:fs'
 import { isAbsolute, join } from 'node:path'
-import { userDefaultHome } from './home-registry.js'
+import {
+  announceProcess,
+  liveJailsDir,
+  livenessJudge,
+  processKey,
+  sweepDeadProcesses,
+} from './vis-processes.js'
+
+export { liveJailsDir }
 
 // The jails running now, each with the roots its sandbox may write and the vis homes it masks
 // among them. A jail's masks are fixed when it starts, and a session's worker keeps its jail (and
@@ -21,10 +29,9 @@ import { userDefaultHome } from './home-registry.js'
 //
 // Entries live beside the homes registry in the user's default home, which every jail masks. One
 // file per jail, named <pid>-<starttime>-<random>.json after the vis process that started it
-// (bubblewrap dies with that process): an entry whose process is gone, or whose pid was reused by
-// another process, is stale and removed by whoever reads it.
-
-export const liveJailsDir = () => join(userDefaultHome(), 'live-jails')
+// (bubblewrap dies with that process): an entry whose process is gone is stale and removed by
+// whoever reads it. Whether it is gone is told by that process's FIFO (vis-processes.ts), the same
+// from every pid namespace; an entry that cannot be judged is kept.
 
 // `masked` is null while the jail is still reading the homes registry for its masks.
 // Each root and masked home is named by its path AND its identity (device:inode): the sandbox
@@ -54,21 +61,6 @@ export const identityOf = (path: string): string | undefined => {
   }
 }
 
-// The start time (clock ticks since boot) of a running process, or undefined for a gone or
-// zombie one: with the pid it names one process for good.
-function startTimeOf(pid: number): string | undefined {
-  let stat: string
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  } catch {
-    return undefined
-  }
-  // The command name (field 2) may hold spaces and ')': count fields from the last ')'.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  if (fields[0] === 'Z' || fields[0] === 'X') return undefined
-  return fields[19]
-}
-
 export type LiveJailEntry = {
   // Records the jail, just before it reads the homes registry for its masks: a home registered
   // after that read then finds this entry (home-guard.ts). Readers wait while it is unsettled.
@@ -85,8 +77,9 @@ export function liveJailEntry(roots: readonly { real: string; fd: number }[]): L
   // A jail without roots (a warm worker before its session) writes nowhere a home could be.
   if (roots.length === 0) return { announce() {}, settle() {}, remove() {} }
   const dir = liveJailsDir()
-  const starttime = startTimeOf(process.pid) ?? '0'
-  const file = join(dir, `${process.pid}-${starttime}-${randomBytes(6).toString('hex')}.json`)
+  const self = processKey()
+  const starttime = self.slice(self.indexOf('-') + 1)
+  const file = join(dir, `${self}-${randomBytes(6).toString('hex')}.json`)
   let entry: LiveJail = {
     pid: process.pid,
     starttime,
@@ -99,6 +92,8 @@ export function liveJailEntry(roots: readonly { real: string; fd: number }[]): L
   let removed = false
   const write = () => {
     if (removed) return
+    // Its process's FIFO first: a reader never finds this entry without it.
+    announceProcess()
     try {
       mkdirSync(dir, { recursive: true, mode: 0o700 })
       const tmp = `${file}.tmp`
@@ -163,11 +158,12 @@ export function liveJails(): LiveJail[] {
     return []
   }
   const out: LiveJail[] = []
+  const judge = livenessJudge()
   for (const name of names) {
     const m = ENTRY.exec(name)
     if (!m) continue
     const file = join(dir, name)
-    if (startTimeOf(Number(m[1])) !== m[2]) {
+    if (judge(`${m[1]}-${m[2]}`) === 'dead') {
       rmSync(file, { force: true })
       continue
     }
@@ -180,5 +176,6 @@ export function liveJails(): LiveJail[] {
     const jail = parse(text)
     if (jail) out.push(jail)
   }
+  sweepDeadProcesses(names, judge)
   return out
 }

@@ -10,7 +10,7 @@
 // next vis process. (The same holds for every read-only bind a root contains without pinned parents.)
 //
 // Reproduction: VIS_ADDON_DIR=R/tools/addons holds copies of the build's addons; a host with that
-// environment opens a session on R (test/attacks/fixtures/addon-dir-in-root-host.mjs) whose block runs
+// environment opens a session on R (test/attacks/fixtures/one-block-host.mjs) whose block runs
 // os.rename(R/tools, R/moved-tools), then writes R/tools/addons/<name>.node for each addon = a shared
 // object whose constructor writes a marker outside R (compiled by the test with cc, handed to the block
 // as bytes). Then `VIS_ADDON_DIR=R/tools/addons vis python -c 'print(1)'`: the marker is written. A fix:
@@ -37,7 +37,7 @@ const base = mkdtempSync(join(tmpdir(), 'vis-attack-addon-dir-'))
 after(() => rmSync(base, { recursive: true, force: true }))
 
 const pkg = resolve(import.meta.dirname, '../..')
-const fixture = resolve(import.meta.dirname, 'fixtures/addon-dir-in-root-host.mjs')
+const fixture = resolve(import.meta.dirname, 'fixtures/one-block-host.mjs')
 
 test('a block cannot replace the addons VIS_ADDON_DIR names when it lies inside a root', () => {
   const R = join(base, 'R')

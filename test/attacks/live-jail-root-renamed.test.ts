@@ -15,18 +15,14 @@
 // A fix: record each root's identity (device and inode, from the fd the jail binds) and judge a home by
 // the identities of its ancestors, not by path.
 import assert from 'node:assert/strict'
-import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { after, test } from 'node:test'
-import { createRuntime } from '../../src/sessions/create-runtime.js'
-import { python, waitFor } from '../sessions/helpers.js'
+import { threadTried, visExtList, withPlantingSession } from './live-jail-session.js'
 
 const base = mkdtempSync(join(tmpdir(), 'vis-attack-live-renamed-'))
 after(() => rmSync(base, { recursive: true, force: true }))
-
-const visBin = resolve(import.meta.dirname, '../../bin/vis.js')
 
 test('a live session’s root renamed after its jail started still counts as its root when a home is opened', async () => {
   const ws = join(base, 'ws')
@@ -38,76 +34,27 @@ test('a live session’s root renamed after its jail started still counts as its
   const lateHome = join(renamed, 'h')
   const marker = join(outside, 'ran-on-the-host')
   const planted = join(renamed, 'planted')
-  const evil = [
-    'import vis',
-    `open(${JSON.stringify(marker)}, 'w').write('unconfined')`,
-    '',
-    '',
-    'def t():',
-    '    """T."""',
-    '    return 1',
-    '',
-    '',
-    'vis.register(vis.Extension(name="evil", tools=[t]))',
-    '',
-  ].join('\n')
-  const rt = await createRuntime({ home: join(base, 'home'), python, pool: { size: 0 } })
-  try {
-    const s = await rt.createSession({ roots: [proj] })
-    try {
-      // S's thread: the jail shows its root at `proj`, whatever the host calls it later.
-      const r = await s.runBlock(
-        [
-          'import os, threading, time',
-          `home = ${JSON.stringify(join(proj, 'h'))}`,
-          'def plant():',
-          '    while not os.path.isdir(home):',
-          '        time.sleep(0.02)',
-          "    os.makedirs(home + '/extensions', exist_ok=True)",
-          `    open(home + '/extensions/evil.py', 'w').write(${JSON.stringify(evil)})`,
-          `    open(${JSON.stringify(join(proj, 'planted'))}, 'w').write('done')`,
-          'threading.Thread(target=plant, daemon=True).start()',
-          "print('waiting')",
-        ].join('\n'),
-      )
-      assert.equal(r.error ?? null, null, JSON.stringify(r.error))
+  // S's thread: the jail shows its root at `proj`, whatever the host calls it later.
+  const plant = { home: join(proj, 'h'), planted: join(proj, 'planted'), marker }
+  await withPlantingSession(base, [proj], plant, async (rt) => {
+    // Session T, on the workspace around S's root, renames it, then ends.
+    const t = await rt.createSession({ roots: [ws] })
+    const rt2 = await t.runBlock(
+      `import os\nos.rename(${JSON.stringify(proj)}, ${JSON.stringify(renamed)})\nprint('renamed')`,
+    )
+    assert.match(rt2.stdout ?? '', /renamed/, JSON.stringify(rt2.error))
+    await t.dispose()
 
-      // Session T, on the workspace around S's root, renames it, then ends.
-      const t = await rt.createSession({ roots: [ws] })
-      const rt2 = await t.runBlock(
-        `import os\nos.rename(${JSON.stringify(proj)}, ${JSON.stringify(renamed)})\nprint('renamed')`,
-      )
-      assert.match(rt2.stdout ?? '', /renamed/, JSON.stringify(rt2.error))
-      await t.dispose()
-
-      // The person opens a home inside the renamed directory, twice.
-      const first = spawnSync(process.execPath, [visBin, 'ext', 'list'], {
-        cwd: outside,
-        env: { ...process.env, VIS_HOME: lateHome },
-        encoding: 'utf8',
-        timeout: 120_000,
-      })
-      const refused = /home\.inside-live-session-root/.test(first.stderr + first.stdout)
-      if (existsSync(lateHome))
-        await waitFor(() => existsSync(planted), 20_000, 'the thread to try the new home').catch(
-          () => undefined,
-        )
-      const second = spawnSync(process.execPath, [visBin, 'ext', 'list'], {
-        cwd: outside,
-        env: { ...process.env, VIS_HOME: lateHome },
-        encoding: 'utf8',
-        timeout: 120_000,
-      })
-      assert.ok(
-        !existsSync(marker),
-        `session S's root was renamed to ${renamed} while S ran; a vis home opened there was not refused ` +
-          `(first open ${refused ? 'refused' : 'allowed'}), S's thread wrote its extensions/evil.py and \`vis ext list\` ran it on the host: ` +
-          `${existsSync(marker) ? readFileSync(marker, 'utf8') : ''} (${second.stdout.trim()} ${second.stderr.trim().slice(0, 300)})`,
-      )
-    } finally {
-      await s.dispose()
-    }
-  } finally {
-    await rt.close()
-  }
+    // The person opens a home inside the renamed directory, twice.
+    const first = visExtList(lateHome, outside)
+    const refused = /home\.inside-live-session-root/.test(first.stderr + first.stdout)
+    await threadTried(lateHome, planted)
+    const second = visExtList(lateHome, outside)
+    assert.ok(
+      !existsSync(marker),
+      `session S's root was renamed to ${renamed} while S ran; a vis home opened there was not refused ` +
+        `(first open ${refused ? 'refused' : 'allowed'}), S's thread wrote its extensions/evil.py and \`vis ext list\` ran it on the host: ` +
+        `${existsSync(marker) ? readFileSync(marker, 'utf8') : ''} (${second.stdout.trim()} ${second.stderr.trim().slice(0, 300)})`,
+    )
+  })
 })

@@ -23,61 +23,84 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:f
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
-import { createEngine } from '../../src/engine/index.js'
+import { createEngine, type EngineOptions } from '../../src/engine/index.js'
 import { python } from '../sessions/helpers.js'
 
 const base = mkdtempSync(join(tmpdir(), 'vis-attack-mcp-npx-'))
 after(() => rmSync(base, { recursive: true, force: true }))
 
-test('a block cannot plant the package an mcp.json `npx -y` server runs and start it on the host', async () => {
-  const P = join(base, 'project')
-  const outside = join(base, 'outside')
-  const home = join(base, 'home')
-  mkdirSync(P)
-  mkdirSync(outside)
-  mkdirSync(home)
-  const marker = join(outside, 'ran-on-the-host')
-  const script = `#!/usr/bin/env node\nrequire('fs').writeFileSync(${JSON.stringify(marker)}, 'planted MCP server ran, pid ' + process.pid)\n`
+// The project P, a folder outside it for the marker, and the vis home: `prefix` keeps each test's apart.
+function layout(prefix: string): { P: string; home: string; marker: string } {
+  const P = join(base, `${prefix}project`)
+  const outside = join(base, `${prefix}outside`)
+  const home = join(base, `${prefix}home`)
+  for (const d of [P, outside, home]) mkdirSync(d)
+  return { P, home, marker: join(outside, 'ran-on-the-host') }
+}
+
+// An engine started in P (`vis serve` in the project; with `pathFirst`, its PATH led by that folder, as an
+// activated virtualenv leads it) configured with `mcpServers`; a session on P runs `plant` (which prints
+// 'planted') and then mcp_connect(server). Returns what the block printed, and its error.
+async function plantAndConnect(
+  P: string,
+  home: string,
+  mcpServers: EngineOptions['mcpServers'],
+  server: string,
+  plant: string[],
+  pathFirst?: string,
+): Promise<string> {
   const cwd = process.cwd()
-  // `vis serve` (or `vis run`) started in the project.
+  const path = process.env.PATH
   process.chdir(P)
-  const engine = await createEngine({
-    home,
-    python,
-    pool: { size: 0 },
-    extensions: false,
-    mcpServers: {
-      files: { command: 'npx', args: ['-y', 'some-mcp-server'], env: { npm_config_offline: 'true' } },
-    },
-  })
+  if (pathFirst !== undefined) process.env.PATH = `${pathFirst}:${path ?? ''}`
   let out = ''
   try {
-    const s = await engine.createSession({ roots: [P] })
-    const r = await engine.runBlock(s.id, {
-      code: [
-        'import json, os',
-        `P = ${JSON.stringify(P)}`,
-        "pkg = os.path.join(P, 'node_modules', 'some-mcp-server')",
-        'os.makedirs(pkg)',
-        "os.makedirs(os.path.join(P, 'node_modules', '.bin'))",
-        "json.dump({'name': 'some-mcp-server', 'version': '9.9.9', 'bin': {'some-mcp-server': 'server.js'}}, open(os.path.join(pkg, 'package.json'), 'w'))",
-        `open(os.path.join(pkg, 'server.js'), 'w').write(${JSON.stringify(script)})`,
-        "os.chmod(os.path.join(pkg, 'server.js'), 0o755)",
-        "os.symlink('../some-mcp-server/server.js', os.path.join(P, 'node_modules', '.bin', 'some-mcp-server'))",
-        "print('planted')",
-        'try:',
-        "    print(await mcp_connect('files'))",
-        'except Exception as e:',
-        "    print('connect:', type(e).__name__, str(e)[:200])",
-      ].join('\n'),
-      timeout_ms: 120_000,
-    })
-    out = `${r.block.stdout ?? ''}${JSON.stringify(r.block.error ?? null)}`
-    assert.match(out, /planted/, out)
+    const engine = await createEngine({ home, python, pool: { size: 0 }, extensions: false, mcpServers })
+    try {
+      const s = await engine.createSession({ roots: [P] })
+      const r = await engine.runBlock(s.id, {
+        code: [
+          ...plant,
+          'try:',
+          `    print(await mcp_connect(${JSON.stringify(server)}))`,
+          'except Exception as e:',
+          "    print('connect:', type(e).__name__, str(e)[:200])",
+        ].join('\n'),
+        timeout_ms: 120_000,
+      })
+      out = `${r.block.stdout ?? ''}${JSON.stringify(r.block.error ?? null)}`
+      assert.match(out, /planted/, out)
+    } finally {
+      await engine.close()
+    }
   } finally {
     process.chdir(cwd)
-    await engine.close()
+    if (pathFirst !== undefined) process.env.PATH = path
   }
+  return out
+}
+
+test('a block cannot plant the package an mcp.json `npx -y` server runs and start it on the host', async () => {
+  const { P, home, marker } = layout('')
+  const script = `#!/usr/bin/env node\nrequire('fs').writeFileSync(${JSON.stringify(marker)}, 'planted MCP server ran, pid ' + process.pid)\n`
+  const out = await plantAndConnect(
+    P,
+    home,
+    { files: { command: 'npx', args: ['-y', 'some-mcp-server'], env: { npm_config_offline: 'true' } } },
+    'files',
+    [
+      'import json, os',
+      `P = ${JSON.stringify(P)}`,
+      "pkg = os.path.join(P, 'node_modules', 'some-mcp-server')",
+      'os.makedirs(pkg)',
+      "os.makedirs(os.path.join(P, 'node_modules', '.bin'))",
+      "json.dump({'name': 'some-mcp-server', 'version': '9.9.9', 'bin': {'some-mcp-server': 'server.js'}}, open(os.path.join(pkg, 'package.json'), 'w'))",
+      `open(os.path.join(pkg, 'server.js'), 'w').write(${JSON.stringify(script)})`,
+      "os.chmod(os.path.join(pkg, 'server.js'), 0o755)",
+      "os.symlink('../some-mcp-server/server.js', os.path.join(P, 'node_modules', '.bin', 'some-mcp-server'))",
+      "print('planted')",
+    ],
+  )
   assert.ok(
     !existsSync(marker),
     `a block planted node_modules/some-mcp-server in its root and mcp_connect('files') made the host run it ` +
@@ -90,51 +113,24 @@ test('a block cannot plant the package an mcp.json `npx -y` server runs and star
 // programs: an activated virtualenv puts `<project>/.venv/bin` first. A block plants `.venv/bin/uvx`
 // and calls mcp_connect for a server configured as `uvx mcp-server-fetch` (a common configuration).
 test('a block cannot plant the command a configured stdio MCP server is found by on PATH', async () => {
-  const P = join(base, 'venv-project')
-  const outside = join(base, 'venv-outside')
-  const home = join(base, 'venv-home')
-  mkdirSync(P)
-  mkdirSync(outside)
-  mkdirSync(home)
-  const marker = join(outside, 'ran-on-the-host')
+  const { P, home, marker } = layout('venv-')
   const script = `#!/bin/sh\necho "planted uvx ran: $*" > ${JSON.stringify(marker)}\n`
-  const cwd = process.cwd()
-  const path = process.env.PATH
-  // `vis serve` started in the project with its virtualenv activated.
-  process.chdir(P)
-  process.env.PATH = `${join(P, '.venv', 'bin')}:${path ?? ''}`
-  const engine = await createEngine({
+  const bin = join(P, '.venv', 'bin')
+  const out = await plantAndConnect(
+    P,
     home,
-    python,
-    pool: { size: 0 },
-    extensions: false,
-    mcpServers: { fetch: { command: 'uvx', args: ['mcp-server-fetch'] } },
-  })
-  let out = ''
-  try {
-    const s = await engine.createSession({ roots: [P] })
-    const r = await engine.runBlock(s.id, {
-      code: [
-        'import os',
-        `b = ${JSON.stringify(join(P, '.venv', 'bin'))}`,
-        'os.makedirs(b)',
-        `open(b + '/uvx', 'w').write(${JSON.stringify(script)})`,
-        "os.chmod(b + '/uvx', 0o755)",
-        "print('planted')",
-        'try:',
-        "    print(await mcp_connect('fetch'))",
-        'except Exception as e:',
-        "    print('connect:', type(e).__name__, str(e)[:200])",
-      ].join('\n'),
-      timeout_ms: 120_000,
-    })
-    out = `${r.block.stdout ?? ''}${JSON.stringify(r.block.error ?? null)}`
-    assert.match(out, /planted/, out)
-  } finally {
-    process.chdir(cwd)
-    process.env.PATH = path
-    await engine.close()
-  }
+    { fetch: { command: 'uvx', args: ['mcp-server-fetch'] } },
+    'fetch',
+    [
+      'import os',
+      `b = ${JSON.stringify(bin)}`,
+      'os.makedirs(b)',
+      `open(b + '/uvx', 'w').write(${JSON.stringify(script)})`,
+      "os.chmod(b + '/uvx', 0o755)",
+      "print('planted')",
+    ],
+    bin,
+  )
   assert.ok(
     !existsSync(marker),
     `a block planted .venv/bin/uvx in its root and mcp_connect('fetch') made the host run it as the configured ` +

@@ -11,7 +11,7 @@
 // a jail (a trusted extension worker, `vis doctor`'s addon check).
 //
 // Reproduction: R/.nvm/versions/node/v20.0.0/bin/node is a copy of the node running the tests; a host
-// process run with THAT node (test/attacks/fixtures/node-in-root-host.mjs) opens a session on R whose
+// process run with THAT node (test/attacks/fixtures/one-block-host.mjs) opens a session on R whose
 // block runs: os.rename(bin, R/moved-bin); os.makedirs(bin); write bin/node = a shell script writing a
 // marker outside R. Then the person runs `R/.nvm/versions/node/v20.0.0/bin/node bin/vis.js --version` (what
 // `vis --version` does with nvm's node first on PATH): the marker is written. A fix: treat the directory
@@ -28,7 +28,7 @@ const base = mkdtempSync(join(tmpdir(), 'vis-attack-node-in-root-'))
 after(() => rmSync(base, { recursive: true, force: true }))
 
 const pkg = resolve(import.meta.dirname, '../..')
-const fixture = resolve(import.meta.dirname, 'fixtures/node-in-root-host.mjs')
+const fixture = resolve(import.meta.dirname, 'fixtures/one-block-host.mjs')
 
 test('a block cannot replace the node executable the host runs when it lies inside a root', () => {
   const R = join(base, 'R')

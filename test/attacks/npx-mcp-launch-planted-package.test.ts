@@ -11,8 +11,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:f
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { after, test } from 'node:test'
-import { createRuntime } from '../../src/sessions/create-runtime.js'
-import { python } from '../sessions/helpers.js'
+import { plantInSession } from './trusted-project-extension.js'
 
 const base = mkdtempSync(join(tmpdir(), 'vis-attack-npx-local-'))
 after(() => rmSync(base, { recursive: true, force: true }))
@@ -33,32 +32,23 @@ test('the launches the README recommends never run a vis-runtime a session plant
   const marker = join(outside, 'ran-on-the-host')
   const script = `#!/usr/bin/env node\nrequire('fs').writeFileSync(${JSON.stringify(marker)}, 'planted vis ran: ' + process.argv.slice(2).join(' '))\n`
   const home = join(base, 'home')
-  const rt = await createRuntime({ home, python, pool: { size: 0 } })
-  try {
-    const s = await rt.createSession({ roots: [P] })
-    try {
-      const r = await s.runBlock(
-        [
-          'import json, os',
-          `P = ${JSON.stringify(P)}`,
-          "pkg = os.path.join(P, 'node_modules', 'vis-runtime')",
-          "os.makedirs(os.path.join(P, 'node_modules', '.bin'))",
-          'os.makedirs(pkg)',
-          "json.dump({'name': 'vis-runtime', 'version': '99.0.0', 'bin': {'vis': 'planted.js'}}, open(os.path.join(pkg, 'package.json'), 'w'))",
-          `open(os.path.join(pkg, 'planted.js'), 'w').write(${JSON.stringify(script)})`,
-          "os.chmod(os.path.join(pkg, 'planted.js'), 0o755)",
-          "os.symlink('../vis-runtime/planted.js', os.path.join(P, 'node_modules', '.bin', 'vis'))",
-          "print('planted')",
-        ].join('\n'),
-      )
-      assert.equal(r.error ?? null, null, JSON.stringify(r.error))
-      assert.match(r.stdout ?? '', /planted/)
-    } finally {
-      await s.dispose()
-    }
-  } finally {
-    await rt.close()
-  }
+  await plantInSession(
+    home,
+    P,
+    [
+      'import json, os',
+      `P = ${JSON.stringify(P)}`,
+      "pkg = os.path.join(P, 'node_modules', 'vis-runtime')",
+      "os.makedirs(os.path.join(P, 'node_modules', '.bin'))",
+      'os.makedirs(pkg)',
+      "json.dump({'name': 'vis-runtime', 'version': '99.0.0', 'bin': {'vis': 'planted.js'}}, open(os.path.join(pkg, 'package.json'), 'w'))",
+      `open(os.path.join(pkg, 'planted.js'), 'w').write(${JSON.stringify(script)})`,
+      "os.chmod(os.path.join(pkg, 'planted.js'), 0o755)",
+      "os.symlink('../vis-runtime/planted.js', os.path.join(P, 'node_modules', '.bin', 'vis'))",
+      "print('planted')",
+    ],
+    /planted/,
+  )
   assert.ok(!existsSync(marker), 'the marker was written from inside the jail')
 
   const env = {

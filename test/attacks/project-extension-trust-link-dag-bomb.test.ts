@@ -21,14 +21,12 @@
 // 300000 directories in 20 s, never finishing. A fix: count every
 // directory (and every link followed) against a bound, or refuse links to directories, and say so.
 import assert from 'node:assert/strict'
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
-import { createRuntime } from '../../src/sessions/create-runtime.js'
-import { python } from '../sessions/helpers.js'
-import { trustedSharedExtension } from './trusted-project-extension.js'
-import { watchedVis } from './watched-vis.js'
+import { plantInSession, trustedSharedExtension, untrustedProject } from './trusted-project-extension.js'
+import { mustAnswer, saidMatching, watchedExtList } from './watched-vis.js'
 
 const base = mkdtempSync(join(tmpdir(), 'vis-attack-ext-dag-'))
 after(() => rmSync(base, { recursive: true, force: true }))
@@ -62,60 +60,54 @@ function countDirs(dir: string, cap = 2_000_000): number {
 // the next) and eight links to its head in extDir. No path crosses more than 13 links, so the kernel's
 // 40-link limit never stops a lookup, even counted twice (an RCU walk retried).
 async function plantChain(home: string, root: string, chainDir: string, extDir: string): Promise<void> {
-  const rt = await createRuntime({ home, python, pool: { size: 0 } })
-  try {
-    const s = await rt.createSession({ roots: [root] })
-    try {
-      const r = await s.runBlock(
-        [
-          'import os',
-          `chain = ${JSON.stringify(chainDir)}`,
-          `ext = ${JSON.stringify(extDir)}`,
-          'names = "abcdefgh"',
-          'for i in range(1, 13):',
-          "    os.makedirs(f'{chain}/d{i}', exist_ok=True)",
-          'for i in range(1, 12):',
-          '    for n in names:',
-          "        os.symlink(f'../d{i + 1}', f'{chain}/d{i}/{n}')",
-          'os.makedirs(ext, exist_ok=True)',
-          'for n in names:',
-          "    os.symlink(os.path.relpath(chain + '/d1', ext), ext + '/' + n)",
-          "print('planted')",
-        ].join('\n'),
-      )
-      assert.equal(r.error ?? null, null, JSON.stringify(r.error))
-      assert.match(r.stdout ?? '', /planted/)
-    } finally {
-      await s.dispose()
-    }
-  } finally {
-    await rt.close()
-  }
+  await plantInSession(
+    home,
+    root,
+    [
+      'import os',
+      `chain = ${JSON.stringify(chainDir)}`,
+      `ext = ${JSON.stringify(extDir)}`,
+      'names = "abcdefgh"',
+      'for i in range(1, 13):',
+      "    os.makedirs(f'{chain}/d{i}', exist_ok=True)",
+      'for i in range(1, 12):',
+      '    for n in names:',
+      "        os.symlink(f'../d{i + 1}', f'{chain}/d{i}/{n}')",
+      'os.makedirs(ext, exist_ok=True)',
+      'for n in names:',
+      "    os.symlink(os.path.relpath(chain + '/d1', ext), ext + '/' + n)",
+      "print('planted')",
+    ],
+    /planted/,
+  )
 }
 
 // The person runs `vis ext list` in the project. It must answer (the folder changed or is not
 // trusted: not loaded) and leave no copy of the bomb in the vis home.
 async function personListsExtensions(home: string, project: string): Promise<void> {
-  const vis = watchedVis(['ext', 'list', '--project', project], { ...process.env, VIS_HOME: home })
+  const vis = watchedExtList(home, project)
   // Polled: done, or past a bound no reviewed folder comes near (the test stops the walk there, so
   // what it leaves to clean up stays small).
   const copies = join(home, 'cache', 'trusted-extensions')
   const started = Date.now()
   let made = 0
-  const done = await vis.watch(20_000, 50, () => {
-    made = countDirs(copies, MANY_DIRS + 1)
-    return made > MANY_DIRS
-  })
-  if (!done) {
-    await vis.kill()
-    rmSync(copies, { recursive: true, force: true })
-    assert.fail(
+  await mustAnswer(
+    vis,
+    20_000,
+    50,
+    () =>
       `\`vis ext list\` had not answered after ${((Date.now() - started) / 1000).toFixed(1)} s: the host is walking ` +
-        `8^12 (about 7e10) directory paths the session linked into the extension folder, and had made ` +
-        `${made > MANY_DIRS ? `more than ${MANY_DIRS}` : made} directories in the vis home's cache (stopped here)`,
-    )
-  }
-  assert.match(vis.output(), /not loaded|cannot|more than/i, `exit ${await vis.exited}: ${vis.output()}`)
+      `8^12 (about 7e10) directory paths the session linked into the extension folder, and had made ` +
+      `${made > MANY_DIRS ? `more than ${MANY_DIRS}` : made} directories in the vis home's cache (stopped here)`,
+    {
+      stop: () => {
+        made = countDirs(copies, MANY_DIRS + 1)
+        return made > MANY_DIRS
+      },
+      cleanup: () => rmSync(copies, { recursive: true, force: true }),
+    },
+  )
+  await saidMatching(vis, /not loaded|cannot|more than/i)
   assert.ok(countDirs(copies) < 1000, 'the vis home holds the walked directories')
 }
 
@@ -131,10 +123,7 @@ test('a session cannot make the host walk and copy 8^12 directories through link
 // another engine (a library's runtime, a `vis serve` started elsewhere) makes `.vis/extensions` itself.
 // The folder is untrusted, yet the check walks and copies it all the same, before it can say so.
 test('a session cannot make `vis ext list` in an untrusted project walk 8^12 directories it linked into a new .vis/extensions', async () => {
-  const home = join(base, 'home2')
-  const project = join(base, 'app2')
-  mkdirSync(home)
-  mkdirSync(project)
+  const { home, project } = untrustedProject(base, '2')
   await plantChain(home, project, join(project, 'chain'), join(project, '.vis', 'extensions'))
   await personListsExtensions(home, project)
 })

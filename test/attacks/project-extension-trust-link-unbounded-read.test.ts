@@ -20,14 +20,12 @@
 // `VIS_HOME=home vis ext list --project app`: its resident memory passes 1 GiB (the test kills it there).
 // A fix: bound each file and the total the check reads (and copies), and refuse the folder past it.
 import assert from 'node:assert/strict'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
-import { createRuntime } from '../../src/sessions/create-runtime.js'
-import { python } from '../sessions/helpers.js'
-import { trustedSharedExtension } from './trusted-project-extension.js'
-import { watchedVis } from './watched-vis.js'
+import { plantInSession, trustedSharedExtension, untrustedProject } from './trusted-project-extension.js'
+import { mustAnswer, saidMatching, watchedExtList } from './watched-vis.js'
 
 const base = mkdtempSync(join(tmpdir(), 'vis-attack-ext-read-'))
 after(() => rmSync(base, { recursive: true, force: true }))
@@ -45,50 +43,40 @@ function rssBytes(pid: number): number {
 
 // One block of a session on `root` links `<extDir>/notes.txt` to /proc/self/pagemap.
 async function plantLink(home: string, root: string, extDir: string): Promise<void> {
-  const rt = await createRuntime({ home, python, pool: { size: 0 } })
-  try {
-    const s = await rt.createSession({ roots: [root] })
-    try {
-      const r = await s.runBlock(
-        [
-          'import os',
-          `ext = ${JSON.stringify(extDir)}`,
-          'os.makedirs(ext, exist_ok=True)',
-          "os.symlink('/proc/self/pagemap', ext + '/notes.txt')",
-          "print('planted')",
-        ].join('\n'),
-      )
-      assert.equal(r.error ?? null, null, JSON.stringify(r.error))
-      assert.match(r.stdout ?? '', /planted/)
-    } finally {
-      await s.dispose()
-    }
-  } finally {
-    await rt.close()
-  }
+  await plantInSession(
+    home,
+    root,
+    [
+      'import os',
+      `ext = ${JSON.stringify(extDir)}`,
+      'os.makedirs(ext, exist_ok=True)',
+      "os.symlink('/proc/self/pagemap', ext + '/notes.txt')",
+      "print('planted')",
+    ],
+    /planted/,
+  )
 }
 
 // The person runs `vis ext list` in the project: it must answer without reading the endless file.
 async function personListsExtensions(home: string, project: string): Promise<void> {
-  const vis = watchedVis(['ext', 'list', '--project', project], { ...process.env, VIS_HOME: home })
+  const vis = watchedExtList(home, project)
   let peak = 0
-  const done = await vis.watch(60_000, 20, () => {
-    peak = Math.max(peak, rssBytes(vis.pid))
-    return peak >= GiB
-  })
-  if (!done) {
-    await vis.kill()
-    assert.fail(
+  await mustAnswer(
+    vis,
+    60_000,
+    20,
+    () =>
       `\`vis ext list\` grew to ${(peak / GiB).toFixed(2)} GiB reading /proc/self/pagemap through the session's link ` +
-        '(killed here; unchecked it reads about 256 GiB into the host process)',
-    )
-  }
-  assert.ok(peak < GiB / 2, `the host process grew to ${(peak / GiB).toFixed(2)} GiB`)
-  assert.match(
-    vis.output(),
-    /not loaded|cannot|larger|more than/i,
-    `exit ${await vis.exited}: ${vis.output()}`,
+      '(killed here; unchecked it reads about 256 GiB into the host process)',
+    {
+      stop: () => {
+        peak = Math.max(peak, rssBytes(vis.pid))
+        return peak >= GiB
+      },
+    },
   )
+  assert.ok(peak < GiB / 2, `the host process grew to ${(peak / GiB).toFixed(2)} GiB`)
+  await saidMatching(vis, /not loaded|cannot|larger|more than/i)
 }
 
 test('a session cannot make the host read an endless file through a link in a linked project extension folder', async () => {
@@ -102,10 +90,7 @@ test('a session cannot make the host read an endless file through a link in a li
 // another engine (a library's runtime, a `vis serve` started elsewhere) makes `.vis/extensions` itself;
 // the folder is untrusted, yet the check reads and copies every file before it can say so.
 test('a session cannot make `vis ext list` in an untrusted project read an endless file it linked into a new .vis/extensions', async () => {
-  const home = join(base, 'home2')
-  const project = join(base, 'app2')
-  mkdirSync(home)
-  mkdirSync(project)
+  const { home, project } = untrustedProject(base, '2')
   await plantLink(home, project, join(project, '.vis', 'extensions'))
   await personListsExtensions(home, project)
 })

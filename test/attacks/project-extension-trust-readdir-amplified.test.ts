@@ -20,14 +20,12 @@
 // too large) within 15 s; on the current code it is still walking then, and the test fails. A fix:
 // count names while reading the folder (opendir, stopping past the bound) rather than after reading
 // and sorting all of them.
-import assert from 'node:assert/strict'
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
-import { createRuntime } from '../../src/sessions/create-runtime.js'
-import { python } from '../sessions/helpers.js'
-import { watchedVis } from './watched-vis.js'
+import { plantInSession, untrustedProject } from './trusted-project-extension.js'
+import { mustAnswer, saidMatching, watchedExtList } from './watched-vis.js'
 
 const base = mkdtempSync(join(tmpdir(), 'vis-attack-ext-readdir-'))
 after(() => rmSync(base, { recursive: true, force: true }))
@@ -38,57 +36,41 @@ const NAMES = 200_000
 const ANSWER_MS = 15_000
 
 async function plant(home: string, root: string, extDir: string): Promise<void> {
-  const rt = await createRuntime({ home, python, pool: { size: 0 } })
-  try {
-    const s = await rt.createSession({ roots: [root] })
-    try {
-      const r = await s.runBlock(
-        [
-          'import os',
-          `ext = ${JSON.stringify(extDir)}`,
-          'os.makedirs(ext, exist_ok=True)',
-          "os.symlink('.', os.path.join(ext, 'a'))",
-          "pre = 'z' * 200",
-          `for i in range(${NAMES}):`,
-          "    os.close(os.open(os.path.join(ext, f'{pre}{i:08d}'), os.O_CREAT | os.O_WRONLY, 0o600))",
-          "print('planted', len(os.listdir(ext)))",
-        ].join('\n'),
-        { timeoutMs: 180_000 },
-      )
-      assert.equal(r.error ?? null, null, JSON.stringify(r.error))
-      assert.match(r.stdout ?? '', new RegExp(`planted ${NAMES + 1}`))
-    } finally {
-      await s.dispose()
-    }
-  } finally {
-    await rt.close()
-  }
+  await plantInSession(
+    home,
+    root,
+    [
+      'import os',
+      `ext = ${JSON.stringify(extDir)}`,
+      'os.makedirs(ext, exist_ok=True)',
+      "os.symlink('.', os.path.join(ext, 'a'))",
+      "pre = 'z' * 200",
+      `for i in range(${NAMES}):`,
+      "    os.close(os.open(os.path.join(ext, f'{pre}{i:08d}'), os.O_CREAT | os.O_WRONLY, 0o600))",
+      "print('planted', len(os.listdir(ext)))",
+    ],
+    new RegExp(`planted ${NAMES + 1}`),
+    { timeoutMs: 180_000 },
+  )
 }
 
 test('a session cannot make the extension trust walk read and sort a planted folder of 200 000 names once per level', {
   timeout: 600_000,
 }, async () => {
-  const home = join(base, 'home')
-  const project = join(base, 'app')
-  mkdirSync(home)
-  mkdirSync(project)
+  const { home, project } = untrustedProject(base)
   await plant(home, project, join(project, '.vis', 'extensions'))
 
-  const vis = watchedVis(['ext', 'list', '--project', project], { ...process.env, VIS_HOME: home })
+  const vis = watchedExtList(home, project)
   const started = Date.now()
-  const done = await vis.watch(ANSWER_MS, 50)
-  if (!done) {
-    await vis.kill()
-    assert.fail(
+  await mustAnswer(
+    vis,
+    ANSWER_MS,
+    50,
+    () =>
       `\`vis ext list\` had not answered after ${((Date.now() - started) / 1000).toFixed(1)} s: the trust walk ` +
-        `re-reads and sorts the ${NAMES} names the session planted at each of 33 levels of the link a -> . ` +
-        'before its 5000-entry and 32-level bounds refuse the folder (stopped here)',
-    )
-  }
-  // Answered: the planted folder did not load, and said why.
-  assert.match(
-    vis.output(),
-    /not loaded|cannot|more than|NOT loaded/i,
-    `exit ${await vis.exited}: ${vis.output()}`,
+      `re-reads and sorts the ${NAMES} names the session planted at each of 33 levels of the link a -> . ` +
+      'before its 5000-entry and 32-level bounds refuse the folder (stopped here)',
   )
+  // Answered: the planted folder did not load, and said why.
+  await saidMatching(vis, /not loaded|cannot|more than|NOT loaded/i)
 })

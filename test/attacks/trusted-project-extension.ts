@@ -6,6 +6,7 @@ import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createEngine, type Engine } from '../../src/engine/index.js'
 import { trustProject } from '../../src/extensions/trust.js'
+import { createRuntime } from '../../src/sessions/create-runtime.js'
 import { python } from '../sessions/helpers.js'
 
 // probe.py: `import <module>`, and the tool probe_run() answers `answer` (a Python expression).
@@ -62,6 +63,39 @@ export async function blockInOtherEngine(home: string, roots: string[], code: st
   } finally {
     await a.close()
   }
+}
+
+// A sandbox plants what an attack needs: one block (`lines`) of a session on `root`, in a runtime
+// with `home`, which must run without error and print `done`.
+export async function plantInSession(
+  home: string,
+  root: string,
+  lines: string[],
+  done: RegExp,
+  opts: { timeoutMs?: number } = {},
+): Promise<void> {
+  const rt = await createRuntime({ home, python, pool: { size: 0 } })
+  try {
+    const s = await rt.createSession({ roots: [root] })
+    try {
+      const r = await s.runBlock(lines.join('\n'), opts)
+      assert.equal(r.error ?? null, null, JSON.stringify(r.error))
+      assert.match(r.stdout ?? '', done)
+    } finally {
+      await s.dispose()
+    }
+  } finally {
+    await rt.close()
+  }
+}
+
+// A project nobody trusted (base/app<suffix>, no .vis yet) and its vis home (base/home<suffix>).
+export function untrustedProject(base: string, suffix = ''): { home: string; project: string } {
+  const home = join(base, `home${suffix}`)
+  const project = join(base, `app${suffix}`)
+  mkdirSync(home)
+  mkdirSync(project)
+  return { home, project }
 }
 
 // The dotfiles layout: .vis/extensions links to ../tools/vis-ext, which holds a one-file extension

@@ -38,7 +38,9 @@ function vis(home: string | undefined, ...args: string[]) {
 }
 
 const entries = () =>
-  existsSync(liveJailsDir()) ? readdirSync(liveJailsDir()).filter((n) => n.endsWith('.json')) : []
+  existsSync(liveJailsDir())
+    ? readdirSync(liveJailsDir()).filter((n) => n.endsWith('.json') && !n.endsWith('.state.json'))
+    : []
 
 test('a session on the folder around vis homes: the default home and a home registered before it open, a home made after is refused', async () => {
   const defaultHome = join(fakeHome, '.vis')

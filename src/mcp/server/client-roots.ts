@@ -1,9 +1,7 @@
 import { realpathSync } from 'node:fs'
-import { sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { McpServePolicy } from '../../engine/mcp-config.js'
-
-const within = (a: string, b: string) => a === b || a.startsWith(b.endsWith(sep) ? b : b + sep)
+import { within } from '../../util/path-within.js'
 
 function real(p: string): string | undefined {
   try {

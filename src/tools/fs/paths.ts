@@ -3,12 +3,11 @@ import { type FileHandle, lstat, open, readlink, realpath } from 'node:fs/promis
 import { basename, dirname, isAbsolute, resolve, sep } from 'node:path'
 import { atFd, closeFd, openAt2, RESOLVE_IN_ROOT, RESOLVE_NO_MAGICLINKS } from '../../confinement/beneath.js'
 import { rootChanged, rootIdentity } from '../../confinement/root-guard.js'
-import { hostDistributions } from '../../confinement/runtime-trees.js'
+import { hostDistributions, hostProgramDirs } from '../../confinement/runtime-trees.js'
 import { checkpoint } from '../../util/check-use-hook.js'
 import { hostDependencyDirs } from '../../util/dependency-dirs.js'
 import { VisError } from '../../util/errors.js'
 import { packageRoot } from '../../util/home.js'
-import { realish } from '../../util/real-path.js'
 
 // Linux open(2) flag that node does not export: a handle naming a file
 // without opening it for I/O (no blocking on FIFOs, no read permission needed).
@@ -134,11 +133,12 @@ export class PathGuard {
       { dir: await this.realPackageP, what: 'the vis-runtime package' },
       // Read afresh: a distribution resolved since (another minor) counts from then on.
       ...hostDistributions().map((dir) => ({ dir, what: 'a CPython distribution the host runs' })),
-      // Native addons the host loads from VIS_ADDON_DIR, which the jail binds read-only too (the
-      // hoisted npm dependencies are refuseDependencyDir's).
-      ...[process.env.VIS_ADDON_DIR]
-        .filter((d): d is string => !!d && isAbsolute(d))
-        .map((d) => ({ dir: realish(d), what: 'code the host loads (native addons)' })),
+      // The node install the host runs (and VIS_ADDON_DIR's native addons), which the jail binds
+      // read-only too (the hoisted npm dependencies are refuseDependencyDir's).
+      ...hostProgramDirs().map((dir) => ({
+        dir,
+        what: 'code the host loads or runs (native addons, its node install)',
+      })),
     ]
     for (const t of trees) {
       if (!isWithin(real, t.dir) && !(above && isWithin(t.dir, real))) continue

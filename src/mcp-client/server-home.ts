@@ -1,0 +1,111 @@
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { rootHolding } from '../util/host-programs.js'
+import { within } from '../util/path-within.js'
+import { realish } from '../util/real-path.js'
+import { writableRootHolding, writableRoots } from '../util/writable-roots.js'
+
+// The HOME a stdio MCP server gets. npx, uvx, pip and Python read their user configuration from
+// HOME before anything else (~/.npmrc's `prefix=` picks the folder whose bin/ `npx -y` runs first,
+// ~/.config/uv and pip.conf pick indexes, ~/.local holds Python's user site), so a server whose HOME
+// a sandbox writes (a session rooted at $HOME, which the roots allow) runs what a block chose.
+// Rather than refuse such a host every stdio server, the server gets a private HOME in the vis home
+// (masked in every jail), the XDG folders beneath it, an empty npm user config and no user site;
+// mcp.json's `env.HOME` outside every root gives a server a real one back. Tools' caches then start
+// empty (npx downloads again), which the stderr note says once.
+
+// Where the tools look under HOME: a root holding one of these, or lying inside one, decides as
+// a root holding HOME does.
+const USER_PLACES = ['.npmrc', '.npm', '.config', '.local', '.cache', '.pip', '.pydistutils.cfg']
+
+// mcp.json env variables naming where a tool reads its user configuration (or runs from): one
+// inside a root is refused. npm reads its variables in any case.
+const LOCATION_VARS = new Set([
+  'HOME',
+  'XDG_CONFIG_HOME',
+  'XDG_DATA_HOME',
+  'XDG_CACHE_HOME',
+  'PYTHONUSERBASE',
+  'PIP_CONFIG_FILE',
+  'UV_CONFIG_FILE',
+  'npm_config_userconfig',
+  'npm_config_globalconfig',
+  'npm_config_prefix',
+  'npm_config_cache',
+])
+const isLocationVar = (name: string) =>
+  LOCATION_VARS.has(name) || (/^npm_config_/i.test(name) && LOCATION_VARS.has(name.toLowerCase()))
+
+// Where `path` lies in `root`, for a message: a root renamed since its jail began is named as the
+// jail recorded it, so the path's own place is said too.
+export function inRoot(path: string, root: string): string {
+  const renamed = rootHolding(path, [root]) === undefined ? ' (renamed since its session began)' : ''
+  return `${path} lies in the session root ${root}${renamed}`
+}
+
+// Why the host's HOME is no HOME for a server, if it is not: a root holds it or a place under it.
+function homeInRoot(home: string): string | undefined {
+  for (const p of [home, ...USER_PLACES.map((d) => join(home, d))]) {
+    const root = writableRootHolding(p)
+    if (root !== undefined) return inRoot(p, root)
+  }
+  const real = realish(home)
+  for (const r of writableRoots())
+    for (const d of USER_PLACES)
+      if (within(r, join(real, d))) return `the session root ${r} lies in ${join(home, d)}`
+  return undefined
+}
+
+const said = new Set<string>()
+
+// The variables a server's environment gets for its HOME (none: the host's own HOME, inherited),
+// or throws `refuse(why)` for an mcp.json env location inside a root. Runs at every start.
+export function serverHomeEnv(
+  server: string,
+  env: Record<string, string>,
+  visHome: string,
+  cwd: string,
+  refuse: (why: string) => Error,
+): Record<string, string> {
+  for (const [name, value] of Object.entries(env)) {
+    if (!isLocationVar(name) || value === '') continue
+    const place = resolve(cwd, value)
+    const root = writableRootHolding(place)
+    if (root !== undefined)
+      throw refuse(
+        `MCP server ${server}: its env.${name} ${inRoot(place, root)}, which a sandbox writes, and the ` +
+          `server's tools (npx, uvx, pip) would read their configuration from there; point ${name} in ` +
+          'mcp.json at a folder outside every root, or leave it out',
+      )
+  }
+  const host = process.env.HOME
+  if (env.HOME !== undefined || host === undefined || host === '') return {}
+  const why = homeInRoot(resolve(host))
+  if (why === undefined) return {}
+  const dir = join(visHome, 'mcp-servers', 'home')
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  chmodSync(dir, 0o700)
+  const npmrc = join(dir, '.npmrc')
+  try {
+    writeFileSync(npmrc, '', { flag: 'wx', mode: 0o600 })
+  } catch {
+    // already there: the host's own file, in a folder no sandbox writes
+  }
+  const key = `${dir}\0${why}`
+  if (!said.has(key)) {
+    said.add(key)
+    process.stderr.write(
+      `vis: MCP stdio servers start with HOME=${dir}, not ${host}: ${why}, which a sandbox writes, ` +
+        'and npx, uvx and pip read their configuration there; set "env": {"HOME": "..."} for a server ' +
+        'in mcp.json to a folder outside every root to give it a real one\n',
+    )
+  }
+  return {
+    HOME: dir,
+    XDG_CONFIG_HOME: join(dir, '.config'),
+    XDG_DATA_HOME: join(dir, '.local', 'share'),
+    XDG_CACHE_HOME: join(dir, '.cache'),
+    npm_config_userconfig: npmrc,
+    PYTHONNOUSERSITE: '1',
+  }
+}
