@@ -1,11 +1,11 @@
 // The npm side of a bundle: the package tarball (with its prebuilds) and an npm cache
 // holding every dependency, so `npm install --offline --cache DIR` needs no registry.
 import { execFile } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { VisError } from '../util/errors.js'
 import { hostProgramPath, nodeBinDir, trustedSearchPath } from '../util/host-programs.js'
+import { makeHostStateDir } from '../util/host-state-dirs.js'
 
 function npm(args: string[], cwd: string, what: string): Promise<string> {
   // npm from the system directories or beside the running node, never the caller's PATH (a
@@ -57,7 +57,7 @@ export async function fillCache(
   cacheDir: string,
   inspect?: (project: string) => Promise<void>,
 ): Promise<void> {
-  const project = mkdtempSync(join(tmpdir(), 'vis-bundle-deps-'))
+  const project = makeHostStateDir('vis-bundle-deps-')
   try {
     writeFileSync(
       join(project, 'package.json'),

@@ -8,12 +8,12 @@ import {
   ConfinementPolicySchema,
 } from '../contracts/jail-policy.js'
 import { VisError } from '../util/errors.js'
+import { makeHostStateDir } from '../util/host-state-dirs.js'
 import { type LiveJailEntry, liveJailEntry } from '../util/live-jails.js'
 import { createSandboxCgroup, detectCgroups, type SandboxCgroup } from './cgroup.js'
 import { draftMount } from './draft-mount.js'
 import { type EgressProxy, startEgressProxy } from './egress/proxy.js'
 import { sandboxEnvironment } from './environment.js'
-import { makeHostStateDir } from './host-state-dirs.js'
 import { openMounts } from './mount-pins.js'
 import { packageMounts, pinFds, realish, resolvedReadOnly } from './mount-sources.js'
 import { launcherPath } from './native.js'

@@ -1,7 +1,7 @@
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { cpSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { VisError } from '../util/errors.js'
+import { makeHostStateDir } from '../util/host-state-dirs.js'
 import type { OnProgress } from './progress.js'
 import { run } from './tools.js'
 
@@ -58,7 +58,7 @@ export async function installPytest(
   onProgress: OnProgress,
 ): Promise<string[]> {
   const debs = await fetchDebs(cacheDir, onProgress)
-  const work = mkdtempSync(join(tmpdir(), 'vis-debs-'))
+  const work = makeHostStateDir('vis-debs-')
   const labels: string[] = []
   try {
     for (const [name, file] of debs) {

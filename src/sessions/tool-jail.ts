@@ -3,7 +3,6 @@ import { closeSync, existsSync, mkdirSync, openSync, readlinkSync, symlinkSync }
 import { isAbsolute, join } from 'node:path'
 import type { Readable } from 'node:stream'
 import { z } from 'zod'
-import { makeHostStateDir } from '../confinement/host-state-dirs.js'
 import { findNative } from '../confinement/native.js'
 import { type ConfinedProcess, spawnConfined } from '../confinement/spawn.js'
 import type { NetworkEntry } from '../contracts/network-policy.js'
@@ -14,6 +13,7 @@ import type { ExitStatus, SpawnHook } from '../tools/types.js'
 import { VisError } from '../util/errors.js'
 import { guestDir, packageRoot } from '../util/home.js'
 import { hostProgramPath, trustedSearchPath } from '../util/host-programs.js'
+import { makeHostStateDir } from '../util/host-state-dirs.js'
 import { jailPolicy, tightenedNetwork, type WorkerPolicy } from '../worker/worker-policy.js'
 
 export type ToolJailOptions = {

@@ -318,7 +318,7 @@ export const ERROR_CATALOGUE = {
 
   // The root's path names another directory than at the session's creation (root-guard.ts).
   'policy.root-changed': fail(409, 'A root is no longer the directory it was when the session was created.'),
-  // The host keeps its jails' shared files in its temp directory (confinement/host-state-dirs.ts);
+  // The host keeps its jails' shared files in its temp directory (util/host-state-dirs.ts);
   // so does every other live vis process of the user, in its own.
   'policy.root-holds-host-tmp': fail(
     400,

@@ -16,7 +16,7 @@ import { hostProgramPath } from './host-programs.js'
 
 // Which vis processes of this user run now, as seen from any of them. What a vis process leaves for
 // the others (its jails' entries, live-jails.ts; the folders it keeps its jails' files in,
-// confinement/host-state-dirs.ts) is named after it, <pid>-<starttime>, and counts only while it
+// util/host-state-dirs.ts) is named after it, <pid>-<starttime>, and counts only while it
 // runs. A pid says nothing to a vis process in another pid namespace (an editor packaged with
 // Flatpak or Snap, a dev container, firejail: same user, same HOME), whose /proc has other
 // processes under those numbers. So each vis process, once it is first known to others, holds a

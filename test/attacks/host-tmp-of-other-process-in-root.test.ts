@@ -4,7 +4,7 @@
 // `os.tmpdir()` or any of those" is refused, `policy.root-holds-host-tmp`, since "a root holding that
 // directory would let one session rewrite or connect to what other sessions' jails use"). The list is
 // this PROCESS's: its os.tmpdir() and the folders its own makeHostStateDir used
-// (src/confinement/host-state-dirs.ts). Another vis process of the same user with another TMPDIR (a
+// (src/util/host-state-dirs.ts). Another vis process of the same user with another TMPDIR (a
 // `vis serve` from a systemd unit or a tmux whose TMPDIR is `~/tmp`, a `vis run` from a shell with the
 // default `/tmp`) keeps its jails' shared files where this process's guard never looks. A session of
 // process B rooted at a folder holding process A's TMPDIR is allowed, and its block replaces the

@@ -19,7 +19,7 @@
 // masks) and bind them into the jails from fds.
 //
 // Fixed (fx10b): the root guard refuses a root that is, or contains, the host's temp directory, or any
-// folder the host made such state in (src/confinement/host-state-dirs.ts), with policy.root-holds-host-tmp.
+// folder the host made such state in (src/util/host-state-dirs.ts), with policy.root-holds-host-tmp.
 // Each case keeps the attack body: without the refusal, it fails because the attack succeeds.
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'

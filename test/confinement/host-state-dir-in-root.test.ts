@@ -3,7 +3,7 @@ import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, r
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { makeHostStateDir } from '../../src/confinement/host-state-dirs.js'
+import { makeHostStateDir } from '../../src/util/host-state-dirs.js'
 import { liveJailEntry } from '../../src/util/live-jails.js'
 import { realish } from '../../src/util/real-path.js'
 

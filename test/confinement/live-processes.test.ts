@@ -1,7 +1,7 @@
 // Which vis processes of the user run now, told the same way from every pid namespace
 // (src/util/vis-processes.ts: each holds a FIFO open for reading for its whole life), and what
 // that guards: the live jails' entries (live-jails.ts, home-guard.ts) and the temporary folders
-// every live vis process keeps its jails' files in (confinement/host-state-dirs.ts, root-guard.ts).
+// every live vis process keeps its jails' files in (util/host-state-dirs.ts, root-guard.ts).
 // Both directions, with real processes in another pid namespace (`unshare --pid --fork
 // --mount-proc`: a Flatpak/Snap editor, a dev container, same user and HOME):
 // - a DEAD vis process's entry is still stale to them (killed with SIGKILL: nothing of it ran to

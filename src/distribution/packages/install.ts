@@ -1,7 +1,7 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { VisError } from '../../util/errors.js'
+import { makeHostStateDir } from '../../util/host-state-dirs.js'
 import type { TreePaths } from '../layout.js'
 import type { OnProgress } from '../progress.js'
 import { cleanPythonEnv, run } from '../tools.js'
@@ -65,7 +65,7 @@ async function installDebian(
     )
   }
   const files = await downloadDebs(closure, opts.debCache, opts.onProgress)
-  const sysroot = mkdtempSync(join(tmpdir(), 'vis-sysroot-'))
+  const sysroot = makeHostStateDir('vis-sysroot-')
   try {
     opts.onProgress({ step: 'packages', detail: `unpacking ${files.size} packages` })
     await extractAll(files.values(), sysroot)
@@ -142,7 +142,7 @@ export const FONT_CACHE_PREFIX = '@VIS_PREFIX@'
 // fills in when it copies the list into the worker's matplotlib cache.
 async function prebuildFontCache(p: TreePaths): Promise<void> {
   if (!existsSync(join(p.sitePackages, 'matplotlib'))) return
-  const cache = mkdtempSync(join(tmpdir(), 'vis-mplcache-'))
+  const cache = makeHostStateDir('vis-mplcache-')
   try {
     await run(p.executable, ['-I', '-m', 'matplotlib.font_manager'], {
       env: { ...cleanPythonEnv(), MPLCONFIGDIR: cache, MPLBACKEND: 'Agg' },

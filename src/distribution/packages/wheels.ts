@@ -1,7 +1,7 @@
-import { existsSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { VisError } from '../../util/errors.js'
+import { makeHostStateDir } from '../../util/host-state-dirs.js'
 import type { OnProgress } from '../progress.js'
 import { run } from '../tools.js'
 
@@ -59,7 +59,7 @@ export async function installWheels(
   if (requirements.length === 0) return []
   const py = await findPip(opts.python ? [opts.python] : [])
   const nodot = minor.replace('.', '')
-  const target = mkdtempSync(join(tmpdir(), 'vis-wheels-'))
+  const target = makeHostStateDir('vis-wheels-')
   opts.onProgress({ step: 'wheels', detail: `pip: ${requirements.join(', ')} for CPython ${minor}` })
   try {
     const args = [

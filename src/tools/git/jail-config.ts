@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process'
 import { chmodSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { makeHostStateDir } from '../../confinement/host-state-dirs.js'
 import { hostProgramPath } from '../../util/host-programs.js'
+import { makeHostStateDir } from '../../util/host-state-dirs.js'
 
 // The global git config a tool jail reads. The host user's ~/.gitconfig is never shown to
 // the sandbox: it routinely carries credentials (url.<token>.insteadOf, http.extraHeader,

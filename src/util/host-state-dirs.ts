@@ -1,16 +1,16 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, isAbsolute, join } from 'node:path'
-import { VisError } from '../util/errors.js'
-import { realish } from '../util/real-path.js'
+import { VisError } from './errors.js'
+import { realish } from './real-path.js'
 import {
   announceProcess,
   liveJailsDir,
   livenessJudge,
   processKey,
   sweepDeadProcesses,
-} from '../util/vis-processes.js'
-import { writableRootHolding } from '../util/writable-roots.js'
+} from './vis-processes.js'
+import { writableRootHolding } from './writable-roots.js'
 
 // The host keeps files its jails depend on in its temporary directory: the tool jails' shared
 // PYTHONUSERBASE, each egress proxy's socket, the jails' hosts and git config files. A root
@@ -26,8 +26,9 @@ import { writableRootHolding } from '../util/writable-roots.js'
 const madeIn = new Set<string>()
 let recorded = ''
 
-// A fresh private folder (mkdtemp: 0700, a name no one can guess) in the host's temp directory.
-// Refused while the temp directory lies in a root a live session may write (one of another vis
+// A fresh private folder (mkdtemp: 0700, a name no one can guess) in the host's temp directory:
+// for its jails' files, and for work whose output the host installs or runs (wheels and Debian
+// packages being staged, a bundle's npm project; twelfth outsider pass). Refused while the temp directory lies in a root a live session may write (one of another vis
 // process that started before this one chose that TMPDIR): that sandbox could rewrite what this
 // host's jails use, as the root guard's refusal prevents in the other order.
 export function makeHostStateDir(prefix: string): string {
@@ -37,7 +38,8 @@ export function makeHostStateDir(prefix: string): string {
     throw new VisError(
       'confine.tmpdir-in-root',
       `The host's temporary directory ${tmp} lies inside ${root}, a root of a session running now, which could ` +
-        "rewrite what this host's jails keep there (their Python site, hosts file, network socket). Run vis with " +
+        "rewrite what this host keeps or installs from there (its jails' Python site, hosts file and network socket; " +
+        'wheels and packages being staged). Run vis with ' +
         'TMPDIR set to a directory outside every session root, or stop that session.',
       { op: 'host-state-dir', path: tmp, root },
     )
