@@ -42,7 +42,7 @@ function makeWheel(dir: string): void {
   assert.equal(r.status, 0, r.stderr)
 }
 
-test("a session cannot plant a sitecustomize.py in the wheels `vis runtime stage` moves into a distribution", async () => {
+test('a session cannot plant a sitecustomize.py in the wheels `vis runtime stage` moves into a distribution', async () => {
   const W = join(base, 'work')
   const T = join(W, 'tmp')
   const wheels = join(base, 'wheels')
@@ -58,7 +58,7 @@ test("a session cannot plant a sitecustomize.py in the wheels `vis runtime stage
     [
       'import os, threading, time',
       `T = ${JSON.stringify(T)}`,
-      "code = 'open(__import__(\"os\").path.expanduser(\"~\") + \"/never\", \"a\").close()\\n'",
+      'code = \'open(__import__("os").path.expanduser("~") + "/never", "a").close()\\n\'',
       'def watch():',
       '    end = time.time() + 90',
       '    while time.time() < end:',
