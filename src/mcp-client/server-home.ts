@@ -18,24 +18,6 @@ import { writableRootHolding, writableRoots } from '../util/writable-roots.js'
 // a root holding HOME does.
 const USER_PLACES = ['.npmrc', '.npm', '.config', '.local', '.cache', '.pip', '.pydistutils.cfg']
 
-// mcp.json env variables naming where a tool reads its user configuration (or runs from): one
-// inside a root is refused. npm reads its variables in any case.
-const LOCATION_VARS = new Set([
-  'HOME',
-  'XDG_CONFIG_HOME',
-  'XDG_DATA_HOME',
-  'XDG_CACHE_HOME',
-  'PYTHONUSERBASE',
-  'PIP_CONFIG_FILE',
-  'UV_CONFIG_FILE',
-  'npm_config_userconfig',
-  'npm_config_globalconfig',
-  'npm_config_prefix',
-  'npm_config_cache',
-])
-const isLocationVar = (name: string) =>
-  LOCATION_VARS.has(name) || (/^npm_config_/i.test(name) && LOCATION_VARS.has(name.toLowerCase()))
-
 // Where `path` lies in `root`, for a message: a root renamed since its jail began is named as the
 // jail recorded it, so the path's own place is said too.
 export function inRoot(path: string, root: string): string {
@@ -58,26 +40,9 @@ function homeInRoot(home: string): string | undefined {
 
 const said = new Set<string>()
 
-// The variables a server's environment gets for its HOME (none: the host's own HOME, inherited),
-// or throws `refuse(why)` for an mcp.json env location inside a root. Runs at every start.
-export function serverHomeEnv(
-  server: string,
-  env: Record<string, string>,
-  visHome: string,
-  cwd: string,
-  refuse: (why: string) => Error,
-): Record<string, string> {
-  for (const [name, value] of Object.entries(env)) {
-    if (!isLocationVar(name) || value === '') continue
-    const place = resolve(cwd, value)
-    const root = writableRootHolding(place)
-    if (root !== undefined)
-      throw refuse(
-        `MCP server ${server}: its env.${name} ${inRoot(place, root)}, which a sandbox writes, and the ` +
-          `server's tools (npx, uvx, pip) would read their configuration from there; point ${name} in ` +
-          'mcp.json at a folder outside every root, or leave it out',
-      )
-  }
+// The variables a server's environment gets for its HOME (none: the host's own HOME, inherited).
+// mcp.json's own env locations were judged before (server-env.ts). Runs at every start.
+export function serverHomeEnv(env: Record<string, string>, visHome: string): Record<string, string> {
   const host = process.env.HOME
   if (env.HOME !== undefined || host === undefined || host === '') return {}
   const why = homeInRoot(resolve(host))
