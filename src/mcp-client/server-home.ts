@@ -1,5 +1,14 @@
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs'
+import {
+  chmodSync,
+  lstatSync,
+  mkdirSync,
+  readlinkSync,
+  renameSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { join, resolve } from 'node:path'
+import { userDefaultHome } from '../util/home-registry.js'
 import { rootHolding } from '../util/host-programs.js'
 import { within } from '../util/path-within.js'
 import { realish } from '../util/real-path.js'
@@ -10,7 +19,8 @@ import { writableRootHolding, writableRoots } from '../util/writable-roots.js'
 // ~/.config/uv and pip.conf pick indexes, ~/.local holds Python's user site), so a server whose HOME
 // a sandbox writes (a session rooted at $HOME, which the roots allow) runs what a block chose.
 // Rather than refuse such a host every stdio server, the server gets a private HOME in the vis home
-// (masked in every jail), the XDG folders beneath it, an empty npm user config and no user site;
+// (masked in every jail), the XDG folders beneath it, an empty npm user config, no user site and
+// the user's own ~/.vis (linkUserVisHome);
 // mcp.json's `env.HOME` outside every root gives a server a real one back. Tools' caches then start
 // empty (npx downloads again), which the stderr note says once.
 
@@ -40,6 +50,30 @@ function homeInRoot(home: string): string | undefined {
 
 const said = new Set<string>()
 
+// A vis run as a server (`vis mcp --root ~`) finds `~` through HOME: with the private one it would
+// know neither the user's default vis home nor the homes registry and live jails kept there, so its
+// own jails would show the real ~/.vis as an ordinary folder. The private HOME's .vis is therefore a
+// link to the user's default home (made 0700 when missing): every vis started as a server shares this
+// user's registries and default home, and masks what every other vis process masks.
+function linkUserVisHome(dir: string): void {
+  const target = userDefaultHome()
+  mkdirSync(target, { recursive: true, mode: 0o700 })
+  const link = join(dir, '.vis')
+  for (;;) {
+    try {
+      symlinkSync(target, link)
+      return
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+    }
+    const st = lstatSync(link, { throwIfNoEntry: false })
+    if (st?.isSymbolicLink() && readlinkSync(link) === target) return
+    // Something else (a folder an earlier version's server made there, a stale link): the host's
+    // own, in a folder no sandbox writes; kept aside, not deleted, and the link made again.
+    if (st !== undefined) renameSync(link, `${link}.before-link-${process.pid}-${Date.now()}`)
+  }
+}
+
 // The variables a server's environment gets for its HOME (none: the host's own HOME, inherited).
 // mcp.json's own env locations were judged before (server-env.ts). Runs at every start.
 export function serverHomeEnv(env: Record<string, string>, visHome: string): Record<string, string> {
@@ -56,6 +90,7 @@ export function serverHomeEnv(env: Record<string, string>, visHome: string): Rec
   } catch {
     // already there: the host's own file, in a folder no sandbox writes
   }
+  linkUserVisHome(dir)
   const key = `${dir}\0${why}`
   if (!said.has(key)) {
     said.add(key)
