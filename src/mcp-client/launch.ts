@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path'
 import { VisError } from '../util/errors.js'
 import { absoluteEntries, programsOn } from '../util/host-programs.js'
 import { writableRootHolding } from '../util/writable-roots.js'
+import { checkServerEnv } from './server-env.js'
 import { inRoot, serverHomeEnv } from './server-home.js'
 
 // Where and what the host starts for a stdio MCP server. The server runs on the host, as the user,
@@ -12,7 +13,9 @@ import { inRoot, serverHomeEnv } from './server-home.js'
 // - its command, when a bare name, is looked up on PATH passing over empty, relative and in-root
 //   entries (an activated venv puts <root>/.venv/bin first, npm <root>/node_modules/.bin), and the
 //   child's own PATH is cleaned the same way, as npx itself finds `node` through it;
-// - its HOME, where npx and uvx read their user configuration, is never in a root (server-home.ts).
+// - its HOME, where npx and uvx read their user configuration, is never in a root (server-home.ts);
+// - no mcp.json env variable named like a code or configuration location names a path in a root
+//   (server-env.ts: PYTHONPATH, NODE_OPTIONS, npm's PREFIX...).
 // The check runs at every start: roots are opened (by this process or another) after start-up, and
 // each path is judged by identity too (writableRootHolding): a live jail's root renamed since it
 // began (the person's `mv proj proj2`) is still written by its sandbox under its new name.
@@ -92,6 +95,7 @@ export function stdioLaunch(
       `MCP server ${server}: its command ${inRoot(command, root)}, which a sandbox writes; ` +
         'install the server outside every root and name it by an absolute path in mcp.json',
     )
-  const homeEnv = serverHomeEnv(server, config.env, home, cwd, denied)
+  checkServerEnv(server, config.env, cwd, denied)
+  const homeEnv = serverHomeEnv(config.env, home)
   return { command, cwd, env: { ...homeEnv, ...config.env, PATH: path.dirs.join(':') } }
 }

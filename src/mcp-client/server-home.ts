@@ -1,5 +1,14 @@
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs'
+import {
+  chmodSync,
+  lstatSync,
+  mkdirSync,
+  readlinkSync,
+  renameSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { join, resolve } from 'node:path'
+import { userDefaultHome } from '../util/home-registry.js'
 import { rootHolding } from '../util/host-programs.js'
 import { within } from '../util/path-within.js'
 import { realish } from '../util/real-path.js'
@@ -10,31 +19,14 @@ import { writableRootHolding, writableRoots } from '../util/writable-roots.js'
 // ~/.config/uv and pip.conf pick indexes, ~/.local holds Python's user site), so a server whose HOME
 // a sandbox writes (a session rooted at $HOME, which the roots allow) runs what a block chose.
 // Rather than refuse such a host every stdio server, the server gets a private HOME in the vis home
-// (masked in every jail), the XDG folders beneath it, an empty npm user config and no user site;
+// (masked in every jail), the XDG folders beneath it, an empty npm user config, no user site and
+// the user's own ~/.vis (linkUserVisHome);
 // mcp.json's `env.HOME` outside every root gives a server a real one back. Tools' caches then start
 // empty (npx downloads again), which the stderr note says once.
 
 // Where the tools look under HOME: a root holding one of these, or lying inside one, decides as
 // a root holding HOME does.
 const USER_PLACES = ['.npmrc', '.npm', '.config', '.local', '.cache', '.pip', '.pydistutils.cfg']
-
-// mcp.json env variables naming where a tool reads its user configuration (or runs from): one
-// inside a root is refused. npm reads its variables in any case.
-const LOCATION_VARS = new Set([
-  'HOME',
-  'XDG_CONFIG_HOME',
-  'XDG_DATA_HOME',
-  'XDG_CACHE_HOME',
-  'PYTHONUSERBASE',
-  'PIP_CONFIG_FILE',
-  'UV_CONFIG_FILE',
-  'npm_config_userconfig',
-  'npm_config_globalconfig',
-  'npm_config_prefix',
-  'npm_config_cache',
-])
-const isLocationVar = (name: string) =>
-  LOCATION_VARS.has(name) || (/^npm_config_/i.test(name) && LOCATION_VARS.has(name.toLowerCase()))
 
 // Where `path` lies in `root`, for a message: a root renamed since its jail began is named as the
 // jail recorded it, so the path's own place is said too.
@@ -58,26 +50,33 @@ function homeInRoot(home: string): string | undefined {
 
 const said = new Set<string>()
 
-// The variables a server's environment gets for its HOME (none: the host's own HOME, inherited),
-// or throws `refuse(why)` for an mcp.json env location inside a root. Runs at every start.
-export function serverHomeEnv(
-  server: string,
-  env: Record<string, string>,
-  visHome: string,
-  cwd: string,
-  refuse: (why: string) => Error,
-): Record<string, string> {
-  for (const [name, value] of Object.entries(env)) {
-    if (!isLocationVar(name) || value === '') continue
-    const place = resolve(cwd, value)
-    const root = writableRootHolding(place)
-    if (root !== undefined)
-      throw refuse(
-        `MCP server ${server}: its env.${name} ${inRoot(place, root)}, which a sandbox writes, and the ` +
-          `server's tools (npx, uvx, pip) would read their configuration from there; point ${name} in ` +
-          'mcp.json at a folder outside every root, or leave it out',
-      )
+// A vis run as a server (`vis mcp --root ~`) finds `~` through HOME: with the private one it would
+// know neither the user's default vis home nor the homes registry and live jails kept there, so its
+// own jails would show the real ~/.vis as an ordinary folder. The private HOME's .vis is therefore a
+// link to the user's default home (made 0700 when missing): every vis started as a server shares this
+// user's registries and default home, and masks what every other vis process masks.
+function linkUserVisHome(dir: string): void {
+  const target = userDefaultHome()
+  mkdirSync(target, { recursive: true, mode: 0o700 })
+  const link = join(dir, '.vis')
+  for (;;) {
+    try {
+      symlinkSync(target, link)
+      return
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+    }
+    const st = lstatSync(link, { throwIfNoEntry: false })
+    if (st?.isSymbolicLink() && readlinkSync(link) === target) return
+    // Something else (a folder an earlier version's server made there, a stale link): the host's
+    // own, in a folder no sandbox writes; kept aside, not deleted, and the link made again.
+    if (st !== undefined) renameSync(link, `${link}.before-link-${process.pid}-${Date.now()}`)
   }
+}
+
+// The variables a server's environment gets for its HOME (none: the host's own HOME, inherited).
+// mcp.json's own env locations were judged before (server-env.ts). Runs at every start.
+export function serverHomeEnv(env: Record<string, string>, visHome: string): Record<string, string> {
   const host = process.env.HOME
   if (env.HOME !== undefined || host === undefined || host === '') return {}
   const why = homeInRoot(resolve(host))
@@ -91,6 +90,7 @@ export function serverHomeEnv(
   } catch {
     // already there: the host's own file, in a folder no sandbox writes
   }
+  linkUserVisHome(dir)
   const key = `${dir}\0${why}`
   if (!said.has(key)) {
     said.add(key)

@@ -6,7 +6,7 @@
 // `npx -y`) is test/attacks/mcp-npx-npmrc-in-home-root.test.ts.
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
-import { mkdirSync, readFileSync, realpathSync, statSync } from 'node:fs'
+import { mkdirSync, readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { createEngine } from '../../src/engine/index.js'
@@ -48,6 +48,8 @@ function assertPrivate(env: Record<string, string | undefined> | undefined, H: s
   })
   assert.equal(statSync(dir).mode & 0o777, 0o700)
   assert.equal(readFileSync(join(dir, '.npmrc'), 'utf8'), '')
+  // A vis started as a server takes the private HOME for ~: its ~/.vis is the user's default home.
+  assert.equal(readlinkSync(join(dir, '.vis')), join(H, '.vis'))
 }
 
 test('a host whose HOME is a session root starts servers with a private HOME; env.HOME outside the roots is kept, inside refused', () => {

@@ -1,0 +1,55 @@
+import { resolve } from 'node:path'
+import { writableRootHolding } from '../util/writable-roots.js'
+import { inRoot } from './server-home.js'
+
+// mcp.json `env` variables that would make a stdio server (run on the host, unconfined) load code or
+// configuration from a folder a sandbox writes. No list of names can be complete: npm alone reads its
+// global prefix from npm_config_prefix, PREFIX and DESTDIR, and every runtime has its own load path
+// (PYTHONPATH, NODE_PATH, NODE_OPTIONS=--require, LD_PRELOAD, PERL5LIB, RUBYLIB, CLASSPATH, GOPATH,
+// UV_*, PIP_*, BASH_ENV...). So the rule is by shape: a variable whose name looks like a code or
+// configuration location and whose value names a path inside a writable root is refused. A data
+// folder a server should serve (a filesystem server on the project) goes through `args`, which the
+// server reads as data. PATH is not judged here: its in-root entries are passed over (launch.ts).
+
+// Words in a name that mark a place a program loads from or reads settings in, and the prefixes of
+// the tools that read every variable of theirs as such (matched case-insensitively).
+const LOCATION_WORDS =
+  /PATH|PREFIX|HOME|LIB|DIR|ROOT|OPTIONS|OPT$|CONFIG|FILE|PRELOAD|STARTUP|CACHE|ENV|INCLUDE|PLUGIN|COMMAND|SHELL|EXEC/i
+const TOOL_PREFIXES =
+  /^(npm_config_|PIP_|UV_|PYTHON|NODE_|LD_|GEM_|BUNDLE_|CARGO_|RUSTUP_|GO|DENO_|BUN_|PERL|RUBY|JAVA|XDG_)/i
+
+export const isLocationName = (name: string): boolean => LOCATION_WORDS.test(name) || TOOL_PREFIXES.test(name)
+
+// The paths a value may name, as the server would resolve them from its cwd: a value is split where
+// lists and options separate their parts (`a:b`, `--require=x`, `--import x`, quotes, commas), so
+// `file:///w/x.mjs` and `-r ./x.js` yield their paths; each part is taken relative to the cwd as the
+// program would (`../proj/src` climbs out of it).
+export function pathsIn(value: string, cwd: string): string[] {
+  return value
+    .split(/[\s:=,;"']+/)
+    .filter((t) => t !== '' && !t.startsWith('-'))
+    .map((t) => resolve(cwd, t))
+}
+
+// Throws `refuse(why)` for the first mcp.json env variable that names a code or configuration
+// location inside a writable root. Runs at every start: roots open after start-up.
+export function checkServerEnv(
+  server: string,
+  env: Record<string, string>,
+  cwd: string,
+  refuse: (why: string) => Error,
+): void {
+  for (const [name, value] of Object.entries(env)) {
+    if (name === 'PATH' || !isLocationName(name)) continue
+    for (const place of pathsIn(value, cwd)) {
+      const root = writableRootHolding(place)
+      if (root === undefined) continue
+      throw refuse(
+        `MCP server ${server}: its env.${name} ${inRoot(place, root)}, which a sandbox writes, and a ` +
+          `variable named like ${name} makes the server or its tools (npx, uvx, pip, python, node) load code ` +
+          `or configuration from there; point ${name} in mcp.json at a folder outside every root, or leave ` +
+          'it out (a data folder for the server to serve goes in "args")',
+      )
+    }
+  }
+}

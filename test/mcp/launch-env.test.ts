@@ -1,0 +1,143 @@
+// mcp.json `env` for a stdio server (src/mcp-client/server-env.ts): a variable named like a code or
+// configuration location (PYTHONPATH, NODE_OPTIONS, npm's PREFIX and DESTDIR, LD_PRELOAD, BASH_ENV...)
+// whose value names a path inside a session root is refused, mcp.launch-denied, naming the variable,
+// the root and the fix, and nothing is started. The same paths outside every root, a data folder
+// given in `args`, and a root named by a variable that is no location still start. The attacks
+// themselves are test/attacks/mcp-env-prefix-spelling-in-root.test.ts and
+// test/attacks/mcp-env-code-path-in-root.test.ts.
+import assert from 'node:assert/strict'
+import { readFileSync, realpathSync } from 'node:fs'
+import { join, relative } from 'node:path'
+import { after, before, test } from 'node:test'
+import { createEngine, type Engine } from '../../src/engine/index.js'
+import { StdioServerSchema } from '../../src/mcp-client/config.js'
+import { ServerConnection } from '../../src/mcp-client/connection.js'
+import { isLocationName, pathsIn } from '../../src/mcp-client/server-env.js'
+import { python, stdioFixture, tempDir } from './helpers.js'
+
+const home = realpathSync(tempDir('launch-env-home'))
+const root = realpathSync(tempDir('launch-env-root'))
+const outside = realpathSync(tempDir('launch-env-outside'))
+const tsx = import.meta.resolve('tsx')
+const serverDir = join(home, 'mcp-servers')
+let engine: Engine
+
+const stdio = (label: string, env: Record<string, string>, extra: string[] = []) => ({
+  command: 'node',
+  args: ['--import', tsx, stdioFixture, label, ...extra],
+  env,
+  connect_timeout_ms: 60_000,
+})
+
+// Each refused: the variable, its value naming a place in the root.
+const refused: Record<string, Record<string, string>> = {
+  pythonpath: { PYTHONPATH: `${outside}:${root}/src` },
+  relative: { PYTHONPATH: relative(serverDir, join(root, 'src')) },
+  requireopt: { NODE_OPTIONS: `--max-old-space-size=256 --require ${root}/hook.js` },
+  importurl: { NODE_OPTIONS: `--import=file://${root}/hook.mjs` },
+  prefix: { PREFIX: `${root}/npm-global` },
+  destdir: { DESTDIR: root },
+  nodepath: { NODE_PATH: `${root}/node_modules` },
+  preload: { LD_PRELOAD: `${root}/x.so` },
+  bashenv: { BASH_ENV: `${root}/.bashrc` },
+  uvcache: { UV_CACHE_DIR: `${root}/.uv` },
+  gemhome: { GEM_HOME: `${root}/gems` },
+  perl: { PERL5LIB: `${root}/lib` },
+  lowercase: { npm_config_globalconfig: `${root}/npmrc` },
+}
+
+const servers = {
+  allowed: stdio(
+    'allowed',
+    { PYTHONPATH: `${outside}/src`, NODE_OPTIONS: '--max-old-space-size=256', PREFIX: outside, NOTES: root },
+    [root],
+  ),
+  ...Object.fromEntries(Object.entries(refused).map(([name, env]) => [name, stdio(name, env)])),
+}
+
+before(async () => {
+  engine = await createEngine({ home, python, pool: { size: 0 }, extensions: false, mcpServers: servers })
+})
+after(async () => {
+  await engine?.close()
+})
+
+async function connectError(name: string): Promise<{ code?: string; message: string } | undefined> {
+  const config = StdioServerSchema.parse(servers[name as keyof typeof servers])
+  const conn = new ServerConnection(name, config, 'launch-env-test', undefined, home)
+  try {
+    await conn.connect()
+    return undefined
+  } catch (err) {
+    return { code: (err as { code?: string }).code, message: (err as Error).message }
+  } finally {
+    await conn.close()
+  }
+}
+
+test('names that load code or configuration match; others do not', () => {
+  for (const n of [
+    'PYTHONPATH',
+    'PYTHONHOME',
+    'PYTHONSTARTUP',
+    'NODE_PATH',
+    'NODE_OPTIONS',
+    'PREFIX',
+    'DESTDIR',
+    'npm_config_prefix',
+    'NPM_CONFIG_USERCONFIG',
+    'PIP_INDEX_URL',
+    'UV_TOOL_DIR',
+    'LD_LIBRARY_PATH',
+    'PERL5LIB',
+    'RUBYLIB',
+    'GEM_PATH',
+    'CLASSPATH',
+    'GOPATH',
+    'DENO_DIR',
+    'BUN_INSTALL',
+    'BASH_ENV',
+    'XDG_CONFIG_HOME',
+    'HOME',
+  ])
+    assert.ok(isLocationName(n), n)
+  for (const n of ['NOTES', 'API_KEY', 'GITHUB_TOKEN', 'DEBUG', 'TZ', 'LANG'])
+    assert.ok(!isLocationName(n), n)
+})
+
+test('a value yields each path it names, relative ones taken from the cwd', () => {
+  assert.deepEqual(pathsIn('/a:/b/c', '/cwd'), ['/a', '/b/c'])
+  assert.deepEqual(pathsIn('--require /w/x.js --import=file:///w/y.mjs', '/cwd'), [
+    '/w/x.js',
+    '/cwd/file',
+    '/w/y.mjs',
+  ])
+  assert.deepEqual(pathsIn('../w/src', '/srv/cwd'), ['/srv/w/src'])
+  assert.deepEqual(pathsIn('"/w/q" , /v', '/cwd'), ['/w/q', '/v'])
+})
+
+test('an env location naming a path in a root is refused: mcp.launch-denied, nothing started', async () => {
+  await engine.createSession({ roots: [root] })
+  for (const [name, env] of Object.entries(refused)) {
+    const variable = Object.keys(env)[0]!
+    const err = await connectError(name)
+    assert.equal(err?.code, 'mcp.launch-denied', `${name}: ${JSON.stringify(err)}`)
+    assert.ok(err.message.includes(`its env.${variable} ${root}`), err.message)
+    assert.ok(err.message.includes(`lies in the session root ${root}`), err.message)
+    assert.ok(
+      err.message.includes(`point ${variable} in mcp.json at a folder outside every root, or leave it out`),
+      err.message,
+    )
+  }
+})
+
+test('the same settings outside every root, a root in args and in a non-location variable still start', async () => {
+  const id = (await engine.createSession({ roots: [root] })).id
+  const b = (await engine.runBlock(id, { code: 'mcp_allowed_pid()', timeout_ms: 120_000 })).block
+  assert.equal(b.error, null, JSON.stringify(b.error))
+  const pid = Number(b.result)
+  const env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')
+  assert.ok(env.includes(`PYTHONPATH=${outside}/src`), env.join(' '))
+  assert.ok(env.includes(`NOTES=${root}`), env.join(' '))
+  assert.ok(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(root))
+})
