@@ -11,16 +11,13 @@ import { realish } from './real-path.js'
 // inside a root (mount-sources.ts packageMounts), refused by the host file tools (tools/fs/paths.ts)
 // and refused as a root (root-guard.ts). The rule: EVERY enclosing node_modules directory (by real
 // path) of the package and of every package its dependency graph resolves to, the way Node resolves
-// them; a dependency outside any node_modules (npm link) counts by its own directory. Every one, not
+// them (required dependencies only, below); a dependency outside any node_modules (npm link)
+// counts by its own directory. Every one, not
 // the nearest: with pnpm the package lies in P/node_modules/.pnpm/<pkg>/node_modules, while
 // P/node_modules holds the link an application loads it through and .pnpm/node_modules is where
 // Node looks next for a name the package does not resolve itself.
 
-type Manifest = {
-  dependencies?: Record<string, string>
-  optionalDependencies?: Record<string, string>
-  peerDependencies?: Record<string, string>
-}
+type Manifest = { dependencies?: Record<string, string> }
 
 function manifest(dir: string): Manifest {
   try {
@@ -56,6 +53,16 @@ export function enclosingNodeModules(dir: string): string[] {
 
 // The directories the host loads the package's dependencies from, real paths, outermost only, and
 // none inside the package itself (already read-only whole). `pkg` is for tests.
+//
+// Only REQUIRED dependencies (`dependencies`, at every level) are walked: an install puts each one
+// in place, so where Node finds it is what the host loads. An optional or peer dependency may be
+// missing, and its name is then looked up in every ancestor's node_modules, one of which a
+// session's root may hold: a package a sandbox planted there under that name (a bare
+// package.json, or a link to any folder) would make its folder read-only "runtime" at the next
+// start and exempt what lies beside it (twelfth outsider pass). Installed, an optional or peer
+// dependency lies inside a directory the required ones give (the package's own enclosing
+// node_modules included): that is where npm, pnpm and workspaces put it, so it is covered there
+// and never adds a directory of its own.
 export function dependencyDirs(pkg: string = packageRoot): string[] {
   const start = realish(pkg)
   const seen = new Set<string>([start])
@@ -68,13 +75,7 @@ export function dependencyDirs(pkg: string = packageRoot): string[] {
   note(start)
   while (queue.length > 0) {
     const dir = queue.shift()!
-    const m = manifest(dir)
-    const names = new Set([
-      ...Object.keys(m.dependencies ?? {}),
-      ...Object.keys(m.optionalDependencies ?? {}),
-      ...Object.keys(m.peerDependencies ?? {}),
-    ])
-    for (const name of names) {
+    for (const name of Object.keys(manifest(dir).dependencies ?? {})) {
       const at = resolvePackageDir(name, dir)
       if (at === undefined || seen.has(at)) continue
       seen.add(at)

@@ -3,7 +3,7 @@ import { hostDependencyDirs } from './dependency-dirs.js'
 import { packageRoot } from './home.js'
 import { within } from './path-within.js'
 import { realish } from './real-path.js'
-import { writableRootHolding } from './writable-roots.js'
+import { sandboxWritableHolding } from './writable-roots.js'
 
 // The host imports a few packages only when a call needs them and only if they are installed
 // (typescript for patch's syntax check, web-tree-sitter and the grammars for index, esbuild for
@@ -11,21 +11,32 @@ import { writableRootHolding } from './writable-roots.js'
 // those may lie inside a session's root, where a sandbox can write a package of that name: the host
 // would run it unconfined. So each such import resolves the name first, refuses a file inside any
 // writable root (unless it lies in the package or a dependency directory, which every jail binds
-// read-only), and then imports that exact file, so a package planted nearer after the check is
-// never the one loaded. The writable roots are every live jail's of any vis process of this user
+// read-only) or in any vis home (twelfth pass: the outbox a jail writes lies there, outside every
+// root), and then imports that exact file, so a package planted nearer after the check is never
+// the one loaded. The writable roots are every live jail's of any vis process of this user
 // (read from the registry, so a worker thread sees them as the main thread does: the index parses
 // in one) and the roots this process's sessions opened.
 
 export type OptionalModule<T> = { module: T; absent?: undefined } | { module?: undefined; absent: string }
 
 // Why the file at `path` (resolved for `specifier`) must not be loaded, or undefined when it may.
+// A vis home is refused whatever else holds the file: no install puts a module there.
 export function optionalModuleRefusal(specifier: string, path: string): string | undefined {
-  if (writableRootHolding(path) === undefined || inDependencyDirs(realish(path))) return undefined
+  const held = sandboxWritableHolding(path)
+  if (held === undefined || (!held.home && inDependencyDirs(realish(path)))) return undefined
+  const where = held.home
+    ? 'inside a vis home (whose outboxes and drafts sandboxes write),'
+    : "inside a session's root (of this or another vis process), which a sandbox can write,"
   return (
-    `'${specifier}' resolves to a copy inside a session's root (of this or another vis process), which ` +
-    'a sandbox can write, so the host does not load it; install it beside vis-runtime (in its own ' +
-    'node_modules) instead'
+    `'${specifier}' resolves to a copy ${where} so the host does not load it; install it beside ` +
+    'vis-runtime (in its own node_modules) instead'
   )
+}
+
+// Whether a module an application added (one vis-runtime does not declare) may be taken from the
+// real path `at`: only from the package's dependency directories, and never from a vis home.
+export function inAddedModuleDirs(at: string): boolean {
+  return inDependencyDirs(at) && sandboxWritableHolding(at)?.home !== true
 }
 
 // Whether the real path `at` lies in the package or one of its dependency directories: the places

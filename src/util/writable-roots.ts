@@ -1,6 +1,9 @@
 import { dirname } from 'node:path'
+import { visHome } from './home.js'
+import { registeredHomes, userDefaultHome } from './home-registry.js'
 import { notedSessionRoots, rootHolding } from './host-programs.js'
 import { identityOf, liveJails } from './live-jails.js'
+import { within } from './path-within.js'
 import { realish } from './real-path.js'
 
 // Every root a sandbox may write now: the roots this process's sessions opened and every live
@@ -40,4 +43,19 @@ export function writableRootHolding(path: string): string | undefined {
     if (i >= 0) return j.roots[i] ?? path
   }
   return undefined
+}
+
+// The place a sandbox can write that holds `path`, if any: a vis home (every registered one, this
+// process's and the user's default) or a writable root (writableRootHolding). A home is not a
+// root, but every jail writes into parts of it (its worker's outbox, a draft's upper folder) and
+// the host keeps caches there, so nothing the host loads as code may come from one; a home is
+// named first, as callers exempt nothing in it. Kept apart from writableRootHolding, which MCP
+// launches ask and whose default working folder lies inside the home.
+export function sandboxWritableHolding(path: string): { place: string; home: boolean } | undefined {
+  const at = realish(path)
+  const homes = [...registeredHomes(), realish(visHome()), realish(userDefaultHome())]
+  const home = homes.find((h) => within(at, h))
+  if (home !== undefined) return { place: home, home: true }
+  const root = writableRootHolding(path)
+  return root === undefined ? undefined : { place: root, home: false }
 }

@@ -69,3 +69,44 @@ test('pnpm and npm link: the whole P/node_modules around the store, and a linked
   symlinkSync(elsewhere, join(store, 'vis-runtime@1', 'node_modules', 'linked'))
   assert.deepEqual(dependencyDirs(vis), [elsewhere, join(p, 'node_modules')].sort())
 })
+
+// Twelfth outsider pass: an optional peer nobody installed is looked up in every ancestor's
+// node_modules, where a session's root may hold a package a sandbox planted under its name.
+test('a planted optional or peer dependency adds no directory; an installed one lies in what the required ones give', () => {
+  const r = temp()
+  const app = join(r, 'app')
+  const vis = join(app, 'node_modules', 'vis-runtime')
+  mkdirSync(vis, { recursive: true })
+  writeFileSync(
+    join(vis, 'package.json'),
+    JSON.stringify({
+      name: 'vis-runtime',
+      dependencies: { zod: '1' },
+      optionalDependencies: { 'web-tree-sitter': '1' },
+      peerDependencies: { ai: '6', '@openai/agents': '1' },
+    }),
+  )
+  pkg(join(app, 'node_modules', 'zod'), 'zod')
+  pkg(join(app, 'node_modules', 'web-tree-sitter'), 'web-tree-sitter')
+  const before = dependencyDirs(vis)
+  assert.deepEqual(before, [join(app, 'node_modules')])
+  // Planted in R/node_modules (on the lookup path from the package): a bare peer, and a peer linked
+  // to an arbitrary folder.
+  pkg(join(r, 'node_modules', 'ai'), 'ai', { zod: '1' })
+  const elsewhere = pkg(join(temp(), 'anything'), '@openai/agents')
+  mkdirSync(join(r, 'node_modules', '@openai'), { recursive: true })
+  symlinkSync(elsewhere, join(r, 'node_modules', '@openai', 'agents'))
+  pkg(join(r, 'node_modules', 'typescript'), 'typescript')
+  assert.deepEqual(dependencyDirs(vis), before)
+  // The same peer installed beside the package (where npm puts it) is inside the directory found.
+  pkg(join(app, 'node_modules', 'ai'), 'ai')
+  assert.deepEqual(dependencyDirs(vis), before)
+})
+
+test('required dependencies count at every level, also where a nested one is hoisted further up', () => {
+  const w = temp()
+  const vis = pkg(join(w, 'packages', 'app', 'node_modules', 'vis-runtime'), 'vis-runtime', { a: '1' })
+  pkg(join(w, 'packages', 'app', 'node_modules', 'a'), 'a', { b: '1' })
+  pkg(join(w, 'node_modules', 'b'), 'b')
+  assert.deepEqual(dependencyDirs(vis), [join(w, 'node_modules'), join(w, 'packages', 'app', 'node_modules')])
+})

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { VisError } from '../../util/errors.js'
 import { packageRoot } from '../../util/home.js'
-import { importOptional, inDependencyDirs, optionalModuleRefusal } from '../../util/optional-module.js'
+import { importOptional, inAddedModuleDirs, optionalModuleRefusal } from '../../util/optional-module.js'
 import { realish } from '../../util/real-path.js'
 import type { LanguageSpec } from './languages.js'
 import type { TreeParser } from './syntax-node.js'
@@ -80,7 +80,7 @@ function declaredPackages(): Set<string> {
 // and refused inside any writable root (optional-module.ts says why). One it does not declare
 // (tree-sitter-ruby, which an application adds) counts only from the package's dependency
 // directories, where the application installs it and every jail binds read-only: never from
-// another ancestor's node_modules, which no install of vis-runtime put there.
+// another ancestor's node_modules, which no install of vis-runtime put there, nor from a vis home.
 export function grammarFile(lang: LanguageSpec): string | undefined {
   const specifier = `${lang.package}/${lang.wasm}`
   let file: string
@@ -89,7 +89,7 @@ export function grammarFile(lang: LanguageSpec): string | undefined {
   } catch {
     return undefined
   }
-  if (!declaredPackages().has(lang.package)) return inDependencyDirs(realish(file)) ? file : undefined
+  if (!declaredPackages().has(lang.package)) return inAddedModuleDirs(realish(file)) ? file : undefined
   return optionalModuleRefusal(specifier, file) === undefined ? file : undefined
 }
 
@@ -116,7 +116,7 @@ export function grammarBytes(lang: LanguageSpec, file: string): Uint8Array | und
     const at = openedPath(fd) ?? realish(file)
     const ok = declaredPackages().has(lang.package)
       ? optionalModuleRefusal(`${lang.package}/${lang.wasm}`, at) === undefined
-      : inDependencyDirs(at)
+      : inAddedModuleDirs(at)
     return ok ? readFileSync(fd) : undefined
   } finally {
     closeSync(fd)
