@@ -95,7 +95,7 @@ export function stdioLaunch(
       `MCP server ${server}: its command ${inRoot(command, root)}, which a sandbox writes; ` +
         'install the server outside every root and name it by an absolute path in mcp.json',
     )
-  checkServerEnv(server, config.env, cwd, denied)
+  checkServerEnv(server, config.env, cwd, home, denied)
   const homeEnv = serverHomeEnv(config.env, home)
   return { command, cwd, env: { ...homeEnv, ...config.env, PATH: path.dirs.join(':') } }
 }

@@ -1,4 +1,6 @@
 import { resolve } from 'node:path'
+import { within } from '../util/path-within.js'
+import { realish } from '../util/real-path.js'
 import { writableRootHolding } from '../util/writable-roots.js'
 import { inRoot } from './server-home.js'
 
@@ -20,28 +22,51 @@ const TOOL_PREFIXES =
 
 export const isLocationName = (name: string): boolean => LOCATION_WORDS.test(name) || TOOL_PREFIXES.test(name)
 
-// The paths a value may name, as the server would resolve them from its cwd: a value is split where
-// lists and options separate their parts (`a:b`, `--require=x`, `--import x`, quotes, commas), so
-// `file:///w/x.mjs` and `-r ./x.js` yield their paths; each part is taken relative to the cwd as the
+// The paths a value may name, as the server would resolve them from its cwd: URLs first (a
+// `file://` one names its path, any other names no local place: a registry URL is not a folder), then
+// the rest split where lists and options separate their parts (`a:b`, `--require=x`, `--import x`,
+// quotes, commas), so `-r ./x.js` yields its path; each part is taken relative to the cwd as the
 // program would (`../proj/src` climbs out of it).
+const URL_IN_VALUE = /\b([a-z][a-z0-9+.-]*):\/\/([^\s"',;]*)/gi
+
 export function pathsIn(value: string, cwd: string): string[] {
-  return value
-    .split(/[\s:=,;"']+/)
-    .filter((t) => t !== '' && !t.startsWith('-'))
-    .map((t) => resolve(cwd, t))
+  const out: string[] = []
+  const rest = value.replace(URL_IN_VALUE, (_m, scheme: string, tail: string) => {
+    if (scheme.toLowerCase() === 'file') {
+      const at = tail.indexOf('/')
+      if (at >= 0) out.push(safeDecode(tail.slice(at)))
+    }
+    return ' '
+  })
+  for (const t of rest.split(/[\s:=,;"']+/)) if (t !== '' && !t.startsWith('-')) out.push(resolve(cwd, t))
+  return out
+}
+
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s)
+  } catch {
+    return s
+  }
 }
 
 // Throws `refuse(why)` for the first mcp.json env variable that names a code or configuration
 // location inside a writable root. Runs at every start: roots open after start-up.
+// `home` is the vis home, masked in every jail: a place inside it is no sandbox's to write even when
+// the home lies in a root (a workspace at $HOME), so a relative word resolved from the default cwd
+// (`<home>/mcp-servers`) is never taken for a root's folder.
 export function checkServerEnv(
   server: string,
   env: Record<string, string>,
   cwd: string,
+  home: string,
   refuse: (why: string) => Error,
 ): void {
+  const realHome = realish(home)
   for (const [name, value] of Object.entries(env)) {
     if (name === 'PATH' || !isLocationName(name)) continue
     for (const place of pathsIn(value, cwd)) {
+      if (within(realish(place), realHome) || within(place, realHome)) continue
       const root = writableRootHolding(place)
       if (root === undefined) continue
       throw refuse(

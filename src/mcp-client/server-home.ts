@@ -10,6 +10,7 @@ import {
 import { join, resolve } from 'node:path'
 import { userDefaultHome } from '../util/home-registry.js'
 import { rootHolding } from '../util/host-programs.js'
+import { makeHostStateDir } from '../util/host-state-dirs.js'
 import { within } from '../util/path-within.js'
 import { realish } from '../util/real-path.js'
 import { writableRootHolding, writableRoots } from '../util/writable-roots.js'
@@ -74,6 +75,20 @@ function linkUserVisHome(dir: string): void {
   }
 }
 
+// Where the private HOME is: in the vis home, unless that lies in a writable root too (the default
+// ~/.vis under a root at ~). Node finds a module a server does not ship in EVERY ancestor's
+// node_modules, so a server npx installed under <home>/mcp-servers/home would load a block's
+// ~/node_modules/supports-color (twelfth outsider pass). Then a private folder of this process in the
+// host's temp directory (no root may hold it: root-guard.ts), made once; its caches last as long as
+// this process.
+let tempHome: string | undefined
+function privateHomeDir(visHome: string): string {
+  const inHome = join(visHome, 'mcp-servers', 'home')
+  if (writableRootHolding(inHome) === undefined) return inHome
+  tempHome ??= makeHostStateDir('vis-mcp-home-')
+  return tempHome
+}
+
 // The variables a server's environment gets for its HOME (none: the host's own HOME, inherited).
 // mcp.json's own env locations were judged before (server-env.ts). Runs at every start.
 export function serverHomeEnv(env: Record<string, string>, visHome: string): Record<string, string> {
@@ -81,7 +96,7 @@ export function serverHomeEnv(env: Record<string, string>, visHome: string): Rec
   if (env.HOME !== undefined || host === undefined || host === '') return {}
   const why = homeInRoot(resolve(host))
   if (why === undefined) return {}
-  const dir = join(visHome, 'mcp-servers', 'home')
+  const dir = privateHomeDir(visHome)
   mkdirSync(dir, { recursive: true, mode: 0o700 })
   chmodSync(dir, 0o700)
   const npmrc = join(dir, '.npmrc')

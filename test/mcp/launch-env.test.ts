@@ -107,11 +107,10 @@ test('names that load code or configuration match; others do not', () => {
 
 test('a value yields each path it names, relative ones taken from the cwd', () => {
   assert.deepEqual(pathsIn('/a:/b/c', '/cwd'), ['/a', '/b/c'])
-  assert.deepEqual(pathsIn('--require /w/x.js --import=file:///w/y.mjs', '/cwd'), [
-    '/w/x.js',
-    '/cwd/file',
-    '/w/y.mjs',
-  ])
+  assert.deepEqual(pathsIn('--require /w/x.js --import=file:///w/y.mjs', '/cwd'), ['/w/y.mjs', '/w/x.js'])
+  // A URL other than file:// names no local place (a registry), whatever its path says.
+  assert.deepEqual(pathsIn('http://127.0.0.1:4873/w/x', '/cwd'), [])
+  assert.deepEqual(pathsIn('https://registry.example/ file:///w/a%20b', '/cwd'), ['/w/a b'])
   assert.deepEqual(pathsIn('../w/src', '/srv/cwd'), ['/srv/w/src'])
   assert.deepEqual(pathsIn('"/w/q" , /v', '/cwd'), ['/w/q', '/v'])
 })

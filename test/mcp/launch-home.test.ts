@@ -36,8 +36,19 @@ function host(rel: string) {
   return { H, realHome, out, stderr: r.stderr }
 }
 
-function assertPrivate(env: Record<string, string | undefined> | undefined, H: string) {
-  const dir = join(H, '.vis', 'mcp-servers', 'home')
+// The private HOME lies in the vis home, or (when the vis home lies in a root too: H/.vis under a
+// root at H) in a private folder of the host's temp directory, outside every root: a server's module
+// lookup walks every ancestor's node_modules (the twelfth pass planted H/node_modules).
+function assertPrivate(
+  env: Record<string, string | undefined> | undefined,
+  H: string,
+  where: 'vis home' | 'temp' = 'vis home',
+) {
+  const dir = where === 'vis home' ? join(H, '.vis', 'mcp-servers', 'home') : (env?.HOME ?? '')
+  if (where === 'temp') {
+    assert.match(dir, /\/vis-mcp-home-[^/]+$/)
+    assert.ok(!dir.startsWith(`${H}/`), `${dir} lies outside the root ${H}`)
+  }
   assert.deepEqual(env, {
     HOME: dir,
     XDG_CONFIG_HOME: join(dir, '.config'),
@@ -54,8 +65,9 @@ function assertPrivate(env: Record<string, string | undefined> | undefined, H: s
 
 test('a host whose HOME is a session root starts servers with a private HOME; env.HOME outside the roots is kept, inside refused', () => {
   const { H, realHome, out, stderr } = host('')
-  assertPrivate(out.plain, H)
-  assertPrivate(out.again, H)
+  assertPrivate(out.plain, H, 'temp')
+  assertPrivate(out.again, H, 'temp')
+  assert.equal(out.again?.HOME, out.plain?.HOME, 'one private HOME for the process')
   assert.equal(out.realhome?.HOME, realHome)
   assert.equal(out.realhome?.npm_config_userconfig, undefined)
   assert.equal(out.realhome?.PYTHONNOUSERSITE, undefined)
