@@ -83,7 +83,7 @@ async function registry(): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
 }
 
-test("an MCP server under the private HOME does not load modules a block planted in ~/node_modules", async () => {
+test('an MCP server under the private HOME does not load modules a block planted in ~/node_modules', async () => {
   const H = join(base, 'home')
   const outside = join(base, 'outside')
   mkdirSync(H)
@@ -92,7 +92,7 @@ test("an MCP server under the private HOME does not load modules a block planted
   const url = await registry()
   const r = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
     // spawnSync would block the registry's event loop: run the host process asynchronously.
-    
+
     const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), fixture, H, marker, url], {
       cwd: outside,
       env: { ...process.env, HOME: H, VIS_HOME: join(H, '.vis') },
@@ -110,7 +110,6 @@ test("an MCP server under the private HOME does not load modules a block planted
   assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`)
   const out = r.stdout.trim().replace(/\n/g, ' | ')
   assert.match(out, /planted/, out)
-  console.log(out)
   assert.ok(
     !existsSync(marker),
     `the server npx installed under the private HOME (inside the vis home, inside the root H) resolved ` +
@@ -118,4 +117,3 @@ test("an MCP server under the private HOME does not load modules a block planted
       `${existsSync(marker) ? readFileSync(marker, 'utf8') : ''} (${out.slice(0, 400)})`,
   )
 })
-
