@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { createEngine, type Engine } from '../../src/engine/index.js'
-import { python, repoRoot, stdioFixture } from '../mcp/helpers.js'
+import { python, stdioFixture } from '../mcp/helpers.js'
 
 let engine: Engine
 const made: string[] = []
@@ -32,8 +32,9 @@ before(async () => {
     mcpServers: {
       fx: {
         command: process.execPath,
-        args: ['--import', 'tsx', stdioFixture, 'fx'],
-        cwd: repoRoot,
+        // By absolute paths, from the server's default folder: a cwd in the checkout is refused while
+        // any session (of any test running beside this one) has a root holding it.
+        args: ['--import', import.meta.resolve('tsx'), stdioFixture, 'fx'],
         connect_timeout_ms: 60_000,
       },
     },

@@ -140,7 +140,7 @@ test('vis chat --review: each turn is shown as a diff and lands only on a yes', 
 const repoRoot = join(import.meta.dirname, '..', '..')
 function withMcpServer(home: string) {
   const server = join(repoRoot, 'test', 'mcp', 'fixtures', 'stdio-server.ts')
-  const fx = { command: process.execPath, args: ['--import', 'tsx', server, 'fx'], cwd: repoRoot }
+  const fx = { command: process.execPath, args: ['--import', import.meta.resolve('tsx'), server, 'fx'] }
   writeFileSync(join(home, 'mcp.json'), JSON.stringify({ servers: { fx } }))
 }
 const MCP_MODEL = [
