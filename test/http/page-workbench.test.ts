@@ -165,6 +165,9 @@ describe('the session page as a workbench', () => {
     writeFileSync(join(root, 'gone.txt'), 'bye\n')
     writeFileSync(join(root, 'clash.txt'), 'base\n')
     assert.equal((await call('POST', `/v1/sessions/${sessionId}/draft`, { label: 'review me' })).status, 201)
+    // The real directory moves on under the draft, before the block whose end makes the page fetch the
+    // diff: written after it, the page could show a diff (and digest) from before this write.
+    writeFileSync(join(root, 'clash.txt'), 'their side\n')
     const r = await call('POST', `/v1/sessions/${sessionId}/blocks`, {
       code: [
         "open('keep.txt', 'w').write('one\\nTWO\\n')",
@@ -175,8 +178,6 @@ describe('the session page as a workbench', () => {
       ].join('\n'),
     })
     assert.equal(r.body.error, null, r.text)
-    // The real directory moves on under the draft.
-    writeFileSync(join(root, 'clash.txt'), 'their side\n')
     const draft = page.locator('#draft[data-mode="draft"]')
     await draft.locator('details.file[data-path="blob.bin"]').waitFor({ timeout: 30_000 })
     const files = await draft
