@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { VisError } from '../util/errors.js'
 import { absoluteEntries, programsOn } from '../util/host-programs.js'
-import { writableRootHolding } from '../util/writable-roots.js'
+import { type WritablePlaces, writablePlaces } from '../util/writable-roots.js'
 import { checkServerEnv } from './server-env.js'
 import { inRoot, serverHomeEnv } from './server-home.js'
 
@@ -17,8 +17,9 @@ import { inRoot, serverHomeEnv } from './server-home.js'
 // - no mcp.json env variable named like a code or configuration location names a path in a root
 //   (server-env.ts: PYTHONPATH, NODE_OPTIONS, npm's PREFIX...).
 // The check runs at every start: roots are opened (by this process or another) after start-up, and
-// each path is judged by identity too (writableRootHolding): a live jail's root renamed since it
-// began (the person's `mv proj proj2`) is still written by its sandbox under its new name.
+// each path is judged by identity too (writablePlaces): a live jail's root renamed since it began
+// (the person's `mv proj proj2`) is still written by its sandbox under its new name. One reading of
+// the live-jail registry serves every path of one start.
 
 export type StdioLaunch = { command: string; cwd: string; env: Record<string, string> }
 
@@ -42,11 +43,11 @@ export function defaultServerDir(home: string): string {
 }
 
 // A PATH with only the entries the host may search: absolute, and outside every writable root.
-function cleanPath(value: string | undefined): { dirs: string[]; passed: string[] } {
+function cleanPath(value: string | undefined, places: WritablePlaces): { dirs: string[]; passed: string[] } {
   const dirs: string[] = []
   const passed: string[] = []
   for (const d of absoluteEntries((value ?? '').split(':'))) {
-    const root = writableRootHolding(d)
+    const root = places.holding(d)
     if (root === undefined) dirs.push(d)
     else passed.push(d)
   }
@@ -60,10 +61,11 @@ export function stdioLaunch(
   context: Record<string, unknown>,
 ): StdioLaunch {
   const denied = (what: string) => new VisError('mcp.launch-denied', what, { ...context, server })
+  const places = writablePlaces()
   let cwd: string
   if (config.cwd !== undefined) {
     cwd = resolve(config.cwd)
-    const root = writableRootHolding(cwd)
+    const root = places.holding(cwd)
     if (root !== undefined)
       throw denied(
         `MCP server ${server}: its cwd ${inRoot(cwd, root)}, which a sandbox writes; ` +
@@ -72,7 +74,7 @@ export function stdioLaunch(
   } else {
     cwd = defaultServerDir(home)
   }
-  const path = cleanPath(config.env.PATH ?? process.env.PATH)
+  const path = cleanPath(config.env.PATH ?? process.env.PATH, places)
   let command: string | undefined
   if (config.command.includes('/')) {
     command = resolve(cwd, config.command)
@@ -89,13 +91,13 @@ export function stdioLaunch(
       )
     }
   }
-  const root = writableRootHolding(command)
+  const root = places.holding(command)
   if (root !== undefined)
     throw denied(
       `MCP server ${server}: its command ${inRoot(command, root)}, which a sandbox writes; ` +
         'install the server outside every root and name it by an absolute path in mcp.json',
     )
-  checkServerEnv(server, config.env, cwd, home, denied)
-  const homeEnv = serverHomeEnv(config.env, home)
+  checkServerEnv(server, config.env, cwd, home, denied, places)
+  const homeEnv = serverHomeEnv(config.env, home, places)
   return { command, cwd, env: { ...homeEnv, ...config.env, PATH: path.dirs.join(':') } }
 }

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path'
 import { within } from '../util/path-within.js'
 import { realish } from '../util/real-path.js'
-import { writableRootHolding } from '../util/writable-roots.js'
+import { type WritablePlaces, writablePlaces } from '../util/writable-roots.js'
 import { inRoot } from './server-home.js'
 
 // mcp.json `env` variables that would make a stdio server (run on the host, unconfined) load code or
@@ -61,13 +61,14 @@ export function checkServerEnv(
   cwd: string,
   home: string,
   refuse: (why: string) => Error,
+  places: WritablePlaces = writablePlaces(),
 ): void {
   const realHome = realish(home)
   for (const [name, value] of Object.entries(env)) {
     if (name === 'PATH' || !isLocationName(name)) continue
     for (const place of pathsIn(value, cwd)) {
       if (within(realish(place), realHome) || within(place, realHome)) continue
-      const root = writableRootHolding(place)
+      const root = places.holding(place)
       if (root === undefined) continue
       throw refuse(
         `MCP server ${server}: its env.${name} ${inRoot(place, root)}, which a sandbox writes, and a ` +

@@ -13,7 +13,7 @@ import { rootHolding } from '../util/host-programs.js'
 import { makeHostStateDir } from '../util/host-state-dirs.js'
 import { within } from '../util/path-within.js'
 import { realish } from '../util/real-path.js'
-import { writableRootHolding, writableRoots } from '../util/writable-roots.js'
+import { type WritablePlaces, writablePlaces } from '../util/writable-roots.js'
 
 // The HOME a stdio MCP server gets. npx, uvx, pip and Python read their user configuration from
 // HOME before anything else (~/.npmrc's `prefix=` picks the folder whose bin/ `npx -y` runs first,
@@ -37,13 +37,13 @@ export function inRoot(path: string, root: string): string {
 }
 
 // Why the host's HOME is no HOME for a server, if it is not: a root holds it or a place under it.
-function homeInRoot(home: string): string | undefined {
+function homeInRoot(home: string, places: WritablePlaces): string | undefined {
   for (const p of [home, ...USER_PLACES.map((d) => join(home, d))]) {
-    const root = writableRootHolding(p)
+    const root = places.holding(p)
     if (root !== undefined) return inRoot(p, root)
   }
   const real = realish(home)
-  for (const r of writableRoots())
+  for (const r of places.roots)
     for (const d of USER_PLACES)
       if (within(r, join(real, d))) return `the session root ${r} lies in ${join(home, d)}`
   return undefined
@@ -82,21 +82,25 @@ function linkUserVisHome(dir: string): void {
 // host's temp directory (no root may hold it: root-guard.ts), made once; its caches last as long as
 // this process.
 let tempHome: string | undefined
-function privateHomeDir(visHome: string): string {
+function privateHomeDir(visHome: string, places: WritablePlaces): string {
   const inHome = join(visHome, 'mcp-servers', 'home')
-  if (writableRootHolding(inHome) === undefined) return inHome
+  if (places.holding(inHome) === undefined) return inHome
   tempHome ??= makeHostStateDir('vis-mcp-home-')
   return tempHome
 }
 
 // The variables a server's environment gets for its HOME (none: the host's own HOME, inherited).
 // mcp.json's own env locations were judged before (server-env.ts). Runs at every start.
-export function serverHomeEnv(env: Record<string, string>, visHome: string): Record<string, string> {
+export function serverHomeEnv(
+  env: Record<string, string>,
+  visHome: string,
+  places: WritablePlaces = writablePlaces(),
+): Record<string, string> {
   const host = process.env.HOME
   if (env.HOME !== undefined || host === undefined || host === '') return {}
-  const why = homeInRoot(resolve(host))
+  const why = homeInRoot(resolve(host), places)
   if (why === undefined) return {}
-  const dir = privateHomeDir(visHome)
+  const dir = privateHomeDir(visHome, places)
   mkdirSync(dir, { recursive: true, mode: 0o700 })
   chmodSync(dir, 0o700)
   const npmrc = join(dir, '.npmrc')

@@ -6,14 +6,6 @@ import { identityOf, liveJails } from './live-jails.js'
 import { within } from './path-within.js'
 import { realish } from './real-path.js'
 
-// Every root a sandbox may write now: the roots this process's sessions opened and every live
-// jail's, of any vis process of this user. Read at each use: roots open after start-up.
-export function writableRoots(): string[] {
-  const roots = new Set(notedSessionRoots())
-  for (const j of liveJails()) for (const r of j.roots) roots.add(r)
-  return [...roots]
-}
-
 // The identities (device:inode) of `path`'s nearest existing directory and of each directory
 // above it: a jail's root found among them holds the path, whatever the root is called now.
 export function identityChain(path: string): Set<string> {
@@ -26,23 +18,43 @@ export function identityChain(path: string): Set<string> {
   return ids
 }
 
+// Every place a sandbox may write now: the roots this process's sessions opened and every live
+// jail's, of any vis process of this user. Read at each use (roots open after start-up), and once
+// per step: an MCP server's start judges its cwd, PATH entries, command, env and HOME against one
+// reading of the live-jail registry, not one per path.
+export type WritablePlaces = {
+  roots: string[]
+  // The writable root that holds `path`, if any (writableRootHolding).
+  holding(path: string): string | undefined
+}
+
+export function writablePlaces(): WritablePlaces {
+  const jails = liveJails()
+  const set = new Set(notedSessionRoots())
+  for (const j of jails) for (const r of j.roots) set.add(r)
+  const roots = [...set]
+  const byIdentity = jails.some((j) => j.rootIds.length > 0)
+  return {
+    roots,
+    holding(path) {
+      const byPath = rootHolding(path, roots)
+      if (byPath !== undefined || !byIdentity) return byPath
+      const chain = identityChain(path)
+      for (const j of jails) {
+        const i = j.rootIds.findIndex((id) => chain.has(id))
+        if (i >= 0) return j.roots[i] ?? path
+      }
+      return undefined
+    },
+  }
+}
+
 // The writable root that holds `path`, if any: by its path, its real path or its parent's real
 // path (rootHolding) against every writable root, and by identity against every live jail's roots
 // (a root the person or another session renamed after its jail began is still that jail's root).
 // Callers check at the moment of use: the host is about to run, load or read what lies there.
 export function writableRootHolding(path: string): string | undefined {
-  const jails = liveJails()
-  const roots = new Set(notedSessionRoots())
-  for (const j of jails) for (const r of j.roots) roots.add(r)
-  const byPath = rootHolding(path, roots)
-  if (byPath !== undefined) return byPath
-  if (!jails.some((j) => j.rootIds.length > 0)) return undefined
-  const chain = identityChain(path)
-  for (const j of jails) {
-    const i = j.rootIds.findIndex((id) => chain.has(id))
-    if (i >= 0) return j.roots[i] ?? path
-  }
-  return undefined
+  return writablePlaces().holding(path)
 }
 
 // The place a sandbox can write that holds `path`, if any: a vis home (every registered one, this
