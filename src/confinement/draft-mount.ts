@@ -1,9 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { closeSync, mkdirSync, openSync } from 'node:fs'
-import { join } from 'node:path'
+import { join, relative } from 'node:path'
 import type { Overlay } from '../contracts/jail-policy.js'
 import { VisError } from '../util/errors.js'
 import { hostProgramPath, trustedSearchPath } from '../util/host-programs.js'
+import { realish } from '../util/real-path.js'
 
 // One overlay mount per draft, shared by every jail of the session. overlayfs does not
 // revalidate cached entries of local layers, so two mounts over one upper directory would
@@ -61,9 +62,38 @@ process.once('exit', () => {
   for (const p of holders.values()) void p.then((h) => h.child.kill('SIGKILL')).catch(() => undefined)
 })
 
+// The holder's script: $1 the overlay's options, $2 the root's path, $3 a folder of stage points,
+// then pairs of a host place's real path and its path below the root. A blank draft hides the real
+// root, yet the jail binds the host's own places inside it (the package, its node_modules: an
+// `npm install vis-runtime` in a project rooted at the project) and needs them there. So each is
+// bound to a stage point first, while the real root is still visible, then back over the overlay
+// at its place, and made read-only where the kernel lets this namespace (a filesystem mounted
+// nosuid or nodev refuses a remount that does not repeat its locked flags; every jail binds the
+// places read-only anyway, this covers the unjailed trusted extension worker). The places are the
+// host's own, which no sandbox writes (bound read-only in every jail, refused by the host tools);
+// the mounts live in this namespace only.
+const HOLDER_SCRIPT = [
+  'set -e',
+  'opts=$1; root=$2; stage=$3; shift 3',
+  'i=0; for x in "$@"; do if [ $((i % 2)) = 0 ]; then mount --bind "$x" "$stage/$i"; fi; i=$((i + 1)); done',
+  'mount -t overlay -o "$opts" overlay "$root"',
+  'i=0; for x in "$@"; do',
+  '  if [ $((i % 2)) = 1 ]; then j=$((i - 1)); mount --bind "$stage/$j" "$root/$x"; mount -o remount,bind,ro "$root/$x" || :; fi',
+  '  i=$((i + 1)); done',
+  'echo ready',
+  'exec sleep infinity',
+].join('\n')
+
 async function start(o: Overlay): Promise<Holder> {
   const work = join(o.dir, 'work')
   mkdirSync(work, { recursive: true })
+  const stage = join(o.dir, 'stage')
+  const real = realish(o.root)
+  const kept: string[] = []
+  for (const [i, place] of (o.keep ?? []).entries()) {
+    mkdirSync(join(stage, String(2 * i)), { recursive: true })
+    kept.push(place, relative(real, place))
+  }
   const opts = `lowerdir=${o.lower},upperdir=${o.upper},workdir=${work},userxattr,index=off`
   // util-linux's unshare from the system directories (util/host-programs.ts), never PATH.
   const unshare = hostProgramPath('unshare')
@@ -84,10 +114,12 @@ async function start(o: Overlay): Promise<Holder> {
       '--',
       '/bin/sh',
       '-c',
-      'mount -t overlay -o "$1" overlay "$2" && echo ready && exec sleep infinity',
+      HOLDER_SCRIPT,
       'vis-draft-mount',
       opts,
       o.root,
+      stage,
+      ...kept,
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   )

@@ -70,7 +70,7 @@ export function pinFds(
 // when it is installed as a dependency), and every CPython distribution the host could run
 // (runtime-trees.ts hostDistributions: a whole staged directory, a checkout, VIS_PYTHON_HOME).
 export function packageMounts(
-  roots: OpenedRoot[],
+  roots: Pick<OpenedRoot, 'path' | 'real'>[],
   pkg: string = packageRoot,
   dependencies: string[] = hostDependencyDirs(),
   distributions: string[] = mountedDistributions(),
@@ -81,6 +81,15 @@ export function packageMounts(
   for (const real of [realish(pkg), ...dependencies, ...distributions, ...programs])
     for (const r of roots) if (inside(real, r.real)) out.add(join(r.path, relative(r.real, real)))
   return [...out]
+}
+
+// What a blank draft of `root` must still show from the real root: the host places inside it
+// (packageMounts), outermost only (a package inside a kept node_modules comes with it). Real paths:
+// the draft's holder binds them before its overlay hides the real root (draft-mount.ts).
+export function hostPlacesWithin(root: string): string[] {
+  const real = realish(root)
+  const places = packageMounts([{ path: real, real }]).sort()
+  return places.filter((p) => !places.some((q) => q !== p && p.startsWith(`${q}/`)))
 }
 
 // The distributions to bind: those that exist (bubblewrap cannot bind a missing source), not one

@@ -39,6 +39,10 @@ export const OverlaySchema = z.object({
   lower: AbsolutePath,
   upper: AbsolutePath,
   dir: AbsolutePath,
+  // A blank draft's host places inside the root (the vis-runtime package, its node_modules, a
+  // distribution the host runs), real paths: shown from the real root over the empty view, as
+  // the jail binds each read-only and needs it there.
+  keep: z.array(AbsolutePath).optional(),
 })
 
 // Fixed when the worker is spawned; a warm pool is keyed by it.

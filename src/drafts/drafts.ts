@@ -7,11 +7,13 @@ import { promisify } from 'node:util'
 import { z } from 'zod'
 import { atFd, closeFd, statFd, Tree } from '../confinement/beneath.js'
 import { draftMount, releaseDraftMount } from '../confinement/draft-mount.js'
+import { hostPlacesWithin } from '../confinement/mount-sources.js'
 import { rootChanged, rootIdentity } from '../confinement/root-guard.js'
 import type { Overlay } from '../contracts/jail-policy.js'
 import type { Db } from '../persistence/statements.js'
 import { VisError } from '../util/errors.js'
 import { hostProgramPath } from '../util/host-programs.js'
+import { realish } from '../util/real-path.js'
 import { issuesText } from '../util/zod-issues.js'
 import { findConflicts, landChanges } from './apply.js'
 import { baseClock } from './base-clock.js'
@@ -198,11 +200,14 @@ export class Drafts {
   overlayFor(sessionId: string): Overlay | undefined {
     const d = this.activeOf(sessionId)
     if (!d) return undefined
+    if (d.kind !== 'blank') return { root: d.root, lower: d.root, upper: join(d.dir, 'upper'), dir: d.dir }
+    const keep = hostPlacesWithin(d.root)
     return {
       root: d.root,
-      lower: d.kind === 'blank' ? join(d.dir, 'empty') : d.root,
+      lower: join(d.dir, 'empty'),
       upper: join(d.dir, 'upper'),
       dir: d.dir,
+      ...(keep.length > 0 ? { keep } : {}),
     }
   }
 
@@ -218,10 +223,12 @@ export class Drafts {
   // A blank draft's lower layer is empty, but the jail masks the extension directories
   // inside the root (hidden) and bubblewrap needs each to exist: they are made, empty, in
   // the lower layer before its overlay is first mounted. They are no change of the draft.
+  // So are the host places the holder shows from the real root (Overlay.keep).
   prepareMasks(sessionId: string, hidden: string[]): void {
     const o = this.overlayFor(sessionId)
     if (!o || o.lower === o.root) return
-    for (const h of hidden) {
+    const real = realish(o.root)
+    for (const h of [...hidden, ...(o.keep ?? []).map((k) => join(o.root, relative(real, k)))]) {
       const rel = relative(o.root, h)
       if (rel && !rel.startsWith('..') && !isAbsolute(rel)) mkdirSync(join(o.lower, rel), { recursive: true })
     }
