@@ -5,13 +5,12 @@
 // read-only, and the diff holds only what the draft wrote.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { hostFixture, installedPackage, needsBuiltPackage } from '../attacks/installed-package.js'
+import { installedPackage, needsBuiltPackage } from '../attacks/installed-package.js'
 
 const fixture = new URL('./fixtures/blank-draft-host.mjs', import.meta.url).pathname
 
 test('a blank draft of a root holding the installed package starts, keeps the package read-only and diffs only its own files', () => {
   needsBuiltPackage()
-  void hostFixture
   const inst = installedPackage('blank-draft', 'npm')
   const out = inst.run(fixture, inst.pkg, inst.root, inst.home)
   assert.equal(out.status, 0, out.stderr)
