@@ -97,9 +97,29 @@ const sleep = (ms: number, signal: AbortSignal) =>
 // Models without tool calling: the first fenced python block of a reply is the code to run. The
 // info string's first word names the language (any case: models write ```Python too); ```pycon
 // (a transcript with >>> prompts) or ```pyproject.toml are not Python to run.
+// Scanned in one pass: the reply is the model's, as hostile as its code, and a regex that looked
+// for each opener's line end was quadratic (```py repeated on one line stalled the host for
+// seconds: thirteenth outsider pass). Openers on one line share its end, found once.
+const OPENER = /```(?:python3?|py)/gi
+
 export function fencedBlock(text: string): string | undefined {
-  const m = /```(?:python3?|py)(?:[ \t][^\n]*)?\r?\n([\s\S]*?)```/i.exec(text)
-  return m ? m[1] : undefined
+  let lineEnd = -1
+  for (const m of text.matchAll(OPENER)) {
+    let body = m.index + m[0].length
+    const c = text[body]
+    if (c === ' ' || c === '\t') {
+      if (lineEnd < body) lineEnd = text.indexOf('\n', body)
+      if (lineEnd < 0) return undefined
+      body = lineEnd + 1
+    } else if (c === '\n') body += 1
+    else if (c === '\r' && text[body + 1] === '\n') body += 2
+    else continue
+    // The first opener with a line of its own decides: a later one's closing fence could only
+    // come later still.
+    const close = text.indexOf('```', body)
+    return close < 0 ? undefined : text.slice(body, close)
+  }
+  return undefined
 }
 
 // One turn: ask the model, run the block it wrote, append what the block did, until the model

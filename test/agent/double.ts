@@ -51,6 +51,10 @@ export type Scripted = {
   // The model declines: Chat streams its words as `delta.refusal` (content stays empty),
   // Responses as a message whose content part is a `refusal`.
   refusal?: string
+  // Characters of text per streamed delta (5 unless set): a server that sends a long reply in
+  // a few big deltas, so a test of what the host does with the whole text is not a test of the
+  // SDK's per-event cost.
+  textPiece?: number
   fault?: Fault
 }
 export type Dialect = 'chat' | 'anthropic' | 'responses'
@@ -95,7 +99,7 @@ function chatFrames(r: Scripted, n: number, model: string, req?: Recorded): stri
   const chunk = (delta: unknown, finish: string | null = null) =>
     data({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...usageNull })
   const frames = [chunk({ role: 'assistant', content: '', refusal: null })]
-  for (const t of pieces(r.text ?? '', 5)) frames.push(chunk({ content: t }))
+  for (const t of pieces(r.text ?? '', r.textPiece ?? 5)) frames.push(chunk({ content: t }))
   for (const t of pieces(r.refusal ?? '', 5)) frames.push(chunk({ refusal: t }))
   ;(r.calls ?? []).forEach((c, i) => {
     frames.push(
@@ -196,7 +200,7 @@ function anthropicFrames(r: Scripted, n: number, model: string, req?: Recorded):
       }),
     )
     frames.push(named('ping', { type: 'ping' }))
-    for (const t of pieces(r.text, 5)) {
+    for (const t of pieces(r.text, r.textPiece ?? 5)) {
       frames.push(
         named('content_block_delta', {
           type: 'content_block_delta',
@@ -323,7 +327,7 @@ function responsesFrames(r: Scripted, n: number, model: string, req?: Recorded):
         part: { type: 'output_text', text: '', annotations: [] },
       }),
     )
-    for (const t of pieces(r.text, 5))
+    for (const t of pieces(r.text, r.textPiece ?? 5))
       frames.push(
         ev('response.output_text.delta', {
           item_id,

@@ -1,5 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk'
-import { ReplyBuilder } from './reply.js'
+import { breather, ReplyBuilder } from './reply.js'
 import type { CompleteRequest, Message, ModelReply, Part, Provider, ReasoningItem } from './types.js'
 import {
   ANTHROPIC_MAX_TOKENS,
@@ -153,7 +153,9 @@ export class AnthropicProvider implements Provider {
     const tally = new UsageTally(reply.usage)
     // Thinking blocks by stream index, assembled from their deltas.
     const thinking = new Map<number, Block>()
+    const breathe = breather()
     for await (const ev of stream) {
+      await breathe()
       req.onDelta('')
       switch (ev.type) {
         case 'message_start':

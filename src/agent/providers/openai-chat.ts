@@ -4,7 +4,7 @@ import type {
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from 'openai/resources/chat/completions'
-import { ReplyBuilder } from './reply.js'
+import { breather, ReplyBuilder } from './reply.js'
 import type { CompleteRequest, Message, ModelReply, Part, Provider } from './types.js'
 import { PYTHON_TOOL, pingAnswer, sdkOptions } from './types.js'
 
@@ -115,7 +115,9 @@ export class OpenAIChatProvider implements Provider {
       )
       .withResponse()
     const reply = new ReplyBuilder(req.onDelta)
+    const breathe = breather()
     for await (const chunk of stream) {
+      await breathe()
       req.onDelta('')
       reply.id ??= chunk.id ?? null
       if (chunk.usage) {

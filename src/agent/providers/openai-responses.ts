@@ -1,5 +1,6 @@
 import OpenAI from 'openai'
 import { streamFailure } from './failure.js'
+import { breather } from './reply.js'
 import type { CompleteRequest, Message, ModelReply, Part, Provider, ReasoningItem } from './types.js'
 import { PYTHON_TOOL, pingAnswer, ResponsesReasoningSchema, sdkOptions, zeroUsage } from './types.js'
 
@@ -107,7 +108,9 @@ export class OpenAIResponsesProvider implements Provider {
       .withResponse()
     let text = ''
     let final: OpenAI.Responses.Response | undefined
+    const breathe = breather()
     for await (const ev of stream) {
+      await breathe()
       req.onDelta('')
       if (ev.type === 'response.output_text.delta') {
         text += ev.delta
