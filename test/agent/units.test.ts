@@ -217,6 +217,11 @@ test('fallback: the first fenced python block of a reply', () => {
   assert.equal(fencedBlock('```pycon\n>>> 1 + 1\n2\n```'), undefined)
   assert.equal(fencedBlock('```pyproject.toml\n[project]\n```'), undefined)
   assert.equal(fencedBlock('```pycon\n>>> 1\n```\n```python\nprint(5)\n```'), 'print(5)\n')
+  // CRLF line ends; several openers on one line share its end; a block never closed runs nothing.
+  assert.equal(fencedBlock('```python3\r\nx = 3\r\n```'), 'x = 3\r\n')
+  assert.equal(fencedBlock('```py ```py \tnote\nx = 4\n```'), 'x = 4\n')
+  assert.equal(fencedBlock('```python\nx = 5\n'), undefined)
+  assert.equal(fencedBlock('```py '.repeat(40_000)), undefined)
 })
 
 test('dialects: images after tool results, adjacent user content merged, malformed call input kept valid', () => {
