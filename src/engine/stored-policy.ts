@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { z } from 'zod'
+import type { NetworkEntry } from '../contracts/network-policy.js'
 import type { JsonValue } from '../persistence/index.js'
+import { tightenedNetwork } from '../sessions/session-policy.js'
 import { type SessionPolicy as Policy, SessionPolicySchema as PolicySchema } from './schemas.js'
 
 // A session's row keeps the policy its client asked for plus what each root was when the
@@ -50,6 +52,22 @@ function split<T>(raw: T): { rest: T; pins: StoredPins } {
 export function fromStoredPolicy(raw: unknown): { policy: Policy; pins: StoredPins } {
   const { rest, pins } = split(raw)
   return { policy: PolicySchema.parse(rest), pins }
+}
+
+// The stored policy after a network tightening the session's worker accepted (its reply:
+// what the worker applies now). The policy is read through its one schema, and only `network`
+// changes, narrowed as the worker narrowed it (tightenedNetwork): the pins, and where they were
+// taken, stay as stored.
+export function withTightenedNetwork(
+  raw: JsonValue,
+  net: { enabled: boolean; allow: NetworkEntry[] },
+): JsonValue {
+  const { policy } = fromStoredPolicy(raw)
+  const network = tightenedNetwork(policy.network, net)
+  return {
+    ...(raw as { [key: string]: JsonValue }),
+    network: JSON.parse(JSON.stringify(network)) as JsonValue,
+  }
 }
 
 // The policy as clients see it (session views, transcripts): without the pins.

@@ -1,6 +1,7 @@
 import { draftMount } from '../confinement/draft-mount.js'
 import { projectExtensionMasksFor } from '../confinement/project-extension-masks.js'
 import { homeMasksFor, pinRoots, rootChanged } from '../confinement/root-guard.js'
+import type { NetworkEntry } from '../contracts/network-policy.js'
 import type { Drafts } from '../drafts/drafts.js'
 import { draftDiffTool } from '../drafts/tool.js'
 import { clearDraftView, setDraftView } from '../drafts/view.js'
@@ -21,7 +22,7 @@ import type { Live } from './live.js'
 import type { EngineMetrics } from './metrics.js'
 import { gateOutsideTools } from './mode-gate.js'
 import { hostToolsFor } from './session-open.js'
-import { fromStoredPolicy, samePin } from './stored-policy.js'
+import { fromStoredPolicy, samePin, withTightenedNetwork } from './stored-policy.js'
 import { sandboxSysPath } from './sys-path.js'
 
 // What starting a session's worker needs from the engine that owns it.
@@ -119,6 +120,10 @@ export async function startWorker(
       ...(overlay ? { overlay } : {}),
     }),
     Promise.resolve([]),
+    // A tightening is part of the session's policy: stored before it is reported done, so a
+    // sub_loop child (built from the stored policy) and a later host process reopening the
+    // session start from the narrowed network, not the one the session was created with.
+    { onNetwork: (net) => storeTightening(deps.store, live.id, net) },
   )
   if (found) rememberSkills(session, found)
   if (overlay) setDraftView(live.id, overlay.root, (await draftMount(overlay)).pid)
@@ -152,4 +157,15 @@ export async function startWorker(
   live.session = session
   live.off = session.subscribe((ev) => deps.onEvent(live, ev))
   return session
+}
+
+function storeTightening(
+  store: Store,
+  sessionId: string,
+  net: { enabled: boolean; allow: NetworkEntry[] },
+): void {
+  store.transaction(() => {
+    const row = store.sessions.require(sessionId)
+    store.sessions.setPolicy(sessionId, withTightenedNetwork(row.policy, net))
+  })
 }

@@ -3,7 +3,7 @@ import { VisError } from '../util/errors.js'
 import { constraintViolation } from './constraint.js'
 import { isSessionRow } from './fast-shapes.js'
 import { newId } from './ids.js'
-import { decodeJson, encodeJson, JsonValueSchema, parseInput } from './json.js'
+import { decodeJson, encodeJson, type JsonValue, JsonValueSchema, parseInput } from './json.js'
 import type { RepoContext } from './statements.js'
 
 const SessionRowSchema = z.object({
@@ -107,6 +107,15 @@ export class SessionsRepo {
 
   setTitle(id: string, title: string | null): Session {
     const r = this.ctx.sql.get('UPDATE sessions SET title = ? WHERE id = ?').run(title, id)
+    if (r.changes === 0) this.require(id)
+    return this.require(id)
+  }
+
+  // A session's policy changed at run time (only ever narrowed: Session.setNetwork): stored so
+  // that its sub_loop children and a later host process reopening it start from the narrowed one.
+  setPolicy(id: string, policy: JsonValue): Session {
+    const v = parseInput(JsonValueSchema, policy, 'sessions.setPolicy')
+    const r = this.ctx.sql.get('UPDATE sessions SET policy = ? WHERE id = ?').run(encodeJson(v), id)
     if (r.changes === 0) this.require(id)
     return this.require(id)
   }

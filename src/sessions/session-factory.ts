@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { protectHome } from '../confinement/protected-homes.js'
 import { guestRuntimeConfig } from '../guest/index.js'
 import { MAX_SPIN_US } from '../native/wire-spin.js'
+import type { NetworkAck } from '../protocol/parent-requests.js'
 import { defaultTools } from '../tools/index.js'
 import type { Tool } from '../tools/types.js'
 import { VisError } from '../util/errors.js'
@@ -103,11 +104,18 @@ export class SessionFactory {
   }
 
   // A session for a resolved policy: a worker from the pool, its tool jail, then `tools` bound.
-  async open(id: string, policy: WorkerPolicy, tools: Promise<Tool[]>): Promise<Session> {
+  // `onNetwork` is the owner's part of a network tightening (the engine stores it), after the
+  // worker and the tool jail took it and before setNetwork reports it done.
+  async open(
+    id: string,
+    policy: WorkerPolicy,
+    tools: Promise<Tool[]>,
+    hooks: { onNetwork?: (net: NetworkAck) => void } = {},
+  ): Promise<Session> {
     this.assertFree(id)
     tools.catch(() => undefined)
     try {
-      return await this.openNow(id, policy, tools)
+      return await this.openNow(id, policy, tools, hooks)
     } finally {
       // Refilled once this session is set up (or has failed to be), never beside its setup:
       // a worker's start (a fork, the jail, a Node start-up) takes the CPU the setup needs.
@@ -118,7 +126,12 @@ export class SessionFactory {
     }
   }
 
-  private async openNow(id: string, policy: WorkerPolicy, tools: Promise<Tool[]>): Promise<Session> {
+  private async openNow(
+    id: string,
+    policy: WorkerPolicy,
+    tools: Promise<Tool[]>,
+    hooks: { onNetwork?: (net: NetworkAck) => void },
+  ): Promise<Session> {
     const { opts, pool } = this
     const worker: Worker = (await pool.acquire(policy)).worker
     if (this.closedNow) {
@@ -148,7 +161,10 @@ export class SessionFactory {
           })
         }
       },
-      onNetwork: (net) => jail?.setNetwork(net),
+      onNetwork: (net) => {
+        jail?.setNetwork(net)
+        hooks.onNetwork?.(net)
+      },
       onDispose: async (s) => {
         if (this.live.get(s.id) === s) this.live.delete(s.id)
         // After the session's resources: the tool network outlives none of its processes.

@@ -2,4 +2,9 @@
 // above the sessions name it: the engine and the MCP server take it from here, never from the
 // worker that enforces it. It is defined beside the worker (src/worker/worker-policy.ts)
 // because the jail and the warm pool's key are built from it below this layer.
-export { normalizePolicy, WorkerPolicy, type WorkerPolicyInput } from '../worker/worker-policy.js'
+export {
+  normalizePolicy,
+  tightenedNetwork,
+  WorkerPolicy,
+  type WorkerPolicyInput,
+} from '../worker/worker-policy.js'
