@@ -7,7 +7,7 @@ import { VisError } from '../util/errors.js'
 import { TURN_EVENT_NAMES } from '../util/event-names.js'
 import { Approvals } from './approvals.js'
 import { type Budget, TurnBudget, unpriced } from './budget.js'
-import { childModelRule } from './child-models.js'
+import { allowedTurnModel, childModelRule } from './child-models.js'
 import { type AgentConfig, loadAgentConfig, type ModelSpec, resolveModel } from './config.js'
 import { ModelDeltaBatcher } from './deltas.js'
 import type { EarlyRequest } from './first-request.js'
@@ -143,6 +143,12 @@ export class Agent {
     const s = this.state(sessionId)
     s.listeners.add(fn)
     return () => s.listeners.delete(fn)
+  }
+
+  // The model a client of the HTTP API asked a turn for, held to what the person configured
+  // (child-models.ts, the rule sub_loop children follow): refused before any request is made.
+  clientModel(asked: string, ctx: { sessionId: string; op: string }): string {
+    return allowedTurnModel(childModelRule(this.config), asked, ctx)
   }
 
   // Runs one turn and waits for it.

@@ -23,7 +23,11 @@ export const TurnBodySchema = z
       .min(3)
       .max(300)
       .optional()
-      .describe('<provider>/<model>; default VIS_MODEL or agent.json.'),
+      .describe(
+        "<provider>/<model> or an alias; default VIS_MODEL or agent.json. Only a model the server's agent.json or " +
+          'VIS_MODEL configures (the default model and its provider, an alias, a provider with an entry in ' +
+          '"providers"); anything else is agent.model-not-allowed.',
+      ),
     max_iterations: z.number().int().min(1).max(1000).optional(),
     budget: BudgetSchema.optional().describe(
       "The turn's token/cost budget, shared with its sub_loop children; default agent.json `budget`.",

@@ -79,7 +79,9 @@ export const AGENT_ROUTES: RouteSpec[] = [
         schema: TurnViewSchema,
         headers: { Location: "The turn's own URL.", 'Preference-Applied': '`respond-async`.' },
       },
-      400: err('Invalid body, no usable model, or an unknown template.'),
+      400: err(
+        'Invalid body, no usable model, a model the server does not configure (agent.model-not-allowed), or an unknown template.',
+      ),
       404: NOT_FOUND,
       409: err('The session is closed.'),
     },
@@ -101,8 +103,10 @@ export const AGENT_ROUTES: RouteSpec[] = [
             ),
           ),
         )
+      // The client's model names an endpoint the server will post to: only a configured one.
+      const model = body.model ? agent.clientModel(body.model, { sessionId: id, op: 'turn' }) : undefined
       const started = await agent.startTurn(id, body.prompt, {
-        ...(body.model ? { model: body.model } : {}),
+        ...(model ? { model } : {}),
         ...(body.max_iterations ? { maxIterations: body.max_iterations } : {}),
         ...(body.budget ? { budget: body.budget } : {}),
         ...(sync ? { signal: hangup.signal } : {}),

@@ -42,9 +42,10 @@ export const ERROR_CATALOGUE = {
   'agent.repeated-failure': fail(500, 'The same failure repeated; the turn stopped rather than loop.'),
   // sub_loop() from a block (src/agent/sub-loop.ts): raised to the block as a tool error.
   'agent.sub-loop-outside-turn': fail(409, 'sub_loop() runs only in a block of an agent turn.'),
+  // 400 like agent.bad-model: the request named a model this server cannot use for it.
   'agent.model-not-allowed': fail(
-    403,
-    'A block named a model for a child turn that agent.json does not configure (src/agent/child-models.ts).',
+    400,
+    'A block (a child turn) or an HTTP client (a turn) named a model agent.json and VIS_MODEL do not configure (src/agent/child-models.ts).',
   ),
   'agent.sub-loop-depth': fail(409, 'sub_loop() children may not nest deeper than subLoops.maxDepth.'),
   'agent.sub-loop-timeout': fail(500, 'A sub_loop() child ran past its wall clock without an answer.'),
