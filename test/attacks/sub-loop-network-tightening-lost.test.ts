@@ -82,6 +82,7 @@ test("a sub_loop child does not get back the network its parent's tightening too
     assert.match(childOut, /CHILDSAW refused /)
   } finally {
     await h?.close()
+    if (h) rmSync(h.home, { recursive: true, force: true })
     if (srv) await new Promise<void>((res) => srv!.close(() => res()))
     rmSync(root, { recursive: true, force: true })
   }
@@ -122,6 +123,56 @@ test('a network tightening survives a host restart', async () => {
     assert.match(reopened.block.stdout ?? '', /^SAW refused /, reopened.block.stdout ?? '')
   } finally {
     await h?.close()
+    if (h) rmSync(h.home, { recursive: true, force: true })
+    if (srv) await new Promise<void>((res) => srv!.close(() => res()))
+    rmSync(root, { recursive: true, force: true })
+  }
+})
+
+// Nor does it need a restart: the same session's next worker is started from the stored policy
+// too. A draft (`engine.draft(id).create`, which moves the worker into the draft's mount
+// namespace) and a worker stop (`engine.stopWorker`, which review and `apply({ expect })` do
+// before they diff) both give the session's next block the network back. On the current code the
+// listener receives /after-stop and /after-draft.
+test("a session's own next worker keeps its network tightening (worker stop, draft)", async () => {
+  const root = mkdtempSync(join(tmpdir(), 'vis-attack-subnet-'))
+  const seen: string[] = []
+  let srv: Server | undefined
+  let h: Harness | undefined
+  try {
+    srv = createServer((req, res) => {
+      seen.push(String(req.url))
+      res.end('listener-answer\n')
+    })
+    await new Promise<void>((res) => srv!.listen(0, '127.0.0.1', () => res()))
+    const port = (srv.address() as { port: number }).port
+    h = await harness({ root })
+    const s = await h.engine.createSession({
+      roots: [root],
+      network: { enabled: true, allow: [`127.0.0.1:${port}`] },
+    })
+    const run = async (path: string) =>
+      (await h!.engine.runBlock(s.id, { code: fetchCode(port, path, 'SAW') })).block.stdout ?? ''
+    assert.equal(await run('/before'), 'SAW listener-answer\n')
+    await (await h.engine.runtimeSession(s.id)).setNetwork({ enabled: false })
+    assert.match(await run('/after'), /^SAW refused /)
+    await h.engine.stopWorker(s.id, 'the host stops the worker, as a review does before its diff')
+    const afterStop = await run('/after-stop')
+    // Tightened again on the new worker; then a draft.
+    await (await h.engine.runtimeSession(s.id)).setNetwork({ enabled: false })
+    assert.match(await run('/again'), /^SAW refused /)
+    await h.engine.draft(s.id).create('try something')
+    const afterDraft = await run('/after-draft')
+    assert.deepEqual(
+      seen,
+      ['/before'],
+      `the session's next worker had the network back (requests: ${JSON.stringify(seen)}):\n${afterStop}${afterDraft}`,
+    )
+    assert.match(afterStop, /^SAW refused /)
+    assert.match(afterDraft, /^SAW refused /)
+  } finally {
+    await h?.close()
+    if (h) rmSync(h.home, { recursive: true, force: true })
     if (srv) await new Promise<void>((res) => srv!.close(() => res()))
     rmSync(root, { recursive: true, force: true })
   }
