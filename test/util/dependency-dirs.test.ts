@@ -35,7 +35,7 @@ test('npm hoisting: the project node_modules the package and its dependencies si
   pkg(join(p, 'src'), 'not-a-dependency')
   assert.deepEqual(dependencyDirs(vis), [join(p, 'node_modules')])
   // In a session rooted at the project: bound read-only over the root, the project's own files not.
-  assert.deepEqual(packageMounts([{ path: p, real: p, fd: -1 }], vis, dependencyDirs(vis)).sort(), [
+  assert.deepEqual(packageMounts([{ path: p, real: p }], vis, dependencyDirs(vis)).sort(), [
     join(p, 'node_modules'),
     vis,
   ])
