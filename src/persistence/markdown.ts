@@ -1,9 +1,17 @@
 import type { JsonValue } from './json.js'
 import type { Transcript, TranscriptBlock, TranscriptTurn } from './transcript.js'
 
+// The longest run of backticks in `text`, by a loop: spreading every run into Math.max throws
+// RangeError once a block prints ~150,000 of them (thirteenth outsider pass: the export failed).
+function longestBacktickRun(text: string): number {
+  let longest = 0
+  for (const m of text.matchAll(/`+/g)) if (m[0].length > longest) longest = m[0].length
+  return longest
+}
+
 // A fence longer than any backtick run inside, so model output containing ``` cannot end it early.
 export function fence(content: string, lang = ''): string {
-  const longest = Math.max(0, ...[...content.matchAll(/`+/g)].map((m) => m[0].length))
+  const longest = longestBacktickRun(content)
   const ticks = '`'.repeat(Math.max(3, longest + 1))
   const body = content.endsWith('\n') ? content : `${content}\n`
   return `${ticks}${lang}\n${body}${ticks}\n`
@@ -22,7 +30,7 @@ function oneLine(text: string): string {
 // URL. In a code span nothing is markup; its delimiter is longer than any backtick run inside.
 export function codeSpan(text: string): string {
   const line = oneLine(text)
-  const longest = Math.max(0, ...[...line.matchAll(/`+/g)].map((m) => m[0].length))
+  const longest = longestBacktickRun(line)
   const ticks = '`'.repeat(longest + 1)
   const pad = line.startsWith('`') || line.endsWith('`') ? ' ' : ''
   return `${ticks}${pad}${line}${pad}${ticks}`

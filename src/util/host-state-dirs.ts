@@ -1,14 +1,14 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, isAbsolute, join } from 'node:path'
 import { VisError } from './errors.js'
 import { realish } from './real-path.js'
 import {
-  announceProcess,
   liveJailsDir,
   livenessJudge,
   processKey,
   sweepDeadProcesses,
+  writeProcessRecord,
 } from './vis-processes.js'
 import { writableRootHolding } from './writable-roots.js'
 
@@ -62,17 +62,7 @@ function record(): void {
   const parents = hostStateParents()
   const text = JSON.stringify({ pid: process.pid, parents })
   if (text === recorded) return
-  // Its FIFO first: a reader never finds this record without it.
-  announceProcess()
-  const file = join(liveJailsDir(), `${processKey()}.state.json`)
-  try {
-    mkdirSync(liveJailsDir(), { recursive: true, mode: 0o700 })
-    writeFileSync(`${file}.tmp`, text, { mode: 0o600 })
-    renameSync(`${file}.tmp`, file)
-    recorded = text
-  } catch {
-    // as above
-  }
+  if (writeProcessRecord(join(liveJailsDir(), `${processKey()}.state.json`), text)) recorded = text
 }
 
 const RECORD = /^(\d+-\d+)\.state\.json$/

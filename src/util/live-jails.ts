@@ -1,22 +1,13 @@
 import { randomBytes } from 'node:crypto'
-import {
-  fstatSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs'
+import { fstatSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { isAbsolute, join } from 'node:path'
 import {
-  announceProcess,
   liveJailsDir,
   liveJailsDirs,
   livenessJudge,
   processKey,
   sweepDeadProcesses,
+  writeProcessRecord,
 } from './vis-processes.js'
 
 export { liveJailsDir }
@@ -92,17 +83,7 @@ export function liveJailEntry(roots: readonly { real: string; fd: number }[]): L
   }
   let removed = false
   const write = () => {
-    if (removed) return
-    // Its process's FIFO first: a reader never finds this entry without it.
-    announceProcess()
-    try {
-      mkdirSync(dir, { recursive: true, mode: 0o700 })
-      const tmp = `${file}.tmp`
-      writeFileSync(tmp, JSON.stringify(entry), { mode: 0o600 })
-      renameSync(tmp, file)
-    } catch {
-      // as above
-    }
+    if (!removed) writeProcessRecord(file, JSON.stringify(entry))
   }
   return {
     announce: write,

@@ -9,9 +9,10 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  writeFileSync,
 } from 'node:fs'
 import { userInfo } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { userDefaultHome } from './home-registry.js'
 import { hostProgramPath } from './host-programs.js'
 
@@ -93,6 +94,21 @@ export function announceProcess(): void {
     // as above
   } finally {
     rmSync(tmp, { force: true })
+  }
+}
+
+// Writes `text` to `file` in the folder (0600, whole or not at all) once this process is announced:
+// a reader never finds a record of this process (its jails' entries, its host state record) without
+// its FIFO. Best effort like the FIFO: false when the folder cannot be written (a read-only ~).
+export function writeProcessRecord(file: string, text: string): boolean {
+  announceProcess()
+  try {
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 })
+    writeFileSync(`${file}.tmp`, text, { mode: 0o600 })
+    renameSync(`${file}.tmp`, file)
+    return true
+  } catch {
+    return false
   }
 }
 

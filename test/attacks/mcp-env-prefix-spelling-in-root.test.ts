@@ -13,12 +13,12 @@
 // (env PREFIX=W/npm-global), both `npx -y some-mcp-server` against a loopback registry. Expected: both
 // refused with mcp.launch-denied (and DESTDIR with them), the marker never written.
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
 import { loopbackRegistry } from './fixtures/loopback-npm-registry.js'
+import { runTsxHost } from './tsx-host.js'
 
 const base = mkdtempSync(join(tmpdir(), 'vis-attack-mcp-prefix-'))
 const closers: (() => void)[] = []
@@ -36,25 +36,7 @@ test("npm's PREFIX spelling of the global prefix in mcp.json env is refused like
   const marker = join(outside, 'ran-on-the-host')
   const reg = await loopbackRegistry(join(base, 'registry'))
   closers.push(reg.close)
-  const r = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(
-      process.execPath,
-      ['--import', import.meta.resolve('tsx'), fixture, W, home, marker, reg.url],
-      {
-        cwd: outside,
-        env: { ...process.env, VIS_HOME: home },
-      },
-    )
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d) => (stdout += d))
-    child.stderr.on('data', (d) => (stderr += d))
-    const timer = setTimeout(() => child.kill('SIGKILL'), 240_000)
-    child.on('close', (status) => {
-      clearTimeout(timer)
-      resolve({ status, stdout, stderr })
-    })
-  })
+  const r = await runTsxHost(fixture, [W, home, marker, reg.url], outside, { VIS_HOME: home })
   assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`)
   const out = r.stdout.trim().replace(/\n/g, ' | ')
   assert.match(

@@ -16,28 +16,19 @@
 // likewise, and a cache outside every root), or refuse a launch whose HOME (npm's config and cache, uv's)
 // lies inside a live root.
 import assert from 'node:assert/strict'
-import { spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
+import { homeAt, privateHomeLayout, runTsxHost } from './tsx-host.js'
 
 const base = mkdtempSync(join(tmpdir(), 'vis-attack-npmrc-'))
 after(() => rmSync(base, { recursive: true, force: true }))
 const fixture = join(import.meta.dirname, 'fixtures', 'npmrc-home-root-host.ts')
 
-test('a block in a session rooted at $HOME cannot choose, through ~/.npmrc, what an mcp.json `npx -y` server runs', () => {
-  const H = join(base, 'home')
-  const outside = join(base, 'outside')
-  mkdirSync(H)
-  mkdirSync(outside)
-  const marker = join(outside, 'ran-on-the-host')
-  const r = spawnSync(process.execPath, ['--import', import.meta.resolve('tsx'), fixture, H, marker], {
-    cwd: outside,
-    env: { ...process.env, HOME: H, VIS_HOME: join(H, '.vis') },
-    encoding: 'utf8',
-    timeout: 240_000,
-  })
+test('a block in a session rooted at $HOME cannot choose, through ~/.npmrc, what an mcp.json `npx -y` server runs', async () => {
+  const { H, outside, marker } = privateHomeLayout(base)
+  const r = await runTsxHost(fixture, [H, marker], outside, homeAt(H))
   assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`)
   const out = r.stdout.trim().replace(/\n/g, ' | ')
   assert.match(out, /planted/, out)

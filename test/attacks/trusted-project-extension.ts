@@ -89,6 +89,26 @@ export async function plantInSession(
   }
 }
 
+// plantInSession for the attacks on the trust check's walk: the block makes the extension folder
+// `extDir` (the project's own .vis/extensions, or a linked one's target) and runs `lines` with `ext`
+// naming it.
+export async function plantInExtensionFolder(
+  home: string,
+  root: string,
+  extDir: string,
+  lines: string[],
+  done: RegExp,
+  opts: { timeoutMs?: number } = {},
+): Promise<void> {
+  await plantInSession(
+    home,
+    root,
+    ['import os', `ext = ${JSON.stringify(extDir)}`, 'os.makedirs(ext, exist_ok=True)', ...lines],
+    done,
+    opts,
+  )
+}
+
 // A project nobody trusted (base/app<suffix>, no .vis yet) and its vis home (base/home<suffix>).
 export function untrustedProject(base: string, suffix = ''): { home: string; project: string } {
   const home = join(base, `home${suffix}`)

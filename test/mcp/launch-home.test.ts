@@ -9,8 +9,8 @@ import { spawnSync } from 'node:child_process'
 import { mkdirSync, readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { createEngine } from '../../src/engine/index.js'
-import { python, stdioFixture, tempDir } from './helpers.js'
+import { stdioFixture, tempDir } from './helpers.js'
+import { mcpEngine } from './launch-engine.js'
 
 const tsx = import.meta.resolve('tsx')
 const fixture = join(import.meta.dirname, 'fixtures', 'home-root-host.ts')
@@ -104,14 +104,8 @@ test("a session root inside HOME's .config (~/.config/uv: uv's own configuration
 test('a host whose HOME lies outside every root passes its own HOME to a server, nothing added', async () => {
   const home = tempDir('launch-home-vis')
   const root = tempDir('launch-home-root')
-  const engine = await createEngine({
-    home,
-    python,
-    pool: { size: 0 },
-    extensions: false,
-    mcpServers: {
-      plain: { command: 'node', args: ['--import', tsx, stdioFixture, 'plain'], connect_timeout_ms: 60_000 },
-    },
+  const engine = await mcpEngine(home, {
+    plain: { command: 'node', args: ['--import', tsx, stdioFixture, 'plain'], connect_timeout_ms: 60_000 },
   })
   try {
     const id = (await engine.createSession({ roots: [root] })).id

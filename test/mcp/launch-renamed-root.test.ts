@@ -7,10 +7,9 @@ import assert from 'node:assert/strict'
 import { existsSync, mkdirSync, readlinkSync, realpathSync, renameSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
-import { createEngine, type Engine } from '../../src/engine/index.js'
-import { StdioServerSchema } from '../../src/mcp-client/config.js'
-import { ServerConnection } from '../../src/mcp-client/connection.js'
-import { python, stdioFixture, tempDir } from './helpers.js'
+import type { Engine } from '../../src/engine/index.js'
+import { stdioFixture, tempDir } from './helpers.js'
+import { blockIn, launchRefusal, mcpEngine } from './launch-engine.js'
 
 const base = realpathSync(tempDir('launch-renamed'))
 const home = join(base, 'home')
@@ -34,7 +33,7 @@ let session: string
 
 before(async () => {
   for (const d of [home, R, outside]) mkdirSync(d)
-  engine = await createEngine({ home, python, pool: { size: 0 }, extensions: false, mcpServers: servers })
+  engine = await mcpEngine(home, servers)
   session = (await engine.createSession({ roots: [R] })).id
   // The block plants a server program and a folder for a cwd; then the person moves the project.
   const b = await block(
@@ -54,27 +53,8 @@ after(async () => {
   await engine?.close()
 })
 
-async function block(code: string) {
-  return (await engine.runBlock(session, { code, timeout_ms: 120_000 })).block
-}
-
-async function refusal(name: keyof typeof servers): Promise<string | undefined> {
-  const conn = new ServerConnection(
-    name,
-    StdioServerSchema.parse(servers[name]),
-    'launch-renamed',
-    undefined,
-    home,
-  )
-  try {
-    await conn.connect()
-    return undefined
-  } catch (err) {
-    return (err as { code?: string }).code
-  } finally {
-    await conn.close()
-  }
-}
+const block = (code: string) => blockIn(engine, session, code)
+const refusal = (name: keyof typeof servers) => launchRefusal(name, servers[name], 'launch-renamed', home)
 
 test('a command in a live root renamed since its session began is refused: mcp.launch-denied, never run', async () => {
   const b = await block("mcp_connect('command')")

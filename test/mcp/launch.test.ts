@@ -14,10 +14,9 @@ import {
 } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
-import { createEngine, type Engine } from '../../src/engine/index.js'
-import { StdioServerSchema } from '../../src/mcp-client/config.js'
-import { ServerConnection } from '../../src/mcp-client/connection.js'
-import { python, stdioFixture, tempDir } from './helpers.js'
+import type { Engine } from '../../src/engine/index.js'
+import { stdioFixture, tempDir } from './helpers.js'
+import { blockIn, launchRefusal, mcpEngine } from './launch-engine.js'
 
 const home = tempDir('launch-home')
 const root = realpathSync(tempDir('launch-root'))
@@ -42,41 +41,15 @@ const servers = {
 before(async () => {
   // `vis serve` started with the project's virtualenv activated: <root>/.venv/bin leads PATH.
   process.env.PATH = `${venvBin}:${savedPath ?? ''}`
-  engine = await createEngine({
-    home,
-    python,
-    pool: { size: 0 },
-    extensions: false,
-    mcpServers: servers,
-  })
+  engine = await mcpEngine(home, servers)
 })
 after(async () => {
   process.env.PATH = savedPath
   await engine?.close()
 })
 
-async function block(id: string, code: string) {
-  return (await engine.runBlock(id, { code, timeout_ms: 120_000 })).block
-}
-
-// The code the host raised (a block sees every host tool failure as block.host with its message).
-async function refusal(name: keyof typeof servers): Promise<string | undefined> {
-  const conn = new ServerConnection(
-    name,
-    StdioServerSchema.parse(servers[name]),
-    'launch-test',
-    undefined,
-    home,
-  )
-  try {
-    await conn.connect()
-    return undefined
-  } catch (err) {
-    return (err as { code?: string }).code
-  } finally {
-    await conn.close()
-  }
-}
+const block = (id: string, code: string) => blockIn(engine, id, code)
+const refusal = (name: keyof typeof servers) => launchRefusal(name, servers[name], 'launch-test', home)
 
 test('a server configured normally starts in <home>/mcp-servers with no in-root PATH entry', async () => {
   const id = (await engine.createSession({ roots: [root] })).id

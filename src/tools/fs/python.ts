@@ -3,8 +3,9 @@ import { resolveDistribution } from '../../distribution/resolve.js'
 
 // The tools run in the host, which has no Python of its own; syntax checks
 // of Python files borrow an interpreter: an explicit override, else the
-// distribution the runtime itself resolves (never downloading for this),
-// else the development machine's pyenv build.
+// distribution the runtime itself resolves (never downloading for this).
+// Nothing else: a fixed path (a development machine's pyenv build once stood here) could lie in a
+// session root (/root/.pyenv under a root at /root) and run what a sandbox put there.
 let cached: Promise<string | undefined> | undefined
 
 function executable(p: string | undefined): string | undefined {
@@ -26,9 +27,6 @@ async function fromDistribution(): Promise<string | undefined> {
 }
 
 export function findHostPython(): Promise<string | undefined> {
-  cached ??= (async () =>
-    executable(process.env.VIS_TOOLS_PYTHON) ??
-    (await fromDistribution()) ??
-    executable('/root/.pyenv/versions/3.11.7/bin/python3.11'))()
+  cached ??= (async () => executable(process.env.VIS_TOOLS_PYTHON) ?? (await fromDistribution()))()
   return cached
 }
