@@ -6,8 +6,13 @@ import { join } from 'node:path'
 import { VisError } from '../util/errors.js'
 import { hostProgramPath, nodeBinDir, trustedSearchPath } from '../util/host-programs.js'
 import { makeHostStateDir } from '../util/host-state-dirs.js'
+import { npmConfigEnv } from '../util/tool-home.js'
+import { writablePlaces } from '../util/writable-roots.js'
 
 function npm(args: string[], cwd: string, what: string): Promise<string> {
+  // npm's user and global configuration (`script-shell=`, `node-options=`) choose what it runs, the
+  // package's prepack script included: where a sandbox could write them (a session rooted at the
+  // person's HOME), npm gets a private HOME and empty configs instead (util/tool-home.ts).
   // npm from the system directories or beside the running node, never the caller's PATH (a
   // project's node_modules/.bin leads it under npx); its `#!/usr/bin/env node` finds the same node.
   const file = hostProgramPath('npm', [nodeBinDir()])
@@ -22,8 +27,20 @@ function npm(args: string[], cwd: string, what: string): Promise<string> {
       )
       return
     }
-    const env = { ...process.env, PATH: path }
+    let home: string | undefined
+    const config = npmConfigEnv(writablePlaces(), () => {
+      home ??= makeHostStateDir('vis-npm-home-')
+      return home
+    })
+    const replaced = new Set(Object.keys(config).map((k) => k.toLowerCase()))
+    const env: NodeJS.ProcessEnv = { PATH: path }
+    for (const [k, v] of Object.entries(process.env)) {
+      // Each variable npm reads is set once: an upper-case twin of a replaced one is left out.
+      if (k !== 'PATH' && !replaced.has(k.toLowerCase())) env[k] = v
+    }
+    Object.assign(env, config)
     execFile(file, args, { cwd, env, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+      if (home !== undefined) rmSync(home, { recursive: true, force: true })
       if (!err) return resolve(stdout)
       const missing = (err as NodeJS.ErrnoException).code === 'ENOENT'
       reject(

@@ -4,6 +4,7 @@ import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { z } from 'zod'
 import { VisError } from '../util/errors.js'
+import { sandboxWritableHolding } from '../util/writable-roots.js'
 
 // What a local CPython says about its own layout. Asked of the interpreter
 // itself (sysconfig), never guessed from paths.
@@ -93,11 +94,46 @@ export function localPythonCandidates(minor: string): string[] {
   return out.filter((p) => existsSync(p)).map((p) => realpathSync(p))
 }
 
-// The first candidate for the minor that has a shared libpython.
-export function findLocalPython(minor: string): LocalPython | undefined {
+// Why the host must not run the interpreter at `python` nor copy what it names as its own
+// (executable, libpython, standard library), or undefined. A sandbox can write a session's root and
+// every vis home: with a session on HOME, a block writes ~/.pyenv/versions/3.12.99/bin/python3.12,
+// which sorts first (thirteenth outsider pass). Judged by path and real path, before the run, and
+// again on what the interpreter reports, before anything is copied.
+export function pythonPlaceRefusal(python: string, info?: LocalPython): VisError | undefined {
+  const paths = [python, ...(info ? [info.executable, info.libpython, info.stdlib, info.platstdlib] : [])]
+  for (const p of paths) {
+    const held = sandboxWritableHolding(p)
+    if (held === undefined) continue
+    const where = held.home
+      ? `the vis home ${held.place}`
+      : `${held.place}, a root a session of this or another vis process can write`
+    return new VisError(
+      'dist.python-in-root',
+      `the local CPython ${python} (${p}) lies inside ${where}, so the host does not run or copy it: a sandbox ` +
+        'could have put it there. Install CPython outside every session root (or stop that session) and stage ' +
+        'again, or use --from-archive.',
+      { path: python, root: held.place },
+    )
+  }
+  return undefined
+}
+
+// The first candidate for the minor that has a shared libpython and lies outside every place a
+// sandbox writes; the candidates passed over for their place are added to `refused`.
+export function findLocalPython(minor: string, refused: VisError[] = []): LocalPython | undefined {
   for (const candidate of localPythonCandidates(minor)) {
+    const before = pythonPlaceRefusal(candidate)
+    if (before !== undefined) {
+      refused.push(before)
+      continue
+    }
     try {
       const info = probePython(candidate)
+      const after = pythonPlaceRefusal(candidate, info)
+      if (after !== undefined) {
+        refused.push(after)
+        continue
+      }
       if (info.minor === minor) return info
     } catch {
       // Not shared or not runnable: try the next one.

@@ -20,7 +20,20 @@ function openedPath(fd: number): string | undefined {
   }
 }
 
-function refusal(url: string, path: string, root: string): VisError {
+// What the file is: a kit's archive or json (VIS_PYTHON_DIST_URL), or an archive given to
+// `vis runtime stage --from-archive`, whose unpacked tree the host runs just the same.
+export type LocalSourceKind = 'kit' | 'archive'
+
+function refusal(url: string, path: string, root: string, kind: LocalSourceKind): VisError {
+  if (kind === 'archive') {
+    return new VisError(
+      'dist.source-in-root',
+      `the archive ${path} lies inside ${root}, a root a session of this or another vis process can write, ` +
+        'so the host does not stage it: a sandbox could have chosen the CPython the host then runs. Move ' +
+        'the archive outside every session root and stage it from there. Nothing was staged.',
+      { url, path, root },
+    )
+  }
   return new VisError(
     'dist.source-in-root',
     `the CPython kit at ${dirname(path)} (${url}) lies inside ${root}, a root a session of this or ` +
@@ -37,16 +50,16 @@ export const localSourceTestHooks: { beforeOpen?: (path: string) => void } = {}
 
 // Opens the file at `path` (read from `url`) for reading, or throws dist.source-in-root when it or
 // the file it opened lies in a writable root. The caller reads through the fd and closes it.
-export function openLocalSource(url: string, path: string): number {
+export function openLocalSource(url: string, path: string, kind: LocalSourceKind = 'kit'): number {
   const before = writableRootHolding(path)
-  if (before !== undefined) throw refusal(url, path, before)
+  if (before !== undefined) throw refusal(url, path, before, kind)
   localSourceTestHooks.beforeOpen?.(path)
   const fd = openSync(path, 'r')
   const opened = openedPath(fd)
   const after = opened === undefined ? undefined : writableRootHolding(opened)
   if (after !== undefined) {
     closeSync(fd)
-    throw refusal(url, path, after)
+    throw refusal(url, path, after, kind)
   }
   return fd
 }

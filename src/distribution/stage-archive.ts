@@ -1,14 +1,45 @@
-import { copyFileSync, existsSync, mkdirSync, rmSync, statSync } from 'node:fs'
+import {
+  copyFileSync,
+  createReadStream,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  rmSync,
+  statSync,
+} from 'node:fs'
 import { basename, join, resolve } from 'node:path'
+import { pipeline } from 'node:stream/promises'
 import { VisError } from '../util/errors.js'
 import { archiveFileFor, sha256File, unpackArchive, writeArchiveManifests } from './archive.js'
 import { cleanStaleSiblings, renameIntoPlace, replaceInPlace, siblingTemp } from './atomic.js'
 import { downloadFile } from './download.js'
 import { defaultDistDir, stagedTreeRoot } from './layout.js'
+import { openLocalSource } from './local-source.js'
 import { writeManifest } from './manifest.js'
 import { noProgress } from './progress.js'
 import type { StageOptions, StageResult } from './stage.js'
 import { validateTree } from './validate.js'
+
+// A local archive is judged where it lies (dist.source-in-root inside a root a sandbox writes: the
+// host runs the tree it holds) and read once, through the descriptor that was judged, into the
+// staging folder; the unpacking, the checksum and the copy into archives/ all read that private
+// copy, so what is recorded is what was unpacked.
+async function copyArchive(path: string, into: string): Promise<void> {
+  let fd: number
+  try {
+    fd = openLocalSource(path, path, 'archive')
+  } catch (err) {
+    if (err instanceof VisError) throw err
+    throw new VisError(
+      'dist.stage',
+      `no archive at ${path}: ${(err as Error).message}`,
+      { path },
+      { cause: err },
+    )
+  }
+  // The stream closes the descriptor when it ends or fails.
+  await pipeline(createReadStream('', { fd }), createWriteStream(into))
+}
 
 // Stages from a python-build-standalone style archive (or one of ours):
 // unpacked beside its final place, checked, renamed in.
@@ -25,8 +56,8 @@ export async function stageFromArchive(source: string, opts: StageOptions = {}):
       file = join(tmp, 'archive.tar.gz')
       await downloadFile(source, file, { onProgress })
     } else {
-      file = resolve(source)
-      if (!existsSync(file)) throw new VisError('dist.stage', `no archive at ${file}`, { path: file })
+      file = join(tmp, 'archive.tar.gz')
+      await copyArchive(resolve(source), file)
     }
     const unpacked = join(tmp, 'tree')
     mkdirSync(unpacked)
@@ -55,7 +86,7 @@ export async function stageFromArchive(source: string, opts: StageOptions = {}):
       const archivesDir = join(out, 'archives')
       mkdirSync(archivesDir, { recursive: true })
       const dest = archiveFileFor(archivesDir, tree.version, tree.platform)
-      if (resolve(dest) !== file) copyFileSync(file, dest)
+      copyFileSync(file, dest)
       writeArchiveManifests(archivesDir, {
         version: tree.version,
         minor: tree.minor,

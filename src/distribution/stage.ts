@@ -3,7 +3,13 @@ import { basename, isAbsolute, join, relative, resolve } from 'node:path'
 import { VisError } from '../util/errors.js'
 import { archiveFileFor, packTree, writeArchiveManifests } from './archive.js'
 import { cleanStaleSiblings, replaceInPlace, siblingTemp } from './atomic.js'
-import { findLocalPython, type LocalPython, localPythonCandidates, probePython } from './discover.js'
+import {
+  findLocalPython,
+  type LocalPython,
+  localPythonCandidates,
+  probePython,
+  pythonPlaceRefusal,
+} from './discover.js'
 import { defaultDistDir, stagedTreeRoot, treePaths } from './layout.js'
 import { type DistManifest, writeManifest } from './manifest.js'
 import { installSelection } from './packages/install.js'
@@ -63,7 +69,9 @@ export async function stageMinor(minor: string, opts: StageOptions = {}): Promis
   if (!isSupportedMinor(minor)) {
     throw new VisError('dist.stage', `Python ${minor} is not supported (3.11, 3.12, 3.13 are)`, { minor })
   }
-  const local = findLocalPython(minor)
+  const refused: VisError[] = []
+  const local = findLocalPython(minor, refused)
+  if (!local && refused[0] !== undefined) throw refused[0]
   if (!local) {
     const tried = localPythonCandidates(minor)
     throw new VisError(
@@ -77,7 +85,12 @@ export async function stageMinor(minor: string, opts: StageOptions = {}): Promis
 }
 
 export async function stageFromPython(python: string, opts: StageOptions = {}): Promise<StageResult> {
-  return stageLocal(probePython(python), opts)
+  const before = pythonPlaceRefusal(python)
+  if (before !== undefined) throw before
+  const info = probePython(python)
+  const after = pythonPlaceRefusal(python, info)
+  if (after !== undefined) throw after
+  return stageLocal(info, opts)
 }
 
 async function stageLocal(py: LocalPython, opts: StageOptions): Promise<StageResult> {

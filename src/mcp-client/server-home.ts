@@ -1,19 +1,11 @@
-import {
-  chmodSync,
-  lstatSync,
-  mkdirSync,
-  readlinkSync,
-  renameSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs'
+import { chmodSync, lstatSync, mkdirSync, readlinkSync, renameSync, symlinkSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { userDefaultHome } from '../util/home-registry.js'
-import { rootHolding } from '../util/host-programs.js'
 import { makeHostStateDir } from '../util/host-state-dirs.js'
-import { within } from '../util/path-within.js'
-import { realish } from '../util/real-path.js'
+import { homeInRoot, privateHomeEnv } from '../util/tool-home.js'
 import { type WritablePlaces, writablePlaces } from '../util/writable-roots.js'
+
+export { inRoot } from '../util/tool-home.js'
 
 // The HOME a stdio MCP server gets. npx, uvx, pip and Python read their user configuration from
 // HOME before anything else (~/.npmrc's `prefix=` picks the folder whose bin/ `npx -y` runs first,
@@ -24,30 +16,6 @@ import { type WritablePlaces, writablePlaces } from '../util/writable-roots.js'
 // the user's own ~/.vis (linkUserVisHome);
 // mcp.json's `env.HOME` outside every root gives a server a real one back. Tools' caches then start
 // empty (npx downloads again), which the stderr note says once.
-
-// Where the tools look under HOME: a root holding one of these, or lying inside one, decides as
-// a root holding HOME does.
-const USER_PLACES = ['.npmrc', '.npm', '.config', '.local', '.cache', '.pip', '.pydistutils.cfg']
-
-// Where `path` lies in `root`, for a message: a root renamed since its jail began is named as the
-// jail recorded it, so the path's own place is said too.
-export function inRoot(path: string, root: string): string {
-  const renamed = rootHolding(path, [root]) === undefined ? ' (renamed since its session began)' : ''
-  return `${path} lies in the session root ${root}${renamed}`
-}
-
-// Why the host's HOME is no HOME for a server, if it is not: a root holds it or a place under it.
-function homeInRoot(home: string, places: WritablePlaces): string | undefined {
-  for (const p of [home, ...USER_PLACES.map((d) => join(home, d))]) {
-    const root = places.holding(p)
-    if (root !== undefined) return inRoot(p, root)
-  }
-  const real = realish(home)
-  for (const r of places.roots)
-    for (const d of USER_PLACES)
-      if (within(r, join(real, d))) return `the session root ${r} lies in ${join(home, d)}`
-  return undefined
-}
 
 const said = new Set<string>()
 
@@ -101,14 +69,8 @@ export function serverHomeEnv(
   const why = homeInRoot(resolve(host), places)
   if (why === undefined) return {}
   const dir = privateHomeDir(visHome, places)
-  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  const vars = privateHomeEnv(dir)
   chmodSync(dir, 0o700)
-  const npmrc = join(dir, '.npmrc')
-  try {
-    writeFileSync(npmrc, '', { flag: 'wx', mode: 0o600 })
-  } catch {
-    // already there: the host's own file, in a folder no sandbox writes
-  }
   linkUserVisHome(dir)
   const key = `${dir}\0${why}`
   if (!said.has(key)) {
@@ -119,12 +81,5 @@ export function serverHomeEnv(
         'in mcp.json to a folder outside every root to give it a real one\n',
     )
   }
-  return {
-    HOME: dir,
-    XDG_CONFIG_HOME: join(dir, '.config'),
-    XDG_DATA_HOME: join(dir, '.local', 'share'),
-    XDG_CACHE_HOME: join(dir, '.cache'),
-    npm_config_userconfig: npmrc,
-    PYTHONNOUSERSITE: '1',
-  }
+  return vars
 }

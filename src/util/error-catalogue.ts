@@ -185,7 +185,13 @@ export const ERROR_CATALOGUE = {
   // the machine's set-up, not the request, is what to change.
   'dist.source-in-root': fail(
     500,
-    'A file:// CPython kit lies inside a session root a sandbox can write; the host does not read it.',
+    'A CPython archive or file:// kit lies inside a session root a sandbox can write; the host does not read it.',
+  ),
+  // A local CPython `vis runtime stage` would run and copy lies where a sandbox can write (a session
+  // rooted at HOME holds ~/.pyenv): the machine's set-up, not a request, is what to change.
+  'dist.python-in-root': fail(
+    500,
+    'A local CPython found for staging lies inside a place a sandbox can write; the host does not run or copy it.',
   ),
   'dist.stage': fail(500, 'Staging a CPython distribution failed or was given conflicting options.'),
   'dist.tool': fail(500, 'An external tool used to build a distribution failed or is missing.'),

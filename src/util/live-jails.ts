@@ -3,6 +3,7 @@ import { fstatSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { isAbsolute, join } from 'node:path'
 import {
   liveJailsDir,
+  liveJailsDirs,
   livenessJudge,
   processKey,
   sweepDeadProcesses,
@@ -129,9 +130,16 @@ function parse(text: string): LiveJail | undefined {
   }
 }
 
-// The jails live now, of every vis process of this user. Stale entries are removed on the way.
+// The jails live now, of every vis process of this user. Stale entries are removed on the way (in
+// this process's own folder; another HOME's folder is only read: liveJailsDirs).
 export function liveJails(): LiveJail[] {
-  const dir = liveJailsDir()
+  const [own, ...others] = liveJailsDirs()
+  const out = jailsIn(own!, true)
+  for (const dir of others) out.push(...jailsIn(dir, false))
+  return out
+}
+
+function jailsIn(dir: string, sweep: boolean): LiveJail[] {
   let names: string[]
   try {
     names = readdirSync(dir)
@@ -139,13 +147,13 @@ export function liveJails(): LiveJail[] {
     return []
   }
   const out: LiveJail[] = []
-  const judge = livenessJudge()
+  const judge = livenessJudge(dir)
   for (const name of names) {
     const m = ENTRY.exec(name)
     if (!m) continue
     const file = join(dir, name)
     if (judge(`${m[1]}-${m[2]}`) === 'dead') {
-      rmSync(file, { force: true })
+      if (sweep) rmSync(file, { force: true })
       continue
     }
     let text: string
@@ -157,6 +165,6 @@ export function liveJails(): LiveJail[] {
     const jail = parse(text)
     if (jail) out.push(jail)
   }
-  sweepDeadProcesses(names, judge)
+  if (sweep) sweepDeadProcesses(names, judge)
   return out
 }

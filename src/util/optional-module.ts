@@ -3,17 +3,17 @@ import { hostDependencyDirs } from './dependency-dirs.js'
 import { packageRoot } from './home.js'
 import { within } from './path-within.js'
 import { realish } from './real-path.js'
-import { sandboxWritableHolding } from './writable-roots.js'
+import { otherProcessesPlaces, sandboxWritableHolding } from './writable-roots.js'
 
 // The host imports a few packages only when a call needs them and only if they are installed
 // (typescript for patch's syntax check, web-tree-sitter and the grammars for index, esbuild for
 // bundles). Node looks a bare name up in EVERY ancestor's node_modules, nearest first, and some of
 // those may lie inside a session's root, where a sandbox can write a package of that name: the host
 // would run it unconfined. So each such import resolves the name first, refuses a file inside any
-// writable root (unless it lies in the package or a dependency directory, which every jail binds
-// read-only) or in any vis home (twelfth pass: the outbox a jail writes lies there, outside every
-// root), and then imports that exact file, so a package planted nearer after the check is never
-// the one loaded. The writable roots are every live jail's of any vis process of this user
+// writable root (unless it lies in the package or a dependency directory, which every jail of this
+// process binds read-only, and no other vis process's jail writes it) or in any vis home (twelfth
+// pass: the outbox a jail writes lies there, outside every root), and then imports that exact
+// file, so a package planted nearer after the check is never the one loaded. The writable roots are every live jail's of any vis process of this user
 // (read from the registry, so a worker thread sees them as the main thread does: the index parses
 // in one) and the roots this process's sessions opened.
 
@@ -23,7 +23,7 @@ export type OptionalModule<T> = { module: T; absent?: undefined } | { module?: u
 // A vis home is refused whatever else holds the file: no install puts a module there.
 export function optionalModuleRefusal(specifier: string, path: string): string | undefined {
   const held = sandboxWritableHolding(path)
-  if (held === undefined || (!held.home && inDependencyDirs(realish(path)))) return undefined
+  if (held === undefined || (!held.home && readOnlyDependency(path))) return undefined
   const where = held.home
     ? 'inside a vis home (whose outboxes and drafts sandboxes write),'
     : "inside a session's root (of this or another vis process), which a sandbox can write,"
@@ -36,7 +36,15 @@ export function optionalModuleRefusal(specifier: string, path: string): string |
 // Whether a module an application added (one vis-runtime does not declare) may be taken from the
 // real path `at`: only from the package's dependency directories, and never from a vis home.
 export function inAddedModuleDirs(at: string): boolean {
-  return inDependencyDirs(at) && sandboxWritableHolding(at)?.home !== true
+  return sandboxWritableHolding(at)?.home !== true && readOnlyDependency(at)
+}
+
+// Whether `path` lies in the package or its dependency directories AND no jail of another vis
+// process may write it: this process's jails bind those directories read-only, another install's
+// jails (a global `vis serve` beside a project's library install) bind only their own, so a root of
+// theirs that holds this install's node_modules is as writable as any other.
+function readOnlyDependency(path: string): boolean {
+  return inDependencyDirs(realish(path)) && otherProcessesPlaces().holding(path) === undefined
 }
 
 // Whether the real path `at` lies in the package or one of its dependency directories: the places

@@ -11,6 +11,7 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs'
+import { userInfo } from 'node:os'
 import { dirname, join } from 'node:path'
 import { userDefaultHome } from './home-registry.js'
 import { hostProgramPath } from './host-programs.js'
@@ -29,6 +30,21 @@ import { hostProgramPath } from './host-programs.js'
 // these files.
 
 export const liveJailsDir = () => join(userDefaultHome(), 'live-jails')
+
+// The folders a reader takes other processes' jails from: its own, and the one under the user's
+// home from the password database when HOME names another place (a `vis runtime stage` or `vis
+// bundle` run with HOME pointed elsewhere must still see the jails of a `vis serve` started with the
+// usual HOME; thirteenth outsider pass). Reading more folders only adds places to refuse.
+export function liveJailsDirs(): string[] {
+  const own = liveJailsDir()
+  let usual: string | undefined
+  try {
+    usual = join(userInfo().homedir, '.vis', 'live-jails')
+  } catch {
+    // no password database entry: HOME's folder only
+  }
+  return usual === undefined || usual === own ? [own] : [own, usual]
+}
 
 // The start time (clock ticks since boot) of a running process in this pid namespace, or undefined
 // for a gone or zombie one: with the pid it names one process for good.
@@ -101,10 +117,10 @@ export type Liveness = 'live' | 'dead' | 'unknown'
 // Whether the vis process named `k` (<pid>-<starttime>) runs: by its FIFO, else (no FIFO: it had
 // no mkfifo, or it is gone and a reader removed it) by its pid in this namespace's /proc.
 // 'unknown' when its FIFO is there but cannot be tried: never a reason to remove what it left.
-export function livenessOf(k: string): Liveness {
+export function livenessOf(k: string, dir: string = liveJailsDir()): Liveness {
   const m = KEY.exec(k)
   if (!m) return 'unknown'
-  const fifo = join(liveJailsDir(), `${k}.fifo`)
+  const fifo = join(dir, `${k}.fifo`)
   try {
     if (!lstatSync(fifo).isFIFO()) return 'unknown'
     closeSync(openSync(fifo, C.O_WRONLY | C.O_NONBLOCK | C.O_NOFOLLOW))
@@ -118,12 +134,12 @@ export function livenessOf(k: string): Liveness {
 }
 
 // One reading of the folder judges each process once.
-export function livenessJudge(): (k: string) => Liveness {
+export function livenessJudge(dir: string = liveJailsDir()): (k: string) => Liveness {
   const seen = new Map<string, Liveness>()
   return (k) => {
     let v = seen.get(k)
     if (v === undefined) {
-      v = livenessOf(k)
+      v = livenessOf(k, dir)
       seen.set(k, v)
     }
     return v

@@ -2,9 +2,10 @@ import { dirname } from 'node:path'
 import { visHome } from './home.js'
 import { registeredHomes, userDefaultHome } from './home-registry.js'
 import { notedSessionRoots, rootHolding } from './host-programs.js'
-import { identityOf, liveJails } from './live-jails.js'
+import { identityOf, type LiveJail, liveJails } from './live-jails.js'
 import { within } from './path-within.js'
 import { realish } from './real-path.js'
+import { processKey } from './vis-processes.js'
 
 // The identities (device:inode) of `path`'s nearest existing directory and of each directory
 // above it: a jail's root found among them holds the path, whatever the root is called now.
@@ -29,8 +30,22 @@ export type WritablePlaces = {
 }
 
 export function writablePlaces(): WritablePlaces {
-  const jails = liveJails()
-  const set = new Set(notedSessionRoots())
+  return placesOf(liveJails(), notedSessionRoots())
+}
+
+// The places the live jails of OTHER vis processes of this user may write. Their jails bind their
+// own package and dependency directories read-only, not this install's: a root of theirs holding
+// this install's node_modules writes it (thirteenth outsider pass).
+export function otherProcessesPlaces(): WritablePlaces {
+  const self = processKey()
+  return placesOf(
+    liveJails().filter((j) => `${j.pid}-${j.starttime}` !== self),
+    [],
+  )
+}
+
+function placesOf(jails: LiveJail[], own: readonly string[]): WritablePlaces {
+  const set = new Set(own)
   for (const j of jails) for (const r of j.roots) set.add(r)
   const roots = [...set]
   const byIdentity = jails.some((j) => j.rootIds.length > 0)

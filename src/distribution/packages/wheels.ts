@@ -1,7 +1,8 @@
-import { existsSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
-import { join } from 'node:path'
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
+import { join, resolve } from 'node:path'
 import { VisError } from '../../util/errors.js'
 import { makeHostStateDir } from '../../util/host-state-dirs.js'
+import { isolatedPythonEnv } from '../../util/tool-home.js'
 import type { OnProgress } from '../progress.js'
 import { run } from '../tools.js'
 
@@ -16,7 +17,8 @@ export type WheelSource = { indexUrl: string }
 function sourceArgs(src: WheelSource): string[] {
   const u = src.indexUrl
   if (u.startsWith('file://') || u.startsWith('/') || u.startsWith('.')) {
-    const dir = u.startsWith('file://') ? new URL(u).pathname : u
+    // Absolute: pip runs in a folder of its own, not the caller's.
+    const dir = resolve(u.startsWith('file://') ? new URL(u).pathname : u)
     if (!existsSync(dir) || !statSync(dir).isDirectory()) {
       throw new VisError('dist.wheels', `the wheel directory ${dir} does not exist`, { path: dir })
     }
@@ -30,11 +32,18 @@ function sourceArgs(src: WheelSource): string[] {
   return ['--index-url', u]
 }
 
+// Where pip runs: its cwd and HOME in a fresh folder of the host's. Python started with -I puts
+// neither the cwd nor the user site (~/.local's .pth files run at start) on sys.path and ignores
+// PYTHON* variables, and pip's --isolated ignores PIP_* and its config files: a session's root
+// may be the folder `vis runtime stage` was started in (a block's W/pip/__main__.py would be the
+// `-m pip` run) or the person's HOME (thirteenth outsider pass).
+type PipPlace = { cwd: string; env: NodeJS.ProcessEnv }
+
 // A pip that runs: the given interpreter's, else python3's.
-async function findPip(candidates: readonly string[]): Promise<string> {
+async function findPip(candidates: readonly string[], at: PipPlace): Promise<string> {
   for (const py of [...candidates, 'python3']) {
     try {
-      await run(py, ['-m', 'pip', '--version'], { code: 'dist.wheels' })
+      await run(py, ['-I', '-m', 'pip', '--version'], { code: 'dist.wheels', ...at })
       return py
     } catch {
       // next
@@ -57,15 +66,22 @@ export async function installWheels(
   opts: { python?: string; onProgress: OnProgress },
 ): Promise<string[]> {
   if (requirements.length === 0) return []
-  const py = await findPip(opts.python ? [opts.python] : [])
-  const nodot = minor.replace('.', '')
-  const target = makeHostStateDir('vis-wheels-')
-  opts.onProgress({ step: 'wheels', detail: `pip: ${requirements.join(', ')} for CPython ${minor}` })
+  const work = makeHostStateDir('vis-wheels-')
+  const target = join(work, 'target')
+  const at: PipPlace = { cwd: join(work, 'cwd'), env: isolatedPythonEnv(join(work, 'home')) }
+  mkdirSync(target)
+  mkdirSync(at.cwd)
   try {
+    const py = await findPip(opts.python ? [opts.python] : [], at)
+    const nodot = minor.replace('.', '')
+    opts.onProgress({ step: 'wheels', detail: `pip: ${requirements.join(', ')} for CPython ${minor}` })
     const args = [
+      '-I',
       '-m',
       'pip',
       'install',
+      '--isolated',
+      '--no-cache-dir',
       '--disable-pip-version-check',
       '--no-input',
       '--no-compile',
@@ -91,7 +107,7 @@ export async function installWheels(
       ...requirements,
     ]
     try {
-      await run(py, args, { code: 'dist.wheels', timeoutMs: 600_000 })
+      await run(py, args, { code: 'dist.wheels', timeoutMs: 600_000, ...at })
     } catch (err) {
       throw new VisError(
         'dist.wheels',
@@ -112,6 +128,6 @@ export async function installWheels(
     }
     return labels.sort()
   } finally {
-    rmSync(target, { recursive: true, force: true })
+    rmSync(work, { recursive: true, force: true })
   }
 }

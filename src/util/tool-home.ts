@@ -1,0 +1,106 @@
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
+import { rootHolding } from './host-programs.js'
+import { within } from './path-within.js'
+import { realish } from './real-path.js'
+import type { WritablePlaces } from './writable-roots.js'
+
+// The HOME a tool the host runs (an MCP server; vis's own pip and npm) reads its user configuration
+// from. npx, uvx, pip and Python read it from HOME before anything else (~/.npmrc's `script-shell=`
+// and `prefix=`, pip.conf's indexes, ~/.local's user site with its .pth files), so a tool whose HOME
+// a sandbox writes (a session rooted at $HOME, which the roots allow) runs what a block chose.
+
+// Where the tools look under HOME: a root holding one of these, or lying inside one, decides as a
+// root holding HOME does.
+const USER_PLACES = ['.npmrc', '.npm', '.config', '.local', '.cache', '.pip', '.pydistutils.cfg']
+
+// Where `path` lies in `root`, for a message: a root renamed since its jail began is named as the
+// jail recorded it, so the path's own place is said too.
+export function inRoot(path: string, root: string): string {
+  const renamed = rootHolding(path, [root]) === undefined ? ' (renamed since its session began)' : ''
+  return `${path} lies in the session root ${root}${renamed}`
+}
+
+// Why `home` is no HOME for a tool the host runs, if it is not: a root holds it or a place under it.
+export function homeInRoot(home: string, places: WritablePlaces): string | undefined {
+  for (const p of [home, ...USER_PLACES.map((d) => join(home, d))]) {
+    const root = places.holding(p)
+    if (root !== undefined) return inRoot(p, root)
+  }
+  const real = realish(home)
+  for (const r of places.roots)
+    for (const d of USER_PLACES)
+      if (within(r, join(real, d))) return `the session root ${r} lies in ${join(home, d)}`
+  return undefined
+}
+
+// Makes `dir` (a folder of the host's, no sandbox writes it) a HOME for a tool and returns the
+// variables that point the tool there: the XDG folders beneath it, an empty npm user config and no
+// Python user site.
+export function privateHomeEnv(dir: string): Record<string, string> {
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  const npmrc = join(dir, '.npmrc')
+  try {
+    writeFileSync(npmrc, '', { flag: 'wx', mode: 0o600 })
+  } catch {
+    // already there: the host's own file, in a folder no sandbox writes
+  }
+  return {
+    HOME: dir,
+    XDG_CONFIG_HOME: join(dir, '.config'),
+    XDG_DATA_HOME: join(dir, '.local', 'share'),
+    XDG_CACHE_HOME: join(dir, '.cache'),
+    npm_config_userconfig: npmrc,
+    PYTHONNOUSERSITE: '1',
+  }
+}
+
+// The environment for a host python run as a staging step (pip for `vis runtime stage --with`):
+// the caller's, without its PYTHON* and PIP_* variables (pip reads its options from PIP_*), with
+// `home` (see privateHomeEnv) as HOME. The run itself passes -I and pip --isolated; this covers
+// what they leave to HOME (pip's cache and the XDG places).
+export function isolatedPythonEnv(home: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {}
+  for (const [k, v] of Object.entries(process.env)) {
+    const u = k.toUpperCase()
+    if (u.startsWith('PYTHON') || u.startsWith('PIP_') || u.startsWith('XDG_')) continue
+    env[k] = v
+  }
+  return { ...env, ...privateHomeEnv(home) }
+}
+
+// npm's global config: <prefix>/etc/npmrc, the prefix being npm_config_prefix or the running
+// node's install (npm's own rule for a node started from <prefix>/bin).
+function npmGlobalConfig(): string {
+  const prefix = process.env.npm_config_prefix ?? process.env.NPM_CONFIG_PREFIX
+  return join(prefix ? resolve(prefix) : dirname(dirname(process.execPath)), 'etc', 'npmrc')
+}
+
+// What an npm the host runs (a bundle's pack and install) gets in its environment for its
+// configuration: nothing when the host's HOME and npm's global config lie outside every writable
+// place (the person's ~/.npmrc, with its registry and credentials, still applies); otherwise a
+// private HOME made in `privateDir()` and an empty config for what a sandbox could write.
+export function npmConfigEnv(places: WritablePlaces, privateDir: () => string): Record<string, string> {
+  const out: Record<string, string> = {}
+  const host = process.env.HOME
+  let empty: string | undefined
+  if (host !== undefined && host !== '' && homeInRoot(resolve(host), places) !== undefined) {
+    Object.assign(out, privateHomeEnv(privateDir()))
+    empty = out.npm_config_userconfig
+  }
+  const userconfig = process.env.npm_config_userconfig ?? process.env.NPM_CONFIG_USERCONFIG
+  if (empty === undefined && userconfig !== undefined && places.holding(resolve(userconfig)) !== undefined) {
+    Object.assign(out, privateHomeEnv(privateDir()))
+    empty = out.npm_config_userconfig
+  }
+  const global =
+    process.env.npm_config_globalconfig ?? process.env.NPM_CONFIG_GLOBALCONFIG ?? npmGlobalConfig()
+  if (places.holding(resolve(global)) !== undefined) {
+    if (empty === undefined) {
+      empty = join(privateDir(), '.npmrc-global')
+      writeFileSync(empty, '', { mode: 0o600 })
+    }
+    out.npm_config_globalconfig = empty
+  }
+  return out
+}
