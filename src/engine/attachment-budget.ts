@@ -19,17 +19,20 @@ const mib = (n: number) =>
 // must not depend on their order), and its output says why and what to do.
 export function boundAttachments(
   finish: FinishBlockInput,
-  bound: { storedBytes: number; limitMb: number },
+  // storedBytes is asked only for a block with attachments: a block's usual outcome has none, and
+  // the sum is a query.
+  bound: { storedBytes: () => number; limitMb: number },
 ): FinishBlockInput {
   const list = finish.attachments ?? []
   if (list.length === 0) return finish
+  const stored = bound.storedBytes()
   const adding = list.reduce((n, a) => n + a.data.byteLength, 0)
   const limit = bound.limitMb * MiB
-  if (bound.storedBytes + adding <= limit) return finish
-  const left = Math.max(0, limit - bound.storedBytes)
+  if (stored + adding <= limit) return finish
+  const left = Math.max(0, limit - stored)
   const note =
     `[vis: this block's ${list.length === 1 ? '1 attachment' : `${list.length} attachments`} (${mib(adding)}) ${list.length === 1 ? 'was' : 'were'} not kept: ` +
-    `the session's stored attachments hold ${mib(bound.storedBytes)} of the ${bound.limitMb} MiB one session may keep ` +
+    `the session's stored attachments hold ${mib(stored)} of the ${bound.limitMb} MiB one session may keep ` +
     `(${mib(left)} left; ${LIMIT}); attach less (save large results under a root and name their paths), ` +
     `continue in a new session, or have the operator raise the engine's maxSessionAttachmentsMb]\n`
   return { ...finish, attachments: [], stdout: `${finish.stdout ?? ''}${note}` }

@@ -53,7 +53,7 @@ export async function executeBlock(
     })
     finish = boundAttachments(
       finishFromOutcome(await withOutboxBytes(outcome, session.outbox), performance.now() - t0, deps.limits),
-      { storedBytes: store.attachments.sessionBytes(live.id), limitMb: deps.attachmentsMb },
+      { storedBytes: () => store.attachments.sessionBytes(live.id), limitMb: deps.attachmentsMb },
     )
     snapshot = session.lastSnapshot
   } catch (err) {
