@@ -2,10 +2,12 @@
 // (every answer judged), in every spelling of the address, and for a bare address the guest
 // looked up earlier by an allowed name. Allowed names to other addresses still pass.
 import assert from 'node:assert/strict'
+import { createServer, get, request, type Server } from 'node:http'
 import { test } from 'node:test'
 import { EgressChecker } from '../../src/confinement/egress/check.js'
 import { compilePolicy, evaluate } from '../../src/confinement/egress/evaluate.js'
 import { installEgressLab } from '../../src/confinement/egress/lab.js'
+import { startEgressProxy } from '../../src/confinement/egress/proxy.js'
 import { NetworkPolicySchema } from '../../src/contracts/network-policy.js'
 
 const policy = (allow: string[], deny: string[]) =>
@@ -118,5 +120,84 @@ test('the checker refuses a name with a denied answer, and the bare address afte
     assert.equal((await strict.check({ host: OTHER, port: 443, tunnel: true })).allowed, true)
   } finally {
     undo()
+  }
+})
+
+const listen = (host: string, seen: string[]) =>
+  new Promise<Server>((resolve, reject) => {
+    const srv = createServer((req, res) => {
+      seen.push(`${host}${req.url}`)
+      res.end('reached')
+    })
+    srv.once('error', reject)
+    srv.listen(0, host, () => resolve(srv))
+  })
+
+const getVia = (socketPath: string, url: string) =>
+  new Promise<{ status: number; message: string; body: string }>((resolve, reject) => {
+    get({ socketPath, path: url, headers: { host: new URL(url).host } }, (res) => {
+      let body = ''
+      res.on('data', (d) => {
+        body += d
+      })
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, message: res.statusMessage ?? '', body }))
+    }).on('error', reject)
+  })
+
+const connectVia = (socketPath: string, authority: string) =>
+  new Promise<{ status: number; message: string }>((resolve, reject) => {
+    const req = request({ socketPath, method: 'CONNECT', path: authority })
+    req.on('connect', (res, socket) => {
+      socket.destroy()
+      resolve({ status: res.statusCode ?? 0, message: res.statusMessage ?? '' })
+    })
+    req.on('response', (res) => resolve({ status: res.statusCode ?? 0, message: res.statusMessage ?? '' }))
+    req.on('error', reject)
+    req.end()
+  })
+
+test('through the proxy: a name whose answer flips to the denied address is refused on that answer, and what is dialled is what was judged', async () => {
+  const seen: string[] = []
+  const denied = await listen('127.0.0.2', seen)
+  const other = await listen('127.0.0.3', seen)
+  const port = (s: Server) => (s.address() as { port: number }).port
+  // A rebinding name: every lookup answers the other address from the one before.
+  let flips = 0
+  const undo = installEgressLab({
+    names: {
+      'flip.lab.test': () => [flips++ % 2 === 0 ? '127.0.0.3' : '::ffff:127.0.0.2'],
+      'denied.lab.test': ['127.0.0.2'],
+    },
+    publicRanges: ['127.0.0.2/32', '127.0.0.3/32'],
+  })
+  const proxy = await startEgressProxy({ allow: [], deny: ['127.0.0.2'] })
+  try {
+    for (let i = 0; i < 4; i++) {
+      // Both listeners share no port, so each request names the port of the address it should
+      // reach when allowed; the denied listener must never see one.
+      const r = await getVia(
+        proxy.socketPath,
+        `http://flip.lab.test:${port(i % 2 === 0 ? other : denied)}/try${i}`,
+      )
+      if (i % 2 === 0) assert.equal(r.status, 200, `${r.status} ${r.message}`)
+      else {
+        assert.equal(r.status, 403)
+        assert.match(
+          r.message,
+          /flip\.lab\.test:\d+ \(it resolves to ::ffff:127\.0\.0\.2\) is refused by deny entry '127\.0\.0\.2'/,
+        )
+      }
+    }
+    const tunnel = await connectVia(proxy.socketPath, `denied.lab.test:${port(denied)}`)
+    assert.equal(tunnel.status, 403)
+    assert.match(tunnel.message, /refused by deny entry '127\.0\.0\.2'/)
+    assert.deepEqual(seen, ['127.0.0.3/try0', '127.0.0.3/try2'])
+  } finally {
+    await proxy.close()
+    undo()
+    for (const s of [denied, other]) {
+      s.closeAllConnections()
+      await new Promise<void>((resolve) => s.close(() => resolve()))
+    }
   }
 })
