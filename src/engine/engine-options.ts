@@ -12,6 +12,9 @@ export type EngineOptions = {
   interruptAckMs?: number
   // Stored stdout per block is cut past this many characters.
   maxOutputChars?: number
+  // What the attachments stored for one session may hold in all, in MiB (by the bytes stored;
+  // default 512): past it a block's attachments are not kept (src/engine/attachment-budget.ts).
+  maxSessionAttachmentsMb?: number
   durability?: Durability
   eventFlushMs?: number
   // Events kept per session for SSE replay (the store's default when unset).

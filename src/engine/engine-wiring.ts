@@ -1,5 +1,6 @@
 import { resolve } from 'node:path'
 import { Drafts } from '../drafts/drafts.js'
+import { DEFAULT_SESSION_ATTACHMENTS_MB } from './attachment-budget.js'
 import type { OutcomeLimits } from './block-finish.js'
 import { exclusive } from './block-queue.js'
 import { type EngineCore, requireSession } from './engine-core.js'
@@ -61,7 +62,13 @@ export function wireCore(parts: EngineParts, options: EngineOptions): EngineCore
     pending,
     closing: undefined,
     ownership: undefined,
-    executeDeps: { ...bridge, store, extensions, ensureWorker: (live) => ensureWorker(core, live) },
+    executeDeps: {
+      ...bridge,
+      store,
+      extensions,
+      attachmentsMb: options.maxSessionAttachmentsMb ?? DEFAULT_SESSION_ATTACHMENTS_MB,
+      ensureWorker: (live) => ensureWorker(core, live),
+    },
     workerDeps: {
       factory,
       store,

@@ -3,6 +3,7 @@ import type { ExtensionRegistry } from '../extensions/index.js'
 import type { Block, FinishBlockInput, Store } from '../persistence/index.js'
 import type { Session } from '../sessions/session.js'
 import { VisError } from '../util/errors.js'
+import { boundAttachments } from './attachment-budget.js'
 import { finishFromFailure, finishFromOutcome, type OutcomeLimits, outcomeLabel } from './block-finish.js'
 import type { EventLog } from './event-log.js'
 import { finishedEventData } from './events-bridge.js'
@@ -20,6 +21,8 @@ export type ExecuteDeps = {
   metrics: EngineMetrics
   drafts: Drafts
   limits: OutcomeLimits
+  // The bound on one session's stored attachments, in MiB (attachment-budget.ts).
+  attachmentsMb: number
   extensions: ExtensionRegistry | undefined
   ensureWorker: (live: Live) => Promise<Session>
 }
@@ -48,10 +51,9 @@ export async function executeBlock(
       stdin: '',
       ...(context ? { context } : {}),
     })
-    finish = finishFromOutcome(
-      await withOutboxBytes(outcome, session.outbox),
-      performance.now() - t0,
-      deps.limits,
+    finish = boundAttachments(
+      finishFromOutcome(await withOutboxBytes(outcome, session.outbox), performance.now() - t0, deps.limits),
+      { storedBytes: () => store.attachments.sessionBytes(live.id), limitMb: deps.attachmentsMb },
     )
     snapshot = session.lastSnapshot
   } catch (err) {

@@ -145,6 +145,17 @@ export class AttachmentsRepo {
       .map((row) => AttachmentSchema.parse(row))
   }
 
+  // The bytes a session's attachments hold in all (their recorded sizes): what the engine
+  // charges against the session's attachment bound (src/engine/attachment-budget.ts).
+  sessionBytes(sessionId: string): number {
+    const total = this.ctx.sql
+      .pluck(
+        'SELECT coalesce(sum(a.size), 0) FROM attachments a JOIN blocks b ON b.id = a.block_id WHERE b.session_id = ?',
+      )
+      .get(sessionId)
+    return Number(total ?? 0)
+  }
+
   // The bytes, from the row or the file store, checked against the recorded size.
   read(id: string): { attachment: Attachment; data: Buffer } {
     const row = this.ctx.sql.get('SELECT data, storage_uri FROM attachments WHERE id = ?').get(id) as

@@ -87,6 +87,14 @@ export const ERROR_CATALOGUE = {
     "A block's outbox files exceed what one block may hand over (100 files, 64 MiB in all by apparent size, each file once); the files past the bound were not read or kept.",
   ),
 
+  // Named in the note of a block whose attachments the engine did not keep
+  // (src/engine/attachment-budget.ts): they would take the session's stored attachments past
+  // the engine's maxSessionAttachmentsMb.
+  'attachment.session-limit': fail(
+    413,
+    "A block's attachments would take the session's stored attachments past the engine's maxSessionAttachmentsMb (default 512 MiB, by the bytes stored); none of the block's attachments were kept.",
+  ),
+
   'bench.batteries': fail(500, 'The batteries benchmark found no CPython to stage its baseline from.'),
 
   'block.abandoned': fail(500, 'The block never finished: its node or worker went away while it ran.'),

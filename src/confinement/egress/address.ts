@@ -166,6 +166,11 @@ export type AddressPattern = {
   // inside ::ffff:0:0/96, lying inside the address's special range. `::/0`, `0.0.0.0/0` or
   // `::ffff:0:0/96` cover every IPv4 address but name no private one.
   namesIPv4(ip: IP): boolean
+  // Whether a DENY entry refuses this address: it covers it, the IPv4 address an IPv6 spelling
+  // stands for, or an IPv4 address it carries through a gateway form (NAT64, 6to4, Teredo).
+  // Wider than `matches` on purpose: a deny entry must hold in every spelling that could reach
+  // the machine it names.
+  denies(ip: IP): boolean
 }
 
 // "10.0.0.0/8", "127.0.0.1", "::1" -> a matcher; undefined when the entry is a host pattern.
@@ -185,5 +190,6 @@ export function parseAddressPattern(entry: string): AddressPattern | undefined {
     matches: (a) => covers(a) || covers(unmapped(a)),
     names,
     namesIPv4: (a) => inV4Space && covers(a) && names(a),
+    denies: (a) => covers(a) || covers(unmapped(a)) || carriedIPv4(a).some((c) => covers(c.address)),
   }
 }

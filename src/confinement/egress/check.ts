@@ -66,10 +66,13 @@ export class EgressChecker {
     return evaluate(this.policy, { ...req, host, address })
   }
 
-  // A bare address: by itself, or by a name that resolved to it for this sandbox.
+  // A bare address: by itself, or by a name that resolved to it for this sandbox (a name an
+  // allow entry admits opens the address it resolved to; it never reopens a denied one).
   private checkAddress(req: EgressRequest & { host: string }): Checked {
     const own = evaluate(this.policy, { ...req, address: req.host })
     if (own.allowed) return { allowed: true, address: req.host, addresses: [req.host], verdict: own }
+    // A deny entry naming the address wins over any name that led to it.
+    if (own.deniedBy !== undefined) return { allowed: false, reason: own.reason, verdict: own }
     let byName: EgressVerdict | undefined
     for (const name of this.names.get(req.host) ?? []) {
       const v = evaluate(this.policy, { ...req, host: name, address: req.host })

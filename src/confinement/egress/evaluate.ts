@@ -7,7 +7,8 @@ import { entryText, type ParsedEntry, parseEntry } from './network-entries.js'
 // The evaluator of the one network policy (policy.ts). Decision order:
 // 1. metadata names are refused always;
 // 2. a specific (non-`*`) deny beats a specific allow; an allow rule with access 'none'
-//    counts as a deny;
+//    counts as a deny; an IP/CIDR deny entry judges every address a name resolved to, in
+//    every spelling (an IP/CIDR allow entry never admits a name);
 // 3. then `*` on either list (deny first);
 // 4. an empty allow list (network on) allows every public destination;
 // 5. after resolution, on EVERY resolved address: the address floor (address.ts), and
@@ -31,6 +32,8 @@ export type EgressVerdict = {
   allowed: boolean
   reason: string // what allowed or refused it, naming the rule
   rule?: string // the deciding entry
+  // Set when a specific deny entry refused it: nothing (no name it was looked up by) reopens it.
+  deniedBy?: string
   trace: RuleVerdict[]
 }
 
@@ -108,12 +111,20 @@ export function compilePolicy(p: {
   }
 }
 
-function targetMatches(e: ParsedEntry, host: string, address: string | undefined): boolean {
+function targetMatches(c: Compiled, host: string, address: string | undefined): boolean {
+  const e = c.parsed
   if (e.kind === 'any') return true
-  // An IP/CIDR entry admits connections made to an address, never a name that happens to
-  // resolve into it: names are matched by name entries only, so a name off the list is
-  // refused before any lookup, and a name never reaches a private address.
   if (e.kind === 'address') {
+    // A DENY entry judges the address being dialled, however the client named it: a name that
+    // resolves into a denied address is refused on that address (check.ts judges every answer),
+    // and so is every spelling of it (IPv4-mapped, carried by NAT64/6to4/Teredo: `denies`).
+    if (c.list === 'deny') {
+      const ip = parseIP(address ?? host)
+      return ip !== undefined && e.matchAddress?.denies(ip) === true
+    }
+    // An ALLOW entry admits connections made to an address, never a name that happens to
+    // resolve into it: names are matched by name entries only, so a name off the list is
+    // refused before any lookup, and a name never reaches a private address.
     const ip = isAddress(host) ? parseIP(address ?? host) : undefined
     return ip !== undefined && e.matchAddress?.matches(ip) === true
   }
@@ -159,8 +170,7 @@ export function evaluate(policy: CompiledPolicy, input: EgressRequest): EgressVe
   if (!isAddress(req.host) && NOT_A_NAME.test(req.host))
     return refuse(`${req.host} is neither a host name nor an IP address`)
 
-  const matched = (c: Compiled) =>
-    targetMatches(c.parsed, req.host, req.address) && portMatches(c.parsed, req.port)
+  const matched = (c: Compiled) => targetMatches(c, req.host, req.address) && portMatches(c.parsed, req.port)
   let specificDeny: Compiled | undefined
   let anyDeny: Compiled | undefined
   for (const c of policy.deny) {
@@ -183,8 +193,14 @@ export function evaluate(policy: CompiledPolicy, input: EgressRequest): EgressVe
     else if (c.parsed.kind === 'any') anyAllow ??= c
     else chosen ??= c
   }
-  if (specificDeny)
-    return refuse(`${where(req)} is refused by deny entry '${specificDeny.text}'`, specificDeny.text)
+  if (specificDeny) {
+    const via =
+      req.address !== undefined && req.address !== req.host && specificDeny.parsed.kind === 'address'
+        ? ` (it resolves to ${req.address})`
+        : ''
+    const text = specificDeny.text
+    return { ...refuse(`${where(req)}${via} is refused by deny entry '${text}'`, text), deniedBy: text }
+  }
   if (!chosen && narrowed) return refuse(`${where(req)}: ${narrowed}`)
   if (!chosen && anyDeny) return refuse(`${where(req)} is refused by deny entry '*'`, '*')
   chosen ??= anyAllow
