@@ -113,7 +113,10 @@ function single(g: Grant): IP | undefined {
 function overlaps(d: Grant, a: Grant): boolean {
   if (d.ports && a.ports && !d.ports.some((p) => a.ports?.includes(p))) return false
   if (d.kind === 'any' || a.kind === 'any') return true
-  // Names match name entries only, addresses address entries only.
+  // A refusing address entry also refuses every name that resolves into it (evaluate.ts), which
+  // the hook cannot know before the connection: it may overlap any name.
+  if (d.kind === 'address' && a.kind !== 'address') return true
+  // Otherwise names match name entries only, addresses address entries only.
   if ((d.kind === 'address') !== (a.kind === 'address')) return false
   if (d.kind === 'address') {
     const ip = single(a)

@@ -310,6 +310,8 @@ describe('the audit hook form', () => {
     for (const net of [
       { allow: ['*'], deny: ['lab.test'] },
       { allow: [], deny: ['198.51.100.7'] },
+      // A denied address refuses the names resolving to it, which the hook cannot see.
+      { allow: ['lab.test'], deny: ['198.51.100.7'] },
       { allow: ['lab.test'], deny: ['api.lab.test'] },
       { allow: ['*', { host: 'lab.test', access: 'read-only' as const }], deny: [] },
       { allow: ['198.51.100.0/24'], deny: [] },
