@@ -27,11 +27,11 @@ import { SseFrameDataSchema } from './event-schemas.js'
 import { onHangup } from './hangup.js'
 import { isAuthenticated } from './middleware/index.js'
 import { parseJsonBody } from './request-body.js'
-import { parseLastEventId, refuseBeyondLastEvent, sessionEventStream } from './sse.js'
+import { parseLastEventId, refuseBeyondLastEvent, type SseOptions, sessionEventStream } from './sse.js'
 
 export type RouteContext = {
   engine: Engine
-  sse: { heartbeatMs: number; maxQueuedFrames: number }
+  sse: Omit<SseOptions, 'onDrop'>
 }
 
 // `headers`: the response headers a client may read, by name, with what they say.
@@ -253,7 +253,9 @@ export const ROUTES: RouteSpec[] = [
       'Each frame is `id: <event id>`, `event: <type>` and `data: <the Event as JSON>`. A replay point ' +
       'older than the kept events first gets a frame `event: gap` (no id) whose data is a GapFrame. ' +
       '`: heartbeat` comments keep the connection alive. After `session.closed` the stream ends, and ' +
-      'reconnecting with its id (or later) gets 204, which stops an EventSource.',
+      'reconnecting with its id (or later) gets 204, which stops an EventSource. A client that stops ' +
+      'reading is disconnected once 10 000 frames or 16 MiB wait for it: reconnect with Last-Event-ID ' +
+      'and the missed events are replayed.',
     responses: {
       200: {
         description: 'An event stream; each `data` is one Event (or a GapFrame).',
@@ -275,7 +277,11 @@ export const ROUTES: RouteSpec[] = [
       // Nothing more will ever come: 204 tells an EventSource to stop reconnecting.
       if (view.state === 'closed' && after >= view.last_event_id) return c.body(null, 204)
       refuseBeyondLastEvent(after, header !== undefined, id, view.last_event_id)
-      return sessionEventStream(engine, id, after, sse, c.req.method === 'HEAD')
+      // A client dropped for falling behind loses its connection too: what the socket still
+      // buffers for it goes with it (the node adapter puts the response in env).
+      const outgoing = (c.env as { outgoing?: { destroy(): void } } | undefined)?.outgoing
+      const onDrop = outgoing ? () => outgoing.destroy() : undefined
+      return sessionEventStream(engine, id, after, { ...sse, onDrop }, c.req.method === 'HEAD')
     },
   },
   {
