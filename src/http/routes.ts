@@ -20,7 +20,7 @@ import {
 } from '../engine/schemas.js'
 import { VisError } from '../util/errors.js'
 import { attachmentHeaders } from './attachment-response.js'
-import { getBlockRoute, prefersAsyncHeader, runBlockRoute } from './block-route.js'
+import { addCodeDisplay, getBlockRoute, prefersAsyncHeader, runBlockRoute } from './block-route.js'
 import { DRAFT_ROUTES } from './draft-routes.js'
 import { err } from './errors.js'
 import { SseFrameDataSchema } from './event-schemas.js'
@@ -159,8 +159,11 @@ export const ROUTES: RouteSpec[] = [
       400: INVALID,
       404: NOT_FOUND,
     },
-    handler(c, { engine }) {
-      return c.json(engine.getSession(c.req.param('id')!, readQuery(c, SessionDetailQuerySchema)))
+    async handler(c, { engine }) {
+      const { format } = readQuery(c, SessionDetailQuerySchema)
+      const detail = engine.getSession(c.req.param('id')!, { format: 'raw' })
+      if (format === 'display') await addCodeDisplay(detail.blocks)
+      return c.json(detail)
     },
   },
   {
@@ -220,9 +223,11 @@ export const ROUTES: RouteSpec[] = [
     summary: 'One block: queued, running or done, with its outcome when done.',
     query: SessionDetailQuerySchema,
     responses: { 200: { description: 'The block.', schema: BlockViewSchema }, 400: INVALID, 404: NOT_FOUND },
-    handler(c, { engine }) {
+    async handler(c, { engine }) {
       const { format } = readQuery(c, SessionDetailQuerySchema)
-      return c.json(getBlockRoute(engine, c.req.param('id')!, c.req.param('blockId')!, format))
+      const block = getBlockRoute(engine, c.req.param('id')!, c.req.param('blockId')!)
+      if (format === 'display') await addCodeDisplay([block])
+      return c.json(block)
     },
   },
   {
