@@ -16,6 +16,7 @@ import {
   SessionDetailQuerySchema,
   SessionDetailSchema,
   SessionListSchema,
+  SessionViewQuerySchema,
   SessionViewSchema,
 } from '../engine/schemas.js'
 import { VisError } from '../util/errors.js'
@@ -151,18 +152,21 @@ export const ROUTES: RouteSpec[] = [
     path: '/v1/sessions/:id',
     operationId: 'getSession',
     summary:
-      'A session with its blocks. `?format=display` adds `code_display` to each block: its code ' +
-      'formatted for people (the stored `code` is always what was submitted).',
-    query: SessionDetailQuerySchema,
+      'A session with its last blocks (`?limit=`, default 50; earlier ones with `?before=`), each cut ' +
+      'to 16 384 characters (`truncated`: GET the block for all of it). `?format=display` adds ' +
+      '`code_display` to each block: its code formatted for people (the stored `code` is always what ' +
+      'was submitted).',
+    query: SessionViewQuerySchema,
     responses: {
       200: { description: 'The session.', schema: SessionDetailSchema },
       400: INVALID,
       404: NOT_FOUND,
     },
     async handler(c, { engine }) {
-      const { format } = readQuery(c, SessionDetailQuerySchema)
-      const detail = engine.getSession(c.req.param('id')!, { format: 'raw' })
-      if (format === 'display') await addCodeDisplay(detail.blocks)
+      const { format, limit, before } = readQuery(c, SessionViewQuerySchema)
+      const detail = engine.sessionSummary(c.req.param('id')!, { limit, before })
+      // A cut block's code is not the block's: it is shown as it is, not formatted.
+      if (format === 'display') await addCodeDisplay(detail.blocks.filter((b) => !b.truncated))
       return c.json(detail)
     },
   },
