@@ -4,7 +4,7 @@
 // step. Every write is a same-origin JSON call to the API, behind the API's own guards.
 import { refreshApprovals } from './approvals.js'
 import { eventStream } from './authed.js'
-import { appendOutput, fetchBlock, runBox, upsertBlock } from './blocks.js'
+import { appendOutput, fetchBlock, prependBlocks, runBox, upsertBlock } from './blocks.js'
 import { $, api, enc, h, iso, needsToken, setStatus } from './dom.js'
 import { refreshDraft } from './drafts.js'
 import { initSessionList, loadSessions } from './sessions.js'
@@ -118,6 +118,26 @@ async function refreshMeta(id) {
   if (state.current === id) document.getElementById('session-meta')?.replaceWith(metaLine(s))
 }
 
+// The session view lists its last blocks; the rest come a page at a time, above them.
+function earlierButton(id, page) {
+  const n = page.blocks_before ?? 0
+  if (n === 0 || page.blocks.length === 0) return null
+  const before = page.blocks[0].position
+  return h(
+    'button',
+    {
+      id: 'earlier-blocks',
+      onclick: async (e) => {
+        const more = await api('GET', `/v1/sessions/${enc(id)}?format=display&before=${before}`)
+        if (state.current !== id) return
+        prependBlocks(more.blocks)
+        e.target.replaceWith(earlierButton(id, more) ?? '')
+      },
+    },
+    `Show ${n.toLocaleString('en')} earlier blocks`,
+  )
+}
+
 async function showSession(id, follow = true) {
   if (follow && state.events) {
     state.events.close()
@@ -138,6 +158,7 @@ async function showSession(id, follow = true) {
     h('section', { id: 'draft', 'aria-label': 'Draft' }),
     open ? turnBox(id) : null,
     h('section', { id: 'turns', 'aria-label': 'Agent turns' }),
+    earlierButton(id, s),
     h('div', { id: 'blocks' }),
     open ? runBox(id) : null,
   )

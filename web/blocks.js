@@ -143,6 +143,11 @@ function renderBlock(b) {
       ? h('div', { class: 'result' }, shown(`→ ${JSON.stringify(value)}`))
       : null,
     b.error ? renderError(b.error) : null,
+    // The session view cuts a long block (its first 16 384 characters, no long value): the whole
+    // one is a request away.
+    b.truncated
+      ? h('button', { class: 'load-whole', onclick: () => fetchBlock(b.id) }, 'Load the whole block')
+      : null,
     renderAttachments(b.attachments),
   )
   fitOutput(article, b.stdout ?? '')
@@ -159,6 +164,16 @@ export function upsertBlock(b) {
   const old = document.getElementById(`block-${b.id}`)
   if (old) old.replaceWith(el)
   else $('#blocks').append(el)
+}
+
+// Earlier blocks (the session view lists the last ones), oldest first, above those shown.
+export function prependBlocks(blocks) {
+  const box = $('#blocks')
+  for (const b of [...blocks].reverse()) {
+    if (state.blocks.has(b.id)) continue
+    state.blocks.set(b.id, b)
+    box.prepend(renderBlock(b))
+  }
 }
 
 export function appendOutput(blockId, data) {

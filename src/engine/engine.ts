@@ -37,6 +37,7 @@ import type {
   SessionDetail,
   SessionDetailQuery,
   SessionView,
+  SessionViewQuery,
 } from './schemas.js'
 import {
   abandonLeftovers,
@@ -46,6 +47,7 @@ import {
   getSession,
   listSessions,
   ownedElsewhere,
+  sessionSummary,
   sessionView,
 } from './session-lifecycle.js'
 import { dropWorker, liveSession, runtimeSession, stopWorker } from './session-worker.js'
@@ -152,6 +154,11 @@ export class Engine {
 
   sessionView(id: string): SessionView {
     return sessionView(this.core, id)
+  }
+
+  // The session with its last blocks, each cut to a bounded size (what the HTTP API answers).
+  sessionSummary(id: string, query: SessionViewQuery = {}): SessionDetail {
+    return sessionSummary(this.core, id, query)
   }
 
   // Closing keeps the history; the worker goes, a running block ends with an error.

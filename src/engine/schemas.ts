@@ -144,6 +144,14 @@ export const BlockViewSchema = z.object({
       'With ?format=display only: the code formatted for people (ruff); `code` stays as written. ' +
         'Verbatim when the code does not parse, is huge, or the formatter is unavailable.',
     ),
+  truncated: z
+    .literal(true)
+    .optional()
+    .describe(
+      'In a session view (GET /v1/sessions/{id}) only: this block was cut to fit it: `code` and `stdout` ' +
+        'hold their first 16 384 characters, a longer `result` or `value` is null, a longer `error` is ' +
+        'replaced by a note. GET /v1/sessions/{id}/blocks/{block_id} has all of it.',
+    ),
 })
 export type BlockView = z.infer<typeof BlockViewSchema>
 
@@ -169,8 +177,23 @@ export const SessionViewSchema = z.object({
 })
 export type SessionView = z.infer<typeof SessionViewSchema>
 
-export const SessionDetailSchema = SessionViewSchema.extend({ blocks: z.array(BlockViewSchema) })
+export const SessionDetailSchema = SessionViewSchema.extend({
+  blocks: z.array(BlockViewSchema),
+  blocks_before: z
+    .number()
+    .int()
+    .optional()
+    .describe(
+      'In a session view (GET /v1/sessions/{id}): how many earlier blocks are not listed. Ask for them ' +
+        'with ?before=<position of the first block listed>.',
+    ),
+})
 export type SessionDetail = z.infer<typeof SessionDetailSchema>
+
+// A session view over HTTP lists its last blocks, each cut to this many characters, so one view
+// costs the server the same whatever the session's blocks printed (thirteenth outsider pass).
+export const SESSION_VIEW_BLOCK_CHARS = 16_384
+export const SESSION_VIEW_DEFAULT_BLOCKS = 50
 
 export const SessionDetailQuerySchema = z
   .object({
@@ -181,6 +204,26 @@ export const SessionDetailQuerySchema = z
   })
   .strict()
 export type SessionDetailQuery = z.infer<typeof SessionDetailQuerySchema>
+
+export const SessionViewQuerySchema = SessionDetailQuerySchema.extend({
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1000)
+    .default(SESSION_VIEW_DEFAULT_BLOCKS)
+    .describe('How many blocks to list: the last ones (before `before`, if given).'),
+  before: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(Number.MAX_SAFE_INTEGER)
+    .optional()
+    .describe(
+      'List only blocks whose position is below this (the previous page: the first position listed).',
+    ),
+}).strict()
+export type SessionViewQuery = z.input<typeof SessionViewQuerySchema>
 
 export const SessionListSchema = z.object({ sessions: z.array(SessionViewSchema) })
 

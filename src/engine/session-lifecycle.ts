@@ -20,10 +20,13 @@ import {
   CreateSessionBodySchema,
   type ListSessionsQuery,
   ListSessionsQuerySchema,
+  SESSION_VIEW_BLOCK_CHARS,
   type SessionDetail,
   type SessionDetailQuery,
   SessionDetailQuerySchema,
   type SessionView,
+  type SessionViewQuery,
+  SessionViewQuerySchema,
 } from './schemas.js'
 import { resolvePolicy } from './session-open.js'
 import { disposeLive } from './session-worker.js'
@@ -155,6 +158,28 @@ export function getSession(core: EngineCore, id: string, query: SessionDetailQue
     for (const b of detail.blocks) b.code_display = formatPythonForDisplay(b.code)
   }
   return detail
+}
+
+// What GET /v1/sessions/{id} answers: the session with its last blocks, each cut in the database
+// (listSummaries), so neither the read nor the answer grows with what the blocks printed.
+export function sessionSummary(core: EngineCore, id: string, query: SessionViewQuery): SessionDetail {
+  const q = SessionViewQuerySchema.parse(query)
+  core.log.flush(id)
+  return core.store.db.transaction(() => {
+    const view = sessionView(core, id)
+    const page = core.store.blocks.listSummaries(id, {
+      beforePosition: q.before ?? Number.MAX_SAFE_INTEGER,
+      limit: q.limit,
+      maxChars: SESSION_VIEW_BLOCK_CHARS,
+    })
+    const ids = new Set(page.blocks.map((b) => b.id))
+    const attachments = core.store.attachments.listBySession(id).filter((a) => ids.has(a.blockId))
+    const blocks = page.blocks.map((b) => {
+      const v = withLiveStatus(core, blockView(b, attachments))
+      return page.cut.has(b.id) ? { ...v, truncated: true as const } : v
+    })
+    return { ...view, blocks, blocks_before: page.before }
+  })()
 }
 
 export function sessionView(core: EngineCore, id: string): SessionView {

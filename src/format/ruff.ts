@@ -14,16 +14,41 @@ type RuffModule = {
 let engine: RuffEngine | undefined
 let loadError: string | undefined
 
+const MODULE = '@astral-sh/ruff-wasm-nodejs'
+
+// ruff reports code that does not parse as a plain Error; a RangeError (the stack overflowed
+// inside WASM) or a WebAssembly.RuntimeError (out-of-bounds access...) is a trap, after which
+// the module's linear memory is whatever the unwound frames left.
+export function isWasmTrap(err: unknown): boolean {
+  return err instanceof RangeError || (err instanceof Error && err.constructor.name === 'RuntimeError')
+}
+
 export function ruffEngine(): RuffEngine | undefined {
   if (engine || loadError !== undefined) return engine
   try {
     const require = createRequire(import.meta.url)
-    const ruff = require('@astral-sh/ruff-wasm-nodejs') as RuffModule
+    const ruff = require(MODULE) as RuffModule
     const ws = new ruff.Workspace(
       { 'line-length': 100, format: { 'quote-style': 'preserve' } },
       ruff.PositionEncoding.Utf16,
     )
-    engine = { format: (code) => ws.format(code), version: ruff.Workspace.version() }
+    const self: RuffEngine = {
+      format: (code) => {
+        try {
+          return ws.format(code)
+        } catch (err) {
+          // The instance is dropped and the module forgotten, so the next call loads a fresh one
+          // (the server formats in a thread it ends instead: format-pool.ts).
+          if (isWasmTrap(err) && engine === self) {
+            engine = undefined
+            delete require.cache[require.resolve(MODULE)]
+          }
+          throw err
+        }
+      },
+      version: ruff.Workspace.version(),
+    }
+    engine = self
   } catch (err) {
     loadError = errorMessage(err)
   }

@@ -16,6 +16,7 @@ import { mountPage } from './page/index.js'
 import { checkKnownQuery } from './route-query.js'
 import { ROUTES as CORE_ROUTES, type RouteContext } from './routes.js'
 import { duringShutdown } from './shutdown.js'
+import { DEFAULT_MAX_QUEUED_BYTES, DEFAULT_MAX_QUEUED_FRAMES } from './sse.js'
 
 // The agent's turns and approvals (src/agent) are mounted beside the core routes.
 export const MOUNTED_ROUTES = [...CORE_ROUTES, ...AGENT_ROUTES]
@@ -34,6 +35,8 @@ export type AppOptions = {
   heartbeatMs?: number
   // An SSE client this many frames behind is disconnected (it reconnects with Last-Event-ID).
   maxQueuedFrames?: number
+  // ...or this many bytes of frames behind (frames carry sandbox output).
+  maxQueuedBytes?: number
   // The policy of sessions MCP clients start at /mcp (default: no roots, network off).
   mcp?: McpServePolicy
   // This node of a cluster: requests about sessions another node owns go there (src/cluster).
@@ -57,7 +60,11 @@ const routeRegex = (path: string) => new RegExp(`^${path.replace(/:[A-Za-z_]\w*/
 export function createApp(engine: Engine, options: AppOptions = {}): Hono {
   const ctx: RouteContext = {
     engine,
-    sse: { heartbeatMs: options.heartbeatMs ?? 15_000, maxQueuedFrames: options.maxQueuedFrames ?? 10_000 },
+    sse: {
+      heartbeatMs: options.heartbeatMs ?? 15_000,
+      maxQueuedFrames: options.maxQueuedFrames ?? DEFAULT_MAX_QUEUED_FRAMES,
+      maxQueuedBytes: options.maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES,
+    },
   }
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
   // strict: false serves `/v1/sessions/` as `/v1/sessions` (a 405 that listed the very method

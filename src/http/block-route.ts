@@ -1,7 +1,7 @@
 import type { Engine } from '../engine/engine.js'
 import type { BlockView } from '../engine/schemas.js'
 import { IdempotencyKeySchema } from '../engine/schemas.js'
-import { formatPythonForDisplay } from '../format/index.js'
+import { formatPythonForDisplayOffLoop } from '../format/index.js'
 import { VisError } from '../util/errors.js'
 import { type OnHangup, stopBlockOnHangup } from './hangup.js'
 import { parseRunBlockBody } from './request-body.js'
@@ -57,13 +57,12 @@ export async function runBlockRoute(engine: Engine, id: string, req: RunBlockReq
 }
 
 // GET /v1/sessions/{id}/blocks/{blockId}: queued, running or done.
-export function getBlockRoute(
-  engine: Engine,
-  id: string,
-  blockId: string,
-  format?: 'raw' | 'display',
-): BlockView {
-  const block = engine.sessionBlock(id, blockId)
-  if (format === 'display') block.code_display = formatPythonForDisplay(block.code)
-  return block
+export function getBlockRoute(engine: Engine, id: string, blockId: string): BlockView {
+  return engine.sessionBlock(id, blockId)
+}
+
+// `?format=display`: each block's code formatted for people, in the formatter thread (ruff can
+// take seconds on hostile code; the event loop serves every session meanwhile).
+export async function addCodeDisplay(blocks: Array<{ code: string; code_display?: string }>): Promise<void> {
+  for (const b of blocks) b.code_display = await formatPythonForDisplayOffLoop(b.code)
 }

@@ -16,22 +16,23 @@ import {
   SessionDetailQuerySchema,
   SessionDetailSchema,
   SessionListSchema,
+  SessionViewQuerySchema,
   SessionViewSchema,
 } from '../engine/schemas.js'
 import { VisError } from '../util/errors.js'
 import { attachmentHeaders } from './attachment-response.js'
-import { getBlockRoute, prefersAsyncHeader, runBlockRoute } from './block-route.js'
+import { addCodeDisplay, getBlockRoute, prefersAsyncHeader, runBlockRoute } from './block-route.js'
 import { DRAFT_ROUTES } from './draft-routes.js'
 import { err } from './errors.js'
 import { SseFrameDataSchema } from './event-schemas.js'
 import { onHangup } from './hangup.js'
 import { isAuthenticated } from './middleware/index.js'
 import { parseJsonBody } from './request-body.js'
-import { parseLastEventId, refuseBeyondLastEvent, sessionEventStream } from './sse.js'
+import { parseLastEventId, refuseBeyondLastEvent, type SseOptions, sessionEventStream } from './sse.js'
 
 export type RouteContext = {
   engine: Engine
-  sse: { heartbeatMs: number; maxQueuedFrames: number }
+  sse: Omit<SseOptions, 'onDrop'>
 }
 
 // `headers`: the response headers a client may read, by name, with what they say.
@@ -151,16 +152,22 @@ export const ROUTES: RouteSpec[] = [
     path: '/v1/sessions/:id',
     operationId: 'getSession',
     summary:
-      'A session with its blocks. `?format=display` adds `code_display` to each block: its code ' +
-      'formatted for people (the stored `code` is always what was submitted).',
-    query: SessionDetailQuerySchema,
+      'A session with its last blocks (`?limit=`, default 50; earlier ones with `?before=`), each cut ' +
+      'to 16 384 characters (`truncated`: GET the block for all of it). `?format=display` adds ' +
+      '`code_display` to each block: its code formatted for people (the stored `code` is always what ' +
+      'was submitted).',
+    query: SessionViewQuerySchema,
     responses: {
       200: { description: 'The session.', schema: SessionDetailSchema },
       400: INVALID,
       404: NOT_FOUND,
     },
-    handler(c, { engine }) {
-      return c.json(engine.getSession(c.req.param('id')!, readQuery(c, SessionDetailQuerySchema)))
+    async handler(c, { engine }) {
+      const { format, limit, before } = readQuery(c, SessionViewQuerySchema)
+      const detail = engine.sessionSummary(c.req.param('id')!, { limit, before })
+      // A cut block's code is not the block's: it is shown as it is, not formatted.
+      if (format === 'display') await addCodeDisplay(detail.blocks.filter((b) => !b.truncated))
+      return c.json(detail)
     },
   },
   {
@@ -220,9 +227,11 @@ export const ROUTES: RouteSpec[] = [
     summary: 'One block: queued, running or done, with its outcome when done.',
     query: SessionDetailQuerySchema,
     responses: { 200: { description: 'The block.', schema: BlockViewSchema }, 400: INVALID, 404: NOT_FOUND },
-    handler(c, { engine }) {
+    async handler(c, { engine }) {
       const { format } = readQuery(c, SessionDetailQuerySchema)
-      return c.json(getBlockRoute(engine, c.req.param('id')!, c.req.param('blockId')!, format))
+      const block = getBlockRoute(engine, c.req.param('id')!, c.req.param('blockId')!)
+      if (format === 'display') await addCodeDisplay([block])
+      return c.json(block)
     },
   },
   {
@@ -253,7 +262,9 @@ export const ROUTES: RouteSpec[] = [
       'Each frame is `id: <event id>`, `event: <type>` and `data: <the Event as JSON>`. A replay point ' +
       'older than the kept events first gets a frame `event: gap` (no id) whose data is a GapFrame. ' +
       '`: heartbeat` comments keep the connection alive. After `session.closed` the stream ends, and ' +
-      'reconnecting with its id (or later) gets 204, which stops an EventSource.',
+      'reconnecting with its id (or later) gets 204, which stops an EventSource. A client that stops ' +
+      'reading is disconnected once 10 000 frames or 16 MiB wait for it: reconnect with Last-Event-ID ' +
+      'and the missed events are replayed.',
     responses: {
       200: {
         description: 'An event stream; each `data` is one Event (or a GapFrame).',
@@ -275,7 +286,11 @@ export const ROUTES: RouteSpec[] = [
       // Nothing more will ever come: 204 tells an EventSource to stop reconnecting.
       if (view.state === 'closed' && after >= view.last_event_id) return c.body(null, 204)
       refuseBeyondLastEvent(after, header !== undefined, id, view.last_event_id)
-      return sessionEventStream(engine, id, after, sse, c.req.method === 'HEAD')
+      // A client dropped for falling behind loses its connection too: what the socket still
+      // buffers for it goes with it (the node adapter puts the response in env).
+      const outgoing = (c.env as { outgoing?: { destroy(): void } } | undefined)?.outgoing
+      const onDrop = outgoing ? () => outgoing.destroy() : undefined
+      return sessionEventStream(engine, id, after, { ...sse, onDrop }, c.req.method === 'HEAD')
     },
   },
   {

@@ -6,6 +6,7 @@ import type { ClusterOptions } from '../cluster/node.js'
 import { startCluster } from '../cluster/start.js'
 import { protectPort } from '../confinement/egress/guard.js'
 import { createEngine, type Engine, type EngineOptions } from '../engine/engine.js'
+import { warmFormatterThread } from '../format/format-pool.js'
 import { VisError } from '../util/errors.js'
 import { type AppOptions, createApp, DEFAULT_MAX_BODY_BYTES } from './app.js'
 import { requireTokenFor } from './auth.js'
@@ -99,6 +100,7 @@ export async function startServer(options: ServerOptions = {}): Promise<VisServe
   // connections 60 s: src/cluster/nginx-config.ts), never by us first: Node's default of 5 s let a
   // request nginx sent on a connection we were closing fail with its own 502 (a POST is not retried).
   server.keepAliveTimeout = 75_000
+  warmFormatterThread()
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject)

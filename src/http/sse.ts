@@ -9,9 +9,23 @@ export type SseOptions = {
   heartbeatMs: number
   // A client this many frames behind is dropped: it can reconnect with Last-Event-ID.
   maxQueuedFrames: number
+  // ...or this many bytes behind: a frame carries what the sandbox chose (a block's output and
+  // value, up to the caps), so a count alone lets one stalled reader hold gigabytes.
+  maxQueuedBytes: number
+  // Called when a client is dropped for falling behind: closes its connection, so the bytes
+  // already handed to the socket go too (the route passes the node response's destroy).
+  onDrop?: () => void
 }
 
+// Defaults for the server's streams (app.ts); a test may lower them.
+export const DEFAULT_MAX_QUEUED_FRAMES = 10_000
+export const DEFAULT_MAX_QUEUED_BYTES = 16 * 1024 * 1024
+
 const encoder = new TextEncoder()
+
+// Events read from the log per replay step: a frame may weigh a few MiB (a block's output and
+// value), so a step is kept small, and the next one waits for the socket to take the last.
+const REPLAY_PAGE = 16
 
 const STREAM_HEADERS = {
   'Content-Type': 'text/event-stream; charset=utf-8',
@@ -99,6 +113,23 @@ export function sessionEventStream(
   engine.sessionView(sessionId)
   if (headOnly) return new Response(null, { headers: STREAM_HEADERS })
   let cleanup = () => {}
+  // Frames wait here, not in the stream's own queue, so that both their count and their bytes
+  // are known when one is added and when the socket takes one (pull).
+  const queue: Uint8Array[] = []
+  let queuedBytes = 0
+  let closing = false
+  let wake: (() => void) | undefined
+  let replaying = true
+  let replayPage = () => {}
+  const deliver = (controller: ReadableStreamDefaultController<Uint8Array>) => {
+    const chunk = queue.shift()
+    if (chunk) {
+      queuedBytes -= chunk.byteLength
+      controller.enqueue(chunk)
+    } else if (closing) {
+      controller.close()
+    }
+  }
   const body = new ReadableStream<Uint8Array>(
     {
       start(controller) {
@@ -108,51 +139,103 @@ export function sessionEventStream(
           if (ended) return
           ended = true
           cleanup()
-          try {
-            controller.close()
-          } catch {
-            // Already closed or cancelled.
-          }
+          closing = true
+          wake?.()
         }
-        const write = (text: string) => {
+        // Too far behind: the queued frames are discarded and the connection closed; the
+        // client reconnects with Last-Event-ID and the log replays what it missed.
+        const drop = () => {
           if (ended) return
-          if ((controller.desiredSize ?? 0) < -opts.maxQueuedFrames) {
-            end()
+          ended = true
+          cleanup()
+          queue.length = 0
+          queuedBytes = 0
+          // Closing the connection cancels the stream; without one to close, erroring it does.
+          if (opts.onDrop) {
+            opts.onDrop()
             return
           }
-          controller.enqueue(encoder.encode(text))
+          try {
+            controller.error(new Error('event stream client fell too far behind'))
+          } catch {
+            // Already cancelled.
+          }
         }
-        const send = (ev: EventView) => {
+        // `live`: frames the log pushes; the replay's own frames come only when the socket asks
+        // for more (pull), so a reconnect's backlog is never over the bound that drops a client.
+        const write = (text: string, live = true) => {
+          if (ended) return
+          const bytes = encoder.encode(text)
+          const over =
+            queue.length >= opts.maxQueuedFrames || queuedBytes + bytes.byteLength > opts.maxQueuedBytes
+          if (live && over) {
+            drop()
+            return
+          }
+          queue.push(bytes)
+          queuedBytes += bytes.byteLength
+          wake?.()
+        }
+        const send = (ev: EventView, live: boolean) => {
           if (ev.id <= last) return
           last = ev.id
-          write(frame(ev))
+          write(frame(ev), live)
           if (ev.type === 'session.closed') end()
         }
-        const unsubscribe = engine.subscribe(sessionId, send)
+        // Until the replay has caught up, live events are left to it: they are in the log by
+        // the time they are notified, and the replay reads them in order.
+        const unsubscribe = engine.subscribe(sessionId, (ev) => {
+          if (!replaying) send(ev, true)
+        })
         const heartbeat = setInterval(() => write(': heartbeat\n\n'), opts.heartbeatMs)
         heartbeat.unref()
         cleanup = () => {
           clearInterval(heartbeat)
           unsubscribe()
         }
-        // Tells EventSource how soon to reconnect, and flushes the headers at once.
-        write('retry: 1000\n\n')
-        for (let first = true; !ended; first = false) {
-          const page = engine.replayEvents(sessionId, last, 500)
+        let first = true
+        replayPage = () => {
+          const page = engine.replayEvents(sessionId, last, REPLAY_PAGE)
           if (first && page.gap && after > 0) {
-            write(`event: gap\ndata: ${JSON.stringify({ after, oldest: page.events[0]?.id ?? null })}\n\n`)
+            write(
+              `event: gap\ndata: ${JSON.stringify({ after, oldest: page.events[0]?.id ?? null })}\n\n`,
+              false,
+            )
           }
-          for (const ev of page.events) send(ev)
-          if (page.events.length < 500) break
+          first = false
+          for (const ev of page.events) send(ev, false)
+          if (page.events.length < REPLAY_PAGE) {
+            replaying = false
+            if (!ended && engine.sessionView(sessionId).state === 'closed') end()
+          }
         }
-        if (engine.sessionView(sessionId).state === 'closed' && !ended) end()
+        // Tells EventSource how soon to reconnect, and flushes the headers at once.
+        write('retry: 1000\n\n', false)
+        replayPage()
+      },
+      // The socket wants a frame: one is handed over now, or as soon as one is written.
+      pull(controller) {
+        if (queue.length === 0 && replaying && !closing) replayPage()
+        if (queue.length > 0 || closing) {
+          deliver(controller)
+          return
+        }
+        return new Promise<void>((resolve) => {
+          wake = () => {
+            wake = undefined
+            deliver(controller)
+            resolve()
+          }
+        })
       },
       cancel() {
         // The client went away.
+        queue.length = 0
+        queuedBytes = 0
         cleanup()
       },
     },
-    { highWaterMark: 1, size: () => 1 },
+    { highWaterMark: 0 },
   )
   return new Response(body, { headers: STREAM_HEADERS })
 }

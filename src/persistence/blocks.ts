@@ -21,6 +21,11 @@ export const BlockErrorSchema = z
   .catchall(JsonValueSchema)
 export type BlockError = z.infer<typeof BlockErrorSchema>
 
+// What a session view shows for an error too long for it (listSummaries).
+const CUT_ERROR = encodeJson({
+  message: 'The error is too long for the session view: GET the block for all of it.',
+})
+
 const BlockRowSchema = z.object({
   id: z.string(),
   session_id: z.string(),
@@ -299,6 +304,55 @@ export class BlocksRepo {
       .get('SELECT * FROM blocks WHERE session_id = ? AND position > ? ORDER BY position LIMIT ?')
       .all(sessionId, options.afterPosition ?? 0, options.limit ?? Number.MAX_SAFE_INTEGER)
       .map((row) => parseBlockRow(row))
+  }
+
+  // The last `limit` blocks before `beforePosition`, oldest first, each cut in the database:
+  // code and stdout to their first `maxChars` characters, a result or value longer than that
+  // left out (null), an error replaced by CUT_ERROR, so a view of a session costs the same whatever its blocks printed.
+  // `cut`: the ids of the blocks something was cut from.
+  listSummaries(
+    sessionId: string,
+    options: { beforePosition: number; limit: number; maxChars: number },
+  ): { blocks: Block[]; cut: Set<string>; before: number } {
+    const m = options.maxChars
+    const rows = this.ctx.sql
+      .get(
+        `SELECT id, session_id, turn_id, iteration_id, position, status, created_at, finished_at,
+           duration_ms, timed_out, survived, '' AS stderr,
+           substr(code, 1, ?) AS code, substr(stdout, 1, ?) AS stdout,
+           CASE WHEN length(result) > ? THEN NULL ELSE result END AS result,
+           CASE WHEN length(value) > ? THEN NULL ELSE value END AS value,
+           CASE WHEN length(error) > ? THEN ? ELSE error END AS error,
+           (length(code) > ? OR length(stdout) > ? OR length(result) > ? OR length(value) > ?
+             OR length(error) > ?) AS cut
+         FROM blocks WHERE session_id = ? AND position < ? ORDER BY position DESC LIMIT ?`,
+      )
+      .all(
+        m,
+        m,
+        m,
+        m,
+        m,
+        CUT_ERROR,
+        m,
+        m,
+        m,
+        m,
+        m,
+        sessionId,
+        options.beforePosition,
+        options.limit,
+      ) as Array<Record<string, unknown>>
+    const cut = new Set<string>()
+    const blocks = rows.reverse().map(({ cut: wasCut, ...row }) => {
+      if (wasCut === 1 || wasCut === true) cut.add(row.id as string)
+      return parseBlockRow(row)
+    })
+    const first = blocks[0]?.position ?? options.beforePosition
+    const before = this.ctx.sql
+      .get('SELECT count(*) AS n FROM blocks WHERE session_id = ? AND position < ?')
+      .get(sessionId, first) as { n: number | string }
+    return { blocks, cut, before: Number(before.n) }
   }
 
   listByTurn(turnId: string): Block[] {

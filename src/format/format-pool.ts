@@ -1,0 +1,125 @@
+import type { Worker } from 'node:worker_threads'
+import { startModuleWorker } from '../util/module-worker.js'
+
+// What crosses to the formatter thread (format-thread.ts) and back.
+export interface FormatRequest {
+  id: number
+  code: string
+}
+export interface FormatReply {
+  id: number
+  // ruff is loaded and formatting has begun: the time bound runs from here.
+  started?: true
+  ok?: string
+  // The code did not parse (ruff's own error): nothing is wrong with the thread.
+  parseError?: string
+  // A WASM trap (stack overflow, out-of-bounds access): the thread is ended, the next call
+  // starts a fresh one, so one block's trap never reaches another session's code.
+  trap?: string
+  unavailable?: string
+}
+
+export type FormatOutcome =
+  | { ok: string }
+  | { parseError: string }
+  | { failed: string }
+  | { timeout: true }
+  | { unavailable: string }
+
+// Loading ruff's WASM in a fresh thread (a cold start on a loaded host) has its own bound.
+const LOAD_LIMIT_MS = 60_000
+
+let thread: Worker | undefined
+let seq = 0
+// One code at a time: a call's time bound then measures its own formatting, not a queue.
+let chain: Promise<unknown> = Promise.resolve()
+
+function formatterThread(): Worker {
+  if (thread) return thread
+  const w = startModuleWorker(import.meta.url, 'format-thread')
+  w.unref()
+  // Errors reach the call in flight through 'exit' (below); without a listener one would throw.
+  w.on('error', () => undefined)
+  thread = w
+  return w
+}
+
+function retire(w: Worker): void {
+  if (thread === w) thread = undefined
+  void w.terminate()
+}
+
+function formatOnce(code: string, timeoutMs: number): Promise<FormatOutcome> {
+  const w = formatterThread()
+  const id = ++seq
+  return new Promise<FormatOutcome>((resolve) => {
+    let timer: NodeJS.Timeout
+    const done = (outcome: FormatOutcome, end: boolean) => {
+      clearTimeout(timer)
+      w.off('message', onMessage)
+      w.off('exit', onExit)
+      if (end) retire(w)
+      resolve(outcome)
+    }
+    const limit = (ms: number) => {
+      clearTimeout(timer)
+      timer = setTimeout(() => done({ timeout: true }, true), ms)
+    }
+    const onMessage = (r: FormatReply) => {
+      if (r.id !== id) return
+      if (r.started) limit(timeoutMs)
+      else if (r.ok !== undefined) done({ ok: r.ok }, false)
+      else if (r.parseError !== undefined) done({ parseError: r.parseError }, false)
+      else if (r.trap !== undefined) done({ failed: r.trap }, true)
+      else done({ unavailable: r.unavailable ?? 'ruff did not load' }, true)
+    }
+    const onExit = (exitCode: number) =>
+      done({ failed: `the formatter thread stopped (exit ${exitCode})` }, true)
+    w.on('message', onMessage)
+    w.on('exit', onExit)
+    limit(LOAD_LIMIT_MS)
+    w.postMessage({ id, code } satisfies FormatRequest)
+  })
+}
+
+// ruff's format of `code` in the formatter thread, ended after `timeoutMs` of formatting (the
+// thread is terminated then, and a fresh one serves the next call).
+export function formatOffThread(code: string, timeoutMs: number): Promise<FormatOutcome> {
+  const run = chain.then(() => formatOnce(code, timeoutMs))
+  chain = run
+  return run
+}
+
+// A little of most of Python's syntax: formatting it once compiles the WASM functions a block
+// needs (V8 compiles them on first call, ~100 ms in all).
+const WARM_UP = [
+  'import os, sys',
+  'from a import (b, c)',
+  '@decorator',
+  'async def f(x: int = 1, *args, **kw) -> list[str]:',
+  '    """Doc."""',
+  '    try:',
+  '        async with g() as h:',
+  "            return [y for y in x if y] or {'k': (1, 2.5, None)}",
+  '    except (ValueError, KeyError) as e:',
+  "        raise RuntimeError(f'{e!r}') from e",
+  '    finally:',
+  '        pass',
+  'class C(Base, metaclass=M):',
+  '    x: int = 0',
+  '    def m(self):',
+  '        while self.x < 10 and not False:',
+  '            self.x += 1; del self.y[0]',
+  '        lambda *a: a[1:2, ...]',
+  'with open("p") as fh, other(): print(fh.read(), sep="", end="\\n")',
+  'match v:',
+  '    case [1, *rest] | {"a": _}: global z',
+  'await read_file("a.txt", n=2)',
+  '',
+].join('\n')
+
+// The server starts the thread, loads ruff and warms it while it starts, so the first block a
+// person opens is formatted as fast as the rest (a cold thread takes a second or more).
+export function warmFormatterThread(): void {
+  void formatOffThread(WARM_UP, LOAD_LIMIT_MS)
+}
