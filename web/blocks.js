@@ -143,7 +143,7 @@ function renderBlock(b) {
       ? h('div', { class: 'result' }, shown(`→ ${JSON.stringify(value)}`))
       : null,
     b.error ? renderError(b.error) : null,
-    // The session view cuts a long block (its first 16 384 characters, no long value): the whole
+    // The session view cuts a long block (its first 65 536 characters, no long value): the whole
     // one is a request away.
     b.truncated
       ? h('button', { class: 'load-whole', onclick: () => fetchBlock(b.id) }, 'Load the whole block')

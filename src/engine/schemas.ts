@@ -192,7 +192,7 @@ export type SessionDetail = z.infer<typeof SessionDetailSchema>
 
 // A session view over HTTP lists its last blocks, each cut to this many characters, so one view
 // costs the server the same whatever the session's blocks printed (thirteenth outsider pass).
-export const SESSION_VIEW_BLOCK_CHARS = 16_384
+export const SESSION_VIEW_BLOCK_CHARS = 65_536
 export const SESSION_VIEW_DEFAULT_BLOCKS = 50
 
 export const SessionDetailQuerySchema = z

@@ -153,7 +153,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'getSession',
     summary:
       'A session with its last blocks (`?limit=`, default 50; earlier ones with `?before=`), each cut ' +
-      'to 16 384 characters (`truncated`: GET the block for all of it). `?format=display` adds ' +
+      'to 65 536 characters (`truncated`: GET the block for all of it). `?format=display` adds ' +
       '`code_display` to each block: its code formatted for people (the stored `code` is always what ' +
       'was submitted).',
     query: SessionViewQuerySchema,
