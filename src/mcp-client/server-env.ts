@@ -1,4 +1,5 @@
 import { resolve } from 'node:path'
+import { sandboxWrittenParts } from '../util/home-parts.js'
 import { within } from '../util/path-within.js'
 import { realish } from '../util/real-path.js'
 import { type WritablePlaces, writablePlaces } from '../util/writable-roots.js'
@@ -50,11 +51,33 @@ function safeDecode(s: string): string {
   }
 }
 
+// Whether `place` (resolved against the cwd, no link followed) is the vis home's own: its lexical
+// path AND its real path lie in the home, and neither in a part of it a sandbox writes (outboxes,
+// drafts). Every jail masks the rest of the home, so such a place is no sandbox's even when the home
+// lies in a root (a workspace at $HOME), and a relative word resolved from the default cwd
+// (`<home>/mcp-servers`) is not taken for a root's folder. Both spellings, because a sandbox makes
+// links: W/src -> <outbox> has its real path in the home (thirteenth outsider pass), and a link in
+// an outbox leads anywhere.
+function ownedByHome(place: string, home: string): boolean {
+  const homes = [resolve(home), realish(home)]
+  const real = realish(place)
+  if (!homes.some((h) => within(place, h)) || !within(real, realish(home))) return false
+  const written = homes.flatMap(sandboxWrittenParts)
+  return !written.some((w) => within(place, w) || within(real, w))
+}
+
+// The part of the vis home a sandbox writes that holds `place` by either spelling, if any.
+function sandboxPartHolding(place: string, home: string): string | undefined {
+  const real = realish(place)
+  for (const h of [resolve(home), realish(home)])
+    for (const w of sandboxWrittenParts(h)) if (within(place, w) || within(real, w)) return w
+  return undefined
+}
+
 // Throws `refuse(why)` for the first mcp.json env variable that names a code or configuration
-// location inside a writable root. Runs at every start: roots open after start-up.
-// `home` is the vis home, masked in every jail: a place inside it is no sandbox's to write even when
-// the home lies in a root (a workspace at $HOME), so a relative word resolved from the default cwd
-// (`<home>/mcp-servers`) is never taken for a root's folder.
+// location a sandbox writes: inside a writable root (judged by the path as written, its real path
+// and its parent's, so a link in a root is the root's wherever it leads), or in a vis home's outbox
+// or draft. Runs at every start: roots open after start-up.
 export function checkServerEnv(
   server: string,
   env: Record<string, string>,
@@ -63,15 +86,19 @@ export function checkServerEnv(
   refuse: (why: string) => Error,
   places: WritablePlaces = writablePlaces(),
 ): void {
-  const realHome = realish(home)
   for (const [name, value] of Object.entries(env)) {
     if (name === 'PATH' || !isLocationName(name)) continue
     for (const place of pathsIn(value, cwd)) {
-      if (within(realish(place), realHome) || within(place, realHome)) continue
+      if (ownedByHome(place, home)) continue
+      const part = sandboxPartHolding(place, home)
       const root = places.holding(place)
-      if (root === undefined) continue
+      if (part === undefined && root === undefined) continue
+      const where =
+        root !== undefined
+          ? inRoot(place, root)
+          : `${place} lies in ${part} (the vis home's outboxes or drafts)`
       throw refuse(
-        `MCP server ${server}: its env.${name} ${inRoot(place, root)}, which a sandbox writes, and a ` +
+        `MCP server ${server}: its env.${name} ${where}, which a sandbox writes, and a ` +
           `variable named like ${name} makes the server or its tools (npx, uvx, pip, python, node) load code ` +
           `or configuration from there; point ${name} in mcp.json at a folder outside every root, or leave ` +
           'it out (a data folder for the server to serve goes in "args")',

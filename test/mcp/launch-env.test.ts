@@ -6,13 +6,14 @@
 // themselves are test/attacks/mcp-env-prefix-spelling-in-root.test.ts and
 // test/attacks/mcp-env-code-path-in-root.test.ts.
 import assert from 'node:assert/strict'
-import { readFileSync, realpathSync } from 'node:fs'
+import { mkdirSync, readFileSync, realpathSync, symlinkSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { after, before, test } from 'node:test'
 import { createEngine, type Engine } from '../../src/engine/index.js'
 import { StdioServerSchema } from '../../src/mcp-client/config.js'
 import { ServerConnection } from '../../src/mcp-client/connection.js'
-import { isLocationName, pathsIn } from '../../src/mcp-client/server-env.js'
+import { checkServerEnv, isLocationName, pathsIn } from '../../src/mcp-client/server-env.js'
+import { VisError } from '../../src/util/errors.js'
 import { python, stdioFixture, tempDir } from './helpers.js'
 
 const home = realpathSync(tempDir('launch-env-home'))
@@ -139,4 +140,68 @@ test('the same settings outside every root, a root in args and in a non-location
   assert.ok(env.includes(`PYTHONPATH=${outside}/src`), env.join(' '))
   assert.ok(env.includes(`NOTES=${root}`), env.join(' '))
   assert.ok(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(root))
+})
+
+// The vis home's exemption (thirteenth outsider pass): a place is the home's only when the path as
+// written and its real path both lie in it, outside the outboxes and drafts sandboxes write. A vis
+// home inside the root stands for a workspace at $HOME; the attack itself, a root's W/src linked into
+// the block's outbox, is test/attacks/mcp-env-link-into-vis-home.test.ts.
+test('a place in the vis home is exempt by both spellings and outside its outboxes and drafts; links are judged where they lie', async () => {
+  await engine.createSession({ roots: [root] })
+  const visHome = join(root, '.vis')
+  const cwd = join(visHome, 'mcp-servers')
+  for (const d of [
+    cwd,
+    join(visHome, 'outbox', 'worker-1'),
+    join(visHome, 'drafts', 'drf_1', 'upper'),
+    join(root, 'src'),
+  ])
+    mkdirSync(d, { recursive: true })
+  symlinkSync(join(visHome, 'outbox', 'worker-1'), join(root, 'to-outbox'))
+  symlinkSync(cwd, join(root, 'to-server-dir'))
+  symlinkSync(join(root, 'src'), join(cwd, 'to-src'))
+  const check = (value: string) => {
+    try {
+      checkServerEnv(
+        's',
+        { PYTHONPATH: value },
+        cwd,
+        visHome,
+        (why) => new VisError('mcp.launch-denied', why, {}),
+      )
+      return 'allowed'
+    } catch (err) {
+      assert.equal((err as VisError).code, 'mcp.launch-denied')
+      return (err as Error).message
+    }
+  }
+  // Allowed: the home's own folders, spelled absolutely or relative to the default cwd.
+  assert.equal(check(`${cwd}/lib`), 'allowed')
+  assert.equal(check('lib:../cache'), 'allowed')
+  // Refused: a root's link into the home (the sandbox re-points it), a home link into the root, and
+  // the outboxes and drafts themselves.
+  assert.match(check(join(root, 'to-outbox')), /env\.PYTHONPATH .*to-outbox lies in the session root/)
+  assert.match(check(join(root, 'to-server-dir')), /lies in the session root/)
+  assert.match(check('to-src'), /lies in the session root/)
+  // The outboxes and drafts of a vis home outside every root are refused for themselves.
+  const check2 = (value: string) => {
+    try {
+      checkServerEnv(
+        's',
+        { PYTHONPATH: value },
+        serverDir,
+        home,
+        (why) => new VisError('mcp.launch-denied', why, {}),
+      )
+      return 'allowed'
+    } catch (err) {
+      return (err as Error).message
+    }
+  }
+  assert.equal(check2(`${serverDir}/lib`), 'allowed')
+  assert.match(
+    check2(join(home, 'outbox', 'worker-t')),
+    /env\.PYTHONPATH .*outbox\/worker-t lies in .*outbox \(the vis home's outboxes or drafts\), which a sandbox writes/,
+  )
+  assert.match(check2(join(home, 'drafts', 'drf_t', 'upper')), /drafts \(the vis home's outboxes or drafts\)/)
 })
