@@ -1,5 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
+import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { VisError } from '../util/errors.js'
 import { absoluteEntries, programsOn } from '../util/host-programs.js'
 import { type WritablePlaces, writablePlaces } from '../util/writable-roots.js'
@@ -112,7 +113,10 @@ export function stdioLaunch(
       `MCP server ${server}: its command ${inRoot(command, root)}, which a sandbox writes; ` +
         'install the server outside every root and name it by an absolute path in mcp.json',
     )
-  checkServerEnv(server, config.env, cwd, home, denied, places)
   const homeEnv = serverHomeEnv(config.env, home, places)
-  return { command, cwd, env: { ...homeEnv, ...config.env, PATH: path.dirs.join(':') } }
+  const env = { ...homeEnv, ...config.env, PATH: path.dirs.join(':') }
+  // The variables the server will have (the transport adds the host's HOME, USER, SHELL... under
+  // ours), against which mcp.json's values are expanded as its tools expand them.
+  checkServerEnv(server, config.env, cwd, home, denied, places, { ...getDefaultEnvironment(), ...env })
+  return { command, cwd, env }
 }

@@ -3,6 +3,7 @@ import { sandboxWrittenParts } from '../util/home-parts.js'
 import { within } from '../util/path-within.js'
 import { realish } from '../util/real-path.js'
 import { type WritablePlaces, writablePlaces } from '../util/writable-roots.js'
+import { placesIn } from './env-spellings.js'
 import { inRoot } from './server-home.js'
 
 // mcp.json `env` variables that would make a stdio server (run on the host, unconfined) load code or
@@ -22,34 +23,6 @@ const TOOL_PREFIXES =
   /^(npm_config_|PIP_|UV_|PYTHON|NODE_|LD_|GEM_|BUNDLE_|CARGO_|RUSTUP_|GO|DENO_|BUN_|PERL|RUBY|JAVA|XDG_)/i
 
 export const isLocationName = (name: string): boolean => LOCATION_WORDS.test(name) || TOOL_PREFIXES.test(name)
-
-// The paths a value may name, as the server would resolve them from its cwd: URLs first (a
-// `file://` one names its path, any other names no local place: a registry URL is not a folder), then
-// the rest split where lists and options separate their parts (`a:b`, `--require=x`, `--import x`,
-// quotes, commas), so `-r ./x.js` yields its path; each part is taken relative to the cwd as the
-// program would (`../proj/src` climbs out of it).
-const URL_IN_VALUE = /\b([a-z][a-z0-9+.-]*):\/\/([^\s"',;]*)/gi
-
-export function pathsIn(value: string, cwd: string): string[] {
-  const out: string[] = []
-  const rest = value.replace(URL_IN_VALUE, (_m, scheme: string, tail: string) => {
-    if (scheme.toLowerCase() === 'file') {
-      const at = tail.indexOf('/')
-      if (at >= 0) out.push(safeDecode(tail.slice(at)))
-    }
-    return ' '
-  })
-  for (const t of rest.split(/[\s:=,;"']+/)) if (t !== '' && !t.startsWith('-')) out.push(resolve(cwd, t))
-  return out
-}
-
-function safeDecode(s: string): string {
-  try {
-    return decodeURIComponent(s)
-  } catch {
-    return s
-  }
-}
 
 // Whether `place` (resolved against the cwd, no link followed) is the vis home's own: its lexical
 // path AND its real path lie in the home, and neither in a part of it a sandbox writes (outboxes,
@@ -75,7 +48,8 @@ function sandboxPartHolding(place: string, home: string): string | undefined {
 }
 
 // Throws `refuse(why)` for the first mcp.json env variable that names a code or configuration
-// location a sandbox writes: inside a writable root (judged by the path as written, its real path
+// location a sandbox writes, by any reading of its value (env-spellings.ts; `vars` is the env the
+// server gets, for its variables and ~): inside a writable root (judged by the path as written, its real path
 // and its parent's, so a link in a root is the root's wherever it leads), or in a vis home's outbox
 // or draft. Runs at every start: roots open after start-up.
 export function checkServerEnv(
@@ -85,10 +59,18 @@ export function checkServerEnv(
   home: string,
   refuse: (why: string) => Error,
   places: WritablePlaces = writablePlaces(),
+  vars: Record<string, string | undefined> = { ...process.env, ...env },
 ): void {
   for (const [name, value] of Object.entries(env)) {
     if (name === 'PATH' || !isLocationName(name)) continue
-    for (const place of pathsIn(value, cwd)) {
+    const named = placesIn(value, cwd, vars)
+    const unknown = named.unresolved[0]
+    if (unknown !== undefined)
+      throw refuse(
+        `MCP server ${server}: its env.${name} names ${unknown}, another user's home, which this check cannot ` +
+          `locate to tell whether a sandbox writes it; write that folder in ${name} as an absolute path`,
+      )
+    for (const place of named.paths) {
       if (ownedByHome(place, home)) continue
       const part = sandboxPartHolding(place, home)
       const root = places.holding(place)

@@ -7,12 +7,13 @@
 // test/attacks/mcp-env-code-path-in-root.test.ts.
 import assert from 'node:assert/strict'
 import { mkdirSync, readFileSync, realpathSync, symlinkSync } from 'node:fs'
-import { join, relative } from 'node:path'
+import { basename, dirname, join, relative, resolve } from 'node:path'
 import { after, before, test } from 'node:test'
 import { createEngine, type Engine } from '../../src/engine/index.js'
 import { StdioServerSchema } from '../../src/mcp-client/config.js'
 import { ServerConnection } from '../../src/mcp-client/connection.js'
-import { checkServerEnv, isLocationName, pathsIn } from '../../src/mcp-client/server-env.js'
+import { placesIn } from '../../src/mcp-client/env-spellings.js'
+import { checkServerEnv, isLocationName } from '../../src/mcp-client/server-env.js'
 import { VisError } from '../../src/util/errors.js'
 import { python, stdioFixture, tempDir } from './helpers.js'
 
@@ -106,14 +107,101 @@ test('names that load code or configuration match; others do not', () => {
     assert.ok(!isLocationName(n), n)
 })
 
+// The readings of a value (src/mcp-client/env-spellings.ts), each place resolved from the cwd.
+// npm's spelling of a variable, written without a template literal's own braces.
+const v = (name: string) => ['$', '{', name, '}'].join('')
+const named = (value: string, vars: Record<string, string> = {}, hostHome = '/hosthome') =>
+  placesIn(value, '/cwd', vars, hostHome)
+const has = (value: string, place: string, vars?: Record<string, string>, hostHome?: string) =>
+  assert.ok(
+    named(value, vars, hostHome).paths.includes(place),
+    `${value}: ${named(value, vars, hostHome).paths}`,
+  )
+
 test('a value yields each path it names, relative ones taken from the cwd', () => {
-  assert.deepEqual(pathsIn('/a:/b/c', '/cwd'), ['/a', '/b/c'])
-  assert.deepEqual(pathsIn('--require /w/x.js --import=file:///w/y.mjs', '/cwd'), ['/w/y.mjs', '/w/x.js'])
+  for (const p of ['/a', '/b/c']) has('/a:/b/c', p)
+  for (const p of ['/w/y.mjs', '/w/x.js']) has('--require /w/x.js --import=file:///w/y.mjs', p)
   // A URL other than file:// names no local place (a registry), whatever its path says.
-  assert.deepEqual(pathsIn('http://127.0.0.1:4873/w/x', '/cwd'), [])
-  assert.deepEqual(pathsIn('https://registry.example/ file:///w/a%20b', '/cwd'), ['/w/a b'])
-  assert.deepEqual(pathsIn('../w/src', '/srv/cwd'), ['/srv/w/src'])
-  assert.deepEqual(pathsIn('"/w/q" , /v', '/cwd'), ['/w/q', '/v'])
+  assert.ok(!named('http://127.0.0.1:4873/w/x').paths.some((p) => p.startsWith('/w')))
+  has('https://registry.example/ file:///w/a%20b', '/w/a b')
+  assert.deepEqual(named('../w/src').paths, [resolve('/cwd', '../w/src')])
+  for (const p of ['/w/q', '/v']) has('"/w/q" , /v', p)
+  // A search path keeps its spaces (PYTHONPATH splits at ':' only), and an option's attached
+  // argument is a path too (perl's -I<dir>).
+  has('/x/my work/src:/y', '/x/my work/src')
+  has('-I/w/lib -MNotes', '/w/lib')
+})
+
+test("~, $NAME and npm's braced variables are read as the server's tools expand them, and as written", () => {
+  const vars = { HOME: '/h', A: '/w', B: 'x:/w/list' }
+  // ~ and ~/ are the server's HOME and the user's own; the word as written stays a reading.
+  has('~/proj/npm-global', '/h/proj/npm-global', vars)
+  has('~/proj/npm-global', '/hosthome/proj/npm-global', vars)
+  has('~/proj/npm-global', '/cwd/~/proj/npm-global', vars)
+  has('--require=~/x.js', '/h/x.js', vars)
+  // npm's ${NAME} (and ${NAME?}) and a shell's $NAME, from the server's variables.
+  has(`${v('HOME')}/proj/npm-global`, '/h/proj/npm-global', vars)
+  has(`${v('HOME')}/proj/npm-global`, '/hosthome/proj/npm-global', vars)
+  has('$A/src', '/w/src', vars)
+  has(`${v('A?')}/src`, '/w/src', vars)
+  has('/o:$B', '/w/list', vars)
+  // A variable the server will not have: as written, and empty.
+  has(`${v('NOPE')}/w/src`, `/cwd/${v('NOPE')}/w/src`, vars)
+  has(`${v('NOPE')}/w/src`, '/w/src', vars)
+  has('$NOPE/w', '/w', vars)
+  // Another user's home cannot be located: reported, for the caller to refuse.
+  assert.deepEqual(named('~bob/lib').unresolved, ['~bob/lib'])
+  assert.deepEqual(named('~/lib:/x').unresolved, [])
+})
+
+test('env spellings into a root are refused; the same spellings outside every root pass', async () => {
+  await engine.createSession({ roots: [root] })
+  const H = dirname(root)
+  const rel = basename(root)
+  const vars = { HOME: H, WHERE: root, ELSEWHERE: outside }
+  const check = (value: string, name = 'npm_config_prefix') => {
+    try {
+      checkServerEnv(
+        's',
+        { [name]: value },
+        serverDir,
+        home,
+        (why) => new VisError('mcp.launch-denied', why, {}),
+        undefined,
+        vars,
+      )
+      return 'allowed'
+    } catch (err) {
+      assert.equal((err as VisError).code, 'mcp.launch-denied')
+      return (err as Error).message
+    }
+  }
+  for (const value of [
+    `~/${rel}/npm-global`,
+    `${v('HOME')}/${rel}/npm-global`,
+    `$HOME/${rel}/npm-global`,
+    `${v('WHERE')}/npm-global`,
+    '$WHERE',
+    `$UNSET${root}/x`,
+  ])
+    assert.match(
+      check(value),
+      new RegExp(`its env\\.npm_config_prefix ${root}/?[^ ]* lies in the session root ${root}`),
+      value,
+    )
+  assert.match(check(`-I${root}/lib -MNotes`, 'PERL5OPT'), /its env\.PERL5OPT .* lies in the session root/)
+  assert.match(
+    check('~nobody-here/lib'),
+    /its env\.npm_config_prefix names ~nobody-here\/lib, another user's home, .*write that folder in npm_config_prefix as an absolute path/,
+  )
+  for (const value of [
+    `${v('ELSEWHERE')}/npm-global`,
+    '$ELSEWHERE',
+    `${outside}/my dir`,
+    '-Ilib',
+    `${v('UNSET?')}`,
+  ])
+    assert.equal(check(value), 'allowed', value)
 })
 
 test('an env location naming a path in a root is refused: mcp.launch-denied, nothing started', async () => {
