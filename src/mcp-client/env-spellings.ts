@@ -3,8 +3,9 @@ import { resolve } from 'node:path'
 
 // The local places an mcp.json env value may name, read every way the programs that get it might
 // read it. A server and the tools it starts each parse a value their own way: PYTHONPATH splits at
-// `:` only (a root named "my work" stays whole), perl takes `-I<dir>` with the folder attached, npm
-// expands `~/` and `${NAME}` in its configuration, a shell `$NAME` and `~/`. No one reading is
+// `:` only (a root named "my work" stays whole), perl takes `-I<dir>` with the folder attached, Node
+// `--import=file:/x` (one slash, percent-encoded), npm expands `~/` and `${NAME}` in its
+// configuration, a shell `$NAME` and `~/`. No one reading is
 // right for all of them, so every reading is taken and each place it yields is judged: a reading
 // that names no local place resolves under the server's cwd, which lies outside every root
 // (launch.ts), so taking too many readings refuses nothing a person meant.
@@ -62,7 +63,7 @@ function wordsIn(value: string): string[] {
     return ' '
   })
   for (const text of [value, stripped]) {
-    const parts = [text, ...text.split(':'), ...text.split(/[\s:=,;"']+/)]
+    const parts = [text, ...text.split(':'), ...text.split(/[\s:=,;"']+/), ...text.split(/[\s=,;"']+/)]
     for (const p of parts) {
       const t = p.trim()
       if (t === '') continue
@@ -70,6 +71,13 @@ function wordsIn(value: string): string[] {
       else if (/^-[A-Za-z]./.test(t)) out.add(t.slice(2))
     }
   }
+  // A file URL in any spelling Node and WHATWG accept (`file:/x`, `file:///x`, `file://host/x`), and
+  // every word percent-decoded as such a URL's path is: `my%20work` is the root "my work".
+  for (const w of [...out]) {
+    const file = /^file:(?:\/\/[^/]*)?(\/.*)$/i.exec(w)
+    if (file?.[1] !== undefined) out.add(file[1])
+  }
+  for (const w of [...out]) out.add(safeDecode(w))
   return [...out]
 }
 

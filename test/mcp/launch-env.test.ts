@@ -130,6 +130,10 @@ test('a value yields each path it names, relative ones taken from the cwd', () =
   // argument is a path too (perl's -I<dir>).
   has('/x/my work/src:/y', '/x/my work/src')
   has('-I/w/lib -MNotes', '/w/lib')
+  // A file URL in each spelling Node takes, its path percent-decoded (a root named "my work").
+  has('--import=file:/w/my%20work/h.mjs', '/w/my work/h.mjs')
+  has('--import file://localhost/w/x.mjs', '/w/x.mjs')
+  has('/w/my%20work', '/w/my work')
 })
 
 test("~, $NAME and npm's braced variables are read as the server's tools expand them, and as written", () => {
