@@ -64,6 +64,8 @@ function wordsIn(value: string): string[] {
   })
   for (const text of [value, stripped]) {
     const parts = [text, ...text.split(':'), ...text.split(/[\s:=,;"']+/), ...text.split(/[\s=,;"']+/)]
+    for (const w of shellWords(text))
+      parts.push(w, ...w.split(':'), ...w.split('='), w.slice(w.indexOf('=') + 1))
     for (const p of parts) {
       const t = p.trim()
       if (t === '') continue
@@ -79,6 +81,33 @@ function wordsIn(value: string): string[] {
   }
   for (const w of [...out]) out.add(safeDecode(w))
   return [...out]
+}
+
+// The words a shell (and Node's NODE_OPTIONS parser) makes of `text`: split at unquoted whitespace,
+// quotes and backslash escapes removed, so `--require "/w/my work/x.js"` and `/w/my\ work` keep
+// their spaces.
+function shellWords(text: string): string[] {
+  const words: string[] = []
+  let word: string | undefined
+  let quote: string | undefined
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i] as string
+    if (quote !== undefined) {
+      if (c === quote) quote = undefined
+      else if (c === '\\' && quote === '"' && i + 1 < text.length) word += text[++i] as string
+      else word += c
+    } else if (/\s/.test(c)) {
+      if (word !== undefined) words.push(word)
+      word = undefined
+    } else {
+      word ??= ''
+      if (c === '"' || c === "'") quote = c
+      else if (c === '\\' && i + 1 < text.length) word += text[++i] as string
+      else word += c
+    }
+  }
+  if (word !== undefined) words.push(word)
+  return words
 }
 
 function safeDecode(s: string): string {

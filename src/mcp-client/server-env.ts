@@ -18,9 +18,9 @@ import { inRoot } from './server-home.js'
 // Words in a name that mark a place a program loads from or reads settings in, and the prefixes of
 // the tools that read every variable of theirs as such (matched case-insensitively).
 const LOCATION_WORDS =
-  /PATH|PREFIX|HOME|LIB|DIR|ROOT|OPTIONS|OPT$|CONFIG|FILE|PRELOAD|STARTUP|CACHE|ENV|INCLUDE|PLUGIN|COMMAND|SHELL|EXEC/i
+  /PATH|PREFIX|HOME|LIB|DIR|FOLDER|ROOT|OPTIONS|OPT$|CONFIG|FILE|PRELOAD|STARTUP|CACHE|ENV|INCLUDE|PLUGIN|COMMAND|SHELL|EXEC/i
 const TOOL_PREFIXES =
-  /^(npm_config_|PIP_|UV_|PYTHON|NODE_|LD_|GEM_|BUNDLE_|CARGO_|RUSTUP_|GO|DENO_|BUN_|PERL|RUBY|JAVA|XDG_)/i
+  /^(npm_config_|YARN_|PNPM_|COREPACK_|PIP_|UV_|PYTHON|NODE_|LD_|GEM_|BUNDLE_|CARGO_|RUSTUP_|GO|DENO_|BUN_|PERL|RUBY|JAVA|XDG_)/i
 
 export const isLocationName = (name: string): boolean => LOCATION_WORDS.test(name) || TOOL_PREFIXES.test(name)
 

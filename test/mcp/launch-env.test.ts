@@ -101,6 +101,10 @@ test('names that load code or configuration match; others do not', () => {
     'BASH_ENV',
     'XDG_CONFIG_HOME',
     'HOME',
+    'YARN_GLOBAL_FOLDER',
+    'YARN_ENABLE_GLOBAL_CACHE',
+    'PNPM_STORE',
+    'COREPACK_NPM_REGISTRY',
   ])
     assert.ok(isLocationName(n), n)
   for (const n of ['NOTES', 'API_KEY', 'GITHUB_TOKEN', 'DEBUG', 'TZ', 'LANG'])
@@ -134,6 +138,10 @@ test('a value yields each path it names, relative ones taken from the cwd', () =
   has('--import=file:/w/my%20work/h.mjs', '/w/my work/h.mjs')
   has('--import file://localhost/w/x.mjs', '/w/x.mjs')
   has('/w/my%20work', '/w/my work')
+  // Quoted and escaped as a shell or NODE_OPTIONS takes them.
+  has('--require "/w/my work/x.js"', '/w/my work/x.js')
+  has("--require='/w/my work/x.js'", '/w/my work/x.js')
+  has('-r /w/my\\ work/x.js', '/w/my work/x.js')
 })
 
 test("~, $NAME and npm's braced variables are read as the server's tools expand them, and as written", () => {
