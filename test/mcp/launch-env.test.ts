@@ -208,6 +208,7 @@ test('env spellings into a root are refused; the same spellings outside every ro
   )
   for (const value of [
     `${v('ELSEWHERE')}/npm-global`,
+    `~/${basename(outside)}/npm-global`,
     '$ELSEWHERE',
     `${outside}/my dir`,
     '-Ilib',
