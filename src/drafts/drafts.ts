@@ -12,6 +12,7 @@ import { rootChanged, rootIdentity } from '../confinement/root-guard.js'
 import type { Overlay } from '../contracts/jail-policy.js'
 import type { Db } from '../persistence/statements.js'
 import { VisError } from '../util/errors.js'
+import { draftsDir } from '../util/home-parts.js'
 import { hostProgramPath } from '../util/host-programs.js'
 import { realish } from '../util/real-path.js'
 import { issuesText } from '../util/zod-issues.js'
@@ -259,7 +260,7 @@ export class Drafts {
           ctx,
         )
       const id = `drf_${randomUUID().replaceAll('-', '')}`
-      const dir = join(this.home, 'drafts', id)
+      const dir = join(draftsDir(this.home), id)
       if (UNSAFE.test(dir))
         throw new VisError(
           'draft.path-unsupported',

@@ -1,10 +1,11 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
+import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { VisError } from '../util/errors.js'
 import { absoluteEntries, programsOn } from '../util/host-programs.js'
 import { type WritablePlaces, writablePlaces } from '../util/writable-roots.js'
 import { checkServerEnv } from './server-env.js'
-import { inRoot, serverHomeEnv } from './server-home.js'
+import { hostPrivateFolder, inRoot, serverHomeEnv } from './server-home.js'
 
 // Where and what the host starts for a stdio MCP server. The server runs on the host, as the user,
 // outside every jail, so nothing a sandbox wrote may choose the code it runs:
@@ -29,10 +30,11 @@ export type LaunchConfig = {
   cwd?: string | undefined
 }
 
-// The directory stdio servers start in when mcp.json names none: in the vis home, which every jail
-// masks. Its package.json stops npm's walk up to a parent's node_modules (a root holding the home).
-export function defaultServerDir(home: string): string {
-  const dir = join(home, 'mcp-servers')
+// The folder stdio servers start in when mcp.json names none, made in `base` (the vis home, which
+// every jail masks, or the host's private folder: serverCwd). Its package.json makes it npm's local
+// prefix, so npm looks for no node_modules above it.
+export function defaultServerDir(base: string): string {
+  const dir = join(base, 'mcp-servers')
   mkdirSync(dir, { recursive: true, mode: 0o700 })
   try {
     writeFileSync(join(dir, 'package.json'), '{"private": true}\n', { flag: 'wx' })
@@ -40,6 +42,20 @@ export function defaultServerDir(home: string): string {
     // already there
   }
   return dir
+}
+
+// Where a server with no cwd in mcp.json starts. npm walks up from its cwd past the first
+// package.json: a parent whose package.json lists the folder among its `workspaces` becomes npm's
+// local prefix, and npx then runs that prefix's node_modules/.bin before installing (thirteenth
+// outsider pass: a block's ~/package.json naming .vis/mcp-servers under a session on ~). The same
+// walk finds a project's .npmrc, and Node's module lookup climbs every ancestor's node_modules. So
+// when the vis home lies in a root, whose sandbox writes the home's ancestors, servers start in a
+// private folder of the host's temp directory instead (hostPrivateFolder: no ancestor of it is a
+// sandbox's), which ends each of those walks outside every root. Otherwise <home>/mcp-servers.
+function serverCwd(home: string, places: WritablePlaces): string {
+  const inRootNow = places.holding(home) ?? places.holding(join(home, 'mcp-servers'))
+  if (inRootNow === undefined) return defaultServerDir(home)
+  return defaultServerDir(hostPrivateFolder('vis-mcp-cwd-'))
 }
 
 // A PATH with only the entries the host may search: absolute, and outside every writable root.
@@ -72,7 +88,7 @@ export function stdioLaunch(
           'set "cwd" in mcp.json to a folder outside every root (or leave it out to use the vis home)',
       )
   } else {
-    cwd = defaultServerDir(home)
+    cwd = serverCwd(home, places)
   }
   const path = cleanPath(config.env.PATH ?? process.env.PATH, places)
   let command: string | undefined
@@ -97,7 +113,10 @@ export function stdioLaunch(
       `MCP server ${server}: its command ${inRoot(command, root)}, which a sandbox writes; ` +
         'install the server outside every root and name it by an absolute path in mcp.json',
     )
-  checkServerEnv(server, config.env, cwd, home, denied, places)
   const homeEnv = serverHomeEnv(config.env, home, places)
-  return { command, cwd, env: { ...homeEnv, ...config.env, PATH: path.dirs.join(':') } }
+  const env = { ...homeEnv, ...config.env, PATH: path.dirs.join(':') }
+  // The variables the server will have (the transport adds the host's HOME, USER, SHELL... under
+  // ours), against which mcp.json's values are expanded as its tools expand them.
+  checkServerEnv(server, config.env, cwd, home, denied, places, { ...getDefaultEnvironment(), ...env })
+  return { command, cwd, env }
 }

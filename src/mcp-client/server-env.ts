@@ -1,7 +1,9 @@
 import { resolve } from 'node:path'
+import { sandboxWrittenParts } from '../util/home-parts.js'
 import { within } from '../util/path-within.js'
 import { realish } from '../util/real-path.js'
 import { type WritablePlaces, writablePlaces } from '../util/writable-roots.js'
+import { placesIn } from './env-spellings.js'
 import { inRoot } from './server-home.js'
 
 // mcp.json `env` variables that would make a stdio server (run on the host, unconfined) load code or
@@ -16,45 +18,40 @@ import { inRoot } from './server-home.js'
 // Words in a name that mark a place a program loads from or reads settings in, and the prefixes of
 // the tools that read every variable of theirs as such (matched case-insensitively).
 const LOCATION_WORDS =
-  /PATH|PREFIX|HOME|LIB|DIR|ROOT|OPTIONS|OPT$|CONFIG|FILE|PRELOAD|STARTUP|CACHE|ENV|INCLUDE|PLUGIN|COMMAND|SHELL|EXEC/i
+  /PATH|PREFIX|HOME|LIB|DIR|FOLDER|ROOT|OPTIONS|OPT$|CONFIG|FILE|PRELOAD|STARTUP|CACHE|ENV|INCLUDE|PLUGIN|COMMAND|SHELL|EXEC/i
 const TOOL_PREFIXES =
-  /^(npm_config_|PIP_|UV_|PYTHON|NODE_|LD_|GEM_|BUNDLE_|CARGO_|RUSTUP_|GO|DENO_|BUN_|PERL|RUBY|JAVA|XDG_)/i
+  /^(npm_config_|YARN_|PNPM_|COREPACK_|PIP_|UV_|PYTHON|NODE_|LD_|GEM_|BUNDLE_|CARGO_|RUSTUP_|GO|DENO_|BUN_|PERL|RUBY|JAVA|XDG_)/i
 
 export const isLocationName = (name: string): boolean => LOCATION_WORDS.test(name) || TOOL_PREFIXES.test(name)
 
-// The paths a value may name, as the server would resolve them from its cwd: URLs first (a
-// `file://` one names its path, any other names no local place: a registry URL is not a folder), then
-// the rest split where lists and options separate their parts (`a:b`, `--require=x`, `--import x`,
-// quotes, commas), so `-r ./x.js` yields its path; each part is taken relative to the cwd as the
-// program would (`../proj/src` climbs out of it).
-const URL_IN_VALUE = /\b([a-z][a-z0-9+.-]*):\/\/([^\s"',;]*)/gi
-
-export function pathsIn(value: string, cwd: string): string[] {
-  const out: string[] = []
-  const rest = value.replace(URL_IN_VALUE, (_m, scheme: string, tail: string) => {
-    if (scheme.toLowerCase() === 'file') {
-      const at = tail.indexOf('/')
-      if (at >= 0) out.push(safeDecode(tail.slice(at)))
-    }
-    return ' '
-  })
-  for (const t of rest.split(/[\s:=,;"']+/)) if (t !== '' && !t.startsWith('-')) out.push(resolve(cwd, t))
-  return out
+// Whether `place` (resolved against the cwd, no link followed) is the vis home's own: its lexical
+// path AND its real path lie in the home, and neither in a part of it a sandbox writes (outboxes,
+// drafts). Every jail masks the rest of the home, so such a place is no sandbox's even when the home
+// lies in a root (a workspace at $HOME), and a relative word resolved from the default cwd
+// (`<home>/mcp-servers`) is not taken for a root's folder. Both spellings, because a sandbox makes
+// links: W/src -> <outbox> has its real path in the home (thirteenth outsider pass), and a link in
+// an outbox leads anywhere.
+function ownedByHome(place: string, home: string): boolean {
+  const homes = [resolve(home), realish(home)]
+  const real = realish(place)
+  if (!homes.some((h) => within(place, h)) || !within(real, realish(home))) return false
+  const written = homes.flatMap(sandboxWrittenParts)
+  return !written.some((w) => within(place, w) || within(real, w))
 }
 
-function safeDecode(s: string): string {
-  try {
-    return decodeURIComponent(s)
-  } catch {
-    return s
-  }
+// The part of the vis home a sandbox writes that holds `place` by either spelling, if any.
+function sandboxPartHolding(place: string, home: string): string | undefined {
+  const real = realish(place)
+  for (const h of [resolve(home), realish(home)])
+    for (const w of sandboxWrittenParts(h)) if (within(place, w) || within(real, w)) return w
+  return undefined
 }
 
 // Throws `refuse(why)` for the first mcp.json env variable that names a code or configuration
-// location inside a writable root. Runs at every start: roots open after start-up.
-// `home` is the vis home, masked in every jail: a place inside it is no sandbox's to write even when
-// the home lies in a root (a workspace at $HOME), so a relative word resolved from the default cwd
-// (`<home>/mcp-servers`) is never taken for a root's folder.
+// location a sandbox writes, by any reading of its value (env-spellings.ts; `vars` is the env the
+// server gets, for its variables and ~): inside a writable root (judged by the path as written, its real path
+// and its parent's, so a link in a root is the root's wherever it leads), or in a vis home's outbox
+// or draft. Runs at every start: roots open after start-up.
 export function checkServerEnv(
   server: string,
   env: Record<string, string>,
@@ -62,16 +59,28 @@ export function checkServerEnv(
   home: string,
   refuse: (why: string) => Error,
   places: WritablePlaces = writablePlaces(),
+  vars: Record<string, string | undefined> = { ...process.env, ...env },
 ): void {
-  const realHome = realish(home)
   for (const [name, value] of Object.entries(env)) {
     if (name === 'PATH' || !isLocationName(name)) continue
-    for (const place of pathsIn(value, cwd)) {
-      if (within(realish(place), realHome) || within(place, realHome)) continue
-      const root = places.holding(place)
-      if (root === undefined) continue
+    const named = placesIn(value, cwd, vars)
+    const unknown = named.unresolved[0]
+    if (unknown !== undefined)
       throw refuse(
-        `MCP server ${server}: its env.${name} ${inRoot(place, root)}, which a sandbox writes, and a ` +
+        `MCP server ${server}: its env.${name} names ${unknown}, another user's home, which this check cannot ` +
+          `locate to tell whether a sandbox writes it; write that folder in ${name} as an absolute path`,
+      )
+    for (const place of named.paths) {
+      if (ownedByHome(place, home)) continue
+      const part = sandboxPartHolding(place, home)
+      const root = places.holding(place)
+      if (part === undefined && root === undefined) continue
+      const where =
+        root !== undefined
+          ? inRoot(place, root)
+          : `${place} lies in ${part} (the vis home's outboxes or drafts)`
+      throw refuse(
+        `MCP server ${server}: its env.${name} ${where}, which a sandbox writes, and a ` +
           `variable named like ${name} makes the server or its tools (npx, uvx, pip, python, node) load code ` +
           `or configuration from there; point ${name} in mcp.json at a folder outside every root, or leave ` +
           'it out (a data folder for the server to serve goes in "args")',

@@ -43,18 +43,29 @@ function linkUserVisHome(dir: string): void {
   }
 }
 
+// A private folder of this process in the host's temp directory, one per purpose, made once (0700,
+// an unguessable name): makeHostStateDir refuses a temp directory that lies in a root, and a root
+// holding it is refused (root-guard.ts), so neither the folder nor any of its ancestors is a
+// sandbox's. Its contents last as long as this process. Used when the vis home lies in a root: the
+// private HOME (privateHomeDir) and the servers' default cwd (launch.ts).
+const hostFolders = new Map<string, string>()
+export function hostPrivateFolder(prefix: 'vis-mcp-home-' | 'vis-mcp-cwd-'): string {
+  let dir = hostFolders.get(prefix)
+  if (dir === undefined) {
+    dir = makeHostStateDir(prefix)
+    hostFolders.set(prefix, dir)
+  }
+  return dir
+}
+
 // Where the private HOME is: in the vis home, unless that lies in a writable root too (the default
 // ~/.vis under a root at ~). Node finds a module a server does not ship in EVERY ancestor's
 // node_modules, so a server npx installed under <home>/mcp-servers/home would load a block's
-// ~/node_modules/supports-color (twelfth outsider pass). Then a private folder of this process in the
-// host's temp directory (no root may hold it: root-guard.ts), made once; its caches last as long as
-// this process.
-let tempHome: string | undefined
+// ~/node_modules/supports-color (twelfth outsider pass). Then a private folder of the host.
 function privateHomeDir(visHome: string, places: WritablePlaces): string {
   const inHome = join(visHome, 'mcp-servers', 'home')
   if (places.holding(inHome) === undefined) return inHome
-  tempHome ??= makeHostStateDir('vis-mcp-home-')
-  return tempHome
+  return hostPrivateFolder('vis-mcp-home-')
 }
 
 // The variables a server's environment gets for its HOME (none: the host's own HOME, inherited).

@@ -16,6 +16,7 @@ import {
 import { type ParentOp, type ParentParams, parseReply } from '../protocol/parent-requests.js'
 import { VisError } from '../util/errors.js'
 import { guestDir } from '../util/home.js'
+import { outboxesDir } from '../util/home-parts.js'
 import { childEntry } from './entry.js'
 import { guestBytecode } from './guest-bytecode.js'
 import { appendLog, capLog, logDir, openWorkerLog, pruneLogs, readLogTail } from './logfile.js'
@@ -211,7 +212,7 @@ export class Worker {
       // The guest's bytecode, compiled by the host before its first worker (guest-bytecode.ts).
       await guestBytecode(guestDir, home, join(logDir(opts.home), 'pool.log'))
     }
-    const outbox = join(opts.home, 'outbox', `worker-${randomBytes(6).toString('hex')}`)
+    const outbox = join(outboxesDir(opts.home), `worker-${randomBytes(6).toString('hex')}`)
     mkdirSync(outbox, { recursive: true, mode: 0o700 })
     pruneLogs(opts.home)
     const log = openWorkerLog(opts.home)

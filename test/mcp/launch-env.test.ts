@@ -6,13 +6,15 @@
 // themselves are test/attacks/mcp-env-prefix-spelling-in-root.test.ts and
 // test/attacks/mcp-env-code-path-in-root.test.ts.
 import assert from 'node:assert/strict'
-import { readFileSync, realpathSync } from 'node:fs'
-import { join, relative } from 'node:path'
+import { mkdirSync, readFileSync, realpathSync, symlinkSync } from 'node:fs'
+import { basename, dirname, join, relative, resolve } from 'node:path'
 import { after, before, test } from 'node:test'
 import { createEngine, type Engine } from '../../src/engine/index.js'
 import { StdioServerSchema } from '../../src/mcp-client/config.js'
 import { ServerConnection } from '../../src/mcp-client/connection.js'
-import { isLocationName, pathsIn } from '../../src/mcp-client/server-env.js'
+import { placesIn } from '../../src/mcp-client/env-spellings.js'
+import { checkServerEnv, isLocationName } from '../../src/mcp-client/server-env.js'
+import { VisError } from '../../src/util/errors.js'
 import { python, stdioFixture, tempDir } from './helpers.js'
 
 const home = realpathSync(tempDir('launch-env-home'))
@@ -99,20 +101,120 @@ test('names that load code or configuration match; others do not', () => {
     'BASH_ENV',
     'XDG_CONFIG_HOME',
     'HOME',
+    'YARN_GLOBAL_FOLDER',
+    'YARN_ENABLE_GLOBAL_CACHE',
+    'PNPM_STORE',
+    'COREPACK_NPM_REGISTRY',
   ])
     assert.ok(isLocationName(n), n)
   for (const n of ['NOTES', 'API_KEY', 'GITHUB_TOKEN', 'DEBUG', 'TZ', 'LANG'])
     assert.ok(!isLocationName(n), n)
 })
 
+// The readings of a value (src/mcp-client/env-spellings.ts), each place resolved from the cwd.
+// npm's spelling of a variable, written without a template literal's own braces.
+const v = (name: string) => ['$', '{', name, '}'].join('')
+const named = (value: string, vars: Record<string, string> = {}, hostHome = '/hosthome') =>
+  placesIn(value, '/cwd', vars, hostHome)
+const has = (value: string, place: string, vars?: Record<string, string>, hostHome?: string) =>
+  assert.ok(
+    named(value, vars, hostHome).paths.includes(place),
+    `${value}: ${named(value, vars, hostHome).paths}`,
+  )
+
 test('a value yields each path it names, relative ones taken from the cwd', () => {
-  assert.deepEqual(pathsIn('/a:/b/c', '/cwd'), ['/a', '/b/c'])
-  assert.deepEqual(pathsIn('--require /w/x.js --import=file:///w/y.mjs', '/cwd'), ['/w/y.mjs', '/w/x.js'])
+  for (const p of ['/a', '/b/c']) has('/a:/b/c', p)
+  for (const p of ['/w/y.mjs', '/w/x.js']) has('--require /w/x.js --import=file:///w/y.mjs', p)
   // A URL other than file:// names no local place (a registry), whatever its path says.
-  assert.deepEqual(pathsIn('http://127.0.0.1:4873/w/x', '/cwd'), [])
-  assert.deepEqual(pathsIn('https://registry.example/ file:///w/a%20b', '/cwd'), ['/w/a b'])
-  assert.deepEqual(pathsIn('../w/src', '/srv/cwd'), ['/srv/w/src'])
-  assert.deepEqual(pathsIn('"/w/q" , /v', '/cwd'), ['/w/q', '/v'])
+  assert.ok(!named('http://127.0.0.1:4873/w/x').paths.some((p) => p.startsWith('/w')))
+  has('https://registry.example/ file:///w/a%20b', '/w/a b')
+  assert.deepEqual(named('../w/src').paths, [resolve('/cwd', '../w/src')])
+  for (const p of ['/w/q', '/v']) has('"/w/q" , /v', p)
+  // A search path keeps its spaces (PYTHONPATH splits at ':' only), and an option's attached
+  // argument is a path too (perl's -I<dir>).
+  has('/x/my work/src:/y', '/x/my work/src')
+  has('-I/w/lib -MNotes', '/w/lib')
+  // A file URL in each spelling Node takes, its path percent-decoded (a root named "my work").
+  has('--import=file:/w/my%20work/h.mjs', '/w/my work/h.mjs')
+  has('--import file://localhost/w/x.mjs', '/w/x.mjs')
+  has('/w/my%20work', '/w/my work')
+  // Quoted and escaped as a shell or NODE_OPTIONS takes them.
+  has('--require "/w/my work/x.js"', '/w/my work/x.js')
+  has("--require='/w/my work/x.js'", '/w/my work/x.js')
+  has('-r /w/my\\ work/x.js', '/w/my work/x.js')
+})
+
+test("~, $NAME and npm's braced variables are read as the server's tools expand them, and as written", () => {
+  const vars = { HOME: '/h', A: '/w', B: 'x:/w/list' }
+  // ~ and ~/ are the server's HOME and the user's own; the word as written stays a reading.
+  has('~/proj/npm-global', '/h/proj/npm-global', vars)
+  has('~/proj/npm-global', '/hosthome/proj/npm-global', vars)
+  has('~/proj/npm-global', '/cwd/~/proj/npm-global', vars)
+  has('--require=~/x.js', '/h/x.js', vars)
+  // npm's ${NAME} (and ${NAME?}) and a shell's $NAME, from the server's variables.
+  has(`${v('HOME')}/proj/npm-global`, '/h/proj/npm-global', vars)
+  has(`${v('HOME')}/proj/npm-global`, '/hosthome/proj/npm-global', vars)
+  has('$A/src', '/w/src', vars)
+  has(`${v('A?')}/src`, '/w/src', vars)
+  has('/o:$B', '/w/list', vars)
+  // A variable the server will not have: as written, and empty.
+  has(`${v('NOPE')}/w/src`, `/cwd/${v('NOPE')}/w/src`, vars)
+  has(`${v('NOPE')}/w/src`, '/w/src', vars)
+  has('$NOPE/w', '/w', vars)
+  // Another user's home cannot be located: reported, for the caller to refuse.
+  assert.deepEqual(named('~bob/lib').unresolved, ['~bob/lib'])
+  assert.deepEqual(named('~/lib:/x').unresolved, [])
+})
+
+test('env spellings into a root are refused; the same spellings outside every root pass', async () => {
+  await engine.createSession({ roots: [root] })
+  const H = dirname(root)
+  const rel = basename(root)
+  const vars = { HOME: H, WHERE: root, ELSEWHERE: outside }
+  const check = (value: string, name = 'npm_config_prefix') => {
+    try {
+      checkServerEnv(
+        's',
+        { [name]: value },
+        serverDir,
+        home,
+        (why) => new VisError('mcp.launch-denied', why, {}),
+        undefined,
+        vars,
+      )
+      return 'allowed'
+    } catch (err) {
+      assert.equal((err as VisError).code, 'mcp.launch-denied')
+      return (err as Error).message
+    }
+  }
+  for (const value of [
+    `~/${rel}/npm-global`,
+    `${v('HOME')}/${rel}/npm-global`,
+    `$HOME/${rel}/npm-global`,
+    `${v('WHERE')}/npm-global`,
+    '$WHERE',
+    `$UNSET${root}/x`,
+  ])
+    assert.match(
+      check(value),
+      new RegExp(`its env\\.npm_config_prefix ${root}/?[^ ]* lies in the session root ${root}`),
+      value,
+    )
+  assert.match(check(`-I${root}/lib -MNotes`, 'PERL5OPT'), /its env\.PERL5OPT .* lies in the session root/)
+  assert.match(
+    check('~nobody-here/lib'),
+    /its env\.npm_config_prefix names ~nobody-here\/lib, another user's home, .*write that folder in npm_config_prefix as an absolute path/,
+  )
+  for (const value of [
+    `${v('ELSEWHERE')}/npm-global`,
+    `~/${basename(outside)}/npm-global`,
+    '$ELSEWHERE',
+    `${outside}/my dir`,
+    '-Ilib',
+    `${v('UNSET?')}`,
+  ])
+    assert.equal(check(value), 'allowed', value)
 })
 
 test('an env location naming a path in a root is refused: mcp.launch-denied, nothing started', async () => {
@@ -139,4 +241,68 @@ test('the same settings outside every root, a root in args and in a non-location
   assert.ok(env.includes(`PYTHONPATH=${outside}/src`), env.join(' '))
   assert.ok(env.includes(`NOTES=${root}`), env.join(' '))
   assert.ok(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(root))
+})
+
+// The vis home's exemption (thirteenth outsider pass): a place is the home's only when the path as
+// written and its real path both lie in it, outside the outboxes and drafts sandboxes write. A vis
+// home inside the root stands for a workspace at $HOME; the attack itself, a root's W/src linked into
+// the block's outbox, is test/attacks/mcp-env-link-into-vis-home.test.ts.
+test('a place in the vis home is exempt by both spellings and outside its outboxes and drafts; links are judged where they lie', async () => {
+  await engine.createSession({ roots: [root] })
+  const visHome = join(root, '.vis')
+  const cwd = join(visHome, 'mcp-servers')
+  for (const d of [
+    cwd,
+    join(visHome, 'outbox', 'worker-1'),
+    join(visHome, 'drafts', 'drf_1', 'upper'),
+    join(root, 'src'),
+  ])
+    mkdirSync(d, { recursive: true })
+  symlinkSync(join(visHome, 'outbox', 'worker-1'), join(root, 'to-outbox'))
+  symlinkSync(cwd, join(root, 'to-server-dir'))
+  symlinkSync(join(root, 'src'), join(cwd, 'to-src'))
+  const check = (value: string) => {
+    try {
+      checkServerEnv(
+        's',
+        { PYTHONPATH: value },
+        cwd,
+        visHome,
+        (why) => new VisError('mcp.launch-denied', why, {}),
+      )
+      return 'allowed'
+    } catch (err) {
+      assert.equal((err as VisError).code, 'mcp.launch-denied')
+      return (err as Error).message
+    }
+  }
+  // Allowed: the home's own folders, spelled absolutely or relative to the default cwd.
+  assert.equal(check(`${cwd}/lib`), 'allowed')
+  assert.equal(check('lib:../cache'), 'allowed')
+  // Refused: a root's link into the home (the sandbox re-points it), a home link into the root, and
+  // the outboxes and drafts themselves.
+  assert.match(check(join(root, 'to-outbox')), /env\.PYTHONPATH .*to-outbox lies in the session root/)
+  assert.match(check(join(root, 'to-server-dir')), /lies in the session root/)
+  assert.match(check('to-src'), /lies in the session root/)
+  // The outboxes and drafts of a vis home outside every root are refused for themselves.
+  const check2 = (value: string) => {
+    try {
+      checkServerEnv(
+        's',
+        { PYTHONPATH: value },
+        serverDir,
+        home,
+        (why) => new VisError('mcp.launch-denied', why, {}),
+      )
+      return 'allowed'
+    } catch (err) {
+      return (err as Error).message
+    }
+  }
+  assert.equal(check2(`${serverDir}/lib`), 'allowed')
+  assert.match(
+    check2(join(home, 'outbox', 'worker-t')),
+    /env\.PYTHONPATH .*outbox\/worker-t lies in .*outbox \(the vis home's outboxes or drafts\), which a sandbox writes/,
+  )
+  assert.match(check2(join(home, 'drafts', 'drf_t', 'upper')), /drafts \(the vis home's outboxes or drafts\)/)
 })

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { test } from 'node:test'
 import { stdioFixture, tempDir } from './helpers.js'
 import { mcpEngine } from './launch-engine.js'
@@ -68,6 +68,15 @@ test('a host whose HOME is a session root starts servers with a private HOME; en
   assertPrivate(out.plain, H, 'temp')
   assertPrivate(out.again, H, 'temp')
   assert.equal(out.again?.HOME, out.plain?.HOME, 'one private HOME for the process')
+  // The vis home H/.vis lies in the root H: servers start in a private folder of the host, not in
+  // H/.vis/mcp-servers, whose ancestor H npm would take for a workspace root a block declared
+  // (thirteenth pass: test/attacks/mcp-npx-workspace-root-above-server-dir.test.ts).
+  const cwd = out.cwd?.plain ?? ''
+  assert.match(cwd, /\/vis-mcp-cwd-[^/]+\/mcp-servers$/)
+  assert.ok(!cwd.startsWith(`${H}/`), `${cwd} lies outside the root ${H}`)
+  assert.equal(out.cwd?.again, cwd, 'one default folder for the process')
+  assert.equal(statSync(dirname(cwd)).mode & 0o777, 0o700)
+  assert.equal(readFileSync(join(cwd, 'package.json'), 'utf8'), '{"private": true}\n')
   assert.equal(out.realhome?.HOME, realHome)
   assert.equal(out.realhome?.npm_config_userconfig, undefined)
   assert.equal(out.realhome?.PYTHONNOUSERSITE, undefined)
@@ -94,6 +103,8 @@ test('a host whose HOME is a session root starts servers with a private HOME; en
 test("a session root inside HOME's .config (~/.config/uv: uv's own configuration) gives servers a private HOME too", () => {
   const { H, out, stderr } = host(join('.config', 'uv'))
   assertPrivate(out.plain, H)
+  // The vis home lies in no root here: servers start in its own folder.
+  assert.equal(out.cwd?.plain, join(H, '.vis', 'mcp-servers'))
   assert.equal(out.homeinroot?.code, 'mcp.launch-denied')
   assert.match(
     stderr,

@@ -1,0 +1,129 @@
+import { homedir } from 'node:os'
+import { resolve } from 'node:path'
+
+// The local places an mcp.json env value may name, read every way the programs that get it might
+// read it. A server and the tools it starts each parse a value their own way: PYTHONPATH splits at
+// `:` only (a root named "my work" stays whole), perl takes `-I<dir>` with the folder attached, Node
+// `--import=file:/x` (one slash, percent-encoded), npm expands `~/` and `${NAME}` in its
+// configuration, a shell `$NAME` and `~/`. No one reading is
+// right for all of them, so every reading is taken and each place it yields is judged: a reading
+// that names no local place resolves under the server's cwd, which lies outside every root
+// (launch.ts), so taking too many readings refuses nothing a person meant.
+
+// The places named by `value`, and the home-relative words no HOME resolves (`~user/...`).
+export type NamedPlaces = { paths: string[]; unresolved: string[] }
+
+// A URL names no local place (a registry, a proxy), but file:// names its path.
+const URL_IN_VALUE = /\b([a-z][a-z0-9+.-]*):\/\/([^\s"',;]*)/gi
+const VARIABLE = /\$(?:\{([^${}]*)\}|([A-Za-z_][A-Za-z0-9_]*))/g
+
+// `vars` is the environment the server gets (the host's inherited variables, the private HOME's,
+// mcp.json's own); `hostHome` the user's own home, for `~` and $HOME too: a person who writes
+// ~/proj means their home, and a tool that asks the password database (not HOME) finds that one.
+export function placesIn(
+  value: string,
+  cwd: string,
+  vars: Record<string, string | undefined>,
+  hostHome: string = homedir(),
+): NamedPlaces {
+  const envs = [vars]
+  if (vars.HOME !== hostHome) envs.push({ ...vars, HOME: hostHome })
+  const paths = new Set<string>()
+  const unresolved = new Set<string>()
+  for (const env of envs)
+    for (const text of expansions(value, env))
+      for (const word of wordsIn(text))
+        for (const spelled of tildeReadings(word, env.HOME, unresolved)) paths.add(resolve(cwd, spelled))
+  return { paths: [...paths], unresolved: [...unresolved] }
+}
+
+// `value` as written and with its variables replaced. A variable the server will not have is read
+// both ways tools read it: kept as written (npm leaves an unknown ${NAME}) and empty (a shell, and
+// npm's ${NAME?}); `$UNSET/w` then names /w, judged like any other path.
+function expansions(value: string, env: Record<string, string | undefined>): string[] {
+  const replace = (unknown: (whole: string) => string) =>
+    value.replace(VARIABLE, (whole, braced: string | undefined, bare: string | undefined) => {
+      const name = (braced ?? bare ?? '').replace(/\?$/, '')
+      const v = env[name]
+      return v !== undefined ? v : unknown(whole)
+    })
+  return [...new Set([value, replace((w) => w), replace(() => '')])]
+}
+
+// The words of a value: the whole of it, its `:`-separated parts (search paths, which may hold
+// spaces), its parts split at whitespace, quotes, `=`, `,` and `;` (options and lists), and an
+// option's attached argument (`-I/w/lib`, `--require=/w/x.js`). Each with URLs read as above.
+function wordsIn(value: string): string[] {
+  const out = new Set<string>()
+  const stripped = value.replace(URL_IN_VALUE, (_m, scheme: string, tail: string) => {
+    if (scheme.toLowerCase() === 'file') {
+      const at = tail.indexOf('/')
+      if (at >= 0) out.add(safeDecode(tail.slice(at)))
+    }
+    return ' '
+  })
+  for (const text of [value, stripped]) {
+    const parts = [text, ...text.split(':'), ...text.split(/[\s:=,;"']+/), ...text.split(/[\s=,;"']+/)]
+    for (const w of shellWords(text))
+      parts.push(w, ...w.split(':'), ...w.split('='), w.slice(w.indexOf('=') + 1))
+    for (const p of parts) {
+      const t = p.trim()
+      if (t === '') continue
+      if (!t.startsWith('-')) out.add(t)
+      else if (/^-[A-Za-z]./.test(t)) out.add(t.slice(2))
+    }
+  }
+  // A file URL in any spelling Node and WHATWG accept (`file:/x`, `file:///x`, `file://host/x`), and
+  // every word percent-decoded as such a URL's path is: `my%20work` is the root "my work".
+  for (const w of [...out]) {
+    const file = /^file:(?:\/\/[^/]*)?(\/.*)$/i.exec(w)
+    if (file?.[1] !== undefined) out.add(file[1])
+  }
+  for (const w of [...out]) out.add(safeDecode(w))
+  return [...out]
+}
+
+// The words a shell (and Node's NODE_OPTIONS parser) makes of `text`: split at unquoted whitespace,
+// quotes and backslash escapes removed, so `--require "/w/my work/x.js"` and `/w/my\ work` keep
+// their spaces.
+function shellWords(text: string): string[] {
+  const words: string[] = []
+  let word: string | undefined
+  let quote: string | undefined
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i] as string
+    if (quote !== undefined) {
+      if (c === quote) quote = undefined
+      else if (c === '\\' && quote === '"' && i + 1 < text.length) word += text[++i] as string
+      else word += c
+    } else if (/\s/.test(c)) {
+      if (word !== undefined) words.push(word)
+      word = undefined
+    } else {
+      word ??= ''
+      if (c === '"' || c === "'") quote = c
+      else if (c === '\\' && i + 1 < text.length) word += text[++i] as string
+      else word += c
+    }
+  }
+  if (word !== undefined) words.push(word)
+  return words
+}
+
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s)
+  } catch {
+    return s
+  }
+}
+
+// A word as written and, when it starts with `~`, with its home: `~` and `~/x` are HOME's; `~user`
+// is some user's home this check cannot locate without the password database, so it is reported
+// (the caller refuses it) rather than guessed.
+function tildeReadings(word: string, home: string | undefined, unresolved: Set<string>): string[] {
+  if (!word.startsWith('~')) return [word]
+  if (word === '~' || word.startsWith('~/')) return home ? [word, home + word.slice(1)] : [word]
+  unresolved.add(word)
+  return [word]
+}
