@@ -17,8 +17,12 @@ import { inRoot } from './server-home.js'
 
 // Words in a name that mark a place a program loads from or reads settings in, and the prefixes of
 // the tools that read every variable of theirs as such (matched case-insensitively).
+// Also the words of variables that name a program a tool runs or a file it sources (GIT_SSH,
+// SSH_ASKPASS, EDITOR, PAGER, LESSOPEN, CHROME_BIN, PHPRC, IRBRC, LUA_INIT, TS_NODE_PROJECT,
+// MAVEN_OPTS, GUNICORN_CMD_ARGS, SERVER_SCRIPT: the thirteenth outsider pass's list). A data folder
+// given by such a name is refused too: it goes in `args`.
 const LOCATION_WORDS =
-  /PATH|PREFIX|HOME|LIB|DIR|FOLDER|ROOT|OPTIONS|OPT$|CONFIG|FILE|PRELOAD|STARTUP|CACHE|ENV|INCLUDE|PLUGIN|COMMAND|SHELL|EXEC/i
+  /PATH|PREFIX|HOME|LIB|DIR|FOLDER|ROOT|OPTIONS|OPTS?$|_OPTS|ARGS|CONFIG|FILE|PRELOAD|STARTUP|CACHE|ENV|INCLUDE|PLUGIN|COMMAND|SHELL|EXEC|SSH|ASKPASS|EDITOR|PAGER|LESSOPEN|BIN$|_BIN|RC$|INIT|PROJECT|SCRIPT|MODULE|HOOK|LOADER|REQUIRE|IMPORT/i
 const TOOL_PREFIXES =
   /^(npm_config_|YARN_|PNPM_|COREPACK_|PIP_|UV_|PYTHON|NODE_|LD_|GEM_|BUNDLE_|CARGO_|RUSTUP_|GO|DENO_|BUN_|PERL|RUBY|JAVA|XDG_)/i
 

@@ -105,9 +105,38 @@ test('names that load code or configuration match; others do not', () => {
     'YARN_ENABLE_GLOBAL_CACHE',
     'PNPM_STORE',
     'COREPACK_NPM_REGISTRY',
+    // Programs a tool runs and files it sources (the thirteenth outsider pass's list).
+    'GIT_SSH',
+    'GIT_SSH_COMMAND',
+    'SSH_ASKPASS',
+    'GIT_ASKPASS',
+    'EDITOR',
+    'VISUAL_EDITOR',
+    'PAGER',
+    'LESSOPEN',
+    'CHROME_BIN',
+    'PHPRC',
+    'IRBRC',
+    'LUA_INIT',
+    'TS_NODE_PROJECT',
+    'MAVEN_OPTS',
+    'GRADLE_OPTS',
+    'GUNICORN_CMD_ARGS',
+    'SERVER_SCRIPT',
+    'NODE_LOADER',
   ])
     assert.ok(isLocationName(n), n)
-  for (const n of ['NOTES', 'API_KEY', 'GITHUB_TOKEN', 'DEBUG', 'TZ', 'LANG'])
+  for (const n of [
+    'NOTES',
+    'API_KEY',
+    'GITHUB_TOKEN',
+    'DEBUG',
+    'TZ',
+    'LANG',
+    'LOG_LEVEL',
+    'MODEL_NAME',
+    'PORT',
+  ])
     assert.ok(!isLocationName(n), n)
 })
 
