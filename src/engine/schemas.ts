@@ -194,6 +194,8 @@ export type SessionDetail = z.infer<typeof SessionDetailSchema>
 // costs the server the same whatever the session's blocks printed (thirteenth outsider pass).
 export const SESSION_VIEW_BLOCK_CHARS = 65_536
 export const SESSION_VIEW_DEFAULT_BLOCKS = 50
+// The largest block position a store holds (PostgreSQL's integer).
+export const BLOCK_POSITION_MAX = 2_147_483_647
 
 export const SessionDetailQuerySchema = z
   .object({
@@ -213,11 +215,13 @@ export const SessionViewQuerySchema = SessionDetailQuerySchema.extend({
     .max(1000)
     .default(SESSION_VIEW_DEFAULT_BLOCKS)
     .describe('How many blocks to list: the last ones (before `before`, if given).'),
+  // Positions are 32-bit integers in PostgreSQL: a larger bound is a client's mistake (400), not a
+  // refused query (500).
   before: z.coerce
     .number()
     .int()
     .min(0)
-    .max(Number.MAX_SAFE_INTEGER)
+    .max(BLOCK_POSITION_MAX)
     .optional()
     .describe(
       'List only blocks whose position is below this (the previous page: the first position listed).',

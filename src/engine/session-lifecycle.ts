@@ -16,6 +16,7 @@ import {
 import { finishedEventData } from './events-bridge.js'
 import { childPolicy, jailRefusal } from './roots.js'
 import {
+  BLOCK_POSITION_MAX,
   type CreateSessionBody,
   CreateSessionBodySchema,
   type ListSessionsQuery,
@@ -168,7 +169,9 @@ export function sessionSummary(core: EngineCore, id: string, query: SessionViewQ
   return core.store.db.transaction(() => {
     const view = sessionView(core, id)
     const page = core.store.blocks.listSummaries(id, {
-      beforePosition: q.before ?? Number.MAX_SAFE_INTEGER,
+      // No `before`: every block (a bound PostgreSQL's integer column takes; MAX_SAFE_INTEGER failed the
+      // cluster's GET of every session, db.query-failed).
+      beforePosition: q.before ?? BLOCK_POSITION_MAX,
       limit: q.limit,
       maxChars: SESSION_VIEW_BLOCK_CHARS,
     })

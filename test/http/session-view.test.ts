@@ -64,7 +64,7 @@ describe('session view', () => {
   })
 
   test('a limit out of range is refused with the query error', async () => {
-    for (const q of ['limit=0', 'limit=1001', 'before=-1', 'limit=x']) {
+    for (const q of ['limit=0', 'limit=1001', 'before=-1', 'before=2147483648', 'limit=x']) {
       const r = await call('GET', `/v1/sessions/${sid}?${q}`)
       assert.equal(r.status, 400, `${q}: ${r.text}`)
       assert.equal(r.body.error.code, 'http.invalid-query', q)
