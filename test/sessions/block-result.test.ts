@@ -34,6 +34,8 @@ const ABOUT_THE_BLOCK = [
   'finished_at',
   'attachments',
   'code_display',
+  // A session view's block cut to its bounded size says so (GET /v1/sessions/{id}).
+  'truncated',
 ]
 
 const replaced: Survived = {

@@ -7,15 +7,22 @@ import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
+import { resolveDistribution } from '../../src/distribution/resolve.js'
 import { mutateTools } from '../../src/tools/fs/mutate.js'
 import { patchTool } from '../../src/tools/fs/patch.js'
 import type { Tool } from '../../src/tools/types.js'
 import { call, context, files, guardFor, rejection, tempDir } from './helpers.js'
 
 const saved = process.env.VIS_PYTHON_HOME
+const savedTools = process.env.VIS_TOOLS_PYTHON
+// The syntax check of a patched .py file borrows a python: the real one, named before the tests
+// point VIS_PYTHON_HOME at a fake distribution (there is no fixed fallback).
+process.env.VIS_TOOLS_PYTHON = (await resolveDistribution({ allowDownload: false })).executable
 after(() => {
   if (saved === undefined) delete process.env.VIS_PYTHON_HOME
   else process.env.VIS_PYTHON_HOME = saved
+  if (savedTools === undefined) delete process.env.VIS_TOOLS_PYTHON
+  else process.env.VIS_TOOLS_PYTHON = savedTools
 })
 
 async function setup() {
