@@ -29,10 +29,10 @@ const TOOL_PREFIXES =
 export const isLocationName = (name: string): boolean => LOCATION_WORDS.test(name) || TOOL_PREFIXES.test(name)
 
 // Whether `place` (resolved against the cwd, no link followed) is the vis home's own: its lexical
-// path AND its real path lie in the home, and neither in a part of it a sandbox writes (outboxes,
-// drafts). Every jail masks the rest of the home, so such a place is no sandbox's even when the home
-// lies in a root (a workspace at $HOME), and a relative word resolved from the default cwd
-// (`<home>/mcp-servers`) is not taken for a root's folder. Both spellings, because a sandbox makes
+// path AND its real path lie in the home, and neither in a part of it whose bytes a sandbox chooses
+// (outboxes, drafts, blobs, logs: home-parts.ts). Every jail masks the rest of the home, so such a
+// place is no sandbox's even when the home lies in a root (a workspace at $HOME), and a relative
+// word resolved from the default cwd (`<home>/mcp-servers`) is not taken for a root's folder. Both spellings, because a sandbox makes
 // links: W/src -> <outbox> has its real path in the home (thirteenth outsider pass), and a link in
 // an outbox leads anywhere.
 function ownedByHome(place: string, home: string): boolean {
@@ -82,7 +82,7 @@ export function checkServerEnv(
       const where =
         root !== undefined
           ? inRoot(place, root)
-          : `${place} lies in ${part} (the vis home's outboxes or drafts)`
+          : `${place} lies in ${part} (the vis home's outboxes, drafts, blobs or logs)`
       throw refuse(
         `MCP server ${server}: its env.${name} ${where}, which a sandbox writes, and a ` +
           `variable named like ${name} makes the server or its tools (npx, uvx, pip, python, node) load code ` +

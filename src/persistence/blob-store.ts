@@ -14,6 +14,7 @@ import {
 } from 'node:fs'
 import { join } from 'node:path'
 import { VisError } from '../util/errors.js'
+import { blobsDir } from '../util/home-parts.js'
 
 const URI_PREFIX = 'vis-blob:sha256/'
 const HEX64 = /^[0-9a-f]{64}$/
@@ -39,7 +40,7 @@ export class BlobStore {
   readonly root: string
 
   constructor(home: string) {
-    this.root = join(home, 'blobs', 'sha256')
+    this.root = join(blobsDir(home), 'sha256')
   }
 
   pathOf(hex: string): string {

@@ -13,9 +13,10 @@ import {
   writeSync,
 } from 'node:fs'
 import { join } from 'node:path'
+import { logsDir } from '../util/home-parts.js'
 
 export function logDir(home: string): string {
-  return join(home, 'logs')
+  return logsDir(home)
 }
 
 // Opens a log file before the child exists (its pid is not known yet); `adopt` renames it

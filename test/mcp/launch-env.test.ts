@@ -331,7 +331,36 @@ test('a place in the vis home is exempt by both spellings and outside its outbox
   assert.equal(check2(`${serverDir}/lib`), 'allowed')
   assert.match(
     check2(join(home, 'outbox', 'worker-t')),
-    /env\.PYTHONPATH .*outbox\/worker-t lies in .*outbox \(the vis home's outboxes or drafts\), which a sandbox writes/,
+    /env\.PYTHONPATH .*outbox\/worker-t lies in .*outbox \(the vis home's outboxes, drafts, blobs or logs\), which a sandbox writes/,
   )
-  assert.match(check2(join(home, 'drafts', 'drf_t', 'upper')), /drafts \(the vis home's outboxes or drafts\)/)
+  assert.match(
+    check2(join(home, 'drafts', 'drf_t', 'upper')),
+    /drafts \(the vis home's outboxes, drafts, blobs or logs\)/,
+  )
+  // The blob store holds an attachment's bytes exactly as a block made them, and a worker's log its
+  // stderr: `--require` loads a file of any name as JavaScript.
+  assert.match(
+    check2(join(home, 'blobs', 'sha256', 'ab', 'cdef')),
+    /blobs \(the vis home's outboxes, drafts, blobs or logs\)/,
+  )
+  const withOptions = (value: string) => {
+    try {
+      checkServerEnv(
+        's',
+        { NODE_OPTIONS: value },
+        serverDir,
+        home,
+        (why) => new VisError('mcp.launch-denied', why, {}),
+      )
+      return 'allowed'
+    } catch (err) {
+      return (err as Error).message
+    }
+  }
+  assert.match(
+    withOptions(`--require=${join(home, 'blobs', 'sha256', 'ab', 'cdef')}`),
+    /env\.NODE_OPTIONS .*blobs/,
+  )
+  assert.match(withOptions(`--require ${join(home, 'logs', 'worker-7.log')}`), /env\.NODE_OPTIONS .*logs/)
+  assert.equal(withOptions(`--require=${serverDir}/hook.js`), 'allowed')
 })
