@@ -175,8 +175,11 @@ export function sessionSummary(core: EngineCore, id: string, query: SessionViewQ
       limit: q.limit,
       maxChars: SESSION_VIEW_BLOCK_CHARS,
     })
-    const ids = new Set(page.blocks.map((b) => b.id))
-    const attachments = core.store.attachments.listBySession(id).filter((a) => ids.has(a.blockId))
+    const positions = page.blocks.map((b) => b.position)
+    const attachments =
+      positions.length === 0
+        ? []
+        : core.store.attachments.listByBlockPositions(id, Math.min(...positions), Math.max(...positions))
     const blocks = page.blocks.map((b) => {
       const v = withLiveStatus(core, blockView(b, attachments))
       return page.cut.has(b.id) ? { ...v, truncated: true as const } : v

@@ -145,6 +145,21 @@ export class AttachmentsRepo {
       .map((row) => AttachmentSchema.parse(row))
   }
 
+  // The attachments of a session's blocks at positions lo..hi (a page of the session view): the
+  // read grows with the page, not with the session's whole history.
+  listByBlockPositions(sessionId: string, lo: number, hi: number): Attachment[] {
+    return this.ctx.sql
+      .get(
+        `SELECT ${META_COLUMNS.split(', ')
+          .map((c) => `a.${c}`)
+          .join(', ')}
+         FROM attachments a JOIN blocks b ON b.id = a.block_id
+         WHERE b.session_id = ? AND b.position >= ? AND b.position <= ? ORDER BY b.position, a.position`,
+      )
+      .all(sessionId, lo, hi)
+      .map((row) => AttachmentSchema.parse(row))
+  }
+
   // The bytes a session's attachments hold in all (their recorded sizes): what the engine
   // charges against the session's attachment bound (src/engine/attachment-budget.ts).
   sessionBytes(sessionId: string): number {

@@ -18,7 +18,11 @@ describe('session view', () => {
     server = await startServer({ home, python, port: 0, pool: { size: 1 } })
     call = client(server.url)
     sid = (await call('POST', '/v1/sessions', { roots: [root] })).body.id
-    for (const code of ['x  =  1', `print('o' * ${BIG})\n'v' * ${BIG}`, 'print(3)\n[3]']) {
+    for (const code of [
+      'x  =  1\nvis_attach_bytes("first", "one.txt")',
+      `print('o' * ${BIG})\n'v' * ${BIG}`,
+      'print(3)\nvis_attach_bytes("third", "three.txt")\nvis_attach_bytes("more", "four.txt")\n[3]',
+    ]) {
       const b = await call('POST', `/v1/sessions/${sid}/blocks`, { code, timeout_ms: 60_000 })
       assert.equal(b.status, 200, b.text.slice(0, 300))
       ids.push(b.body.id)
@@ -33,7 +37,11 @@ describe('session view', () => {
     assert.equal(view.status, 200, view.text.slice(0, 300))
     assert.equal(view.body.blocks_before, 0)
     const [plain, big, small] = view.body.blocks
-    assert.equal(plain.code_display, 'x = 1\n', 'ordinary code is still formatted for display')
+    assert.equal(
+      plain.code_display,
+      'x = 1\nvis_attach_bytes("first", "one.txt")\n',
+      'ordinary code is still formatted for display',
+    )
     assert.equal(plain.truncated, undefined)
     assert.equal(small.stdout, '3\n')
     assert.deepEqual(small.value, [3])
@@ -61,6 +69,24 @@ describe('session view', () => {
       ids.slice(0, 1),
     )
     assert.equal(earlier.body.blocks_before, 0)
+  })
+
+  test("each page carries its own blocks' attachments, no other block's", async () => {
+    const names = (body: { blocks: { attachments: { name: string }[] }[] }) =>
+      body.blocks.map((b) => b.attachments.map((a) => a.name))
+    assert.deepEqual(names((await call('GET', `/v1/sessions/${sid}`)).body), [
+      ['one.txt'],
+      [],
+      ['three.txt', 'four.txt'],
+    ])
+    const last = await call('GET', `/v1/sessions/${sid}?limit=1`)
+    assert.deepEqual(names(last.body), [['three.txt', 'four.txt']])
+    const middle = await call('GET', `/v1/sessions/${sid}?limit=1&before=${last.body.blocks[0].position}`)
+    assert.deepEqual(names(middle.body), [[]])
+    const first = await call('GET', `/v1/sessions/${sid}?limit=1&before=${middle.body.blocks[0].position}`)
+    assert.deepEqual(names(first.body), [['one.txt']])
+    const got = await call('GET', first.body.blocks[0].attachments[0].url)
+    assert.equal(got.text, 'first')
   })
 
   test('a limit out of range is refused with the query error', async () => {
