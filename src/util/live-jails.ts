@@ -1,6 +1,10 @@
 import { randomBytes } from 'node:crypto'
 import { fstatSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { isAbsolute, join } from 'node:path'
+import { hostDependencyDirs } from './dependency-dirs.js'
+import { packageRoot } from './home.js'
+import { within } from './path-within.js'
+import { realish } from './real-path.js'
 import {
   liveJailsDir,
   liveJailsDirs,
@@ -37,6 +41,10 @@ export type LiveJail = {
   rootIds: string[]
   masked: string[] | null
   maskedIds: string[]
+  // The host places inside its roots the jail binds read-only (its process's package and the
+  // dependency directories it loads from): a file there is not that sandbox's to write, whichever
+  // root holds it. Empty in an entry of an older vis: then nothing counts as read-only.
+  readOnly: string[]
 }
 
 export const identityOfFd = (fd: number): string => {
@@ -80,6 +88,7 @@ export function liveJailEntry(roots: readonly { real: string; fd: number }[]): L
     rootIds: roots.map((r) => identityOfFd(r.fd)),
     masked: null,
     maskedIds: [],
+    readOnly: readOnlyWithin(roots.map((r) => r.real)),
   }
   let removed = false
   const write = () => {
@@ -101,6 +110,12 @@ export function liveJailEntry(roots: readonly { real: string; fd: number }[]): L
       rmSync(file, { force: true })
     },
   }
+}
+
+// What every jail of this process binds read-only over `roots` (confinement/mount-sources.ts
+// packageMounts: the package and its dependency directories, wherever a root holds them).
+function readOnlyWithin(roots: readonly string[]): string[] {
+  return [realish(packageRoot), ...hostDependencyDirs()].filter((d) => roots.some((r) => within(d, r)))
 }
 
 const ENTRY = /^(\d+)-(\d+)-[0-9a-f]+\.json$/
@@ -126,6 +141,7 @@ function parse(text: string): LiveJail | undefined {
     rootIds: ids(j.rootIds),
     masked: j.masked ?? null,
     maskedIds: ids(j.maskedIds),
+    readOnly: paths(j.readOnly) ? j.readOnly : [],
     ...(typeof j.worker === 'number' ? { worker: j.worker } : {}),
   }
 }

@@ -3,7 +3,7 @@ import { hostDependencyDirs } from './dependency-dirs.js'
 import { packageRoot } from './home.js'
 import { within } from './path-within.js'
 import { realish } from './real-path.js'
-import { otherProcessesPlaces, sandboxWritableHolding } from './writable-roots.js'
+import { otherProcessWrites, sandboxWritableHolding } from './writable-roots.js'
 
 // The host imports a few packages only when a call needs them and only if they are installed
 // (typescript for patch's syntax check, web-tree-sitter and the grammars for index, esbuild for
@@ -42,9 +42,10 @@ export function inAddedModuleDirs(at: string): boolean {
 // Whether `path` lies in the package or its dependency directories AND no jail of another vis
 // process may write it: this process's jails bind those directories read-only, another install's
 // jails (a global `vis serve` beside a project's library install) bind only their own, so a root of
-// theirs that holds this install's node_modules is as writable as any other.
+// theirs that holds this install's node_modules is as writable as any other (each jail's entry says
+// what it binds read-only: otherProcessWrites).
 function readOnlyDependency(path: string): boolean {
-  return inDependencyDirs(realish(path)) && otherProcessesPlaces().holding(path) === undefined
+  return inDependencyDirs(realish(path)) && !otherProcessWrites(path)
 }
 
 // Whether the real path `at` lies in the package or one of its dependency directories: the places

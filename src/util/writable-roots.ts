@@ -1,4 +1,4 @@
-import { dirname } from 'node:path'
+import { basename, dirname, join } from 'node:path'
 import { visHome } from './home.js'
 import { registeredHomes, userDefaultHome } from './home-registry.js'
 import { notedSessionRoots, rootHolding } from './host-programs.js'
@@ -33,17 +33,33 @@ export function writablePlaces(): WritablePlaces {
   return placesOf(liveJails(), notedSessionRoots())
 }
 
-// The places the live jails of OTHER vis processes of this user may write. Their jails bind their
-// own package and dependency directories read-only, not this install's: a root of theirs holding
-// this install's node_modules writes it (thirteenth outsider pass).
-export function otherProcessesPlaces(): WritablePlaces {
+// Whether a live jail of ANOTHER vis process of this user may write `path` (thirteenth outsider
+// pass: a root of another install's process holding this install's node_modules writes it; a
+// process of this same install binds the same directories read-only, as each entry says).
+export function otherProcessWrites(path: string): boolean {
   const self = processKey()
-  return placesOf(
-    liveJails().filter((j) => `${j.pid}-${j.starttime}` !== self),
-    [],
+  return (
+    placesOf(
+      liveJails().filter((j) => `${j.pid}-${j.starttime}` !== self),
+      [],
+    ).holding(path) !== undefined
   )
 }
 
+// The spellings of `path` a root is judged by (rootHolding): as written, its real path, and its
+// parent's real path with its name.
+const spellings = (path: string): string[] => [
+  path,
+  realish(path),
+  join(realish(dirname(path)), basename(path)),
+]
+
+// Every live jail's roots and `own` (this process's session roots, which every jail of this process
+// binds as its entry says). A jail does not write what it binds read-only over its roots (its
+// process's package and dependency directories: LiveJail.readOnly), so a path whose every spelling
+// inside that root lies in one of those is not that jail's to write: a `vis serve` and a `vis mcp`
+// of one install, or a test suite's processes, each with a root above the checkout, do not make the
+// package each other's sandbox's. A root renamed since (found by identity) has no such exemption.
 function placesOf(jails: LiveJail[], own: readonly string[]): WritablePlaces {
   const set = new Set(own)
   for (const j of jails) for (const r of j.roots) set.add(r)
@@ -52,8 +68,16 @@ function placesOf(jails: LiveJail[], own: readonly string[]): WritablePlaces {
   return {
     roots,
     holding(path) {
-      const byPath = rootHolding(path, roots)
-      if (byPath !== undefined || !byIdentity) return byPath
+      const ownRoot = rootHolding(path, own)
+      if (ownRoot !== undefined) return ownRoot
+      const places = spellings(path)
+      for (const j of jails)
+        for (const r of j.roots) {
+          const inRoot = places.filter((p) => within(p, r))
+          if (inRoot.length === 0) continue
+          if (!inRoot.every((p) => j.readOnly.some((d) => within(p, d)))) return r
+        }
+      if (!byIdentity) return undefined
       const chain = identityChain(path)
       for (const j of jails) {
         const i = j.rootIds.findIndex((id) => chain.has(id))

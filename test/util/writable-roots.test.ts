@@ -1,11 +1,22 @@
 import assert from 'node:assert/strict'
-import { closeSync, mkdirSync, mkdtempSync, openSync, renameSync, rmSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import {
+  closeSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { liveJailEntry } from '../../src/util/live-jails.js'
+import { liveJailEntry, liveJailsDir } from '../../src/util/live-jails.js'
 import { realish } from '../../src/util/real-path.js'
-import { writableRootHolding } from '../../src/util/writable-roots.js'
+import { startTimeOf } from '../../src/util/vis-processes.js'
+import { otherProcessWrites, writableRootHolding } from '../../src/util/writable-roots.js'
 
 // A live jail's root holds a path by its path, and still after the root was renamed (by its
 // identity); a path beside the root is held by none. The jail is this process's own entry in the
@@ -32,6 +43,54 @@ test('a live jail root holds paths beneath it by path, and by identity once rena
   } finally {
     entry.remove()
     closeSync(fd)
+    rmSync(base, { recursive: true, force: true })
+  }
+})
+
+// Another vis process's jail binds its own package and dependency directories read-only over its
+// roots (its entry's readOnly): a root of a process of THIS install above the checkout does not make
+// the package that sandbox's (the fresh-clone CI: a concurrent test file's session on a folder holding
+// the checkout refused esbuild, `cannot bundle`, and its MCP servers started from the package). A
+// process of another install binds its own package, not this one: there the package is writable.
+test("another process's jail writes a root above the package, but not what it binds read-only", () => {
+  const base = realish(mkdtempSync(join(tmpdir(), 'vis-writable-roots-ro-')))
+  const root = join(base, 'above')
+  const pkg = join(root, 'pkg')
+  mkdirSync(join(pkg, 'node_modules', 'esbuild'), { recursive: true })
+  mkdirSync(join(root, 'src'))
+  symlinkSync(join(pkg, 'node_modules'), join(root, 'src', 'to-deps'))
+  // A live process of this user that is not this one: its entry is judged by its pid and start time.
+  const other = spawn('sleep', ['600'], { stdio: 'ignore' })
+  const file = () => join(liveJailsDir(), `${other.pid}-${startTimeOf(other.pid!)}-0a1b2c3d4e5f.json`)
+  const enter = (readOnly: string[]) =>
+    writeFileSync(
+      file(),
+      JSON.stringify({
+        pid: other.pid,
+        starttime: startTimeOf(other.pid!),
+        roots: [root],
+        rootIds: [],
+        masked: [],
+        maskedIds: [],
+        readOnly,
+      }),
+    )
+  try {
+    mkdirSync(liveJailsDir(), { recursive: true })
+    enter([pkg])
+    const inPkg = join(pkg, 'node_modules', 'esbuild', 'lib', 'main.js')
+    assert.equal(writableRootHolding(inPkg), undefined, 'bound read-only in that jail')
+    assert.equal(otherProcessWrites(inPkg), false)
+    assert.equal(writableRootHolding(join(root, 'src', 'x.py')), root, 'the rest of its root is still its')
+    // A link in the root into the read-only place is the root's: the sandbox re-points it.
+    assert.equal(writableRootHolding(join(root, 'src', 'to-deps', 'esbuild', 'x.js')), root)
+    // An entry of another install (or an older vis) binds nothing of this package read-only.
+    enter([])
+    assert.equal(writableRootHolding(inPkg), root)
+    assert.equal(otherProcessWrites(inPkg), true)
+  } finally {
+    rmSync(file(), { force: true })
+    other.kill()
     rmSync(base, { recursive: true, force: true })
   }
 })
