@@ -3,7 +3,14 @@ import { parseArgs } from 'node:util'
 import { type DraftDiff, type DraftState, readOnlyDrafts } from '../../drafts/drafts.js'
 import { blockView, sessionView } from '../../engine/views.js'
 import { formatPythonForDisplay } from '../../format/index.js'
-import { exportTranscript, fence, inlineText, openStore, renderMarkdown, type Store } from '../../persistence/index.js'
+import {
+  exportTranscript,
+  fence,
+  inlineText,
+  openStore,
+  renderMarkdown,
+  type Store,
+} from '../../persistence/index.js'
 import { describeSurvived } from '../../sessions/survived.js'
 import { VisError } from '../../util/errors.js'
 import { draftLine } from '../agent/draft-command.js'
