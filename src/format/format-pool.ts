@@ -5,12 +5,17 @@ import { startModuleWorker } from '../util/module-worker.js'
 export interface FormatRequest {
   id: number
   code: string
+  // The longest formatted code the caller uses (python.ts formattedBound): a longer one is not
+  // sent back, only its length (ruff can make 4 KB of nested literal 3.8 MB).
+  maxChars: number
 }
 export interface FormatReply {
   id: number
   // ruff is loaded and formatting has begun: the time bound runs from here.
   started?: true
   ok?: string
+  // ruff's output was longer than the request's maxChars: this many characters.
+  tooLarge?: number
   // The code did not parse (ruff's own error): nothing is wrong with the thread.
   parseError?: string
   // A WASM trap (stack overflow, out-of-bounds access): the thread is ended, the next call
@@ -21,6 +26,7 @@ export interface FormatReply {
 
 export type FormatOutcome =
   | { ok: string }
+  | { tooLarge: number }
   | { parseError: string }
   | { failed: string }
   | { timeout: true }
@@ -49,7 +55,7 @@ function retire(w: Worker): void {
   void w.terminate()
 }
 
-function formatOnce(code: string, timeoutMs: number): Promise<FormatOutcome> {
+function formatOnce(code: string, timeoutMs: number, maxChars: number): Promise<FormatOutcome> {
   const w = formatterThread()
   const id = ++seq
   return new Promise<FormatOutcome>((resolve) => {
@@ -69,6 +75,7 @@ function formatOnce(code: string, timeoutMs: number): Promise<FormatOutcome> {
       if (r.id !== id) return
       if (r.started) limit(timeoutMs)
       else if (r.ok !== undefined) done({ ok: r.ok }, false)
+      else if (r.tooLarge !== undefined) done({ tooLarge: r.tooLarge }, false)
       else if (r.parseError !== undefined) done({ parseError: r.parseError }, false)
       else if (r.trap !== undefined) done({ failed: r.trap }, true)
       else done({ unavailable: r.unavailable ?? 'ruff did not load' }, true)
@@ -78,14 +85,15 @@ function formatOnce(code: string, timeoutMs: number): Promise<FormatOutcome> {
     w.on('message', onMessage)
     w.on('exit', onExit)
     limit(LOAD_LIMIT_MS)
-    w.postMessage({ id, code } satisfies FormatRequest)
+    w.postMessage({ id, code, maxChars } satisfies FormatRequest)
   })
 }
 
 // ruff's format of `code` in the formatter thread, ended after `timeoutMs` of formatting (the
-// thread is terminated then, and a fresh one serves the next call).
-export function formatOffThread(code: string, timeoutMs: number): Promise<FormatOutcome> {
-  const run = chain.then(() => formatOnce(code, timeoutMs))
+// thread is terminated then, and a fresh one serves the next call); an output longer than
+// `maxChars` comes back as its length only.
+export function formatOffThread(code: string, timeoutMs: number, maxChars: number): Promise<FormatOutcome> {
+  const run = chain.then(() => formatOnce(code, timeoutMs, maxChars))
   chain = run
   return run
 }
@@ -121,5 +129,5 @@ const WARM_UP = [
 // The server starts the thread, loads ruff and warms it while it starts, so the first block a
 // person opens is formatted as fast as the rest (a cold thread takes a second or more).
 export function warmFormatterThread(): void {
-  void formatOffThread(WARM_UP, LOAD_LIMIT_MS)
+  void formatOffThread(WARM_UP, LOAD_LIMIT_MS, Number.MAX_SAFE_INTEGER)
 }

@@ -18,7 +18,10 @@ port.on('message', (req: FormatRequest) => {
   // The load is done: the pool's time bound for this code runs from here.
   reply({ started: true })
   try {
-    reply({ ok: ruff.format(req.code) })
+    const out = ruff.format(req.code)
+    // Only a bounded output crosses back to the host (see FormatRequest.maxChars).
+    if (out.length > req.maxChars) reply({ tooLarge: out.length })
+    else reply({ ok: out })
   } catch (err) {
     // A trap leaves the WASM memory as the unwound frames left it: the pool ends this thread.
     if (isWasmTrap(err)) reply({ trap: errorMessage(err) })

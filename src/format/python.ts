@@ -8,6 +8,19 @@ import { type RuffEngine, ruffEngine } from './ruff.js'
 // for a display nicety, and nobody reads a 100 KB block in a transcript anyway.
 export const MAX_FORMAT_CHARS = 100_000
 export const DEFAULT_CACHE_ENTRIES = 1000
+// The formatter's OUTPUT is bounded too (fourteenth outsider pass): ruff breaks a nested literal
+// too long for a line into one element a line, each indented deeper, so 4 KB of `x = [a, [a, …]]`
+// formats to 3.8 MB. A formatted code longer than MAX_FORMAT_GROWTH times its input (at least
+// FORMAT_GROWTH_FLOOR_CHARS), or than MAX_FORMATTED_CHARS, is not used: the code is shown as
+// written. Ordinary formatting changes whitespace; even a long data table nested in a class grows a
+// few times at most. A view with its own field bound (the session view's 65 536 characters,
+// src/http/block-route.ts addCodeDisplay) also shows a longer formatted code as written.
+export const MAX_FORMATTED_CHARS = 2 * MAX_FORMAT_CHARS
+export const MAX_FORMAT_GROWTH = 8
+export const FORMAT_GROWTH_FLOOR_CHARS = 4096
+// The cache's bound in characters (formatted or verbatim code, and a parse error's message), so
+// what it holds does not grow with what each entry holds: ~16 MiB at most.
+export const DEFAULT_CACHE_CHARS = 8 * 2 ** 20
 // What one code may cost the formatter thread. Ordinary blocks take milliseconds; past this
 // the thread is ended and the code shown as written (and remembered as such).
 export const FORMAT_TIMEOUT_MS = 2000
@@ -18,6 +31,8 @@ export type FormatResult = {
   status: FormatStatus
   // Why the code is verbatim: 'unavailable', 'too-large', 'parse-error', or (off the event loop
   // only) 'timeout' and 'failed' (a WASM trap: the formatter thread was replaced).
+  // 'too-large' is the input past maxChars or, with a detail saying so, the formatted code past
+  // formattedBound.
   reason?: 'unavailable' | 'too-large' | 'parse-error' | 'timeout' | 'failed'
   detail?: string
 }
@@ -26,7 +41,11 @@ export type FormatterOptions = {
   // Where the ruff workspace comes from (default: the process-wide one).
   engine?: () => RuffEngine | undefined
   maxChars?: number
+  // The longest formatted code used (default MAX_FORMATTED_CHARS; see formattedBound).
+  maxFormattedChars?: number
   cacheEntries?: number
+  // The cache's bound in characters (default DEFAULT_CACHE_CHARS).
+  cacheChars?: number
   // formatOffLoop's bound on one code's formatting in the thread.
   timeoutMs?: number
 }
@@ -38,6 +57,7 @@ export class PythonFormatter {
   private readonly cache: Lru<string, FormatResult>
   private readonly engine: () => RuffEngine | undefined
   private readonly maxChars: number
+  private readonly maxFormattedChars: number
   private readonly timeoutMs: number
   // The same code asked for again while its format is under way waits for that one.
   private readonly inFlight = new Map<string, Promise<FormatResult>>()
@@ -45,12 +65,21 @@ export class PythonFormatter {
   constructor(opts: FormatterOptions = {}) {
     this.engine = opts.engine ?? ruffEngine
     this.maxChars = opts.maxChars ?? MAX_FORMAT_CHARS
+    this.maxFormattedChars = opts.maxFormattedChars ?? MAX_FORMATTED_CHARS
     this.timeoutMs = opts.timeoutMs ?? FORMAT_TIMEOUT_MS
-    this.cache = new Lru(opts.cacheEntries ?? DEFAULT_CACHE_ENTRIES)
+    this.cache = new Lru(opts.cacheEntries ?? DEFAULT_CACHE_ENTRIES, {
+      maxWeight: opts.cacheChars ?? DEFAULT_CACHE_CHARS,
+      weigh: (r) => r.code.length + (r.detail?.length ?? 0),
+    })
   }
 
   get cachedEntries(): number {
     return this.cache.size
+  }
+
+  // What the cache holds, in characters.
+  get cachedChars(): number {
+    return this.cache.weight
   }
 
   format(code: string): FormatResult {
@@ -63,7 +92,9 @@ export class PythonFormatter {
     if (!ruff) return { code, status: 'verbatim', reason: 'unavailable' }
     let result: FormatResult
     try {
-      result = { code: ruff.format(code), status: 'formatted' }
+      const bound = formattedBound(code, this.maxFormattedChars)
+      const out = ruff.format(code)
+      result = out.length <= bound ? { code: out, status: 'formatted' } : tooLarge(code, out.length, bound)
     } catch (err) {
       result = { code, status: 'verbatim', reason: 'parse-error', detail: errorMessage(err) }
     }
@@ -81,9 +112,10 @@ export class PythonFormatter {
     if (hit) return hit
     const pending = this.inFlight.get(key)
     if (pending) return pending
-    const run = formatOffThread(code, this.timeoutMs).then((outcome) => {
+    const bound = formattedBound(code, this.maxFormattedChars)
+    const run = formatOffThread(code, this.timeoutMs, bound).then((outcome) => {
       this.inFlight.delete(key)
-      const result = resultOf(code, outcome)
+      const result = resultOf(code, outcome, bound)
       if (result.reason !== 'unavailable') this.cache.set(key, result)
       return result
     })
@@ -92,8 +124,23 @@ export class PythonFormatter {
   }
 }
 
-function resultOf(code: string, outcome: FormatOutcome): FormatResult {
+// The longest formatted code used for `code`: a small multiple of it, never past `max`.
+export function formattedBound(code: string, max = MAX_FORMATTED_CHARS): number {
+  return Math.min(max, Math.max(FORMAT_GROWTH_FLOOR_CHARS, code.length * MAX_FORMAT_GROWTH))
+}
+
+function tooLarge(code: string, formatted: number, bound: number): FormatResult {
+  return {
+    code,
+    status: 'verbatim',
+    reason: 'too-large',
+    detail: `formatted, the code would be ${formatted} characters (more than ${bound}): shown as written`,
+  }
+}
+
+function resultOf(code: string, outcome: FormatOutcome, bound: number): FormatResult {
   if ('ok' in outcome) return { code: outcome.ok, status: 'formatted' }
+  if ('tooLarge' in outcome) return tooLarge(code, outcome.tooLarge, bound)
   if ('parseError' in outcome)
     return { code, status: 'verbatim', reason: 'parse-error', detail: outcome.parseError }
   if ('timeout' in outcome) return { code, status: 'verbatim', reason: 'timeout' }

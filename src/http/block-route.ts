@@ -62,7 +62,16 @@ export function getBlockRoute(engine: Engine, id: string, blockId: string): Bloc
 }
 
 // `?format=display`: each block's code formatted for people, in the formatter thread (ruff can
-// take seconds on hostile code; the event loop serves every session meanwhile).
-export async function addCodeDisplay(blocks: Array<{ code: string; code_display?: string }>): Promise<void> {
-  for (const b of blocks) b.code_display = await formatPythonForDisplayOffLoop(b.code)
+// take seconds on hostile code; the event loop serves every session meanwhile). The formatter
+// bounds its output (python.ts formattedBound); a view with a field bound (the session view's
+// 65 536 characters) passes it as `maxChars`, and a formatted code longer than that is shown as
+// written, so the answer stays within the bound (fourteenth outsider pass: 44 MiB).
+export async function addCodeDisplay(
+  blocks: Array<{ code: string; code_display?: string }>,
+  maxChars = Number.POSITIVE_INFINITY,
+): Promise<void> {
+  for (const b of blocks) {
+    const display = await formatPythonForDisplayOffLoop(b.code)
+    b.code_display = display.length <= maxChars ? display : b.code
+  }
 }

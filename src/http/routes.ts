@@ -13,6 +13,7 @@ import {
   InterruptResultSchema,
   ListSessionsQuerySchema,
   RunBlockBodySchema,
+  SESSION_VIEW_BLOCK_CHARS,
   SessionDetailQuerySchema,
   SessionDetailSchema,
   SessionListSchema,
@@ -166,7 +167,12 @@ export const ROUTES: RouteSpec[] = [
       const { format, limit, before } = readQuery(c, SessionViewQuerySchema)
       const detail = engine.sessionSummary(c.req.param('id')!, { limit, before })
       // A cut block's code is not the block's: it is shown as it is, not formatted.
-      if (format === 'display') await addCodeDisplay(detail.blocks.filter((b) => !b.truncated))
+      if (format === 'display') {
+        await addCodeDisplay(
+          detail.blocks.filter((b) => !b.truncated),
+          SESSION_VIEW_BLOCK_CHARS,
+        )
+      }
       return c.json(detail)
     },
   },

@@ -28,7 +28,7 @@ export {
   type NodeRef,
   NodeSchema,
 } from './leases.js'
-export { fence, type MarkdownOptions, renderMarkdown } from './markdown.js'
+export { codeSpan, fence, inlineText, type MarkdownOptions, quotedText, renderMarkdown } from './markdown.js'
 export { latestVersion, MIGRATIONS, type Migration, migrate, schemaVersion } from './migrations.js'
 export { databaseUrlOf } from './postgres/open.js'
 export { type CreateSessionInput, type Session, SessionSchema, SessionsRepo } from './sessions.js'

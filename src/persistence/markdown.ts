@@ -48,14 +48,20 @@ function renderJson(value: JsonValue): string {
   return fence(JSON.stringify(value, null, 2), 'json')
 }
 
+// Sandbox or model text of many lines as a block quote: split at every CommonMark line ending
+// (LF, CR, CRLF), so no line of it starts outside the quote, and each line escaped as inlineText
+// is (no image, link, raw HTML or code span). The turn's request here, and the agent part of the
+// export (src/cli/agent/show.ts: the model's text and answer, a child turn's prompt).
+export function quotedText(text: string): string {
+  return text
+    .split(LINE_END)
+    .map((l) => (l === '' ? '>' : `> ${escapeInline(l)}`))
+    .join('\n')
+}
+
 function renderRequest(request: JsonValue | null): string {
   if (request === null) return ''
-  if (typeof request === 'string') {
-    return `${request
-      .split(LINE_END)
-      .map((l) => (l === '' ? '>' : `> ${escapeInline(l)}`))
-      .join('\n')}\n\n`
-  }
+  if (typeof request === 'string') return `${quotedText(request)}\n\n`
   return `${renderJson(request)}\n`
 }
 

@@ -130,7 +130,8 @@ test('vis run shows what the model saw: the value, a refused call, and a long pr
     /## Agent turns\n\n### Turn 1 · done · openai\/double-model\n\n4 iterations · 400 in \/ 80 out tokens/,
   )
   assert.match(md.stdout, /\*\*Task\*\*\n\n> look around/)
-  assert.match(md.stdout, /- refused: `cat` \["secret\.txt"\] — denied by policy: auto-policy: deny/)
+  // The arguments are the model's: in a code span, never markup (fourteenth outsider pass).
+  assert.match(md.stdout, /- refused: `cat` `\["secret\.txt"\]` — denied by policy: auto-policy: deny/)
   assert.match(md.stdout, /\*\*Answer\*\*\n\n> done looking/)
   const json = JSON.parse(
     (await visCli(['sessions', 'export', id, '--format', 'json'], { cwd: root, home }).done).stdout,

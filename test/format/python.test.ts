@@ -89,3 +89,47 @@ test('Lru evicts the least recently used entry', () => {
   assert.equal(l.get('a'), 1)
   assert.equal(l.get('c'), 3)
 })
+
+// Fourteenth outsider pass: ruff's output was unbounded (4 KB of nested literal formatted to 3.8 MB).
+test('a formatted code many times longer than its input is shown as written, and remembered', () => {
+  const nested = `x = ${'[a, '.repeat(800)}1${']'.repeat(800)}\n`
+  const f = new PythonFormatter()
+  const r = f.format(nested)
+  assert.equal(r.status, 'verbatim')
+  assert.equal(r.reason, 'too-large')
+  assert.equal(r.code, nested)
+  assert.match(r.detail ?? '', /formatted, the code would be \d+ characters/)
+  assert.equal(f.format(nested), r)
+  // Allowed: a long data table nested in a function, broken one element a line, still formats.
+  const table = `def f():\n    if True:\n        return [${Array.from({ length: 400 }, (_, i) => i).join(', ')}]\n`
+  const t = f.format(table)
+  assert.equal(t.status, 'formatted', t.detail)
+  assert.ok(t.code.length > table.length)
+})
+
+test("the cache's memory is bounded in characters as well as entries", () => {
+  const f = new PythonFormatter({
+    cacheEntries: 1000,
+    cacheChars: 10_000,
+    engine: () => ({ version: 't', format: (c) => c.toUpperCase() }),
+  })
+  for (let i = 0; i < 50; i++) f.format(`${'a'.repeat(1000)}${i}`)
+  assert.ok(f.cachedChars <= 10_000, `the cache holds ${f.cachedChars} characters`)
+  assert.ok(f.cachedEntries < 50)
+  assert.ok(f.cachedEntries > 0)
+})
+
+test('Lru with a weight bound evicts the coldest entries and keeps nothing heavier than the bound', () => {
+  const l = new Lru<string, string>(10, { maxWeight: 5, weigh: (v) => v.length })
+  l.set('a', 'xx')
+  l.set('b', 'yy')
+  assert.equal(l.get('a'), 'xx')
+  l.set('c', 'zz') // 6 > 5: 'b', the coldest, goes
+  assert.equal(l.get('b'), undefined)
+  assert.equal(l.weight, 4)
+  l.set('d', 'wwwwww')
+  assert.equal(l.get('d'), undefined)
+  assert.equal(l.weight, 4)
+  l.set('a', 'x')
+  assert.equal(l.weight, 3)
+})

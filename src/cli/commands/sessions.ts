@@ -3,7 +3,14 @@ import { parseArgs } from 'node:util'
 import { type DraftDiff, type DraftState, readOnlyDrafts } from '../../drafts/drafts.js'
 import { blockView, sessionView } from '../../engine/views.js'
 import { formatPythonForDisplay } from '../../format/index.js'
-import { exportTranscript, openStore, renderMarkdown, type Store } from '../../persistence/index.js'
+import {
+  exportTranscript,
+  fence,
+  inlineText,
+  openStore,
+  renderMarkdown,
+  type Store,
+} from '../../persistence/index.js'
 import { describeSurvived } from '../../sessions/survived.js'
 import { VisError } from '../../util/errors.js'
 import { draftLine } from '../agent/draft-command.js'
@@ -177,11 +184,10 @@ async function exportSession(argv: string[]): Promise<number> {
     }
     let md = renderMarkdown(t, { formatCode: formatPythonForDisplay }) + agentMarkdown(agent)
     if (draft.state.draft) {
-      // A fence longer than any backtick run in the diff, so the diff cannot close it.
-      const fence = '`'.repeat(
-        Math.max(3, ...[...draft.diff.diff.matchAll(/`+/g)].map((m) => m[0].length + 1)),
-      )
-      md += `\n## Draft\n\n${draftLine(draft.state)}\n\n${fence}diff\n${draft.diff.diff}${fence}\n`
+      // The diff is text the sandbox wrote: fenced by markdown.ts's fence (longer than any backtick
+      // run inside, counted in a loop: a spread of 150,000 runs overflowed the stack, pass 14), and
+      // the draft's line (its label) as escaped prose.
+      md += `\n## Draft\n\n${inlineText(draftLine(draft.state))}\n\n${fence(draft.diff.diff, 'diff')}`
     }
     if (values.output) writeOutput(values.output, md)
     else process.stdout.write(visibleControls(md))
