@@ -12,6 +12,9 @@ import { parseWith } from '../../src/distribution/packages/sets.js'
 import { placesIn } from '../../src/mcp-client/env-spellings.js'
 import { mapClaudeModel, mapClaudeTools } from '../../src/skills/claude-map.js'
 import { gitReadsOnly } from '../../src/tools/git/guard.js'
+import { LANGUAGES } from '../../src/tools/outline/languages.js'
+import { definitions } from '../../src/tools/outline/skeleton.js'
+import type { SyntaxNode } from '../../src/tools/outline/syntax-node.js'
 
 const INHERITED = ['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf']
 const ctx = { sessionId: 's-1', op: 'sub_loop' }
@@ -67,4 +70,15 @@ test('--with names after Object members are not sets or aliases', () => {
   const sel = parseWith(['constructor', 'toString'])
   assert.deepEqual(sel.packages, [])
   assert.equal(parseWith(['numpy']).packages.length, 1)
+})
+
+test("the outline's definition rules are looked up by a node type's own key", () => {
+  // A syntax node whose type is spelled like an Object member is no definition (before: the
+  // rule was Object.prototype's function and the outline threw "rule.name is not a function").
+  const leaf = (type: string) => ({ type, namedChildren: [] }) as unknown as SyntaxNode
+  const root = { type: 'module', namedChildren: INHERITED.map(leaf) } as unknown as SyntaxNode
+  for (const lang of LANGUAGES) {
+    const got = definitions(root, lang, [], { maxDepth: 2, maxDefs: 10, maxNodes: 100 })
+    assert.deepEqual(got, { defs: [], truncated: false })
+  }
 })
