@@ -1,4 +1,5 @@
 import { VisError } from '../util/errors.js'
+import { ownValue } from '../util/own-key.js'
 import { type AgentConfig, PROVIDERS } from './config.js'
 
 // Which models a turn may be asked to use by someone other than the person who configured the
@@ -37,7 +38,8 @@ export function childModelRule(config: AgentConfig, env: NodeJS.ProcessEnv = pro
 
 // The configured reference `asked` names (an alias resolved), or undefined when it names none.
 function judged(rule: ChildModelRule, asked: string, also: string[]): string | undefined {
-  const ref = rule.aliases[asked] ?? asked
+  // Own keys only: a model named "constructor" or "__proto__" is not an alias agent.json gave.
+  const ref = ownValue(rule.aliases, asked) ?? asked
   if (also.includes(ref) || rule.refs.includes(ref)) return ref
   const slash = ref.indexOf('/')
   if (slash > 0 && rule.providers.includes(ref.slice(0, slash))) return ref

@@ -4,6 +4,7 @@ import { z } from 'zod'
 import { SessionModeSchema } from '../confinement/modes.js'
 import { VisError } from '../util/errors.js'
 import { openHome } from '../util/home-guard.js'
+import { ownValue } from '../util/own-key.js'
 import { issuesText } from '../util/zod-issues.js'
 import { BudgetSchema } from './budget.js'
 import { ANTHROPIC_MAX_TOKENS } from './providers/types.js'
@@ -302,5 +303,6 @@ export function resolveModel(
 }
 
 export function priceFor(config: AgentConfig, spec: { provider: string; model: string }): Price | undefined {
-  return config.prices[`${spec.provider}/${spec.model}`] ?? config.prices[spec.model]
+  // Own keys only: a model named "toString" has no price, not Object.prototype's function.
+  return ownValue(config.prices, `${spec.provider}/${spec.model}`) ?? ownValue(config.prices, spec.model)
 }

@@ -1,3 +1,4 @@
+import { ownValue } from '../util/own-key.js'
 import type { AgentConfig } from './config.js'
 import type { ProviderFailure } from './providers/failure.js'
 import type { Message, Provider } from './providers/types.js'
@@ -41,7 +42,8 @@ export function contextWindow(
   p: Pick<Provider, 'name' | 'model'>,
 ) {
   const own = config.contextWindows ?? {}
-  const set = own[`${p.name}/${p.model}`] ?? own[p.model]
+  // Own keys only: a model named "constructor" would otherwise read a function as its window.
+  const set = ownValue(own, `${p.name}/${p.model}`) ?? ownValue(own, p.model)
   if (set !== undefined) return set
   // The model part may carry an organisation (`Qwen/Qwen2.5-7B`) or a tag (`qwen2.5-coder:7b`).
   const name = p.model.toLowerCase().split('/').pop() ?? ''

@@ -16,7 +16,10 @@ const mib = (n: number) =>
 // 64 MiB at a time. So a session's stored attachments are bounded in all, by the bytes the host
 // stores (their sizes as read, a sparse file whole), at the engine's maxSessionAttachmentsMb. A block whose
 // attachments would pass the bound keeps none of them (never a part: which ones a client gets
-// must not depend on their order), and its output says why and what to do.
+// must not depend on their order), and its output says why and what to do. A sub_loop child is a
+// session of its own, made at will by a block: its attachments count against its top session's
+// bound with the whole family's (AttachmentsRepo.familyBytes), or every child would bring a fresh
+// allowance.
 export function boundAttachments(
   finish: FinishBlockInput,
   // storedBytes is asked only for a block with attachments: a block's usual outcome has none, and
@@ -32,7 +35,8 @@ export function boundAttachments(
   const left = Math.max(0, limit - stored)
   const note =
     `[vis: this block's ${list.length === 1 ? '1 attachment' : `${list.length} attachments`} (${mib(adding)}) ${list.length === 1 ? 'was' : 'were'} not kept: ` +
-    `the session's stored attachments hold ${mib(stored)} of the ${bound.limitMb} MiB one session may keep ` +
+    `the stored attachments of the session and its sub_loop family hold ${mib(stored)} of the ${bound.limitMb} MiB ` +
+    `one session with its sub_loop children may keep ` +
     `(${mib(left)} left; ${LIMIT}); attach less (save large results under a root and name their paths), ` +
     `continue in a new session, or have the operator raise the engine's maxSessionAttachmentsMb]\n`
   return { ...finish, attachments: [], stdout: `${finish.stdout ?? ''}${note}` }

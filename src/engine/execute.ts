@@ -21,7 +21,8 @@ export type ExecuteDeps = {
   metrics: EngineMetrics
   drafts: Drafts
   limits: OutcomeLimits
-  // The bound on one session's stored attachments, in MiB (attachment-budget.ts).
+  // The bound on the stored attachments of one session with its sub_loop family, in MiB
+  // (attachment-budget.ts).
   attachmentsMb: number
   extensions: ExtensionRegistry | undefined
   ensureWorker: (live: Live) => Promise<Session>
@@ -53,7 +54,7 @@ export async function executeBlock(
     })
     finish = boundAttachments(
       finishFromOutcome(await withOutboxBytes(outcome, session.outbox), performance.now() - t0, deps.limits),
-      { storedBytes: () => store.attachments.sessionBytes(live.id), limitMb: deps.attachmentsMb },
+      { storedBytes: () => store.attachments.familyBytes(live.id), limitMb: deps.attachmentsMb },
     )
     snapshot = session.lastSnapshot
   } catch (err) {

@@ -82,7 +82,10 @@ export async function createChildSession(
   const policy = childPolicy(parent, body.roots, id)
   // A parent working in a draft lends it to its child (drafts.ts lend).
   core.drafts.lend(id, parentId, policy.roots)
-  return openSession(core, id, body.title ?? null, policy, policy.pins ?? {})
+  // The child joins its parent's family (the parent chain's top session): their stored
+  // attachments are bounded together, so children do not multiply the bound.
+  const familyId = core.store.sessions.familyOf(parentId) ?? parentId
+  return openSession(core, id, body.title ?? null, policy, policy.pins ?? {}, familyId)
 }
 
 function freshId(core: EngineCore, given: string | undefined): string {
@@ -100,6 +103,7 @@ async function openSession(
   title: string | null,
   policy: WorkerPolicy,
   pins: Record<string, string>,
+  familyId?: string,
 ): Promise<SessionView> {
   const live = liveFor(core, id)
   live.within = policy.within
@@ -124,6 +128,7 @@ async function openSession(
       id,
       title,
       policy: toStoredPolicy(stored, pins),
+      ...(familyId !== undefined ? { familyId } : {}),
     })
     claim(core, id)
   } catch (err) {

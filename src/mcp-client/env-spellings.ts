@@ -1,5 +1,6 @@
 import { homedir } from 'node:os'
 import { resolve } from 'node:path'
+import { ownValue } from '../util/own-key.js'
 
 // The local places an mcp.json env value may name, read every way the programs that get it might
 // read it. A server and the tools it starts each parse a value their own way: PYTHONPATH splits at
@@ -44,7 +45,9 @@ function expansions(value: string, env: Record<string, string | undefined>): str
   const replace = (unknown: (whole: string) => string) =>
     value.replace(VARIABLE, (whole, braced: string | undefined, bare: string | undefined) => {
       const name = (braced ?? bare ?? '').replace(/\?$/, '')
-      const v = env[name]
+      // Own keys only: `$constructor` is a variable the server will not have, read both ways,
+      // not Object.prototype's function (whose text would hide the empty reading).
+      const v = ownValue(env, name)
       return v !== undefined ? v : unknown(whole)
     })
   return [...new Set([value, replace((w) => w), replace(() => '')])]

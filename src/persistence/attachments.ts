@@ -160,8 +160,25 @@ export class AttachmentsRepo {
       .map((row) => AttachmentSchema.parse(row))
   }
 
-  // The bytes a session's attachments hold in all (their recorded sizes): what the engine
-  // charges against the session's attachment bound (src/engine/attachment-budget.ts).
+  // The bytes the attachments of `sessionId`'s whole family hold (its top session and every
+  // sub_loop child under it, at any depth: sessions.family_id), by their recorded sizes: what the
+  // engine charges against the attachment bound (src/engine/attachment-budget.ts). Per session,
+  // every child would bring a fresh allowance of its own.
+  familyBytes(sessionId: string): number {
+    const top =
+      (this.ctx.sql.pluck('SELECT coalesce(family_id, id) FROM sessions WHERE id = ?').get(sessionId) as
+        | string
+        | undefined) ?? sessionId
+    const total = this.ctx.sql
+      .pluck(
+        'SELECT coalesce(sum(a.size), 0) FROM attachments a JOIN blocks b ON b.id = a.block_id ' +
+          'WHERE b.session_id IN (SELECT id FROM sessions WHERE id = ? OR family_id = ?)',
+      )
+      .get(top, top)
+    return Number(total ?? 0)
+  }
+
+  // The bytes one session's own attachments hold (their recorded sizes).
   sessionBytes(sessionId: string): number {
     const total = this.ctx.sql
       .pluck(

@@ -36,6 +36,9 @@ export const CreateSessionInputSchema = z.object({
   title: z.string().max(1000).nullable().optional(),
   // The policy's own shape belongs to src/sessions; here it is stored as given.
   policy: JsonValueSchema.optional(),
+  // A sub_loop child's top session (the root of its parent chain): the family whose stored
+  // attachments are bounded together (attachments.ts familyBytes).
+  familyId: z.string().min(1).max(200).optional(),
 })
 export type CreateSessionInput = z.input<typeof CreateSessionInputSchema>
 
@@ -54,8 +57,8 @@ export class SessionsRepo {
     const id = v.id ?? newId('ses')
     try {
       this.ctx.sql
-        .get('INSERT INTO sessions (id, title, policy, created_at) VALUES (?, ?, ?, ?)')
-        .run(id, v.title ?? null, encodeJson(v.policy ?? {}), this.ctx.now())
+        .get('INSERT INTO sessions (id, title, policy, created_at, family_id) VALUES (?, ?, ?, ?, ?)')
+        .run(id, v.title ?? null, encodeJson(v.policy ?? {}), this.ctx.now(), v.familyId ?? null)
     } catch (err) {
       if (constraintViolation(err) === 'primary-key') {
         throw new VisError('db.session-exists', `A session with id ${id} already exists.`, { sessionId: id })
@@ -63,6 +66,13 @@ export class SessionsRepo {
       throw err
     }
     return this.require(id)
+  }
+
+  // The top session of `id`'s family (`id` itself for a session no sub_loop made), or undefined
+  // when there is no such session.
+  familyOf(id: string): string | undefined {
+    const v = this.ctx.sql.pluck('SELECT coalesce(family_id, id) FROM sessions WHERE id = ?').get(id)
+    return v === undefined || v === null ? undefined : String(v)
   }
 
   get(id: string): Session | undefined {

@@ -1,3 +1,5 @@
+import { ownValue } from '../util/own-key.js'
+
 // Agent definitions written for Claude Code name its tools and its models. These map them to
 // this runtime's: pure functions, so `agent(name, prompt)` and `vis doctor` agree.
 
@@ -27,7 +29,8 @@ export function mapClaudeTools(tools: readonly string[] | undefined): ToolMappin
   const ignored: string[] = []
   for (const raw of tools) {
     const name = raw.replace(/\(.*\)$/, '').trim()
-    const mapped = CLAUDE_TOOLS[name] ?? (OURS.has(name) ? [name] : undefined)
+    // Own keys only: a tool named "constructor" in a definition is not one of Claude Code's.
+    const mapped = ownValue(CLAUDE_TOOLS, name) ?? (OURS.has(name) ? [name] : undefined)
     if (!mapped) {
       ignored.push(raw)
       continue
@@ -48,7 +51,7 @@ export function mapClaudeModel(
   aliases: Readonly<Record<string, string>>,
 ): ModelMapping {
   if (model === undefined || model === '' || model === 'inherit') return { model: parent }
-  const alias = aliases[model]
+  const alias = ownValue(aliases, model)
   if (alias !== undefined) return { model: alias }
   if (model.includes('/')) return { model }
   return {

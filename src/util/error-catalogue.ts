@@ -88,11 +88,11 @@ export const ERROR_CATALOGUE = {
   ),
 
   // Named in the note of a block whose attachments the engine did not keep
-  // (src/engine/attachment-budget.ts): they would take the session's stored attachments past
-  // the engine's maxSessionAttachmentsMb.
+  // (src/engine/attachment-budget.ts): they would take the stored attachments of the session's
+  // family (its top session and every sub_loop child under it) past maxSessionAttachmentsMb.
   'attachment.session-limit': fail(
     413,
-    "A block's attachments would take the session's stored attachments past the engine's maxSessionAttachmentsMb (default 512 MiB, by the bytes stored); none of the block's attachments were kept.",
+    "A block's attachments would take the stored attachments of its session's family (the top session and every sub_loop child under it, counted together) past the engine's maxSessionAttachmentsMb (default 512 MiB, by the bytes stored); none of the block's attachments were kept.",
   ),
 
   'bench.batteries': fail(500, 'The batteries benchmark found no CPython to stage its baseline from.'),

@@ -70,7 +70,7 @@ test("a session's attachments are kept up to the bound, and a block past it keep
   assert.deepEqual(over.attachments, [])
   assert.match(
     over.stdout,
-    /this block's 2 attachments \(384 KiB\) were not kept: the session's stored attachments hold 768 KiB of the 1 MiB one session may keep \(256 KiB left; attachment\.session-limit\); attach less \(save large results under a root and name their paths\), continue in a new session, or have the operator raise the engine's maxSessionAttachmentsMb\]/,
+    /this block's 2 attachments \(384 KiB\) were not kept: the stored attachments of the session and its sub_loop family hold 768 KiB of the 1 MiB one session with its sub_loop children may keep \(256 KiB left; attachment\.session-limit\); attach less \(save large results under a root and name their paths\), continue in a new session, or have the operator raise the engine's maxSessionAttachmentsMb\]/,
   )
 
   // What still fits is kept: 256 KiB brings the session to exactly its bound (so nothing of the

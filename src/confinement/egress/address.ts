@@ -69,31 +69,60 @@ export function setPublicRangesForLab(cidrs: string[] | undefined): void {
     : undefined
 }
 
-const zeros = (b: Uint8Array, from: number, to: number) => b.subarray(from, to).every((x) => x === 0)
+// The IPv6 forms that carry an IPv4 address: the form's range (`net`/`bits`), the byte where the
+// 32 bits of the IPv4 address sit, and the mask they are XORed with (Teredo obfuscates its
+// client). Mapped ::ffff:0:0/96 and translated ::ffff:0:0:0/96 (the kernel dials the IPv4
+// address for a mapped one), compatible ::/96 (but not :: and ::1), NAT64 64:ff9b::/96, 6to4
+// 2002::/16 (bits 16-47), and Teredo 2001::/32 (its server in bits 32-63, its client obfuscated
+// in the last 32 bits). The one definition of "the IPv4 address this IPv6 spelling stands for":
+// carriedIPv4 reads it off a dialled address, and a deny entry spelled in a form is read with it
+// too (AddressPattern.denies), so both sides agree on which spellings name the same machine.
+type Form = { form: string; net: Uint8Array; bits: number; at: number; xor: number }
+function form(name: string, net: string, bits: number, at: number, xor = 0): Form {
+  return { form: name, net: as16(parseIP(net) as IP), bits, at, xor }
+}
+const FORMS: Form[] = [
+  form('IPv4-mapped', '::ffff:0:0', 96, 12),
+  form('IPv4-translated', '::ffff:0:0:0', 96, 12),
+  form('IPv4-compatible', '::', 96, 12),
+  form('NAT64', '64:ff9b::', 96, 12),
+  form('6to4', '2002::', 16, 2),
+  form('Teredo server', '2001::', 32, 4),
+  form('Teredo client', '2001::', 32, 12, 0xff),
+]
+// :: and ::1 are the unspecified and loopback addresses, not IPv4-compatible 0.0.0.0 / 0.0.0.1.
+const notCarried = (f: Form, ipv4: ArrayLike<number>) =>
+  f.form === 'IPv4-compatible' && ipv4[0] === 0 && ipv4[1] === 0 && ipv4[2] === 0 && (ipv4[3] ?? 0) <= 1
+const carriedBy = (f: Form, b: Uint8Array) => Array.from(b.subarray(f.at, f.at + 4)).map((x) => x ^ f.xor)
 
-// The IPv4 address(es) an IPv6 address carries, with the form that carries them:
-// mapped ::ffff:0:0/96 and translated ::ffff:0:0:0/96 (the kernel dials the IPv4 address
-// for a mapped one), compatible ::/96 (but not :: and ::1), NAT64 64:ff9b::/96, 6to4
-// 2002::/16 (bits 16-47), and Teredo 2001::/32 (its server in bits 32-63, its client
-// obfuscated in the last 32 bits).
 export function carriedIPv4(ip: IP): { form: string; address: IP }[] {
-  const b = ip.bytes
   if (ip.family === 4) return []
-  const tail = v4(b.subarray(12))
-  if (zeros(b, 0, 10) && b[10] === 255 && b[11] === 255) return [{ form: 'IPv4-mapped', address: tail }]
-  if (zeros(b, 0, 8) && b[8] === 255 && b[9] === 255 && zeros(b, 10, 12))
-    return [{ form: 'IPv4-translated', address: tail }]
-  if (zeros(b, 0, 12) && !(zeros(b, 12, 15) && (b[15] ?? 0) <= 1))
-    return [{ form: 'IPv4-compatible', address: tail }]
-  if (b[0] === 0 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && zeros(b, 4, 12))
-    return [{ form: 'NAT64', address: tail }]
-  if (b[0] === 0x20 && b[1] === 0x02) return [{ form: '6to4', address: v4(b.subarray(2, 6)) }]
-  if (b[0] === 0x20 && b[1] === 0x01 && b[2] === 0 && b[3] === 0)
-    return [
-      { form: 'Teredo server', address: v4(b.subarray(4, 8)) },
-      { form: 'Teredo client', address: v4(Array.from(b.subarray(12)).map((x) => x ^ 0xff)) },
-    ]
-  return []
+  const b = ip.bytes
+  return FORMS.filter((f) => samePrefix(b, f.net, f.bits) && !notCarried(f, carriedBy(f, b))).map((f) => ({
+    form: f.form,
+    address: v4(carriedBy(f, b)),
+  }))
+}
+
+// Whether the network `bytes`/`bits` (a deny entry) holds a spelling of the IPv4 address `ipv4`
+// in some form: the entry lies inside the form's range, and its bits over the carried field
+// agree with the address (bits the entry leaves open agree with anything; bits of the form
+// outside the field, like 6to4's subnet or Teredo's client behind a server, are any). So
+// `::ffff:0:127.0.0.2`, `::127.0.0.2`, `64:ff9b::127.0.0.2` and `2002:7f00:2::/48` all stand for
+// 127.0.0.2, `64:ff9b::10.0.0.0/104` for 10.0.0.0/8, and `64:ff9b::/96` or `2002::/16` (every
+// IPv4 address through that gateway) for every IPv4 address. An entry wider than a form
+// (`2000::/3`, `::/0`) stands for no IPv4 address through it; `::/0` covers every address anyway.
+function entryHoldsSpelling(bytes: Uint8Array, bits: number, ipv4: IP): boolean {
+  return FORMS.some((f) => {
+    if (bits < f.bits || !samePrefix(bytes, f.net, f.bits) || notCarried(f, ipv4.bytes)) return false
+    for (let i = 0; i < 32 && f.at * 8 + i < bits; i++) {
+      const byte = f.at + (i >> 3)
+      const mask = 0x80 >> (i & 7)
+      const want = ((ipv4.bytes[i >> 3] ?? 0) ^ f.xor) & mask
+      if (((bytes[byte] ?? 0) & mask) !== want) return false
+    }
+    return true
+  })
 }
 
 // The forms whose IPv4 address is the destination itself, not a gateway's input.
@@ -167,9 +196,11 @@ export type AddressPattern = {
   // `::ffff:0:0/96` cover every IPv4 address but name no private one.
   namesIPv4(ip: IP): boolean
   // Whether a DENY entry refuses this address: it covers it, the IPv4 address an IPv6 spelling
-  // stands for, or an IPv4 address it carries through a gateway form (NAT64, 6to4, Teredo).
-  // Wider than `matches` on purpose: a deny entry must hold in every spelling that could reach
-  // the machine it names.
+  // stands for, or an IPv4 address it carries through a gateway form (NAT64, 6to4, Teredo); and
+  // an entry itself spelled in one of those forms (`::ffff:0:127.0.0.2`, `::127.0.0.2`,
+  // `64:ff9b::127.0.0.2`, a CIDR in such a spelling) refuses the IPv4 address(es) it stands for,
+  // in every spelling too (one definition for both sides: FORMS). Wider than `matches` on
+  // purpose: a deny entry must hold in every spelling that could reach the machine it names.
   denies(ip: IP): boolean
 }
 
@@ -190,6 +221,10 @@ export function parseAddressPattern(entry: string): AddressPattern | undefined {
     matches: (a) => covers(a) || covers(unmapped(a)),
     names,
     namesIPv4: (a) => inV4Space && covers(a) && names(a),
-    denies: (a) => covers(a) || covers(unmapped(a)) || carriedIPv4(a).some((c) => covers(c.address)),
+    denies: (a) =>
+      covers(a) ||
+      (a.family === 4 ? [a] : carriedIPv4(a).map((c) => c.address)).some(
+        (ipv4) => covers(ipv4) || entryHoldsSpelling(bytes, bits, ipv4),
+      ),
   }
 }

@@ -1,4 +1,5 @@
 import { VisError } from '../../util/errors.js'
+import { ownValue } from '../../util/own-key.js'
 
 // What `--with` accepts: named sets and single packages, by the names models and users
 // write (import name or index name), each mapped to its Debian package and its index
@@ -68,11 +69,12 @@ export function parseWith(values: readonly string[]): Selection {
   for (const raw of names) {
     const n = raw.toLowerCase()
     if (n === 'pytest') pytest = true
-    else if (SETS[n]) {
+    // Own keys only: `--with constructor` names no set, not Object.prototype's function.
+    else if (ownValue(SETS, n) !== undefined) {
       sets.push(n)
-      for (const p of SETS[n]!) wanted.add(p)
+      for (const p of ownValue(SETS, n) ?? []) wanted.add(p)
     } else {
-      const known = ALIASES[n] ?? n
+      const known = ownValue(ALIASES, n) ?? n
       if (PACKAGES.some((p) => p.name === known)) wanted.add(known)
       else if (NAME.test(raw)) extra.push(raw)
       else {

@@ -368,4 +368,16 @@ export const SCHEMA: readonly SchemaVersion[] = [
       createIndex({ name: 'turns_by_created', table: 'turns', columns: ['created_at'] }),
     ],
   },
+  {
+    version: 11,
+    name: 'the family a sub_loop child session belongs to',
+    steps: [
+      // A sub_loop child is a session of its own, but what the engine stores of its blocks counts
+      // against its top session's attachment bound (src/engine/attachment-budget.ts): the top
+      // session's id, NULL for a session that is its own top. Kept on the row so the bound holds
+      // after a restart too; the index finds a family's sessions.
+      addColumn('sessions', text('family_id')),
+      createIndex({ name: 'sessions_by_family', table: 'sessions', columns: ['family_id'] }),
+    ],
+  },
 ]

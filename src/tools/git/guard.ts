@@ -1,4 +1,5 @@
 import { VisError } from '../../util/errors.js'
+import { ownValue } from '../../util/own-key.js'
 
 // The git tool runs git, not the programs git can be told to run. The model's arguments
 // may not carry configuration or program names (`-c alias.x=!cmd`, `--exec-path`,
@@ -96,7 +97,7 @@ export function gitArgv(args: string[], context: { sessionId?: string }): string
       name === undefined || name.length < 3 ? undefined : LONG_REFUSED.find((o) => o.startsWith(name))
     // Short options cluster (-qu CMD is -q -u CMD): a refused letter anywhere in a cluster counts.
     const cluster = !a.startsWith('--') && a.startsWith('-') ? a.slice(1) : ''
-    const short = SHORT_REFUSED[sub]?.find((o) => cluster.includes(o.slice(1)))
+    const short = ownValue(SHORT_REFUSED, sub)?.find((o) => cluster.includes(o.slice(1)))
     if (long || short) {
       refuse(
         `${sub} ${long ?? short} names a program or configuration for git to run; the git tool does not take it`,
@@ -143,5 +144,6 @@ const LISTING: Record<string, (rest: string[]) => boolean> = {
 export function gitReadsOnly(args: string[]): boolean {
   const [sub = '', ...rest] = args
   if (READERS.has(sub)) return !(sub === 'format-patch' && !rest.includes('--stdout'))
-  return LISTING[sub]?.(rest) ?? false
+  // Own keys only: a subcommand named "constructor" is not a listing form.
+  return ownValue(LISTING, sub)?.(rest) ?? false
 }

@@ -1,3 +1,4 @@
+import { ownValue } from '../../util/own-key.js'
 import { anchorOf } from '../fs/lines.js'
 import { declaratorNameNode, kindOf, type LanguageSpec } from './languages.js'
 import type { SyntaxNode } from './syntax-node.js'
@@ -82,7 +83,8 @@ function match(
   node: SyntaxNode,
   lang: LanguageSpec,
 ): { kind: string; name: string; descend: boolean } | undefined {
-  const rule = lang.defs[node.type]
+  // Own keys only: a node type spelled like an Object member is no definition rule.
+  const rule = ownValue(lang.defs, node.type)
   if (!rule || (rule.when && !rule.when(node))) return undefined
   const name = rule.name ? rule.name(node) : node.childForFieldName('name')?.text
   if (!name) return undefined
