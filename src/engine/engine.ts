@@ -47,6 +47,7 @@ import {
   getSession,
   listSessions,
   ownedElsewhere,
+  sessionResources,
   sessionSummary,
   sessionView,
 } from './session-lifecycle.js'
@@ -159,6 +160,11 @@ export class Engine {
   // The session with its last blocks, each cut to a bounded size (what the HTTP API answers).
   sessionSummary(id: string, query: SessionViewQuery = {}): SessionDetail {
     return sessionSummary(this.core, id, query)
+  }
+
+  // A session's block count and attachment metadata, read without any block's output (MCP).
+  sessionResources(id: string): ReturnType<typeof sessionResources> {
+    return sessionResources(this.core, id)
   }
 
   // Closing keeps the history; the worker goes, a running block ends with an error.

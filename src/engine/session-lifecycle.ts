@@ -193,6 +193,31 @@ export function sessionSummary(core: EngineCore, id: string, query: SessionViewQ
   })()
 }
 
+// What a listing of a session's resources shows (MCP resources/list): the session, how many blocks
+// it has, and its attachments' metadata, all from SQL: no block's output or value is read, so a
+// listing costs the same whatever the blocks printed (getSession read every block whole).
+export function sessionResources(
+  core: EngineCore,
+  id: string,
+): {
+  view: SessionView
+  blockCount: number
+  attachments: Array<{
+    id: string
+    name: string | null
+    mediaType: string
+    size: number
+    blockPosition: number
+  }>
+} {
+  core.log.flush(id) // blocks whose rows are still deferred (block-queue.ts) are counted too
+  return core.store.db.transaction(() => ({
+    view: sessionView(core, id),
+    blockCount: core.store.blocks.countBySession(id),
+    attachments: core.store.attachments.listBySessionWithBlockPosition(id),
+  }))()
+}
+
 export function sessionView(core: EngineCore, id: string): SessionView {
   return viewOf(core, requireSession(core, id))
 }

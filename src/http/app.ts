@@ -17,6 +17,11 @@ import { checkKnownQuery } from './route-query.js'
 import { ROUTES as CORE_ROUTES, type RouteContext } from './routes.js'
 import { duringShutdown } from './shutdown.js'
 import { DEFAULT_MAX_QUEUED_BYTES, DEFAULT_MAX_QUEUED_FRAMES } from './sse.js'
+import {
+  DEFAULT_MAX_QUEUED_BYTES_PER_SESSION,
+  DEFAULT_MAX_QUEUED_BYTES_TOTAL,
+  SseBudget,
+} from './sse-budget.js'
 
 // The agent's turns and approvals (src/agent) are mounted beside the core routes.
 export const MOUNTED_ROUTES = [...CORE_ROUTES, ...AGENT_ROUTES]
@@ -37,6 +42,10 @@ export type AppOptions = {
   maxQueuedFrames?: number
   // ...or this many bytes of frames behind (frames carry sandbox output).
   maxQueuedBytes?: number
+  // ...and the bytes queued for all streams together, server-wide and per session (a stream
+  // whose frame does not fit, or the one furthest behind, is disconnected the same way).
+  maxQueuedBytesTotal?: number
+  maxQueuedBytesPerSession?: number
   // The policy of sessions MCP clients start at /mcp (default: no roots, network off).
   mcp?: McpServePolicy
   // This node of a cluster: requests about sessions another node owns go there (src/cluster).
@@ -64,6 +73,10 @@ export function createApp(engine: Engine, options: AppOptions = {}): Hono {
       heartbeatMs: options.heartbeatMs ?? 15_000,
       maxQueuedFrames: options.maxQueuedFrames ?? DEFAULT_MAX_QUEUED_FRAMES,
       maxQueuedBytes: options.maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES,
+      budget: new SseBudget(
+        options.maxQueuedBytesTotal ?? DEFAULT_MAX_QUEUED_BYTES_TOTAL,
+        options.maxQueuedBytesPerSession ?? DEFAULT_MAX_QUEUED_BYTES_PER_SESSION,
+      ),
     },
   }
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES

@@ -2,6 +2,7 @@ import type { Engine } from '../engine/engine.js'
 import type { EventView } from '../engine/schemas.js'
 import { VisError } from '../util/errors.js'
 import { kebabAlias } from '../util/event-names.js'
+import { type BudgetedStream, SseBudget } from './sse-budget.js'
 
 export type SseOptions = {
   // A comment line this often keeps proxies from timing the stream out, and makes a write
@@ -12,6 +13,9 @@ export type SseOptions = {
   // ...or this many bytes behind: a frame carries what the sandbox chose (a block's output and
   // value, up to the caps), so a count alone lets one stalled reader hold gigabytes.
   maxQueuedBytes: number
+  // The bytes queued for all the server's streams together, and per session (sse-budget.ts):
+  // without it N stalled readers hold N times maxQueuedBytes. One per server (app.ts).
+  budget?: SseBudget
   // Called when a client is dropped for falling behind: closes its connection, so the bytes
   // already handed to the socket go too (the route passes the node response's destroy).
   onDrop?: () => void
@@ -22,6 +26,19 @@ export const DEFAULT_MAX_QUEUED_FRAMES = 10_000
 export const DEFAULT_MAX_QUEUED_BYTES = 16 * 1024 * 1024
 
 const encoder = new TextEncoder()
+
+// A live event reaches every stream of its session as the same object (event-log.ts notify): it
+// is encoded once and the bytes shared, so N streams hold one copy of a frame, not N.
+const encodedFrames = new WeakMap<EventView, Uint8Array>()
+const encodeFrame = (ev: EventView): Uint8Array => {
+  let bytes = encodedFrames.get(ev)
+  if (!bytes) {
+    bytes = encoder.encode(frame(ev))
+    encodedFrames.set(ev, bytes)
+  }
+  return bytes
+}
+const HEARTBEAT = encoder.encode(': heartbeat\n\n')
 
 // Events read from the log per replay step: a frame may weigh a few MiB (a block's output and
 // value), so a step is kept small, and the next one waits for the socket to take the last.
@@ -113,6 +130,10 @@ export function sessionEventStream(
   engine.sessionView(sessionId)
   if (headOnly) return new Response(null, { headers: STREAM_HEADERS })
   let cleanup = () => {}
+  // Without a server's budget (a stream made on its own), a budget of its own: no worse than before.
+  const budget = opts.budget ?? new SseBudget(Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY)
+  let dropMe = () => {}
+  const me: BudgetedStream = { sessionId, bytes: 0, drop: () => dropMe() }
   // Frames wait here, not in the stream's own queue, so that both their count and their bytes
   // are known when one is added and when the socket takes one (pull).
   const queue: Uint8Array[] = []
@@ -125,8 +146,10 @@ export function sessionEventStream(
     const chunk = queue.shift()
     if (chunk) {
       queuedBytes -= chunk.byteLength
+      budget.release(me, chunk.byteLength)
       controller.enqueue(chunk)
     } else if (closing) {
+      budget.unregister(me)
       controller.close()
     }
   }
@@ -144,12 +167,17 @@ export function sessionEventStream(
         }
         // Too far behind: the queued frames are discarded and the connection closed; the
         // client reconnects with Last-Event-ID and the log replays what it missed.
+        // A stream that has ended (session closed) but still holds frames for a stalled reader
+        // can be dropped too: the server's budget may need its bytes.
+        let dropped = false
         const drop = () => {
-          if (ended) return
+          if (dropped) return
+          dropped = true
+          if (!ended) cleanup()
           ended = true
-          cleanup()
           queue.length = 0
           queuedBytes = 0
+          budget.unregister(me)
           // Closing the connection cancels the stream; without one to close, erroring it does.
           if (opts.onDrop) {
             opts.onDrop()
@@ -161,34 +189,46 @@ export function sessionEventStream(
             // Already cancelled.
           }
         }
-        // `live`: frames the log pushes; the replay's own frames come only when the socket asks
-        // for more (pull), so a reconnect's backlog is never over the bound that drops a client.
-        const write = (text: string, live = true) => {
-          if (ended) return
-          const bytes = encoder.encode(text)
+        dropMe = drop
+        // `live`: frames the log pushes; a live frame past this stream's bounds or the server's
+        // (budget) drops the client. The replay's own frames come only when the socket asks for
+        // more (pull): one that does not fit waits for the next pull (false) instead, so a
+        // reconnect's backlog never drops it, and a stream that holds nothing always takes one.
+        // `always`: the replay's gap notice, which must not be lost (it is a few bytes).
+        const write = (bytes: Uint8Array, live = true, always = false): boolean => {
+          if (ended) return true
           const over =
             queue.length >= opts.maxQueuedFrames || queuedBytes + bytes.byteLength > opts.maxQueuedBytes
-          if (live && over) {
-            drop()
-            return
+          if (live) {
+            if (over || !budget.take(me, bytes.byteLength)) {
+              drop()
+              return false
+            }
+          } else if (queue.length === 0 || always) {
+            budget.take(me, bytes.byteLength, true)
+          } else if (over || !budget.take(me, bytes.byteLength)) {
+            return false
           }
           queue.push(bytes)
           queuedBytes += bytes.byteLength
           wake?.()
+          return true
         }
-        const send = (ev: EventView, live: boolean) => {
-          if (ev.id <= last) return
+        const send = (ev: EventView, live: boolean): boolean => {
+          if (ev.id <= last) return true
+          if (!write(encodeFrame(ev), live)) return false
           last = ev.id
-          write(frame(ev), live)
           if (ev.type === 'session.closed') end()
+          return true
         }
         // Until the replay has caught up, live events are left to it: they are in the log by
         // the time they are notified, and the replay reads them in order.
         const unsubscribe = engine.subscribe(sessionId, (ev) => {
           if (!replaying) send(ev, true)
         })
-        const heartbeat = setInterval(() => write(': heartbeat\n\n'), opts.heartbeatMs)
+        const heartbeat = setInterval(() => write(HEARTBEAT), opts.heartbeatMs)
         heartbeat.unref()
+        budget.register(me)
         cleanup = () => {
           clearInterval(heartbeat)
           unsubscribe()
@@ -198,19 +238,29 @@ export function sessionEventStream(
           const page = engine.replayEvents(sessionId, last, REPLAY_PAGE)
           if (first && page.gap && after > 0) {
             write(
-              `event: gap\ndata: ${JSON.stringify({ after, oldest: page.events[0]?.id ?? null })}\n\n`,
+              encoder.encode(
+                `event: gap\ndata: ${JSON.stringify({ after, oldest: page.events[0]?.id ?? null })}\n\n`,
+              ),
               false,
+              true,
             )
           }
           first = false
-          for (const ev of page.events) send(ev, false)
-          if (page.events.length < REPLAY_PAGE) {
+          let whole = true
+          for (const ev of page.events) {
+            if (!send(ev, false)) {
+              // No room now: the rest of the page is read again at the next pull.
+              whole = false
+              break
+            }
+          }
+          if (whole && page.events.length < REPLAY_PAGE) {
             replaying = false
             if (!ended && engine.sessionView(sessionId).state === 'closed') end()
           }
         }
         // Tells EventSource how soon to reconnect, and flushes the headers at once.
-        write('retry: 1000\n\n', false)
+        write(encoder.encode('retry: 1000\n\n'), false)
         replayPage()
       },
       // The socket wants a frame: one is handed over now, or as soon as one is written.
@@ -232,6 +282,7 @@ export function sessionEventStream(
         // The client went away.
         queue.length = 0
         queuedBytes = 0
+        budget.unregister(me)
         cleanup()
       },
     },

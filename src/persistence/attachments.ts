@@ -145,6 +145,24 @@ export class AttachmentsRepo {
       .map((row) => AttachmentSchema.parse(row))
   }
 
+  // A session's attachments with the position of the block each belongs to: metadata only, from
+  // the attachments and the blocks' positions, never a block's output (MCP resources/list).
+  listBySessionWithBlockPosition(sessionId: string): Array<Attachment & { blockPosition: number }> {
+    return this.ctx.sql
+      .get(
+        `SELECT ${META_COLUMNS.split(', ')
+          .map((c) => `a.${c}`)
+          .join(', ')}, b.position AS block_position
+         FROM attachments a JOIN blocks b ON b.id = a.block_id
+         WHERE b.session_id = ? ORDER BY b.position, a.position`,
+      )
+      .all(sessionId)
+      .map((row) => ({
+        ...AttachmentSchema.parse(row),
+        blockPosition: Number((row as { block_position: number | string }).block_position),
+      }))
+  }
+
   // The attachments of a session's blocks at positions lo..hi (a page of the session view): the
   // read grows with the page, not with the session's whole history.
   listByBlockPositions(sessionId: string, lo: number, hi: number): Attachment[] {

@@ -355,6 +355,14 @@ export class BlocksRepo {
     return { blocks, cut, before: Number(before.n) }
   }
 
+  // How many blocks a session has, without reading one (what a listing of it shows).
+  countBySession(sessionId: string): number {
+    const row = this.ctx.sql.get('SELECT count(*) AS n FROM blocks WHERE session_id = ?').get(sessionId) as {
+      n: number | string
+    }
+    return Number(row.n)
+  }
+
   listByTurn(turnId: string): Block[] {
     return this.ctx.sql
       .get('SELECT * FROM blocks WHERE turn_id = ? ORDER BY position')

@@ -42,10 +42,12 @@ export {
 } from './store.js'
 export {
   exportTranscript,
+  exportTranscriptPage,
   iso,
   isoOrNull,
   type Transcript,
   type TranscriptBlock,
+  type TranscriptPage,
   TranscriptSchema,
   type TranscriptTurn,
 } from './transcript.js'

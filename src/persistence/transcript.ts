@@ -1,5 +1,6 @@
 import { z } from 'zod'
-import { BlockErrorSchema, BlockStatusSchema } from './blocks.js'
+import type { Attachment } from './attachments.js'
+import { type Block, BlockErrorSchema, BlockStatusSchema } from './blocks.js'
 import { type JsonValue, JsonValueSchema } from './json.js'
 import type { Store } from './store.js'
 import { TurnStatusSchema } from './turns.js'
@@ -96,21 +97,80 @@ export const isoOrNull = (ms: number | null): string | null => (ms === null ? nu
 // Reads the whole session in one read transaction, so the export is a consistent snapshot
 // even while blocks are being written.
 export function exportTranscript(store: Store, sessionId: string): Transcript {
+  return store.db.transaction(() =>
+    buildTranscript(
+      store,
+      sessionId,
+      store.blocks.listBySession(sessionId),
+      store.attachments.listBySession(sessionId),
+      () => true,
+    ),
+  )()
+}
+
+// One page of a session's transcript, read the way the session view is (listSummaries): the
+// last `limit` blocks before `beforePosition`, each field cut in the database to `maxChars`
+// characters (a longer result or value left out, a longer error replaced by a note), so neither
+// the read nor the text grows with what the sandbox printed (MCP's transcript resource).
+// `cut`: the positions of the blocks something was cut from; `before`: how many blocks precede.
+export type TranscriptPage = { transcript: Transcript; cut: number[]; before: number; total: number }
+
+export function exportTranscriptPage(
+  store: Store,
+  sessionId: string,
+  options: { beforePosition: number; limit: number; maxChars: number },
+): TranscriptPage {
   return store.db.transaction(() => {
-    const session = store.sessions.require(sessionId)
-    const iterations = store.turns.listIterationsBySession(sessionId)
-    const attachments = store.attachments.listBySession(sessionId)
-    const transcript: Transcript = {
-      format: 'vis-transcript',
-      version: 1,
-      session: {
-        id: session.id,
-        title: session.title,
-        policy: withoutPins(session.policy),
-        createdAt: iso(session.createdAt),
-        closedAt: isoOrNull(session.closedAt),
-      },
-      turns: store.turns.listBySession(sessionId).map((t) => ({
+    const page = store.blocks.listSummaries(sessionId, options)
+    const positions = page.blocks.map((b) => b.position)
+    const attachments =
+      positions.length === 0
+        ? []
+        : store.attachments.listByBlockPositions(sessionId, Math.min(...positions), Math.max(...positions))
+    const inPage = new Set(page.blocks.map((b) => b.turnId).filter((t) => t !== null))
+    const first = page.blocks[0]?.createdAt
+    const last = page.blocks.at(-1)?.createdAt
+    const total = store.blocks.countBySession(sessionId)
+    const isLastPage = total === page.before + page.blocks.length
+    // A turn is shown with its blocks; a turn without blocks in the page is shown when it began
+    // within the page's span (or after it, on the last page): its place in time.
+    const shows = (t: { id: string; createdAt: number }) =>
+      inPage.has(t.id) ||
+      first === undefined ||
+      ((page.before === 0 || t.createdAt >= first) && (isLastPage || t.createdAt <= (last ?? first)))
+    const transcript = buildTranscript(store, sessionId, page.blocks, attachments, shows)
+    return {
+      transcript,
+      cut: page.blocks.filter((b) => page.cut.has(b.id)).map((b) => b.position),
+      before: page.before,
+      total,
+    }
+  })()
+}
+
+function buildTranscript(
+  store: Store,
+  sessionId: string,
+  blocks: readonly Block[],
+  attachments: readonly Attachment[],
+  showsTurn: (t: { id: string; createdAt: number }) => boolean,
+): Transcript {
+  const session = store.sessions.require(sessionId)
+  const iterations = store.turns.listIterationsBySession(sessionId)
+  const transcript: Transcript = {
+    format: 'vis-transcript',
+    version: 1,
+    session: {
+      id: session.id,
+      title: session.title,
+      policy: withoutPins(session.policy),
+      createdAt: iso(session.createdAt),
+      closedAt: isoOrNull(session.closedAt),
+    },
+    turns: store.turns
+      .listBySession(sessionId)
+      .filter(showsTurn)
+      .map((t) => ({
         id: t.id,
         position: t.position,
         request: t.request,
@@ -121,37 +181,36 @@ export function exportTranscript(store: Store, sessionId: string): Transcript {
           .filter((i) => i.turnId === t.id)
           .map((i) => ({ id: i.id, position: i.position, createdAt: iso(i.createdAt) })),
       })),
-      blocks: store.blocks.listBySession(sessionId).map((b) => ({
-        id: b.id,
-        position: b.position,
-        turnId: b.turnId,
-        iterationId: b.iterationId,
-        status: b.status,
-        code: b.code,
-        stdout: b.stdout,
-        stderr: b.stderr,
-        result: b.result,
-        error: b.error,
-        durationMs: b.durationMs,
-        timedOut: b.timedOut,
-        createdAt: iso(b.createdAt),
-        finishedAt: isoOrNull(b.finishedAt),
-        attachments: attachments
-          .filter((a) => a.blockId === b.id)
-          .map((a) => ({
-            id: a.id,
-            position: a.position,
-            mediaType: a.mediaType,
-            name: a.name,
-            size: a.size,
-            sha256: a.sha256,
-            storage: a.storage,
-          })),
-      })),
-    }
-    // Parsing our own output keeps the export and the schema from drifting apart.
-    return TranscriptSchema.parse(transcript)
-  })()
+    blocks: blocks.map((b) => ({
+      id: b.id,
+      position: b.position,
+      turnId: b.turnId,
+      iterationId: b.iterationId,
+      status: b.status,
+      code: b.code,
+      stdout: b.stdout,
+      stderr: b.stderr,
+      result: b.result,
+      error: b.error,
+      durationMs: b.durationMs,
+      timedOut: b.timedOut,
+      createdAt: iso(b.createdAt),
+      finishedAt: isoOrNull(b.finishedAt),
+      attachments: attachments
+        .filter((a) => a.blockId === b.id)
+        .map((a) => ({
+          id: a.id,
+          position: a.position,
+          mediaType: a.mediaType,
+          name: a.name,
+          size: a.size,
+          sha256: a.sha256,
+          storage: a.storage,
+        })),
+    })),
+  }
+  // Parsing our own output keeps the export and the schema from drifting apart.
+  return TranscriptSchema.parse(transcript)
 }
 
 // The stored policy without the roots' pins (src/engine/stored-policy.ts): device and inode

@@ -1,6 +1,11 @@
 import type { ReadResourceResult, Resource } from '@modelcontextprotocol/sdk/types.js'
 import type { Engine } from '../../engine/engine.js'
-import { exportTranscript, renderMarkdown } from '../../persistence/index.js'
+import {
+  BLOCK_POSITION_MAX,
+  SESSION_VIEW_BLOCK_CHARS,
+  SESSION_VIEW_DEFAULT_BLOCKS,
+} from '../../engine/schemas.js'
+import { exportTranscriptPage, renderMarkdown, type TranscriptPage } from '../../persistence/index.js'
 import { VisError } from '../../util/errors.js'
 import type { ClientSessions } from './sessions.js'
 
@@ -11,29 +16,32 @@ export const transcriptUri = (sessionId: string) =>
 export const attachmentUri = (sessionId: string, attachmentId: string) =>
   `vis://sessions/${encodeURIComponent(sessionId)}/attachments/${encodeURIComponent(attachmentId)}`
 
-const URI = /^vis:\/\/sessions\/([^/]+)\/(transcript|attachments\/([^/]+))$/
+// A transcript reads like the session view (thirteenth pass): its last blocks, each field cut to
+// SESSION_VIEW_BLOCK_CHARS, earlier ones by `?before=<position>`; the whole history read and
+// rendered at once grew with everything the sandbox printed (fourteenth pass).
+const URI = /^vis:\/\/sessions\/([^/?]+)\/(transcript(?:\?before=(\d{1,10}))?|attachments\/([^/]+))$/
 
+// Read from SQL only (Engine.sessionResources): counts and attachment metadata, never a block's
+// output or value; clients list on connect and on every list_changed, for every session they made.
 export function listResources(engine: Engine, sessions: ClientSessions): Resource[] {
   const out: Resource[] = []
   for (const id of sessions.created) {
-    const detail = engine.getSession(id)
+    const { view, blockCount, attachments } = engine.sessionResources(id)
     out.push({
       uri: transcriptUri(id),
       name: `${id} transcript`,
-      title: detail.title ?? id,
+      title: view.title ?? id,
       mimeType: 'text/markdown',
-      description: `Every block of session ${id} with its output (${detail.blocks.length} blocks, ${detail.state}).`,
+      description: `Every block of session ${id} with its output (${blockCount} blocks, ${view.state}).`,
     })
-    for (const b of detail.blocks) {
-      for (const a of b.attachments) {
-        out.push({
-          uri: attachmentUri(id, a.id),
-          name: a.name ?? a.id,
-          mimeType: a.media_type,
-          size: a.size,
-          description: `attachment of block ${b.position} of session ${id}`,
-        })
-      }
+    for (const a of attachments) {
+      out.push({
+        uri: attachmentUri(id, a.id),
+        name: a.name ?? a.id,
+        mimeType: a.mediaType,
+        size: a.size,
+        description: `attachment of block ${a.blockPosition} of session ${id}`,
+      })
     }
   }
   return out
@@ -46,14 +54,44 @@ export function readResource(engine: Engine, sessions: ClientSessions, uri: stri
   if (!m || sessionId === undefined || !sessions.owns(sessionId)) {
     throw new VisError('mcp.resource-not-found', `No resource ${uri} among this client's sessions.`, { uri })
   }
-  if (m[2] === 'transcript') {
-    const text = renderMarkdown(exportTranscript(engine.store, sessionId))
+  if (m[2]!.startsWith('transcript')) {
+    const before = m[3] === undefined ? BLOCK_POSITION_MAX : Math.min(Number(m[3]), BLOCK_POSITION_MAX)
+    const page = exportTranscriptPage(engine.store, sessionId, {
+      beforePosition: before,
+      limit: SESSION_VIEW_DEFAULT_BLOCKS,
+      maxChars: SESSION_VIEW_BLOCK_CHARS,
+    })
+    const text = pageNote(sessionId, page) + renderMarkdown(page.transcript)
     return { contents: [{ uri, mimeType: 'text/markdown', text }] }
   }
-  const { attachment, data } = engine.attachment(sessionId, decodeURIComponent(m[3]!))
+  const { attachment, data } = engine.attachment(sessionId, decodeURIComponent(m[4]!))
   const mimeType = attachment.media_type
   if (mimeType.startsWith('text/') || mimeType === 'application/json') {
     return { contents: [{ uri, mimeType, text: data.toString('utf8') }] }
   }
   return { contents: [{ uri, mimeType, blob: data.toString('base64') }] }
+}
+
+// Said above a transcript that is not the whole session: which blocks it shows, which were cut,
+// and where the earlier ones are. Nothing is said when it is the whole session, uncut.
+function pageNote(sessionId: string, page: TranscriptPage): string {
+  const blocks = page.transcript.blocks
+  if (page.before === 0 && blocks.length === page.total && page.cut.length === 0) return ''
+  const lines: string[] = []
+  const first = blocks[0]?.position
+  const last = blocks.at(-1)?.position
+  lines.push(
+    first === undefined
+      ? `> No blocks here (${page.total} in the session).`
+      : `> Blocks ${first} to ${last} of the session's ${page.total}, each field cut to ${SESSION_VIEW_BLOCK_CHARS} characters.`,
+  )
+  if (page.before > 0 && first !== undefined) {
+    lines.push(`> The ${page.before} earlier blocks: ${transcriptUri(sessionId)}?before=${first}`)
+  }
+  if (page.cut.length > 0) {
+    lines.push(
+      `> Cut (a longer result or value left out, a longer error replaced by a note): blocks ${page.cut.join(', ')}.`,
+    )
+  }
+  return `${lines.join('\n')}\n\n`
 }

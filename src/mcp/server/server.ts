@@ -122,7 +122,9 @@ export function createVisMcpServer(
         uriTemplate: 'vis://sessions/{session}/transcript',
         name: 'transcript',
         mimeType: 'text/markdown',
-        description: 'A session of yours, every block with its output',
+        description:
+          'A session of yours: its last 50 blocks with their output, each field cut to 65536 characters; ' +
+          'earlier blocks at ?before=<position of the first block shown>',
       },
       {
         uriTemplate: 'vis://sessions/{session}/attachments/{attachment}',
