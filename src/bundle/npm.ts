@@ -2,7 +2,7 @@
 // holding every dependency, so `npm install --offline --cache DIR` needs no registry.
 import { execFile } from 'node:child_process'
 import { rmSync, writeFileSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+import { join, resolve as resolvePath } from 'node:path'
 import { VisError } from '../util/errors.js'
 import { hostProgramPath, nodeBinDir, trustedSearchPath } from '../util/host-programs.js'
 import { makeHostStateDir } from '../util/host-state-dirs.js'
@@ -43,7 +43,9 @@ function npm(args: string[], cwd: string, what: string): Promise<string> {
     // would read without it is named explicitly.
     const globalconfig =
       config.npm_config_globalconfig ??
-      resolve(process.env.npm_config_globalconfig ?? process.env.NPM_CONFIG_GLOBALCONFIG ?? npmGlobalConfig())
+      resolvePath(
+        process.env.npm_config_globalconfig ?? process.env.NPM_CONFIG_GLOBALCONFIG ?? npmGlobalConfig(),
+      )
     Object.assign(config, { npm_config_globalconfig: globalconfig })
     const replaced = new Set(Object.keys(config).map((k) => k.toLowerCase()))
     const env: NodeJS.ProcessEnv = { PATH: path }
