@@ -2,11 +2,11 @@
 // holding every dependency, so `npm install --offline --cache DIR` needs no registry.
 import { execFile } from 'node:child_process'
 import { rmSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { join, resolve as resolvePath } from 'node:path'
 import { VisError } from '../util/errors.js'
 import { hostProgramPath, nodeBinDir, trustedSearchPath } from '../util/host-programs.js'
 import { makeHostStateDir } from '../util/host-state-dirs.js'
-import { npmConfigEnv } from '../util/tool-home.js'
+import { npmConfigEnv, npmGlobalConfig } from '../util/tool-home.js'
 import { writablePlaces } from '../util/writable-roots.js'
 
 function npm(args: string[], cwd: string, what: string): Promise<string> {
@@ -32,6 +32,21 @@ function npm(args: string[], cwd: string, what: string): Promise<string> {
       home ??= makeHostStateDir('vis-npm-home-')
       return home
     })
+    // npm's project config is `<local prefix>/.npmrc`, and without `--prefix` npm finds its local
+    // prefix by walking up from cwd: a parent whose package.json lists cwd in `workspaces` becomes
+    // the project, and its .npmrc (`script-shell=`) applies. A checkout at R/tools/vis-runtime with a
+    // session on R let a block write R/package.json and R/.npmrc, and the prepack script ran through
+    // the block's shell (fourteenth outsider pass). `--prefix cwd` on the command line stops the walk
+    // (npm takes a command-line prefix as the local prefix as it is): the only project config is the
+    // package's own, which is read-only in every jail (or the private folder vis made). A command-line
+    // prefix also moves npm's default global config to `<cwd>/etc/npmrc`, so the global config npm
+    // would read without it is named explicitly.
+    const globalconfig =
+      config.npm_config_globalconfig ??
+      resolvePath(
+        process.env.npm_config_globalconfig ?? process.env.NPM_CONFIG_GLOBALCONFIG ?? npmGlobalConfig(),
+      )
+    Object.assign(config, { npm_config_globalconfig: globalconfig })
     const replaced = new Set(Object.keys(config).map((k) => k.toLowerCase()))
     const env: NodeJS.ProcessEnv = { PATH: path }
     for (const [k, v] of Object.entries(process.env)) {
@@ -39,20 +54,25 @@ function npm(args: string[], cwd: string, what: string): Promise<string> {
       if (k !== 'PATH' && !replaced.has(k.toLowerCase())) env[k] = v
     }
     Object.assign(env, config)
-    execFile(file, args, { cwd, env, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      if (home !== undefined) rmSync(home, { recursive: true, force: true })
-      if (!err) return resolve(stdout)
-      const missing = (err as NodeJS.ErrnoException).code === 'ENOENT'
-      reject(
-        new VisError(
-          'bundle.npm',
-          missing
-            ? `${what}: npm is not installed in ${path}`
-            : `${what}: npm ${args[0]} failed: ${stderr.trim() || err.message}`,
-          { path: cwd, command: `npm ${args.join(' ')}` },
-        ),
-      )
-    })
+    execFile(
+      file,
+      [...args, '--prefix', cwd],
+      { cwd, env, maxBuffer: 64 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        if (home !== undefined) rmSync(home, { recursive: true, force: true })
+        if (!err) return resolve(stdout)
+        const missing = (err as NodeJS.ErrnoException).code === 'ENOENT'
+        reject(
+          new VisError(
+            'bundle.npm',
+            missing
+              ? `${what}: npm is not installed in ${path}`
+              : `${what}: npm ${args[0]} failed: ${stderr.trim() || err.message}`,
+            { path: cwd, command: `npm ${args.join(' ')}` },
+          ),
+        )
+      },
+    )
   })
 }
 

@@ -1,11 +1,12 @@
 import { existsSync } from 'node:fs'
 import { dirname, resolve, sep } from 'node:path'
 import { visHome } from '../util/home.js'
-import { registeredHomes, registerHome, userDefaultHome } from '../util/home-registry.js'
+import { registeredHomes, registerHome, userDefaultHome, usualDefaultHome } from '../util/home-registry.js'
 import { realish } from '../util/real-path.js'
 
 // The vis homes no sandbox may reach: this process's default one and every runtime's own, the
-// user's ~/.vis (which holds the registry), and every home another vis process of this user
+// user's ~/.vis (which holds the registry; also the password database's one when HOME names another
+// place), and every home another vis process of this user
 // opened (home-registry.ts), asked afresh at each check so a home opened since is covered by the
 // next jail. Their database, logs, extensions and owner sockets are the host's; a root inside one
 // is refused (root-guard.ts), a root around one masks it.
@@ -26,7 +27,10 @@ type Index = { registry: readonly string[]; own: string; set: Set<string>; sorte
 let index: Index | undefined
 
 function current(): Index {
-  const own = [visHome(), userDefaultHome(), ...homes].map(realish)
+  // With HOME elsewhere, the user's usual ~/.vis too: this process records its jails there for the
+  // user's other vis processes (util/vis-processes.ts), so no sandbox of it may reach that folder.
+  const usual = usualDefaultHome()
+  const own = [visHome(), userDefaultHome(), ...(usual === undefined ? [] : [usual]), ...homes].map(realish)
   const registry = registeredHomes()
   const key = own.join('\0')
   if (index?.registry === registry && index.own === key) return index

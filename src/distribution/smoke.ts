@@ -9,11 +9,15 @@ const PROBE =
   'import sys, json, ssl, sqlite3, ctypes, zlib, hashlib, decimal; ' +
   'print(json.dumps({"version": sys.version.split()[0], "prefix": sys.prefix}))'
 
-// Runs the tree's own interpreter with a clean environment and checks it
+// Runs the tree's own interpreter with a clean environment (and no site) and checks it
 // reports the expected version from the expected prefix.
 export async function slimCheck(root: string, minor: string, version: string): Promise<void> {
   const exe = treePaths(root, minor).executable
-  const out = await run(exe, ['-I', '-c', PROBE], { env: cleanPythonEnv(), code: 'dist.stage' })
+  // -S: the probe's imports and sys.prefix come from the stdlib and getpath, not site; without it
+  // site.py would run the tree's site-packages (a wheel's sitecustomize, a .pth) on the host
+  // (fourteenth outsider pass). The wheel step refuses such files too; this keeps the check from
+  // being where they would run.
+  const out = await run(exe, ['-I', '-S', '-c', PROBE], { env: cleanPythonEnv(), code: 'dist.stage' })
   const got = JSON.parse(out) as { version: string; prefix: string }
   if (got.version !== version) {
     throw new VisError('dist.stage', `${exe} reports ${got.version}, expected ${version}`, { path: exe })

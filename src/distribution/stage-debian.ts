@@ -242,9 +242,23 @@ async function buildTree(
       { minor },
     )
   }
+  // -S: as stage.ts's compile, nothing from a site-packages runs on the host.
   await run(
     local.executable,
-    ['-I', '-m', 'compileall', '-q', '-j', '0', '-o', '0', '--invalidation-mode', 'unchecked-hash', p.stdlib],
+    [
+      '-I',
+      '-S',
+      '-m',
+      'compileall',
+      '-q',
+      '-j',
+      '0',
+      '-o',
+      '0',
+      '--invalidation-mode',
+      'unchecked-hash',
+      p.stdlib,
+    ],
     { env: cleanPythonEnv(), code: 'dist.stage' },
   )
   return libraries
@@ -347,7 +361,7 @@ async function slimCheckForeign(root: string, minor: string, version: string, ta
   const probe =
     'import sys, json, ssl, sqlite3, ctypes, zlib, hashlib, decimal, lzma, bz2, uuid; ' +
     'print(json.dumps({"version": sys.version.split()[0], "prefix": sys.prefix}))'
-  const [runner, ...rest] = [...runnerFor(target), exe, '-I', '-c', probe]
+  const [runner, ...rest] = [...runnerFor(target), exe, '-I', '-S', '-c', probe]
   const outText = await run(runner!, rest, { env: cleanPythonEnv(), code: 'dist.stage' })
   const got = JSON.parse(outText) as { version: string; prefix: string }
   if (got.version !== version) {

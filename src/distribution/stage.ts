@@ -219,9 +219,24 @@ async function buildTree(
   onProgress({ step: 'compile', detail: 'compiling .pyc files (unchecked-hash)' })
   // Unchecked-hash .pyc files stay valid after the tree is copied or
   // unpacked elsewhere (timestamps are not consulted).
+  // -S: no site import, so nothing in site-packages (a sitecustomize, a .pth) runs on the host while
+  // the tree is compiled; compileall needs only the stdlib (fourteenth outsider pass).
   await run(
     p.executable,
-    ['-I', '-m', 'compileall', '-q', '-j', '0', '-o', '0', '--invalidation-mode', 'unchecked-hash', p.stdlib],
+    [
+      '-I',
+      '-S',
+      '-m',
+      'compileall',
+      '-q',
+      '-j',
+      '0',
+      '-o',
+      '0',
+      '--invalidation-mode',
+      'unchecked-hash',
+      p.stdlib,
+    ],
     { env: cleanPythonEnv(), code: 'dist.stage' },
   )
   return { packages, libraries: extra.libraries }

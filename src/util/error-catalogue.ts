@@ -193,7 +193,7 @@ export const ERROR_CATALOGUE = {
   // the machine's set-up, not the request, is what to change.
   'dist.source-in-root': fail(
     500,
-    'A CPython archive or file:// kit lies inside a session root a sandbox can write; the host does not read it.',
+    'A CPython archive, file:// kit or wheel directory lies inside a session root a sandbox can write; the host does not read it.',
   ),
   // A local CPython `vis runtime stage` would run and copy lies where a sandbox can write (a session
   // rooted at HOME holds ~/.pyenv): the machine's set-up, not a request, is what to change.
@@ -204,6 +204,12 @@ export const ERROR_CATALOGUE = {
   'dist.stage': fail(500, 'Staging a CPython distribution failed or was given conflicting options.'),
   'dist.tool': fail(500, 'An external tool used to build a distribution failed or is missing.'),
   'dist.version': fail(500, 'Not a supported Python version.'),
+  // A wheel for `vis runtime stage --with` holds sitecustomize/usercustomize (src/distribution/packages/wheels.ts):
+  // code site.py runs at every start of the staged interpreter; the stage is refused, naming the wheel.
+  'dist.wheel-startup-hook': fail(
+    500,
+    'A wheel installs a sitecustomize or usercustomize module, which Python runs at every start; it is not staged.',
+  ),
   'dist.wheels': fail(500, 'Wheels could not be installed into the distribution.'),
 
   'draft.apply-failed': fail(

@@ -9,7 +9,7 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs'
-import { homedir } from 'node:os'
+import { homedir, userInfo } from 'node:os'
 import { isAbsolute, join } from 'node:path'
 import { realish } from './real-path.js'
 
@@ -25,6 +25,19 @@ import { realish } from './real-path.js'
 
 // The user's default home, always protected (it holds the registry).
 export const userDefaultHome = () => join(homedir(), '.vis')
+// The default home under the user's home from the password database, when HOME names another place
+// (a `vis serve` run as a service or in a container with its own HOME): the folder the user's other
+// vis processes, with the usual HOME, keep their registries in. Undefined when it is the same
+// folder or there is no password database entry.
+export function usualDefaultHome(): string | undefined {
+  let usual: string
+  try {
+    usual = join(userInfo().homedir, '.vis')
+  } catch {
+    return undefined
+  }
+  return usual === userDefaultHome() ? undefined : usual
+}
 export const registryDir = () => join(userDefaultHome(), 'homes')
 
 const entryName = (real: string) => createHash('sha256').update(real).digest('hex').slice(0, 32)

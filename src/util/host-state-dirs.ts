@@ -5,6 +5,7 @@ import { VisError } from './errors.js'
 import { realish } from './real-path.js'
 import {
   liveJailsDir,
+  liveJailsDirs,
   livenessJudge,
   processKey,
   sweepDeadProcesses,
@@ -62,7 +63,7 @@ function record(): void {
   const parents = hostStateParents()
   const text = JSON.stringify({ pid: process.pid, parents })
   if (text === recorded) return
-  if (writeProcessRecord(join(liveJailsDir(), `${processKey()}.state.json`), text)) recorded = text
+  if (writeProcessRecord(`${processKey()}.state.json`, text)) recorded = text
 }
 
 const RECORD = /^(\d+-\d+)\.state\.json$/
@@ -70,31 +71,37 @@ const RECORD = /^(\d+-\d+)\.state\.json$/
 // The places of every other live vis process of the user (and of any whose liveness cannot be
 // told), each with its pid; dead processes' records are removed on the way.
 export function otherHostStateParents(): { pid: number; parents: string[] }[] {
-  let names: string[]
-  try {
-    names = readdirSync(liveJailsDir())
-  } catch {
-    return []
-  }
-  const judge = livenessJudge()
   const self = processKey()
   const out: { pid: number; parents: string[] }[] = []
-  for (const name of names) {
-    const k = RECORD.exec(name)?.[1]
-    if (k === undefined || k === self || judge(k) === 'dead') continue
+  // Every folder of liveJailsDirs (a process with HOME elsewhere records in the usual one too);
+  // a process recorded in two is counted once; only this process's own folder is swept.
+  const seen = new Set<string>()
+  for (const [i, dir] of liveJailsDirs().entries()) {
+    let names: string[]
     try {
-      const raw = JSON.parse(readFileSync(join(liveJailsDir(), name), 'utf8')) as {
-        pid?: unknown
-        parents?: unknown
-      }
-      const parents = Array.isArray(raw.parents)
-        ? raw.parents.filter((p): p is string => typeof p === 'string' && isAbsolute(p))
-        : []
-      out.push({ pid: typeof raw.pid === 'number' ? raw.pid : Number(k.split('-')[0]), parents })
+      names = readdirSync(dir)
     } catch {
-      // removed since the listing (that process ended), or half-written by hand: nothing to hold
+      continue
     }
+    const judge = livenessJudge(dir)
+    for (const name of names) {
+      const k = RECORD.exec(name)?.[1]
+      if (k === undefined || k === self || seen.has(k) || judge(k) === 'dead') continue
+      try {
+        const raw = JSON.parse(readFileSync(join(dir, name), 'utf8')) as {
+          pid?: unknown
+          parents?: unknown
+        }
+        const parents = Array.isArray(raw.parents)
+          ? raw.parents.filter((p): p is string => typeof p === 'string' && isAbsolute(p))
+          : []
+        seen.add(k)
+        out.push({ pid: typeof raw.pid === 'number' ? raw.pid : Number(k.split('-')[0]), parents })
+      } catch {
+        // removed since the listing (that process ended), or half-written by hand: nothing to hold
+      }
+    }
+    if (i === 0 && dir === liveJailsDir()) sweepDeadProcesses(names, judge)
   }
-  sweepDeadProcesses(names, judge)
   return out
 }

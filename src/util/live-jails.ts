@@ -10,6 +10,7 @@ import {
   liveJailsDirs,
   livenessJudge,
   processKey,
+  removeProcessRecord,
   sweepDeadProcesses,
   writeProcessRecord,
 } from './vis-processes.js'
@@ -76,10 +77,9 @@ export type LiveJailEntry = {
 export function liveJailEntry(roots: readonly { real: string; fd: number }[]): LiveJailEntry {
   // A jail without roots (a warm worker before its session) writes nowhere a home could be.
   if (roots.length === 0) return { announce() {}, settle() {}, remove() {} }
-  const dir = liveJailsDir()
   const self = processKey()
   const starttime = self.slice(self.indexOf('-') + 1)
-  const file = join(dir, `${self}-${randomBytes(6).toString('hex')}.json`)
+  const name = `${self}-${randomBytes(6).toString('hex')}.json`
   let entry: LiveJail = {
     pid: process.pid,
     starttime,
@@ -92,7 +92,7 @@ export function liveJailEntry(roots: readonly { real: string; fd: number }[]): L
   }
   let removed = false
   const write = () => {
-    if (!removed) writeProcessRecord(file, JSON.stringify(entry))
+    if (!removed) writeProcessRecord(name, JSON.stringify(entry))
   }
   return {
     announce: write,
@@ -107,7 +107,8 @@ export function liveJailEntry(roots: readonly { real: string; fd: number }[]): L
     },
     remove() {
       removed = true
-      rmSync(file, { force: true })
+      // From every folder it was written in (vis-processes.ts liveJailsDirs).
+      removeProcessRecord(name)
     },
   }
 }
@@ -150,12 +151,14 @@ function parse(text: string): LiveJail | undefined {
 // this process's own folder; another HOME's folder is only read: liveJailsDirs).
 export function liveJails(): LiveJail[] {
   const [own, ...others] = liveJailsDirs()
-  const out = jailsIn(own!, true)
-  for (const dir of others) out.push(...jailsIn(dir, false))
+  // A process with HOME elsewhere writes each entry in both folders: one jail counted once.
+  const seen = new Set<string>()
+  const out = jailsIn(own!, true, seen)
+  for (const dir of others) out.push(...jailsIn(dir, false, seen))
   return out
 }
 
-function jailsIn(dir: string, sweep: boolean): LiveJail[] {
+function jailsIn(dir: string, sweep: boolean, seen: Set<string>): LiveJail[] {
   let names: string[]
   try {
     names = readdirSync(dir)
@@ -167,6 +170,7 @@ function jailsIn(dir: string, sweep: boolean): LiveJail[] {
   for (const name of names) {
     const m = ENTRY.exec(name)
     if (!m) continue
+    if (seen.has(name)) continue
     const file = join(dir, name)
     if (judge(`${m[1]}-${m[2]}`) === 'dead') {
       if (sweep) rmSync(file, { force: true })
@@ -179,7 +183,10 @@ function jailsIn(dir: string, sweep: boolean): LiveJail[] {
       continue // removed since the listing: that jail ended
     }
     const jail = parse(text)
-    if (jail) out.push(jail)
+    if (jail) {
+      seen.add(name)
+      out.push(jail)
+    }
   }
   if (sweep) sweepDeadProcesses(names, judge)
   return out

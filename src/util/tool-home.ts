@@ -71,7 +71,7 @@ export function isolatedPythonEnv(home: string): NodeJS.ProcessEnv {
 
 // npm's global config: <prefix>/etc/npmrc, the prefix being npm_config_prefix or the running
 // node's install (npm's own rule for a node started from <prefix>/bin).
-function npmGlobalConfig(): string {
+export function npmGlobalConfig(): string {
   const prefix = process.env.npm_config_prefix ?? process.env.NPM_CONFIG_PREFIX
   return join(prefix ? resolve(prefix) : dirname(dirname(process.execPath)), 'etc', 'npmrc')
 }

@@ -11,9 +11,8 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs'
-import { userInfo } from 'node:os'
-import { dirname, join } from 'node:path'
-import { userDefaultHome } from './home-registry.js'
+import { join } from 'node:path'
+import { userDefaultHome, usualDefaultHome } from './home-registry.js'
 import { hostProgramPath } from './host-programs.js'
 
 // Which vis processes of this user run now, as seen from any of them. What a vis process leaves for
@@ -31,19 +30,18 @@ import { hostProgramPath } from './host-programs.js'
 
 export const liveJailsDir = () => join(userDefaultHome(), 'live-jails')
 
-// The folders a reader takes other processes' jails from: its own, and the one under the user's
-// home from the password database when HOME names another place (a `vis runtime stage` or `vis
-// bundle` run with HOME pointed elsewhere must still see the jails of a `vis serve` started with the
-// usual HOME; thirteenth outsider pass). Reading more folders only adds places to refuse.
+// The folders a reader takes other processes' jails from, and a writer records in: its own, and the
+// one under the user's home from the password database when HOME names another place. A reader:
+// a `vis runtime stage` or `vis bundle` run with HOME pointed elsewhere must still see the jails
+// of a `vis serve` started with the usual HOME (thirteenth outsider pass). A writer: a `vis serve`
+// run with its own HOME (a service, a container) records its jails, FIFO and temp places in the
+// usual folder too, or the person's vis processes, reading only theirs, never see its roots
+// (fourteenth outsider pass: an mcp.json env named such a root and passed). Reading more folders
+// only adds places to refuse.
 export function liveJailsDirs(): string[] {
   const own = liveJailsDir()
-  let usual: string | undefined
-  try {
-    usual = join(userInfo().homedir, '.vis', 'live-jails')
-  } catch {
-    // no password database entry: HOME's folder only
-  }
-  return usual === undefined || usual === own ? [own] : [own, usual]
+  const usual = usualDefaultHome()
+  return usual === undefined ? [own] : [own, join(usual, 'live-jails')]
 }
 
 // The start time (clock ticks since boot) of a running process in this pid namespace, or undefined
@@ -78,7 +76,12 @@ export function announceProcess(): void {
   announced = true
   const mkfifo = hostProgramPath('mkfifo')
   if (mkfifo === undefined) return
-  const dir = liveJailsDir()
+  // One FIFO in each folder this process records in: a reader judges liveness in the folder it
+  // reads (livenessJudge(dir)).
+  for (const dir of liveJailsDirs()) fifoIn(dir, mkfifo)
+}
+
+function fifoIn(dir: string, mkfifo: string): void {
   // Made and opened under a name no reader judges, then renamed into place: a reader never sees
   // this process's FIFO without its reader (which it would take for a dead process's).
   const tmp = join(dir, `.${processKey()}-${randomBytes(6).toString('hex')}.fifo-new`)
@@ -91,25 +94,36 @@ export function announceProcess(): void {
     openSync(tmp, C.O_RDONLY | C.O_NONBLOCK)
     renameSync(tmp, join(dir, `${processKey()}.fifo`))
   } catch {
-    // as above
+    // best effort, as above
   } finally {
     rmSync(tmp, { force: true })
   }
 }
 
-// Writes `text` to `file` in the folder (0600, whole or not at all) once this process is announced:
-// a reader never finds a record of this process (its jails' entries, its host state record) without
-// its FIFO. Best effort like the FIFO: false when the folder cannot be written (a read-only ~).
-export function writeProcessRecord(file: string, text: string): boolean {
+// Writes `text` as `name` in every folder of liveJailsDirs() (0600, whole or not at all) once this
+// process is announced: a reader never finds a record of this process (its jails' entries, its
+// host state record) without its FIFO. Best effort like the FIFO: false when its own folder cannot
+// be written (a read-only ~); the usual folder is tried as well either way.
+export function writeProcessRecord(name: string, text: string): boolean {
   announceProcess()
-  try {
-    mkdirSync(dirname(file), { recursive: true, mode: 0o700 })
-    writeFileSync(`${file}.tmp`, text, { mode: 0o600 })
-    renameSync(`${file}.tmp`, file)
-    return true
-  } catch {
-    return false
+  let ownWritten = false
+  for (const [i, dir] of liveJailsDirs().entries()) {
+    const file = join(dir, name)
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 })
+      writeFileSync(`${file}.tmp`, text, { mode: 0o600 })
+      renameSync(`${file}.tmp`, file)
+      if (i === 0) ownWritten = true
+    } catch {
+      // as above
+    }
   }
+  return ownWritten
+}
+
+// Removes this process's record `name` from every folder it was written in.
+export function removeProcessRecord(name: string): void {
+  for (const dir of liveJailsDirs()) rmSync(join(dir, name), { force: true })
 }
 
 export type Liveness = 'live' | 'dead' | 'unknown'
