@@ -223,7 +223,8 @@ test("~, $NAME and npm's braced variables are read as the server's tools expand 
 test("a shell's parameter forms, command substitutions, @argfiles and `..` after links are read as their programs read them", () => {
   const vars = { HOME: '/h', A: '/a' }
   // The word a shell substitutes for an unset (or, with +, a set) NAME, in every form and nested.
-  for (const op of [':-', ':=', ':+', ':?', '-', '=', '+', '?']) has(v(`NOPE${op}/w/env.sh`), '/w/env.sh', vars)
+  for (const op of [':-', ':=', ':+', ':?', '-', '=', '+', '?'])
+    has(v(`NOPE${op}/w/env.sh`), '/w/env.sh', vars)
   has(v(`A:-/w/env.sh`), '/a', vars)
   has(v(`A:-/w/env.sh`), '/w/env.sh', vars)
   has(v(`NOPE:-${v('NADA:-/w/deep')}`), '/w/deep', vars)
@@ -243,7 +244,8 @@ test("a shell's parameter forms, command substitutions, @argfiles and `..` after
   mkdirSync(join(W, 'a', 'b'), { recursive: true })
   symlinkSync('a/b', join(W, 'tools'))
   const p = named(`${W}/tools/../../shared/lib`).paths
-  for (const place of [`${base}/shared/lib`, `${W}/tools`, `${W}/shared/lib`]) assert.ok(p.includes(place), `${place}: ${p}`)
+  for (const place of [`${base}/shared/lib`, `${W}/tools`, `${W}/shared/lib`])
+    assert.ok(p.includes(place), `${place}: ${p}`)
   // A `..` that climbs out of the cwd itself follows nothing the value names.
   assert.deepEqual(named('../w/src').paths, [resolve('/cwd', '../w/src')])
 })
@@ -299,7 +301,11 @@ test('env spellings into a root are refused; the same spellings outside every ro
     [`-B${root}/bin`, 'CFLAGS'],
     [`${root}/nltk`, 'NLTK_DATA'],
   ] as const)
-    assert.match(check(value, name), new RegExp(`its env\\.${name} ${root}/?[^ ]* lies in the session root ${root}`), value)
+    assert.match(
+      check(value, name),
+      new RegExp(`its env\\.${name} ${root}/?[^ ]* lies in the session root ${root}`),
+      value,
+    )
   assert.match(
     check(`$(echo ${outside})/env.sh`, 'BASH_ENV'),
     /its env\.BASH_ENV holds a command substitution .* cannot be judged/,
