@@ -13,7 +13,7 @@ import type { Json } from '../tools/types.js'
 import { type ErrorCode, errorMessage, VisError } from '../util/errors.js'
 import { userDefaultHome } from '../util/home-registry.js'
 import { isStdio, type McpServerConfig } from './config.js'
-import { stdioLaunch } from './launch.js'
+import { runningJudge, stdioLaunch } from './launch.js'
 
 export type ConnectionState = 'idle' | 'connecting' | 'connected' | 'failed' | 'closed'
 
@@ -33,6 +33,8 @@ export class ServerConnection {
   private client: Client | undefined
   private connecting: Promise<Client> | undefined
   private stderrTail: string[] = []
+  // The running stdio server's judge, made at its start from how it was started: run before each call.
+  private judge: (() => void) | undefined
 
   constructor(
     readonly name: string,
@@ -123,6 +125,7 @@ export class ServerConnection {
     const c = this.config
     if (isStdio(c)) {
       const launch = stdioLaunch(this.name, c, this.home, { sessionId: this.sessionId })
+      this.judge = runningJudge(this.name, c, launch, this.home, { sessionId: this.sessionId })
       const t = new StdioClientTransport({
         command: launch.command,
         args: c.args,
@@ -165,6 +168,7 @@ export class ServerConnection {
       let result: CallToolResult
       try {
         const client = await this.connect()
+        await this.judgeRunning()
         result = await this.callOnce(client, tool, args, signal)
       } catch (err) {
         // An HTTP server that restarted: it forgot our session (404), or a connection held to
@@ -178,6 +182,21 @@ export class ServerConnection {
         throw err instanceof VisError ? err : this.callError(tool, err)
       }
       return this.value(tool, result)
+    }
+  }
+
+  // A running stdio server whose cwd, command, PATH, HOME or env locations lie in a root opened since it
+  // started is stopped before it is asked anything (judgeRunning): its next import could be a sandbox's.
+  // The next call starts it again, which the launch checks refuse while that root stays open.
+  private async judgeRunning(): Promise<void> {
+    if (this.judge === undefined) return
+    try {
+      this.judge()
+    } catch (err) {
+      await this.drop()
+      this.state = 'failed'
+      this.lastError = errorMessage(err)
+      throw err
     }
   }
 

@@ -1,6 +1,7 @@
 import { homedir } from 'node:os'
-import { resolve } from 'node:path'
+import { dirname, isAbsolute, join, resolve } from 'node:path'
 import { ownValue } from '../util/own-key.js'
+import { realish } from '../util/real-path.js'
 
 // The local places an mcp.json env value may name, read every way the programs that get it might
 // read it. A server and the tools it starts each parse a value their own way: PYTHONPATH splits at
@@ -11,12 +12,19 @@ import { ownValue } from '../util/own-key.js'
 // that names no local place resolves under the server's cwd, which lies outside every root
 // (launch.ts), so taking too many readings refuses nothing a person meant.
 
-// The places named by `value`, and the home-relative words no HOME resolves (`~user/...`).
-export type NamedPlaces = { paths: string[]; unresolved: string[] }
+// The places named by `value`, the home-relative words no HOME resolves (`~user/...`), and the
+// command substitutions (`$(...)`, backticks) a shell would run to make the value: what they print
+// cannot be known without running them, so the caller refuses them in a location's value.
+export type NamedPlaces = { paths: string[]; unresolved: string[]; commands: string[] }
 
 // A URL names no local place (a registry, a proxy), but file:// names its path.
 const URL_IN_VALUE = /\b([a-z][a-z0-9+.-]*):\/\/([^\s"',;]*)/gi
 const VARIABLE = /\$(?:\{([^${}]*)\}|([A-Za-z_][A-Za-z0-9_]*))/g
+// A shell's parameter forms inside `${...}`: NAME, then `:-` `:=` `:+` `:?` (or the same without the
+// colon) and the word the shell substitutes when NAME is unset (or set, for `+`). Other forms
+// (`${NAME#pat}`, `${NAME/a/b}`) are read as NAME's value, kept and empty, like an unknown NAME.
+const PARAMETER = /^([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])(?::?[-=+?](.*))?$/s
+const COMMAND = /\$\(|`/
 
 // `vars` is the environment the server gets (the host's inherited variables, the private HOME's,
 // mcp.json's own); `hostHome` the user's own home, for `~` and $HOME too: a person who writes
@@ -34,23 +42,69 @@ export function placesIn(
   for (const env of envs)
     for (const text of expansions(value, env))
       for (const word of wordsIn(text))
-        for (const spelled of tildeReadings(word, env.HOME, unresolved)) paths.add(resolve(cwd, spelled))
-  return { paths: [...paths], unresolved: [...unresolved] }
+        for (const spelled of tildeReadings(word, env.HOME, unresolved))
+          for (const p of kernelReadings(cwd, spelled)) paths.add(p)
+  const commands = COMMAND.test(value) ? [value] : []
+  return { paths: [...paths], unresolved: [...unresolved], commands }
+}
+
+// `spelled` resolved from `cwd` as path.resolve does (every `..` removed by text) and, when it holds
+// a `..` after a folder it names, as the kernel and every program that opens the path as given (perl's
+// @INC, bash's BASH_ENV, ld.so) resolve it: the folder before each `..` followed link by link first,
+// so `W/tools/../../x` names W/x when W/tools is a link to W/a/b (fourteenth outsider pass). Each
+// folder a `..` climbs out of is a reading too: it lies on the way, and a sandbox that writes it can
+// make it a link at any time after the check, sending the `..` wherever it likes.
+function kernelReadings(cwd: string, spelled: string): string[] {
+  const lexical = resolve(cwd, spelled)
+  const segments = spelled.split('/')
+  if (!segments.includes('..')) return [lexical]
+  const out = [lexical]
+  let physical = isAbsolute(spelled) ? '/' : resolve(cwd)
+  let named = false
+  for (const seg of segments) {
+    if (seg === '' || seg === '.') continue
+    if (seg === '..') {
+      // A `..` that climbs out of the cwd (or /) itself follows nothing the value names.
+      if (named) out.push(physical)
+      physical = dirname(realish(physical))
+    } else {
+      physical = join(physical, seg)
+      named = true
+    }
+  }
+  out.push(physical)
+  return out
 }
 
 // `value` as written and with its variables replaced. A variable the server will not have is read
 // both ways tools read it: kept as written (npm leaves an unknown ${NAME}) and empty (a shell, and
 // npm's ${NAME?}); `$UNSET/w` then names /w, judged like any other path.
+// A shell's `${NAME:-word}` (and `:=`, `:+`, `:?`, `-`, `=`, `+`, `?`) is read three more ways: as NAME's
+// value, empty, and as its word, which bash substitutes when NAME is unset (BASH_ENV is expanded so
+// before it is sourced: fourteenth outsider pass). Forms nest (`${A:-${B:-/w}}`), so the innermost
+// are replaced first, again until none is left.
 function expansions(value: string, env: Record<string, string | undefined>): string[] {
-  const replace = (unknown: (whole: string) => string) =>
-    value.replace(VARIABLE, (whole, braced: string | undefined, bare: string | undefined) => {
-      const name = (braced ?? bare ?? '').replace(/\?$/, '')
-      // Own keys only: `$constructor` is a variable the server will not have, read both ways,
-      // not Object.prototype's function (whose text would hide the empty reading).
-      const v = ownValue(env, name)
-      return v !== undefined ? v : unknown(whole)
-    })
-  return [...new Set([value, replace((w) => w), replace(() => '')])]
+  const replace = (unknown: 'kept' | 'empty' | 'word') => {
+    let text = value
+    for (let round = 0; round < 8; round++) {
+      const next = text.replace(VARIABLE, (whole, braced: string | undefined, bare: string | undefined) => {
+        const inside = braced ?? bare ?? ''
+        const form = PARAMETER.exec(inside)
+        const name = form?.[1] ?? inside.replace(/\?$/, '')
+        const word = form?.[2]
+        // Own keys only: `$constructor` is a variable the server will not have, read every way,
+        // not Object.prototype's function (whose text would hide the empty reading).
+        const v = ownValue(env, name)
+        if (unknown === 'word' && word !== undefined) return word
+        if (v !== undefined) return v
+        return unknown === 'kept' ? whole : ''
+      })
+      if (next === text) break
+      text = next
+    }
+    return text
+  }
+  return [...new Set([value, replace('kept'), replace('empty'), replace('word')])]
 }
 
 // The words of a value: the whole of it, its `:`-separated parts (search paths, which may hold
@@ -83,6 +137,10 @@ function wordsIn(value: string): string[] {
     if (file?.[1] !== undefined) out.add(file[1])
   }
   for (const w of [...out]) out.add(safeDecode(w))
+  // A java `@argfile` (JDK_JAVA_OPTIONS, JAVA_TOOL_OPTIONS' launcher, javac, gcc, curl's `-d @file`):
+  // the file whose words the program reads as its options; attached to an option too (`-J@/w/x`,
+  // `--data=@/w/x`), which the option split above has already cut off.
+  for (const w of [...out]) if (w.startsWith('@') && w.length > 1) out.add(w.slice(1))
   return [...out]
 }
 

@@ -1,8 +1,9 @@
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, statSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { VisError } from '../util/errors.js'
-import { absoluteEntries, programsOn } from '../util/host-programs.js'
+import { absoluteEntries, notedSessionRoots, programsOn } from '../util/host-programs.js'
+import { liveJailsDirs } from '../util/vis-processes.js'
 import { type WritablePlaces, writablePlaces } from '../util/writable-roots.js'
 import { checkServerEnv } from './server-env.js'
 import { hostPrivateFolder, inRoot, serverHomeEnv } from './server-home.js'
@@ -119,4 +120,92 @@ export function stdioLaunch(
   // ours), against which mcp.json's values are expanded as its tools expand them.
   checkServerEnv(server, config.env, cwd, home, denied, places, { ...getDefaultEnvironment(), ...env })
   return { command, cwd, env }
+}
+
+// Judges a running stdio server again, against the places sandboxes write NOW: a server lives for its
+// session's life while roots keep opening (another session of this process or of any vis process of
+// the user), and Python, Node and perl load modules on demand, so a place that lay outside every root
+// at the start and lies in one now is a sandbox's to fill before the server's next import (fourteenth
+// outsider pass: S2 opened a root on a running server's PYTHONPATH, and S1's next call imported the
+// module S2's block wrote). Throws mcp.launch-denied, naming what lies in which root; the caller
+// stops the server. Its cwd, command, PATH, HOME and every env location are judged as at the start.
+function judgeRunning(
+  server: string,
+  config: LaunchConfig,
+  launch: StdioLaunch,
+  home: string,
+  context: Record<string, unknown>,
+): void {
+  const denied = (what: string) =>
+    new VisError(
+      'mcp.launch-denied',
+      `${what}. It was started before that root was opened, and has been stopped`,
+      { ...context, server },
+    )
+  const places = writablePlaces()
+  if (places.roots.length === 0) return
+  // The variables the server has: the transport's defaults (the host's HOME) under ours.
+  const vars = { ...getDefaultEnvironment(), ...launch.env }
+  const own: [string, string | undefined][] = [
+    ['cwd', launch.cwd],
+    ['command', launch.command],
+    ['HOME', vars.HOME],
+    ...(launch.env.PATH ?? '').split(':').map((d): [string, string] => ['PATH entry', d]),
+  ]
+  for (const [what, place] of own) {
+    if (place === undefined || place === '') continue
+    const root = places.holding(place)
+    if (root !== undefined)
+      throw denied(
+        `MCP server ${server}: its ${what} ${inRoot(place, root)}, which a sandbox writes; ` +
+          'keep the server and what it runs outside every root, or close the session on that root first',
+      )
+  }
+  checkServerEnv(server, config.env, launch.cwd, home, denied, places, vars)
+}
+
+// Modification times closer to now than this may still change within the same clock tick (the
+// filesystem's timestamps are coarse), so a stamp that recent is not trusted (as git treats a racy index).
+const SETTLED_NS = 100_000_000n
+
+// What the writable places depend on, read in a few µs: the modification time of each live-jail
+// registry folder (an entry added, settled or removed renames a file in it) and how many roots this
+// process's sessions opened; undefined while a folder changed too recently to tell a later change apart.
+// `dirs` is liveJailsDirs() of the last full judgement: it asks the password database (~100 µs).
+function placesStamp(dirs: readonly string[]): string | undefined {
+  const now = BigInt(Date.now()) * 1_000_000n
+  const parts: string[] = [String(notedSessionRoots().length), ...dirs]
+  for (const dir of dirs) {
+    const st = statSync(dir, { bigint: true, throwIfNoEntry: false })
+    if (st === undefined) {
+      parts.push('-')
+      continue
+    }
+    if (now - st.mtimeNs < SETTLED_NS) return undefined
+    parts.push(`${st.dev}:${st.ino}:${st.mtimeNs}`)
+  }
+  return parts.join(' ')
+}
+
+// A judge for one running server (judgeRunning) for its caller to run before each call. Reading the
+// live-jail registry and every place's identity chain takes milliseconds with many jails live, so a
+// judgement is made again only when the places may have changed since the last one that passed
+// (placesStamp); otherwise a call costs one stat per registry folder (measured: a few µs).
+export function runningJudge(
+  server: string,
+  config: LaunchConfig,
+  launch: StdioLaunch,
+  home: string,
+  context: Record<string, unknown>,
+): () => void {
+  let passed: string | undefined
+  let dirs: string[] = []
+  return () => {
+    if (passed !== undefined && placesStamp(dirs) === passed) return
+    dirs = liveJailsDirs()
+    // Taken before the judgement: a change while it reads makes the next call judge again.
+    const stamp = placesStamp(dirs)
+    judgeRunning(server, config, launch, home, context)
+    passed = stamp
+  }
 }

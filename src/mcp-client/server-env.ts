@@ -21,10 +21,16 @@ import { inRoot } from './server-home.js'
 // SSH_ASKPASS, EDITOR, PAGER, LESSOPEN, CHROME_BIN, PHPRC, IRBRC, LUA_INIT, TS_NODE_PROJECT,
 // MAVEN_OPTS, GUNICORN_CMD_ARGS, SERVER_SCRIPT: the thirteenth outsider pass's list). A data folder
 // given by such a name is refused too: it goes in `args`.
+// And (fourteenth outsider pass) CONF (OPENSSL_CONF: an openssl.cnf loads provider modules, Node
+// reads it at start-up), the programs a tool runs by such a variable (GIT_EXTERNAL_DIFF, VISUAL,
+// BROWSER, LESSCLOSE, CC, CXX, MAKE, RUSTC, RUSTC_WRAPPER, TS_NODE_COMPILER), the flags a compiler
+// or linker takes (CFLAGS, LDFLAGS, RUSTFLAGS: -B, -fplugin=, -L name code), a file a library reads as
+// configuration or trust (HOSTALIASES, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE), a socket whose daemon
+// runs what it is told (DOCKER_HOST=unix://...) and a data folder a library unpickles (NLTK_DATA).
 const LOCATION_WORDS =
-  /PATH|PREFIX|HOME|LIB|DIR|FOLDER|ROOT|OPTIONS|OPTS?$|_OPTS|ARGS|CONFIG|FILE|PRELOAD|STARTUP|CACHE|ENV|INCLUDE|PLUGIN|COMMAND|SHELL|EXEC|SSH|ASKPASS|EDITOR|PAGER|LESSOPEN|BIN$|_BIN|RC$|INIT|PROJECT|SCRIPT|MODULE|HOOK|LOADER|REQUIRE|IMPORT/i
+  /PATH|PREFIX|HOME|LIB|DIR|FOLDER|ROOT|OPTIONS|OPTS?$|_OPTS|ARGS|CONF|FILE|PRELOAD|STARTUP|CACHE|ENV|INCLUDE|PLUGIN|COMMAND|SHELL|EXEC|SSH|ASKPASS|EDITOR|PAGER|LESS|BIN$|_BIN|RC$|INIT|PROJECT|SCRIPT|MODULE|HOOK|LOADER|REQUIRE|IMPORT|DIFF|VISUAL|BROWSER|^(CC|CXX|CPP|LD|AR|AS|FC|MAKE)$|MAKE|FLAGS|RUSTC|WRAPPER|COMPILER|PYTHON|ALIASES|BUNDLE|CERT|DATA|SOCK/i
 const TOOL_PREFIXES =
-  /^(npm_config_|YARN_|PNPM_|COREPACK_|PIP_|UV_|PYTHON|NODE_|LD_|GEM_|BUNDLE_|CARGO_|RUSTUP_|GO|DENO_|BUN_|PERL|RUBY|JAVA|XDG_)/i
+  /^(npm_config_|YARN_|PNPM_|COREPACK_|PIP_|PIPX_|UV_|PYTHON|NODE_|LD_|GEM_|BUNDLE_|CARGO_|RUSTUP_|GO|DENO_|BUN_|PERL|RUBY|JAVA|JDK_|XDG_|OPENSSL_|SSL_|GIT_|DOCKER_|NLTK_)/i
 
 export const isLocationName = (name: string): boolean => LOCATION_WORDS.test(name) || TOOL_PREFIXES.test(name)
 
@@ -68,6 +74,12 @@ export function checkServerEnv(
   for (const [name, value] of Object.entries(env)) {
     if (name === 'PATH' || !isLocationName(name)) continue
     const named = placesIn(value, cwd, vars)
+    if (named.commands.length > 0)
+      throw refuse(
+        `MCP server ${server}: its env.${name} holds a command substitution ($(...) or backticks), which a ` +
+          `shell runs to make the value, so where it leads cannot be judged before it runs; write the folder ` +
+          `in ${name} as a path (a literal one, or $NAME of a variable the server gets)`,
+      )
     const unknown = named.unresolved[0]
     if (unknown !== undefined)
       throw refuse(

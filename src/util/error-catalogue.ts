@@ -316,10 +316,11 @@ export const ERROR_CATALOGUE = {
   'mcp.connect-failed': retry(500, 'An MCP server could not be reached.'),
   'mcp.connect-timeout': retry(500, 'An MCP server did not start in time.'),
   'mcp.home-in-use': fail(500, 'Another engine uses the vis home; use its /mcp endpoint instead.'),
-  // A stdio server's command or cwd lies in a session root, where a sandbox could plant code.
+  // A stdio server's command or cwd lies in a session root, where a sandbox could plant code; or a
+  // running server's does, in a root opened since it started (it is stopped before the call).
   'mcp.launch-denied': fail(
     403,
-    'An MCP server would start from inside a session root, or an mcp.json env variable named like a code or configuration location names a path in one; vis refuses.',
+    "An MCP server would start from inside a session root, or an mcp.json env variable named like a code or configuration location names a path in one (or a running server's, in a root opened since it started: it is stopped); vis refuses.",
   ),
   'mcp.resource-not-found': fail(500, "No MCP resource has that URI among the client's sessions."),
   'mcp.timeout': retry(500, 'An MCP server did not answer in time.'),

@@ -124,6 +124,31 @@ test('names that load code or configuration match; others do not', () => {
     'GUNICORN_CMD_ARGS',
     'SERVER_SCRIPT',
     'NODE_LOADER',
+    // A configuration that loads modules, programs a tool runs, compiler flags, trust and alias
+    // files, a daemon's socket, a data folder a library unpickles (the fourteenth outsider pass's list).
+    'OPENSSL_CONF',
+    'OPENSSL_MODULES',
+    'SSL_CERT_FILE',
+    'GIT_EXTERNAL_DIFF',
+    'VISUAL',
+    'BROWSER',
+    'LESSCLOSE',
+    'CC',
+    'CXX',
+    'CFLAGS',
+    'LDFLAGS',
+    'MAKE',
+    'RUSTC_WRAPPER',
+    'RUSTC',
+    'RUSTFLAGS',
+    'PIPX_DEFAULT_PYTHON',
+    'TS_NODE_COMPILER',
+    'HOSTALIASES',
+    'REQUESTS_CA_BUNDLE',
+    'CURL_CA_BUNDLE',
+    'DOCKER_HOST',
+    'NLTK_DATA',
+    'JDK_JAVA_OPTIONS',
   ])
     assert.ok(isLocationName(n), n)
   for (const n of [
@@ -195,6 +220,36 @@ test("~, $NAME and npm's braced variables are read as the server's tools expand 
   assert.deepEqual(named('~/lib:/x').unresolved, [])
 })
 
+test("a shell's parameter forms, command substitutions, @argfiles and `..` after links are read as their programs read them", () => {
+  const vars = { HOME: '/h', A: '/a' }
+  // The word a shell substitutes for an unset (or, with +, a set) NAME, in every form and nested.
+  for (const op of [':-', ':=', ':+', ':?', '-', '=', '+', '?'])
+    has(v(`NOPE${op}/w/env.sh`), '/w/env.sh', vars)
+  has(v(`A:-/w/env.sh`), '/a', vars)
+  has(v(`A:-/w/env.sh`), '/w/env.sh', vars)
+  has(v(`NOPE:-${v('NADA:-/w/deep')}`), '/w/deep', vars)
+  has(`--require=${v('NOPE:-/w/x.js')}`, '/w/x.js', vars)
+  // A command substitution is reported (the caller refuses it); a plain value has none.
+  assert.deepEqual(named('$(echo /w)/x').commands, ['$(echo /w)/x'])
+  assert.deepEqual(named('`echo /w`/x').commands, ['`echo /w`/x'])
+  assert.deepEqual(named(`${v('A')}/x:$A`).commands, [])
+  // java's @argfile, alone and attached to an option.
+  has('@/w/java.args', '/w/java.args')
+  has('-Xmx1g @/w/java.args', '/w/java.args')
+  has('--data=@/w/body', '/w/body')
+  // A `..` after a folder the value names: that folder is a reading, and the kernel's resolution
+  // (the link W/tools -> a/b followed before the `..`) another.
+  const base = realpathSync(tempDir('launch-env-dotdot'))
+  const W = join(base, 'work')
+  mkdirSync(join(W, 'a', 'b'), { recursive: true })
+  symlinkSync('a/b', join(W, 'tools'))
+  const p = named(`${W}/tools/../../shared/lib`).paths
+  for (const place of [`${base}/shared/lib`, `${W}/tools`, `${W}/shared/lib`])
+    assert.ok(p.includes(place), `${place}: ${p}`)
+  // A `..` that climbs out of the cwd itself follows nothing the value names.
+  assert.deepEqual(named('../w/src').paths, [resolve('/cwd', '../w/src')])
+})
+
 test('env spellings into a root are refused; the same spellings outside every root pass', async () => {
   await engine.createSession({ roots: [root] })
   const H = dirname(root)
@@ -235,6 +290,27 @@ test('env spellings into a root are refused; the same spellings outside every ro
     check('~nobody-here/lib'),
     /its env\.npm_config_prefix names ~nobody-here\/lib, another user's home, .*write that folder in npm_config_prefix as an absolute path/,
   )
+  // Fourteenth outsider pass: a shell default, an @argfile, a `..` climbing out of a root, new names.
+  for (const [value, name] of [
+    [v(`NOTES_ENV:-${root}/config/env.sh`), 'BASH_ENV'],
+    [`@${root}/java.args`, 'JDK_JAVA_OPTIONS'],
+    [`${root}/tools/../../elsewhere/lib`, 'PERL5LIB'],
+    [`${root}/config/openssl.cnf`, 'OPENSSL_CONF'],
+    [`unix://${root}/docker.sock`, 'DOCKER_HOST'],
+    [`${root}/bin/cc`, 'CC'],
+    [`-B${root}/bin`, 'CFLAGS'],
+    [`${root}/nltk`, 'NLTK_DATA'],
+  ] as const)
+    assert.match(
+      check(value, name),
+      new RegExp(`its env\\.${name} ${root}/?[^ ]* lies in the session root ${root}`),
+      value,
+    )
+  assert.match(
+    check(`$(echo ${outside})/env.sh`, 'BASH_ENV'),
+    /its env\.BASH_ENV holds a command substitution .* cannot be judged/,
+  )
+  assert.match(check('`pwd`/env.sh', 'BASH_ENV'), /command substitution/)
   for (const value of [
     `${v('ELSEWHERE')}/npm-global`,
     `~/${basename(outside)}/npm-global`,
@@ -242,6 +318,11 @@ test('env spellings into a root are refused; the same spellings outside every ro
     `${outside}/my dir`,
     '-Ilib',
     `${v('UNSET?')}`,
+    // The same forms naming places outside every root still pass.
+    v(`NOTES_ENV:-${outside}/env.sh`),
+    `@${outside}/java.args`,
+    `${outside}/a/../b`,
+    `../${basename(outside)}/lib`,
   ])
     assert.equal(check(value), 'allowed', value)
 })
