@@ -71,15 +71,21 @@ function placesOf(jails: LiveJail[], own: readonly string[]): WritablePlaces {
       const ownRoot = rootHolding(path, own)
       if (ownRoot !== undefined) return ownRoot
       const places = spellings(path)
+      // The jails whose roots hold the path by name, all of it inside what they bind read-only: not
+      // asked again by identity, which would find the same root (the fresh-clone CI: a session on
+      // the package itself made the package that jail's again by its root's inode).
+      const readOnlyTo = new Set<LiveJail>()
       for (const j of jails)
         for (const r of j.roots) {
           const inRoot = places.filter((p) => within(p, r))
           if (inRoot.length === 0) continue
           if (!inRoot.every((p) => j.readOnly.some((d) => within(p, d)))) return r
+          readOnlyTo.add(j)
         }
       if (!byIdentity) return undefined
       const chain = identityChain(path)
       for (const j of jails) {
+        if (readOnlyTo.has(j)) continue
         const i = j.rootIds.findIndex((id) => chain.has(id))
         if (i >= 0) return j.roots[i] ?? path
       }

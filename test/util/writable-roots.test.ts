@@ -13,7 +13,7 @@ import {
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { liveJailEntry, liveJailsDir } from '../../src/util/live-jails.js'
+import { identityOf, liveJailEntry, liveJailsDir } from '../../src/util/live-jails.js'
 import { realish } from '../../src/util/real-path.js'
 import { startTimeOf } from '../../src/util/vis-processes.js'
 import { otherProcessWrites, writableRootHolding } from '../../src/util/writable-roots.js'
@@ -69,7 +69,8 @@ test("another process's jail writes a root above the package, but not what it bi
         pid: other.pid,
         starttime: startTimeOf(other.pid!),
         roots: [root],
-        rootIds: [],
+        // As a real entry: the root's identity too (a session on the package itself, in the CI).
+        rootIds: [identityOf(root)],
         masked: [],
         maskedIds: [],
         readOnly,
@@ -84,6 +85,11 @@ test("another process's jail writes a root above the package, but not what it bi
     assert.equal(writableRootHolding(join(root, 'src', 'x.py')), root, 'the rest of its root is still its')
     // A link in the root into the read-only place is the root's: the sandbox re-points it.
     assert.equal(writableRootHolding(join(root, 'src', 'to-deps', 'esbuild', 'x.js')), root)
+    // Renamed since the jail began, the root is found by its identity only: no read-only place
+    // recorded by name is trusted then.
+    renameSync(root, `${root}-moved`)
+    assert.equal(writableRootHolding(join(`${root}-moved`, 'pkg', 'node_modules', 'esbuild', 'x.js')), root)
+    renameSync(`${root}-moved`, root)
     // An entry of another install (or an older vis) binds nothing of this package read-only.
     enter([])
     assert.equal(writableRootHolding(inPkg), root)
