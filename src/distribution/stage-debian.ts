@@ -23,7 +23,7 @@ import { hostTarget, type Target } from './platform.js'
 import { noProgress, type OnProgress } from './progress.js'
 import { copyExtensionDir, copyStdlib, listFiles } from './slim.js'
 import type { StageResult } from './stage.js'
-import { cleanPythonEnv, run } from './tools.js'
+import { cleanPythonEnv, compileStdlib, run } from './tools.js'
 import { validateTree } from './validate.js'
 
 // Stages a CPython tree for another platform from Debian's own packages for that architecture
@@ -242,25 +242,7 @@ async function buildTree(
       { minor },
     )
   }
-  // -S: as stage.ts's compile, nothing from a site-packages runs on the host.
-  await run(
-    local.executable,
-    [
-      '-I',
-      '-S',
-      '-m',
-      'compileall',
-      '-q',
-      '-j',
-      '0',
-      '-o',
-      '0',
-      '--invalidation-mode',
-      'unchecked-hash',
-      p.stdlib,
-    ],
-    { env: cleanPythonEnv(), code: 'dist.stage' },
-  )
+  await compileStdlib(local.executable, p.stdlib)
   return libraries
 }
 

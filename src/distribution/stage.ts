@@ -20,7 +20,7 @@ import { installPytest } from './pytest.js'
 import { setRunpath } from './runpath.js'
 import { copyExtensionDir, copyStdlib, listFiles } from './slim.js'
 import { slimCheck } from './smoke.js'
-import { cleanPythonEnv, run } from './tools.js'
+import { compileStdlib, run } from './tools.js'
 import { validateTree } from './validate.js'
 
 export type StageOptions = {
@@ -217,28 +217,7 @@ async function buildTree(
   packages = [...new Set([...packages, ...extra.packages])].sort()
 
   onProgress({ step: 'compile', detail: 'compiling .pyc files (unchecked-hash)' })
-  // Unchecked-hash .pyc files stay valid after the tree is copied or
-  // unpacked elsewhere (timestamps are not consulted).
-  // -S: no site import, so nothing in site-packages (a sitecustomize, a .pth) runs on the host while
-  // the tree is compiled; compileall needs only the stdlib (fourteenth outsider pass).
-  await run(
-    p.executable,
-    [
-      '-I',
-      '-S',
-      '-m',
-      'compileall',
-      '-q',
-      '-j',
-      '0',
-      '-o',
-      '0',
-      '--invalidation-mode',
-      'unchecked-hash',
-      p.stdlib,
-    ],
-    { env: cleanPythonEnv(), code: 'dist.stage' },
-  )
+  await compileStdlib(p.executable, p.stdlib)
   return { packages, libraries: extra.libraries }
 }
 

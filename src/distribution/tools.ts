@@ -57,3 +57,30 @@ export function cleanPythonEnv(): NodeJS.ProcessEnv {
   }
   return env
 }
+
+/**
+ * Byte-compile a staged tree's stdlib with the Python that will run it. Unchecked-hash .pyc files
+ * stay valid after the tree is copied or unpacked elsewhere (timestamps are not consulted). -I -S:
+ * no environment and no site import, so nothing in a site-packages (a sitecustomize, a .pth) runs
+ * on the host while the tree is compiled; compileall needs only the stdlib (fourteenth outsider pass).
+ */
+export async function compileStdlib(python: string, stdlib: string): Promise<void> {
+  await run(
+    python,
+    [
+      '-I',
+      '-S',
+      '-m',
+      'compileall',
+      '-q',
+      '-j',
+      '0',
+      '-o',
+      '0',
+      '--invalidation-mode',
+      'unchecked-hash',
+      stdlib,
+    ],
+    { env: cleanPythonEnv(), code: 'dist.stage' },
+  )
+}

@@ -3,8 +3,15 @@ import type { FinishBlockInput } from '../persistence/index.js'
 // The engine's default bound (EngineOptions.maxSessionAttachmentsMb).
 export const DEFAULT_SESSION_ATTACHMENTS_MB = 512
 
-// The catalogue code a block's refused attachments are noted with.
+// The catalogue codes a block's refused attachments are noted with.
 const LIMIT = 'attachment.session-limit'
+const COUNT_LIMIT = 'attachment.block-count-limit'
+
+// The most attachments one block keeps. Bytes are bounded (the guest's 6 MiB, the outbox's 100
+// files, the family's budget below), but each attachment is also a row, a blob file and an entry
+// in the block's result and its events, and 6 MiB of one-byte inline attachments made one block
+// of ~100 000 of them (the guest's bound counts bytes only, and its answer can be forged).
+export const MAX_BLOCK_ATTACHMENTS = 1000
 
 const MiB = 1 << 20
 const mib = (n: number) =>
@@ -26,8 +33,9 @@ export function boundAttachments(
   // the sum is a query.
   bound: { storedBytes: () => number; limitMb: number },
 ): FinishBlockInput {
+  if ((finish.attachments ?? []).length === 0) return finish
+  finish = boundCount(finish)
   const list = finish.attachments ?? []
-  if (list.length === 0) return finish
   const stored = bound.storedBytes()
   const adding = list.reduce((n, a) => n + a.data.byteLength, 0)
   const limit = bound.limitMb * MiB
@@ -40,4 +48,20 @@ export function boundAttachments(
     `(${mib(left)} left; ${LIMIT}); attach less (save large results under a root and name their paths), ` +
     `continue in a new session, or have the operator raise the engine's maxSessionAttachmentsMb]\n`
   return { ...finish, attachments: [], stdout: `${finish.stdout ?? ''}${note}` }
+}
+
+// Past MAX_BLOCK_ATTACHMENTS the first ones are kept, in the order the block made them (as the
+// outbox keeps its first files), and the output says how many were not.
+function boundCount(finish: FinishBlockInput): FinishBlockInput {
+  const list = finish.attachments ?? []
+  if (list.length <= MAX_BLOCK_ATTACHMENTS) return finish
+  const note =
+    `[vis: this block made ${list.length} attachments; the first ${MAX_BLOCK_ATTACHMENTS} were kept and the other ` +
+    `${list.length - MAX_BLOCK_ATTACHMENTS} not (one block keeps at most ${MAX_BLOCK_ATTACHMENTS}; ${COUNT_LIMIT}): ` +
+    `attach fewer, larger files (one archive, or save them under a root and name their paths)]\n`
+  return {
+    ...finish,
+    attachments: list.slice(0, MAX_BLOCK_ATTACHMENTS),
+    stdout: `${finish.stdout ?? ''}${note}`,
+  }
 }

@@ -163,8 +163,11 @@ export class Engine {
   }
 
   // A session's block count and attachment metadata, read without any block's output (MCP).
-  sessionResources(id: string): ReturnType<typeof sessionResources> {
-    return sessionResources(this.core, id)
+  sessionResources(
+    id: string,
+    page?: { offset: number; limit: number },
+  ): ReturnType<typeof sessionResources> {
+    return sessionResources(this.core, id, page)
   }
 
   // Closing keeps the history; the worker goes, a running block ends with an error.

@@ -196,9 +196,11 @@ export function sessionSummary(core: EngineCore, id: string, query: SessionViewQ
 // What a listing of a session's resources shows (MCP resources/list): the session, how many blocks
 // it has, and its attachments' metadata, all from SQL: no block's output or value is read, so a
 // listing costs the same whatever the blocks printed (getSession read every block whole).
+// `page`: which of its attachments (offset and count, in block then attachment order).
 export function sessionResources(
   core: EngineCore,
   id: string,
+  page?: { offset: number; limit: number },
 ): {
   view: SessionView
   blockCount: number
@@ -214,7 +216,7 @@ export function sessionResources(
   return core.store.db.transaction(() => ({
     view: sessionView(core, id),
     blockCount: core.store.blocks.countBySession(id),
-    attachments: core.store.attachments.listBySessionWithBlockPosition(id),
+    attachments: core.store.attachments.listBySessionWithBlockPosition(id, page),
   }))()
 }
 

@@ -44,6 +44,10 @@ export const AttachmentInputSchema = z.object({
 export type AttachmentInput = z.input<typeof AttachmentInputSchema>
 
 const META_COLUMNS = 'id, block_id, position, media_type, name, size, sha256, storage_uri, created_at'
+// The same columns read through the alias `a` of a join with blocks.
+const A_META_COLUMNS = META_COLUMNS.split(', ')
+  .map((c) => `a.${c}`)
+  .join(', ')
 
 // An attachment ready to insert: big non-image bytes already rest in the blob store.
 export type PreparedAttachment = {
@@ -135,9 +139,7 @@ export class AttachmentsRepo {
   listBySession(sessionId: string): Attachment[] {
     return this.ctx.sql
       .get(
-        `SELECT ${META_COLUMNS.split(', ')
-          .map((c) => `a.${c}`)
-          .join(', ')}
+        `SELECT ${A_META_COLUMNS}
          FROM attachments a JOIN blocks b ON b.id = a.block_id
          WHERE b.session_id = ? ORDER BY b.position, a.position`,
       )
@@ -147,16 +149,18 @@ export class AttachmentsRepo {
 
   // A session's attachments with the position of the block each belongs to: metadata only, from
   // the attachments and the blocks' positions, never a block's output (MCP resources/list).
-  listBySessionWithBlockPosition(sessionId: string): Array<Attachment & { blockPosition: number }> {
+  // `offset`/`limit`: a page of them, in that order (resources/list's cursor).
+  listBySessionWithBlockPosition(
+    sessionId: string,
+    page: { offset: number; limit: number } = { offset: 0, limit: -1 },
+  ): Array<Attachment & { blockPosition: number }> {
     return this.ctx.sql
       .get(
-        `SELECT ${META_COLUMNS.split(', ')
-          .map((c) => `a.${c}`)
-          .join(', ')}, b.position AS block_position
+        `SELECT ${A_META_COLUMNS}, b.position AS block_position
          FROM attachments a JOIN blocks b ON b.id = a.block_id
-         WHERE b.session_id = ? ORDER BY b.position, a.position`,
+         WHERE b.session_id = ? ORDER BY b.position, a.position LIMIT ? OFFSET ?`,
       )
-      .all(sessionId)
+      .all(sessionId, page.limit, page.offset)
       .map((row) => ({
         ...AttachmentSchema.parse(row),
         blockPosition: Number((row as { block_position: number | string }).block_position),
@@ -168,9 +172,7 @@ export class AttachmentsRepo {
   listByBlockPositions(sessionId: string, lo: number, hi: number): Attachment[] {
     return this.ctx.sql
       .get(
-        `SELECT ${META_COLUMNS.split(', ')
-          .map((c) => `a.${c}`)
-          .join(', ')}
+        `SELECT ${A_META_COLUMNS}
          FROM attachments a JOIN blocks b ON b.id = a.block_id
          WHERE b.session_id = ? AND b.position >= ? AND b.position <= ? ORDER BY b.position, a.position`,
       )

@@ -74,6 +74,12 @@ export const ERROR_CATALOGUE = {
   'approval.not-found': fail(404, 'The session has no approval with that id.'),
   'approval.settled': fail(409, 'The approval was already approved, denied or cancelled.'),
 
+  // Named in the note of a block that made more attachments than one block keeps
+  // (src/engine/attachment-budget.ts MAX_BLOCK_ATTACHMENTS): the first ones were kept.
+  'attachment.block-count-limit': fail(
+    413,
+    'A block made more attachments than one block keeps (1000); the first 1000 were kept, the rest were not stored.',
+  ),
   'attachment.not-found': fail(404, 'The session has no attachment with that id.'),
   // Raised in the guest (vis_guest/attach.py AttachmentTooLarge), as the Python exception's `code`.
   'attachment.too-large': fail(
@@ -322,6 +328,7 @@ export const ERROR_CATALOGUE = {
     403,
     "An MCP server would start from inside a session root, or an mcp.json env variable named like a code or configuration location names a path in one (or a running server's, in a root opened since it started: it is stopped); vis refuses.",
   ),
+  'mcp.invalid-cursor': fail(400, 'A resources/list cursor the server did not give; list again without one.'),
   'mcp.resource-not-found': fail(500, "No MCP resource has that URI among the client's sessions."),
   'mcp.timeout': retry(500, 'An MCP server did not answer in time.'),
   'mcp.tool-error': fail(500, 'An MCP server tool reported an error.'),

@@ -16,26 +16,14 @@
 // an allowed listener on 127.0.0.3 is still reached in every session.
 import assert from 'node:assert/strict'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer, type Server } from 'node:http'
+import type { Server } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { installEgressLab } from '../../src/confinement/egress/lab.js'
 import { createRuntime, type Runtime } from '../../src/sessions/create-runtime.js'
 import { python, tempHome } from '../sessions/helpers.js'
-
-const listen = (host: string, seen: string[]) =>
-  new Promise<Server>((res, rej) => {
-    const srv = createServer((req, r) => {
-      seen.push(`${host}${req.url}`)
-      r.end('reached\n')
-    })
-    srv.once('error', rej)
-    srv.listen(0, host, () => res(srv))
-  })
-
-const fetch = (url: string, tag: string) =>
-  `import urllib.request\ntry:\n    print('${tag}', urllib.request.urlopen('${url}', timeout=20).read().decode().strip())\nexcept Exception as e:\n    print('${tag} refused', type(e).__name__, str(e)[:200])`
+import { fetchCode as fetch, listen } from './fixtures/egress-listeners.js'
 
 test('a deny entry spelled as IPv4-translated or IPv4-compatible IPv6 denies the IPv4 address it stands for', async () => {
   const root = mkdtempSync(join(tmpdir(), 'vis-attack-denyspell-'))

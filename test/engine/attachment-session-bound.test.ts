@@ -1,3 +1,5 @@
+// A block keeps at most MAX_BLOCK_ATTACHMENTS attachments (the first ones; the rest noted with
+// attachment.block-count-limit), whatever their bytes.
 // A session's stored attachments are bounded in all (the engine's maxSessionAttachmentsMb, by the bytes stored:
 // a sparse outbox file counts whole). Within the bound blocks keep their attachments; a block
 // that would pass it keeps none of them (never a part) and says so with the code
@@ -8,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
-import { DEFAULT_SESSION_ATTACHMENTS_MB } from '../../src/engine/attachment-budget.js'
+import { DEFAULT_SESSION_ATTACHMENTS_MB, MAX_BLOCK_ATTACHMENTS } from '../../src/engine/attachment-budget.js'
 import { createEngine, type Engine } from '../../src/engine/index.js'
 
 const home = mkdtempSync(join(tmpdir(), 'vis-attachment-bound-home-'))
@@ -99,4 +101,29 @@ test('the bound is per session: another session starts with its own', async () =
   assert.equal(other.block.attachments.length, 1, other.block.stdout)
   const inline = await engine.runBlock(b.id, { code: 'vis_attach_bytes(b"hello", "note.txt")' })
   assert.deepEqual(inline.block.attachments, [])
+})
+
+test('one block keeps at most MAX_BLOCK_ATTACHMENTS, the first ones, and says how many it did not', async () => {
+  const s = await engine.createSession({ roots: [root] })
+  const made = MAX_BLOCK_ATTACHMENTS + 7
+  const { block } = await engine.runBlock(s.id, {
+    code: `for i in range(${made}):\n    vis_attach_bytes(b'z', f'z{i}.txt')\nprint('made')`,
+  })
+  assert.equal(block.error, null, JSON.stringify(block.error))
+  assert.equal(block.attachments.length, MAX_BLOCK_ATTACHMENTS)
+  assert.equal(block.attachments[0]!.name, 'z0.txt')
+  assert.equal(block.attachments.at(-1)!.name, `z${MAX_BLOCK_ATTACHMENTS - 1}.txt`)
+  assert.match(
+    block.stdout,
+    new RegExp(
+      `made ${made} attachments; the first ${MAX_BLOCK_ATTACHMENTS} were kept and the other 7 not .*attachment\\.block-count-limit`,
+    ),
+  )
+  // What was kept is stored and readable; exactly at the bound, nothing is said.
+  assert.equal(engine.attachment(s.id, block.attachments[0]!.id).data.toString(), 'z')
+  const atBound = await engine.runBlock(s.id, {
+    code: `for i in range(${MAX_BLOCK_ATTACHMENTS}):\n    vis_attach_bytes(b'w', f'w{i}.txt')\nNone`,
+  })
+  assert.equal(atBound.block.attachments.length, MAX_BLOCK_ATTACHMENTS)
+  assert.doesNotMatch(atBound.block.stdout, /block-count-limit/)
 })

@@ -1,5 +1,6 @@
 import { mkdtempSync } from 'node:fs'
 import { request } from 'node:http'
+import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { dottedEventName } from '../../src/util/event-names.js'
@@ -183,4 +184,28 @@ export async function spawnServe(args: string[], env: NodeJS.ProcessEnv) {
   })
   await waitFor(() => /try: curl/.test(out) || child.exitCode !== null, 60_000, 'vis serve to print its URL')
   return { child, out: () => out, err: () => err }
+}
+
+// A raw client of a session's event stream that sends its request and then reads nothing (a
+// paused socket): what the server queues for it backs up behind the loopback buffers. `closed`
+// turns true once the server's close reaches it (after the socket is resumed).
+export async function stalledReader(
+  url: URL,
+  id: string,
+): Promise<{ socket: Socket; closed: () => boolean }> {
+  const socket = connect(Number(url.port), url.hostname)
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', resolve)
+    socket.once('error', reject)
+  })
+  let closed = false
+  socket.on('close', () => {
+    closed = true
+  })
+  socket.on('error', () => undefined)
+  socket.pause()
+  socket.write(
+    `GET /v1/sessions/${id}/events HTTP/1.1\r\nHost: ${url.host}\r\nAccept: text/event-stream\r\n\r\n`,
+  )
+  return { socket, closed: () => closed }
 }

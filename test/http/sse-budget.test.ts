@@ -3,34 +3,15 @@
 // session's bound, the one furthest behind first, while a reader of the same session that keeps
 // reading stays connected the whole time and gets every event.
 import assert from 'node:assert/strict'
-import { connect, type Socket } from 'node:net'
 import { after, before, describe, test } from 'node:test'
 import { startServer, type VisServer } from '../../src/http/server.js'
-import { client, finishedFor, openEvents, python, tempHome, waitFor } from './helpers.js'
+import { client, finishedFor, openEvents, python, stalledReader, tempHome, waitFor } from './helpers.js'
 
 const { home, root } = tempHome('http-sse-budget')
 const PER_SESSION = 6 * 1024 * 1024
 const STALLED = 3
 // ~1 MB printed and a ~1 MB value: each block's frames weigh ~2 MB per stream.
 const HEAVY = `print('o' * 1_000_000)\n'v' * 1_000_000`
-
-async function stalledReader(url: URL, id: string): Promise<{ socket: Socket; closed: () => boolean }> {
-  const socket = connect(Number(url.port), url.hostname)
-  await new Promise<void>((resolve, reject) => {
-    socket.once('connect', resolve)
-    socket.once('error', reject)
-  })
-  let closed = false
-  socket.on('close', () => {
-    closed = true
-  })
-  socket.on('error', () => undefined)
-  socket.pause()
-  socket.write(
-    `GET /v1/sessions/${id}/events HTTP/1.1\r\nHost: ${url.host}\r\nAccept: text/event-stream\r\n\r\n`,
-  )
-  return { socket, closed: () => closed }
-}
 
 describe('SSE bytes bounded across streams', () => {
   let server: VisServer
@@ -55,7 +36,7 @@ describe('SSE bytes bounded across streams', () => {
     const id = (await call('POST', '/v1/sessions', { roots: [root] })).body.id as string
     const url = new URL(server.url)
     const reader = await openEvents(`${server.url}/v1/sessions/${id}/events`)
-    const stalled: Array<{ socket: Socket; closed: () => boolean }> = []
+    const stalled: Array<Awaited<ReturnType<typeof stalledReader>>> = []
     try {
       for (let i = 0; i < STALLED; i++) stalled.push(await stalledReader(url, id))
       await waitFor(

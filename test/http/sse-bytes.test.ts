@@ -2,10 +2,9 @@
 // cut once the frames queued for it weigh more than maxQueuedBytes (its connection closed), while
 // a client that reads, even one replaying a history many times that size, gets every event.
 import assert from 'node:assert/strict'
-import { connect, type Socket } from 'node:net'
 import { after, before, describe, test } from 'node:test'
 import { startServer, type VisServer } from '../../src/http/server.js'
-import { client, finishedFor, openEvents, python, tempHome, waitFor } from './helpers.js'
+import { client, finishedFor, openEvents, python, stalledReader, tempHome, waitFor } from './helpers.js'
 
 const { home, root } = tempHome('http-sse-bytes')
 const MAX_BYTES = 2 * 1024 * 1024
@@ -26,20 +25,7 @@ describe('SSE byte bound', () => {
   test('a stalled reader is cut by bytes, its connection closed; a reader that reads gets all', async () => {
     const id = (await call('POST', '/v1/sessions', { roots: [root] })).body.id as string
     const url = new URL(server.url)
-    const socket: Socket = connect(Number(url.port), url.hostname)
-    await new Promise<void>((resolve, reject) => {
-      socket.once('connect', resolve)
-      socket.once('error', reject)
-    })
-    let closed = false
-    socket.on('close', () => {
-      closed = true
-    })
-    socket.on('error', () => undefined)
-    socket.pause()
-    socket.write(
-      `GET /v1/sessions/${id}/events HTTP/1.1\r\nHost: ${url.host}\r\nAccept: text/event-stream\r\n\r\n`,
-    )
+    const { socket, closed } = await stalledReader(url, id)
     // A reader that keeps up, on the same session at the same time.
     const reader = await openEvents(`${server.url}/v1/sessions/${id}/events`)
     try {
@@ -55,7 +41,7 @@ describe('SSE byte bound', () => {
       // The server closed the connection: once the client reads again it gets what the socket
       // held, then the end (a paused socket does not see the close before that).
       socket.resume()
-      await waitFor(() => closed, 10_000, "the server to close the stalled client's connection")
+      await waitFor(closed, 10_000, "the server to close the stalled client's connection")
       await reader.waitFor(finishedFor(last), 30_000, 'the last block-finished on the reading stream')
       const finished = reader.events.filter((e) => e.event === 'block.finished').length
       const ran = (await call('GET', `/v1/sessions/${id}`)).body.blocks.length as number

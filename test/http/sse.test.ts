@@ -1,10 +1,9 @@
 // The event stream's edges against a real server on loopback: a replay point older than the
 // retained events, and a client that stops reading.
 import assert from 'node:assert/strict'
-import { connect, type Socket } from 'node:net'
 import { after, before, describe, test } from 'node:test'
 import { startServer, type VisServer } from '../../src/http/server.js'
-import { client, finishedFor, openEvents, python, tempHome, waitFor } from './helpers.js'
+import { client, finishedFor, openEvents, python, stalledReader, tempHome, waitFor } from './helpers.js'
 
 const { home, root } = tempHome('http-sse')
 const RETENTION = 4
@@ -73,15 +72,7 @@ describe('SSE edges', () => {
     const id = await newSession()
     const url = new URL(server.url)
     // A raw socket that sends the request and never reads the response.
-    const socket: Socket = connect(Number(url.port), url.hostname)
-    await new Promise<void>((resolve, reject) => {
-      socket.once('connect', resolve)
-      socket.once('error', reject)
-    })
-    socket.pause()
-    socket.write(
-      `GET /v1/sessions/${id}/events HTTP/1.1\r\nHost: ${url.host}\r\nAccept: text/event-stream\r\n\r\n`,
-    )
+    const { socket } = await stalledReader(url, id)
     try {
       await waitFor(() => server.engine.subscriberCount(id) === 1, 5000, 'the stream to subscribe')
 

@@ -21,20 +21,65 @@ export const attachmentUri = (sessionId: string, attachmentId: string) =>
 // rendered at once grew with everything the sandbox printed (fourteenth pass).
 const URI = /^vis:\/\/sessions\/([^/?]+)\/(transcript(?:\?before=(\d{1,10}))?|attachments\/([^/]+))$/
 
+// At most this many resources answer one resources/list; `nextCursor` leads to the rest. A
+// client's sessions and their attachments have no count bound of their own (many small
+// attachments fit the byte budget), so one answer listing them all grew without end.
+export const RESOURCES_PAGE = 500
+
+// A cursor says where the next page starts: the index of a session among the client's sessions
+// (in the order it made them; that list only grows) and how many of that session's resources
+// (its transcript, then its attachments in block order) the pages before held.
+const cursorOf = (session: number, skip: number) => Buffer.from(`${session}.${skip}`).toString('base64url')
+
+function parseCursor(cursor: string, sessionCount: number): [number, number] {
+  const m =
+    cursor.length > 40
+      ? null
+      : /^(\d{1,9})\.(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('latin1'))
+  const session = m ? Number(m[1]) : Number.NaN
+  if (!m || session > sessionCount) {
+    throw new VisError(
+      'mcp.invalid-cursor',
+      'That resources/list cursor is not one this server gave this client; list again without a cursor.',
+      { cursor: cursor.slice(0, 80) },
+    )
+  }
+  return [session, Number(m[2])]
+}
+
 // Read from SQL only (Engine.sessionResources): counts and attachment metadata, never a block's
-// output or value; clients list on connect and on every list_changed, for every session they made.
-export function listResources(engine: Engine, sessions: ClientSessions): Resource[] {
+// output or value, and never more than a page of attachments; clients list on connect and on
+// every list_changed, for every session they made.
+export function listResources(
+  engine: Engine,
+  sessions: ClientSessions,
+  cursor?: string,
+  pageSize: number = RESOURCES_PAGE,
+): { resources: Resource[]; nextCursor?: string } {
+  const created = sessions.created
+  let [index, skip] = cursor === undefined ? [0, 0] : parseCursor(cursor, created.length)
   const out: Resource[] = []
-  for (const id of sessions.created) {
-    const { view, blockCount, attachments } = engine.sessionResources(id)
-    out.push({
-      uri: transcriptUri(id),
-      name: `${id} transcript`,
-      title: view.title ?? id,
-      mimeType: 'text/markdown',
-      description: `Every block of session ${id} with its output (${blockCount} blocks, ${view.state}).`,
+  for (; index < created.length; index++, skip = 0) {
+    if (out.length === pageSize) return { resources: out, nextCursor: cursorOf(index, skip) }
+    const id = created[index]!
+    const withTranscript = skip === 0
+    // Attachments that fit this page; one more is read to know whether any remain.
+    const room = pageSize - out.length - (withTranscript ? 1 : 0)
+    const { view, blockCount, attachments } = engine.sessionResources(id, {
+      offset: withTranscript ? 0 : skip - 1,
+      limit: room + 1,
     })
-    for (const a of attachments) {
+    if (withTranscript) {
+      out.push({
+        uri: transcriptUri(id),
+        name: `${id} transcript`,
+        title: view.title ?? id,
+        mimeType: 'text/markdown',
+        description: `Every block of session ${id} with its output (${blockCount} blocks, ${view.state}).`,
+      })
+    }
+    const taken = attachments.slice(0, room)
+    for (const a of taken) {
       out.push({
         uri: attachmentUri(id, a.id),
         name: a.name ?? a.id,
@@ -43,8 +88,11 @@ export function listResources(engine: Engine, sessions: ClientSessions): Resourc
         description: `attachment of block ${a.blockPosition} of session ${id}`,
       })
     }
+    if (attachments.length > room) {
+      return { resources: out, nextCursor: cursorOf(index, skip + (withTranscript ? 1 : 0) + taken.length) }
+    }
   }
-  return out
+  return { resources: out }
 }
 
 export function readResource(engine: Engine, sessions: ClientSessions, uri: string): ReadResourceResult {

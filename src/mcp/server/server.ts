@@ -115,7 +115,17 @@ export function createVisMcpServer(
       active--
     }
   })
-  server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: listResources(engine, sessions) }))
+  server.setRequestHandler(ListResourcesRequestSchema, (req) => {
+    try {
+      return listResources(engine, sessions, req.params?.cursor)
+    } catch (err) {
+      // A cursor this server did not give: the client's request, not the server, is wrong.
+      if (err instanceof VisError && err.code === 'mcp.invalid-cursor') {
+        throw new McpError(ErrorCode.InvalidParams, err.message, { cursor: req.params?.cursor })
+      }
+      throw err
+    }
+  })
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
     resourceTemplates: [
       {
