@@ -31,6 +31,7 @@ export type FormatOutcome =
   | { failed: string }
   | { timeout: true }
   | { unavailable: string }
+  | { busy: true }
 
 // Loading ruff's WASM in a fresh thread (a cold start on a loaded host) has its own bound.
 const LOAD_LIMIT_MS = 60_000
@@ -89,11 +90,28 @@ function formatOnce(code: string, timeoutMs: number, maxChars: number): Promise<
   })
 }
 
+// The longest a call waits behind others before it is answered unformatted (`busy`). The thread
+// serves every session of the server one code at a time, and codes near the time bound cost it
+// seconds each: a client asking for many of them (a session view of 50 such blocks) delayed every
+// other caller by the sum of its queue. With this bound no caller waits much longer than it plus
+// one call's time bound, and a queue of calls past it drains at once.
+export const FORMAT_QUEUE_WAIT_MS = 5000
+
 // ruff's format of `code` in the formatter thread, ended after `timeoutMs` of formatting (the
 // thread is terminated then, and a fresh one serves the next call); an output longer than
-// `maxChars` comes back as its length only.
-export function formatOffThread(code: string, timeoutMs: number, maxChars: number): Promise<FormatOutcome> {
-  const run = chain.then(() => formatOnce(code, timeoutMs, maxChars))
+// `maxChars` comes back as its length only; a call that waited more than `maxWaitMs` for its
+// turn is not run.
+export function formatOffThread(
+  code: string,
+  timeoutMs: number,
+  maxChars: number,
+  maxWaitMs: number = FORMAT_QUEUE_WAIT_MS,
+): Promise<FormatOutcome> {
+  const queued = performance.now()
+  const run = chain.then(
+    (): Promise<FormatOutcome> | FormatOutcome =>
+      performance.now() - queued > maxWaitMs ? { busy: true } : formatOnce(code, timeoutMs, maxChars),
+  )
   chain = run
   return run
 }

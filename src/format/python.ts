@@ -30,10 +30,11 @@ export type FormatResult = {
   code: string
   status: FormatStatus
   // Why the code is verbatim: 'unavailable', 'too-large', 'parse-error', or (off the event loop
-  // only) 'timeout' and 'failed' (a WASM trap: the formatter thread was replaced).
+  // only) 'timeout', 'failed' (a WASM trap: the formatter thread was replaced) and 'busy' (it
+  // waited past the queue bound for the thread: not remembered, the next view formats it).
   // 'too-large' is the input past maxChars or, with a detail saying so, the formatted code past
   // formattedBound.
-  reason?: 'unavailable' | 'too-large' | 'parse-error' | 'timeout' | 'failed'
+  reason?: 'unavailable' | 'too-large' | 'parse-error' | 'timeout' | 'failed' | 'busy'
   detail?: string
 }
 
@@ -48,6 +49,8 @@ export type FormatterOptions = {
   cacheChars?: number
   // formatOffLoop's bound on one code's formatting in the thread.
   timeoutMs?: number
+  // formatOffLoop's bound on the wait for the thread (default FORMAT_QUEUE_WAIT_MS).
+  queueWaitMs?: number
 }
 
 // Formats model-written Python for people to read. Display only: the stored code is always the
@@ -59,6 +62,7 @@ export class PythonFormatter {
   private readonly maxChars: number
   private readonly maxFormattedChars: number
   private readonly timeoutMs: number
+  private readonly queueWaitMs: number | undefined
   // The same code asked for again while its format is under way waits for that one.
   private readonly inFlight = new Map<string, Promise<FormatResult>>()
 
@@ -67,6 +71,7 @@ export class PythonFormatter {
     this.maxChars = opts.maxChars ?? MAX_FORMAT_CHARS
     this.maxFormattedChars = opts.maxFormattedChars ?? MAX_FORMATTED_CHARS
     this.timeoutMs = opts.timeoutMs ?? FORMAT_TIMEOUT_MS
+    this.queueWaitMs = opts.queueWaitMs
     this.cache = new Lru(opts.cacheEntries ?? DEFAULT_CACHE_ENTRIES, {
       maxWeight: opts.cacheChars ?? DEFAULT_CACHE_CHARS,
       weigh: (r) => r.code.length + (r.detail?.length ?? 0),
@@ -113,10 +118,10 @@ export class PythonFormatter {
     const pending = this.inFlight.get(key)
     if (pending) return pending
     const bound = formattedBound(code, this.maxFormattedChars)
-    const run = formatOffThread(code, this.timeoutMs, bound).then((outcome) => {
+    const run = formatOffThread(code, this.timeoutMs, bound, this.queueWaitMs).then((outcome) => {
       this.inFlight.delete(key)
       const result = resultOf(code, outcome, bound)
-      if (result.reason !== 'unavailable') this.cache.set(key, result)
+      if (result.reason !== 'unavailable' && result.reason !== 'busy') this.cache.set(key, result)
       return result
     })
     this.inFlight.set(key, run)
@@ -145,6 +150,7 @@ function resultOf(code: string, outcome: FormatOutcome, bound: number): FormatRe
     return { code, status: 'verbatim', reason: 'parse-error', detail: outcome.parseError }
   if ('timeout' in outcome) return { code, status: 'verbatim', reason: 'timeout' }
   if ('failed' in outcome) return { code, status: 'verbatim', reason: 'failed', detail: outcome.failed }
+  if ('busy' in outcome) return { code, status: 'verbatim', reason: 'busy' }
   return { code, status: 'verbatim', reason: 'unavailable', detail: outcome.unavailable }
 }
 

@@ -63,3 +63,17 @@ test('the in-process formatter (library, CLI) drops a trapped ruff instance and 
   assert.notEqual(ruffEngine(), before, 'a new instance after the trap')
   assert.equal(f.format('w  =  4').code, 'w = 4\n')
 })
+
+test('a call that waited past the queue bound behind slow codes is answered as written, not remembered', async () => {
+  // One caller's slow code holds the thread up to its time bound; another caller's code, queued
+  // behind it with a shorter wait bound, is not run: it comes back as written, marked busy.
+  const slow = new PythonFormatter({ timeoutMs: 400 })
+  const other = new PythonFormatter({ queueWaitMs: 50 })
+  const held = slow.formatOffLoop(chain(30_001))
+  const waited = await other.formatOffLoop('v  =  5')
+  assert.deepEqual(waited, { code: 'v  =  5', status: 'verbatim', reason: 'busy' })
+  assert.equal((await held).reason, 'timeout')
+  assert.equal(other.cachedEntries, 0, 'a busy answer is not remembered')
+  // With the thread free again the same code is formatted.
+  assert.equal((await other.formatOffLoop('v  =  5')).code, 'v = 5\n')
+})
