@@ -38,8 +38,13 @@ const LOAD_LIMIT_MS = 60_000
 
 let thread: Worker | undefined
 let seq = 0
-// One code at a time: a call's time bound then measures its own formatting, not a queue.
-let chain: Promise<unknown> = Promise.resolve()
+// One code at a time: a call's time bound then measures its own formatting, not a queue. The
+// calls wait in one queue per caller (a session), served in turn (fifteenth outsider pass: one
+// first-in-first-out chain made every session's display wait behind each slow code another
+// session had asked for first).
+type Waiting = { run: () => Promise<FormatOutcome>; resolve: (o: FormatOutcome) => void }
+const waiting = new Map<string, Waiting[]>()
+let serving = false
 
 function formatterThread(): Worker {
   if (thread) return thread
@@ -76,7 +81,9 @@ function formatOnce(code: string, timeoutMs: number, maxChars: number): Promise<
       if (r.id !== id) return
       if (r.started) limit(timeoutMs)
       else if (r.ok !== undefined) done({ ok: r.ok }, false)
-      else if (r.tooLarge !== undefined) done({ tooLarge: r.tooLarge }, false)
+      // Too large: ruff built the whole amplified output in its WASM memory, which never shrinks
+      // (55 KB of nested literal left the thread ~250 MiB larger): the thread is ended.
+      else if (r.tooLarge !== undefined) done({ tooLarge: r.tooLarge }, true)
       else if (r.parseError !== undefined) done({ parseError: r.parseError }, false)
       else if (r.trap !== undefined) done({ failed: r.trap }, true)
       else done({ unavailable: r.unavailable ?? 'ruff did not load' }, true)
@@ -90,30 +97,54 @@ function formatOnce(code: string, timeoutMs: number, maxChars: number): Promise<
   })
 }
 
-// The longest a call waits behind others before it is answered unformatted (`busy`). The thread
-// serves every session of the server one code at a time, and codes near the time bound cost it
-// seconds each: a client asking for many of them (a session view of 50 such blocks) delayed every
-// other caller by the sum of its queue. With this bound no caller waits much longer than it plus
-// one call's time bound, and a queue of calls past it drains at once.
-export const FORMAT_QUEUE_WAIT_MS = 5000
+// The longest a call waits for the thread before it is answered unformatted (`busy`). Callers
+// take turns, so one caller's queue of slow codes costs another one call of it; but many callers
+// (sessions) each asking for codes near the time bound would still add up: with this bound no call
+// waits much longer than it plus one call's time bound, and calls past it drain at once.
+export const FORMAT_QUEUE_WAIT_MS = 15_000
 
 // ruff's format of `code` in the formatter thread, ended after `timeoutMs` of formatting (the
 // thread is terminated then, and a fresh one serves the next call); an output longer than
 // `maxChars` comes back as its length only; a call that waited more than `maxWaitMs` for its
 // turn is not run.
+// `caller` names whose queue the call waits in (callers take turns: the next code of each in turn).
 export function formatOffThread(
   code: string,
   timeoutMs: number,
   maxChars: number,
-  maxWaitMs: number = FORMAT_QUEUE_WAIT_MS,
+  opts: { caller?: string; maxWaitMs?: number } = {},
 ): Promise<FormatOutcome> {
   const queued = performance.now()
-  const run = chain.then(
-    (): Promise<FormatOutcome> | FormatOutcome =>
-      performance.now() - queued > maxWaitMs ? { busy: true } : formatOnce(code, timeoutMs, maxChars),
-  )
-  chain = run
-  return run
+  const maxWaitMs = opts.maxWaitMs ?? FORMAT_QUEUE_WAIT_MS
+  return new Promise<FormatOutcome>((resolve) => {
+    const run = (): Promise<FormatOutcome> =>
+      performance.now() - queued > maxWaitMs
+        ? Promise.resolve({ busy: true })
+        : formatOnce(code, timeoutMs, maxChars)
+    const caller = opts.caller ?? ''
+    const queue = waiting.get(caller)
+    if (queue) queue.push({ run, resolve })
+    else waiting.set(caller, [{ run, resolve }])
+    serveNext()
+  })
+}
+
+// The next caller in turn gives its oldest call to the thread and goes to the back of the line
+// (a Map iterates in insertion order).
+function serveNext(): void {
+  if (serving) return
+  const first = waiting.entries().next()
+  if (first.done) return
+  const [caller, queue] = first.value
+  const call = queue.shift()!
+  waiting.delete(caller)
+  if (queue.length > 0) waiting.set(caller, queue)
+  serving = true
+  void call.run().then((outcome) => {
+    serving = false
+    call.resolve(outcome)
+    serveNext()
+  })
 }
 
 // A little of most of Python's syntax: formatting it once compiles the WASM functions a block
@@ -147,5 +178,5 @@ const WARM_UP = [
 // The server starts the thread, loads ruff and warms it while it starts, so the first block a
 // person opens is formatted as fast as the rest (a cold thread takes a second or more).
 export function warmFormatterThread(): void {
-  void formatOffThread(WARM_UP, LOAD_LIMIT_MS, Number.MAX_SAFE_INTEGER)
+  void formatOffThread(WARM_UP, LOAD_LIMIT_MS, Number.MAX_SAFE_INTEGER, { maxWaitMs: LOAD_LIMIT_MS })
 }

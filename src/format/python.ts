@@ -110,7 +110,8 @@ export class PythonFormatter {
   // The server's way (HTTP routes): ruff runs in the formatter thread, bounded in time; the
   // event loop only waits. A timeout or a trap is remembered like a parse error, so the same
   // hostile code never costs the thread twice.
-  async formatOffLoop(code: string): Promise<FormatResult> {
+  // `caller` (a session id): whose turn the call waits for (format-pool.ts formatOffThread).
+  async formatOffLoop(code: string, caller?: string): Promise<FormatResult> {
     if (code.length > this.maxChars) return { code, status: 'verbatim', reason: 'too-large' }
     const key = createHash('sha256').update(code).digest('base64url')
     const hit = this.cache.get(key)
@@ -118,12 +119,14 @@ export class PythonFormatter {
     const pending = this.inFlight.get(key)
     if (pending) return pending
     const bound = formattedBound(code, this.maxFormattedChars)
-    const run = formatOffThread(code, this.timeoutMs, bound, this.queueWaitMs).then((outcome) => {
-      this.inFlight.delete(key)
-      const result = resultOf(code, outcome, bound)
-      if (result.reason !== 'unavailable' && result.reason !== 'busy') this.cache.set(key, result)
-      return result
-    })
+    const run = formatOffThread(code, this.timeoutMs, bound, { caller, maxWaitMs: this.queueWaitMs }).then(
+      (outcome) => {
+        this.inFlight.delete(key)
+        const result = resultOf(code, outcome, bound)
+        if (result.reason !== 'unavailable' && result.reason !== 'busy') this.cache.set(key, result)
+        return result
+      },
+    )
     this.inFlight.set(key, run)
     return run
   }
@@ -164,7 +167,7 @@ export function formatPythonForDisplay(code: string): string {
 }
 
 // The same, off the event loop: what the server uses for `?format=display`.
-export async function formatPythonForDisplayOffLoop(code: string): Promise<string> {
+export async function formatPythonForDisplayOffLoop(code: string, caller?: string): Promise<string> {
   shared ??= new PythonFormatter()
-  return (await shared.formatOffLoop(code)).code
+  return (await shared.formatOffLoop(code, caller)).code
 }

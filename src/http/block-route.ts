@@ -66,12 +66,15 @@ export function getBlockRoute(engine: Engine, id: string, blockId: string): Bloc
 // bounds its output (python.ts formattedBound); a view with a field bound (the session view's
 // 65 536 characters) passes it as `maxChars`, and a formatted code longer than that is shown as
 // written, so the answer stays within the bound (fourteenth outsider pass: 44 MiB).
+// Sessions take turns for the formatter thread (`sessionId`), so one session's slow codes do not
+// hold up another's.
 export async function addCodeDisplay(
+  sessionId: string,
   blocks: Array<{ code: string; code_display?: string }>,
   maxChars = Number.POSITIVE_INFINITY,
 ): Promise<void> {
   for (const b of blocks) {
-    const display = await formatPythonForDisplayOffLoop(b.code)
+    const display = await formatPythonForDisplayOffLoop(b.code, sessionId)
     b.code_display = display.length <= maxChars ? display : b.code
   }
 }

