@@ -3,7 +3,7 @@
 // and each holds its own queue: without a bound on them together, N stalled readers hold N times
 // the per-stream bound of sandbox output. Every byte a stream queues is charged here, against a
 // server-wide bound and a bound per session; when a frame does not fit, the stream holding the
-// most (of the session, or of the server) is dropped first: that is the reader furthest behind,
+// most (of the session, or of the session holding the most) is dropped first: the reader furthest behind,
 // and dropping it is what a single stream past its own bound gets (it reconnects with
 // Last-Event-ID and replays from the log). A reader that keeps up holds almost nothing, so
 // stalled readers cannot push it out.
@@ -67,7 +67,7 @@ export class SseBudget {
       }
     }
     while (this.total + n > this.maxBytes) {
-      if (!this.evict(stream, this.all())) {
+      if (!this.evictServerWide(stream)) {
         if (force) break
         return false
       }
@@ -88,8 +88,15 @@ export class SseBudget {
     else this.sessionBytes.delete(stream.sessionId)
   }
 
-  private *all(): Iterable<BudgetedStream> {
-    for (const set of this.bySession.values()) yield* set
+  // For the server's bound, the session holding the most gives up its stream furthest behind
+  // first: many stalled streams of one session (or a few sessions) each holding a little must not
+  // push out another session's single reader that holds more than any one of them.
+  private evictServerWide(asking: BudgetedStream): boolean {
+    const heaviest = [...this.sessionBytes.entries()].sort((a, b) => b[1] - a[1])
+    for (const [sessionId] of heaviest) {
+      if (this.evict(asking, this.bySession.get(sessionId))) return true
+    }
+    return false
   }
 
   // Drops the stream of `among` holding the most, unless that is `asking` itself (or none holds

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { setOwn } from '../util/own-key.js'
 
 // How an MCP tool looks from Python: a signature derived from its input schema (required
 // parameters first, then the optional ones with their defaults), and a doc made of its
@@ -106,10 +107,11 @@ export function namedArguments(
   const out: Record<string, unknown> = { ...kwargs }
   for (const [i, v] of positional.entries()) {
     const name = order[i]!.name
-    if (name in kwargs) return { ok: false, message: `${tool}${shape.signature} got '${name}' twice` }
-    out[name] = v
+    if (Object.hasOwn(kwargs, name))
+      return { ok: false, message: `${tool}${shape.signature} got '${name}' twice` }
+    setOwn(out, name, v)
   }
-  const missing = shape.params.filter((p) => p.required && !(p.name in out)).map((p) => p.name)
+  const missing = shape.params.filter((p) => p.required && !Object.hasOwn(out, p.name)).map((p) => p.name)
   if (missing.length > 0) {
     return {
       ok: false,

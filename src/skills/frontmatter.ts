@@ -3,6 +3,8 @@
 // Only the YAML these files use is read (plain and quoted scalars, `|`/`>` blocks, inline and
 // dash lists); anything else is a parse failure with a line number, never a guess.
 
+import { ownValue, setOwn } from '../util/own-key.js'
+
 export type FrontmatterValue = string | string[]
 export type Frontmatter = Record<string, FrontmatterValue>
 
@@ -67,7 +69,7 @@ export function parseFrontmatter(text: string): Parsed {
     const m = KEY_LINE.exec(line)
     if (!m) return fail(`line ${n}: expected \`key: value\`, got ${JSON.stringify(line.slice(0, 60))}`)
     const key = m[1]!
-    if (key in data) return fail(`line ${n}: \`${key}\` is given twice`)
+    if (Object.hasOwn(data, key)) return fail(`line ${n}: \`${key}\` is given twice`)
     const raw = (m[2] ?? '').trim()
     i++
     // The lines indented under this key (continuations, list items, block text).
@@ -82,13 +84,17 @@ export function parseFrontmatter(text: string): Parsed {
         ...nested.filter((l) => l.trim() !== '').map((l) => l.length - l.trimStart().length),
       )
       const body = nested.map((l) => l.slice(Number.isFinite(indent) ? indent : 0))
-      data[key] = raw.startsWith('|')
-        ? body.join('\n')
-        : body
-            .map((l) => l.trim())
-            .join(' ')
-            .replace(/\s+/g, ' ')
-            .trim()
+      setOwn(
+        data,
+        key,
+        raw.startsWith('|')
+          ? body.join('\n')
+          : body
+              .map((l) => l.trim())
+              .join(' ')
+              .replace(/\s+/g, ' ')
+              .trim(),
+      )
       continue
     }
     if (raw === '' && nested.some((l) => l.trim() !== '')) {
@@ -101,26 +107,26 @@ export function parseFrontmatter(text: string): Parsed {
         if (typeof v !== 'string') return fail(v.error)
         items.push(v)
       }
-      data[key] = items
+      setOwn(data, key, items)
       continue
     }
     if (raw.startsWith('[')) {
       if (nested.length > 0) return fail(`line ${n}: a [list] must close on the same line`)
       const v = inlineList(raw, n)
       if (!Array.isArray(v)) return fail(v.error)
-      data[key] = v
+      setOwn(data, key, v)
       continue
     }
     if (raw.startsWith('"') || raw.startsWith("'")) {
       if (nested.length > 0) return fail(`line ${n}: a quoted value must close on its own line`)
       const v = unquote(raw, n)
       if (typeof v !== 'string') return fail(v.error)
-      data[key] = v
+      setOwn(data, key, v)
       continue
     }
     // A plain scalar may continue on indented lines (folded with spaces).
     const parts = [unquote(raw, n) as string, ...nested.map((l) => l.trim()).filter((l) => l !== '')]
-    data[key] = parts.join(' ').trim()
+    setOwn(data, key, parts.join(' ').trim())
   }
   return {
     ok: true,
@@ -134,14 +140,14 @@ export function parseFrontmatter(text: string): Parsed {
 
 // A field as one string: a list is joined with ", " (Claude Code writes `tools` either way).
 export function field(data: Frontmatter, key: string): string | undefined {
-  const v = data[key]
+  const v = ownValue(data, key)
   if (v === undefined) return undefined
   return Array.isArray(v) ? v.join(', ') : v
 }
 
 // A field as a list: `a, b` and `[a, b]` and dash lists all read the same.
 export function listField(data: Frontmatter, key: string): string[] | undefined {
-  const v = data[key]
+  const v = ownValue(data, key)
   if (v === undefined) return undefined
   const items = Array.isArray(v) ? v : v.split(',')
   return items.map((s) => s.trim()).filter((s) => s !== '')

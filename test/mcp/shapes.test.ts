@@ -114,3 +114,17 @@ test('mcp.json as other hosts write it: "mcpServers", names with "-" or ".", a "
   )
   assert.match(refused({ servers: { '1st': { command: 'x' } } }), /servers\.1st: a server name is a letter/)
 })
+
+test('parameters named like Object.prototype keys are bound and checked as their own', () => {
+  const shape = toolShape('t', {
+    type: 'object',
+    properties: { toString: { type: 'string' }, constructor: { type: 'string' } },
+    required: ['toString', 'constructor'],
+  })
+  const missing = namedArguments('t', shape, [])
+  assert.equal(missing.ok, false, 'a required toString is not given by the prototype')
+  const given = namedArguments('t', shape, ['a', 'b'])
+  assert.ok(given.ok, given.ok ? '' : given.message)
+  assert.equal(JSON.stringify(given.value), '{"toString":"a","constructor":"b"}')
+  assert.equal(Object.getPrototypeOf(given.value), Object.prototype)
+})

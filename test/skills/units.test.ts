@@ -330,3 +330,15 @@ test('the jail binds each skill mount read-only at its target, and Landlock read
   // Without a mount namespace the target does not exist: nothing is asked of Landlock there.
   assert.ok(!launcherArgs(input, { inNamespace: false }).includes('/vis/skills/pdf'))
 })
+
+test("frontmatter keys named like Object.prototype's are ordinary keys, never a prototype", () => {
+  const r = parseFrontmatter('---\nname: x\nconstructor: c\ntoString: t\n__proto__: [a, b]\n---\nbody\n')
+  assert.ok(r.ok, r.ok ? '' : r.reason)
+  assert.equal(field(r.data, 'constructor'), 'c')
+  assert.equal(field(r.data, 'toString'), 't')
+  assert.deepEqual(listField(r.data, '__proto__'), ['a', 'b'])
+  assert.equal(Object.getPrototypeOf(r.data), Object.prototype, 'the prototype is untouched')
+  assert.equal(field(r.data, 'hasOwnProperty'), undefined, 'an absent key reads as absent')
+  const twice = parseFrontmatter('---\ntoString: a\ntoString: b\n---\n')
+  assert.ok(!twice.ok && /`toString` is given twice/.test(twice.reason))
+})
