@@ -13,22 +13,13 @@
 // page's request for the session is sent while a timer measures the server process's event-loop
 // stalls. On the current code the loop stops for seconds.
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { test } from 'node:test'
-import { startServer } from '../../src/http/index.js'
-import { client, python } from '../http/helpers.js'
+import { homeServer } from './fixtures/home-server.js'
 
 test("formatting a block's code for display never stalls the server's event loop", async () => {
-  const home = mkdtempSync(join(tmpdir(), 'vis-attack-fmt-home-'))
-  const saved = process.env.VIS_HOME
-  process.env.VIS_HOME = home
-  let server: Awaited<ReturnType<typeof startServer>> | undefined
+  const { call, close } = await homeServer('vis-attack-fmt-home-')
   let ticker: NodeJS.Timeout | undefined
   try {
-    server = await startServer({ home, python, port: 0, pool: { size: 0 }, extensions: false })
-    const call = client(server.url)
     const s = (await call('POST', '/v1/sessions', {})).body
     // Allowed: ordinary code is formatted for display.
     const plain = await call('POST', `/v1/sessions/${s.id}/blocks`, { code: 'x  =  1' })
@@ -53,9 +44,6 @@ test("formatting a block's code for display never stalls the server's event loop
     assert.equal(page.body.blocks[0].code_display, 'x = 1\n')
   } finally {
     clearInterval(ticker)
-    await server?.close()
-    if (saved === undefined) delete process.env.VIS_HOME
-    else process.env.VIS_HOME = saved
-    rmSync(home, { recursive: true, force: true })
+    await close()
   }
 })

@@ -14,24 +14,15 @@
 // bound (a formatted code that would pass it can be shown as written, as a too-long one is).
 // Both directions: an ordinary block is still formatted.
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { test } from 'node:test'
 import { SESSION_VIEW_BLOCK_CHARS } from '../../src/engine/schemas.js'
-import { startServer } from '../../src/http/index.js'
-import { client, python } from '../http/helpers.js'
+import { homeServer } from './fixtures/home-server.js'
 
 const nested = (name: string, depth: number) => `${name} = ${'[a, '.repeat(depth)}1${']'.repeat(depth)}\n`
 
 test('the display formatter cannot blow a block past the session view field bound', async () => {
-  const home = mkdtempSync(join(tmpdir(), 'vis-attack-fmt-amp-home-'))
-  const saved = process.env.VIS_HOME
-  process.env.VIS_HOME = home
-  let server: Awaited<ReturnType<typeof startServer>> | undefined
+  const { call, close } = await homeServer('vis-attack-fmt-amp-home-')
   try {
-    server = await startServer({ home, python, port: 0, pool: { size: 0 }, extensions: false })
-    const call = client(server.url)
     const s = (await call('POST', '/v1/sessions', {})).body
     const ordinary = await call('POST', `/v1/sessions/${s.id}/blocks`, { code: 'x=[1,2,3]\nprint( x )' })
     assert.equal(ordinary.status, 200, ordinary.text)
@@ -61,9 +52,6 @@ test('the display formatter cannot blow a block past the session view field boun
         `(the server's heap grew ${grew} MiB; the formatter caches each result): ${over.join('; ')}`,
     )
   } finally {
-    await server?.close()
-    if (saved === undefined) delete process.env.VIS_HOME
-    else process.env.VIS_HOME = saved
-    rmSync(home, { recursive: true, force: true })
+    await close()
   }
 })

@@ -17,23 +17,14 @@
 // nothing of A is still pending when B is answered.
 // Both directions: B's code is formatted (`code_display` differs from the code as written).
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { test } from 'node:test'
-import { startServer } from '../../src/http/index.js'
-import { client, python } from '../http/helpers.js'
+import { homeServer } from './fixtures/home-server.js'
 
 const HOSTILE = 5
 
 test("one session's hostile blocks do not queue every other session's code display behind them", async () => {
-  const home = mkdtempSync(join(tmpdir(), 'vis-attack-fmt-queue-home-'))
-  const saved = process.env.VIS_HOME
-  process.env.VIS_HOME = home
-  let server: Awaited<ReturnType<typeof startServer>> | undefined
+  const { call, close } = await homeServer('vis-attack-fmt-queue-home-')
   try {
-    server = await startServer({ home, python, port: 0, pool: { size: 0 }, extensions: false })
-    const call = client(server.url)
     const a = await call('POST', '/v1/sessions', {})
     assert.equal(a.status, 201, a.text)
     const b = await call('POST', '/v1/sessions', {})
@@ -77,9 +68,6 @@ test("one session's hostile blocks do not queue every other session's code displ
         `every other session's display behind them`,
     )
   } finally {
-    await server?.close()
-    if (saved === undefined) delete process.env.VIS_HOME
-    else process.env.VIS_HOME = saved
-    rmSync(home, { recursive: true, force: true })
+    await close()
   }
 })

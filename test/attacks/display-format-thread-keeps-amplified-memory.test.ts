@@ -14,12 +14,8 @@
 // server process's resident memory stays hundreds of MiB above what it was before.
 // Both directions: the hostile block is shown as written, the ordinary one formatted.
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { test } from 'node:test'
-import { startServer } from '../../src/http/index.js'
-import { client, python } from '../http/helpers.js'
+import { homeServer } from './fixtures/home-server.js'
 
 const DEPTH = 1000
 const CHARS = 60_000
@@ -32,13 +28,8 @@ function hostileCode(): string {
 }
 
 test('showing one block formatted does not leave the server holding the unbounded output', async () => {
-  const home = mkdtempSync(join(tmpdir(), 'vis-attack-fmt-mem-home-'))
-  const saved = process.env.VIS_HOME
-  process.env.VIS_HOME = home
-  let server: Awaited<ReturnType<typeof startServer>> | undefined
+  const { call, close } = await homeServer('vis-attack-fmt-mem-home-')
   try {
-    server = await startServer({ home, python, port: 0, pool: { size: 0 }, extensions: false })
-    const call = client(server.url)
     const s = await call('POST', '/v1/sessions', {})
     assert.equal(s.status, 201, s.text)
     const plain = await call('POST', `/v1/sessions/${s.body.id}/blocks`, { code: 'y  =  [1,2 ,3]' })
@@ -65,9 +56,6 @@ test('showing one block formatted does not leave the server holding the unbounde
         'built the whole amplified output before the bound was checked, and the formatter thread keeps that memory',
     )
   } finally {
-    await server?.close()
-    if (saved === undefined) delete process.env.VIS_HOME
-    else process.env.VIS_HOME = saved
-    rmSync(home, { recursive: true, force: true })
+    await close()
   }
 })

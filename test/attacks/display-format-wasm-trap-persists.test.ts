@@ -12,21 +12,12 @@
 // another session and are shown; then a new ordinary block of the first session is shown. On the
 // current code it comes back verbatim ("memory access out of bounds").
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { test } from 'node:test'
-import { startServer } from '../../src/http/index.js'
-import { client, python } from '../http/helpers.js'
+import { homeServer } from './fixtures/home-server.js'
 
 test("one block's WASM trap in the display formatter does not break every later format", async () => {
-  const home = mkdtempSync(join(tmpdir(), 'vis-attack-fmtrap-home-'))
-  const saved = process.env.VIS_HOME
-  process.env.VIS_HOME = home
-  let server: Awaited<ReturnType<typeof startServer>> | undefined
+  const { call, close } = await homeServer('vis-attack-fmtrap-home-')
   try {
-    server = await startServer({ home, python, port: 0, pool: { size: 0 }, extensions: false })
-    const call = client(server.url)
     const victim = (await call('POST', '/v1/sessions', {})).body
     const attacker = (await call('POST', '/v1/sessions', {})).body
     const shown = async (sid: string, code: string) => {
@@ -47,9 +38,6 @@ test("one block's WASM trap in the display formatter does not break every later 
       "after another session's block trapped ruff's WASM, the victim's code is no longer formatted",
     )
   } finally {
-    await server?.close()
-    if (saved === undefined) delete process.env.VIS_HOME
-    else process.env.VIS_HOME = saved
-    rmSync(home, { recursive: true, force: true })
+    await close()
   }
 })

@@ -14,38 +14,16 @@
 // still names the session's transcript.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import { startServer, type VisServer } from '../../src/http/server.js'
-import { python, tempDir } from '../mcp/helpers.js'
+import { mcpOverHttp } from '../mcp/helpers.js'
 
 const TOKEN = 'attack14b-mcp-token-0123456789abcdef'
 const BLOCKS = 240
 
 test('listing MCP resources does not read every block of the history whole', async () => {
-  const home = tempDir('attack-mcp-list-home')
-  const root = tempDir('attack-mcp-list-root')
-  const saved = process.env.VIS_HOME
-  process.env.VIS_HOME = home
-  let server: VisServer | undefined
-  let client: Client | undefined
+  const { client, close } = await mcpOverHttp('attack-mcp-list', TOKEN)
   let ticker: NodeJS.Timeout | undefined
   try {
-    server = await startServer({
-      home,
-      python,
-      port: 0,
-      pool: { size: 0 },
-      extensions: false,
-      token: TOKEN,
-      mcp: { roots: [root], network: { enabled: false, allow: [], deny: [] } },
-    })
-    const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
-      requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
-    })
-    client = new Client({ name: 'attack14b', version: '1.0.0' })
-    await client.connect(transport, { timeout: 60_000 })
     for (let i = 0; i < BLOCKS; i++) {
       const r = (await client.callTool(
         { name: 'python_execution', arguments: { code: `print('o' * 1_000_000)\n'v' * 1_000_000` } },
@@ -76,9 +54,6 @@ test('listing MCP resources does not read every block of the history whole', asy
     )
   } finally {
     clearInterval(ticker)
-    await client?.close()
-    await server?.close()
-    if (saved === undefined) delete process.env.VIS_HOME
-    else process.env.VIS_HOME = saved
+    await close()
   }
 })

@@ -2,8 +2,10 @@ import { spawn } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { startServer, type VisServer } from '../../src/http/server.js'
 
 export const python = process.env.VIS_PYTHON_VERSION
 export const repoRoot = new URL('../..', import.meta.url).pathname
@@ -89,4 +91,45 @@ export function spawnMcp(root: string, home: string) {
   })
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)))
   return { child, out, exited }
+}
+
+// A real server on loopback with its /mcp route (a bearer token; MCP sessions on `root`, network
+// off) and an SDK client connected to it over Streamable HTTP. VIS_HOME names the server's home
+// while it runs; close() ends both and puts VIS_HOME back.
+export async function mcpOverHttp(
+  prefix: string,
+  token: string,
+): Promise<{ server: VisServer; client: Client; root: string; close: () => Promise<void> }> {
+  const home = tempDir(`${prefix}-home`)
+  const root = tempDir(`${prefix}-root`)
+  const saved = process.env.VIS_HOME
+  process.env.VIS_HOME = home
+  let server: VisServer | undefined
+  let client: Client | undefined
+  const close = async () => {
+    await client?.close()
+    await server?.close()
+    if (saved === undefined) delete process.env.VIS_HOME
+    else process.env.VIS_HOME = saved
+  }
+  try {
+    server = await startServer({
+      home,
+      python,
+      port: 0,
+      pool: { size: 0 },
+      extensions: false,
+      token,
+      mcp: { roots: [root], network: { enabled: false, allow: [], deny: [] } },
+    })
+    const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+    })
+    client = new Client({ name: prefix, version: '1.0.0' })
+    await client.connect(transport, { timeout: 60_000 })
+    return { server, client, root, close }
+  } catch (err) {
+    await close()
+    throw err
+  }
 }

@@ -5,39 +5,16 @@
 // did not give is refused as invalid params.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { type CallToolResult, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
-import { startServer, type VisServer } from '../../src/http/server.js'
 import { RESOURCES_PAGE } from '../../src/mcp/server/resources.js'
-import { python, tempDir } from './helpers.js'
+import { mcpOverHttp } from './helpers.js'
 
 const TOKEN = 'resources-page-token-0123456789abcdef'
 const MANY = RESOURCES_PAGE + 20
 
 test('resources/list pages by cursor; every resource is listed once; a forged cursor is refused', async () => {
-  const home = tempDir('mcp-resources-page-home')
-  const root = tempDir('mcp-resources-page-root')
-  const saved = process.env.VIS_HOME
-  process.env.VIS_HOME = home
-  let server: VisServer | undefined
-  let client: Client | undefined
+  const { client: c, close } = await mcpOverHttp('mcp-resources-page', TOKEN)
   try {
-    server = await startServer({
-      home,
-      python,
-      port: 0,
-      pool: { size: 0 },
-      extensions: false,
-      token: TOKEN,
-      mcp: { roots: [root], network: { enabled: false, allow: [], deny: [] } },
-    })
-    const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
-      requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
-    })
-    client = new Client({ name: 'resources-page', version: '1.0.0' })
-    await client.connect(transport, { timeout: 60_000 })
-    const c = client
     const run = async (code: string, session?: string) => {
       const r = (await c.callTool(
         { name: 'python_execution', arguments: session ? { code, session } : { code } },
@@ -71,9 +48,6 @@ test('resources/list pages by cursor; every resource is listed once; a forged cu
       )
     }
   } finally {
-    await client?.close()
-    await server?.close()
-    if (saved === undefined) delete process.env.VIS_HOME
-    else process.env.VIS_HOME = saved
+    await close()
   }
 })

@@ -5,38 +5,15 @@
 // of a long one can still be read, page by page.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { SESSION_VIEW_BLOCK_CHARS, SESSION_VIEW_DEFAULT_BLOCKS } from '../../src/engine/schemas.js'
-import { startServer, type VisServer } from '../../src/http/server.js'
-import { python, tempDir } from './helpers.js'
+import { mcpOverHttp } from './helpers.js'
 
 const TOKEN = 'transcript-page-token-0123456789abcdef'
 
 test('the transcript resource is one bounded page, earlier blocks by ?before=', async () => {
-  const home = tempDir('mcp-transcript-page-home')
-  const root = tempDir('mcp-transcript-page-root')
-  const saved = process.env.VIS_HOME
-  process.env.VIS_HOME = home
-  let server: VisServer | undefined
-  let client: Client | undefined
+  const { client: c, close } = await mcpOverHttp('mcp-transcript-page', TOKEN)
   try {
-    server = await startServer({
-      home,
-      python,
-      port: 0,
-      pool: { size: 0 },
-      extensions: false,
-      token: TOKEN,
-      mcp: { roots: [root], network: { enabled: false, allow: [], deny: [] } },
-    })
-    const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
-      requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
-    })
-    client = new Client({ name: 'transcript-page', version: '1.0.0' })
-    await client.connect(transport, { timeout: 60_000 })
-    const c = client
     const run = async (code: string) => {
       const r = (await c.callTool({ name: 'python_execution', arguments: { code } }, undefined, {
         timeout: 120_000,
@@ -74,9 +51,6 @@ test('the transcript resource is one bounded page, earlier blocks by ?before=', 
       `block 2's output in the page: ${run2} characters`,
     )
   } finally {
-    await client?.close()
-    await server?.close()
-    if (saved === undefined) delete process.env.VIS_HOME
-    else process.env.VIS_HOME = saved
+    await close()
   }
 })
