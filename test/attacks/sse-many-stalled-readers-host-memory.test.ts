@@ -13,37 +13,17 @@
 // Both directions: a reading client of the same session still receives the last block's events.
 import assert from 'node:assert/strict'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { connect, type Socket } from 'node:net'
+import type { Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { startServer } from '../../src/http/index.js'
 import { client, python } from '../http/helpers.js'
+import { stalledStream } from './fixtures/stalled-event-stream.js'
 
 const TOKEN = 'attack14b-sse-many-token-0123456789abcdef'
 const STREAMS = 24
 const BLOCKS = 24
-
-function stalledStream(port: number, sessionId: string): Promise<Socket> {
-  const sock = connect({ host: '127.0.0.1', port })
-  sock.write(
-    `GET /v1/sessions/${sessionId}/events HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${TOKEN}\r\nAccept: text/event-stream\r\n\r\n`,
-  )
-  let head = ''
-  return new Promise<Socket>((res, rej) => {
-    sock.on('error', rej)
-    const onData = (d: Buffer) => {
-      head += d.toString('latin1')
-      if (head.includes('\r\n\r\n')) {
-        sock.off('data', onData)
-        sock.pause()
-        if (!/^HTTP\/1\.1 200 /.test(head)) rej(new Error(`stream refused: ${head.slice(0, 200)}`))
-        else res(sock)
-      }
-    }
-    sock.on('data', onData)
-  })
-}
 
 test('many stalled event-stream readers of one session do not multiply the per-stream byte bound', async () => {
   const home = mkdtempSync(join(tmpdir(), 'vis-attack-sse-many-home-'))
@@ -56,7 +36,7 @@ test('many stalled event-stream readers of one session do not multiply the per-s
     const call = client(server.url, { authorization: `Bearer ${TOKEN}` })
     const s = (await call('POST', '/v1/sessions', {})).body
     const port = Number(new URL(server.url).port)
-    for (let i = 0; i < STREAMS; i++) stalled.push(await stalledStream(port, s.id))
+    for (let i = 0; i < STREAMS; i++) stalled.push(await stalledStream(port, s.id, TOKEN))
     const warm = await call('POST', `/v1/sessions/${s.id}/blocks`, { code: 'print(1)' })
     assert.equal(warm.status, 200, warm.text)
     const base = process.memoryUsage().arrayBuffers

@@ -19,38 +19,18 @@
 // Both directions: a reading client of the same session still receives every block's events.
 import assert from 'node:assert/strict'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { connect, type Socket } from 'node:net'
+import type { Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { startServer } from '../../src/http/index.js'
 import { DEFAULT_MAX_QUEUED_BYTES_TOTAL } from '../../src/http/sse-budget.js'
 import { client, python } from '../http/helpers.js'
+import { stalledStream } from './fixtures/stalled-event-stream.js'
 
 const TOKEN = 'attack15b-sse-replay-token-0123456789abcdef'
 const STREAMS = 160
 const BLOCKS = 6
-
-function stalledStream(port: number, sessionId: string): Promise<Socket> {
-  const sock = connect({ host: '127.0.0.1', port })
-  sock.write(
-    `GET /v1/sessions/${sessionId}/events?after=0 HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${TOKEN}\r\nAccept: text/event-stream\r\n\r\n`,
-  )
-  let head = ''
-  return new Promise<Socket>((res, rej) => {
-    sock.on('error', rej)
-    const onData = (d: Buffer) => {
-      head += d.toString('latin1')
-      if (head.includes('\r\n\r\n')) {
-        sock.off('data', onData)
-        sock.pause()
-        if (!/^HTTP\/1\.1 200 /.test(head)) rej(new Error(`stream refused: ${head.slice(0, 200)}`))
-        else res(sock)
-      }
-    }
-    sock.on('data', onData)
-  })
-}
 
 const tick = () => new Promise((r) => setTimeout(r, 100))
 
@@ -75,7 +55,7 @@ test('readers that replay a session and stop reading do not hold frames past the
     }
     global.gc?.()
     const base = process.memoryUsage().arrayBuffers
-    for (let i = 0; i < STREAMS; i++) stalled.push(await stalledStream(port, s.id))
+    for (let i = 0; i < STREAMS; i++) stalled.push(await stalledStream(port, s.id, TOKEN, '?after=0'))
     // Each stream replays until its socket stops taking bytes; wait until the server's memory
     // stops growing (no new peak for a while), or is far past the budget.
     let peak = 0
