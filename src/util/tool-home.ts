@@ -56,7 +56,10 @@ function configPlaceInRoot(home: string, real: string, places: WritablePlaces): 
       const first = relative(h, r).split(sep)[0] ?? ''
       if (first.startsWith('.')) return `the session root ${r} lies in ${join(home, first)}`
     }
-  const folders: [string, boolean][] = [[home, true], ...CONFIG_FOLDERS.map((d): [string, boolean] => [join(home, d), false])]
+  const folders: [string, boolean][] = [
+    [home, true],
+    ...CONFIG_FOLDERS.map((d): [string, boolean] => [join(home, d), false]),
+  ]
   for (const [dir, dotOnly] of folders) {
     let entries: Dirent[]
     try {

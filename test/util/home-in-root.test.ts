@@ -46,9 +46,15 @@ test('dotfiles linked to a folder outside every root, and a non-dot link into a 
 test('a dotfile, a ~/.config entry or a ~/.local/bin entry linked into a root makes HOME unfit', () => {
   const cases: [string, (l: { home: string; root: string }) => void][] = [
     ['~/.gitconfig', ({ home, root }) => symlinkSync(join(root, 'gitconfig'), join(home, '.gitconfig'))],
-    ['~/.bash_profile (relative link)', ({ home }) => symlinkSync('../root/bash_profile', join(home, '.bash_profile'))],
+    [
+      '~/.bash_profile (relative link)',
+      ({ home }) => symlinkSync('../root/bash_profile', join(home, '.bash_profile')),
+    ],
     ['~/.config/git', ({ home, root }) => symlinkSync(join(root, 'git'), join(home, '.config', 'git'))],
-    ['~/.local/bin/tool', ({ home, root }) => symlinkSync(join(root, 'tool'), join(home, '.local', 'bin', 'tool'))],
+    [
+      '~/.local/bin/tool',
+      ({ home, root }) => symlinkSync(join(root, 'tool'), join(home, '.local', 'bin', 'tool')),
+    ],
     // A chain of links ending in a file the root's sandbox has not made yet.
     [
       '~/.vimrc -> ~/.vimrc.real -> W/vimrc',
