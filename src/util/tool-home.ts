@@ -48,6 +48,8 @@ const CONFIG_FOLDERS = ['.config', join('.local', 'bin')]
 // Kept cheap for every server start: the roots are compared by path, and only the links among the
 // entries (one readdir of HOME and of each folder) are read and resolved.
 function configPlaceInRoot(home: string, real: string, places: WritablePlaces): string | undefined {
+  // No root open anywhere: nothing to lead into, and no listing read.
+  if (places.roots.length === 0) return undefined
   // A root inside a dot entry (~/.ssh, ~/.config/git, a root at ~/.vim itself), by HOME's written
   // and real path: such an entry is a folder, whose name is the first step from HOME to the root.
   for (const r of places.roots)
