@@ -5,8 +5,9 @@ import { VisError } from '../util/errors.js'
 import { absoluteEntries, notedSessionRoots, programsOn } from '../util/host-programs.js'
 import { liveJailsDirs } from '../util/vis-processes.js'
 import { type WritablePlaces, writablePlaces } from '../util/writable-roots.js'
+import { placesIn } from './env-spellings.js'
 import { checkServerEnv } from './server-env.js'
-import { hostPrivateFolder, inRoot, serverHomeEnv } from './server-home.js'
+import { hostHomeInRoot, hostPrivateFolder, inRoot, serverHomeEnv } from './server-home.js'
 
 // Where and what the host starts for a stdio MCP server. The server runs on the host, as the user,
 // outside every jail, so nothing a sandbox wrote may choose the code it runs:
@@ -17,7 +18,8 @@ import { hostPrivateFolder, inRoot, serverHomeEnv } from './server-home.js'
 //   child's own PATH is cleaned the same way, as npx itself finds `node` through it;
 // - its HOME, where npx and uvx read their user configuration, is never in a root (server-home.ts);
 // - no mcp.json env variable named like a code or configuration location names a path in a root
-//   (server-env.ts: PYTHONPATH, NODE_OPTIONS, npm's PREFIX...).
+//   (server-env.ts: PYTHONPATH, NODE_OPTIONS, npm's PREFIX...);
+// - no argument names a path in a root (checkArgs): an interpreter runs the file its args name.
 // The check runs at every start: roots are opened (by this process or another) after start-up, and
 // each path is judged by identity too (writablePlaces): a live jail's root renamed since it began
 // (the person's `mv proj proj2`) is still written by its sandbox under its new name. One reading of
@@ -27,6 +29,7 @@ export type StdioLaunch = { command: string; cwd: string; env: Record<string, st
 
 export type LaunchConfig = {
   command: string
+  args?: readonly string[] | undefined
   env: Record<string, string>
   cwd?: string | undefined
 }
@@ -69,6 +72,37 @@ function cleanPath(value: string | undefined, places: WritablePlaces): { dirs: s
     else passed.push(d)
   }
   return { dirs, passed }
+}
+
+// Throws `refuse(why)` for the first argument that names a place in a writable root, by any reading
+// of it (env-spellings.ts: the whole word, an option's attached value `--require=W/x` or `-IW/lib`,
+// `@argfile`, `file:` URLs, `~` and `$NAME` as a shell given the args would expand them, `..` as the
+// kernel resolves it). The command judged above is often an interpreter, and the code it runs is named
+// in its args: `node W/mcp/server.js`, `python3 W/tools/server.py`, `node --require W/hook.js`, the
+// same path refused when it comes through NODE_OPTIONS (fifteenth outsider pass), and a server started
+// from a folder in a root runs what that root's sandbox wrote. No rule can tell a data argument from
+// code (`node W` runs W/index.js, `python3 W` its __main__.py), so every argument is judged: a folder
+// for a server to serve lies outside every root, or is reached through the session's own tools.
+// `vars` is the environment the server gets, for the `~` and `$NAME` readings.
+function checkArgs(
+  server: string,
+  args: readonly string[],
+  cwd: string,
+  vars: Record<string, string | undefined>,
+  places: WritablePlaces,
+  refuse: (why: string) => Error,
+): void {
+  for (const [i, arg] of args.entries())
+    for (const place of placesIn(arg, cwd, vars).paths) {
+      const root = places.holding(place)
+      if (root !== undefined)
+        throw refuse(
+          `MCP server ${server}: its args[${i}] ${JSON.stringify(arg)} names ${inRoot(place, root)}, which a ` +
+            'sandbox writes, and a program the host runs loads the code or configuration its arguments name ' +
+            '(a script, --require, -I, @argfile); install the server and what its arguments name outside ' +
+            'every root, or close the session on that root first',
+        )
+    }
 }
 
 export function stdioLaunch(
@@ -118,7 +152,9 @@ export function stdioLaunch(
   const env = { ...homeEnv, ...config.env, PATH: path.dirs.join(':') }
   // The variables the server will have (the transport adds the host's HOME, USER, SHELL... under
   // ours), against which mcp.json's values are expanded as its tools expand them.
-  checkServerEnv(server, config.env, cwd, home, denied, places, { ...getDefaultEnvironment(), ...env })
+  const vars = { ...getDefaultEnvironment(), ...env }
+  checkServerEnv(server, config.env, cwd, home, denied, places, vars)
+  checkArgs(server, config.args ?? [], cwd, vars, places, denied)
   return { command, cwd, env }
 }
 
@@ -128,7 +164,10 @@ export function stdioLaunch(
 // at the start and lies in one now is a sandbox's to fill before the server's next import (fourteenth
 // outsider pass: S2 opened a root on a running server's PYTHONPATH, and S1's next call imported the
 // module S2's block wrote). Throws mcp.launch-denied, naming what lies in which root; the caller
-// stops the server. Its cwd, command, PATH, HOME and every env location are judged as at the start.
+// stops the server. Its cwd, command, PATH, HOME, every env location and every argument are judged as
+// at the start, and a server that inherited the host's HOME is stopped when a start now would give it
+// the private one (a root opened since at ~/.config or on the folder its dotfiles link into: fifteenth
+// outsider pass), so its next start gets that HOME.
 function judgeRunning(
   server: string,
   config: LaunchConfig,
@@ -161,7 +200,18 @@ function judgeRunning(
           'keep the server and what it runs outside every root, or close the session on that root first',
       )
   }
+  // launch.env has a HOME when the start gave one (the private HOME, or mcp.json's); otherwise the
+  // server has the host's, judged as serverHomeEnv judges it at a start.
+  if (launch.env.HOME === undefined) {
+    const why = hostHomeInRoot(config.env, places)
+    if (why !== undefined)
+      throw denied(
+        `MCP server ${server}: its HOME ${vars.HOME ?? ''} is the host's, and ${why}, which a sandbox writes ` +
+          '(git, shells, npx, uvx and pip read their configuration there); its next start gets a private HOME',
+      )
+  }
   checkServerEnv(server, config.env, launch.cwd, home, denied, places, vars)
+  checkArgs(server, config.args ?? [], launch.cwd, vars, places, denied)
 }
 
 // Modification times closer to now than this may still change within the same clock tick (the

@@ -68,6 +68,17 @@ function privateHomeDir(visHome: string, places: WritablePlaces): string {
   return hostPrivateFolder('vis-mcp-home-')
 }
 
+// Why a server that would inherit the host's HOME (mcp.json gives it none) must get the private one
+// instead, if it must: the whole judgement of util/tool-home.ts's homeInRoot (HOME, the places npx, uvx
+// and pip read, and every dotfile and ~/.config entry, links followed). Asked at every start and again
+// before each call of a running server (launch.ts judgeRunning): a root opened later at ~/.config or on
+// a dotfiles folder changes the answer for a server already running.
+export function hostHomeInRoot(env: Record<string, string>, places: WritablePlaces): string | undefined {
+  const host = process.env.HOME
+  if (env.HOME !== undefined || host === undefined || host === '') return undefined
+  return homeInRoot(resolve(host), places)
+}
+
 // The variables a server's environment gets for its HOME (none: the host's own HOME, inherited).
 // mcp.json's own env locations were judged before (server-env.ts). Runs at every start.
 export function serverHomeEnv(
@@ -76,8 +87,7 @@ export function serverHomeEnv(
   places: WritablePlaces = writablePlaces(),
 ): Record<string, string> {
   const host = process.env.HOME
-  if (env.HOME !== undefined || host === undefined || host === '') return {}
-  const why = homeInRoot(resolve(host), places)
+  const why = hostHomeInRoot(env, places)
   if (why === undefined) return {}
   const dir = privateHomeDir(visHome, places)
   const vars = privateHomeEnv(dir)
@@ -88,7 +98,7 @@ export function serverHomeEnv(
     said.add(key)
     process.stderr.write(
       `vis: MCP stdio servers start with HOME=${dir}, not ${host}: ${why}, which a sandbox writes, ` +
-        'and npx, uvx and pip read their configuration there; set "env": {"HOME": "..."} for a server ' +
+        'and npx, uvx, pip, git and shells read their configuration there; set "env": {"HOME": "..."} for a server ' +
         'in mcp.json to a folder outside every root to give it a real one\n',
     )
   }

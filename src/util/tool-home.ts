@@ -1,5 +1,5 @@
-import { mkdirSync, writeFileSync } from 'node:fs'
-import { dirname, join, resolve } from 'node:path'
+import { type Dirent, lstatSync, mkdirSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs'
+import { dirname, join, relative, resolve, sep } from 'node:path'
 import { rootHolding } from './host-programs.js'
 import { within } from './path-within.js'
 import { realish } from './real-path.js'
@@ -21,7 +21,8 @@ export function inRoot(path: string, root: string): string {
   return `${path} lies in the session root ${root}${renamed}`
 }
 
-// Why `home` is no HOME for a tool the host runs, if it is not: a root holds it or a place under it.
+// Why `home` is no HOME for a tool the host runs, if it is not: a root holds it or a place under it,
+// or a place a program reads as configuration there is, lies in or leads into a root (configPlaceInRoot).
 export function homeInRoot(home: string, places: WritablePlaces): string | undefined {
   for (const p of [home, ...USER_PLACES.map((d) => join(home, d))]) {
     const root = places.holding(p)
@@ -31,7 +32,74 @@ export function homeInRoot(home: string, places: WritablePlaces): string | undef
   for (const r of places.roots)
     for (const d of USER_PLACES)
       if (within(r, join(real, d))) return `the session root ${r} lies in ${join(home, d)}`
+  return configPlaceInRoot(home, real, places)
+}
+
+// The folders whose entries programs read as configuration or run, besides HOME's own dot entries:
+// XDG's config folder (git's ~/.config/git, fish, nvim...) and the user's bin, which shells put on PATH.
+const CONFIG_FOLDERS = ['.config', join('.local', 'bin')]
+
+// Every top-level `~/.*` entry of HOME is some program's configuration (~/.gitconfig, ~/.bash_profile,
+// ~/.ssh, ~/.vimrc...), as is every entry of CONFIG_FOLDERS; the list of programs is open, so HOME is
+// judged by shape. Dotfile managers (GNU stow, chezmoi's symlink mode, yadm) keep those files in a
+// folder and link them into HOME, so a session on that folder writes the configuration of every git
+// and bash a server runs (fifteenth outsider pass: ~/.gitconfig -> ~/dotfiles/gitconfig, whose
+// core.fsmonitor git ran on the host). Why such an entry is, lies in or leads into a root, if one does.
+// Kept cheap for every server start: the roots are compared by path, and only the links among the
+// entries (one readdir of HOME and of each folder) are read and resolved.
+function configPlaceInRoot(home: string, real: string, places: WritablePlaces): string | undefined {
+  // No root open anywhere: nothing to lead into, and no listing read.
+  if (places.roots.length === 0) return undefined
+  // A root inside a dot entry (~/.ssh, ~/.config/git, a root at ~/.vim itself), by HOME's written
+  // and real path: such an entry is a folder, whose name is the first step from HOME to the root.
+  for (const r of places.roots)
+    for (const h of new Set([resolve(home), real])) {
+      if (r === h || !within(r, h)) continue
+      const first = relative(h, r).split(sep)[0] ?? ''
+      if (first.startsWith('.')) return `the session root ${r} lies in ${join(home, first)}`
+    }
+  const folders: [string, boolean][] = [
+    [home, true],
+    ...CONFIG_FOLDERS.map((d): [string, boolean] => [join(home, d), false]),
+  ]
+  for (const [dir, dotOnly] of folders) {
+    let entries: Dirent[]
+    try {
+      entries = readdirSync(dir, { withFileTypes: true })
+    } catch {
+      continue
+    }
+    for (const e of entries) {
+      if (!e.isSymbolicLink() || (dotOnly && !e.name.startsWith('.'))) continue
+      const link = join(dir, e.name)
+      const target = linkTarget(link)
+      const root = places.holding(link) ?? places.holding(target)
+      if (root !== undefined) return `${link} links to ${target}, which lies in the session root ${root}`
+      // A link to a folder that holds a root (~/.config -> ~/dotfiles/config, a root at its git/).
+      for (const r of places.roots)
+        if (within(r, target)) return `the session root ${r} lies in ${target}, which ${link} links to`
+    }
+  }
   return undefined
+}
+
+// Where the link `link` leads, followed link by link while the target does not exist yet (a dangling
+// ~/.gitconfig -> W/gitconfig is a file the root's sandbox may make at any time): realish resolves only
+// a path that exists, and of one that does not only its existing parent.
+function linkTarget(link: string): string {
+  let at = link
+  for (let hops = 0; hops < 40; hops++) {
+    let next: string
+    try {
+      if (!lstatSync(at).isSymbolicLink()) break
+      next = readlinkSync(at)
+    } catch {
+      break
+    }
+    // A relative target is read from the folder the link is in, as the kernel resolves it.
+    at = resolve(realish(dirname(at)), next)
+  }
+  return realish(at)
 }
 
 // Makes `dir` (a folder of the host's, no sandbox writes it) a HOME for a tool and returns the

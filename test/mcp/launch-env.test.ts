@@ -2,7 +2,9 @@
 // configuration location (PYTHONPATH, NODE_OPTIONS, npm's PREFIX and DESTDIR, LD_PRELOAD, BASH_ENV...)
 // whose value names a path inside a session root is refused, mcp.launch-denied, naming the variable,
 // the root and the fix, and nothing is started. The same paths outside every root, a data folder
-// given in `args`, and a root named by a variable that is no location still start. The attacks
+// outside every root given in `args`, and a root named by a variable that is no location still start;
+// since the fifteenth outsider pass an argument naming a place in a root is refused like such a
+// variable (launch.ts checkArgs: `node W/server.js` runs what the root's sandbox wrote). The attacks
 // themselves are test/attacks/mcp-env-prefix-spelling-in-root.test.ts and
 // test/attacks/mcp-env-code-path-in-root.test.ts.
 import assert from 'node:assert/strict'
@@ -52,8 +54,10 @@ const servers = {
   allowed: stdio(
     'allowed',
     { PYTHONPATH: `${outside}/src`, NODE_OPTIONS: '--max-old-space-size=256', PREFIX: outside, NOTES: root },
-    [root],
+    [outside],
   ),
+  // A folder in the root given as an argument: an interpreter's argument may be its code.
+  inargs: stdio('inargs', {}, [`--data=${root}/data`]),
   ...Object.fromEntries(Object.entries(refused).map(([name, env]) => [name, stdio(name, env)])),
 }
 
@@ -342,7 +346,15 @@ test('an env location naming a path in a root is refused: mcp.launch-denied, not
   }
 })
 
-test('the same settings outside every root, a root in args and in a non-location variable still start', async () => {
+test('an argument naming a place in a root is refused, naming the argument and the root', async () => {
+  await engine.createSession({ roots: [root] })
+  const err = await connectError('inargs')
+  assert.equal(err?.code, 'mcp.launch-denied', JSON.stringify(err))
+  assert.match(err?.message ?? '', /args\[\d+\] "--data=/, err?.message)
+  assert.ok(err?.message.includes(`lies in the session root ${root}`), err?.message)
+})
+
+test('the same settings outside every root, a folder outside in args and a root in a non-location variable still start', async () => {
   const id = (await engine.createSession({ roots: [root] })).id
   const b = (await engine.runBlock(id, { code: 'mcp_allowed_pid()', timeout_ms: 120_000 })).block
   assert.equal(b.error, null, JSON.stringify(b.error))
@@ -350,7 +362,7 @@ test('the same settings outside every root, a root in args and in a non-location
   const env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')
   assert.ok(env.includes(`PYTHONPATH=${outside}/src`), env.join(' '))
   assert.ok(env.includes(`NOTES=${root}`), env.join(' '))
-  assert.ok(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(root))
+  assert.ok(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(outside))
 })
 
 // The vis home's exemption (thirteenth outsider pass): a place is the home's only when the path as

@@ -1,0 +1,93 @@
+// The HOME judgement for tools the host runs (src/util/tool-home.ts homeInRoot; MCP stdio servers
+// and vis's own npm), for the places a program reads as configuration beyond USER_PLACES (fifteenth
+// outsider pass): every top-level dot entry of HOME and every entry of ~/.config and ~/.local/bin that
+// is, lies in or leads (through links, a dangling one too) into a writable root makes HOME no HOME for
+// such a tool. Both directions: dotfiles linked to a folder outside every root, and a root reached by
+// a link that is no dotfile, leave HOME as it is. Real folders, links and the real root judgement
+// (noteSessionRoot marks a root of this process as a session does).
+import assert from 'node:assert/strict'
+import { mkdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { after, test } from 'node:test'
+import { noteSessionRoot } from '../../src/util/host-programs.js'
+import { homeInRoot } from '../../src/util/tool-home.js'
+import { writablePlaces } from '../../src/util/writable-roots.js'
+import { tempDir } from '../distribution/helpers.js'
+
+const made: string[] = []
+after(() => {
+  for (const d of made) rmSync(d, { recursive: true, force: true })
+})
+// A HOME and, beside it, a dotfiles folder and a session root (not yet noted).
+function layout(prefix: string): { home: string; dotfiles: string; root: string } {
+  const base = realpathSync(tempDir(prefix))
+  made.push(base)
+  const home = join(base, 'home')
+  const dotfiles = join(base, 'dotfiles')
+  const root = join(base, 'root')
+  for (const d of [home, dotfiles, root, join(home, '.config'), join(home, '.local', 'bin')])
+    mkdirSync(d, { recursive: true })
+  return { home, dotfiles, root }
+}
+
+test('dotfiles linked to a folder outside every root, and a non-dot link into a root, keep HOME', () => {
+  const { home, dotfiles, root } = layout('vis-home-dot-ok-')
+  noteSessionRoot(root)
+  writeFileSync(join(dotfiles, 'gitconfig'), '[user]\n')
+  mkdirSync(join(dotfiles, 'git'))
+  symlinkSync(join(dotfiles, 'gitconfig'), join(home, '.gitconfig'))
+  symlinkSync(join(dotfiles, 'git'), join(home, '.config', 'git'))
+  writeFileSync(join(home, '.bashrc'), '')
+  // A project the person links into HOME by a name no program reads as configuration.
+  symlinkSync(root, join(home, 'project'))
+  assert.equal(homeInRoot(home, writablePlaces()), undefined)
+})
+
+test('a dotfile, a ~/.config entry or a ~/.local/bin entry linked into a root makes HOME unfit', () => {
+  const cases: [string, (l: { home: string; root: string }) => void][] = [
+    ['~/.gitconfig', ({ home, root }) => symlinkSync(join(root, 'gitconfig'), join(home, '.gitconfig'))],
+    [
+      '~/.bash_profile (relative link)',
+      ({ home }) => symlinkSync('../root/bash_profile', join(home, '.bash_profile')),
+    ],
+    ['~/.config/git', ({ home, root }) => symlinkSync(join(root, 'git'), join(home, '.config', 'git'))],
+    [
+      '~/.local/bin/tool',
+      ({ home, root }) => symlinkSync(join(root, 'tool'), join(home, '.local', 'bin', 'tool')),
+    ],
+    // A chain of links ending in a file the root's sandbox has not made yet.
+    [
+      '~/.vimrc -> ~/.vimrc.real -> W/vimrc',
+      ({ home, root }) => {
+        symlinkSync(join(root, 'vimrc'), join(home, '.vimrc.real'))
+        symlinkSync(join(home, '.vimrc.real'), join(home, '.vimrc'))
+      },
+    ],
+    // A link to a folder that holds the root.
+    [
+      '~/.ssh -> a folder holding the root',
+      ({ home, root }) => symlinkSync(join(root, '..'), join(home, '.ssh')),
+    ],
+  ]
+  for (const [what, make] of cases) {
+    const l = layout('vis-home-dot-root-')
+    noteSessionRoot(l.root)
+    assert.equal(homeInRoot(l.home, writablePlaces()), undefined, `${what}: HOME is fit before the link`)
+    make(l)
+    const why = homeInRoot(l.home, writablePlaces())
+    assert.ok(why !== undefined, `${what}: HOME is judged unfit`)
+    assert.match(why, /session root/, why)
+  }
+})
+
+test('a root opened inside any dot folder of HOME makes HOME unfit; one in a plain folder does not', () => {
+  const { home } = layout('vis-home-dot-inside-')
+  const plain = join(home, 'projects', 'p')
+  mkdirSync(plain, { recursive: true })
+  noteSessionRoot(plain)
+  assert.equal(homeInRoot(home, writablePlaces()), undefined)
+  const ssh = join(home, '.ssh')
+  mkdirSync(ssh)
+  noteSessionRoot(ssh)
+  assert.match(homeInRoot(home, writablePlaces()) ?? '', /\.ssh/)
+})
