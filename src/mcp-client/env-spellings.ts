@@ -1,7 +1,7 @@
 import { homedir } from 'node:os'
 import { dirname, isAbsolute, join, resolve } from 'node:path'
-import { ownValue } from '../util/own-key.js'
 import { realish } from '../util/real-path.js'
+import { parameterReading, type Unknown } from './shell-parameter.js'
 
 // The local places an mcp.json env value may name, read every way the programs that get it might
 // read it. A server and the tools it starts each parse a value their own way: PYTHONPATH splits at
@@ -12,18 +12,16 @@ import { realish } from '../util/real-path.js'
 // that names no local place resolves under the server's cwd, which lies outside every root
 // (launch.ts), so taking too many readings refuses nothing a person meant.
 
-// The places named by `value`, the home-relative words no HOME resolves (`~user/...`), and the
+// The places named by `value`, the home-relative words no HOME resolves (`~user/...`), the
 // command substitutions (`$(...)`, backticks) a shell would run to make the value: what they print
-// cannot be known without running them, so the caller refuses them in a location's value.
-export type NamedPlaces = { paths: string[]; unresolved: string[]; commands: string[] }
+// cannot be known without running them, so the caller refuses them in a location's value; and, for
+// the same reason, the parameter forms whose result this check cannot bound (each with why).
+export type NamedPlaces = { paths: string[]; unresolved: string[]; commands: string[]; unbounded: string[] }
 
 // A URL names no local place (a registry, a proxy), but file:// names its path.
 const URL_IN_VALUE = /\b([a-z][a-z0-9+.-]*):\/\/([^\s"',;]*)/gi
-const VARIABLE = /\$(?:\{([^${}]*)\}|([A-Za-z_][A-Za-z0-9_]*))/g
-// A shell's parameter forms inside `${...}`: NAME, then `:-` `:=` `:+` `:?` (or the same without the
-// colon) and the word the shell substitutes when NAME is unset (or set, for `+`). Other forms
-// (`${NAME#pat}`, `${NAME/a/b}`) are read as NAME's value, kept and empty, like an unknown NAME.
-const PARAMETER = /^([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])(?::?[-=+?](.*))?$/s
+// `${...}` (innermost first: no `$`, `{` or `}` inside) or a bare `$NAME`, `$1`, `$@`, `$$`...
+const VARIABLE = /\$(?:\{([^${}]*)\}|([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]))/g
 const COMMAND = /\$\(|`/
 
 // `vars` is the environment the server gets (the host's inherited variables, the private HOME's,
@@ -39,13 +37,14 @@ export function placesIn(
   if (vars.HOME !== hostHome) envs.push({ ...vars, HOME: hostHome })
   const paths = new Set<string>()
   const unresolved = new Set<string>()
+  const unbounded = new Set<string>()
   for (const env of envs)
-    for (const text of expansions(value, env))
+    for (const text of expansions(value, env, unbounded))
       for (const word of wordsIn(text))
         for (const spelled of tildeReadings(word, env.HOME, unresolved))
           for (const p of kernelReadings(cwd, spelled)) paths.add(p)
   const commands = COMMAND.test(value) ? [value] : []
-  return { paths: [...paths], unresolved: [...unresolved], commands }
+  return { paths: [...paths], unresolved: [...unresolved], commands, unbounded: [...unbounded] }
 }
 
 // `spelled` resolved from `cwd` as path.resolve does (every `..` removed by text) and, when it holds
@@ -81,35 +80,46 @@ function kernelReadings(cwd: string, spelled: string): string[] {
 // npm's ${NAME?}); `$UNSET/w` then names /w, judged like any other path.
 // A shell's `${NAME:-word}` (and `:=`, `:+`, `:?`, `-`, `=`, `+`, `?`) is read three more ways: as NAME's
 // value, empty, and as its word, which bash substitutes when NAME is unset (BASH_ENV is expanded so
-// before it is sourced: fourteenth outsider pass). Forms nest (`${A:-${B:-/w}}`), so the innermost
+// before it is sourced: fourteenth outsider pass). Every other form bash has (`${NAME%pat}`, `#`, `##`,
+// `%%`, `${NAME/a/b}`, `${NAME,,}`, `${NAME:0:3}`, `${!NAME}`, `${#NAME}`, `${NAME@U}`...) is computed
+// as bash computes it from NAME's value (shell-parameter.ts; fifteenth outsider pass), with and
+// without bash 5.2's `&` in a replacement; the forms whose result this check cannot bound (the
+// server's arguments `$1` `$@` `$0` `$_`, arithmetic on names, `@E`, `@P`, an extended glob) are
+// reported in `unbounded`, for the caller to refuse. Forms nest (`${A:-${B:-/w}}`), so the innermost
 // are replaced first, again until none is left.
-function expansions(value: string, env: Record<string, string | undefined>): string[] {
-  const replace = (unknown: 'kept' | 'empty' | 'word') => {
+function expansions(
+  value: string,
+  env: Record<string, string | undefined>,
+  unbounded: Set<string>,
+): string[] {
+  const replace = (unknown: Unknown, amp: boolean) => {
     let text = value
     for (let round = 0; round < 8; round++) {
       const next = text.replace(VARIABLE, (whole, braced: string | undefined, bare: string | undefined) => {
-        const inside = braced ?? bare ?? ''
-        const form = PARAMETER.exec(inside)
-        const name = form?.[1] ?? inside.replace(/\?$/, '')
-        const word = form?.[2]
-        // Own keys only: `$constructor` is a variable the server will not have, read every way,
-        // not Object.prototype's function (whose text would hide the empty reading).
-        const v = ownValue(env, name)
-        if (unknown === 'word' && word !== undefined) return word
-        if (v !== undefined) return v
-        return unknown === 'kept' ? whole : ''
+        // Own keys only (shell-parameter.ts): `$constructor` is a variable the server will not have,
+        // read every way, not Object.prototype's function (whose text would hide the empty reading).
+        const reading = parameterReading(braced ?? bare ?? '', whole, env, unknown, amp)
+        if ('text' in reading) return reading.text
+        unbounded.add(reading.unbounded)
+        return whole
       })
       if (next === text) break
       text = next
     }
     return text
   }
-  return [...new Set([value, replace('kept'), replace('empty'), replace('word')])]
+  const out = new Set([value])
+  for (const unknown of ['kept', 'empty', 'word'] as const)
+    for (const amp of [true, false]) out.add(replace(unknown, amp))
+  return [...out]
 }
 
 // The words of a value: the whole of it, its `:`-separated parts (search paths, which may hold
-// spaces), its parts split at whitespace, quotes, `=`, `,` and `;` (options and lists), and an
-// option's attached argument (`-I/w/lib`, `--require=/w/x.js`). Each with URLs read as above.
+// spaces), its parts split at whitespace, quotes, `=`, `,` and `;` (options and lists) and at a
+// shell's control characters `|`, `&`, `<`, `>`, `(`, `)` (a command line a tool runs with `sh -c`;
+// less's input preprocessor `LESSOPEN="|W/lesspipe.sh %s"`, `||`, `|-`; a URL's `?a=/x&host=/w`;
+// fifteenth outsider pass), and an option's attached argument (`-I/w/lib`, `--require=/w/x.js`) or a
+// path glued to a flag (`-/w/x`). Each with URLs read as above.
 function wordsIn(value: string): string[] {
   const out = new Set<string>()
   const stripped = value.replace(URL_IN_VALUE, (_m, scheme: string, tail: string) => {
@@ -120,14 +130,24 @@ function wordsIn(value: string): string[] {
     return ' '
   })
   for (const text of [value, stripped]) {
-    const parts = [text, ...text.split(':'), ...text.split(/[\s:=,;"']+/), ...text.split(/[\s=,;"']+/)]
+    const parts = [
+      text,
+      ...text.split(':'),
+      ...text.split(/[\s:=,;"'|&<>()]+/),
+      ...text.split(/[\s=,;"'|&<>()]+/),
+      ...text.split(/[|&;<>()]+/),
+    ]
     for (const w of shellWords(text))
-      parts.push(w, ...w.split(':'), ...w.split('='), w.slice(w.indexOf('=') + 1))
+      parts.push(w, ...w.split(':'), ...w.split('='), w.slice(w.indexOf('=') + 1), ...w.split(/[|&;<>()]+/))
     for (const p of parts) {
       const t = p.trim()
       if (t === '') continue
       if (!t.startsWith('-')) out.add(t)
-      else if (/^-[A-Za-z]./.test(t)) out.add(t.slice(2))
+      else {
+        if (/^-[A-Za-z]./.test(t)) out.add(t.slice(2))
+        // less's `|-` (LESSOPEN="|-W/lesspipe %s"): a flag glued to the program's path.
+        out.add(t.replace(/^-+/, ''))
+      }
     }
   }
   // A file URL in any spelling Node and WHATWG accept (`file:/x`, `file:///x`, `file://host/x`), and

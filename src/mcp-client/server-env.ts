@@ -27,10 +27,25 @@ import { inRoot } from './server-home.js'
 // or linker takes (CFLAGS, LDFLAGS, RUSTFLAGS: -B, -fplugin=, -L name code), a file a library reads as
 // configuration or trust (HOSTALIASES, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE), a socket whose daemon
 // runs what it is told (DOCKER_HOST=unix://...) and a data folder a library unpickles (NLTK_DATA).
+// And (fifteenth outsider pass) every name whose value says where a server or peer is reached: a
+// socket, or a folder of sockets, in a root is a daemon the sandbox runs, which answers what the host
+// asks (and receives its secrets: libpq sends PGPASSWORD to the socket in PGHOST's folder) or is run
+// by the client itself (libdbus's `unixexec:path=` transport execs its program). So HOST (PGHOST,
+// CONTAINER_HOST, OLLAMA_HOST, BUILDKIT_HOST), ADDR/ADDRESS (DBUS_SESSION_BUS_ADDRESS, VAULT_ADDR,
+// PGHOSTADDR, AT_SPI_BUS_ADDRESS), UNIX (MYSQL_UNIX_PORT), SERVER (PULSE_SERVER, CUPS_SERVER), REMOTE
+// (NIX_REMOTE, PIPEWIRE_REMOTE), ENDPOINT (CONTAINER_RUNTIME_ENDPOINT, ETCDCTL_ENDPOINTS), URL and URI
+// (DATABASE_URL=postgresql:///db?host=/W/pg, MONGODB_URI=mongodb://%2FW%2Fm.sock), PROXY, DISPLAY
+// (WAYLAND_DISPLAY may be a socket's path), TMUX and NVIM (a server's socket), and the prefixes DBUS_
+// and PULSE_; the secrets of such tools (PGPASSWORD, MYSQL_PWD) stay unjudged: no word of theirs is
+// here. Also the words of other files and programs tools read from a name: INI (ODBCINI and
+// odbcinst.ini name driver .so files), PROFILE (R_PROFILE_USER), RUNTIME (VIMRUNTIME), TERMINFO,
+// CREDENTIAL (GOOGLE_APPLICATION_CREDENTIALS), AUTHORITY (XAUTHORITY), REGISTRY (GST_REGISTRY), VENDOR
+// (OCL_ICD_VENDORS), INPUT (TEXINPUTS), EXE (CONDA_EXE), CMD, RSH (RSYNC_RSH, CVS_RSH), PROG
+// (RSYNC_CONNECT_PROG), KRB5 (KRB5CCNAME), and ANSIBLE_ (its inventory scripts run).
 const LOCATION_WORDS =
-  /PATH|PREFIX|HOME|LIB|DIR|FOLDER|ROOT|OPTIONS|OPTS?$|_OPTS|ARGS|CONF|FILE|PRELOAD|STARTUP|CACHE|ENV|INCLUDE|PLUGIN|COMMAND|SHELL|EXEC|SSH|ASKPASS|EDITOR|PAGER|LESS|BIN$|_BIN|RC$|INIT|PROJECT|SCRIPT|MODULE|HOOK|LOADER|REQUIRE|IMPORT|DIFF|VISUAL|BROWSER|^(CC|CXX|CPP|LD|AR|AS|FC|MAKE)$|MAKE|FLAGS|RUSTC|WRAPPER|COMPILER|PYTHON|ALIASES|BUNDLE|CERT|DATA|SOCK/i
+  /PATH|PREFIX|HOME|LIB|DIR|FOLDER|ROOT|OPTIONS|OPTS?$|_OPTS|ARGS|CONF|FILE|PRELOAD|STARTUP|CACHE|ENV|INCLUDE|PLUGIN|COMMAND|SHELL|EXE|SSH|ASKPASS|EDITOR|PAGER|LESS|BIN$|_BIN|RC$|INIT|PROJECT|SCRIPT|MODULE|HOOK|LOADER|REQUIRE|IMPORT|DIFF|VISUAL|BROWSER|^(CC|CXX|CPP|LD|AR|AS|FC|MAKE)$|MAKE|FLAGS|RUSTC|WRAPPER|COMPILER|PYTHON|ALIASES|BUNDLE|CERT|DATA|SOCK|HOST|ADDR|UNIX|SERVER|REMOTE|ENDPOINT|URL|URI|PROXY|DISPLAY|TMUX|NVIM|INI|PROFILE|RUNTIME|TERMINFO|CREDENTIAL|AUTHORITY|REGISTRY|VENDOR|INPUT|CMD|RSH|PROG|KRB5/i
 const TOOL_PREFIXES =
-  /^(npm_config_|YARN_|PNPM_|COREPACK_|PIP_|PIPX_|UV_|PYTHON|NODE_|LD_|GEM_|BUNDLE_|CARGO_|RUSTUP_|GO|DENO_|BUN_|PERL|RUBY|JAVA|JDK_|XDG_|OPENSSL_|SSL_|GIT_|DOCKER_|NLTK_)/i
+  /^(npm_config_|YARN_|PNPM_|COREPACK_|PIP_|PIPX_|UV_|PYTHON|NODE_|LD_|GEM_|BUNDLE_|CARGO_|RUSTUP_|GO|DENO_|BUN_|PERL|RUBY|JAVA|JDK_|XDG_|OPENSSL_|SSL_|GIT_|DOCKER_|NLTK_|DBUS_|PULSE_|ANSIBLE_)/i
 
 export const isLocationName = (name: string): boolean => LOCATION_WORDS.test(name) || TOOL_PREFIXES.test(name)
 
@@ -79,6 +94,14 @@ export function checkServerEnv(
         `MCP server ${server}: its env.${name} holds a command substitution ($(...) or backticks), which a ` +
           `shell runs to make the value, so where it leads cannot be judged before it runs; write the folder ` +
           `in ${name} as a path (a literal one, or $NAME of a variable the server gets)`,
+      )
+    const form = named.unbounded[0]
+    if (form !== undefined)
+      throw refuse(
+        `MCP server ${server}: its env.${name} holds the shell form ${form}, whose result a shell makes ` +
+          `only when it runs, from what this check cannot see, so where it leads cannot be judged before ` +
+          `it runs; write the folder in ${name} as a path (a literal one, $NAME or \${NAME} of a variable ` +
+          'the server gets, or a form computed from one: ${NAME%/}, ${NAME#pat}, ${NAME/a/b}, ${NAME:0:3})',
       )
     const unknown = named.unresolved[0]
     if (unknown !== undefined)
