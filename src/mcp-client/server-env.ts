@@ -41,11 +41,14 @@ import { inRoot } from './server-home.js'
 // odbcinst.ini name driver .so files), PROFILE (R_PROFILE_USER), RUNTIME (VIMRUNTIME), TERMINFO,
 // CREDENTIAL (GOOGLE_APPLICATION_CREDENTIALS), AUTHORITY (XAUTHORITY), REGISTRY (GST_REGISTRY), VENDOR
 // (OCL_ICD_VENDORS), INPUT (TEXINPUTS), EXE (CONDA_EXE), CMD, RSH (RSYNC_RSH, CVS_RSH), PROG
-// (RSYNC_CONNECT_PROG), KRB5 (KRB5CCNAME), and ANSIBLE_ (its inventory scripts run).
+// (RSYNC_CONNECT_PROG), KRB5 (KRB5CCNAME), MAILCAP (its entries are commands), LOCALE
+// (LOCALE_ARCHIVE), TMP and TEMP (TMPDIR, TMUX_TMPDIR: where tmux, ssh-agent and build tools make
+// their sockets and the scripts they then run), AGENT (GPG_AGENT_INFO), and the prefixes ANSIBLE_ (its
+// inventory scripts run), GPG_ and GNUPG.
 const LOCATION_WORDS =
-  /PATH|PREFIX|HOME|LIB|DIR|FOLDER|ROOT|OPTIONS|OPTS?$|_OPTS|ARGS|CONF|FILE|PRELOAD|STARTUP|CACHE|ENV|INCLUDE|PLUGIN|COMMAND|SHELL|EXE|SSH|ASKPASS|EDITOR|PAGER|LESS|BIN$|_BIN|RC$|INIT|PROJECT|SCRIPT|MODULE|HOOK|LOADER|REQUIRE|IMPORT|DIFF|VISUAL|BROWSER|^(CC|CXX|CPP|LD|AR|AS|FC|MAKE)$|MAKE|FLAGS|RUSTC|WRAPPER|COMPILER|PYTHON|ALIASES|BUNDLE|CERT|DATA|SOCK|HOST|ADDR|UNIX|SERVER|REMOTE|ENDPOINT|URL|URI|PROXY|DISPLAY|TMUX|NVIM|INI|PROFILE|RUNTIME|TERMINFO|CREDENTIAL|AUTHORITY|REGISTRY|VENDOR|INPUT|CMD|RSH|PROG|KRB5/i
+  /PATH|PREFIX|HOME|LIB|DIR|FOLDER|ROOT|OPTIONS|OPTS?$|_OPTS|ARGS|CONF|FILE|PRELOAD|STARTUP|CACHE|ENV|INCLUDE|PLUGIN|COMMAND|SHELL|EXE|SSH|ASKPASS|EDITOR|PAGER|LESS|BIN$|_BIN|RC$|INIT|PROJECT|SCRIPT|MODULE|HOOK|LOADER|REQUIRE|IMPORT|DIFF|VISUAL|BROWSER|^(CC|CXX|CPP|LD|AR|AS|FC|MAKE)$|MAKE|FLAGS|RUSTC|WRAPPER|COMPILER|PYTHON|ALIASES|BUNDLE|CERT|DATA|SOCK|HOST|ADDR|UNIX|SERVER|REMOTE|ENDPOINT|URL|URI|PROXY|DISPLAY|TMUX|NVIM|INI|PROFILE|RUNTIME|TERMINFO|CREDENTIAL|AUTHORITY|REGISTRY|VENDOR|INPUT|CMD|RSH|PROG|KRB5|MAILCAP|LOCALE|TMP|TEMP|AGENT/i
 const TOOL_PREFIXES =
-  /^(npm_config_|YARN_|PNPM_|COREPACK_|PIP_|PIPX_|UV_|PYTHON|NODE_|LD_|GEM_|BUNDLE_|CARGO_|RUSTUP_|GO|DENO_|BUN_|PERL|RUBY|JAVA|JDK_|XDG_|OPENSSL_|SSL_|GIT_|DOCKER_|NLTK_|DBUS_|PULSE_|ANSIBLE_)/i
+  /^(npm_config_|YARN_|PNPM_|COREPACK_|PIP_|PIPX_|UV_|PYTHON|NODE_|LD_|GEM_|BUNDLE_|CARGO_|RUSTUP_|GO|DENO_|BUN_|PERL|RUBY|JAVA|JDK_|XDG_|OPENSSL_|SSL_|GIT_|DOCKER_|NLTK_|DBUS_|PULSE_|ANSIBLE_|GPG_|GNUPG)/i
 
 export const isLocationName = (name: string): boolean => LOCATION_WORDS.test(name) || TOOL_PREFIXES.test(name)
 
@@ -98,10 +101,9 @@ export function checkServerEnv(
     const form = named.unbounded[0]
     if (form !== undefined)
       throw refuse(
-        `MCP server ${server}: its env.${name} holds the shell form ${form}, whose result a shell makes ` +
-          `only when it runs, from what this check cannot see, so where it leads cannot be judged before ` +
-          `it runs; write the folder in ${name} as a path (a literal one, $NAME or \${NAME} of a variable ` +
-          'the server gets, or a form computed from one: ${NAME%/}, ${NAME#pat}, ${NAME/a/b}, ${NAME:0:3})',
+        `MCP server ${server}: its env.${name} holds the shell form ${form}, whose result this check ` +
+          `cannot compute, so where it leads cannot be judged before a shell expands it; write the folder in ${name} as a path (a literal one, $NAME or \${NAME} of a variable ` +
+          `the server gets, or a form computed from one: \${NAME%/}, \${NAME#pat}, \${NAME/a/b}, \${NAME:0:3})`,
       )
     const unknown = named.unresolved[0]
     if (unknown !== undefined)
@@ -121,7 +123,7 @@ export function checkServerEnv(
       throw refuse(
         `MCP server ${server}: its env.${name} ${where}, which a sandbox writes, and a ` +
           `variable named like ${name} makes the server or its tools (npx, uvx, pip, python, node) load code ` +
-          `or configuration from there; point ${name} in mcp.json at a folder outside every root, or leave ` +
+          `or configuration, run a program or talk to a socket from there; point ${name} in mcp.json at a folder outside every root, or leave ` +
           'it out (a data folder for the server to serve goes in "args")',
       )
     }
