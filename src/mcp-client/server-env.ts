@@ -4,6 +4,7 @@ import { within } from '../util/path-within.js'
 import { realish } from '../util/real-path.js'
 import { type WritablePlaces, writablePlaces } from '../util/writable-roots.js'
 import { placesIn } from './env-spellings.js'
+import { globMatcher } from './shell-parameter.js'
 import { inRoot } from './server-home.js'
 
 // mcp.json `env` variables that would make a stdio server (run on the host, unconfined) load code or
@@ -75,6 +76,29 @@ function sandboxPartHolding(place: string, home: string): string | undefined {
   return undefined
 }
 
+// The root or vis-home part a shell's pathname expansion of `place` may reach, if any: a value a
+// shell runs (LESSOPEN's `|/tm?/W/lesspipe.sh %s`, GIT_SSH_COMMAND, EDITOR) globs each word, so
+// `/tm?/W/x` is /tmp/W/x to it while its text lies in no root. A pattern whose leading components
+// match a place's components names something in that place (fifteenth outsider pass); a pattern
+// that only reaches an ancestor names no file inside it.
+function globReaching(place: string, home: string, places: WritablePlaces): string | undefined {
+  if (!/[*?[]/.test(place)) return undefined
+  const pattern = place.split('/').filter((c) => c !== '')
+  const targets = [...places.roots, ...[resolve(home), realish(home)].flatMap(sandboxWrittenParts)]
+  for (const target of targets) {
+    const parts = resolve(target)
+      .split('/')
+      .filter((c) => c !== '')
+    if (pattern.length < parts.length) continue
+    const reaches = parts.every((part, i) => {
+      const match = globMatcher(pattern[i] ?? '')
+      return match === undefined || match(part)
+    })
+    if (reaches) return target
+  }
+  return undefined
+}
+
 // Throws `refuse(why)` for the first mcp.json env variable that names a code or configuration
 // location a sandbox writes, by any reading of its value (env-spellings.ts; `vars` is the env the
 // server gets, for its variables and ~): inside a writable root (judged by the path as written, its real path
@@ -112,6 +136,13 @@ export function checkServerEnv(
           `locate to tell whether a sandbox writes it; write that folder in ${name} as an absolute path`,
       )
     for (const place of named.paths) {
+      const globbed = globReaching(place, home, places)
+      if (globbed !== undefined)
+        throw refuse(
+          `MCP server ${server}: its env.${name} ${place} holds a shell pattern (*, ? or [...]) that a shell ` +
+            `running the value may expand to a path in ${globbed}, which a sandbox writes; point ${name} in ` +
+            'mcp.json at a folder outside every root, spelled without a pattern, or leave it out',
+        )
       if (ownedByHome(place, home)) continue
       const part = sandboxPartHolding(place, home)
       const root = places.holding(place)

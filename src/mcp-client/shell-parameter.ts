@@ -9,7 +9,8 @@ import { ownValue } from '../util/own-key.js'
 // WORKSPACE's x.sh).
 
 export type Unknown = 'kept' | 'empty' | 'word'
-export type Reading = { text: string } | { unbounded: string }
+// `assign`: `${NAME=word}` and `${NAME:=word}` set NAME, for the forms after it, when it is unset.
+export type Reading = { text: string; assign?: [string, string] } | { unbounded: string }
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*/
 // `$$`, `$?`, `$#`, `$!`, `$-`: a number or the shell's flags, never a path separator.
@@ -83,7 +84,11 @@ export function parameterReading(
   if (op === '') return known ? { text: base } : { text: unknown === 'kept' ? whole : '' }
   const dflt = DEFAULT_OP.exec(op)
   if (dflt !== null) {
-    if (unknown === 'word') return { text: dflt[2] ?? '' }
+    if (unknown === 'word') {
+      const word = dflt[2] ?? ''
+      const sets = (dflt[1] === '=' || dflt[1] === ':=') && !indirect && NAME.test(head)
+      return sets ? { text: word, assign: [head, word] } : { text: word }
+    }
     return known ? { text: base } : { text: unknown === 'kept' ? whole : '' }
   }
   // ${X#p} ${X##p} ${X%p} ${X%%p}: a prefix or suffix removed, shortest or longest match.

@@ -356,6 +356,28 @@ test("a shell's control characters part a value: less's `|prog %s`, `||`, `|-`, 
   has('unix:path=/w/bus,guid=1', '/w/bus')
   has('postgresql:///db?host=/w/pg&port=5432', '/w/pg')
   has('mongodb://%2Fw%2Fmongo.sock', '/w/mongo.sock')
+  // What bash makes of a value it runs: brace expansion, ANSI-C quoting (inside a default too), and a
+  // variable `${X:=word}` set for the forms after it.
+  has('/{w,z}/ssh -F x', '/w/ssh')
+  has('/w{1..3}/s', '/w2/s')
+  has("$'\\057w\\057x'", '/w/x')
+  has(`${v("NOPE:-$'\\x2fw/y'")}`, '/w/y')
+  has(`${v('X:=/w')}/a:${v('X')}/b`, '/w/b')
+  // Forms nested deeper than are read, and brace expansions too large to list, are reported.
+  let deep = '/w/deep'
+  for (let i = 0; i < 70; i++) deep = v(`N${i}:-${deep}`)
+  assert.ok(
+    named(deep).unbounded.some((u) => u.includes('nested more than')),
+    'deep nesting',
+  )
+  assert.ok(
+    named('/x/{1..9999}').unbounded.some((u) => u.includes('brace expansion')),
+    'brace bomb',
+  )
+  assert.ok(
+    named(v('N:-a$/w')).unbounded.some((u) => u.includes('cannot read')),
+    'unread form',
+  )
 })
 
 test('env spellings into a root are refused; the same spellings outside every root pass', async () => {
@@ -423,6 +445,7 @@ test('env spellings into a root are refused; the same spellings outside every ro
     [`|${root}/tools/lesspipe.sh %s`, 'LESSOPEN'],
     [`||${root}/tools/lesspipe.sh %s`, 'LESSOPEN'],
     [`|-${root}/tools/lesspipe.sh %s`, 'LESSOPEN'],
+    [`/{${root},${outside}}/bin/ssh`, 'GIT_SSH_COMMAND'],
   ] as const)
     assert.match(
       check(value, name),
@@ -442,6 +465,13 @@ test('env spellings into a root are refused; the same spellings outside every ro
   assert.match(
     check(`${v('WHERE@P')}/env.sh`, 'BASH_ENV'),
     /holds the shell form \$\{WHERE@P\} \(the @P transformation\)/,
+  )
+  // A pathname pattern a shell running the value expands into the root (`/tm?/<root>/x`).
+  const [, top, ...rest] = root.split('/')
+  const globbed = `/${top?.slice(0, -1)}?/${rest.join('/')}/tools/lesspipe.sh`
+  assert.match(
+    check(`|${globbed} %s`, 'LESSOPEN'),
+    new RegExp(`its env\\.LESSOPEN .* holds a shell pattern .* may expand to a path in ${root}`),
   )
   for (const value of [
     `${v('ELSEWHERE')}/npm-global`,
@@ -470,6 +500,9 @@ test('env spellings into a root are refused; the same spellings outside every ro
     [`|${outside}/lesspipe.sh %s`, 'LESSOPEN'],
     ['0.7', 'TEMPERATURE'],
     ['pa$(ss`word', 'PGPASSWORD'],
+    [`|${outside.slice(0, -1)}?/lesspipe.sh %s`, 'LESSOPEN'],
+    ['localhost,127.0.0.*,*.internal', 'NO_PROXY'],
+    ['postgresql:///app?host=/var/run/postgresql', 'DATABASE_URL'],
   ] as const)
     assert.equal(check(value, name), 'allowed', `${name}=${value}`)
 })
