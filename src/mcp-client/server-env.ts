@@ -4,8 +4,8 @@ import { within } from '../util/path-within.js'
 import { realish } from '../util/real-path.js'
 import { type WritablePlaces, writablePlaces } from '../util/writable-roots.js'
 import { placesIn } from './env-spellings.js'
-import { globMatcher } from './shell-parameter.js'
 import { inRoot } from './server-home.js'
+import { globMatcher } from './shell-parameter.js'
 
 // mcp.json `env` variables that would make a stdio server (run on the host, unconfined) load code or
 // configuration from a folder a sandbox writes. No list of names can be complete: npm alone reads its
