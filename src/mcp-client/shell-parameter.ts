@@ -81,6 +81,10 @@ export function parameterReading(
   const base = value ?? ''
   const transform = (f: (v: string) => Reading): Reading =>
     !known && unknown === 'kept' ? { text: whole } : f(base)
+  const matched = (f: (v: string) => Reading): Reading =>
+    base.length > MAX_MATCHED
+      ? unbounded(`a pattern matched against a value over ${MAX_MATCHED} characters`)
+      : transform(f)
   if (op === '') return known ? { text: base } : { text: unknown === 'kept' ? whole : '' }
   const dflt = DEFAULT_OP.exec(op)
   if (dflt !== null) {
@@ -97,7 +101,7 @@ export function parameterReading(
     const kind = strip[1] as string
     const match = globMatcher(strip[2] ?? '')
     if (match === undefined) return unbounded('a pattern this check cannot match as bash does')
-    return transform((v) => ({ text: removeMatch(v, kind, match) }))
+    return matched((v) => ({ text: removeMatch(v, kind, match) }))
   }
   // ${X/p/r} ${X//p/r} ${X/#p/r} ${X/%p/r}
   const subst = /^\/([/#%]?)([\s\S]*)$/.exec(op)
@@ -105,7 +109,7 @@ export function parameterReading(
     const [pattern, replacement] = splitReplacement(subst[2] ?? '')
     const match = globMatcher(pattern)
     if (match === undefined) return unbounded('a pattern this check cannot match as bash does')
-    return transform((v) => ({ text: substitute(v, subst[1] ?? '', match, replacement, amp) }))
+    return matched((v) => ({ text: substitute(v, subst[1] ?? '', match, replacement, amp) }))
   }
   // ${X^p} ${X^^p} ${X,p} ${X,,p}: case changed in the characters matching p (any, without p).
   const kase = /^(\^\^?|,,?)([\s\S]*)$/.exec(op)
@@ -189,7 +193,7 @@ function splitReplacement(text: string): [string, string | undefined] {
 function substitute(
   v: string,
   anchor: string,
-  match: (s: string) => boolean,
+  match: Matcher,
   replacement: string | undefined,
   amp: boolean,
 ): string {
@@ -222,11 +226,12 @@ function substitute(
   let i = 0
   while (i <= n) {
     let found = -1
-    for (let j = n; j > i; j--)
-      if (match(v.slice(i, j))) {
-        found = j
-        break
-      }
+    if (match.startsAt === undefined || match.startsAt(v.slice(i)))
+      for (let j = n; j > i; j--)
+        if (match(v.slice(i, j))) {
+          found = j
+          break
+        }
     if (found < 0) {
       if (i < n) out += v[i]
       i++
@@ -238,6 +243,10 @@ function substitute(
   }
   return out
 }
+
+const MAX_STARS = 4
+// Matching a pattern at every place of a value costs its length squared; a longer value is no path.
+const MAX_MATCHED = 512
 
 const CLASSES: Record<string, string> = {
   alpha: 'A-Za-z',
@@ -254,7 +263,12 @@ const CLASSES: Record<string, string> = {
 
 // A bash pattern (`*`, `?`, `[...]`, quotes and backslashes literal) as a whole-string test, or
 // undefined for what this does not translate (an extended glob, an unknown class).
-export function globMatcher(pattern: string): ((s: string) => boolean) | undefined {
+export type Matcher = ((s: string) => boolean) & { startsAt?: (s: string) => boolean }
+
+export function globMatcher(pattern: string): Matcher | undefined {
+  // Each `*` multiplies the backtracking of the whole-string test; a pattern with more is no path
+  // anyone writes, and is reported rather than matched for minutes.
+  if ((pattern.match(/\*/g)?.length ?? 0) > MAX_STARS) return undefined
   let re = ''
   const lit = (c: string) => c.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&')
   for (let i = 0; i < pattern.length; i++) {
@@ -292,12 +306,15 @@ export function globMatcher(pattern: string): ((s: string) => boolean) | undefin
     } else re += lit(c)
   }
   let compiled: RegExp
+  let prefix: RegExp
   try {
     compiled = new RegExp(`^${re}$`)
+    prefix = new RegExp(`^${re}`)
   } catch {
     return undefined
   }
-  return (s) => compiled.test(s)
+  // `startsAt(s)`: whether some match is a prefix of s (one test before trying each length).
+  return Object.assign((s: string) => compiled.test(s), { startsAt: (s: string) => prefix.test(s) })
 }
 
 // `[...]` from `pattern[at]`: its regex and the index of its `]`; undefined when unclosed (bash
