@@ -2,6 +2,7 @@ import { homedir } from 'node:os'
 import { dirname, isAbsolute, join, resolve } from 'node:path'
 import { ownValue } from '../util/own-key.js'
 import { realish } from '../util/real-path.js'
+import { parameterReading, type Unknown } from './shell-parameter.js'
 
 // The local places an mcp.json env value may name, read every way the programs that get it might
 // read it. A server and the tools it starts each parse a value their own way: PYTHONPATH splits at
@@ -12,18 +13,16 @@ import { realish } from '../util/real-path.js'
 // that names no local place resolves under the server's cwd, which lies outside every root
 // (launch.ts), so taking too many readings refuses nothing a person meant.
 
-// The places named by `value`, the home-relative words no HOME resolves (`~user/...`), and the
+// The places named by `value`, the home-relative words no HOME resolves (`~user/...`), the
 // command substitutions (`$(...)`, backticks) a shell would run to make the value: what they print
-// cannot be known without running them, so the caller refuses them in a location's value.
-export type NamedPlaces = { paths: string[]; unresolved: string[]; commands: string[] }
+// cannot be known without running them, so the caller refuses them in a location's value; and, for
+// the same reason, the parameter forms whose result this check cannot bound (each with why).
+export type NamedPlaces = { paths: string[]; unresolved: string[]; commands: string[]; unbounded: string[] }
 
 // A URL names no local place (a registry, a proxy), but file:// names its path.
 const URL_IN_VALUE = /\b([a-z][a-z0-9+.-]*):\/\/([^\s"',;]*)/gi
-const VARIABLE = /\$(?:\{([^${}]*)\}|([A-Za-z_][A-Za-z0-9_]*))/g
-// A shell's parameter forms inside `${...}`: NAME, then `:-` `:=` `:+` `:?` (or the same without the
-// colon) and the word the shell substitutes when NAME is unset (or set, for `+`). Other forms
-// (`${NAME#pat}`, `${NAME/a/b}`) are read as NAME's value, kept and empty, like an unknown NAME.
-const PARAMETER = /^([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])(?::?[-=+?](.*))?$/s
+// `${...}` (innermost first: no `$`, `{` or `}` inside) or a bare `$NAME`, `$1`, `$@`, `$$`...
+const VARIABLE = /\$(?:\{([^${}]*)\}|([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]))/g
 const COMMAND = /\$\(|`/
 
 // `vars` is the environment the server gets (the host's inherited variables, the private HOME's,
@@ -39,13 +38,14 @@ export function placesIn(
   if (vars.HOME !== hostHome) envs.push({ ...vars, HOME: hostHome })
   const paths = new Set<string>()
   const unresolved = new Set<string>()
+  const unbounded = new Set<string>()
   for (const env of envs)
-    for (const text of expansions(value, env))
+    for (const text of expansions(value, env, unbounded))
       for (const word of wordsIn(text))
         for (const spelled of tildeReadings(word, env.HOME, unresolved))
           for (const p of kernelReadings(cwd, spelled)) paths.add(p)
   const commands = COMMAND.test(value) ? [value] : []
-  return { paths: [...paths], unresolved: [...unresolved], commands }
+  return { paths: [...paths], unresolved: [...unresolved], commands, unbounded: [...unbounded] }
 }
 
 // `spelled` resolved from `cwd` as path.resolve does (every `..` removed by text) and, when it holds
@@ -81,35 +81,191 @@ function kernelReadings(cwd: string, spelled: string): string[] {
 // npm's ${NAME?}); `$UNSET/w` then names /w, judged like any other path.
 // A shell's `${NAME:-word}` (and `:=`, `:+`, `:?`, `-`, `=`, `+`, `?`) is read three more ways: as NAME's
 // value, empty, and as its word, which bash substitutes when NAME is unset (BASH_ENV is expanded so
-// before it is sourced: fourteenth outsider pass). Forms nest (`${A:-${B:-/w}}`), so the innermost
+// before it is sourced: fourteenth outsider pass). Every other form bash has (`${NAME%pat}`, `#`, `##`,
+// `%%`, `${NAME/a/b}`, `${NAME,,}`, `${NAME:0:3}`, `${!NAME}`, `${#NAME}`, `${NAME@U}`...) is computed
+// as bash computes it from NAME's value (shell-parameter.ts; fifteenth outsider pass), with and
+// without bash 5.2's `&` in a replacement; the forms whose result this check cannot bound (the
+// server's arguments `$1` `$@` `$0` `$_`, arithmetic on names, `@E`, `@P`, an extended glob) are
+// reported in `unbounded`, for the caller to refuse. Forms nest (`${A:-${B:-/w}}`), so the innermost
 // are replaced first, again until none is left.
-function expansions(value: string, env: Record<string, string | undefined>): string[] {
-  const replace = (unknown: 'kept' | 'empty' | 'word') => {
-    let text = value
-    for (let round = 0; round < 8; round++) {
+function expansions(
+  value: string,
+  env: Record<string, string | undefined>,
+  unbounded: Set<string>,
+): string[] {
+  // bash decodes `$'\057w'` (ANSI-C quoting, also inside `${X:-...}`: extquote) and `$"..."` before
+  // it reads the forms around them; a tool that expands no shell forms keeps them as written.
+  const decoded = ansiC(value)
+  const replace = (unknown: Unknown, amp: boolean) => {
+    // `${X:=/w}` sets X for the forms after it (read as unset: the `word` reading).
+    const vars = { ...env }
+    let text = unknown === 'kept' ? value : decoded
+    for (let round = 0; ; round++) {
       const next = text.replace(VARIABLE, (whole, braced: string | undefined, bare: string | undefined) => {
-        const inside = braced ?? bare ?? ''
-        const form = PARAMETER.exec(inside)
-        const name = form?.[1] ?? inside.replace(/\?$/, '')
-        const word = form?.[2]
-        // Own keys only: `$constructor` is a variable the server will not have, read every way,
-        // not Object.prototype's function (whose text would hide the empty reading).
-        const v = ownValue(env, name)
-        if (unknown === 'word' && word !== undefined) return word
-        if (v !== undefined) return v
-        return unknown === 'kept' ? whole : ''
+        // Own keys only (shell-parameter.ts): `$constructor` is a variable the server will not have,
+        // read every way, not Object.prototype's function (whose text would hide the empty reading).
+        const reading = parameterReading(braced ?? bare ?? '', whole, vars, unknown, amp)
+        if ('unbounded' in reading) {
+          unbounded.add(reading.unbounded)
+          return whole
+        }
+        if (reading.assign !== undefined && ownValue(vars, reading.assign[0]) === undefined)
+          vars[reading.assign[0]] = reading.assign[1]
+        return reading.text
       })
       if (next === text) break
+      // A form nested deeper than this is left unread, so it is refused rather than half read.
+      if (round === MAX_ROUNDS) {
+        unbounded.add(`${value.slice(0, 80)} (forms nested more than ${MAX_ROUNDS} deep)`)
+        break
+      }
       text = next
     }
+    // A shell replaces every `${...}`: one left over (a `$` inside it that is no variable, `${` unclosed)
+    // was not read, so it is refused rather than taken as text.
+    if (unknown !== 'kept' && text.includes('${') && unbounded.size === 0)
+      unbounded.add(`${value.slice(0, 80)} (a \${...} this check cannot read)`)
     return text
   }
-  return [...new Set([value, replace('kept'), replace('empty'), replace('word')])]
+  const out = new Set([value])
+  for (const unknown of ['kept', 'empty', 'word'] as const)
+    for (const amp of [true, false]) out.add(replace(unknown, amp))
+  // bash's brace expansion: `/{w,x}/ssh` is /w/ssh and /x/ssh to a `bash -c` that runs the value.
+  for (const text of [...out]) for (const b of braceExpansions(text, unbounded)) out.add(b)
+  return [...out]
+}
+
+const MAX_ROUNDS = 64
+const MAX_BRACE_WORDS = 256
+
+// `$'...'` decoded as bash decodes it, `$"..."` as its text.
+function ansiC(text: string): string {
+  const simple: Record<string, string> = {
+    a: '\x07',
+    b: '\b',
+    e: '\x1b',
+    E: '\x1b',
+    f: '\f',
+    n: '\n',
+    r: '\r',
+    t: '\t',
+    v: '\v',
+  }
+  return text
+    .replace(/\$'((?:[^'\\]|\\[\s\S])*)'/g, (_m, body: string) =>
+      body.replace(
+        /\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|c.|[\s\S])/g,
+        (_e, esc: string) => {
+          const c = esc[0] as string
+          if (c === 'x' || c === 'u' || c === 'U')
+            return String.fromCodePoint(Number.parseInt(esc.slice(1), 16) % 0x110000)
+          if (/[0-7]/.test(c)) return String.fromCharCode(Number.parseInt(esc, 8) & 0xff)
+          if (c === 'c' && esc.length > 1) return String.fromCharCode(esc.charCodeAt(1) & 0x1f)
+          return simple[c] ?? c
+        },
+      ),
+    )
+    .replace(/\$"((?:[^"\\]|\\[\s\S])*)"/g, (_m, body: string) => body)
+}
+
+// The words bash's brace expansion makes of `text` (`{a,b}`, `{1..3}`, `{a..c}`, nested), not
+// counting `${`; more than MAX_BRACE_WORDS is reported as unbounded.
+function braceExpansions(text: string, unbounded: Set<string>): string[] {
+  let out = [text]
+  for (let guard = 0; guard < 64; guard++) {
+    let changed = false
+    const next: string[] = []
+    for (const t of out) {
+      const e = expandFirstBrace(t)
+      if (e === undefined) next.push(t)
+      else {
+        changed = true
+        next.push(...e)
+      }
+      if (next.length > MAX_BRACE_WORDS) {
+        unbounded.add(`${text.slice(0, 80)} (a brace expansion of more than ${MAX_BRACE_WORDS} words)`)
+        return [text]
+      }
+    }
+    out = next
+    if (!changed) return out
+  }
+  return out
+}
+
+function expandFirstBrace(t: string): string[] | undefined {
+  let quote: string | undefined
+  for (let i = 0; i < t.length; i++) {
+    const c = t[i]
+    if (quote !== undefined) {
+      if (c === quote) quote = undefined
+      continue
+    }
+    if (c === '\\') {
+      i++
+      continue
+    }
+    if (c === "'" || c === '"') {
+      quote = c
+      continue
+    }
+    if (c !== '{' || t[i - 1] === '$') continue
+    // The matching `}` and the top-level commas.
+    let depth = 0
+    const commas: number[] = []
+    let end = -1
+    for (let j = i + 1; j < t.length; j++) {
+      const d = t[j]
+      if (d === '\\') j++
+      else if (d === '{') depth++
+      else if (d === '}') {
+        if (depth === 0) {
+          end = j
+          break
+        }
+        depth--
+      } else if (d === ',' && depth === 0) commas.push(j)
+    }
+    if (end < 0) continue
+    const pre = t.slice(0, i)
+    const post = t.slice(end + 1)
+    const body = t.slice(i + 1, end)
+    if (commas.length > 0) {
+      const parts: string[] = []
+      let from = i + 1
+      for (const k of [...commas, end]) {
+        parts.push(t.slice(from, k))
+        from = k + 1
+      }
+      return parts.map((p) => pre + p + post)
+    }
+    const seq = /^(-?[0-9]+|[A-Za-z])\.\.(-?[0-9]+|[A-Za-z])(?:\.\.(-?[0-9]+))?$/.exec(body)
+    if (seq !== null) {
+      const [a, b] = [seq[1] as string, seq[2] as string]
+      const numeric = /[0-9]/.test(a) && /[0-9]/.test(b)
+      if (!numeric && (/[0-9]/.test(a) || /[0-9]/.test(b))) continue
+      const from = numeric ? Number(a) : a.charCodeAt(0)
+      const to = numeric ? Number(b) : b.charCodeAt(0)
+      const step = Math.max(1, Math.abs(Number(seq[3] ?? 1)))
+      const count = Math.floor(Math.abs(to - from) / step) + 1
+      if (count > MAX_BRACE_WORDS) return new Array(MAX_BRACE_WORDS + 1).fill(t)
+      const words: string[] = []
+      for (let k = 0; k < count; k++) {
+        const v = from + (to >= from ? k : -k) * step
+        words.push(pre + (numeric ? String(v) : String.fromCharCode(v)) + post)
+      }
+      return words
+    }
+  }
+  return undefined
 }
 
 // The words of a value: the whole of it, its `:`-separated parts (search paths, which may hold
-// spaces), its parts split at whitespace, quotes, `=`, `,` and `;` (options and lists), and an
-// option's attached argument (`-I/w/lib`, `--require=/w/x.js`). Each with URLs read as above.
+// spaces), its parts split at whitespace, quotes, `=`, `,` and `;` (options and lists) and at a
+// shell's control characters `|`, `&`, `<`, `>`, `(`, `)` (a command line a tool runs with `sh -c`;
+// less's input preprocessor `LESSOPEN="|W/lesspipe.sh %s"`, `||`, `|-`; a URL's `?a=/x&host=/w`;
+// fifteenth outsider pass), and an option's attached argument (`-I/w/lib`, `--require=/w/x.js`) or a
+// path glued to a flag (`-/w/x`). Each with URLs read as above.
 function wordsIn(value: string): string[] {
   const out = new Set<string>()
   const stripped = value.replace(URL_IN_VALUE, (_m, scheme: string, tail: string) => {
@@ -120,14 +276,24 @@ function wordsIn(value: string): string[] {
     return ' '
   })
   for (const text of [value, stripped]) {
-    const parts = [text, ...text.split(':'), ...text.split(/[\s:=,;"']+/), ...text.split(/[\s=,;"']+/)]
+    const parts = [
+      text,
+      ...text.split(':'),
+      ...text.split(/[\s:=,;"'|&<>()]+/),
+      ...text.split(/[\s=,;"'|&<>()]+/),
+      ...text.split(/[|&;<>()]+/),
+    ]
     for (const w of shellWords(text))
-      parts.push(w, ...w.split(':'), ...w.split('='), w.slice(w.indexOf('=') + 1))
+      parts.push(w, ...w.split(':'), ...w.split('='), w.slice(w.indexOf('=') + 1), ...w.split(/[|&;<>()]+/))
     for (const p of parts) {
       const t = p.trim()
       if (t === '') continue
       if (!t.startsWith('-')) out.add(t)
-      else if (/^-[A-Za-z]./.test(t)) out.add(t.slice(2))
+      else {
+        if (/^-[A-Za-z]./.test(t)) out.add(t.slice(2))
+        // less's `|-` (LESSOPEN="|-W/lesspipe %s"): a flag glued to the program's path.
+        out.add(t.replace(/^-+/, ''))
+      }
     }
   }
   // A file URL in any spelling Node and WHATWG accept (`file:/x`, `file:///x`, `file://host/x`), and

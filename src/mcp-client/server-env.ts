@@ -5,6 +5,7 @@ import { realish } from '../util/real-path.js'
 import { type WritablePlaces, writablePlaces } from '../util/writable-roots.js'
 import { placesIn } from './env-spellings.js'
 import { inRoot } from './server-home.js'
+import { globMatcher } from './shell-parameter.js'
 
 // mcp.json `env` variables that would make a stdio server (run on the host, unconfined) load code or
 // configuration from a folder a sandbox writes. No list of names can be complete: npm alone reads its
@@ -27,10 +28,28 @@ import { inRoot } from './server-home.js'
 // or linker takes (CFLAGS, LDFLAGS, RUSTFLAGS: -B, -fplugin=, -L name code), a file a library reads as
 // configuration or trust (HOSTALIASES, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE), a socket whose daemon
 // runs what it is told (DOCKER_HOST=unix://...) and a data folder a library unpickles (NLTK_DATA).
+// And (fifteenth outsider pass) every name whose value says where a server or peer is reached: a
+// socket, or a folder of sockets, in a root is a daemon the sandbox runs, which answers what the host
+// asks (and receives its secrets: libpq sends PGPASSWORD to the socket in PGHOST's folder) or is run
+// by the client itself (libdbus's `unixexec:path=` transport execs its program). So HOST (PGHOST,
+// CONTAINER_HOST, OLLAMA_HOST, BUILDKIT_HOST), ADDR/ADDRESS (DBUS_SESSION_BUS_ADDRESS, VAULT_ADDR,
+// PGHOSTADDR, AT_SPI_BUS_ADDRESS), UNIX (MYSQL_UNIX_PORT), SERVER (PULSE_SERVER, CUPS_SERVER), REMOTE
+// (NIX_REMOTE, PIPEWIRE_REMOTE), ENDPOINT (CONTAINER_RUNTIME_ENDPOINT, ETCDCTL_ENDPOINTS), URL and URI
+// (DATABASE_URL=postgresql:///db?host=/W/pg, MONGODB_URI=mongodb://%2FW%2Fm.sock), PROXY, DISPLAY
+// (WAYLAND_DISPLAY may be a socket's path), TMUX and NVIM (a server's socket), and the prefixes DBUS_
+// and PULSE_; the secrets of such tools (PGPASSWORD, MYSQL_PWD) stay unjudged: no word of theirs is
+// here. Also the words of other files and programs tools read from a name: INI (ODBCINI and
+// odbcinst.ini name driver .so files), PROFILE (R_PROFILE_USER), RUNTIME (VIMRUNTIME), TERMINFO,
+// CREDENTIAL (GOOGLE_APPLICATION_CREDENTIALS), AUTHORITY (XAUTHORITY), REGISTRY (GST_REGISTRY), VENDOR
+// (OCL_ICD_VENDORS), INPUT (TEXINPUTS), EXE (CONDA_EXE), CMD, RSH (RSYNC_RSH, CVS_RSH), PROG
+// (RSYNC_CONNECT_PROG), KRB5 (KRB5CCNAME), MAILCAP (its entries are commands), LOCALE
+// (LOCALE_ARCHIVE), TMP and TEMP (TMPDIR, TMUX_TMPDIR: where tmux, ssh-agent and build tools make
+// their sockets and the scripts they then run), AGENT (GPG_AGENT_INFO), and the prefixes ANSIBLE_ (its
+// inventory scripts run), GPG_ and GNUPG.
 const LOCATION_WORDS =
-  /PATH|PREFIX|HOME|LIB|DIR|FOLDER|ROOT|OPTIONS|OPTS?$|_OPTS|ARGS|CONF|FILE|PRELOAD|STARTUP|CACHE|ENV|INCLUDE|PLUGIN|COMMAND|SHELL|EXEC|SSH|ASKPASS|EDITOR|PAGER|LESS|BIN$|_BIN|RC$|INIT|PROJECT|SCRIPT|MODULE|HOOK|LOADER|REQUIRE|IMPORT|DIFF|VISUAL|BROWSER|^(CC|CXX|CPP|LD|AR|AS|FC|MAKE)$|MAKE|FLAGS|RUSTC|WRAPPER|COMPILER|PYTHON|ALIASES|BUNDLE|CERT|DATA|SOCK/i
+  /PATH|PREFIX|HOME|LIB|DIR|FOLDER|ROOT|OPTIONS|OPTS?$|_OPTS|ARGS|CONF|FILE|PRELOAD|STARTUP|CACHE|ENV|INCLUDE|PLUGIN|COMMAND|SHELL|EXE|SSH|ASKPASS|EDITOR|PAGER|LESS|BIN$|_BIN|RC$|INIT|PROJECT|SCRIPT|MODULE|HOOK|LOADER|REQUIRE|IMPORT|DIFF|VISUAL|BROWSER|^(CC|CXX|CPP|LD|AR|AS|FC|MAKE)$|MAKE|FLAGS|RUSTC|WRAPPER|COMPILER|PYTHON|ALIASES|BUNDLE|CERT|DATA|SOCK|HOST|ADDR|UNIX|SERVER|REMOTE|ENDPOINT|URL|URI|PROXY|DISPLAY|TMUX|NVIM|INI|PROFILE|RUNTIME|TERMINFO|CREDENTIAL|AUTHORITY|REGISTRY|VENDOR|INPUT|CMD|RSH|PROG|KRB5|MAILCAP|LOCALE|TMP|TEMP|AGENT/i
 const TOOL_PREFIXES =
-  /^(npm_config_|YARN_|PNPM_|COREPACK_|PIP_|PIPX_|UV_|PYTHON|NODE_|LD_|GEM_|BUNDLE_|CARGO_|RUSTUP_|GO|DENO_|BUN_|PERL|RUBY|JAVA|JDK_|XDG_|OPENSSL_|SSL_|GIT_|DOCKER_|NLTK_)/i
+  /^(npm_config_|YARN_|PNPM_|COREPACK_|PIP_|PIPX_|UV_|PYTHON|NODE_|LD_|GEM_|BUNDLE_|CARGO_|RUSTUP_|GO|DENO_|BUN_|PERL|RUBY|JAVA|JDK_|XDG_|OPENSSL_|SSL_|GIT_|DOCKER_|NLTK_|DBUS_|PULSE_|ANSIBLE_|GPG_|GNUPG)/i
 
 export const isLocationName = (name: string): boolean => LOCATION_WORDS.test(name) || TOOL_PREFIXES.test(name)
 
@@ -57,6 +76,29 @@ function sandboxPartHolding(place: string, home: string): string | undefined {
   return undefined
 }
 
+// The root or vis-home part a shell's pathname expansion of `place` may reach, if any: a value a
+// shell runs (LESSOPEN's `|/tm?/W/lesspipe.sh %s`, GIT_SSH_COMMAND, EDITOR) globs each word, so
+// `/tm?/W/x` is /tmp/W/x to it while its text lies in no root. A pattern whose leading components
+// match a place's components names something in that place (fifteenth outsider pass); a pattern
+// that only reaches an ancestor names no file inside it.
+function globReaching(place: string, home: string, places: WritablePlaces): string | undefined {
+  if (!/[*?[]/.test(place)) return undefined
+  const pattern = place.split('/').filter((c) => c !== '')
+  const targets = [...places.roots, ...[resolve(home), realish(home)].flatMap(sandboxWrittenParts)]
+  for (const target of targets) {
+    const parts = resolve(target)
+      .split('/')
+      .filter((c) => c !== '')
+    if (pattern.length < parts.length) continue
+    const reaches = parts.every((part, i) => {
+      const match = globMatcher(pattern[i] ?? '')
+      return match === undefined || match(part)
+    })
+    if (reaches) return target
+  }
+  return undefined
+}
+
 // Throws `refuse(why)` for the first mcp.json env variable that names a code or configuration
 // location a sandbox writes, by any reading of its value (env-spellings.ts; `vars` is the env the
 // server gets, for its variables and ~): inside a writable root (judged by the path as written, its real path
@@ -80,6 +122,13 @@ export function checkServerEnv(
           `shell runs to make the value, so where it leads cannot be judged before it runs; write the folder ` +
           `in ${name} as a path (a literal one, or $NAME of a variable the server gets)`,
       )
+    const form = named.unbounded[0]
+    if (form !== undefined)
+      throw refuse(
+        `MCP server ${server}: its env.${name} holds the shell form ${form}, whose result this check ` +
+          `cannot compute, so where it leads cannot be judged before a shell expands it; write the folder in ${name} as a path (a literal one, $NAME or \${NAME} of a variable ` +
+          `the server gets, or a form computed from one: \${NAME%/}, \${NAME#pat}, \${NAME/a/b}, \${NAME:0:3})`,
+      )
     const unknown = named.unresolved[0]
     if (unknown !== undefined)
       throw refuse(
@@ -87,6 +136,13 @@ export function checkServerEnv(
           `locate to tell whether a sandbox writes it; write that folder in ${name} as an absolute path`,
       )
     for (const place of named.paths) {
+      const globbed = globReaching(place, home, places)
+      if (globbed !== undefined)
+        throw refuse(
+          `MCP server ${server}: its env.${name} ${place} holds a shell pattern (*, ? or [...]) that a shell ` +
+            `running the value may expand to a path in ${globbed}, which a sandbox writes; point ${name} in ` +
+            'mcp.json at a folder outside every root, spelled without a pattern, or leave it out',
+        )
       if (ownedByHome(place, home)) continue
       const part = sandboxPartHolding(place, home)
       const root = places.holding(place)
@@ -98,7 +154,7 @@ export function checkServerEnv(
       throw refuse(
         `MCP server ${server}: its env.${name} ${where}, which a sandbox writes, and a ` +
           `variable named like ${name} makes the server or its tools (npx, uvx, pip, python, node) load code ` +
-          `or configuration from there; point ${name} in mcp.json at a folder outside every root, or leave ` +
+          `or configuration, run a program or talk to a socket from there; point ${name} in mcp.json at a folder outside every root, or leave ` +
           'it out (a data folder for the server to serve goes in "args")',
       )
     }

@@ -53,7 +53,16 @@ const refused: Record<string, Record<string, string>> = {
 const servers = {
   allowed: stdio(
     'allowed',
-    { PYTHONPATH: `${outside}/src`, NODE_OPTIONS: '--max-old-space-size=256', PREFIX: outside, NOTES: root },
+    {
+      PYTHONPATH: `${outside}/src`,
+      NODE_OPTIONS: '--max-old-space-size=256',
+      PREFIX: outside,
+      NOTES: root,
+      // The newly judged names (fifteenth pass) with their everyday values.
+      DBUS_SESSION_BUS_ADDRESS: 'unix:path=/run/user/1000/bus',
+      PGHOST: '/var/run/postgresql',
+      LESSOPEN: '| /usr/bin/lesspipe %s',
+    },
     [outside],
   ),
   // A folder in the root given as an argument: an interpreter's argument may be its code.
@@ -153,6 +162,34 @@ test('names that load code or configuration match; others do not', () => {
     'DOCKER_HOST',
     'NLTK_DATA',
     'JDK_JAVA_OPTIONS',
+    // Fifteenth outsider pass: where a peer is reached (a socket, a folder of sockets, a bus the
+    // client execs), and more files and programs tools read from a name.
+    'DBUS_SESSION_BUS_ADDRESS',
+    'DBUS_SYSTEM_BUS_ADDRESS',
+    'DBUS_STARTER_ADDRESS',
+    'PGHOST',
+    'PGHOSTADDR',
+    'MYSQL_UNIX_PORT',
+    'CONTAINER_HOST',
+    'CONTAINER_RUNTIME_ENDPOINT',
+    'VAULT_ADDR',
+    'DATABASE_URL',
+    'MONGODB_URI',
+    'PULSE_SERVER',
+    'NIX_REMOTE',
+    'WAYLAND_DISPLAY',
+    'TMUX',
+    'NVIM_LISTEN_ADDRESS',
+    'TMPDIR',
+    'ODBCINI',
+    'R_PROFILE_USER',
+    'VIMRUNTIME',
+    'GOOGLE_APPLICATION_CREDENTIALS',
+    'XAUTHORITY',
+    'RSYNC_RSH',
+    'KRB5CCNAME',
+    'GPG_AGENT_INFO',
+    'ANSIBLE_INVENTORY',
   ])
     assert.ok(isLocationName(n), n)
   for (const n of [
@@ -165,6 +202,12 @@ test('names that load code or configuration match; others do not', () => {
     'LOG_LEVEL',
     'MODEL_NAME',
     'PORT',
+    // The secrets of the tools whose sockets are judged stay unjudged (a `$(` in a password is no
+    // command substitution to refuse).
+    'PGPASSWORD',
+    'PGUSER',
+    'MYSQL_PWD',
+    'OPENAI_API_KEY',
   ])
     assert.ok(!isLocationName(n), n)
 })
@@ -254,6 +297,93 @@ test("a shell's parameter forms, command substitutions, @argfiles and `..` after
   assert.deepEqual(named('../w/src').paths, [resolve('/cwd', '../w/src')])
 })
 
+test("every bash parameter form is computed from NAME's value; the unbounded ones are reported", () => {
+  const vars = { HOME: '/h', W: '/w/', A: '/a/b/c', N: 'A', U: '/W/X' }
+  const exact = (value: string, place: string) => has(value, place, vars)
+  // Fifteenth outsider pass: `${W%/}` is W without its trailing slash, not an unknown `W%/`.
+  exact(v('W%/') + '/x.sh', '/w/x.sh')
+  exact(v('A%/*') + '/y', '/a/b/y')
+  exact(v('A%%/b*') + '/z', '/a/z')
+  exact(v('A#/a') + '/x', '/b/c/x')
+  exact(`/w/${v('A##*/')}`, '/w/c')
+  exact(v('A%[/]c'), '/a/b')
+  exact(v('A/b/q'), '/a/q/c')
+  exact(v('A//\\//_'), '/cwd/_a_b_c')
+  exact(v('A/#\\/a/\\/w'), '/w/b/c')
+  exact(v('A/#//w'), '/w/a/b/c')
+  // bash 5.2 puts the match where `&` stands in a replacement; earlier bash writes `&`.
+  exact(v('A/b/&&'), '/a/bb/c')
+  exact(v('A/b/&&'), '/a/&&/c')
+  exact(v('U,,'), '/w/x')
+  exact(v('A^^'), '/A/B/C')
+  exact(v('A@U'), '/A/B/C')
+  exact(v('A:0:4') + '/k', '/a/b/k')
+  exact(v('A: -2'), '/c')
+  exact(v('!N') + '/i', '/a/b/c/i')
+  exact(v('A[0]') + '/j', '/a/b/c/j')
+  // The form as written stays a reading too (a tool that does not expand it).
+  exact(v('NOPE%/') + '/x', `/cwd/${v('NOPE%/')}/x`)
+  exact(v('NOPE%/') + '/x', '/x')
+  // What this check cannot bound: the server's arguments, arithmetic on names, @P and @E, extglob.
+  for (const [value, why] of [
+    ['$1/x', "the server's arguments"],
+    [`${v('0%/*')}/env.sh`, "the server's arguments"],
+    ['$@', "the server's arguments"],
+    [`${v('_')}`, "the server's arguments"],
+    [v('A:N'), 'no literal numbers'],
+    [v('A[i]'), 'arithmetic'],
+    [v('A@P'), 'the @P transformation'],
+    [v('A@E'), 'the @E transformation'],
+    [v('A%+(c)'), 'cannot match as bash does'],
+    [v('!A'), 'no plain variable name'],
+  ] as const) {
+    const u = named(value, vars).unbounded
+    assert.ok(u.length === 1 && u[0]?.includes(why), `${value}: ${u}`)
+  }
+  for (const value of [v('W%/'), v('A/b/q'), '$A', '$$/x', v('#A')])
+    assert.deepEqual(named(value, vars).unbounded, [])
+})
+
+test("a shell's control characters part a value: less's `|prog %s`, `||`, `|-`, and a URL's query", () => {
+  for (const value of [
+    '|/w/lesspipe.sh %s',
+    '||/w/lesspipe.sh %s',
+    '|-/w/lesspipe.sh %s',
+    '| /w/lesspipe.sh %s',
+  ])
+    has(value, '/w/lesspipe.sh')
+  has('cat /w/a|/w/b', '/w/b')
+  has('true&&/w/b', '/w/b')
+  has('(/w/sub)', '/w/sub')
+  has('</w/in >/w/out', '/w/in')
+  has('unixexec:path=/w/bin/bridge', '/w/bin/bridge')
+  has('unix:path=/w/bus,guid=1', '/w/bus')
+  has('postgresql:///db?host=/w/pg&port=5432', '/w/pg')
+  has('mongodb://%2Fw%2Fmongo.sock', '/w/mongo.sock')
+  // What bash makes of a value it runs: brace expansion, ANSI-C quoting (inside a default too), and a
+  // variable `${X:=word}` set for the forms after it.
+  has('/{w,z}/ssh -F x', '/w/ssh')
+  has('/w{1..3}/s', '/w2/s')
+  has("$'\\057w\\057x'", '/w/x')
+  has(`${v("NOPE:-$'\\x2fw/y'")}`, '/w/y')
+  has(`${v('X:=/w')}/a:${v('X')}/b`, '/w/b')
+  // Forms nested deeper than are read, and brace expansions too large to list, are reported.
+  let deep = '/w/deep'
+  for (let i = 0; i < 70; i++) deep = v(`N${i}:-${deep}`)
+  assert.ok(
+    named(deep).unbounded.some((u) => u.includes('nested more than')),
+    'deep nesting',
+  )
+  assert.ok(
+    named('/x/{1..9999}').unbounded.some((u) => u.includes('brace expansion')),
+    'brace bomb',
+  )
+  assert.ok(
+    named(v('N:-a$/w')).unbounded.some((u) => u.includes('cannot read')),
+    'unread form',
+  )
+})
+
 test('env spellings into a root are refused; the same spellings outside every root pass', async () => {
   await engine.createSession({ roots: [root] })
   const H = dirname(root)
@@ -304,6 +434,22 @@ test('env spellings into a root are refused; the same spellings outside every ro
     [`${root}/bin/cc`, 'CC'],
     [`-B${root}/bin`, 'CFLAGS'],
     [`${root}/nltk`, 'NLTK_DATA'],
+    // Fifteenth outsider pass: sockets and buses a sandbox would serve, bash's other forms, less's pipe.
+    [`unixexec:path=${root}/bin/bridge`, 'DBUS_SESSION_BUS_ADDRESS'],
+    [`unix:path=${root}/bus`, 'DBUS_SYSTEM_BUS_ADDRESS'],
+    [`unix:path=${root}/bus`, 'DBUS_STARTER_ADDRESS'],
+    [`${root}/pg`, 'PGHOST'],
+    [`${root}/mysql.sock`, 'MYSQL_UNIX_PORT'],
+    [`unix://${root}/podman.sock`, 'CONTAINER_HOST'],
+    [`postgresql:///app?host=${root}/pg`, 'DATABASE_URL'],
+    [`${root}/tmp`, 'TMPDIR'],
+    [`${v('WHERE%/')}/.mcp/env.sh`, 'BASH_ENV'],
+    [`${v('WHERE/#/')}/.mcp/env.sh`, 'BASH_ENV'],
+    [`${v('WHERE:0:999')}/env.sh`, 'BASH_ENV'],
+    [`|${root}/tools/lesspipe.sh %s`, 'LESSOPEN'],
+    [`||${root}/tools/lesspipe.sh %s`, 'LESSOPEN'],
+    [`|-${root}/tools/lesspipe.sh %s`, 'LESSOPEN'],
+    [`/{${root},${outside}}/bin/ssh`, 'GIT_SSH_COMMAND'],
   ] as const)
     assert.match(
       check(value, name),
@@ -315,6 +461,22 @@ test('env spellings into a root are refused; the same spellings outside every ro
     /its env\.BASH_ENV holds a command substitution .* cannot be judged/,
   )
   assert.match(check('`pwd`/env.sh', 'BASH_ENV'), /command substitution/)
+  // A form whose result this check cannot bound is refused, naming the form (fifteenth pass).
+  assert.match(
+    check(`${v('0%/*')}/env.sh`, 'BASH_ENV'),
+    /its env\.BASH_ENV holds the shell form \$\{0%\/\*\} \(the server's arguments, which this check does not see\).* cannot be judged before a shell expands it/,
+  )
+  assert.match(
+    check(`${v('WHERE@P')}/env.sh`, 'BASH_ENV'),
+    /holds the shell form \$\{WHERE@P\} \(the @P transformation\)/,
+  )
+  // A pathname pattern a shell running the value expands into the root (`/tm?/<root>/x`).
+  const [, top, ...rest] = root.split('/')
+  const globbed = `/${top?.slice(0, -1)}?/${rest.join('/')}/tools/lesspipe.sh`
+  assert.match(
+    check(`|${globbed} %s`, 'LESSOPEN'),
+    new RegExp(`its env\\.LESSOPEN .* holds a shell pattern .* may expand to a path in ${root}`),
+  )
   for (const value of [
     `${v('ELSEWHERE')}/npm-global`,
     `~/${basename(outside)}/npm-global`,
@@ -329,6 +491,24 @@ test('env spellings into a root are refused; the same spellings outside every ro
     `../${basename(outside)}/lib`,
   ])
     assert.equal(check(value), 'allowed', value)
+  // Fifteenth outsider pass: the ordinary settings of the newly judged names still pass.
+  for (const [value, name] of [
+    ['unix:path=/run/user/1000/bus', 'DBUS_SESSION_BUS_ADDRESS'],
+    ['unix:path=/run/dbus/system_bus_socket', 'DBUS_SYSTEM_BUS_ADDRESS'],
+    ['/var/run/postgresql', 'PGHOST'],
+    ['db.example.com', 'PGHOST'],
+    ['/run/mysqld/mysqld.sock', 'MYSQL_UNIX_PORT'],
+    ['unix:///run/user/1000/podman/podman.sock', 'CONTAINER_HOST'],
+    ['postgresql://app:s3cret@db.example.com:5432/app?sslmode=require', 'DATABASE_URL'],
+    [`${v('ELSEWHERE%/')}/.mcp/env.sh`, 'BASH_ENV'],
+    [`|${outside}/lesspipe.sh %s`, 'LESSOPEN'],
+    ['0.7', 'TEMPERATURE'],
+    ['pa$(ss`word', 'PGPASSWORD'],
+    [`|${outside.slice(0, -1)}?/lesspipe.sh %s`, 'LESSOPEN'],
+    ['localhost,127.0.0.*,*.internal', 'NO_PROXY'],
+    ['postgresql:///app?host=/var/run/postgresql', 'DATABASE_URL'],
+  ] as const)
+    assert.equal(check(value, name), 'allowed', `${name}=${value}`)
 })
 
 test('an env location naming a path in a root is refused: mcp.launch-denied, nothing started', async () => {
@@ -362,6 +542,8 @@ test('the same settings outside every root, a folder outside in args and a root 
   const env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')
   assert.ok(env.includes(`PYTHONPATH=${outside}/src`), env.join(' '))
   assert.ok(env.includes(`NOTES=${root}`), env.join(' '))
+  assert.ok(env.includes('DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/1000/bus'), env.join(' '))
+  assert.ok(env.includes('PGHOST=/var/run/postgresql'), env.join(' '))
   assert.ok(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(outside))
 })
 
