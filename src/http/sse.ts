@@ -202,28 +202,44 @@ export function sessionEventStream(
         // more (pull): one that does not fit waits for the next pull (false) instead, so a
         // reconnect's backlog never drops it, and a stream that holds nothing always takes one.
         // `always`: the replay's gap notice, which must not be lost (it is a few bytes).
-        const write = (bytes: Uint8Array, live = true, always = false): boolean => {
-          if (ended) return true
-          const over =
-            queue.length >= opts.maxQueuedFrames || queuedBytes + bytes.byteLength > opts.maxQueuedBytes
+        // Whether `size` more bytes may be queued (charged to the budget when they may).
+        const admit = (size: number, live: boolean, always: boolean): boolean => {
+          const over = queue.length >= opts.maxQueuedFrames || queuedBytes + size > opts.maxQueuedBytes
           if (live) {
-            if (over || !budget.take(me, bytes.byteLength)) {
+            if (over || !budget.take(me, size)) {
               drop()
               return false
             }
           } else if (queue.length === 0 || always) {
-            budget.take(me, bytes.byteLength, true)
-          } else if (over || !budget.take(me, bytes.byteLength)) {
+            budget.take(me, size, true)
+          } else if (over || !budget.take(me, size)) {
             return false
           }
+          return true
+        }
+        const push = (bytes: Uint8Array) => {
           queue.push(bytes)
           queuedBytes += bytes.byteLength
           wake?.()
+        }
+        const write = (bytes: Uint8Array, live = true, always = false): boolean => {
+          if (ended) return true
+          if (!admit(bytes.byteLength, live, always)) return false
+          push(bytes)
           return true
         }
         const send = (ev: EventView, live: boolean): boolean => {
           if (ev.id <= last) return true
-          if (!write(encodeFrame(ev), live)) return false
+          if (live) {
+            if (!write(encodeFrame(ev), true)) return false
+          } else if (!ended) {
+            // A replayed event is this stream's own: its frame is encoded only once admitted, so a
+            // frame the budget turns away leaves no bytes behind (160 stalled readers pulling a
+            // replay made ~2 MB of refused frames each step, garbage the budget never saw).
+            const text = frame(ev)
+            if (!admit(Buffer.byteLength(text), false, false)) return false
+            push(encoder.encode(text))
+          }
           last = ev.id
           if (ev.type === 'session.closed') end()
           return true
