@@ -105,9 +105,8 @@ export const FORMAT_QUEUE_WAIT_MS = 15_000
 
 // ruff's format of `code` in the formatter thread, ended after `timeoutMs` of formatting (the
 // thread is terminated then, and a fresh one serves the next call); an output longer than
-// `maxChars` comes back as its length only; a call that waited more than `maxWaitMs` for its
-// turn is not run.
-// `caller` names whose queue the call waits in (callers take turns: the next code of each in turn).
+// `maxChars` comes back as its length only. `caller` names the queue the call waits in (callers
+// take turns); a call that waited more than `maxWaitMs` for its turn is not run.
 export function formatOffThread(
   code: string,
   timeoutMs: number,
@@ -140,11 +139,23 @@ function serveNext(): void {
   waiting.delete(caller)
   if (queue.length > 0) waiting.set(caller, queue)
   serving = true
-  void call.run().then((outcome) => {
+  void startCall(call).then((outcome) => {
     serving = false
     call.resolve(outcome)
     serveNext()
   })
+}
+
+// The thread may fail to start at all (`new Worker` throws ERR_WORKER_INIT_FAILED when the process
+// cannot make a thread: address space or thread limits). That call is answered `unavailable` and
+// the line moves on; a throw here would leave `serving` set and every later call waiting for good.
+function startCall(call: Waiting): Promise<FormatOutcome> {
+  try {
+    return call.run()
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err)
+    return Promise.resolve({ unavailable: `the formatter thread did not start: ${why}` })
+  }
 }
 
 // A little of most of Python's syntax: formatting it once compiles the WASM functions a block
