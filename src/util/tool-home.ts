@@ -1,4 +1,12 @@
-import { type Dirent, lstatSync, mkdirSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs'
+import {
+  type Dirent,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readlinkSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import { rootHolding } from './host-programs.js'
 import { within } from './path-within.js'
@@ -35,18 +43,15 @@ export function homeInRoot(home: string, places: WritablePlaces): string | undef
   return configPlaceInRoot(home, real, places)
 }
 
-// The folders whose entries programs read as configuration or run, besides HOME's own dot entries:
-// XDG's config folder (git's ~/.config/git, fish, nvim...) and the user's bin, which shells put on PATH.
-const CONFIG_FOLDERS = ['.config', join('.local', 'bin')]
-
 // Every top-level `~/.*` entry of HOME is some program's configuration (~/.gitconfig, ~/.bash_profile,
-// ~/.ssh, ~/.vimrc...), as is every entry of CONFIG_FOLDERS; the list of programs is open, so HOME is
-// judged by shape. Dotfile managers (GNU stow, chezmoi's symlink mode, yadm) keep those files in a
-// folder and link them into HOME, so a session on that folder writes the configuration of every git
-// and bash a server runs (fifteenth outsider pass: ~/.gitconfig -> ~/dotfiles/gitconfig, whose
-// core.fsmonitor git ran on the host). Why such an entry is, lies in or leads into a root, if one does.
-// Kept cheap for every server start: the roots are compared by path, and only the links among the
-// entries (one readdir of HOME and of each folder) are read and resolved.
+// ~/.ssh, ~/.vimrc...), and so is what lies below one (~/.config/git/config, ~/.ssh/config,
+// ~/.local/bin/tool); the list of programs is open, so HOME is judged by shape. Dotfile managers
+// (GNU stow, chezmoi's symlink mode, yadm) keep those files in a folder and link them into HOME, a
+// whole folder or (stow --no-folding) each file at its depth, so a session on that folder writes the
+// configuration of every git and bash a server runs (fifteenth outsider pass: ~/.gitconfig ->
+// ~/dotfiles/gitconfig, whose core.fsmonitor git ran on the host). Why such an entry is, lies in or
+// leads into a root, if one does. Asked at a server's start and again only when the roots change
+// (launch.ts placesStamp): the roots are compared by path, and only links are read and resolved.
 function configPlaceInRoot(home: string, real: string, places: WritablePlaces): string | undefined {
   // No root open anywhere: nothing to lead into, and no listing read.
   if (places.roots.length === 0) return undefined
@@ -58,29 +63,91 @@ function configPlaceInRoot(home: string, real: string, places: WritablePlaces): 
       const first = relative(h, r).split(sep)[0] ?? ''
       if (first.startsWith('.')) return `the session root ${r} lies in ${join(home, first)}`
     }
-  const folders: [string, boolean][] = [
-    [home, true],
-    ...CONFIG_FOLDERS.map((d): [string, boolean] => [join(home, d), false]),
-  ]
-  for (const [dir, dotOnly] of folders) {
+  return linkBelowDotEntries(home, places)
+}
+
+// How deep below HOME, and how many entries in all, the dot folders are read for links. A sandbox
+// cannot add entries there (a root inside a dot folder is refused above), so only the person's own
+// HOME reaches the bound; past it the rest is not read, and that is said once.
+const WALK_DEPTH = 8
+const WALK_ENTRIES = 50_000
+// Data and caches, not configuration, and large: not read (by their path from HOME, or any folder
+// of these names).
+const NOT_CONFIG = new Set(
+  [
+    '.cache',
+    '.npm',
+    '.vis',
+    '.cargo/registry',
+    '.cargo/git',
+    '.rustup/toolchains',
+    '.pyenv/versions',
+    '.nvm/versions',
+    '.m2/repository',
+    '.gradle/caches',
+    '.local/share/Trash',
+    '.local/share/containers',
+    '.local/share/flatpak',
+  ].map((p) => p.split('/').join(sep)),
+)
+const NOT_CONFIG_NAMES = new Set(['node_modules', '.git', '__pycache__'])
+let boundSaid = false
+
+function linkBelowDotEntries(home: string, places: WritablePlaces): string | undefined {
+  const queue: [dir: string, depth: number][] = [[home, 0]]
+  let read = 0
+  for (let at = 0; at < queue.length; at++) {
+    const [dir, depth] = queue[at]!
     let entries: Dirent[]
     try {
       entries = readdirSync(dir, { withFileTypes: true })
     } catch {
       continue
     }
+    read += entries.length
+    if (read > WALK_ENTRIES) {
+      if (!boundSaid) {
+        boundSaid = true
+        process.stderr.write(
+          `vis: HOME's dot folders hold more than ${WALK_ENTRIES} entries; links past them were not ` +
+            `judged for session roots (${dir} and after)\n`,
+        )
+      }
+      return undefined
+    }
     for (const e of entries) {
-      if (!e.isSymbolicLink() || (dotOnly && !e.name.startsWith('.'))) continue
-      const link = join(dir, e.name)
-      const target = linkTarget(link)
-      const root = places.holding(link) ?? places.holding(target)
-      if (root !== undefined) return `${link} links to ${target}, which lies in the session root ${root}`
-      // A link to a folder that holds a root (~/.config -> ~/dotfiles/config, a root at its git/).
-      for (const r of places.roots)
-        if (within(r, target)) return `the session root ${r} lies in ${target}, which ${link} links to`
+      // HOME's own entries: only the dot ones are configuration (~/project may be a link to a root).
+      if (depth === 0 && !e.name.startsWith('.')) continue
+      const path = join(dir, e.name)
+      if (e.isSymbolicLink()) {
+        const why = linkInRoot(path, places)
+        if (why !== undefined) return why
+        // A top-level dot link to a folder (~/.config -> ~/dotfiles/config) is read as the folder.
+        if (depth === 0 && isFolder(path)) queue.push([path, 1])
+      } else if (e.isDirectory() && depth < WALK_DEPTH && !NOT_CONFIG_NAMES.has(e.name)) {
+        if (!NOT_CONFIG.has(relative(home, path))) queue.push([path, depth + 1])
+      }
     }
   }
   return undefined
+}
+
+function linkInRoot(link: string, places: WritablePlaces): string | undefined {
+  const target = linkTarget(link)
+  const root = places.holding(link) ?? places.holding(target)
+  if (root !== undefined) return `${link} links to ${target}, which lies in the session root ${root}`
+  // A link to a folder that holds a root (~/.config -> ~/dotfiles/config, a root at its git/).
+  for (const r of places.roots)
+    if (within(r, target)) return `the session root ${r} lies in ${target}, which ${link} links to`
+  return undefined
+}
+
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory()
+  } catch {
+    return false
+  }
 }
 
 // Where the link `link` leads, followed link by link while the target does not exist yet (a dangling

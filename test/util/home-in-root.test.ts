@@ -1,10 +1,10 @@
 // The HOME judgement for tools the host runs (src/util/tool-home.ts homeInRoot; MCP stdio servers
 // and vis's own npm), for the places a program reads as configuration beyond USER_PLACES (fifteenth
-// outsider pass): every top-level dot entry of HOME and every entry of ~/.config and ~/.local/bin that
-// is, lies in or leads (through links, a dangling one too) into a writable root makes HOME no HOME for
-// such a tool. Both directions: dotfiles linked to a folder outside every root, and a root reached by
-// a link that is no dotfile, leave HOME as it is. Real folders, links and the real root judgement
-// (noteSessionRoot marks a root of this process as a session does).
+// outsider pass): every top-level dot entry of HOME, and every link below one at any depth up to the
+// walk's bound (caches aside), that is, lies in or leads (through links, a dangling one too) into a
+// writable root makes HOME no HOME for such a tool. Both directions: dotfiles linked to a folder
+// outside every root, and a root reached by a link that is no dotfile, leave HOME as it is. Real
+// folders, links and the real root judgement (noteSessionRoot marks a root as a session does).
 import assert from 'node:assert/strict'
 import { mkdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -37,6 +37,13 @@ test('dotfiles linked to a folder outside every root, and a non-dot link into a 
   mkdirSync(join(dotfiles, 'git'))
   symlinkSync(join(dotfiles, 'gitconfig'), join(home, '.gitconfig'))
   symlinkSync(join(dotfiles, 'git'), join(home, '.config', 'git'))
+  // Deeper links (stow --no-folding) to the dotfiles folder, and a link loop, leave HOME fit too.
+  mkdirSync(join(dotfiles, 'ssh'))
+  writeFileSync(join(dotfiles, 'ssh', 'config'), '')
+  mkdirSync(join(home, '.ssh'))
+  symlinkSync(join(dotfiles, 'ssh', 'config'), join(home, '.ssh', 'config'))
+  mkdirSync(join(home, '.local', 'share', 'app'), { recursive: true })
+  symlinkSync(join(home, '.local', 'share'), join(home, '.local', 'share', 'app', 'loop'))
   writeFileSync(join(home, '.bashrc'), '')
   // A project the person links into HOME by a name no program reads as configuration.
   symlinkSync(root, join(home, 'project'))
@@ -67,6 +74,39 @@ test('a dotfile, a ~/.config entry or a ~/.local/bin entry linked into a root ma
     [
       '~/.ssh -> a folder holding the root',
       ({ home, root }) => symlinkSync(join(root, '..'), join(home, '.ssh')),
+    ],
+    // Links below real folders (stow --no-folding links each file at its depth).
+    [
+      '~/.config/git/config, ~/.config/git a folder',
+      ({ home, root }) => {
+        mkdirSync(join(home, '.config', 'git'))
+        symlinkSync(join(root, 'gitconfig'), join(home, '.config', 'git', 'config'))
+      },
+    ],
+    [
+      '~/.ssh/config, ~/.ssh a folder',
+      ({ home, root }) => {
+        mkdirSync(join(home, '.ssh'))
+        symlinkSync(join(root, 'ssh_config'), join(home, '.ssh', 'config'))
+      },
+    ],
+    [
+      '~/.local/share/nvim/site/plugin/x.lua, six folders deep',
+      ({ home, root }) => {
+        const dir = join(home, '.local', 'share', 'nvim', 'site', 'plugin')
+        mkdirSync(dir, { recursive: true })
+        symlinkSync(join(root, 'x.lua'), join(dir, 'x.lua'))
+      },
+    ],
+    [
+      '~/.config -> a folder outside every root, whose git/config links into the root',
+      ({ home, root }) => {
+        const elsewhere = join(home, '..', 'dotfiles', 'config')
+        mkdirSync(join(elsewhere, 'git'), { recursive: true })
+        symlinkSync(join(root, 'gitconfig'), join(elsewhere, 'git', 'config'))
+        rmSync(join(home, '.config'), { recursive: true })
+        symlinkSync(elsewhere, join(home, '.config'))
+      },
     ],
   ]
   for (const [what, make] of cases) {
