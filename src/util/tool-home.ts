@@ -68,7 +68,8 @@ function configPlaceInRoot(home: string, real: string, places: WritablePlaces): 
 
 // How deep below HOME, and how many entries in all, the dot folders are read for links. A sandbox
 // cannot add entries there (a root inside a dot folder is refused above), so only the person's own
-// HOME reaches the bound; past it the rest is not read, and that is said once.
+// HOME reaches the bound; past it HOME is judged unfit (a link not read may lead into a root), which
+// the tool's caller says with this reason.
 const WALK_DEPTH = 8
 const WALK_ENTRIES = 50_000
 // Data and caches, not configuration, and large: not read (by their path from HOME, or any folder
@@ -91,7 +92,6 @@ const NOT_CONFIG = new Set(
   ].map((p) => p.split('/').join(sep)),
 )
 const NOT_CONFIG_NAMES = new Set(['node_modules', '.git', '__pycache__'])
-let boundSaid = false
 
 function linkBelowDotEntries(home: string, places: WritablePlaces): string | undefined {
   const queue: [dir: string, depth: number][] = [[home, 0]]
@@ -105,16 +105,8 @@ function linkBelowDotEntries(home: string, places: WritablePlaces): string | und
       continue
     }
     read += entries.length
-    if (read > WALK_ENTRIES) {
-      if (!boundSaid) {
-        boundSaid = true
-        process.stderr.write(
-          `vis: HOME's dot folders hold more than ${WALK_ENTRIES} entries; links past them were not ` +
-            `judged for session roots (${dir} and after)\n`,
-        )
-      }
-      return undefined
-    }
+    if (read > WALK_ENTRIES)
+      return `HOME's dot folders hold more than ${WALK_ENTRIES} entries (${dir} and after were not read for links into a session root)`
     for (const e of entries) {
       // HOME's own entries: only the dot ones are configuration (~/project may be a link to a root).
       if (depth === 0 && !e.name.startsWith('.')) continue

@@ -131,3 +131,16 @@ test('a root opened inside any dot folder of HOME makes HOME unfit; one in a pla
   noteSessionRoot(ssh)
   assert.match(homeInRoot(home, writablePlaces()) ?? '', /\.ssh/)
 })
+
+test('dot folders past the bound of entries make HOME unfit; the same count in a cache does not', () => {
+  const { home, root } = layout('vis-home-dot-bound-')
+  noteSessionRoot(root)
+  const fill = (dir: string) => {
+    mkdirSync(dir, { recursive: true })
+    for (let i = 0; i <= 50_000; i++) writeFileSync(join(dir, `f${i}`), '')
+  }
+  fill(join(home, '.cache', 'pip'))
+  assert.equal(homeInRoot(home, writablePlaces()), undefined)
+  fill(join(home, '.local', 'share', 'mail'))
+  assert.match(homeInRoot(home, writablePlaces()) ?? '', /more than 50000 entries/)
+})
