@@ -18,6 +18,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
+import type { LaterRootSpec } from './fixtures/mcp-root-opened-later-host.js'
 
 const base = mkdtempSync(join(tmpdir(), 'vis-attack-mcp-root-later-'))
 after(() => rmSync(base, { recursive: true, force: true }))
@@ -60,10 +61,29 @@ test('a running MCP server whose env names a place in a root opened after its st
   writeFileSync(server, SERVER)
   const marker = join(outside, 'ran-on-the-host')
   const plugin = `import os\nopen(${JSON.stringify(marker)}, 'a').write('R/plugins/notes_plugin.py, written by the sandbox of a session opened after the server started, imported by the host\\n')\nRESULT = 'plugin ran in pid %d' % os.getpid()\n`
+  const spec: LaterRootSpec = {
+    W,
+    R,
+    home,
+    server: { name: 'notes', command: 'python3', args: [server], env: { PYTHONPATH: `${R}/plugins` } },
+    files: [{ path: 'plugins/notes_plugin.py', text: plugin }],
+    call: 'print(await mcp_notes_plugin(name="notes_plugin"))',
+    reconnect: [
+      'try:',
+      '    print(await mcp_connect("notes"))',
+      'except Exception as e:',
+      "    print('refused', getattr(e, 'code', ''), str(e)[:200])",
+    ].join('\n'),
+  }
   const r = spawnSync(
     process.execPath,
-    ['--import', import.meta.resolve('tsx'), fixture, W, R, home, server, plugin],
-    { cwd: outside, env: { ...process.env, VIS_HOME: home }, encoding: 'utf8', timeout: 240_000 },
+    ['--import', import.meta.resolve('tsx'), fixture, JSON.stringify(spec)],
+    {
+      cwd: outside,
+      env: { ...process.env, VIS_HOME: home },
+      encoding: 'utf8',
+      timeout: 240_000,
+    },
   )
   assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`)
   const out = r.stdout.trim().replace(/\n/g, ' | ')

@@ -18,10 +18,11 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
+import type { LaterRootSpec } from './fixtures/mcp-root-opened-later-host.js'
 
 const base = mkdtempSync(join(tmpdir(), 'vis-attack-mcp-home-later-'))
 after(() => rmSync(base, { recursive: true, force: true }))
-const fixture = join(import.meta.dirname, 'fixtures', 'mcp-home-place-root-later-host.ts')
+const fixture = join(import.meta.dirname, 'fixtures', 'mcp-root-opened-later-host.ts')
 
 // A minimal MCP stdio server (newline-delimited JSON-RPC): `status` runs git status in its repository,
 // `home` says the HOME it has.
@@ -68,10 +69,33 @@ test('a running server whose HOME gains a root at ~/.config does not read it', (
   const marker = join(outside, 'ran-on-the-host')
   const hook = `#!/bin/sh\necho "H/.config/git/fsmon.sh, written by the sandbox of a session opened after the server started, run by the host's git" >> ${JSON.stringify(marker)}\nexit 1\n`
   const config = `[core]\n\tfsmonitor = ${C}/git/fsmon.sh\n`
+  const spec: LaterRootSpec = {
+    W,
+    R: C,
+    home,
+    server: { name: 'git', command: 'python3', args: [file], env: {} },
+    files: [
+      { path: 'git/fsmon.sh', text: hook, mode: 0o755 },
+      { path: 'git/config', text: config },
+    ],
+    call: 'print(await mcp_git_status())',
+    reconnect: [
+      'try:',
+      '    await mcp_connect("git")',
+      '    print(await mcp_git_home())',
+      'except Exception as e:',
+      "    print('refused', getattr(e, 'code', ''), str(e)[:200])",
+    ].join('\n'),
+  }
   const r = spawnSync(
     process.execPath,
-    ['--import', import.meta.resolve('tsx'), fixture, W, C, home, file, config, hook],
-    { cwd: outside, env, encoding: 'utf8', timeout: 240_000 },
+    ['--import', import.meta.resolve('tsx'), fixture, JSON.stringify(spec)],
+    {
+      cwd: outside,
+      env,
+      encoding: 'utf8',
+      timeout: 240_000,
+    },
   )
   assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`)
   const out = r.stdout.trim().replace(/\n/g, ' | ')
