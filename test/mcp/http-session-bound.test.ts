@@ -57,7 +57,12 @@ async function mounted(root: string, opts: Omit<McpHttpOptions, 'policy'>) {
       return c
     },
     // An initialize and nothing after it; the answer's status and session id.
-    async initialize(): Promise<{ status: number; sid: string | null; body: string; retryAfter: string | null }> {
+    async initialize(): Promise<{
+      status: number
+      sid: string | null
+      body: string
+      retryAfter: string | null
+    }> {
       const r = await fetch(url, { method: 'POST', headers, body: JSON.stringify(initializeRequest('bare')) })
       return {
         status: r.status,

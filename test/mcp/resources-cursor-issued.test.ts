@@ -20,7 +20,10 @@ test('a cursor pages on only in the MCP session it was given to, only as it was 
   const { server, client: a, close } = await mcpOverHttp('mcp-cursor-issued', TOKEN)
   const b = new Client({ name: 'other', version: '1' })
   try {
-    const made = await run(a, `for i in range(${RESOURCES_PAGE}):\n    vis_attach_bytes(b'x', f'a{i}.txt')\nNone`)
+    const made = await run(
+      a,
+      `for i in range(${RESOURCES_PAGE}):\n    vis_attach_bytes(b'x', f'a{i}.txt')\nNone`,
+    )
     assert.equal(made.isError, false, textOf(made).slice(0, 300))
     await b.connect(
       new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
@@ -45,7 +48,11 @@ test('a cursor pages on only in the MCP session it was given to, only as it was 
     // Refused: the same cursor in another MCP session (which has a session and resources too).
     await assert.rejects(b.listResources({ cursor }), invalidCursor, 'another MCP session')
     const last = cursor.at(-1) === 'A' ? 'B' : 'A'
-    await assert.rejects(a.listResources({ cursor: cursor.slice(0, -1) + last }), invalidCursor, 'a changed tag')
+    await assert.rejects(
+      a.listResources({ cursor: cursor.slice(0, -1) + last }),
+      invalidCursor,
+      'a changed tag',
+    )
     const [session, skip, tag] = cursor.split('.')
     await assert.rejects(
       a.listResources({ cursor: `${session}.${Number(skip) - 1}.${tag}` }),

@@ -1,8 +1,8 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { Engine } from '../../engine/engine.js'
 import type { AttachmentView, BlockView } from '../../engine/schemas.js'
-import { rasterType } from '../../http/attachment-response.js'
 import { clipStdout, renderOutcomeText } from '../../format/block-text.js'
+import { rasterType } from '../../http/attachment-response.js'
 import { attachmentUri } from './resources.js'
 
 type Content = CallToolResult['content'][number]

@@ -111,7 +111,10 @@ export function listResources(
       })
     }
     if (attachments.length > room) {
-      return { resources: out, nextCursor: cursorOf(scope, index, skip + (withTranscript ? 1 : 0) + taken.length) }
+      return {
+        resources: out,
+        nextCursor: cursorOf(scope, index, skip + (withTranscript ? 1 : 0) + taken.length),
+      }
     }
   }
   return { resources: out }
