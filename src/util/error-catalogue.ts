@@ -329,6 +329,11 @@ export const ERROR_CATALOGUE = {
     "An MCP server would start from inside a session root, or an mcp.json env variable named like a code or configuration location names a path in one (or a running server's, in a root opened since it started: it is stopped); vis refuses.",
   ),
   'mcp.invalid-cursor': fail(400, 'A resources/list cursor the server did not give; list again without one.'),
+  // /mcp at its bound of live MCP sessions with none idle to close (src/mcp/server/transport-http.ts).
+  'mcp.sessions-full': retry(
+    503,
+    'The server holds as many MCP sessions as it keeps and all are busy; initialize again after Retry-After.',
+  ),
   'mcp.resource-not-found': fail(500, "No MCP resource has that URI among the client's sessions."),
   'mcp.timeout': retry(500, 'An MCP server did not answer in time.'),
   'mcp.tool-error': fail(500, 'An MCP server tool reported an error.'),

@@ -1,18 +1,32 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { Engine } from '../../engine/engine.js'
-import type { BlockView } from '../../engine/schemas.js'
+import type { AttachmentView, BlockView } from '../../engine/schemas.js'
 import { clipStdout, renderOutcomeText } from '../../format/block-text.js'
+import { rasterType } from '../../http/attachment-response.js'
 import { attachmentUri } from './resources.js'
 
 type Content = CallToolResult['content'][number]
+
+// An attachment as inline image content, when its bytes are a raster image (PNG, JPEG, GIF, WebP:
+// the HTTP route's own test, attachment-response.ts), typed as its bytes say. The stored media
+// type is the sandbox's claim: inline by the claim, an SVG with script claimed as
+// `image/svg+xml; charset=utf-8` went to the MCP host as an image (sixteenth pass). The claim only
+// says which attachments are worth reading to look (as before, only those claiming an image are
+// read); it never decides what goes inline nor its type.
+function inlineImage(engine: Engine, sessionId: string, a: AttachmentView): Content | undefined {
+  if (!a.media_type.trimStart().toLowerCase().startsWith('image/')) return undefined
+  const { data } = engine.attachment(sessionId, a.id)
+  const mimeType = rasterType(data)
+  return mimeType === undefined ? undefined : { type: 'image', data: data.toString('base64'), mimeType }
+}
 
 // Images larger than this go out as links to their resource instead of inline data: MCP
 // hosts put inline images into the model's context.
 export const MAX_INLINE_IMAGE_BYTES = 4 * 1024 * 1024
 
 // A finished block as MCP content: its text as the agent loop renders it (stdout clipped as the
-// agent loop clips it, with the same notice), each image
-// attachment inline, every other attachment as a link to its resource; a failed block is
+// agent loop clips it, with the same notice), each raster image
+// attachment (by its bytes) inline, every other attachment as a link to its resource; a failed block is
 // `isError`.
 export function blockResult(engine: Engine, block: BlockView): CallToolResult {
   const text = renderOutcomeText({
@@ -26,13 +40,9 @@ export function blockResult(engine: Engine, block: BlockView): CallToolResult {
   const content: Content[] = [{ type: 'text', text }]
   for (const a of block.attachments) {
     const uri = attachmentUri(block.session_id, a.id)
-    if (
-      a.media_type.startsWith('image/') &&
-      a.media_type !== 'image/svg+xml' &&
-      a.size <= MAX_INLINE_IMAGE_BYTES
-    ) {
-      const { data } = engine.attachment(block.session_id, a.id)
-      content.push({ type: 'image', data: data.toString('base64'), mimeType: a.media_type })
+    const image = a.size <= MAX_INLINE_IMAGE_BYTES ? inlineImage(engine, block.session_id, a) : undefined
+    if (image) {
+      content.push(image)
     } else {
       content.push({
         type: 'resource_link',

@@ -1,3 +1,4 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { ReadResourceResult, Resource } from '@modelcontextprotocol/sdk/types.js'
 import type { Engine } from '../../engine/engine.js'
 import {
@@ -28,23 +29,43 @@ export const RESOURCES_PAGE = 500
 
 // A cursor says where the next page starts: the index of a session among the client's sessions
 // (in the order it made them; that list only grows) and how many of that session's resources
-// (its transcript, then its attachments in block order) the pages before held.
-const cursorOf = (session: number, skip: number) => Buffer.from(`${session}.${skip}`).toString('base64url')
+// (its transcript, then its attachments in block order) the pages before held. The position
+// alone was the whole cursor, its shape the only check, so any position a client wrote (one
+// that skips the transcript, or spelled with leading zeros, padding or characters the decoder
+// drops) was answered as a page (sixteenth pass). Now a cursor carries an HMAC, under a key made
+// at random when the process starts, of the position and the MCP session it was given to
+// (ClientSessions.cursorScope): only a cursor this server gave this MCP session verifies, and
+// only in the one spelling it was given in.
+const CURSOR_KEY = randomBytes(32)
+const TAG_BYTES = 16
+const CURSOR = /^(0|[1-9]\d{0,8})\.(0|[1-9]\d{0,14})\.([A-Za-z0-9_-]{22})$/
 
-function parseCursor(cursor: string, sessionCount: number): [number, number] {
-  const m =
-    cursor.length > 40
-      ? null
-      : /^(\d{1,9})\.(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('latin1'))
-  const session = m ? Number(m[1]) : Number.NaN
-  if (!m || session > sessionCount) {
-    throw new VisError(
-      'mcp.invalid-cursor',
-      'That resources/list cursor is not one this server gave this client; list again without a cursor.',
-      { cursor: cursor.slice(0, 80) },
-    )
+const cursorTag = (scope: string, session: number, skip: number) =>
+  createHmac('sha256', CURSOR_KEY)
+    .update(`${scope}\n${session}.${skip}`)
+    .digest()
+    .subarray(0, TAG_BYTES)
+    .toString('base64url')
+
+const cursorOf = (scope: string, session: number, skip: number) =>
+  `${session}.${skip}.${cursorTag(scope, session, skip)}`
+
+function parseCursor(cursor: string, scope: string, sessionCount: number): [number, number] {
+  const m = cursor.length > 64 ? null : CURSOR.exec(cursor)
+  if (m) {
+    const session = Number(m[1])
+    const skip = Number(m[2])
+    // Compared as the text the server wrote (both 22 characters), so no other spelling of the
+    // tag's bytes passes.
+    const given = Buffer.from(m[3]!, 'latin1')
+    const want = Buffer.from(cursorTag(scope, session, skip), 'latin1')
+    if (timingSafeEqual(given, want) && session <= sessionCount) return [session, skip]
   }
-  return [session, Number(m[2])]
+  throw new VisError(
+    'mcp.invalid-cursor',
+    'That resources/list cursor is not one this server gave this client; list again without a cursor.',
+    { cursor: cursor.slice(0, 80) },
+  )
 }
 
 // Read from SQL only (Engine.sessionResources): counts and attachment metadata, never a block's
@@ -57,10 +78,11 @@ export function listResources(
   pageSize: number = RESOURCES_PAGE,
 ): { resources: Resource[]; nextCursor?: string } {
   const created = sessions.created
-  let [index, skip] = cursor === undefined ? [0, 0] : parseCursor(cursor, created.length)
+  const scope = sessions.cursorScope
+  let [index, skip] = cursor === undefined ? [0, 0] : parseCursor(cursor, scope, created.length)
   const out: Resource[] = []
   for (; index < created.length; index++, skip = 0) {
-    if (out.length === pageSize) return { resources: out, nextCursor: cursorOf(index, skip) }
+    if (out.length === pageSize) return { resources: out, nextCursor: cursorOf(scope, index, skip) }
     const id = created[index]!
     const withTranscript = skip === 0
     // Attachments that fit this page; one more is read to know whether any remain.
@@ -89,7 +111,10 @@ export function listResources(
       })
     }
     if (attachments.length > room) {
-      return { resources: out, nextCursor: cursorOf(index, skip + (withTranscript ? 1 : 0) + taken.length) }
+      return {
+        resources: out,
+        nextCursor: cursorOf(scope, index, skip + (withTranscript ? 1 : 0) + taken.length),
+      }
     }
   }
   return { resources: out }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { checkRootPaths } from '../../confinement/root-guard.js'
 import type { Engine } from '../../engine/engine.js'
 import type { McpServePolicy } from '../../engine/mcp-config.js'
@@ -21,6 +22,9 @@ export class ClientSessions {
   private readonly creating = new Map<string, Promise<string>>()
   // Every engine session this client ever created (resets included): its resources.
   readonly created: string[] = []
+  // Names this MCP session in the resources/list cursors it is given (resources.ts): a cursor
+  // given to another MCP session does not verify here.
+  readonly cursorScope = randomUUID()
 
   constructor(
     private readonly engine: Engine,
