@@ -1,12 +1,14 @@
 import { readFileSync } from 'node:fs'
+import type { ServerResponse } from 'node:http'
 import { join } from 'node:path'
 import { Hono } from 'hono'
 import type { ClusterNode } from '../cluster/node.js'
 import type { Engine } from '../engine/engine.js'
 import { type McpServePolicy, McpServePolicySchema } from '../engine/mcp-config.js'
-import { mountMcp } from '../mcp/server/transport-http.js'
+import { MCP_PATH, mountMcp } from '../mcp/server/transport-http.js'
 import { packageRoot } from '../util/home.js'
 import { AGENT_ROUTES } from './agent-routes.js'
+import { answerCharge, boundedStream } from './answer-budget.js'
 import { clusterMiddleware } from './cluster-forwarding.js'
 import { errorAnswer, errorResponse } from './errors.js'
 import { bodyLimit } from './middleware/body-limit.js'
@@ -46,6 +48,8 @@ export type AppOptions = {
   // whose frame does not fit, or the one furthest behind, is disconnected the same way).
   maxQueuedBytesTotal?: number
   maxQueuedBytesPerSession?: number
+  // That budget itself, when the server made it (it also charges plain answers: answer-budget.ts).
+  budget?: SseBudget
   // The policy of sessions MCP clients start at /mcp (default: no roots, network off).
   mcp?: McpServePolicy
   // This node of a cluster: requests about sessions another node owns go there (src/cluster).
@@ -53,6 +57,15 @@ export type AppOptions = {
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+
+// The bytes held for clients that stop reading, for one server: event streams and answers.
+export const serverBudget = (
+  options: Pick<AppOptions, 'maxQueuedBytesTotal' | 'maxQueuedBytesPerSession'>,
+): SseBudget =>
+  new SseBudget(
+    options.maxQueuedBytesTotal ?? DEFAULT_MAX_QUEUED_BYTES_TOTAL,
+    options.maxQueuedBytesPerSession ?? DEFAULT_MAX_QUEUED_BYTES_PER_SESSION,
+  )
 
 function packageVersion(): string {
   try {
@@ -73,10 +86,7 @@ export function createApp(engine: Engine, options: AppOptions = {}): Hono {
       heartbeatMs: options.heartbeatMs ?? 15_000,
       maxQueuedFrames: options.maxQueuedFrames ?? DEFAULT_MAX_QUEUED_FRAMES,
       maxQueuedBytes: options.maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES,
-      budget: new SseBudget(
-        options.maxQueuedBytesTotal ?? DEFAULT_MAX_QUEUED_BYTES_TOTAL,
-        options.maxQueuedBytesPerSession ?? DEFAULT_MAX_QUEUED_BYTES_PER_SESSION,
-      ),
+      budget: options.budget ?? serverBudget(options),
     },
   }
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
@@ -121,7 +131,20 @@ export function createApp(engine: Engine, options: AppOptions = {}): Hono {
     return c.json(a.json, a.status)
   })
   app.onError((err, c) => errorResponse(c, duringShutdown(err, engine)))
-  // MCP's Streamable HTTP endpoint, behind the same middleware as every route.
+  // MCP's Streamable HTTP endpoint, behind the same middleware as every route. Its POST answers
+  // are event streams the SDK queues without bound: read into the connection's budgeted answer.
+  app.use(MCP_PATH, async (c, next) => {
+    await next()
+    const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing
+    const charge = outgoing && answerCharge(outgoing)
+    const body = c.res.body
+    if (!charge || !body || !/text\/event-stream/i.test(c.res.headers.get('content-type') ?? '')) return
+    const res = c.res
+    c.res = new Response(boundedStream(body, charge, ctx.sse.maxQueuedBytes), {
+      status: res.status,
+      headers: res.headers,
+    })
+  })
   mountMcp(app, engine, { policy: options.mcp ?? McpServePolicySchema.parse({}) })
   return app
 }

@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http'
 import type { Context } from 'hono'
 import { z } from 'zod'
 import { egressChecks } from '../confinement/egress/health.js'
@@ -21,6 +22,7 @@ import {
   SessionViewSchema,
 } from '../engine/schemas.js'
 import { VisError } from '../util/errors.js'
+import { budgetsItself } from './answer-budget.js'
 import { attachmentHeaders } from './attachment-response.js'
 import { addCodeDisplay, getBlockRoute, prefersAsyncHeader, runBlockRoute } from './block-route.js'
 import { DRAFT_ROUTES } from './draft-routes.js'
@@ -295,8 +297,11 @@ export const ROUTES: RouteSpec[] = [
       refuseBeyondLastEvent(after, header !== undefined, id, view.last_event_id)
       // A client dropped for falling behind loses its connection too: what the socket still
       // buffers for it goes with it (the node adapter puts the response in env).
-      const outgoing = (c.env as { outgoing?: { destroy(): void } } | undefined)?.outgoing
+      const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing
       const onDrop = outgoing ? () => outgoing.destroy() : undefined
+      // The stream charges its frames to the server's budget itself (sse.ts), not once more as
+      // an answer's writes (answer-budget.ts).
+      if (outgoing) budgetsItself(outgoing)
       return sessionEventStream(engine, id, after, { ...sse, onDrop }, c.req.method === 'HEAD')
     },
   },
@@ -345,7 +350,9 @@ export const ROUTES: RouteSpec[] = [
     },
     handler(c, { engine }) {
       const { attachment, data } = engine.attachment(c.req.param('id')!, c.req.param('aid')!)
-      return new Response(new Uint8Array(data), { status: 200, headers: attachmentHeaders(attachment, data) })
+      // The stored bytes themselves, not a copy (up to 32 MiB each, held until the client reads them).
+      const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
+      return new Response(bytes, { status: 200, headers: attachmentHeaders(attachment, data) })
     },
   },
   {

@@ -8,7 +8,8 @@ import { protectPort } from '../confinement/egress/guard.js'
 import { createEngine, type Engine, type EngineOptions } from '../engine/engine.js'
 import { warmFormatterThread } from '../format/format-pool.js'
 import { VisError } from '../util/errors.js'
-import { type AppOptions, createApp, DEFAULT_MAX_BODY_BYTES } from './app.js'
+import { answerGroup, budgetAnswer } from './answer-budget.js'
+import { type AppOptions, createApp, DEFAULT_MAX_BODY_BYTES, serverBudget } from './app.js'
 import { requireTokenFor } from './auth.js'
 import { type ConnectionCapOptions, capConnections, connectionCapSettings } from './connection-caps.js'
 import { type FastRoutes, fastRoutes } from './fast-routes/index.js'
@@ -79,7 +80,10 @@ export async function startServer(options: ServerOptions = {}): Promise<VisServe
   const allowedHosts = [...(options.allowedHosts ?? [])]
   // Other nodes pass requests on to the address this one advertises.
   if (cluster) allowedHosts.push(new URL(cluster.url).hostname)
-  const appOptions = { ...options, token, bindHost: host, allowedHosts, cluster }
+  // One budget for what the server holds for clients that stop reading: event streams and plain
+  // answers together (answer-budget.ts, sse-budget.ts).
+  const budget = options.budget ?? serverBudget(options)
+  const appOptions = { ...options, token, bindHost: host, allowedHosts, cluster, budget }
   const app = createApp(engine, appOptions)
   // A cluster forwards requests about sessions other nodes own: that stays hono's middleware.
   const fast =
@@ -88,6 +92,7 @@ export async function startServer(options: ServerOptions = {}): Promise<VisServe
       : undefined
   const api = apiListener(app, fast, host)
   const server = createServer((req, res) => {
+    budgetAnswer(res, budget, answerGroup(req))
     if (caps.admit(req, res)) api(req, res)
   })
   // Slow or hostile clients: bounded bodies, capped connections (issue 30).

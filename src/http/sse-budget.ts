@@ -7,6 +7,9 @@
 // and dropping it is what a single stream past its own bound gets (it reconnects with
 // Last-Event-ID and replays from the log). A reader that keeps up holds almost nothing, so
 // stalled readers cannot push it out.
+// Plain answers and the MCP transport's event streams are charged here too (answer-budget.ts), as
+// holders grouped with the session their URL names: one server-wide number for everything the
+// server holds for clients that stop reading.
 
 export const DEFAULT_MAX_QUEUED_BYTES_TOTAL = 64 * 1024 * 1024
 export const DEFAULT_MAX_QUEUED_BYTES_PER_SESSION = 32 * 1024 * 1024

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http'
+import { AS_BUFFER_FROM } from '../answer-budget.js'
 import type { Refusal } from '../middleware/index.js'
 
 const JSON_TYPE = 'application/json'
@@ -13,7 +14,11 @@ export function sendJson(
   headers: Record<string, string> | undefined,
   extra?: Record<string, string>,
 ): void {
-  send(res, status, JSON.stringify(body), JSON_TYPE, headers, extra)
+  const text = JSON.stringify(body)
+  // A large answer as one Buffer, written once: a block's answer may be ~8 MB of JSON, and a
+  // string handed to the socket is kept as well as copied (src/http/answer-budget.ts). A small one
+  // stays a string, which Node writes together with the head.
+  send(res, status, text.length >= AS_BUFFER_FROM ? Buffer.from(text) : text, JSON_TYPE, headers, extra)
 }
 
 export function sendRefusal(res: ServerResponse, r: Refusal, cors: Record<string, string> | undefined): void {
@@ -25,7 +30,7 @@ export function sendRefusal(res: ServerResponse, r: Refusal, cors: Record<string
 function send(
   res: ServerResponse,
   status: number,
-  text: string | undefined,
+  text: string | Buffer | undefined,
   type: string | undefined,
   headers: Record<string, string> | undefined,
   extra: Record<string, string> | undefined,

@@ -1,0 +1,242 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { BudgetedStream, SseBudget } from './sse-budget.js'
+
+// What the server holds for a client that stops reading, beyond the event streams (sixteenth
+// outsider pass). A plain answer (a block of 1 MiB of output, JSON-escaped to ~6 MB; an
+// attachment of up to 32 MiB) is written to the socket at once, and what the kernel does not take
+// stays in this process until the client reads it: 24 connections asking for one stored block
+// and reading only the head held 615 MiB, and nothing bounded how many did. So every answer's
+// unsent bytes are charged to the server's one budget (sse-budget.ts, shared with the event
+// streams: one server-wide number), grouped by the session the URL names (the same group as that
+// session's streams, so its bound covers both), from the moment they are written until the socket
+// has handed them to the kernel. An answer is always written (it is bounded by the block and
+// attachment caps): to make room, the connections holding the most are closed first, the oldest
+// on a tie, exactly as a stalled event-stream reader is dropped. A client that reads holds its
+// answer for as long as the kernel takes to send it, so stalled ones cannot push it out for long.
+//
+// An answer is held once: a string body is turned into one Buffer before it is written (Node would
+// otherwise keep the string and make its own copy of it for the socket).
+
+// Responses whose body charges the budget itself (the event streams, sse.ts): their writes are not
+// charged twice.
+const selfBudgeted = new WeakSet<ServerResponse>()
+export const budgetsItself = (res: ServerResponse): void => {
+  selfBudgeted.add(res)
+}
+
+// Strings from this length are written as a Buffer made once (below it, Node's copy is small).
+export const AS_BUFFER_FROM = 16 * 1024
+
+// One response's charge: its bytes queued here or in its socket's write buffer.
+export class AnswerCharge {
+  private readonly me: BudgetedStream
+  private registered = false
+  private gone = false
+  private readonly onGone: Array<() => void> = []
+
+  constructor(
+    private readonly budget: SseBudget,
+    group: string,
+    private readonly res: ServerResponse,
+  ) {
+    this.me = { sessionId: group, bytes: 0, drop: () => this.drop() }
+    const end = () => this.end()
+    res.once('finish', end)
+    res.once('close', end)
+  }
+
+  get ended(): boolean {
+    return this.gone
+  }
+
+  // Charges n bytes. `force`: an answer's bytes, charged after closing the connections holding
+  // more to make room, whatever is left (true). Otherwise false when they do not fit even so:
+  // the caller drops this connection.
+  take(n: number, force: boolean): boolean {
+    if (this.gone) return false
+    if (n <= 0) return true
+    if (!this.registered) {
+      this.registered = true
+      this.budget.register(this.me)
+    }
+    return this.budget.take(this.me, n, force)
+  }
+
+  release(n: number): void {
+    if (!this.gone) this.budget.release(this.me, Math.min(n, this.me.bytes))
+  }
+
+  // Runs once the connection is closed or the answer finished (at once if it already is).
+  whenGone(fn: () => void): void {
+    if (this.gone) fn()
+    else this.onGone.push(fn)
+  }
+
+  // Past the budget: the connection closes and with it what its socket buffers.
+  drop(): void {
+    this.end()
+    this.res.destroy()
+  }
+
+  private end(): void {
+    if (this.gone) return
+    this.gone = true
+    if (this.registered) this.budget.unregister(this.me)
+    for (const fn of this.onGone.splice(0)) fn()
+  }
+}
+
+const charges = new WeakMap<ServerResponse, AnswerCharge>()
+export const answerCharge = (res: ServerResponse): AnswerCharge | undefined => charges.get(res)
+
+const SESSION_PATH = /^\/v1\/sessions\/([^/?#]+)/
+
+// The group an answer is charged to: the session its URL names (with that session's event
+// streams), an MCP session's own, or a group of its own.
+let anonymous = 0
+export function answerGroup(req: IncomingMessage): string {
+  const m = SESSION_PATH.exec(req.url ?? '')
+  if (m) {
+    try {
+      return decodeURIComponent(m[1]!)
+    } catch {
+      return m[1]!
+    }
+  }
+  const mcp = req.headers['mcp-session-id']
+  if (typeof mcp === 'string') return `mcp:${mcp}`
+  anonymous = (anonymous + 1) % Number.MAX_SAFE_INTEGER
+  return `answer:${anonymous}`
+}
+
+type Cb = (err?: Error | null) => void
+
+// Charges every byte written to `res` until the socket has taken it (the write's callback; the
+// end's bytes until 'finish').
+export function budgetAnswer(res: ServerResponse, budget: SseBudget, group: string): AnswerCharge {
+  const charge = new AnswerCharge(budget, group, res)
+  charges.set(res, charge)
+  const write = res.write.bind(res) as (...args: unknown[]) => boolean
+  const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse
+  const split = (args: unknown[]) => {
+    let [chunk, encoding, cb] = args as [unknown, unknown, unknown]
+    if (typeof chunk === 'function') {
+      cb = chunk
+      chunk = undefined
+      encoding = undefined
+    } else if (typeof encoding === 'function') {
+      cb = encoding
+      encoding = undefined
+    }
+    if (typeof chunk === 'string' && chunk.length >= AS_BUFFER_FROM) {
+      chunk = Buffer.from(chunk, (encoding as BufferEncoding | undefined) ?? 'utf8')
+      encoding = undefined
+    }
+    const n =
+      typeof chunk === 'string'
+        ? Buffer.byteLength(chunk, (encoding as BufferEncoding | undefined) ?? 'utf8')
+        : chunk instanceof Uint8Array
+          ? chunk.byteLength
+          : 0
+    return { chunk, encoding, cb: cb as Cb | undefined, n }
+  }
+  const charged = (n: number) => n > 0 && !selfBudgeted.has(res) && charge.take(n, true)
+  ;(res as { write: unknown }).write = (...args: unknown[]) => {
+    const { chunk, encoding, cb, n } = split(args)
+    if (!charged(n)) return write(chunk, encoding, cb)
+    return write(chunk, encoding, (err?: Error | null) => {
+      charge.release(n)
+      cb?.(err)
+    })
+  }
+  ;(res as { end: unknown }).end = (...args: unknown[]) => {
+    const { chunk, encoding, cb, n } = split(args)
+    // Released when the answer finishes or the connection closes (AnswerCharge).
+    charged(n)
+    return end(chunk, encoding, cb)
+  }
+  return charge
+}
+
+// An event stream someone else made (the MCP SDK's transport enqueues each message into its
+// ReadableStream whatever the reader takes: no bound): read as fast as it is written, its bytes
+// charged to the connection's answer until the socket asks for them, and the connection dropped
+// once they pass the bounds an event stream has (`maxQueuedBytes` of its own, and the budget's).
+export function boundedStream(
+  body: ReadableStream<Uint8Array>,
+  charge: AnswerCharge,
+  maxQueuedBytes: number,
+): ReadableStream<Uint8Array> {
+  const reader = body.getReader()
+  const queue: Uint8Array[] = []
+  let queued = 0
+  let done = false
+  let failed: unknown
+  let stopped = false
+  let wake: (() => void) | undefined
+  const stop = () => {
+    if (stopped) return
+    stopped = true
+    queue.length = 0
+    charge.release(queued)
+    queued = 0
+    reader.cancel().catch(() => undefined)
+    wake?.()
+  }
+  charge.whenGone(stop)
+  void (async () => {
+    try {
+      for (;;) {
+        const next = await reader.read()
+        if (stopped) return
+        if (next.done) {
+          done = true
+          break
+        }
+        const n = next.value.byteLength
+        if (queued + n > maxQueuedBytes || !charge.take(n, false)) {
+          // Too far behind: the connection closes (stop runs, the source is cancelled).
+          charge.drop()
+          return
+        }
+        queue.push(next.value)
+        queued += n
+        wake?.()
+      }
+    } catch (err) {
+      failed = err ?? new Error('event stream failed')
+    }
+    wake?.()
+  })()
+  return new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        const give = (): boolean => {
+          const chunk = queue.shift()
+          if (chunk) {
+            queued -= chunk.byteLength
+            // From here the response's write charges it, until the socket takes it.
+            charge.release(chunk.byteLength)
+            controller.enqueue(chunk)
+          } else if (failed !== undefined) controller.error(failed)
+          else if (stopped) controller.error(new Error('event stream client fell too far behind'))
+          else if (done) controller.close()
+          else return false
+          return true
+        }
+        if (give()) return
+        return new Promise<void>((resolve) => {
+          wake = () => {
+            if (!give()) return
+            wake = undefined
+            resolve()
+          }
+        })
+      },
+      cancel() {
+        stop()
+      },
+    },
+    { highWaterMark: 0 },
+  )
+}
