@@ -47,6 +47,7 @@ import {
   getSession,
   listSessions,
   ownedElsewhere,
+  sessionPage,
   sessionResources,
   sessionSummary,
   sessionView,
@@ -160,6 +161,11 @@ export class Engine {
   // The session with its last blocks, each cut to a bounded size (what the HTTP API answers).
   sessionSummary(id: string, query: SessionViewQuery = {}): SessionDetail {
     return sessionSummary(this.core, id, query)
+  }
+
+  // The same, with what the answer may still take in bytes (for `?format=display`).
+  sessionPage(id: string, query: SessionViewQuery = {}): { detail: SessionDetail; spareBytes: number } {
+    return sessionPage(this.core, id, query)
   }
 
   // A session's block count and attachment metadata, read without any block's output (MCP).

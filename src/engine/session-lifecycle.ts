@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { formatPythonForDisplay } from '../format/index.js'
+import { SESSION_PAGE_BYTES } from '../persistence/json-bytes.js'
 import type { Session } from '../sessions/session.js'
 import { normalizePolicy, type WorkerPolicy } from '../sessions/session-policy.js'
 import { VisError } from '../util/errors.js'
@@ -168,7 +169,18 @@ export function getSession(core: EngineCore, id: string, query: SessionDetailQue
 
 // What GET /v1/sessions/{id} answers: the session with its last blocks, each cut in the database
 // (listSummaries), so neither the read nor the answer grows with what the blocks printed.
+// Bounded in bytes as sent too (SESSION_PAGE_BYTES, listSummaries): `spareBytes` is what the
+// answer may still take, for the codes' display (`?format=display`: each code counts twice,
+// formatted code longer than its code takes from the spare).
 export function sessionSummary(core: EngineCore, id: string, query: SessionViewQuery): SessionDetail {
+  return sessionPage(core, id, query).detail
+}
+
+export function sessionPage(
+  core: EngineCore,
+  id: string,
+  query: SessionViewQuery,
+): { detail: SessionDetail; spareBytes: number } {
   const q = SessionViewQuerySchema.parse(query)
   core.log.flush(id)
   return core.store.db.transaction(() => {
@@ -179,6 +191,8 @@ export function sessionSummary(core: EngineCore, id: string, query: SessionViewQ
       beforePosition: q.before ?? BLOCK_POSITION_MAX,
       limit: q.limit,
       maxChars: SESSION_VIEW_BLOCK_CHARS,
+      maxBytes: SESSION_PAGE_BYTES,
+      display: q.format === 'display',
     })
     const positions = page.blocks.map((b) => b.position)
     const attachments =
@@ -189,7 +203,10 @@ export function sessionSummary(core: EngineCore, id: string, query: SessionViewQ
       const v = withLiveStatus(core, blockView(b, attachments))
       return page.cut.has(b.id) ? { ...v, truncated: true as const } : v
     })
-    return { ...view, blocks, blocks_before: page.before }
+    return {
+      detail: { ...view, blocks, blocks_before: page.before },
+      spareBytes: Math.max(0, SESSION_PAGE_BYTES - page.bytes),
+    }
   })()
 }
 

@@ -42,7 +42,8 @@ let seq = 0
 // calls wait in one queue per caller (a session), served in turn (fifteenth outsider pass: one
 // first-in-first-out chain made every session's display wait behind each slow code another
 // session had asked for first).
-type Waiting = { run: () => Promise<FormatOutcome>; resolve: (o: FormatOutcome) => void }
+// A call is one code or a batch of them (a session view's codes): either way ONE turn.
+type Waiting = { run: () => Promise<FormatOutcome[]>; resolve: (o: FormatOutcome[]) => void }
 const waiting = new Map<string, Waiting[]>()
 let serving = false
 
@@ -61,7 +62,14 @@ function retire(w: Worker): void {
   void w.terminate()
 }
 
-function formatOnce(code: string, timeoutMs: number, maxChars: number): Promise<FormatOutcome> {
+// `onStarted`: told when ruff is loaded and the code's formatting begins (its time bound runs
+// from there).
+function formatOnce(
+  code: string,
+  timeoutMs: number,
+  maxChars: number,
+  onStarted?: () => void,
+): Promise<FormatOutcome> {
   const w = formatterThread()
   const id = ++seq
   return new Promise<FormatOutcome>((resolve) => {
@@ -79,8 +87,10 @@ function formatOnce(code: string, timeoutMs: number, maxChars: number): Promise<
     }
     const onMessage = (r: FormatReply) => {
       if (r.id !== id) return
-      if (r.started) limit(timeoutMs)
-      else if (r.ok !== undefined) done({ ok: r.ok }, false)
+      if (r.started) {
+        onStarted?.()
+        limit(timeoutMs)
+      } else if (r.ok !== undefined) done({ ok: r.ok }, false)
       // Too large: ruff built the whole amplified output in its WASM memory, which never shrinks
       // (55 KB of nested literal left the thread ~250 MiB larger): the thread is ended.
       else if (r.tooLarge !== undefined) done({ tooLarge: r.tooLarge }, true)
@@ -107,25 +117,66 @@ export const FORMAT_QUEUE_WAIT_MS = 15_000
 // thread is terminated then, and a fresh one serves the next call); an output longer than
 // `maxChars` comes back as its length only. `caller` names the queue the call waits in (callers
 // take turns); a call that waited more than `maxWaitMs` for its turn is not run.
-export function formatOffThread(
+export async function formatOffThread(
   code: string,
   timeoutMs: number,
   maxChars: number,
   opts: { caller?: string; maxWaitMs?: number } = {},
 ): Promise<FormatOutcome> {
+  const [outcome] = await formatBatchOffThread([{ code, maxChars }], timeoutMs, opts)
+  return outcome!
+}
+
+// Several codes (a session view's blocks) as ONE call: they wait for one turn together and are
+// formatted one after another in it, within `timeoutMs` of formatting for the whole batch, so a
+// view costs every other caller one turn, not one per block (sixteenth outsider pass: a view of K
+// blocks rejoined the queue K times, each behind another session's next slow code). A code whose
+// formatting the batch's bound ended before it had `timeoutMs` of its own, and the codes after
+// it, are answered `busy` (not formatted now, not remembered as slow: the next view formats them);
+// only a code that had the whole bound to itself times out.
+export function formatBatchOffThread(
+  items: ReadonlyArray<{ code: string; maxChars: number }>,
+  timeoutMs: number,
+  opts: { caller?: string; maxWaitMs?: number } = {},
+): Promise<FormatOutcome[]> {
+  if (items.length === 0) return Promise.resolve([])
   const queued = performance.now()
   const maxWaitMs = opts.maxWaitMs ?? FORMAT_QUEUE_WAIT_MS
-  return new Promise<FormatOutcome>((resolve) => {
-    const run = (): Promise<FormatOutcome> =>
+  return new Promise<FormatOutcome[]>((resolve) => {
+    const run = (): Promise<FormatOutcome[]> =>
       performance.now() - queued > maxWaitMs
-        ? Promise.resolve({ busy: true })
-        : formatOnce(code, timeoutMs, maxChars)
+        ? Promise.resolve(items.map(() => ({ busy: true }) as const))
+        : formatBatch(items, timeoutMs)
     const caller = opts.caller ?? ''
     const queue = waiting.get(caller)
     if (queue) queue.push({ run, resolve })
     else waiting.set(caller, [{ run, resolve }])
     serveNext()
   })
+}
+
+async function formatBatch(
+  items: ReadonlyArray<{ code: string; maxChars: number }>,
+  timeoutMs: number,
+): Promise<FormatOutcome[]> {
+  const out: FormatOutcome[] = []
+  let left = timeoutMs
+  for (const { code, maxChars } of items) {
+    if (left <= 0) {
+      out.push({ busy: true })
+      continue
+    }
+    const bound = left
+    let began: number | undefined
+    const outcome = await startCall(() =>
+      formatOnce(code, bound, maxChars, () => {
+        began = performance.now()
+      }),
+    )
+    if (began !== undefined) left -= performance.now() - began
+    out.push('timeout' in outcome && bound < timeoutMs ? { busy: true } : outcome)
+  }
+  return out
 }
 
 // The next caller in turn gives its oldest call to the thread and goes to the back of the line
@@ -139,7 +190,7 @@ function serveNext(): void {
   waiting.delete(caller)
   if (queue.length > 0) waiting.set(caller, queue)
   serving = true
-  void startCall(call).then((outcome) => {
+  void call.run().then((outcome) => {
     serving = false
     call.resolve(outcome)
     serveNext()
@@ -149,9 +200,9 @@ function serveNext(): void {
 // The thread may fail to start at all (`new Worker` throws ERR_WORKER_INIT_FAILED when the process
 // cannot make a thread: address space or thread limits). That call is answered `unavailable` and
 // the line moves on; a throw here would leave `serving` set and every later call waiting for good.
-function startCall(call: Waiting): Promise<FormatOutcome> {
+function startCall(run: () => Promise<FormatOutcome>): Promise<FormatOutcome> {
   try {
-    return call.run()
+    return run()
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err)
     return Promise.resolve({ unavailable: `the formatter thread did not start: ${why}` })

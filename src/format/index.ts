@@ -7,6 +7,7 @@ export {
   type FormatResult,
   type FormatStatus,
   type FormatterOptions,
+  formatManyPythonForDisplayOffLoop,
   formatPythonForDisplay,
   formatPythonForDisplayOffLoop,
   formattedBound,

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { errorMessage } from '../util/errors.js'
-import { type FormatOutcome, formatOffThread } from './format-pool.js'
+import { type FormatOutcome, formatBatchOffThread, formatOffThread } from './format-pool.js'
 import { Lru } from './lru.js'
 import { type RuffEngine, ruffEngine } from './ruff.js'
 
@@ -130,6 +130,48 @@ export class PythonFormatter {
     this.inFlight.set(key, run)
     return run
   }
+
+  // Several codes (a session view's blocks) off the event loop as ONE call for the thread
+  // (format-pool.ts formatBatchOffThread): the view waits one turn, whatever its length. Codes
+  // remembered or already under way are not sent again.
+  async formatManyOffLoop(codes: readonly string[], caller?: string): Promise<FormatResult[]> {
+    const results: Array<FormatResult | Promise<FormatResult>> = []
+    const send = new Map<string, { code: string; bound: number; settle: (r: FormatResult) => void }>()
+    for (const code of codes) {
+      if (code.length > this.maxChars) {
+        results.push({ code, status: 'verbatim', reason: 'too-large' })
+        continue
+      }
+      const key = createHash('sha256').update(code).digest('base64url')
+      const known = this.cache.get(key) ?? this.inFlight.get(key)
+      if (known) {
+        results.push(known)
+        continue
+      }
+      let settle: (r: FormatResult) => void = () => undefined
+      const run = new Promise<FormatResult>((resolve) => {
+        settle = resolve
+      })
+      this.inFlight.set(key, run)
+      send.set(key, { code, bound: formattedBound(code, this.maxFormattedChars), settle })
+      results.push(run)
+    }
+    if (send.size > 0) {
+      const batch = [...send]
+      const outcomes = await formatBatchOffThread(
+        batch.map(([, b]) => ({ code: b.code, maxChars: b.bound })),
+        this.timeoutMs,
+        { caller, maxWaitMs: this.queueWaitMs },
+      )
+      batch.forEach(([key, b], i) => {
+        this.inFlight.delete(key)
+        const result = resultOf(b.code, outcomes[i]!, b.bound)
+        if (result.reason !== 'unavailable' && result.reason !== 'busy') this.cache.set(key, result)
+        b.settle(result)
+      })
+    }
+    return Promise.all(results)
+  }
 }
 
 // The longest formatted code used for `code`: a small multiple of it, never past `max`.
@@ -164,6 +206,15 @@ let shared: PythonFormatter | undefined
 export function formatPythonForDisplay(code: string): string {
   shared ??= new PythonFormatter()
   return shared.format(code).code
+}
+
+// Several codes off the event loop, as one turn of the formatter thread: a session view's blocks.
+export async function formatManyPythonForDisplayOffLoop(
+  codes: readonly string[],
+  caller?: string,
+): Promise<string[]> {
+  shared ??= new PythonFormatter()
+  return (await shared.formatManyOffLoop(codes, caller)).map((r) => r.code)
 }
 
 // The same, off the event loop: what the server uses for `?format=display`.

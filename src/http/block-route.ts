@@ -1,7 +1,8 @@
 import type { Engine } from '../engine/engine.js'
 import type { BlockView } from '../engine/schemas.js'
 import { IdempotencyKeySchema } from '../engine/schemas.js'
-import { formatPythonForDisplayOffLoop } from '../format/index.js'
+import { formatManyPythonForDisplayOffLoop } from '../format/index.js'
+import { jsonBytes } from '../persistence/json-bytes.js'
 import { VisError } from '../util/errors.js'
 import { type OnHangup, stopBlockOnHangup } from './hangup.js'
 import { parseRunBlockBody } from './request-body.js'
@@ -65,16 +66,35 @@ export function getBlockRoute(engine: Engine, id: string, blockId: string): Bloc
 // take seconds on hostile code; the event loop serves every session meanwhile). The formatter
 // bounds its output (python.ts formattedBound); a view with a field bound (the session view's
 // 65 536 characters) passes it as `maxChars`, and a formatted code longer than that is shown as
-// written, so the answer stays within the bound (fourteenth outsider pass: 44 MiB).
-// Sessions take turns for the formatter thread (`sessionId`), so one session's slow codes do not
-// hold up another's.
+// written, so the answer stays within the bound (fourteenth outsider pass: 44 MiB). A view bounded
+// in bytes (the session view, SESSION_PAGE_BYTES) passes what its answer may still take as
+// `spareBytes`: a formatted code that is more bytes as JSON than its code takes from it, and one
+// past what is left is shown as written.
+// The blocks' codes are ONE call for the formatter thread (sessions take turns for it,
+// `sessionId`): a view costs another session one turn, not one per block (sixteenth outsider pass).
 export async function addCodeDisplay(
   sessionId: string,
   blocks: Array<{ code: string; code_display?: string }>,
   maxChars = Number.POSITIVE_INFINITY,
+  spareBytes = Number.POSITIVE_INFINITY,
 ): Promise<void> {
-  for (const b of blocks) {
-    const display = await formatPythonForDisplayOffLoop(b.code, sessionId)
-    b.code_display = display.length <= maxChars ? display : b.code
-  }
+  const displays = await formatManyPythonForDisplayOffLoop(
+    blocks.map((b) => b.code),
+    sessionId,
+  )
+  let spare = spareBytes
+  blocks.forEach((b, i) => {
+    const display = displays[i]!
+    if (display.length > maxChars) {
+      b.code_display = b.code
+      return
+    }
+    const more = Number.isFinite(spare) ? jsonBytes(display) - jsonBytes(b.code) : 0
+    if (more > spare) {
+      b.code_display = b.code
+      return
+    }
+    if (more > 0) spare -= more
+    b.code_display = display
+  })
 }

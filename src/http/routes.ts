@@ -156,7 +156,8 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'getSession',
     summary:
       'A session with its last blocks (`?limit=`, default 50; earlier ones with `?before=`), each cut ' +
-      'to 65 536 characters (`truncated`: GET the block for all of it). `?format=display` adds ' +
+      'to 65 536 characters (`truncated`: GET the block for all of it), and no more blocks than fit ' +
+      '4 MiB of JSON (`blocks_before` counts the rest). `?format=display` adds ' +
       '`code_display` to each block: its code formatted for people (the stored `code` is always what ' +
       'was submitted).',
     query: SessionViewQuerySchema,
@@ -167,13 +168,14 @@ export const ROUTES: RouteSpec[] = [
     },
     async handler(c, { engine }) {
       const { format, limit, before } = readQuery(c, SessionViewQuerySchema)
-      const detail = engine.sessionSummary(c.req.param('id')!, { limit, before })
+      const { detail, spareBytes } = engine.sessionPage(c.req.param('id')!, { limit, before, format })
       // A cut block's code is not the block's: it is shown as it is, not formatted.
       if (format === 'display') {
         await addCodeDisplay(
           detail.id,
           detail.blocks.filter((b) => !b.truncated),
           SESSION_VIEW_BLOCK_CHARS,
+          spareBytes,
         )
       }
       return c.json(detail)

@@ -6,6 +6,7 @@ import { commonBlockError, commonFinishBlockInput, commonStartBlockInput, isBloc
 import { IdempotencyKeySchema, type IdempotencyRepo } from './idempotency.js'
 import { newId } from './ids.js'
 import { decodeJson, decodeNullableJson, encodeJson, JsonValueSchema, parseInput } from './json.js'
+import { jsonBytes } from './json-bytes.js'
 import type { RepoContext } from './statements.js'
 
 export const BlockStatusSchema = z.enum(['running', 'done'])
@@ -25,6 +26,27 @@ export type BlockError = z.infer<typeof BlockErrorSchema>
 const CUT_ERROR = encodeJson({
   message: 'The error is too long for the session view: GET the block for all of it.',
 })
+
+// How many cut rows listSummaries reads at a time: it stops reading once the page is full in
+// bytes, so a read past the bound is at most this many blocks at the field bound.
+const SUMMARY_CHUNK = 8
+
+// What a summary row's fields weigh in the answer (json-bytes.ts): its texts as JSON strings
+// (a result, value or error is stored as JSON text: its JSON as a string is no smaller than
+// itself re-encoded), the code twice with its display, and the ids, times and names around them.
+const SUMMARY_ROW_BYTES = 1024
+function summaryBytes(row: Record<string, unknown>, display: boolean): number {
+  const text = (v: unknown) => (typeof v === 'string' ? jsonBytes(v) : 0)
+  const code = text(row.code)
+  return (
+    SUMMARY_ROW_BYTES +
+    (display ? 2 * code : code) +
+    text(row.stdout) +
+    text(row.result) +
+    text(row.value) +
+    text(row.error)
+  )
+}
 
 const BlockRowSchema = z.object({
   id: z.string(),
@@ -309,42 +331,52 @@ export class BlocksRepo {
   // The last `limit` blocks before `beforePosition`, oldest first, each cut in the database:
   // code and stdout to their first `maxChars` characters, a result or value longer than that
   // left out (null), an error replaced by CUT_ERROR, so a view of a session costs the same whatever its blocks printed.
+  // And bounded in bytes as sent (json-bytes.ts): blocks are read newest first, a few at a time,
+  // and listed while their fields' JSON stays within `maxBytes` (the newest always), so neither the
+  // read nor the answer of `?limit=1000` grows past it (sixteenth outsider pass: 720 blocks of
+  // control characters, six bytes each in JSON, answered past V8's longest string); `before`
+  // counts the blocks left out, for the next page. `display`: the answer also carries each code
+  // formatted (`code_display`), so a code counts twice. `bytes`: what the listed blocks weigh.
   // `cut`: the ids of the blocks something was cut from.
   listSummaries(
     sessionId: string,
-    options: { beforePosition: number; limit: number; maxChars: number },
-  ): { blocks: Block[]; cut: Set<string>; before: number } {
+    options: { beforePosition: number; limit: number; maxChars: number; maxBytes: number; display?: boolean },
+  ): { blocks: Block[]; cut: Set<string>; before: number; bytes: number } {
     const m = options.maxChars
-    const rows = this.ctx.sql
-      .get(
-        `SELECT id, session_id, turn_id, iteration_id, position, status, created_at, finished_at,
-           duration_ms, timed_out, survived, '' AS stderr,
-           substr(code, 1, ?) AS code, substr(stdout, 1, ?) AS stdout,
-           CASE WHEN length(result) > ? THEN NULL ELSE result END AS result,
-           CASE WHEN length(value) > ? THEN NULL ELSE value END AS value,
-           CASE WHEN length(error) > ? THEN ? ELSE error END AS error,
-           (length(code) > ? OR length(stdout) > ? OR length(result) > ? OR length(value) > ?
-             OR length(error) > ?) AS cut
-         FROM blocks WHERE session_id = ? AND position < ? ORDER BY position DESC LIMIT ?`,
-      )
-      .all(
-        m,
-        m,
-        m,
-        m,
-        m,
-        CUT_ERROR,
-        m,
-        m,
-        m,
-        m,
-        m,
-        sessionId,
-        options.beforePosition,
-        options.limit,
-      ) as Array<Record<string, unknown>>
+    const read = this.ctx.sql.get(
+      `SELECT id, session_id, turn_id, iteration_id, position, status, created_at, finished_at,
+         duration_ms, timed_out, survived, '' AS stderr,
+         substr(code, 1, ?) AS code, substr(stdout, 1, ?) AS stdout,
+         CASE WHEN length(result) > ? THEN NULL ELSE result END AS result,
+         CASE WHEN length(value) > ? THEN NULL ELSE value END AS value,
+         CASE WHEN length(error) > ? THEN ? ELSE error END AS error,
+         (length(code) > ? OR length(stdout) > ? OR length(result) > ? OR length(value) > ?
+           OR length(error) > ?) AS cut
+       FROM blocks WHERE session_id = ? AND position < ? ORDER BY position DESC LIMIT ?`,
+    )
+    const picked: Array<Record<string, unknown>> = []
+    let bytes = 0
+    let cursor = options.beforePosition
+    let full = false
+    while (!full && picked.length < options.limit) {
+      const want = Math.min(SUMMARY_CHUNK, options.limit - picked.length)
+      const rows = read.all(m, m, m, m, m, CUT_ERROR, m, m, m, m, m, sessionId, cursor, want) as Array<
+        Record<string, unknown>
+      >
+      for (const row of rows) {
+        const weight = summaryBytes(row, options.display === true)
+        if (picked.length > 0 && bytes + weight > options.maxBytes) {
+          full = true
+          break
+        }
+        bytes += weight
+        picked.push(row)
+      }
+      if (rows.length < want) break
+      cursor = Number(rows.at(-1)!.position)
+    }
     const cut = new Set<string>()
-    const blocks = rows.reverse().map(({ cut: wasCut, ...row }) => {
+    const blocks = picked.reverse().map(({ cut: wasCut, ...row }) => {
       if (wasCut === 1 || wasCut === true) cut.add(row.id as string)
       return parseBlockRow(row)
     })
@@ -352,7 +384,7 @@ export class BlocksRepo {
     const before = this.ctx.sql
       .get('SELECT count(*) AS n FROM blocks WHERE session_id = ? AND position < ?')
       .get(sessionId, first) as { n: number | string }
-    return { blocks, cut, before: Number(before.n) }
+    return { blocks, cut, before: Number(before.n), bytes }
   }
 
   // How many blocks a session has, without reading one (what a listing of it shows).

@@ -19,6 +19,7 @@ export { DefsRepo, type DefsSnapshot } from './defs.js'
 export { type EventInput, EventsRepo, type Replay, type SessionEvent, SessionEventSchema } from './events.js'
 export { IdempotencyRepo } from './idempotency.js'
 export { type JsonValue, JsonValueSchema } from './json.js'
+export { jsonBytes, SESSION_PAGE_BYTES } from './json-bytes.js'
 export { ExtensionKvRepo, KV_MAX_VALUE_BYTES, type KvEntry } from './kv.js'
 export {
   type AcquireResult,

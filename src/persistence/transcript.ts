@@ -111,14 +111,16 @@ export function exportTranscript(store: Store, sessionId: string): Transcript {
 // One page of a session's transcript, read the way the session view is (listSummaries): the
 // last `limit` blocks before `beforePosition`, each field cut in the database to `maxChars`
 // characters (a longer result or value left out, a longer error replaced by a note), so neither
-// the read nor the text grows with what the sandbox printed (MCP's transcript resource).
+// the read nor the text grows with what the sandbox printed (MCP's transcript resource); and
+// only as many as fit `maxBytes` of JSON (json-bytes.ts, the session view's bound: a control
+// character is six bytes of the JSON-RPC answer; sixteenth outsider pass: 37 MiB a read).
 // `cut`: the positions of the blocks something was cut from; `before`: how many blocks precede.
 export type TranscriptPage = { transcript: Transcript; cut: number[]; before: number; total: number }
 
 export function exportTranscriptPage(
   store: Store,
   sessionId: string,
-  options: { beforePosition: number; limit: number; maxChars: number },
+  options: { beforePosition: number; limit: number; maxChars: number; maxBytes: number },
 ): TranscriptPage {
   return store.db.transaction(() => {
     const page = store.blocks.listSummaries(sessionId, options)

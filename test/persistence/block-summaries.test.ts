@@ -2,6 +2,7 @@
 // the database, on both backends.
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
+import { jsonBytes, SESSION_PAGE_BYTES } from '../../src/persistence/json-bytes.js'
 import { BACKENDS, openTempStore } from './helpers.js'
 
 for (const backend of BACKENDS) {
@@ -20,7 +21,12 @@ for (const backend of BACKENDS) {
         })
         ids.push(block.id)
       }
-      const last = store.blocks.listSummaries(s.id, { beforePosition: 1e9, limit: 3, maxChars: 20 })
+      const last = store.blocks.listSummaries(s.id, {
+        beforePosition: 1e9,
+        limit: 3,
+        maxChars: 20,
+        maxBytes: SESSION_PAGE_BYTES,
+      })
       assert.deepEqual(
         last.blocks.map((b) => b.id),
         ids.slice(1),
@@ -37,6 +43,7 @@ for (const backend of BACKENDS) {
         beforePosition: last.blocks[0]!.position,
         limit: 3,
         maxChars: 20,
+        maxBytes: SESSION_PAGE_BYTES,
       })
       assert.deepEqual(
         first.blocks.map((b) => b.id),
@@ -44,6 +51,54 @@ for (const backend of BACKENDS) {
       )
       assert.equal(first.before, 0)
       assert.equal(first.cut.size, 0)
+    })
+
+    // Sixteenth outsider pass: the bound is in bytes as sent, where a control character is six.
+    test('a page stops where its JSON reaches the byte bound, and the pages cover every block once', () => {
+      const store = openTempStore({}, backend)
+      const s = store.sessions.create({ title: 'bytes' })
+      const ids: string[] = []
+      for (let i = 0; i < 30; i++) {
+        const { block } = store.blocks.start({ sessionId: s.id, code: `x = ${i}` })
+        store.blocks.finish(block.id, { stdout: '\x01'.repeat(1000), durationMs: 1 })
+        ids.push(block.id)
+      }
+      // 1000 characters, each six bytes of JSON: a page of 64 KiB holds about ten such blocks,
+      // though a thousand were asked for and no field is past 2000 characters.
+      assert.equal(jsonBytes('\x01'.repeat(1000)), 6002)
+      const maxBytes = 64 * 1024
+      const seen: string[] = []
+      let before = 1e9
+      for (let pages = 0; seen.length < ids.length; pages++) {
+        assert.ok(pages < 30, 'paging ends')
+        const page = store.blocks.listSummaries(s.id, {
+          beforePosition: before,
+          limit: 1000,
+          maxChars: 2000,
+          maxBytes,
+        })
+        assert.ok(page.blocks.length > 1 && page.blocks.length < 15, `${page.blocks.length} blocks in a page`)
+        assert.ok(page.bytes <= maxBytes, `${page.bytes} bytes`)
+        const stdout = page.blocks.reduce((n, b) => n + jsonBytes(b.stdout), 0)
+        assert.ok(stdout <= maxBytes, `${stdout} bytes of output`)
+        assert.equal(page.cut.size, 0)
+        assert.equal(page.before, ids.length - seen.length - page.blocks.length)
+        seen.unshift(...page.blocks.map((b) => b.id))
+        before = page.blocks[0]!.position
+      }
+      assert.deepEqual(seen, ids)
+      // The newest block is listed even alone past the bound: paging always moves on.
+      const one = store.blocks.listSummaries(s.id, {
+        beforePosition: 1e9,
+        limit: 5,
+        maxChars: 2000,
+        maxBytes: 10,
+      })
+      assert.deepEqual(
+        one.blocks.map((b) => b.id),
+        ids.slice(-1),
+      )
+      assert.equal(one.before, ids.length - 1)
     })
   })
 }

@@ -6,7 +6,12 @@ import {
   SESSION_VIEW_BLOCK_CHARS,
   SESSION_VIEW_DEFAULT_BLOCKS,
 } from '../../engine/schemas.js'
-import { exportTranscriptPage, renderMarkdown, type TranscriptPage } from '../../persistence/index.js'
+import {
+  exportTranscriptPage,
+  renderMarkdown,
+  SESSION_PAGE_BYTES,
+  type TranscriptPage,
+} from '../../persistence/index.js'
 import { VisError } from '../../util/errors.js'
 import type { ClientSessions } from './sessions.js'
 
@@ -133,6 +138,7 @@ export function readResource(engine: Engine, sessions: ClientSessions, uri: stri
       beforePosition: before,
       limit: SESSION_VIEW_DEFAULT_BLOCKS,
       maxChars: SESSION_VIEW_BLOCK_CHARS,
+      maxBytes: SESSION_PAGE_BYTES,
     })
     const text = pageNote(sessionId, page) + renderMarkdown(page.transcript)
     return { contents: [{ uri, mimeType: 'text/markdown', text }] }
@@ -156,7 +162,7 @@ function pageNote(sessionId: string, page: TranscriptPage): string {
   lines.push(
     first === undefined
       ? `> No blocks here (${page.total} in the session).`
-      : `> Blocks ${first} to ${last} of the session's ${page.total}, each field cut to ${SESSION_VIEW_BLOCK_CHARS} characters.`,
+      : `> Blocks ${first} to ${last} of the session's ${page.total}, each field cut to ${SESSION_VIEW_BLOCK_CHARS} characters, the page to ${SESSION_PAGE_BYTES / 2 ** 20} MiB.`,
   )
   if (page.before > 0 && first !== undefined) {
     lines.push(`> The ${page.before} earlier blocks: ${transcriptUri(sessionId)}?before=${first}`)

@@ -1,0 +1,36 @@
+// What a page of a session weighs as it is sent: JSON, in UTF-8. A bound in characters is not one
+// in bytes there: a control character the sandbox printed is six bytes (`\u0001`), a character
+// past U+07FF three (sixteenth outsider pass: 720 blocks within the 65 536-character field bound
+// made `?limit=1000` of the session view past V8's longest string, and one MCP transcript read of
+// 50 such blocks was 37 MiB of JSON-RPC).
+
+// The most a page of a session's blocks (the session view, GET /v1/sessions/{id}; a transcript
+// resource, MCP) holds of its blocks' fields, measured by jsonBytes: blocks are listed, newest
+// first, until the next would pass it, and the answer says how many earlier blocks there are, so
+// a client pages on. Ordinary blocks (a few KB) fill `?limit=1000` well within it; one block at
+// the field bound (five fields of 65 536 control characters, and its display) is ~2.3 MiB and
+// always fits.
+export const SESSION_PAGE_BYTES = 4 * 2 ** 20
+
+// The bytes of JSON.stringify(text) in UTF-8, counted without building it (the JSON of a field
+// of control characters is six times the field).
+export function jsonBytes(text: string): number {
+  let n = 2 // the quotes
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 0x22 || c === 0x5c) n += 2
+    else if (c < 0x20) n += c === 0x08 || c === 0x09 || c === 0x0a || c === 0x0c || c === 0x0d ? 2 : 6
+    else if (c < 0x80) n += 1
+    else if (c < 0x800) n += 2
+    else if (c >= 0xd800 && c <= 0xdbff) {
+      const d = text.charCodeAt(i + 1)
+      // A pair is one 4-byte character; a lone surrogate JSON.stringify escapes (`\ud800`).
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        n += 4
+        i++
+      } else n += 6
+    } else if (c >= 0xdc00 && c <= 0xdfff) n += 6
+    else n += 3
+  }
+  return n
+}
