@@ -44,7 +44,7 @@ export function placesIn(
   for (const env of envs)
     for (const joined of continuations(value))
       for (const text of expansions(joined, env, unbounded))
-      for (const word of wordsIn(text))
+        for (const word of wordsIn(text))
           for (const spelled of tildeReadings(word, env.HOME, unresolved))
             for (const p of kernelReadings(cwd, spelled)) paths.add(p)
   const commands = continuations(value).some((v) => COMMAND.test(v)) ? [value] : []
