@@ -1,6 +1,7 @@
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js'
 import type { Json, Resource, ResourceRegistry, Tool } from '../tools/types.js'
 import { VisError } from '../util/errors.js'
+import { issuesText } from '../util/zod-issues.js'
 import { type McpServers, type McpServersInput, McpServersSchema, pythonServerName } from './config.js'
 import { ServerConnection } from './connection.js'
 import { namedArguments, toolShape } from './signature.js'
@@ -177,7 +178,12 @@ export async function bindMcpServers(
   servers: McpServersInput | McpServers,
   home?: string,
 ): Promise<SessionMcpClients | undefined> {
-  const parsed = McpServersSchema.parse(servers)
+  // Servers given in code (not through mcp.json, which loadMcpConfig reads) fail the same way: a
+  // config error naming what is wrong (an env key that is no variable name...), before any starts.
+  const result = McpServersSchema.safeParse(servers)
+  if (!result.success)
+    throw new VisError('mcp.config', `MCP servers: ${issuesText(result.error, '(top level)')}`, {})
+  const parsed = result.data
   if (Object.keys(parsed).length === 0) return undefined
   const clients = new SessionMcpClients(session, parsed, home)
   session.resources.add(clients)

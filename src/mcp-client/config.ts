@@ -13,12 +13,25 @@ const Timeouts = {
 // keep working. SSE, the old transport, is not spoken.
 const NOT_SSE = { message: "the SSE transport is not supported; use the server's Streamable HTTP URL" }
 
+// An env key is a portable variable name. The server's environment entry is `${key}=${value}` and a
+// name ends at its first `=`, so the key `PERL5LIB=W/lib:` with the value `x` gave the server
+// PERL5LIB=W/lib:=x, judged as the value `x` (sixteenth outsider pass); and bash's exported functions
+// (`BASH_FUNC_name%%`) are code, not a setting. Refused when mcp.json is read, naming the key.
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
+const EnvNameSchema = z
+  .string()
+  .regex(
+    ENV_NAME,
+    'an env name is letters, digits and "_", not starting with a digit (an environment entry\'s name ends at ' +
+      'its first "=", and a name such as BASH_FUNC_x%% is a shell function, not a setting)',
+  )
+
 export const StdioServerSchema = z
   .object({
     type: z.literal('stdio').optional(),
     command: z.string().min(1),
     args: z.array(z.string()).default([]),
-    env: z.record(z.string()).default({}),
+    env: z.record(EnvNameSchema, z.string()).default({}),
     cwd: z.string().optional(),
     ...Timeouts,
   })

@@ -23,7 +23,9 @@ export type NamedPlaces = { paths: string[]; unresolved: string[]; commands: str
 const URL_IN_VALUE = /\b([a-z][a-z0-9+.-]*):\/\/([^\s"',;]*)/gi
 // `${...}` (innermost first: no `$`, `{` or `}` inside) or a bare `$NAME`, `$1`, `$@`, `$$`...
 const VARIABLE = /\$(?:\{([^${}]*)\}|([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]))/g
-const COMMAND = /\$\(|`/
+// A command substitution a shell runs: `$(` with a `)` after it, or two backticks. An unclosed one is
+// a syntax error to a shell, which then runs nothing (a password `pa$(ss`word` is no command).
+const COMMAND = /\$\([\s\S]*\)|`[\s\S]*`/
 
 // `vars` is the environment the server gets (the host's inherited variables, the private HOME's,
 // mcp.json's own); `hostHome` the user's own home, for `~` and $HOME too: a person who writes
@@ -40,12 +42,21 @@ export function placesIn(
   const unresolved = new Set<string>()
   const unbounded = new Set<string>()
   for (const env of envs)
-    for (const text of expansions(value, env, unbounded))
-      for (const word of wordsIn(text))
-        for (const spelled of tildeReadings(word, env.HOME, unresolved))
-          for (const p of kernelReadings(cwd, spelled)) paths.add(p)
-  const commands = COMMAND.test(value) ? [value] : []
+    for (const joined of continuations(value))
+      for (const text of expansions(joined, env, unbounded))
+        for (const word of wordsIn(text))
+          for (const spelled of tildeReadings(word, env.HOME, unresolved))
+            for (const p of kernelReadings(cwd, spelled)) paths.add(p)
+  const commands = continuations(value).some((v) => COMMAND.test(v)) ? [value] : []
   return { paths: [...paths], unresolved: [...unresolved], commands, unbounded: [...unbounded] }
+}
+
+// `value` as written and, when it holds a backslash before a newline, joined as a shell joins it: sh
+// removes `\<newline>` before reading anything else, inside double quotes too (POSIX 2.2.1), so less's
+// `|W/wo\<newline>rk/lesspipe.sh %s` runs W/work/lesspipe.sh (sixteenth outsider pass). Inside single
+// quotes the pair stays; the value as written is that reading.
+function continuations(value: string): string[] {
+  return value.includes('\\\n') ? [value, value.replaceAll('\\\n', '')] : [value]
 }
 
 // `spelled` resolved from `cwd` as path.resolve does (every `..` removed by text) and, when it holds
@@ -53,8 +64,9 @@ export function placesIn(
 // @INC, bash's BASH_ENV, ld.so) resolve it: the folder before each `..` followed link by link first,
 // so `W/tools/../../x` names W/x when W/tools is a link to W/a/b (fourteenth outsider pass). Each
 // folder a `..` climbs out of is a reading too: it lies on the way, and a sandbox that writes it can
-// make it a link at any time after the check, sending the `..` wherever it likes.
-function kernelReadings(cwd: string, spelled: string): string[] {
+// make it a link at any time after the check, sending the `..` wherever it likes. launch.ts reads a
+// PATH entry the same way (sixteenth outsider pass).
+export function kernelReadings(cwd: string, spelled: string): string[] {
   const lexical = resolve(cwd, spelled)
   const segments = spelled.split('/')
   if (!segments.includes('..')) return [lexical]

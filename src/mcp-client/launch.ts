@@ -5,7 +5,7 @@ import { VisError } from '../util/errors.js'
 import { absoluteEntries, notedSessionRoots, programsOn } from '../util/host-programs.js'
 import { liveJailsDirs } from '../util/vis-processes.js'
 import { type WritablePlaces, writablePlaces } from '../util/writable-roots.js'
-import { placesIn } from './env-spellings.js'
+import { kernelReadings, placesIn } from './env-spellings.js'
 import { checkServerEnv } from './server-env.js'
 import { hostHomeInRoot, hostPrivateFolder, inRoot, serverHomeEnv } from './server-home.js'
 
@@ -17,8 +17,8 @@ import { hostHomeInRoot, hostPrivateFolder, inRoot, serverHomeEnv } from './serv
 //   entries (an activated venv puts <root>/.venv/bin first, npm <root>/node_modules/.bin), and the
 //   child's own PATH is cleaned the same way, as npx itself finds `node` through it;
 // - its HOME, where npx and uvx read their user configuration, is never in a root (server-home.ts);
-// - no mcp.json env variable named like a code or configuration location names a path in a root
-//   (server-env.ts: PYTHONPATH, NODE_OPTIONS, npm's PREFIX...);
+// - no mcp.json env variable, whatever its name, names a path in a root by any reading of its value
+//   (server-env.ts: PYTHONPATH, NODE_OPTIONS, npm's PREFIX, BASH_FUNC_x%%, PGSSLKEY, VIM...);
 // - no argument names a path in a root (checkArgs): an interpreter runs the file its args name.
 // The check runs at every start: roots are opened (by this process or another) after start-up, and
 // each path is judged by identity too (writablePlaces): a live jail's root renamed since it began
@@ -62,13 +62,25 @@ function serverCwd(home: string, places: WritablePlaces): string {
   return defaultServerDir(hostPrivateFolder('vis-mcp-cwd-'))
 }
 
+// The root a PATH entry reaches, if any, read as the kernel resolves it (env-spellings.ts
+// kernelReadings): `<base>/./work/tools/../../bin` is <base>/bin by text, but W/tools is the sandbox's to
+// make a link (to W/a/b) and the kernel follows it before each `..`, landing in W/bin (sixteenth
+// outsider pass). Each folder a `..` climbs out of is a reading, so such an entry through a root is
+// passed over whether or not the link exists yet.
+function entryRoot(entry: string, places: WritablePlaces): [string, string] | undefined {
+  for (const place of kernelReadings('/', entry)) {
+    const root = places.holding(place)
+    if (root !== undefined) return [place, root]
+  }
+  return undefined
+}
+
 // A PATH with only the entries the host may search: absolute, and outside every writable root.
 function cleanPath(value: string | undefined, places: WritablePlaces): { dirs: string[]; passed: string[] } {
   const dirs: string[] = []
   const passed: string[] = []
   for (const d of absoluteEntries((value ?? '').split(':'))) {
-    const root = places.holding(d)
-    if (root === undefined) dirs.push(d)
+    if (entryRoot(d, places) === undefined) dirs.push(d)
     else passed.push(d)
   }
   return { dirs, passed }
@@ -189,8 +201,17 @@ function judgeRunning(
     ['cwd', launch.cwd],
     ['command', launch.command],
     ['HOME', vars.HOME],
-    ...(launch.env.PATH ?? '').split(':').map((d): [string, string] => ['PATH entry', d]),
   ]
+  // A PATH entry is read as the kernel resolves it, as cleanPath reads it at the start.
+  for (const d of (launch.env.PATH ?? '').split(':')) {
+    const reached = d === '' ? undefined : entryRoot(d, places)
+    if (reached !== undefined)
+      throw denied(
+        `MCP server ${server}: its PATH entry ${reached[0] === d ? '' : `${d}, as the kernel reads it, `}` +
+          `${inRoot(reached[0], reached[1])}, which a sandbox ` +
+          'writes; keep the server and what it runs outside every root, or close the session on that root first',
+      )
+  }
   for (const [what, place] of own) {
     if (place === undefined || place === '') continue
     const root = places.holding(place)

@@ -8,50 +8,23 @@ import { inRoot } from './server-home.js'
 import { globMatcher } from './shell-parameter.js'
 
 // mcp.json `env` variables that would make a stdio server (run on the host, unconfined) load code or
-// configuration from a folder a sandbox writes. No list of names can be complete: npm alone reads its
-// global prefix from npm_config_prefix, PREFIX and DESTDIR, and every runtime has its own load path
-// (PYTHONPATH, NODE_PATH, NODE_OPTIONS=--require, LD_PRELOAD, PERL5LIB, RUBYLIB, CLASSPATH, GOPATH,
-// UV_*, PIP_*, BASH_ENV...). So the rule is by shape: a variable whose name looks like a code or
-// configuration location and whose value names a path inside a writable root is refused. A data
-// folder a server should serve (a filesystem server on the project) goes through `args`, which the
-// server reads as data. PATH is not judged here: its in-root entries are passed over (launch.ts).
+// configuration from a folder a sandbox writes. No list of names can be complete: the twelfth to
+// fifteenth outsider passes grew a rule of name words (PATH, LIB, ENV, HOST, URL...) and the sixteenth
+// still found code behind names with none of them: `BASH_FUNC_node%%` (bash imports its value as a
+// function), `PGSSLKEY=W/engine.so:key` (libpq has OpenSSL load the engine), `VIM=W/vim` (vim's
+// runtime), and GIO_LAUNCH_DESKTOP, RUSTDOC, DOTNET_*, LYNX_CFG, TEXMFCNF, FLASK_APP, FCEDIT, TERMINAL,
+// COLLECT_GCC... So the rule has no names: every variable's value is judged by every reading
+// (env-spellings.ts), whatever its name, and one naming a place a sandbox writes is refused. Nothing
+// in mcp.json may name a place in a root (checkArgs judges `args` the same way): a data folder reaches
+// a server through the MCP roots a client gives. A value that is plainly no location (a token, a
+// number, a URL of a remote host) names only places under the server's cwd, outside every root.
+// PATH is not judged here: its in-root entries are passed over (launch.ts cleanPath).
 
-// Words in a name that mark a place a program loads from or reads settings in, and the prefixes of
-// the tools that read every variable of theirs as such (matched case-insensitively).
-// Also the words of variables that name a program a tool runs or a file it sources (GIT_SSH,
-// SSH_ASKPASS, EDITOR, PAGER, LESSOPEN, CHROME_BIN, PHPRC, IRBRC, LUA_INIT, TS_NODE_PROJECT,
-// MAVEN_OPTS, GUNICORN_CMD_ARGS, SERVER_SCRIPT: the thirteenth outsider pass's list). A data folder
-// given by such a name is refused too: it goes in `args`.
-// And (fourteenth outsider pass) CONF (OPENSSL_CONF: an openssl.cnf loads provider modules, Node
-// reads it at start-up), the programs a tool runs by such a variable (GIT_EXTERNAL_DIFF, VISUAL,
-// BROWSER, LESSCLOSE, CC, CXX, MAKE, RUSTC, RUSTC_WRAPPER, TS_NODE_COMPILER), the flags a compiler
-// or linker takes (CFLAGS, LDFLAGS, RUSTFLAGS: -B, -fplugin=, -L name code), a file a library reads as
-// configuration or trust (HOSTALIASES, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE), a socket whose daemon
-// runs what it is told (DOCKER_HOST=unix://...) and a data folder a library unpickles (NLTK_DATA).
-// And (fifteenth outsider pass) every name whose value says where a server or peer is reached: a
-// socket, or a folder of sockets, in a root is a daemon the sandbox runs, which answers what the host
-// asks (and receives its secrets: libpq sends PGPASSWORD to the socket in PGHOST's folder) or is run
-// by the client itself (libdbus's `unixexec:path=` transport execs its program). So HOST (PGHOST,
-// CONTAINER_HOST, OLLAMA_HOST, BUILDKIT_HOST), ADDR/ADDRESS (DBUS_SESSION_BUS_ADDRESS, VAULT_ADDR,
-// PGHOSTADDR, AT_SPI_BUS_ADDRESS), UNIX (MYSQL_UNIX_PORT), SERVER (PULSE_SERVER, CUPS_SERVER), REMOTE
-// (NIX_REMOTE, PIPEWIRE_REMOTE), ENDPOINT (CONTAINER_RUNTIME_ENDPOINT, ETCDCTL_ENDPOINTS), URL and URI
-// (DATABASE_URL=postgresql:///db?host=/W/pg, MONGODB_URI=mongodb://%2FW%2Fm.sock), PROXY, DISPLAY
-// (WAYLAND_DISPLAY may be a socket's path), TMUX and NVIM (a server's socket), and the prefixes DBUS_
-// and PULSE_; the secrets of such tools (PGPASSWORD, MYSQL_PWD) stay unjudged: no word of theirs is
-// here. Also the words of other files and programs tools read from a name: INI (ODBCINI and
-// odbcinst.ini name driver .so files), PROFILE (R_PROFILE_USER), RUNTIME (VIMRUNTIME), TERMINFO,
-// CREDENTIAL (GOOGLE_APPLICATION_CREDENTIALS), AUTHORITY (XAUTHORITY), REGISTRY (GST_REGISTRY), VENDOR
-// (OCL_ICD_VENDORS), INPUT (TEXINPUTS), EXE (CONDA_EXE), CMD, RSH (RSYNC_RSH, CVS_RSH), PROG
-// (RSYNC_CONNECT_PROG), KRB5 (KRB5CCNAME), MAILCAP (its entries are commands), LOCALE
-// (LOCALE_ARCHIVE), TMP and TEMP (TMPDIR, TMUX_TMPDIR: where tmux, ssh-agent and build tools make
-// their sockets and the scripts they then run), AGENT (GPG_AGENT_INFO), and the prefixes ANSIBLE_ (its
-// inventory scripts run), GPG_ and GNUPG.
-const LOCATION_WORDS =
-  /PATH|PREFIX|HOME|LIB|DIR|FOLDER|ROOT|OPTIONS|OPTS?$|_OPTS|ARGS|CONF|FILE|PRELOAD|STARTUP|CACHE|ENV|INCLUDE|PLUGIN|COMMAND|SHELL|EXE|SSH|ASKPASS|EDITOR|PAGER|LESS|BIN$|_BIN|RC$|INIT|PROJECT|SCRIPT|MODULE|HOOK|LOADER|REQUIRE|IMPORT|DIFF|VISUAL|BROWSER|^(CC|CXX|CPP|LD|AR|AS|FC|MAKE)$|MAKE|FLAGS|RUSTC|WRAPPER|COMPILER|PYTHON|ALIASES|BUNDLE|CERT|DATA|SOCK|HOST|ADDR|UNIX|SERVER|REMOTE|ENDPOINT|URL|URI|PROXY|DISPLAY|TMUX|NVIM|INI|PROFILE|RUNTIME|TERMINFO|CREDENTIAL|AUTHORITY|REGISTRY|VENDOR|INPUT|CMD|RSH|PROG|KRB5|MAILCAP|LOCALE|TMP|TEMP|AGENT/i
-const TOOL_PREFIXES =
-  /^(npm_config_|YARN_|PNPM_|COREPACK_|PIP_|PIPX_|UV_|PYTHON|NODE_|LD_|GEM_|BUNDLE_|CARGO_|RUSTUP_|GO|DENO_|BUN_|PERL|RUBY|JAVA|JDK_|XDG_|OPENSSL_|SSL_|GIT_|DOCKER_|NLTK_|DBUS_|PULSE_|ANSIBLE_|GPG_|GNUPG)/i
-
-export const isLocationName = (name: string): boolean => LOCATION_WORDS.test(name) || TOOL_PREFIXES.test(name)
+// The names of secrets, whose values are random text: a generated password holds `$1`, `${`, a pair
+// of backticks or `~x` often enough that refusing the shell forms this check cannot bound would refuse
+// ordinary configurations, and no tool runs a password through a shell. Their values' places are
+// judged like any other's; only those refusals are spared.
+const SECRET_NAME = /(PASSWORD|PASSWD|PASSPHRASE|_PWD|TOKEN|SECRET|API_?KEY)$/i
 
 // Whether `place` (resolved against the cwd, no link followed) is the vis home's own: its lexical
 // path AND its real path lie in the home, and neither in a part of it whose bytes a sandbox chooses
@@ -81,26 +54,33 @@ function sandboxPartHolding(place: string, home: string): string | undefined {
 // `/tm?/W/x` is /tmp/W/x to it while its text lies in no root. A pattern whose leading components
 // match a place's components names something in that place (fifteenth outsider pass); a pattern
 // that only reaches an ancestor names no file inside it.
+// The components are compared from `/`, so a pattern behind a link (every host has /proc/self/root,
+// a link to `/`: `/proc/self/root/tm?/W/x`) is also compared with its pattern-free prefix resolved
+// first, as the shell's globbing follows it (sixteenth outsider pass).
 function globReaching(place: string, home: string, places: WritablePlaces): string | undefined {
   if (!/[*?[]/.test(place)) return undefined
-  const pattern = place.split('/').filter((c) => c !== '')
+  const components = place.split('/').filter((c) => c !== '')
+  const first = components.findIndex((c) => /[*?[]/.test(c))
+  const prefix = realish(`/${components.slice(0, first).join('/')}`)
+  const behind = [...prefix.split('/').filter((c) => c !== ''), ...components.slice(first)]
   const targets = [...places.roots, ...[resolve(home), realish(home)].flatMap(sandboxWrittenParts)]
-  for (const target of targets) {
-    const parts = resolve(target)
-      .split('/')
-      .filter((c) => c !== '')
-    if (pattern.length < parts.length) continue
-    const reaches = parts.every((part, i) => {
-      const match = globMatcher(pattern[i] ?? '')
-      return match === undefined || match(part)
-    })
-    if (reaches) return target
-  }
+  for (const pattern of [components, behind])
+    for (const target of targets) {
+      const parts = resolve(target)
+        .split('/')
+        .filter((c) => c !== '')
+      if (pattern.length < parts.length) continue
+      const reaches = parts.every((part, i) => {
+        const match = globMatcher(pattern[i] ?? '')
+        return match === undefined || match(part)
+      })
+      if (reaches) return target
+    }
   return undefined
 }
 
-// Throws `refuse(why)` for the first mcp.json env variable that names a code or configuration
-// location a sandbox writes, by any reading of its value (env-spellings.ts; `vars` is the env the
+// Throws `refuse(why)` for the first mcp.json env variable (PATH aside) that names a place a sandbox
+// writes, by any reading of its value (env-spellings.ts; `vars` is the env the
 // server gets, for its variables and ~): inside a writable root (judged by the path as written, its real path
 // and its parent's, so a link in a root is the root's wherever it leads), or in a vis home's outbox
 // or draft. Runs at every start: roots open after start-up.
@@ -114,23 +94,24 @@ export function checkServerEnv(
   vars: Record<string, string | undefined> = { ...process.env, ...env },
 ): void {
   for (const [name, value] of Object.entries(env)) {
-    if (name === 'PATH' || !isLocationName(name)) continue
+    if (name === 'PATH') continue
     const named = placesIn(value, cwd, vars)
-    if (named.commands.length > 0)
+    const secret = SECRET_NAME.test(name)
+    if (named.commands.length > 0 && !secret)
       throw refuse(
         `MCP server ${server}: its env.${name} holds a command substitution ($(...) or backticks), which a ` +
           `shell runs to make the value, so where it leads cannot be judged before it runs; write the folder ` +
           `in ${name} as a path (a literal one, or $NAME of a variable the server gets)`,
       )
     const form = named.unbounded[0]
-    if (form !== undefined)
+    if (form !== undefined && !secret)
       throw refuse(
         `MCP server ${server}: its env.${name} holds the shell form ${form}, whose result this check ` +
           `cannot compute, so where it leads cannot be judged before a shell expands it; write the folder in ${name} as a path (a literal one, $NAME or \${NAME} of a variable ` +
           `the server gets, or a form computed from one: \${NAME%/}, \${NAME#pat}, \${NAME/a/b}, \${NAME:0:3})`,
       )
     const unknown = named.unresolved[0]
-    if (unknown !== undefined)
+    if (unknown !== undefined && !secret)
       throw refuse(
         `MCP server ${server}: its env.${name} names ${unknown}, another user's home, which this check cannot ` +
           `locate to tell whether a sandbox writes it; write that folder in ${name} as an absolute path`,
@@ -152,10 +133,11 @@ export function checkServerEnv(
           ? inRoot(place, root)
           : `${place} lies in ${part} (the vis home's outboxes, drafts, blobs or logs)`
       throw refuse(
-        `MCP server ${server}: its env.${name} ${where}, which a sandbox writes, and a ` +
-          `variable named like ${name} makes the server or its tools (npx, uvx, pip, python, node) load code ` +
-          `or configuration, run a program or talk to a socket from there; point ${name} in mcp.json at a folder outside every root, or leave ` +
-          'it out (a data folder for the server to serve goes in "args")',
+        `MCP server ${server}: its env.${name} ${where}, which a sandbox writes, and a server or the ` +
+          'tools it runs may load code or configuration, run a program or talk to a socket from a place ' +
+          'any variable names, whatever its name; ' +
+          `point ${name} in mcp.json at a folder outside every root, or leave it out (a folder for the ` +
+          'server to serve reaches it through the MCP roots its client gives, not mcp.json)',
       )
     }
   }

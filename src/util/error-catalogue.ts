@@ -326,7 +326,7 @@ export const ERROR_CATALOGUE = {
   // running server's does, in a root opened since it started (it is stopped before the call).
   'mcp.launch-denied': fail(
     403,
-    "An MCP server would start from inside a session root, or an mcp.json env variable named like a code or configuration location names a path in one (or a running server's, in a root opened since it started: it is stopped); vis refuses.",
+    "An MCP server would start from inside a session root, or an mcp.json env variable (whatever its name) names a path in one (or a running server's, in a root opened since it started: it is stopped); vis refuses.",
   ),
   'mcp.invalid-cursor': fail(400, 'A resources/list cursor the server did not give; list again without one.'),
   // /mcp at its bound of live MCP sessions with none idle to close (src/mcp/server/transport-http.ts).

@@ -1,8 +1,8 @@
-// mcp.json `env` for a stdio server (src/mcp-client/server-env.ts): a variable named like a code or
-// configuration location (PYTHONPATH, NODE_OPTIONS, npm's PREFIX and DESTDIR, LD_PRELOAD, BASH_ENV...)
-// whose value names a path inside a session root is refused, mcp.launch-denied, naming the variable,
-// the root and the fix, and nothing is started. The same paths outside every root, a data folder
-// outside every root given in `args`, and a root named by a variable that is no location still start;
+// mcp.json `env` for a stdio server (src/mcp-client/server-env.ts): a variable (since the sixteenth
+// outsider pass any variable, whatever its name: PYTHONPATH, NODE_OPTIONS, npm's PREFIX, BASH_ENV, VIM,
+// PGSSLKEY...) whose value names a path inside a session root is refused, mcp.launch-denied, naming the
+// variable, the root and the fix, and nothing is started. The same paths outside every root, a data
+// folder outside every root given in `args`, tokens, numbers and URLs still start;
 // since the fifteenth outsider pass an argument naming a place in a root is refused like such a
 // variable (launch.ts checkArgs: `node W/server.js` runs what the root's sandbox wrote). The attacks
 // themselves are test/attacks/mcp-env-prefix-spelling-in-root.test.ts and
@@ -15,7 +15,7 @@ import { createEngine, type Engine } from '../../src/engine/index.js'
 import { StdioServerSchema } from '../../src/mcp-client/config.js'
 import { ServerConnection } from '../../src/mcp-client/connection.js'
 import { placesIn } from '../../src/mcp-client/env-spellings.js'
-import { checkServerEnv, isLocationName } from '../../src/mcp-client/server-env.js'
+import { checkServerEnv } from '../../src/mcp-client/server-env.js'
 import { VisError } from '../../src/util/errors.js'
 import { python, stdioFixture, tempDir } from './helpers.js'
 
@@ -57,7 +57,11 @@ const servers = {
       PYTHONPATH: `${outside}/src`,
       NODE_OPTIONS: '--max-old-space-size=256',
       PREFIX: outside,
-      NOTES: root,
+      NOTES: outside,
+      // Sixteenth outsider pass: every value is judged; these name no place in a root.
+      GITHUB_TOKEN: 'ghp_0123456789abcdefABCDEF0123456789abcd',
+      LOG_LEVEL: 'debug',
+      DATABASE_URL: 'postgres://u:p@localhost/db',
       // The newly judged names (fifteenth pass) with their everyday values.
       DBUS_SESSION_BUS_ADDRESS: 'unix:path=/run/user/1000/bus',
       PGHOST: '/var/run/postgresql',
@@ -90,126 +94,108 @@ async function connectError(name: string): Promise<{ code?: string; message: str
   }
 }
 
-test('names that load code or configuration match; others do not', () => {
-  for (const n of [
-    'PYTHONPATH',
-    'PYTHONHOME',
-    'PYTHONSTARTUP',
-    'NODE_PATH',
-    'NODE_OPTIONS',
-    'PREFIX',
-    'DESTDIR',
-    'npm_config_prefix',
-    'NPM_CONFIG_USERCONFIG',
-    'PIP_INDEX_URL',
-    'UV_TOOL_DIR',
-    'LD_LIBRARY_PATH',
-    'PERL5LIB',
-    'RUBYLIB',
-    'GEM_PATH',
-    'CLASSPATH',
-    'GOPATH',
-    'DENO_DIR',
-    'BUN_INSTALL',
-    'BASH_ENV',
-    'XDG_CONFIG_HOME',
-    'HOME',
-    'YARN_GLOBAL_FOLDER',
-    'YARN_ENABLE_GLOBAL_CACHE',
-    'PNPM_STORE',
-    'COREPACK_NPM_REGISTRY',
-    // Programs a tool runs and files it sources (the thirteenth outsider pass's list).
-    'GIT_SSH',
-    'GIT_SSH_COMMAND',
-    'SSH_ASKPASS',
-    'GIT_ASKPASS',
-    'EDITOR',
-    'VISUAL_EDITOR',
-    'PAGER',
-    'LESSOPEN',
-    'CHROME_BIN',
-    'PHPRC',
-    'IRBRC',
-    'LUA_INIT',
-    'TS_NODE_PROJECT',
-    'MAVEN_OPTS',
-    'GRADLE_OPTS',
-    'GUNICORN_CMD_ARGS',
-    'SERVER_SCRIPT',
-    'NODE_LOADER',
-    // A configuration that loads modules, programs a tool runs, compiler flags, trust and alias
-    // files, a daemon's socket, a data folder a library unpickles (the fourteenth outsider pass's list).
-    'OPENSSL_CONF',
-    'OPENSSL_MODULES',
-    'SSL_CERT_FILE',
-    'GIT_EXTERNAL_DIFF',
-    'VISUAL',
-    'BROWSER',
-    'LESSCLOSE',
-    'CC',
-    'CXX',
-    'CFLAGS',
-    'LDFLAGS',
-    'MAKE',
-    'RUSTC_WRAPPER',
-    'RUSTC',
-    'RUSTFLAGS',
-    'PIPX_DEFAULT_PYTHON',
-    'TS_NODE_COMPILER',
-    'HOSTALIASES',
-    'REQUESTS_CA_BUNDLE',
-    'CURL_CA_BUNDLE',
-    'DOCKER_HOST',
-    'NLTK_DATA',
-    'JDK_JAVA_OPTIONS',
-    // Fifteenth outsider pass: where a peer is reached (a socket, a folder of sockets, a bus the
-    // client execs), and more files and programs tools read from a name.
-    'DBUS_SESSION_BUS_ADDRESS',
-    'DBUS_SYSTEM_BUS_ADDRESS',
-    'DBUS_STARTER_ADDRESS',
-    'PGHOST',
-    'PGHOSTADDR',
-    'MYSQL_UNIX_PORT',
-    'CONTAINER_HOST',
-    'CONTAINER_RUNTIME_ENDPOINT',
-    'VAULT_ADDR',
-    'DATABASE_URL',
-    'MONGODB_URI',
-    'PULSE_SERVER',
-    'NIX_REMOTE',
-    'WAYLAND_DISPLAY',
-    'TMUX',
-    'NVIM_LISTEN_ADDRESS',
-    'TMPDIR',
-    'ODBCINI',
-    'R_PROFILE_USER',
-    'VIMRUNTIME',
-    'GOOGLE_APPLICATION_CREDENTIALS',
-    'XAUTHORITY',
-    'RSYNC_RSH',
-    'KRB5CCNAME',
-    'GPG_AGENT_INFO',
-    'ANSIBLE_INVENTORY',
-  ])
-    assert.ok(isLocationName(n), n)
-  for (const n of [
-    'NOTES',
-    'API_KEY',
-    'GITHUB_TOKEN',
-    'DEBUG',
-    'TZ',
-    'LANG',
-    'LOG_LEVEL',
-    'MODEL_NAME',
-    'PORT',
-    // The secrets of the tools whose sockets are judged stay unjudged (a `$(` in a password is no
-    // command substitution to refuse).
-    'PGPASSWORD',
-    'PGUSER',
-    'MYSQL_PWD',
-    'OPENAI_API_KEY',
-  ])
-    assert.ok(!isLocationName(n), n)
+// Sixteenth outsider pass: no name rule. Every variable's value is judged by every reading, whatever
+// its name (BASH_FUNC_node%% sourcing a file, PGSSLKEY naming an OpenSSL engine, VIM's runtime, and the
+// names no list had), and the shell forms this check cannot bound are refused in any value but a
+// secret's; values that are plainly no location still start.
+test('every env variable is judged whatever its name; tokens, numbers, URLs and places outside every root pass', async () => {
+  await engine.createSession({ roots: [root] })
+  const check = (name: string, value: string) => {
+    try {
+      checkServerEnv(
+        's',
+        { [name]: value },
+        serverDir,
+        home,
+        (why) => new VisError('mcp.launch-denied', why, {}),
+        undefined,
+        { HOME: dirname(root) },
+      )
+      return 'allowed'
+    } catch (err) {
+      assert.equal((err as VisError).code, 'mcp.launch-denied')
+      return (err as Error).message
+    }
+  }
+  for (const [name, value] of [
+    // (Its usual `"$@"` is refused on its own, as an unbounded form.)
+    ['BASH_FUNC_node%%', `() { . ${root}/tools/hook.sh; command node; }`],
+    ['PGSSLKEY', `${root}/tools/engine.so:key`],
+    ['VIM', `${root}/vim`],
+    ['GIO_LAUNCH_DESKTOP', `${root}/bin/launch`],
+    ['RUSTDOC', `${root}/bin/rustdoc`],
+    ['DOTNET_STARTUP_HOOKS', `${root}/hook.dll`],
+    ['LYNX_CFG', `${root}/lynx.cfg`],
+    ['TEXMFCNF', `${root}/texmf:`],
+    ['FLASK_APP', `${root}/app.py`],
+    ['FCEDIT', `${root}/bin/ed`],
+    ['TERMINAL', `${root}/bin/term`],
+    ['COLLECT_GCC', `${root}/bin/gcc`],
+    ['NOTES', root],
+    ['lowercase_any', `--flag=${root}/x`],
+  ] as const)
+    assert.match(
+      check(name, value),
+      new RegExp(
+        `its env\\.${name.replace(/[%]/g, '.')} ${root}/?[^ ]* lies in the session root ${root}.*whatever its name`,
+      ),
+      `${name}=${value}`,
+    )
+  // The unbounded forms are refused under any name (a closed command substitution, $1, ~user)...
+  assert.match(check('SOME_SETTING', `$(cat ${outside}/where)/x`), /holds a command substitution/)
+  assert.match(check('SOME_SETTING', '`pwd`/x'), /holds a command substitution/)
+  assert.match(check('SOME_SETTING', '$1/x'), /holds the shell form \$1/)
+  assert.match(check('SOME_SETTING', '~nobody-here/x'), /another user's home/)
+  // ...but not in a secret's random text, nor an unclosed `$(`, which no shell runs.
+  for (const [name, value] of [
+    ['GITHUB_TOKEN', 'ghp_0123456789abcdefABCDEF0123456789abcd'],
+    ['LOG_LEVEL', 'debug'],
+    ['PORT', '8080'],
+    ['TEMPERATURE', '0.7'],
+    ['DATABASE_URL', 'postgres://u:p@localhost/db'],
+    ['DBUS_SESSION_BUS_ADDRESS', 'unix:path=/run/user/0/bus'],
+    ['NOTES', outside],
+    ['NO_PROXY', 'localhost,127.0.0.*,*.internal'],
+    ['PGPASSWORD', 'pa$(ss`word'],
+    ['PGPASSWORD', 'x$1y`z`${'],
+    ['API_KEY', 'k$(echo)~bob'],
+    ['MYSQL_PWD', '$@$_'],
+    ['SOME_SETTING', 'a$(b'],
+  ] as const)
+    assert.equal(check(name, value), 'allowed', `${name}=${value}`)
+  // A secret's places are still judged.
+  assert.match(check('API_TOKEN', `${root}/token`), /its env\.API_TOKEN .* lies in the session root/)
+})
+
+// A shell joins `\<newline>` before it reads anything (sixteenth outsider pass); a pattern behind a link
+// to `/` (/proc/self/root) is compared with that link resolved.
+test("a shell's line continuation is joined, and a pattern behind /proc/self/root is read from /", async () => {
+  await engine.createSession({ roots: [root] })
+  const cont = `${root.slice(0, -2)}\\\n${root.slice(-2)}`
+  has(`|${cont}/tools/lesspipe.sh %s`, `${root}/tools/lesspipe.sh`)
+  has(`"${cont}/x"`, `${root}/x`)
+  const [, top, ...rest] = root.split('/')
+  const globbed = `/proc/self/root/${top?.slice(0, -1)}?/${rest.join('/')}/tools/lesspipe.sh`
+  assert.throws(
+    () =>
+      checkServerEnv(
+        's',
+        { LESSOPEN: `|${globbed} %s` },
+        serverDir,
+        home,
+        (why) => new VisError('mcp.launch-denied', why, {}),
+      ),
+    new RegExp(`its env\\.LESSOPEN .* holds a shell pattern .* may expand to a path in ${root}`),
+  )
+  // The same pattern naming a place outside every root passes.
+  const [, otop, ...orest] = outside.split('/')
+  checkServerEnv(
+    's',
+    { LESSOPEN: `|/proc/self/root/${otop?.slice(0, -1)}?/${orest.join('/')}/lesspipe.sh %s` },
+    serverDir,
+    home,
+    (why) => new VisError('mcp.launch-denied', why, {}),
+  )
 })
 
 // The readings of a value (src/mcp-client/env-spellings.ts), each place resolved from the cwd.
@@ -534,14 +520,16 @@ test('an argument naming a place in a root is refused, naming the argument and t
   assert.ok(err?.message.includes(`lies in the session root ${root}`), err?.message)
 })
 
-test('the same settings outside every root, a folder outside in args and a root in a non-location variable still start', async () => {
+test('the same settings outside every root, a folder outside in args, tokens and URLs still start', async () => {
   const id = (await engine.createSession({ roots: [root] })).id
   const b = (await engine.runBlock(id, { code: 'mcp_allowed_pid()', timeout_ms: 120_000 })).block
   assert.equal(b.error, null, JSON.stringify(b.error))
   const pid = Number(b.result)
   const env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')
   assert.ok(env.includes(`PYTHONPATH=${outside}/src`), env.join(' '))
-  assert.ok(env.includes(`NOTES=${root}`), env.join(' '))
+  assert.ok(env.includes(`NOTES=${outside}`), env.join(' '))
+  assert.ok(env.includes('GITHUB_TOKEN=ghp_0123456789abcdefABCDEF0123456789abcd'), env.join(' '))
+  assert.ok(env.includes('DATABASE_URL=postgres://u:p@localhost/db'), env.join(' '))
   assert.ok(env.includes('DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/1000/bus'), env.join(' '))
   assert.ok(env.includes('PGHOST=/var/run/postgresql'), env.join(' '))
   assert.ok(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(outside))

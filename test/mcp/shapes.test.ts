@@ -113,6 +113,23 @@ test('mcp.json as other hosts write it: "mcpServers", names with "-" or ".", a "
     /give the servers as "servers" or as "mcpServers", not both/,
   )
   assert.match(refused({ servers: { '1st': { command: 'x' } } }), /servers\.1st: a server name is a letter/)
+  // Sixteenth outsider pass: an env key is a portable variable name. `PERL5LIB=/w/lib:` would give the
+  // server PERL5LIB=/w/lib:=<value>; `BASH_FUNC_x%%` is a function bash imports.
+  for (const key of ['PERL5LIB=/w/lib:', 'BASH_FUNC_node%%', '1ST', 'A-B', ''])
+    assert.match(
+      refused({ servers: { s: { command: 'x', env: { [key]: 'v' } } } }),
+      /servers\.s\.env\..*: an env name is letters, digits and "_", not starting with a digit/,
+      key,
+    )
+  assert.deepEqual(
+    Object.keys(
+      (
+        McpConfigSchema.parse({ servers: { s: { command: 'x', env: { _A1: '1', lower_case: '2' } } } })
+          .servers.s as { env: Record<string, string> }
+      ).env,
+    ),
+    ['_A1', 'lower_case'],
+  )
 })
 
 test('parameters named like Object.prototype keys are bound and checked as their own', () => {
