@@ -168,13 +168,14 @@ export function stdioLaunch(
         'install the server outside every root and name it by an absolute path in mcp.json',
     )
   const homeEnv = serverHomeEnv(config.env, home, places)
-  const unfit = explicitHomeUnfit(config.env, cwd, places)
-  if (unfit !== undefined) throw denied(`MCP server ${server}: ${unfit}`)
   const env = { ...homeEnv, ...config.env, PATH: path.dirs.join(':') }
   // The variables the server will have (the transport adds the host's HOME, USER, SHELL... under
   // ours), against which mcp.json's values are expanded as its tools expand them.
   const vars = { ...getDefaultEnvironment(), ...env }
   checkServerEnv(server, config.env, cwd, home, denied, places, vars)
+  // After the env's own judgement, which names an env.HOME lying in a root as such.
+  const unfit = explicitHomeUnfit(config.env, cwd, places)
+  if (unfit !== undefined) throw denied(`MCP server ${server}: ${unfit}`)
   checkArgs(server, config.args ?? [], cwd, home, vars, places, denied)
   return { command, cwd, env }
 }
@@ -231,9 +232,9 @@ function judgeRunning(
           '(git, shells, npx, uvx and pip read their configuration there); its next start gets a private HOME',
       )
   }
+  checkServerEnv(server, config.env, launch.cwd, home, denied, places, vars)
   const unfit = explicitHomeUnfit(config.env, launch.cwd, places)
   if (unfit !== undefined) throw denied(`MCP server ${server}: ${unfit}`)
-  checkServerEnv(server, config.env, launch.cwd, home, denied, places, vars)
   checkArgs(server, config.args ?? [], launch.cwd, home, vars, places, denied)
 }
 

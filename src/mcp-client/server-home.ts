@@ -15,8 +15,10 @@ export { inRoot } from '../util/tool-home.js'
 // Rather than refuse such a host every stdio server, the server gets a private HOME in the vis home
 // (masked in every jail), the XDG folders beneath it, an empty npm user config, no user site and
 // the user's own ~/.vis (linkUserVisHome);
-// mcp.json's `env.HOME` outside every root gives a server a real one back. Tools' caches then start
-// empty (npx downloads again), which the stderr note says once.
+// mcp.json's `env.HOME` gives a server a real one back when it passes the same judgement
+// (explicitHomeUnfit: sixteenth outsider pass). Tools' caches then start empty (npx downloads again),
+// which the stderr note says once. OpenSSH reads ~/.ssh from the password database's home, which no
+// HOME changes: that one is judged on its own (explicitHomeUnfit) and a start refused while it is unfit.
 
 const said = new Set<string>()
 
@@ -70,7 +72,7 @@ function privateHomeDir(visHome: string, places: WritablePlaces): string {
 }
 
 // Why a server that would inherit the host's HOME (mcp.json gives it none) must get the private one
-// instead, if it must: the whole judgement of util/tool-home.ts's homeInRoot (HOME, the places npx, uvx
+// instead, if it must (an mcp.json HOME is judged the same way by explicitHomeUnfit, and refused): the whole judgement of util/tool-home.ts's homeInRoot (HOME, the places npx, uvx
 // and pip read, and every dotfile and ~/.config entry, links followed). Asked at every start and again
 // before each call of a running server (launch.ts judgeRunning): a root opened later at ~/.config or on
 // a dotfiles folder changes the answer for a server already running.

@@ -86,7 +86,12 @@ export function folderInRoot(dir: string, places: WritablePlaces, walk = true): 
 
 // Why a link below `dir` (its entries, and folders down to `depth` more levels, passing over folders
 // named in `skip`) lies in or leads into a root, if one does; past WALK_ENTRIES entries, unfit.
-function linkBelow(dir: string, places: WritablePlaces, depth: number, skip: Set<string>): string | undefined {
+function linkBelow(
+  dir: string,
+  places: WritablePlaces,
+  depth: number,
+  skip: Set<string>,
+): string | undefined {
   const queue: [dir: string, depth: number][] = [[dir, 0]]
   let read = 0
   for (let at = 0; at < queue.length; at++) {
