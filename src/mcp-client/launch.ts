@@ -5,9 +5,10 @@ import { VisError } from '../util/errors.js'
 import { absoluteEntries, notedSessionRoots, programsOn } from '../util/host-programs.js'
 import { liveJailsDirs } from '../util/vis-processes.js'
 import { type WritablePlaces, writablePlaces } from '../util/writable-roots.js'
-import { kernelReadings, placesIn } from './env-spellings.js'
+import { kernelReadings } from './env-spellings.js'
+import { folderBases, judgeWord, MAX_BASES, refusal } from './judge-word.js'
 import { checkServerEnv } from './server-env.js'
-import { hostHomeInRoot, hostPrivateFolder, inRoot, serverHomeEnv } from './server-home.js'
+import { explicitHomeUnfit, hostHomeInRoot, hostPrivateFolder, inRoot, serverHomeEnv } from './server-home.js'
 
 // Where and what the host starts for a stdio MCP server. The server runs on the host, as the user,
 // outside every jail, so nothing a sandbox wrote may choose the code it runs:
@@ -95,26 +96,45 @@ function cleanPath(value: string | undefined, places: WritablePlaces): { dirs: s
 // from a folder in a root runs what that root's sandbox wrote. No rule can tell a data argument from
 // code (`node W` runs W/index.js, `python3 W` its __main__.py), so every argument is judged: a folder
 // for a server to serve lies outside every root, or is reached through the session's own tools.
-// `vars` is the environment the server gets, for the `~` and `$NAME` readings.
+// Since the sixteenth outsider pass each argument goes through the same judgement as an env value
+// (judge-word.ts: shell patterns, `~user`, `$(...)` and forms this check cannot compute are refused
+// here too, and clustered switches `-wI<W>/lib` are read), and a relative argument is read against
+// every folder the args name as well as the cwd (folderBases: `bash -c "cd <W's parent> && . W/x"`).
+// `vars` is the environment the server gets, for the `~` and `$NAME` readings; `home` the vis home.
 function checkArgs(
   server: string,
   args: readonly string[],
   cwd: string,
+  home: string,
   vars: Record<string, string | undefined>,
   places: WritablePlaces,
   refuse: (why: string) => Error,
 ): void {
-  for (const [i, arg] of args.entries())
-    for (const place of placesIn(arg, cwd, vars).paths) {
-      const root = places.holding(place)
-      if (root !== undefined)
-        throw refuse(
-          `MCP server ${server}: its args[${i}] ${JSON.stringify(arg)} names ${inRoot(place, root)}, which a ` +
-            'sandbox writes, and a program the host runs loads the code or configuration its arguments name ' +
-            '(a script, --require, -I, @argfile); install the server and what its arguments name outside ' +
-            'every root, or close the session on that root first',
-        )
-    }
+  if (args.length === 0) return
+  const bases = folderBases(args, cwd, vars)
+  if (bases === undefined)
+    throw refuse(
+      `MCP server ${server}: its args name more than ${MAX_BASES} folders, against each of which a relative ` +
+        'argument may be read (a program the args start may change to any of them first), too many to judge; ' +
+        'start the server from a script outside every root',
+    )
+  for (const [i, arg] of args.entries()) {
+    const verdict = judgeWord(arg, bases, home, places, vars)
+    if (verdict !== undefined)
+      throw refuse(
+        refusal(
+          server,
+          `args[${i}] ${JSON.stringify(arg)}`,
+          'names ',
+          'that argument',
+          verdict,
+          'a program the host runs loads the code or configuration its arguments name ' +
+            '(a script, --require, -I, @argfile, a file a `bash -c` sources, a relative path after `cd`)',
+          'install the server and what its arguments name outside every root, or close the session on that ' +
+            'root first',
+        ),
+      )
+  }
 }
 
 export function stdioLaunch(
@@ -166,7 +186,10 @@ export function stdioLaunch(
   // ours), against which mcp.json's values are expanded as its tools expand them.
   const vars = { ...getDefaultEnvironment(), ...env }
   checkServerEnv(server, config.env, cwd, home, denied, places, vars)
-  checkArgs(server, config.args ?? [], cwd, vars, places, denied)
+  // After the env's own judgement, which names an env.HOME lying in a root as such.
+  const unfit = explicitHomeUnfit(config.env, cwd, places)
+  if (unfit !== undefined) throw denied(`MCP server ${server}: ${unfit}`)
+  checkArgs(server, config.args ?? [], cwd, home, vars, places, denied)
   return { command, cwd, env }
 }
 
@@ -232,7 +255,9 @@ function judgeRunning(
       )
   }
   checkServerEnv(server, config.env, launch.cwd, home, denied, places, vars)
-  checkArgs(server, config.args ?? [], launch.cwd, vars, places, denied)
+  const unfit = explicitHomeUnfit(config.env, launch.cwd, places)
+  if (unfit !== undefined) throw denied(`MCP server ${server}: ${unfit}`)
+  checkArgs(server, config.args ?? [], launch.cwd, home, vars, places, denied)
 }
 
 // Modification times closer to now than this may still change within the same clock tick (the

@@ -1,8 +1,9 @@
 import { chmodSync, lstatSync, mkdirSync, readlinkSync, renameSync, symlinkSync } from 'node:fs'
+import { userInfo } from 'node:os'
 import { join, resolve } from 'node:path'
 import { userDefaultHome } from '../util/home-registry.js'
 import { makeHostStateDir } from '../util/host-state-dirs.js'
-import { homeInRoot, privateHomeEnv } from '../util/tool-home.js'
+import { folderInRoot, homeInRoot, privateHomeEnv, sshHomeInRoot } from '../util/tool-home.js'
 import { type WritablePlaces, writablePlaces } from '../util/writable-roots.js'
 
 export { inRoot } from '../util/tool-home.js'
@@ -14,8 +15,10 @@ export { inRoot } from '../util/tool-home.js'
 // Rather than refuse such a host every stdio server, the server gets a private HOME in the vis home
 // (masked in every jail), the XDG folders beneath it, an empty npm user config, no user site and
 // the user's own ~/.vis (linkUserVisHome);
-// mcp.json's `env.HOME` outside every root gives a server a real one back. Tools' caches then start
-// empty (npx downloads again), which the stderr note says once.
+// mcp.json's `env.HOME` gives a server a real one back when it passes the same judgement
+// (explicitHomeUnfit: sixteenth outsider pass). Tools' caches then start empty (npx downloads again),
+// which the stderr note says once. OpenSSH reads ~/.ssh from the password database's home, which no
+// HOME changes: that one is judged on its own (explicitHomeUnfit) and a start refused while it is unfit.
 
 const said = new Set<string>()
 
@@ -69,7 +72,7 @@ function privateHomeDir(visHome: string, places: WritablePlaces): string {
 }
 
 // Why a server that would inherit the host's HOME (mcp.json gives it none) must get the private one
-// instead, if it must: the whole judgement of util/tool-home.ts's homeInRoot (HOME, the places npx, uvx
+// instead, if it must (an mcp.json HOME is judged the same way by explicitHomeUnfit, and refused): the whole judgement of util/tool-home.ts's homeInRoot (HOME, the places npx, uvx
 // and pip read, and every dotfile and ~/.config entry, links followed). Asked at every start and again
 // before each call of a running server (launch.ts judgeRunning): a root opened later at ~/.config or on
 // a dotfiles folder changes the answer for a server already running.
@@ -96,11 +99,83 @@ export function serverHomeEnv(
   const key = `${dir}\0${why}`
   if (!said.has(key)) {
     said.add(key)
+    // The note does not tell the person to set env.HOME back to this home (sixteenth outsider pass: a
+    // real home outside every root whose ~/.gitconfig links into one passed as mcp.json's HOME): an
+    // explicit HOME is judged as this one was (explicitHomeUnfit) and refused when it fails.
     process.stderr.write(
       `vis: MCP stdio servers start with HOME=${dir}, not ${host}: ${why}, which a sandbox writes, ` +
-        'and npx, uvx, pip, git and shells read their configuration there; set "env": {"HOME": "..."} for a server ' +
-        'in mcp.json to a folder outside every root to give it a real one\n',
+        'and npx, uvx, pip, git and shells read their configuration there; an "env": {"HOME": "..."} in mcp.json ' +
+        `is judged the same way (${host} would be refused), so give one only to a folder that holds no session ` +
+        'root and none of whose dotfiles or links lead into one\n',
     )
   }
   return vars
+}
+
+// The XDG base folders a server's tools read instead of HOME's when set (git's $XDG_CONFIG_HOME/git/config,
+// uv's and pip's config, data and caches), and whether their listings are read for links (not a cache's).
+const XDG_FOLDERS: readonly [name: string, walk: boolean][] = [
+  ['XDG_CONFIG_HOME', true],
+  ['XDG_DATA_HOME', true],
+  ['XDG_CACHE_HOME', false],
+]
+
+// The password database's home of the user the host runs as, which OpenSSH reads ~/.ssh from.
+function passwdHome(): string | undefined {
+  try {
+    const dir = userInfo().homedir
+    return dir === '' ? undefined : dir
+  } catch {
+    return undefined
+  }
+}
+
+// Why a server must not start with the HOME places it would have, if it must not (asked at every start
+// and again before each call of a running server, launch.ts): an mcp.json `env.HOME` is judged as the
+// inherited one is (util/tool-home.ts homeInRoot: its dotfiles and ~/.config entries, links followed),
+// and an `XDG_CONFIG_HOME`/`XDG_DATA_HOME`/`XDG_CACHE_HOME` as the folder it names and the links below
+// it (sixteenth outsider pass: hostHomeInRoot passed any explicit HOME, and server-env.ts judged these
+// values as one path each, so `HOME=<real home>` with ~/.gitconfig -> <root>/gitconfig, or
+// `XDG_CONFIG_HOME=~/.config` with ~/.config/git -> <root>/git, ran the block's core.fsmonitor). Such a
+// value is refused rather than replaced: the person chose it. And OpenSSH reads ~/.ssh from the
+// password database's home whatever HOME is (sshHomeInRoot): the private HOME cannot cover it, so a
+// start is refused while a root holds that ~/.ssh or a link there leads into one.
+export function explicitHomeUnfit(
+  env: Record<string, string>,
+  cwd: string,
+  places: WritablePlaces,
+): string | undefined {
+  const home = env.HOME
+  if (home !== undefined && home !== '') {
+    const why = homeInRoot(resolve(cwd, home), places)
+    if (why !== undefined)
+      return (
+        `its env.HOME ${home} is no HOME for a program the host runs: ${why}, which a sandbox writes (git, ` +
+        'shells, npx, uvx and pip read their configuration there); leave HOME out of mcp.json to give the ' +
+        'server a private one, or point it at a folder that holds no session root and none of whose dotfiles ' +
+        'or links lead into one'
+      )
+  }
+  for (const [name, walk] of XDG_FOLDERS) {
+    const value = env[name]
+    if (value === undefined || value === '') continue
+    const why = folderInRoot(resolve(cwd, value), places, walk)
+    if (why !== undefined)
+      return (
+        `its env.${name} ${value}: ${why}, which a sandbox writes, and the server's tools read their ` +
+        `configuration, data or caches there (git's ${name === 'XDG_CONFIG_HOME' ? 'git/config' : 'files'}); ` +
+        `leave ${name} out of mcp.json, or point it at a folder that holds no session root and no link into one`
+      )
+  }
+  const pw = passwdHome()
+  if (pw !== undefined) {
+    const why = sshHomeInRoot(pw, places)
+    if (why !== undefined)
+      return (
+        `ssh (which a server's git, rsync and scp run) reads ~/.ssh from the password database's home ${pw}, ` +
+        `not HOME, and ${why}, which a sandbox writes (its config's ProxyCommand and Match exec run on the host); ` +
+        'no HOME a server is given changes that: close the session on that root, or keep ~/.ssh out of every root'
+      )
+  }
+  return undefined
 }

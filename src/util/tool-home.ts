@@ -20,7 +20,9 @@ import type { WritablePlaces } from './writable-roots.js'
 
 // Where the tools look under HOME: a root holding one of these, or lying inside one, decides as a
 // root holding HOME does.
-const USER_PLACES = ['.npmrc', '.npm', '.config', '.local', '.cache', '.pip', '.pydistutils.cfg']
+// `bin` too (sixteenth outsider pass): Debian's and Ubuntu's skeleton ~/.profile puts `$HOME/bin`
+// first on PATH for every login shell, so a `bash -lc "npx ..."` server ran a block's ~/bin/npx.
+const USER_PLACES = ['.npmrc', '.npm', '.config', '.local', '.cache', '.pip', '.pydistutils.cfg', 'bin']
 
 // Where `path` lies in `root`, for a message: a root renamed since its jail began is named as the
 // jail recorded it, so the path's own place is said too.
@@ -63,7 +65,65 @@ function configPlaceInRoot(home: string, real: string, places: WritablePlaces): 
       const first = relative(h, r).split(sep)[0] ?? ''
       if (first.startsWith('.')) return `the session root ${r} lies in ${join(home, first)}`
     }
-  return linkBelowDotEntries(home, places)
+  // ~/bin has no leading dot but is on a login shell's PATH (USER_PLACES): its links are read too.
+  return linkBelowDotEntries(home, places) ?? linkBelow(join(home, 'bin'), places, 0, new Set())
+}
+
+// Why the folder `dir` a program reads configuration, data or code from (an mcp.json
+// XDG_CONFIG_HOME, the password database's ~/.ssh) is no such folder for a tool the host runs, if
+// it is not: a root holds it (by path or identity), lies inside it (by its written or real path), or a
+// link below it (down to WALK_DEPTH, all names) is, lies in or leads into a root. `walk` false reads
+// no listing (a cache folder, large and not configuration: as homeInRoot treats ~/.cache).
+export function folderInRoot(dir: string, places: WritablePlaces, walk = true): string | undefined {
+  const root = places.holding(dir)
+  if (root !== undefined) return inRoot(dir, root)
+  if (places.roots.length === 0) return undefined
+  for (const r of places.roots)
+    for (const d of new Set([resolve(dir), realish(dir)]))
+      if (r !== d && within(r, d)) return `the session root ${r} lies in ${dir}`
+  return walk ? linkBelow(dir, places, WALK_DEPTH, new Set(NOT_CONFIG_NAMES)) : undefined
+}
+
+// Why a link below `dir` (its entries, and folders down to `depth` more levels, passing over folders
+// named in `skip`) lies in or leads into a root, if one does; past WALK_ENTRIES entries, unfit.
+function linkBelow(
+  dir: string,
+  places: WritablePlaces,
+  depth: number,
+  skip: Set<string>,
+): string | undefined {
+  const queue: [dir: string, depth: number][] = [[dir, 0]]
+  let read = 0
+  for (let at = 0; at < queue.length; at++) {
+    const [d, level] = queue[at]!
+    let entries: Dirent[]
+    try {
+      entries = readdirSync(d, { withFileTypes: true })
+    } catch {
+      continue
+    }
+    read += entries.length
+    if (read > WALK_ENTRIES)
+      return `${dir} holds more than ${WALK_ENTRIES} entries (${d} and after were not read for links into a session root)`
+    for (const e of entries) {
+      const path = join(d, e.name)
+      if (e.isSymbolicLink()) {
+        const why = linkInRoot(path, places)
+        if (why !== undefined) return why
+      } else if (e.isDirectory() && level < depth && !skip.has(e.name)) queue.push([path, level + 1])
+    }
+  }
+  return undefined
+}
+
+// Why OpenSSH, run by a tool the host runs, would read what a sandbox wrote, if it would: ssh finds
+// ~/.ssh/config (its `Match exec`, `ProxyCommand`, `LocalCommand`, `KnownHostsCommand` run on the host),
+// known_hosts and keys in the password database's home (getpwuid(uid)->pw_dir), never $HOME, so a
+// private HOME does not cover it (sixteenth outsider pass: git over ssh, rsync and scp in a server
+// read the block's ~/.ssh/config under a root at ~). Only ~/.ssh is read there, so only it is judged:
+// held by a root (a root at the home itself), holding one, or holding a link into one.
+export function sshHomeInRoot(passwdHome: string, places: WritablePlaces): string | undefined {
+  return folderInRoot(join(passwdHome, '.ssh'), places)
 }
 
 // How deep below HOME, and how many entries in all, the dot folders are read for links. A sandbox

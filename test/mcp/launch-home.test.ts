@@ -94,10 +94,15 @@ test('a host whose HOME is a session root starts servers with a private HOME; en
   const notes = stderr.split('\n').filter((l) => l.includes('MCP stdio servers start with HOME='))
   assert.equal(notes.length, 1, stderr)
   assert.ok(notes[0]!.includes(`not ${H}: ${H} lies in the session root ${H}`), notes[0])
+  // The note no longer invites setting env.HOME back to the real home (sixteenth outsider pass): it says
+  // an explicit HOME is judged the same way, and that this one would be refused.
   assert.match(
     notes[0]!,
-    /set "env": \{"HOME": "\.\.\."\} for a server in mcp.json to a folder outside every root/,
+    new RegExp(
+      `an "env": \\{"HOME": "\\.\\.\\."\\} in mcp.json is judged the same way \\(${H} would be refused\\)`,
+    ),
   )
+  assert.doesNotMatch(notes[0]!, /to give it a real one/)
 })
 
 test("a session root inside HOME's .config (~/.config/uv: uv's own configuration) gives servers a private HOME too", () => {

@@ -1,0 +1,218 @@
+import { statSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { sandboxWrittenParts } from '../util/home-parts.js'
+import { within } from '../util/path-within.js'
+import { realish } from '../util/real-path.js'
+import type { WritablePlaces } from '../util/writable-roots.js'
+import { placesIn } from './env-spellings.js'
+import { inRoot } from './server-home.js'
+import { globMatcher } from './shell-parameter.js'
+
+// The one judgement of a word mcp.json hands a stdio server (an `env` value, an argument): the host
+// runs the server unconfined, so no reading of the word may name a place a sandbox writes. mcp.json's
+// env (server-env.ts) and args (launch.ts checkArgs) both call judgeWord, so what refuses a word in one
+// refuses it in the other: until the sixteenth outsider pass the args asked only whether a reading's
+// literal path lay in a root, and dropped the pattern, `~user`, `$(...)` and unbounded-form refusals
+// the env had (`bash -c '. /tm?/W/tools/hook.sh'` passed while BASH_ENV=/tm?/W/tools/hook.sh did not).
+
+// Why a word is refused. `place` and `where` name what a reading reaches.
+export type WordVerdict =
+  | { kind: 'command' }
+  | { kind: 'unbounded'; form: string }
+  | { kind: 'unresolved'; word: string }
+  | { kind: 'pattern'; place: string; reaches: string }
+  | { kind: 'place'; place: string; where: string }
+
+// Whether `place` (resolved against the cwd, no link followed) is the vis home's own: its lexical
+// path AND its real path lie in the home, and neither in a part of it whose bytes a sandbox chooses
+// (outboxes, drafts, blobs, logs: home-parts.ts). Every jail masks the rest of the home, so such a
+// place is no sandbox's even when the home lies in a root (a workspace at $HOME), and a relative
+// word resolved from the default cwd (`<home>/mcp-servers`) is not taken for a root's folder. Both
+// spellings, because a sandbox makes links: W/src -> <outbox> has its real path in the home
+// (thirteenth outsider pass), and a link in an outbox leads anywhere.
+function ownedByHome(place: string, home: string): boolean {
+  const homes = [resolve(home), realish(home)]
+  const real = realish(place)
+  if (!homes.some((h) => within(place, h)) || !within(real, realish(home))) return false
+  const written = homes.flatMap(sandboxWrittenParts)
+  return !written.some((w) => within(place, w) || within(real, w))
+}
+
+// The part of the vis home a sandbox writes that holds `place` by either spelling, if any.
+function sandboxPartHolding(place: string, home: string): string | undefined {
+  const real = realish(place)
+  for (const h of [resolve(home), realish(home)])
+    for (const w of sandboxWrittenParts(h)) if (within(place, w) || within(real, w)) return w
+  return undefined
+}
+
+// The root or vis-home part a shell's pathname expansion of `place` may reach, if any: a value a
+// shell runs (LESSOPEN's `|/tm?/W/lesspipe.sh %s`, GIT_SSH_COMMAND, EDITOR, `bash -c` args) globs
+// each word, so `/tm?/W/x` is /tmp/W/x to it while its text lies in no root. A pattern whose leading
+// components match a place's components names something in that place (fifteenth outsider pass); a
+// pattern that only reaches an ancestor names no file inside it.
+// The components are compared from `/`, so a pattern behind a link (every host has /proc/self/root,
+// a link to `/`: `/proc/self/root/tm?/W/x`) is also compared with its pattern-free prefix resolved
+// first, as the shell's globbing follows it (sixteenth outsider pass).
+function globReaching(place: string, home: string, places: WritablePlaces): string | undefined {
+  if (!/[*?[]/.test(place)) return undefined
+  const components = place.split('/').filter((c) => c !== '')
+  const first = components.findIndex((c) => /[*?[]/.test(c))
+  const prefix = realish(`/${components.slice(0, first).join('/')}`)
+  const behind = [...prefix.split('/').filter((c) => c !== ''), ...components.slice(first)]
+  const targets = [...places.roots, ...[resolve(home), realish(home)].flatMap(sandboxWrittenParts)]
+  for (const pattern of [components, behind])
+    for (const target of targets) {
+      const parts = resolve(target)
+        .split('/')
+        .filter((c) => c !== '')
+      if (pattern.length < parts.length) continue
+      const reaches = parts.every((part, i) => {
+        const match = globMatcher(pattern[i] ?? '')
+        return match === undefined || match(part)
+      })
+      if (reaches) return target
+    }
+  return undefined
+}
+
+// The words of `value` an option parser may read as a path after clustered short switches: getopt
+// programs (perl, python, gcc, ssh, tar...) take `-wI/w/lib` as `-w -I/w/lib`, so for a token that
+// starts with `-`, each suffix after a leading option character (`-abcPATH`: `bcPATH`, `cPATH`, `PATH`)
+// and each suffix starting with `/`, `~` or `$` (`-w3I$HOME/lib`) is a reading of its own (sixteenth
+// outsider pass: only the suffix after one letter was read, so perl loaded W/lib/Planted.pm).
+function clusteredReadings(value: string): string[] {
+  const out = new Set<string>()
+  for (const token of value.split(/[\s"'`;|&()<>]+/)) {
+    if (!token.startsWith('-')) continue
+    const body = token.replace(/^-+/, '')
+    for (let i = 0; i < body.length && /[A-Za-z0-9]/.test(body[i] as string); i++) out.add(body.slice(i + 1))
+    for (let j = 0; j < body.length; j++) if ('/~$'.includes(body[j] as string)) out.add(body.slice(j))
+  }
+  out.delete('')
+  return [...out]
+}
+
+// Judges `value` as a word the server's program, or a shell it runs, reads: the first reason to
+// refuse it, if any. Relative readings are resolved against every folder of `cwds` (the server's cwd,
+// and for args every folder the args name: folderBases). `vars` is the environment the server gets,
+// for `~` and `$NAME`; `home` the vis home. `spareShellForms`: a secret's value (server-env.ts
+// SECRET_NAME) is random text no tool runs through a shell, so its `$(...)`, unbounded forms and
+// `~user` are not refused; the places it names still are.
+export function judgeWord(
+  value: string,
+  cwds: readonly string[],
+  home: string,
+  places: WritablePlaces,
+  vars: Record<string, string | undefined>,
+  opts: { spareShellForms?: boolean } = {},
+): WordVerdict | undefined {
+  const strict = opts.spareShellForms !== true
+  const texts = [value, ...clusteredReadings(value)]
+  for (const cwd of cwds)
+    for (const text of texts) {
+      const named = placesIn(text, cwd, vars)
+      if (strict && named.commands.length > 0) return { kind: 'command' }
+      const form = named.unbounded[0]
+      if (strict && form !== undefined) return { kind: 'unbounded', form }
+      const unknown = named.unresolved[0]
+      if (strict && unknown !== undefined) return { kind: 'unresolved', word: unknown }
+      for (const place of named.paths) {
+        const reaches = globReaching(place, home, places)
+        if (reaches !== undefined) return { kind: 'pattern', place, reaches }
+        if (ownedByHome(place, home)) continue
+        const part = sandboxPartHolding(place, home)
+        const root = places.holding(place)
+        if (part === undefined && root === undefined) continue
+        const where =
+          root !== undefined
+            ? inRoot(place, root)
+            : `${place} lies in ${part} (the vis home's outboxes, drafts, blobs or logs)`
+        return { kind: 'place', place, where }
+      }
+    }
+  return undefined
+}
+
+// How many folders the args may name for their relative words to be read against; past it the args
+// are refused (a relative word read against a folder not judged may lie in a root).
+export const MAX_BASES = 256
+
+// The folders a relative word of the args may be read from: the server's cwd and every existing folder
+// any reading of any argument names, and those named relatively from them in turn (two steps). The
+// program the args start often changes folder first (`bash -c "cd /home/me/projects && . myproj/x"`,
+// `uv --directory D run x.py`, `git -C D`, `make -C D`, `npm --prefix D`), and the relative word then
+// names a file under that folder, a root's parent no root holds (sixteenth outsider pass). Only a
+// folder that exists can be changed to, and a root inside a folder makes that folder exist. Returns
+// undefined past MAX_BASES.
+export function folderBases(
+  args: readonly string[],
+  cwd: string,
+  vars: Record<string, string | undefined>,
+): string[] | undefined {
+  const bases = new Set([resolve(cwd)])
+  let from = [resolve(cwd)]
+  for (let step = 0; step < 2 && from.length > 0; step++) {
+    const found: string[] = []
+    for (const base of from)
+      for (const arg of args)
+        for (const text of [arg, ...clusteredReadings(arg)])
+          for (const p of placesIn(text, base, vars).paths) {
+            if (bases.has(p) || !isFolder(p)) continue
+            bases.add(p)
+            found.push(p)
+            if (bases.size > MAX_BASES) return undefined
+          }
+    from = found
+  }
+  return [...bases]
+}
+
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory()
+  } catch {
+    return false
+  }
+}
+
+// The sentence refusing a word: `subject` says which (`env.PYTHONPATH`, `args[1] "-I..."`), `naming`
+// the verb before the place it names ('' or 'names '), `target` where the person writes it instead
+// (`PYTHONPATH`, `that argument`), `why` what such a word does, `fix` what to do.
+export function refusal(
+  server: string,
+  subject: string,
+  naming: string,
+  target: string,
+  verdict: WordVerdict,
+  why: string,
+  fix: string,
+): string {
+  switch (verdict.kind) {
+    case 'command':
+      return (
+        `MCP server ${server}: its ${subject} holds a command substitution ($(...) or backticks), which a ` +
+        `shell runs to make the value, so where it leads cannot be judged before it runs; write the folder ` +
+        `in ${target} as a path (a literal one, or $NAME of a variable the server gets)`
+      )
+    case 'unbounded':
+      return (
+        `MCP server ${server}: its ${subject} holds the shell form ${verdict.form}, whose result this check ` +
+        `cannot compute, so where it leads cannot be judged before a shell expands it; write the folder in ${target} as a path (a literal one, $NAME or \${NAME} of a variable ` +
+        `the server gets, or a form computed from one: \${NAME%/}, \${NAME#pat}, \${NAME/a/b}, \${NAME:0:3})`
+      )
+    case 'unresolved':
+      return (
+        `MCP server ${server}: its ${subject} names ${verdict.word}, another user's home, which this check cannot ` +
+        `locate to tell whether a sandbox writes it; write that folder in ${target} as an absolute path`
+      )
+    case 'pattern':
+      return (
+        `MCP server ${server}: its ${subject} ${naming}${verdict.place}, which holds a shell pattern (*, ? or [...]) that a shell ` +
+        `running the value may expand to a path in ${verdict.reaches}, which a sandbox writes; ${fix}, spelled ` +
+        'without a pattern'
+      )
+    case 'place':
+      return `MCP server ${server}: its ${subject} ${naming}${verdict.where}, which a sandbox writes, and ${why}; ${fix}`
+  }
+}
