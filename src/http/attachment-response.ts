@@ -1,4 +1,5 @@
 import type { AttachmentView } from '../engine/schemas.js'
+import { isRasterType, rasterType } from '../util/raster-type.js'
 
 // How an attachment's bytes are served. They come from the sandbox, and so does the media type
 // stored with them (the guest sniffs it, and guest code can claim any): an SVG or HTML
@@ -8,24 +9,6 @@ import type { AttachmentView } from '../engine/schemas.js'
 // type their bytes say; everything else is a download (Content-Disposition: attachment). All of
 // them carry `Content-Security-Policy: sandbox` (a document made from them has an opaque origin
 // and runs no script) and `nosniff` (no browser second-guesses the type either way).
-
-const RASTER: readonly { type: string; matches: (b: Uint8Array) => boolean }[] = [
-  { type: 'image/png', matches: (b) => startsWith(b, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]) },
-  { type: 'image/jpeg', matches: (b) => startsWith(b, [0xff, 0xd8, 0xff]) },
-  { type: 'image/gif', matches: (b) => ascii(b, 0, 'GIF87a') || ascii(b, 0, 'GIF89a') },
-  { type: 'image/webp', matches: (b) => ascii(b, 0, 'RIFF') && ascii(b, 8, 'WEBP') },
-]
-
-const startsWith = (b: Uint8Array, magic: readonly number[]) =>
-  b.length >= magic.length && magic.every((x, i) => b[i] === x)
-
-const ascii = (b: Uint8Array, at: number, text: string) =>
-  b.length >= at + text.length && [...text].every((ch, i) => b[at + i] === ch.charCodeAt(0))
-
-// The raster type the bytes themselves are, if any.
-export function rasterType(bytes: Uint8Array): string | undefined {
-  return RASTER.find((r) => r.matches(bytes))?.type
-}
 
 // A media type as a header may carry it: `type/subtype` with optional parameters, nothing that
 // could end the header or smuggle another. The stored type's pattern only checks its start.
@@ -38,7 +21,7 @@ export function attachmentHeaders(attachment: AttachmentView, data: Uint8Array):
   const filename = attachment.name ? `; filename*=UTF-8''${encodeURIComponent(attachment.name)}` : ''
   // A raster type the bytes are not (HTML claimed as image/png) is a lie, not a type: plain bytes.
   const claimed = attachment.media_type.split(';')[0]!.trim().toLowerCase()
-  const lie = RASTER.some((r) => r.type === claimed) || !MEDIA_TYPE.test(attachment.media_type)
+  const lie = isRasterType(claimed) || !MEDIA_TYPE.test(attachment.media_type)
   const stored = lie ? 'application/octet-stream' : attachment.media_type
   return {
     'Content-Type': raster ?? stored,

@@ -1,7 +1,7 @@
 // ATTACK (surface 4, "attachments must never be served inline as a document"; the MCP front door):
 // an attachment's media type comes from the sandbox ("the guest sniffs the type, and guest code may
 // claim any", SECURITY.md, Attachments), so the HTTP route decides inline or download from the
-// BYTES (PNG, JPEG, GIF, WebP by their magic; src/http/attachment-response.ts rasterType). The MCP
+// BYTES (PNG, JPEG, GIF, WebP by their magic; src/util/raster-type.ts rasterType). The MCP
 // server's tool result does not: `blockResult` (src/mcp/server/render.ts) sends an attachment
 // inline, as MCP image content the host renders, when its CLAIMED type starts with `image/` and is
 // not exactly `image/svg+xml`. The claim is the sandbox's: `image/svg+xml; charset=utf-8` (or
@@ -16,7 +16,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import { rasterType } from '../../src/http/attachment-response.js'
+import { rasterType } from '../../src/util/raster-type.js'
 import { mcpOverHttp, textOf } from '../mcp/helpers.js'
 
 const TOKEN = 'attack16b-mcp-inline-svg-token-0123456789ab'

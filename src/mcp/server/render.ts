@@ -2,13 +2,13 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { Engine } from '../../engine/engine.js'
 import type { AttachmentView, BlockView } from '../../engine/schemas.js'
 import { clipStdout, renderOutcomeText } from '../../format/block-text.js'
-import { rasterType } from '../../http/attachment-response.js'
+import { rasterType } from '../../util/raster-type.js'
 import { attachmentUri } from './resources.js'
 
 type Content = CallToolResult['content'][number]
 
 // An attachment as inline image content, when its bytes are a raster image (PNG, JPEG, GIF, WebP:
-// the HTTP route's own test, attachment-response.ts), typed as its bytes say. The stored media
+// the HTTP route's own test, util/raster-type.ts), typed as its bytes say. The stored media
 // type is the sandbox's claim: inline by the claim, an SVG with script claimed as
 // `image/svg+xml; charset=utf-8` went to the MCP host as an image (sixteenth pass). The claim only
 // says which attachments are worth reading to look (as before, only those claiming an image are
