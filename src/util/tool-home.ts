@@ -66,7 +66,21 @@ function configPlaceInRoot(home: string, real: string, places: WritablePlaces): 
       if (first.startsWith('.')) return `the session root ${r} lies in ${join(home, first)}`
     }
   // ~/bin has no leading dot but is on a login shell's PATH (USER_PLACES): its links are read too.
-  return linkBelowDotEntries(home, places) ?? linkBelow(join(home, 'bin'), places, 0, new Set())
+  const dotFolders: Walk = {
+    depth: WALK_DEPTH,
+    skipNames: NOT_CONFIG_NAMES,
+    skipPaths: NOT_CONFIG,
+    dotOnlyAtTop: true,
+    label: "HOME's dot folders",
+  }
+  return (
+    linkBelow(home, places, dotFolders) ??
+    linkBelow(join(home, 'bin'), places, {
+      depth: 0,
+      skipNames: new Set(),
+      label: `the entries of ${join(home, 'bin')}`,
+    })
+  )
 }
 
 // Why the folder `dir` a program reads configuration, data or code from (an mcp.json
@@ -81,17 +95,30 @@ export function folderInRoot(dir: string, places: WritablePlaces, walk = true): 
   for (const r of places.roots)
     for (const d of new Set([resolve(dir), realish(dir)]))
       if (r !== d && within(r, d)) return `the session root ${r} lies in ${dir}`
-  return walk ? linkBelow(dir, places, WALK_DEPTH, new Set(NOT_CONFIG_NAMES)) : undefined
+  return walk
+    ? linkBelow(dir, places, {
+        depth: WALK_DEPTH,
+        skipNames: NOT_CONFIG_NAMES,
+        label: `${dir} and the folders below it`,
+      })
+    : undefined
 }
 
-// Why a link below `dir` (its entries, and folders down to `depth` more levels, passing over folders
-// named in `skip`) lies in or leads into a root, if one does; past WALK_ENTRIES entries, unfit.
-function linkBelow(
-  dir: string,
-  places: WritablePlaces,
-  depth: number,
-  skip: Set<string>,
-): string | undefined {
+// How a folder is read for links: folders down to `depth` more levels, passing over folders named in
+// `skipNames` or lying at a path (from the folder) in `skipPaths`; `dotOnlyAtTop`: of the folder's own
+// entries only dot ones count (HOME: ~/project may be a link to a root), and a dot link to a folder
+// is read as that folder (~/.config -> ~/dotfiles/config). `label` names the folder in a refusal.
+type Walk = {
+  depth: number
+  skipNames: ReadonlySet<string>
+  skipPaths?: ReadonlySet<string>
+  dotOnlyAtTop?: boolean
+  label: string
+}
+
+// Why a link below `dir` lies in or leads into a root, if one does; past WALK_ENTRIES entries, unfit
+// (a link not read may lead into one).
+function linkBelow(dir: string, places: WritablePlaces, walk: Walk): string | undefined {
   const queue: [dir: string, depth: number][] = [[dir, 0]]
   let read = 0
   for (let at = 0; at < queue.length; at++) {
@@ -104,13 +131,18 @@ function linkBelow(
     }
     read += entries.length
     if (read > WALK_ENTRIES)
-      return `${dir} holds more than ${WALK_ENTRIES} entries (${d} and after were not read for links into a session root)`
+      return `${walk.label} hold more than ${WALK_ENTRIES} entries (${d} and after were not read for links into a session root)`
     for (const e of entries) {
+      const top = level === 0 && walk.dotOnlyAtTop === true
+      if (top && !e.name.startsWith('.')) continue
       const path = join(d, e.name)
       if (e.isSymbolicLink()) {
         const why = linkInRoot(path, places)
         if (why !== undefined) return why
-      } else if (e.isDirectory() && level < depth && !skip.has(e.name)) queue.push([path, level + 1])
+        if (top && isFolder(path)) queue.push([path, 1])
+      } else if (e.isDirectory() && level < walk.depth && !walk.skipNames.has(e.name)) {
+        if (!walk.skipPaths?.has(relative(dir, path))) queue.push([path, level + 1])
+      }
     }
   }
   return undefined
@@ -152,37 +184,6 @@ const NOT_CONFIG = new Set(
   ].map((p) => p.split('/').join(sep)),
 )
 const NOT_CONFIG_NAMES = new Set(['node_modules', '.git', '__pycache__'])
-
-function linkBelowDotEntries(home: string, places: WritablePlaces): string | undefined {
-  const queue: [dir: string, depth: number][] = [[home, 0]]
-  let read = 0
-  for (let at = 0; at < queue.length; at++) {
-    const [dir, depth] = queue[at]!
-    let entries: Dirent[]
-    try {
-      entries = readdirSync(dir, { withFileTypes: true })
-    } catch {
-      continue
-    }
-    read += entries.length
-    if (read > WALK_ENTRIES)
-      return `HOME's dot folders hold more than ${WALK_ENTRIES} entries (${dir} and after were not read for links into a session root)`
-    for (const e of entries) {
-      // HOME's own entries: only the dot ones are configuration (~/project may be a link to a root).
-      if (depth === 0 && !e.name.startsWith('.')) continue
-      const path = join(dir, e.name)
-      if (e.isSymbolicLink()) {
-        const why = linkInRoot(path, places)
-        if (why !== undefined) return why
-        // A top-level dot link to a folder (~/.config -> ~/dotfiles/config) is read as the folder.
-        if (depth === 0 && isFolder(path)) queue.push([path, 1])
-      } else if (e.isDirectory() && depth < WALK_DEPTH && !NOT_CONFIG_NAMES.has(e.name)) {
-        if (!NOT_CONFIG.has(relative(home, path))) queue.push([path, depth + 1])
-      }
-    }
-  }
-  return undefined
-}
 
 function linkInRoot(link: string, places: WritablePlaces): string | undefined {
   const target = linkTarget(link)
