@@ -119,6 +119,9 @@ test('an MCP client that stops reading its POST answer does not make the server 
         }
       }
       sock.on('data', onData)
+      // A connection closed before the answer's head (the server dropped a reader already too far
+      // behind) leaves the head empty: the assertions below say so.
+      sock.on('close', () => resolve(got))
       const lines = Object.entries({ ...more, 'content-length': String(Buffer.byteLength(batch)) })
         .map(([k, v]) => `${k}: ${v}\r\n`)
         .join('')

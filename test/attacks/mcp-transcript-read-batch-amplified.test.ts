@@ -95,12 +95,15 @@ test('a batch of transcript reads does not make the server hold past the stream 
         }
       }
       sock.on('data', onData)
+      // The server may close the connection before it writes the answer's head: the answers it
+      // queued for this reader passed the stream's bound before the first was sent (the fix).
+      sock.on('close', () => resolve(got.split('\r\n')[0] || 'closed'))
       const lines = Object.entries(more)
         .map(([k, v]) => `${k}: ${v}\r\n`)
         .join('')
       sock.write(`POST /mcp HTTP/1.1\r\n${lines}\r\n${batch}`)
     })
-    assert.match(status, /^HTTP\/1\.1 200 /, status)
+    assert.match(status, /^(HTTP\/1\.1 200 |closed$)/, status)
     let peak = 0
     let still = 0
     for (let i = 0; i < 600 && still < 20; i++) {
