@@ -17,45 +17,34 @@
 // Both directions: a client that reads gets the block whole.
 import assert from 'node:assert/strict'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { connect, type Socket } from 'node:net'
+import type { Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { setFlagsFromString } from 'node:v8'
-import { runInNewContext } from 'node:vm'
 import { startServer } from '../../src/http/index.js'
 import { DEFAULT_MAX_QUEUED_BYTES_TOTAL } from '../../src/http/sse-budget.js'
 import { client, python } from '../http/helpers.js'
+import {
+  buffersAndHeapHeld,
+  collect,
+  rawRequest,
+  settledPeak,
+  stalledRequest,
+} from './fixtures/host-memory.js'
 
 const TOKEN = 'attack16b-block-get-stalled-token-0123456789'
 const CONNECTIONS = 24
 
-const tick = () => new Promise((r) => setTimeout(r, 100))
-setFlagsFromString('--expose-gc')
-const collect = runInNewContext('gc') as () => void
-const held = () => {
-  const m = process.memoryUsage()
-  return m.arrayBuffers + m.heapUsed
-}
-
-// A GET whose client reads the response head and then nothing more.
-function stalledGet(port: number, path: string): Promise<Socket> {
-  const sock = connect({ host: '127.0.0.1', port })
-  return new Promise<Socket>((resolve, reject) => {
-    let head = ''
-    sock.on('error', reject)
-    const onData = (d: Buffer) => {
-      head += d.toString('latin1')
-      if (head.includes('\r\n\r\n')) {
-        sock.off('data', onData)
-        sock.pause()
-        if (!/^HTTP\/1\.1 200 /.test(head)) reject(new Error(`refused: ${head.slice(0, 200)}`))
-        else resolve(sock)
-      }
-    }
-    sock.on('data', onData)
-    sock.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${TOKEN}\r\n\r\n`)
-  })
+async function stalledGet(port: number, path: string): Promise<Socket> {
+  const { sock, head } = await stalledRequest(
+    port,
+    rawRequest('GET', path, port, { authorization: `Bearer ${TOKEN}` }),
+  )
+  if (!/^HTTP\/1\.1 200 /.test(head)) {
+    sock.destroy()
+    throw new Error(`refused: ${head.slice(0, 200)}`)
+  }
+  return sock
 }
 
 test("clients that stop reading a block's answer do not make the server hold it once per connection", async () => {
@@ -80,20 +69,10 @@ test("clients that stop reading a block's answer do not make the server hold it 
 
     const port = Number(new URL(server.url).port)
     collect()
-    const base = held()
+    const base = buffersAndHeapHeld()
     for (let i = 0; i < CONNECTIONS; i++) stalled.push(await stalledGet(port, path))
     // Wait until what the server holds stops growing.
-    let peak = 0
-    let still = 0
-    for (let i = 0; i < 600 && still < 20; i++) {
-      await tick()
-      collect()
-      const now = held() - base
-      if (now > peak + 2 ** 20) {
-        peak = now
-        still = 0
-      } else still++
-    }
+    const peak = await settledPeak(base, buffersAndHeapHeld)
     const mib = Math.round(peak / 2 ** 20)
     assert.ok(
       peak < DEFAULT_MAX_QUEUED_BYTES_TOTAL,

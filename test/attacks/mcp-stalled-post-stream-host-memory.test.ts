@@ -18,14 +18,13 @@
 // server's streams together may queue.
 // Both directions: an MCP client that reads gets such a block's value whole.
 import assert from 'node:assert/strict'
-import { connect, type Socket } from 'node:net'
+import type { Socket } from 'node:net'
 import { test } from 'node:test'
-import { setFlagsFromString } from 'node:v8'
-import { runInNewContext } from 'node:vm'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { DEFAULT_MAX_QUEUED_BYTES_TOTAL } from '../../src/http/sse-budget.js'
 import { client } from '../http/helpers.js'
 import { mcpOverHttp, textOf } from '../mcp/helpers.js'
+import { buffersHeld, collect, rawRequest, stalledRequest, tick } from './fixtures/host-memory.js'
 
 const TOKEN = 'attack16b-mcp-stalled-token-0123456789abcdef'
 const BLOCKS = 24
@@ -41,12 +40,7 @@ const CODE = [
   "'ab' * 500_000",
 ].join('\n')
 
-const tick = () => new Promise((r) => setTimeout(r, 100))
-setFlagsFromString('--expose-gc')
-const collect = runInNewContext('gc') as () => void
-
-const headers = (port: number) => ({
-  host: `127.0.0.1:${port}`,
+const headers = () => ({
   authorization: `Bearer ${TOKEN}`,
   'content-type': 'application/json',
   accept: 'application/json, text/event-stream',
@@ -67,7 +61,7 @@ test('an MCP client that stops reading its POST answer does not make the server 
     // The attacker's MCP session.
     const init = await fetch(`${server.url}/mcp`, {
       method: 'POST',
-      headers: headers(port),
+      headers: headers(),
       body: JSON.stringify({
         jsonrpc: '2.0',
         id: 0,
@@ -83,7 +77,7 @@ test('an MCP client that stops reading its POST answer does not make the server 
     await init.text()
     const sid = init.headers.get('mcp-session-id')
     assert.ok(sid, 'initialize named an MCP session')
-    const more = { ...headers(port), 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' }
+    const more = { ...headers(), 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' }
     const note = await fetch(`${server.url}/mcp`, {
       method: 'POST',
       headers: more,
@@ -92,7 +86,7 @@ test('an MCP client that stops reading its POST answer does not make the server 
     assert.equal(note.status, 202, await note.text())
 
     collect()
-    const base = process.memoryUsage().arrayBuffers
+    const base = buffersHeld()
     const batch = JSON.stringify(
       Array.from({ length: BLOCKS }, (_, i) => ({
         jsonrpc: '2.0',
@@ -105,28 +99,11 @@ test('an MCP client that stops reading its POST answer does not make the server 
         },
       })),
     )
-    const sock = connect({ host: '127.0.0.1', port })
-    stalled = sock
-    const head = await new Promise<string>((resolve, reject) => {
-      let got = ''
-      sock.on('error', reject)
-      const onData = (d: Buffer) => {
-        got += d.toString('latin1')
-        if (got.includes('\r\n\r\n')) {
-          sock.off('data', onData)
-          sock.pause()
-          resolve(got)
-        }
-      }
-      sock.on('data', onData)
-      // A connection closed before the answer's head (the server dropped a reader already too far
-      // behind) leaves the head empty: the assertions below say so.
-      sock.on('close', () => resolve(got))
-      const lines = Object.entries({ ...more, 'content-length': String(Buffer.byteLength(batch)) })
-        .map(([k, v]) => `${k}: ${v}\r\n`)
-        .join('')
-      sock.write(`POST /mcp HTTP/1.1\r\n${lines}\r\n${batch}`)
-    })
+    // A connection closed before the answer's head (the server dropped a reader already too far
+    // behind) leaves the head empty: the assertions below say so.
+    const sent = await stalledRequest(port, rawRequest('POST', '/mcp', port, more, batch))
+    stalled = sent.sock
+    const head = sent.head
     assert.match(head, /^HTTP\/1\.1 200 /, head.slice(0, 300))
     assert.match(head, /text\/event-stream/i, head.slice(0, 300))
 
@@ -152,7 +129,7 @@ test('an MCP client that stops reading its POST answer does not make the server 
     // Let the transport enqueue the last answers.
     for (let i = 0; i < 10; i++) await tick()
     collect()
-    const held = process.memoryUsage().arrayBuffers - base
+    const held = buffersHeld() - base
     const mib = Math.round(held / 2 ** 20)
     assert.ok(
       held < DEFAULT_MAX_QUEUED_BYTES_TOTAL,

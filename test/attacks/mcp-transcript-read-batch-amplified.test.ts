@@ -13,25 +13,22 @@
 // and V8 heap, garbage collected) is compared with the 64 MiB all event streams together may queue.
 // Both directions: the reading client reads the transcript (50 blocks, the page note).
 import assert from 'node:assert/strict'
-import { connect, type Socket } from 'node:net'
+import type { Socket } from 'node:net'
 import { test } from 'node:test'
-import { setFlagsFromString } from 'node:v8'
-import { runInNewContext } from 'node:vm'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { DEFAULT_MAX_QUEUED_BYTES_TOTAL } from '../../src/http/sse-budget.js'
 import { mcpOverHttp, textOf } from '../mcp/helpers.js'
+import {
+  buffersAndHeapHeld,
+  collect,
+  rawRequest,
+  settledPeak,
+  stalledRequest,
+} from './fixtures/host-memory.js'
 
 const TOKEN = 'attack16b-mcp-transcript-token-0123456789ab'
 const BLOCKS = 50
 const READS = 12
-
-const tick = () => new Promise((r) => setTimeout(r, 100))
-setFlagsFromString('--expose-gc')
-const collect = runInNewContext('gc') as () => void
-const held = () => {
-  const m = process.memoryUsage()
-  return m.arrayBuffers + m.heapUsed
-}
 
 test('a batch of transcript reads does not make the server hold past the stream budget', async () => {
   const { server, client: c, close } = await mcpOverHttp('mcp-transcript-batch', TOKEN)
@@ -56,7 +53,6 @@ test('a batch of transcript reads does not make the server hold past the stream 
 
     const port = Number(new URL(server.url).port)
     const headers = {
-      host: `127.0.0.1:${port}`,
       authorization: `Bearer ${TOKEN}`,
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
@@ -77,44 +73,16 @@ test('a batch of transcript reads does not make the server hold past the stream 
       ...headers,
       'mcp-session-id': sid,
       'mcp-protocol-version': '2025-06-18',
-      'content-length': String(Buffer.byteLength(batch)),
     }
     collect()
-    const base = held()
-    const sock = connect({ host: '127.0.0.1', port })
-    stalled = sock
-    const status = await new Promise<string>((resolve, reject) => {
-      let got = ''
-      sock.on('error', reject)
-      const onData = (d: Buffer) => {
-        got += d.toString('latin1')
-        if (got.includes('\r\n\r\n')) {
-          sock.off('data', onData)
-          sock.pause()
-          resolve(got.split('\r\n')[0] ?? '')
-        }
-      }
-      sock.on('data', onData)
-      // The server may close the connection before it writes the answer's head: the answers it
-      // queued for this reader passed the stream's bound before the first was sent (the fix).
-      sock.on('close', () => resolve(got.split('\r\n')[0] || 'closed'))
-      const lines = Object.entries(more)
-        .map(([k, v]) => `${k}: ${v}\r\n`)
-        .join('')
-      sock.write(`POST /mcp HTTP/1.1\r\n${lines}\r\n${batch}`)
-    })
+    const base = buffersAndHeapHeld()
+    // The server may close the connection before it writes the answer's head: the answers it
+    // queued for this reader passed the stream's bound before the first was sent (the fix).
+    const sent = await stalledRequest(port, rawRequest('POST', '/mcp', port, more, batch))
+    stalled = sent.sock
+    const status = sent.head.split('\r\n')[0] || 'closed'
     assert.match(status, /^(HTTP\/1\.1 200 |closed$)/, status)
-    let peak = 0
-    let still = 0
-    for (let i = 0; i < 600 && still < 20; i++) {
-      await tick()
-      collect()
-      const now = held() - base
-      if (now > peak + 2 ** 20) {
-        peak = now
-        still = 0
-      } else still++
-    }
+    const peak = await settledPeak(base, buffersAndHeapHeld)
     const mib = Math.round(peak / 2 ** 20)
     assert.ok(
       peak < DEFAULT_MAX_QUEUED_BYTES_TOTAL,

@@ -23,22 +23,15 @@ import type { Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { setFlagsFromString } from 'node:v8'
-import { runInNewContext } from 'node:vm'
 import { startServer } from '../../src/http/index.js'
 import { DEFAULT_MAX_QUEUED_BYTES_TOTAL } from '../../src/http/sse-budget.js'
 import { client, python } from '../http/helpers.js'
+import { buffersHeld, collect, settledPeak } from './fixtures/host-memory.js'
 import { stalledStream } from './fixtures/stalled-event-stream.js'
 
 const TOKEN = 'attack15b-sse-replay-token-0123456789abcdef'
 const STREAMS = 160
 const BLOCKS = 6
-
-const tick = () => new Promise((r) => setTimeout(r, 100))
-
-// A full garbage collection, without starting node with --expose-gc.
-setFlagsFromString('--expose-gc')
-const collect = runInNewContext('gc') as () => void
 
 test('readers that replay a session and stop reading do not hold frames past the server-wide budget', async () => {
   const home = mkdtempSync(join(tmpdir(), 'vis-attack-sse-replay-home-'))
@@ -62,21 +55,14 @@ test('readers that replay a session and stop reading do not hold frames past the
     // What the server HOLDS is measured: garbage is collected before each sample (frames of the
     // streams the budget dropped, refused ones), or the peak is whenever V8 last collected.
     collect()
-    const base = process.memoryUsage().arrayBuffers
+    const base = buffersHeld()
     for (let i = 0; i < STREAMS; i++) stalled.push(await stalledStream(port, s.id, TOKEN, '?after=0'))
     // Each stream replays until its socket stops taking bytes; wait until the server's memory
     // stops growing (no new peak for a while), or is far past the budget.
-    let peak = 0
-    let still = 0
-    for (let i = 0; i < 600 && still < 30 && peak < 4 * DEFAULT_MAX_QUEUED_BYTES_TOTAL; i++) {
-      await tick()
-      collect()
-      const now = process.memoryUsage().arrayBuffers - base
-      if (now > peak + 2 ** 20) {
-        peak = now
-        still = 0
-      } else still++
-    }
+    const peak = await settledPeak(base, buffersHeld, {
+      quiet: 30,
+      ceiling: 4 * DEFAULT_MAX_QUEUED_BYTES_TOTAL,
+    })
     const mib = Math.round(peak / 2 ** 20)
     assert.ok(
       peak < DEFAULT_MAX_QUEUED_BYTES_TOTAL,
