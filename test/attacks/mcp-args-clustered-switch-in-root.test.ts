@@ -12,22 +12,15 @@
 // (appends to a marker outside W) and connects both.
 // Expected: both refused with mcp.launch-denied; the marker never written.
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { after, test } from 'node:test'
-import { connectEach, runEngine, type Server } from './outsider14-run.js'
+import { existsSync } from 'node:fs'
+import { test } from 'node:test'
+import { attackBase, attackFolders, connectEach, landed, runEngine, type Server } from './outsider14-run.js'
 
-const base = mkdtempSync(join(tmpdir(), 'vis-attack-mcp-args-clustered-'))
-after(() => rmSync(base, { recursive: true, force: true }))
+const base = attackBase('vis-attack-mcp-args-clustered-')
 
 test('perl args with -I clustered after another switch (-wI<root>/lib) are refused', () => {
   assert.ok(existsSync('/usr/bin/perl'), 'this test needs perl')
-  const W = join(base, 'work')
-  const home = join(base, 'vis-home')
-  const outside = join(base, 'outside')
-  for (const d of [W, home, outside]) mkdirSync(d)
-  const marker = join(outside, 'ran-on-the-host')
+  const { W, home, outside, marker } = attackFolders(base)
   const server = (include: string): Server => ({
     command: '/usr/bin/perl',
     args: [include, '-MPlanted', '-e', 'sleep(3)'],
@@ -57,7 +50,7 @@ test('perl args with -I clustered after another switch (-wI<root>/lib) are refus
   assert.ok(
     !existsSync(marker),
     'args "-wI<W>/lib" passed the launch check (the reading cuts `-w` and keeps `I<W>/lib`, relative) and ' +
-      `the host's perl loaded the block's module: ${existsSync(marker) ? readFileSync(marker, 'utf8').split('\n')[0] : ''} ` +
+      `the host's perl loaded the block's module: ${landed(marker)} ` +
       `(${out.slice(0, 500)})`,
   )
   assert.match(out, /clustered refused mcp\.launch-denied/, out)

@@ -12,21 +12,14 @@
 // ["W/mcp/server.js"]). The block writes both files (each appends to a marker outside W) and connects all
 // three. Expected: all refused with mcp.launch-denied; the marker never written.
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { after, test } from 'node:test'
-import { connectEach, runEngine, type Server } from './outsider14-run.js'
+import { existsSync, readFileSync } from 'node:fs'
+import { test } from 'node:test'
+import { attackBase, attackFolders, connectEach, runEngine, type Server } from './outsider14-run.js'
 
-const base = mkdtempSync(join(tmpdir(), 'vis-attack-mcp-args-'))
-after(() => rmSync(base, { recursive: true, force: true }))
+const base = attackBase('vis-attack-mcp-args-')
 
 test('a stdio server whose args name code in a root (a script, --require) is refused', () => {
-  const W = join(base, 'work')
-  const home = join(base, 'vis-home')
-  const outside = join(base, 'outside')
-  for (const d of [W, home, outside]) mkdirSync(d)
-  const marker = join(outside, 'ran-on-the-host')
+  const { W, home, outside, marker } = attackFolders(base)
   const keepAlive = ['-e', 'setTimeout(() => {}, 5000)']
   const server = (args: string[], env: Record<string, string> = {}): Server => ({
     command: process.execPath,

@@ -12,22 +12,15 @@
 // W/tools/hook.sh (appends to a marker outside W) and connects both.
 // Expected: both refused with mcp.launch-denied; the marker never written.
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { after, test } from 'node:test'
-import { connectEach, runEngine, type Server } from './outsider14-run.js'
+import { existsSync } from 'node:fs'
+import { test } from 'node:test'
+import { attackBase, attackFolders, connectEach, landed, runEngine, type Server } from './outsider14-run.js'
 
-const base = realpathSync(mkdtempSync(join(tmpdir(), 'vis-attack-mcp-args-relative-cd-')))
-after(() => rmSync(base, { recursive: true, force: true }))
+const base = attackBase('vis-attack-mcp-args-relative-cd-')
 
 test("args that cd to a root's parent and then name a file in the root relatively are refused", () => {
   assert.ok(existsSync('/bin/bash'), 'this test needs bash')
-  const W = join(base, 'work')
-  const home = join(base, 'vis-home')
-  const outside = join(base, 'outside')
-  for (const d of [W, home, outside]) mkdirSync(d)
-  const marker = join(outside, 'ran-on-the-host')
+  const { W, home, outside, marker } = attackFolders(base)
   const sleeper = `node -e "setTimeout(() => {}, 3000)"`
   const server = (script: string): Server => ({
     command: '/bin/bash',
@@ -60,7 +53,7 @@ test("args that cd to a root's parent and then name a file in the root relativel
     !existsSync(marker),
     `args ["-c", "cd ${base} && . work/tools/hook.sh; ..."] passed the launch check (the relative word is ` +
       "resolved from the server's cwd, not the folder the shell changes to) and the host's bash sourced the " +
-      `block's file: ${existsSync(marker) ? readFileSync(marker, 'utf8').split('\n')[0] : ''} (${out.slice(0, 500)})`,
+      `block's file: ${landed(marker)} (${out.slice(0, 500)})`,
   )
   assert.match(out, /relative refused mcp\.launch-denied/, out)
 })

@@ -13,22 +13,16 @@
 // outside W) and connects both.
 // Expected: both refused with mcp.launch-denied; the marker never written.
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { after, test } from 'node:test'
-import { connectEach, runEngine, type Server } from './outsider14-run.js'
+import { test } from 'node:test'
+import { attackBase, attackFolders, connectEach, landed, runEngine, type Server } from './outsider14-run.js'
 
-const base = realpathSync(mkdtempSync(join(tmpdir(), 'vis-attack-mcp-args-pattern-')))
-after(() => rmSync(base, { recursive: true, force: true }))
+const base = attackBase('vis-attack-mcp-args-pattern-')
 
 test('a shell pattern in args that globs to a file in a root is refused', () => {
   assert.ok(existsSync('/bin/bash'), 'this test needs bash')
-  const W = join(base, 'work')
-  const home = join(base, 'vis-home')
-  const outside = join(base, 'outside')
-  for (const d of [W, home, outside]) mkdirSync(d)
-  const marker = join(outside, 'ran-on-the-host')
+  const { W, home, outside, marker } = attackFolders(base)
   // /tmp/vis-.../work/tools/hook.sh as /tm?/vis-.../work/tools/hook.sh: the first component's last letter.
   const hook = join(W, 'tools', 'hook.sh')
   const first = hook.indexOf('/', 1)
@@ -65,7 +59,7 @@ test('a shell pattern in args that globs to a file in a root is refused', () => 
     !existsSync(marker),
     `args ["-c", ". ${pattern}; ..."] passed the launch check (checkArgs reads no pattern, while the same ` +
       `word in env is refused) and the host's bash sourced the block's file: ` +
-      `${existsSync(marker) ? readFileSync(marker, 'utf8').split('\n')[0] : ''} (${out.slice(0, 500)})`,
+      `${landed(marker)} (${out.slice(0, 500)})`,
   )
   assert.match(out, /pattern refused mcp\.launch-denied/, out)
 })

@@ -11,11 +11,11 @@
 // both.
 // Expected: both refused with mcp.launch-denied; the marker never written.
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs'
 import { homedir, tmpdir, userInfo } from 'node:os'
 import { join, relative } from 'node:path'
 import { after, test } from 'node:test'
-import { connectEach, runEngine, type Server } from './outsider14-run.js'
+import { connectEach, landed, runEngine, type Server } from './outsider14-run.js'
 
 const base = realpathSync(mkdtempSync(join(homedir(), 'vis-attack-mcp-args-tilde-user-')))
 const markers = realpathSync(mkdtempSync(join(tmpdir(), 'vis-attack-mcp-args-tilde-marker-')))
@@ -65,7 +65,7 @@ test('~user in args naming a file in a root is refused', () => {
     !existsSync(marker),
     `args ["-c", ". ${spelled}; ..."] passed the launch check (checkArgs drops the unresolved ~user reading, while the ` +
       `same word in env is refused) and the host's bash sourced the block's file: ` +
-      `${existsSync(marker) ? readFileSync(marker, 'utf8').split('\n')[0] : ''} (${out.slice(0, 500)})`,
+      `${landed(marker)} (${out.slice(0, 500)})`,
   )
   assert.match(out, /tilde refused mcp\.launch-denied/, out)
 })

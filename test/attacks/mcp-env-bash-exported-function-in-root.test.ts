@@ -19,24 +19,18 @@
 // (Fixer fx16d: the attack's own form expected the refusal at mcp_connect, which a config error cannot give.)
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { after, test } from 'node:test'
+import { test } from 'node:test'
 import { loadMcpConfig } from '../../src/engine/mcp-config.js'
 import { VisError } from '../../src/util/errors.js'
-import { connectEach, runEngine, type Server } from './outsider14-run.js'
+import { attackBase, attackFolders, connectEach, landed, runEngine, type Server } from './outsider14-run.js'
 
-const base = mkdtempSync(join(tmpdir(), 'vis-attack-mcp-bash-func-'))
-after(() => rmSync(base, { recursive: true, force: true }))
+const base = attackBase('vis-attack-mcp-bash-func-')
 
 test('an exported bash function (BASH_FUNC_<name>%%) sourcing a file in a root is refused', () => {
   assert.ok(existsSync('/bin/bash'), 'this test needs bash')
-  const W = join(base, 'work')
-  const home = join(base, 'vis-home')
-  const outside = join(base, 'outside')
-  for (const d of [W, home, outside]) mkdirSync(d)
-  const marker = join(outside, 'ran-on-the-host')
+  const { W, home, outside, marker } = attackFolders(base)
   const server = (env: Record<string, string>): Server => ({
     command: '/bin/bash',
     args: ['-c', `node -e "setTimeout(() => {}, 3000)"`],
@@ -86,6 +80,6 @@ test('an exported bash function (BASH_FUNC_<name>%%) sourcing a file in a root i
     !existsSync(marker),
     'env BASH_FUNC_node%%="() { . W/tools/hook.sh; ... }" passed the launch check (the name has none of the ' +
       "rule's words, so its value was never read) and the host's bash sourced the block's file: " +
-      `${existsSync(marker) ? readFileSync(marker, 'utf8').split('\n')[0] : ''} (${out.slice(0, 500)})`,
+      `${landed(marker)} (${out.slice(0, 500)})`,
   )
 })

@@ -15,22 +15,15 @@
 // W/bin/bus-bridge (a script appending to a marker outside W) and connects both. Expected: both refused
 // with mcp.launch-denied; the marker never written.
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { after, test } from 'node:test'
-import { connectEach, runEngine, type Server } from './outsider14-run.js'
+import { existsSync, readFileSync } from 'node:fs'
+import { test } from 'node:test'
+import { attackBase, attackFolders, connectEach, runEngine, type Server } from './outsider14-run.js'
 
-const base = mkdtempSync(join(tmpdir(), 'vis-attack-mcp-dbus-'))
-after(() => rmSync(base, { recursive: true, force: true }))
+const base = attackBase('vis-attack-mcp-dbus-')
 
 test('DBUS_SESSION_BUS_ADDRESS=unixexec:path=<a program in a root> is refused', () => {
   assert.ok(existsSync('/usr/bin/dbus-send'), "this test needs libdbus's dbus-send (apt: dbus-bin)")
-  const W = join(base, 'work')
-  const home = join(base, 'vis-home')
-  const outside = join(base, 'outside')
-  for (const d of [W, home, outside]) mkdirSync(d)
-  const marker = join(outside, 'ran-on-the-host')
+  const { W, home, outside, marker } = attackFolders(base)
   const bridge = `${W}/bin/bus-bridge`
   // What a notification server does at start: ask the session bus for the notification daemon.
   const server = (env: Record<string, string>): Server => ({

@@ -13,14 +13,12 @@
 // meant). The block writes W/shared/lib/Notes.pm, links W/tools -> a/b and connects both. Expected: both
 // refused with mcp.launch-denied; the marker never written.
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { after, test } from 'node:test'
-import { connectEach, runEngine, type Server } from './outsider14-run.js'
+import { test } from 'node:test'
+import { attackBase, connectEach, runEngine, type Server } from './outsider14-run.js'
 
-const base = mkdtempSync(join(tmpdir(), 'vis-attack-mcp-dotdot-'))
-after(() => rmSync(base, { recursive: true, force: true }))
+const base = attackBase('vis-attack-mcp-dotdot-')
 
 test('a `..` in an mcp.json env value is judged after the links before it, as the kernel reads it', () => {
   const W = join(base, 'work')

@@ -13,22 +13,15 @@
 // to a pipe). The block writes W/tools/lesspipe.sh (appends to a marker outside W) and connects both.
 // Expected: both refused with mcp.launch-denied; the marker never written.
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { after, test } from 'node:test'
-import { connectEach, runEngine, type Server } from './outsider14-run.js'
+import { existsSync } from 'node:fs'
+import { test } from 'node:test'
+import { attackBase, attackFolders, connectEach, landed, runEngine, type Server } from './outsider14-run.js'
 
-const base = mkdtempSync(join(tmpdir(), 'vis-attack-mcp-lessopen-'))
-after(() => rmSync(base, { recursive: true, force: true }))
+const base = attackBase('vis-attack-mcp-lessopen-')
 
 test('LESSOPEN="|<a program in a root> %s" is refused', () => {
   assert.ok(existsSync('/usr/bin/less'), 'this test needs less')
-  const W = join(base, 'work')
-  const home = join(base, 'vis-home')
-  const outside = join(base, 'outside')
-  for (const d of [W, home, outside]) mkdirSync(d)
-  const marker = join(outside, 'ran-on-the-host')
+  const { W, home, outside, marker } = attackFolders(base)
   const server = (env: Record<string, string>): Server => ({
     command: process.execPath,
     args: [
@@ -63,7 +56,7 @@ test('LESSOPEN="|<a program in a root> %s" is refused', () => {
   assert.ok(
     !existsSync(marker),
     'env LESSOPEN="|W/tools/lesspipe.sh %s" passed the launch check (the word `|W/...` is no path in a root) ' +
-      `and the host's less ran the block's preprocessor: ${existsSync(marker) ? readFileSync(marker, 'utf8').split('\n')[0] : ''} ` +
+      `and the host's less ran the block's preprocessor: ${landed(marker)} ` +
       `(${out.slice(0, 500)})`,
   )
   assert.match(out, /pipe refused mcp\.launch-denied/, out)

@@ -18,24 +18,18 @@
 // mcp_connect, which a config error cannot give.)
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { after, test } from 'node:test'
+import { test } from 'node:test'
 import { loadMcpConfig } from '../../src/engine/mcp-config.js'
 import { VisError } from '../../src/util/errors.js'
-import { connectEach, runEngine, type Server } from './outsider14-run.js'
+import { attackBase, attackFolders, connectEach, landed, runEngine, type Server } from './outsider14-run.js'
 
-const base = mkdtempSync(join(tmpdir(), 'vis-attack-mcp-env-name-equals-'))
-after(() => rmSync(base, { recursive: true, force: true }))
+const base = attackBase('vis-attack-mcp-env-name-equals-')
 
 test('an mcp.json env key holding "=" (NAME=<root path>) is refused', () => {
   assert.ok(existsSync('/usr/bin/perl'), 'this test needs perl')
-  const W = join(base, 'work')
-  const home = join(base, 'vis-home')
-  const outside = join(base, 'outside')
-  for (const d of [W, home, outside]) mkdirSync(d)
-  const marker = join(outside, 'ran-on-the-host')
+  const { W, home, outside, marker } = attackFolders(base)
   const server = (env: Record<string, string>): Server => ({
     command: '/usr/bin/perl',
     args: ['-MPlanted', '-e', 'sleep(3)'],
@@ -86,6 +80,6 @@ test('an mcp.json env key holding "=" (NAME=<root path>) is refused', () => {
     !existsSync(marker),
     'env key "PERL5LIB=<W>/lib:" (value "x") passed the launch check (the value was judged, the name never ' +
       "split at its '=') and the host's perl loaded the block's module: " +
-      `${existsSync(marker) ? readFileSync(marker, 'utf8').split('\n')[0] : ''} (${out.slice(0, 500)})`,
+      `${landed(marker)} (${out.slice(0, 500)})`,
   )
 })

@@ -14,14 +14,12 @@
 // startup message with AuthenticationCleartextPassword, and prints the password it gets. Expected: `pg`
 // refused with mcp.launch-denied; the block never sees the secret.
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { after, test } from 'node:test'
-import { connectEach, runEngine, type Server } from './outsider14-run.js'
+import { test } from 'node:test'
+import { attackBase, connectEach, runEngine, type Server } from './outsider14-run.js'
 
-const base = mkdtempSync(join(tmpdir(), 'vis-attack-mcp-pghost-'))
-after(() => rmSync(base, { recursive: true, force: true }))
+const base = attackBase('vis-attack-mcp-pghost-')
 
 test('PGHOST naming a socket folder in a root (a database the sandbox runs) is refused', () => {
   assert.ok(existsSync('/usr/bin/psql'), "this test needs libpq's psql (apt: postgresql-client)")

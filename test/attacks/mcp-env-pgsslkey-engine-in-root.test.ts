@@ -15,14 +15,12 @@
 // Expected: both refused with mcp.launch-denied; the marker never written.
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { after, test } from 'node:test'
-import { connectEach, runEngine, type Server } from './outsider14-run.js'
+import { test } from 'node:test'
+import { attackBase, attackFolders, connectEach, landed, runEngine, type Server } from './outsider14-run.js'
 
-const base = mkdtempSync(join(tmpdir(), 'vis-attack-mcp-pgsslkey-'))
-after(() => rmSync(base, { recursive: true, force: true }))
+const base = attackBase('vis-attack-mcp-pgsslkey-')
 
 // A Postgres server as far as libpq's TLS start: it answers the SSLRequest with 'S' (TLS accepted), by
 // which time libpq has loaded the client key's engine. Then psql is run against it with the server's env.
@@ -38,11 +36,7 @@ const client = [
 test('PGSSLKEY=<a shared object in a root>:key is refused', () => {
   for (const tool of ['/usr/bin/psql', '/usr/bin/gcc', '/usr/bin/openssl'])
     assert.ok(existsSync(tool), `this test needs ${tool}`)
-  const W = join(base, 'work')
-  const home = join(base, 'vis-home')
-  const outside = join(base, 'outside')
-  for (const d of [W, home, outside]) mkdirSync(d)
-  const marker = join(outside, 'ran-on-the-host')
+  const { W, home, outside, marker } = attackFolders(base)
   const source = join(outside, 'engine.c')
   const built = join(outside, 'engine.so')
   writeFileSync(
@@ -107,7 +101,7 @@ test('PGSSLKEY=<a shared object in a root>:key is refused', () => {
     !existsSync(marker),
     'env PGSSLKEY="W/tools/engine.so:key" passed the launch check (no word of the name rule in PGSSLKEY) and ' +
       "the host's psql loaded the block's shared object as an OpenSSL engine: " +
-      `${existsSync(marker) ? readFileSync(marker, 'utf8').split('\n')[0] : ''} (${out.slice(0, 500)})`,
+      `${landed(marker)} (${out.slice(0, 500)})`,
   )
   assert.match(out, /engine refused mcp\.launch-denied/, out)
 })

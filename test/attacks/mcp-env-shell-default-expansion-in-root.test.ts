@@ -13,21 +13,14 @@
 // (appending to a marker outside W) and connects both. Expected: both refused with mcp.launch-denied; the
 // marker never written.
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { after, test } from 'node:test'
-import { connectEach, runEngine, type Server } from './outsider14-run.js'
+import { existsSync, readFileSync } from 'node:fs'
+import { test } from 'node:test'
+import { attackBase, attackFolders, connectEach, runEngine, type Server } from './outsider14-run.js'
 
-const base = mkdtempSync(join(tmpdir(), 'vis-attack-mcp-shell-default-'))
-after(() => rmSync(base, { recursive: true, force: true }))
+const base = attackBase('vis-attack-mcp-shell-default-')
 
 test('a shell default (NAME:-W/...) in an mcp.json env value is judged like the place it substitutes', () => {
-  const W = join(base, 'work')
-  const home = join(base, 'vis-home')
-  const outside = join(base, 'outside')
-  for (const d of [W, home, outside]) mkdirSync(d)
-  const marker = join(outside, 'ran-on-the-host')
+  const { W, home, outside, marker } = attackFolders(base)
   const server = (BASH_ENV: string): Server => ({
     command: 'bash',
     args: ['-c', 'sleep 5'],

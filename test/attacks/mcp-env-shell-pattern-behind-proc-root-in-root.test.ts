@@ -13,22 +13,16 @@
 // marker outside W) and connects both.
 // Expected: both refused with mcp.launch-denied; the marker never written.
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { after, test } from 'node:test'
-import { connectEach, runEngine, type Server } from './outsider14-run.js'
+import { test } from 'node:test'
+import { attackBase, attackFolders, connectEach, landed, runEngine, type Server } from './outsider14-run.js'
 
-const base = realpathSync(mkdtempSync(join(tmpdir(), 'vis-attack-mcp-glob-proc-root-')))
-after(() => rmSync(base, { recursive: true, force: true }))
+const base = attackBase('vis-attack-mcp-glob-proc-root-')
 
 test('a shell pattern reaching a root behind /proc/self/root is refused', () => {
   assert.ok(existsSync('/usr/bin/less'), 'this test needs less')
-  const W = join(base, 'work')
-  const home = join(base, 'vis-home')
-  const outside = join(base, 'outside')
-  for (const d of [W, home, outside]) mkdirSync(d)
-  const marker = join(outside, 'ran-on-the-host')
+  const { W, home, outside, marker } = attackFolders(base)
   const program = join(W, 'tools', 'lesspipe.sh')
   const first = program.indexOf('/', 1)
   const pattern = `${program.slice(0, first - 1)}?${program.slice(first)}`
@@ -67,7 +61,7 @@ test('a shell pattern reaching a root behind /proc/self/root is refused', () => 
     !existsSync(marker),
     `env LESSOPEN="|/proc/self/root${pattern} %s" passed the launch check (the pattern's components are ` +
       'compared from /, and /proc/self/root is / behind a link) ' +
-      `and the host's less ran the block's preprocessor: ${existsSync(marker) ? readFileSync(marker, 'utf8').split('\n')[0] : ''} ` +
+      `and the host's less ran the block's preprocessor: ${landed(marker)} ` +
       `(${out.slice(0, 500)})`,
   )
   assert.match(out, /procroot refused mcp\.launch-denied/, out)

@@ -14,21 +14,14 @@
 // W/.mcp/env.sh (it appends to a marker outside W) and connects both. Expected: both refused with
 // mcp.launch-denied; the marker never written.
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { after, test } from 'node:test'
-import { connectEach, runEngine, type Server } from './outsider14-run.js'
+import { existsSync } from 'node:fs'
+import { test } from 'node:test'
+import { attackBase, attackFolders, connectEach, landed, runEngine, type Server } from './outsider14-run.js'
 
-const base = mkdtempSync(join(tmpdir(), 'vis-attack-mcp-pattern-'))
-after(() => rmSync(base, { recursive: true, force: true }))
+const base = attackBase('vis-attack-mcp-pattern-')
 
 test(`BASH_ENV=$\{WORKSPACE%/}/... with WORKSPACE a root is refused`, () => {
-  const W = join(base, 'work')
-  const home = join(base, 'vis-home')
-  const outside = join(base, 'outside')
-  for (const d of [W, home, outside]) mkdirSync(d)
-  const marker = join(outside, 'ran-on-the-host')
+  const { W, home, outside, marker } = attackFolders(base)
   const server = (env: Record<string, string>): Server => ({
     command: '/bin/bash',
     args: ['-c', 'sleep 3'],
@@ -59,7 +52,7 @@ test(`BASH_ENV=$\{WORKSPACE%/}/... with WORKSPACE a root is refused`, () => {
   assert.ok(
     !existsSync(marker),
     `env BASH_ENV=$\{WORKSPACE%/}/.mcp/env.sh passed the launch check (the % form is not read as WORKSPACE) ` +
-      `and the host's bash sourced the block's script: ${existsSync(marker) ? readFileSync(marker, 'utf8').split('\n')[0] : ''} ` +
+      `and the host's bash sourced the block's script: ${landed(marker)} ` +
       `(${out.slice(0, 500)})`,
   )
   assert.match(out, /pattern refused mcp\.launch-denied/, out)

@@ -11,22 +11,15 @@
 // and W/vim/vim91/plugin/planted.vim (appending to a marker outside W) and connects both.
 // Expected: both refused with mcp.launch-denied; the marker never written.
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { after, test } from 'node:test'
-import { connectEach, runEngine, type Server } from './outsider14-run.js'
+import { existsSync } from 'node:fs'
+import { test } from 'node:test'
+import { attackBase, attackFolders, connectEach, landed, runEngine, type Server } from './outsider14-run.js'
 
-const base = mkdtempSync(join(tmpdir(), 'vis-attack-mcp-vim-dir-'))
-after(() => rmSync(base, { recursive: true, force: true }))
+const base = attackBase('vis-attack-mcp-vim-dir-')
 
 test("VIM=<a folder in a root> (vim's runtime when VIMRUNTIME is unset) is refused", () => {
   assert.ok(existsSync('/usr/bin/vim'), 'this test needs vim')
-  const W = join(base, 'work')
-  const home = join(base, 'vis-home')
-  const outside = join(base, 'outside')
-  for (const d of [W, home, outside]) mkdirSync(d)
-  const marker = join(outside, 'ran-on-the-host')
+  const { W, home, outside, marker } = attackFolders(base)
   const server = (env: Record<string, string>): Server => ({
     command: process.execPath,
     args: [
@@ -61,7 +54,7 @@ test("VIM=<a folder in a root> (vim's runtime when VIMRUNTIME is unset) is refus
   assert.ok(
     !existsSync(marker),
     "env VIM=W/vim passed the launch check (VIM has none of the rule's words) and the host's vim sourced " +
-      `the block's plugin: ${existsSync(marker) ? readFileSync(marker, 'utf8').split('\n')[0] : ''} (${out.slice(0, 500)})`,
+      `the block's plugin: ${landed(marker)} (${out.slice(0, 500)})`,
   )
   assert.match(out, /vim refused mcp\.launch-denied/, out)
 })

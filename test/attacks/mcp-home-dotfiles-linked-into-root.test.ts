@@ -18,11 +18,11 @@
 // marker never written.
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
-import { connectEach, runEngine, type Server } from './outsider14-run.js'
+import { connectEach, landed, runEngine, type Server } from './outsider14-run.js'
 
 const base = mkdtempSync(join(tmpdir(), 'vis-attack-mcp-gitconfig-'))
 const hostHome = process.env.HOME
@@ -78,7 +78,7 @@ test('a ~/.gitconfig linked into a root does not configure the git a stdio serve
     !existsSync(marker),
     `the server got HOME=${H} although its .gitconfig leads into the session root ${W} (USER_PLACES has no ` +
       `.gitconfig), and the host's git ran the block's fsmonitor hook: ` +
-      `${existsSync(marker) ? readFileSync(marker, 'utf8').split('\n')[0] : ''} (${out.slice(0, 500)})`,
+      `${landed(marker)} (${out.slice(0, 500)})`,
   )
 })
 
@@ -130,7 +130,7 @@ test('a ~/.config/git linked into a root does not configure the git a stdio serv
   assert.ok(
     !existsSync(marker),
     `the server got HOME=${H} although its .config/git leads into the session root ${W}, and the host's git ` +
-      `ran the block's fsmonitor hook: ${existsSync(marker) ? readFileSync(marker, 'utf8').split('\n')[0] : ''} ` +
+      `ran the block's fsmonitor hook: ${landed(marker)} ` +
       `(${out.slice(0, 400)})`,
   )
 })
@@ -166,7 +166,7 @@ test('a ~/.bash_profile linked into a root is not sourced by a server started th
   assert.ok(
     !existsSync(marker),
     `the server got HOME=${H} although its .bash_profile leads into the session root ${W}, and the host's ` +
-      `bash -l sourced the block's profile: ${existsSync(marker) ? readFileSync(marker, 'utf8').split('\n')[0] : ''} ` +
+      `bash -l sourced the block's profile: ${landed(marker)} ` +
       `(${out.slice(0, 400)})`,
   )
 })

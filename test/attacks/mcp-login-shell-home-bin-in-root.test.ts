@@ -12,14 +12,12 @@
 // same with `bash -lc`). The block writes W/npx (appends to a marker outside W) and connects both.
 // Expected: `login` is refused or starts with a HOME whose profile adds no root to PATH; the marker never written.
 import assert from 'node:assert/strict'
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { after, test } from 'node:test'
-import { connectEach, runEngine, type Server } from './outsider14-run.js'
+import { test } from 'node:test'
+import { attackBase, connectEach, runEngine, type Server } from './outsider14-run.js'
 
-const base = realpathSync(mkdtempSync(join(tmpdir(), 'vis-attack-mcp-login-home-bin-')))
-after(() => rmSync(base, { recursive: true, force: true }))
+const base = attackBase('vis-attack-mcp-login-home-bin-')
 
 test("a server started by a login shell does not run a program from a root at ~/bin (the skeleton profile's PATH)", () => {
   assert.ok(existsSync('/etc/skel/.profile'), 'this test needs the Debian skeleton profile')

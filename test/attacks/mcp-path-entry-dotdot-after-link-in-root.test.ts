@@ -14,22 +14,15 @@
 // then connects both.
 // Expected: the `..` entry passed over or the start refused; the marker never written.
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { after, test } from 'node:test'
-import { connectEach, runEngine, type Server } from './outsider14-run.js'
+import { existsSync, readFileSync } from 'node:fs'
+import { test } from 'node:test'
+import { attackBase, attackFolders, connectEach, runEngine, type Server } from './outsider14-run.js'
 
-const base = realpathSync(mkdtempSync(join(tmpdir(), 'vis-attack-mcp-path-dotdot-')))
-after(() => rmSync(base, { recursive: true, force: true }))
+const base = attackBase('vis-attack-mcp-path-dotdot-')
 
 test('a PATH entry whose `..` climbs back into a root through a link is passed over', () => {
   assert.ok(existsSync('/bin/bash'), 'this test needs bash')
-  const W = join(base, 'work')
-  const home = join(base, 'vis-home')
-  const outside = join(base, 'outside')
-  for (const d of [W, home, outside]) mkdirSync(d)
-  const marker = join(outside, 'ran-on-the-host')
+  const { W, home, outside, marker } = attackFolders(base)
   const server = (entry: string, who: string): Server => ({
     command: '/bin/bash',
     args: ['-c', `planted-helper; node -e "setTimeout(() => {}, 3000)"`],

@@ -2,10 +2,43 @@
 // fixtures/outsider14-mcp-host.ts in a child process (its own vis home) and returns the block's output.
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
-import { writeFileSync } from 'node:fs'
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { after } from 'node:test'
 
 const fixture = join(import.meta.dirname, 'fixtures', 'outsider14-mcp-host.ts')
+
+// One attack file's folder (its real path: the checks compare resolved paths), removed after its tests.
+export function attackBase(prefix: string): string {
+  const base = realpathSync(mkdtempSync(join(tmpdir(), prefix)))
+  after(() => rmSync(base, { recursive: true, force: true }))
+  return base
+}
+
+// The usual places below `base`: W the session's root (a folder named `work`), the vis home, the
+// folder the host runs in, and the marker file in it that a program run on the host by the block's
+// plant appends to.
+export function attackFolders(base: string): { W: string; home: string; outside: string; marker: string } {
+  const W = join(base, 'work')
+  const home = join(base, 'vis-home')
+  const outside = join(base, 'outside')
+  for (const d of [W, home, outside]) mkdirSync(d)
+  return { W, home, outside, marker: join(outside, 'ran-on-the-host') }
+}
+
+// What the host ran for the block: the marker's first line ('' when nothing landed).
+export function landed(marker: string): string {
+  return existsSync(marker) ? (readFileSync(marker, 'utf8').split('\n')[0] ?? '') : ''
+}
 
 export type Server = { command: string; args: string[]; env: Record<string, string>; timeout_ms: number }
 

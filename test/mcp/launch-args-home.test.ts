@@ -7,8 +7,8 @@
 // root); a root at ~/bin makes HOME unfit; OpenSSH's ~/.ssh in the password database's home is judged
 // (sshHomeInRoot). Everyday args (`-y some-server`, `--port 8080`, a script outside every root,
 // `bash -lc "npx -y x"`) and a clean explicit HOME still start. The attacks themselves are
-// test/attacks/mcp-args-*.test.ts, mcp-env-home-explicit-dotfile-link-into-root, mcp-env-xdg-config-
-// explicit-link-into-root, mcp-private-home-ssh-reads-passwd-home and mcp-login-shell-home-bin-in-root.
+// test/attacks/mcp-args-*.test.ts, mcp-env-explicit-home-dotfile-link-into-root,
+// mcp-private-home-ssh-reads-passwd-home and mcp-login-shell-home-bin-in-root.
 import assert from 'node:assert/strict'
 import { mkdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { homedir, userInfo } from 'node:os'
