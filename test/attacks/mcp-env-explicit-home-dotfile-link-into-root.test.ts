@@ -91,7 +91,9 @@ function plantedGitConfig(
       ],
     )
     assert.match(out, /planted/, out)
-    const ran = existsSync(marker) ? [...new Set(readFileSync(marker, 'utf8').trim().split('\n'))].join(' / ') : ''
+    const ran = existsSync(marker)
+      ? [...new Set(readFileSync(marker, 'utf8').trim().split('\n'))].join(' / ')
+      : ''
     return { out, ran, U, W }
   } finally {
     process.env.HOME = before
@@ -100,9 +102,15 @@ function plantedGitConfig(
 
 test("mcp.json env.HOME set to the person's home whose dotfile links into a root does not give git the block's config", () => {
   assert.ok(gitFound, 'this test needs git')
-  const { out, ran, U, W } = plantedGitConfig('vis-attack-mcp-home-explicit-', '.gitconfig', 'gitconfig', 'gitconfig', (U) => ({
-    HOME: U,
-  }))
+  const { out, ran, U, W } = plantedGitConfig(
+    'vis-attack-mcp-home-explicit-',
+    '.gitconfig',
+    'gitconfig',
+    'gitconfig',
+    (U) => ({
+      HOME: U,
+    }),
+  )
   assert.equal(
     ran,
     '',
@@ -114,9 +122,15 @@ test("mcp.json env.HOME set to the person's home whose dotfile links into a root
 
 test("mcp.json env.XDG_CONFIG_HOME naming a ~/.config whose git entry links into a root does not give git the block's config", () => {
   assert.ok(gitFound, 'this test needs git')
-  const { out, ran, U, W } = plantedGitConfig('vis-attack-mcp-xdg-config-explicit-', '.config/git', 'git', 'git/config', (U) => ({
-    XDG_CONFIG_HOME: join(U, '.config'),
-  }))
+  const { out, ran, U, W } = plantedGitConfig(
+    'vis-attack-mcp-xdg-config-explicit-',
+    '.config/git',
+    'git',
+    'git/config',
+    (U) => ({
+      XDG_CONFIG_HOME: join(U, '.config'),
+    }),
+  )
   assert.equal(
     ran,
     '',

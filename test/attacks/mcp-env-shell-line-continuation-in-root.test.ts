@@ -15,22 +15,22 @@
 import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
 import { test } from 'node:test'
-import { attackBase, attackFolders, connectEach, landed, runEngine, type Server } from './outsider14-run.js'
+import {
+  attackBase,
+  attackFolders,
+  connectEach,
+  landed,
+  runEngine,
+  runsAtStart,
+  type Server,
+} from './outsider14-run.js'
 
 const base = attackBase('vis-attack-mcp-line-continuation-')
 
 test("LESSOPEN with a shell line continuation inside a root's name is refused", () => {
   assert.ok(existsSync('/usr/bin/less'), 'this test needs less')
   const { W, home, outside, marker } = attackFolders(base)
-  const server = (env: Record<string, string>): Server => ({
-    command: process.execPath,
-    args: [
-      '-e',
-      "require('node:child_process').spawnSync('/usr/bin/less', ['/etc/hostname'], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 5000 }); setTimeout(() => {}, 3000)",
-    ],
-    env,
-    timeout_ms: 6_000,
-  })
+  const server = (env: Record<string, string>): Server => runsAtStart('/usr/bin/less', ['/etc/hostname'], env)
   const script = `#!/bin/sh\necho "W/tools/lesspipe.sh, written by the block, run on the host by less through LESSOPEN" >> ${JSON.stringify(marker)}\n`
   const out = runEngine(
     base,

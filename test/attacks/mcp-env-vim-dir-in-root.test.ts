@@ -13,22 +13,22 @@
 import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
 import { test } from 'node:test'
-import { attackBase, attackFolders, connectEach, landed, runEngine, type Server } from './outsider14-run.js'
+import {
+  attackBase,
+  attackFolders,
+  connectEach,
+  landed,
+  runEngine,
+  runsAtStart,
+  type Server,
+} from './outsider14-run.js'
 
 const base = attackBase('vis-attack-mcp-vim-dir-')
 
 test("VIM=<a folder in a root> (vim's runtime when VIMRUNTIME is unset) is refused", () => {
   assert.ok(existsSync('/usr/bin/vim'), 'this test needs vim')
   const { W, home, outside, marker } = attackFolders(base)
-  const server = (env: Record<string, string>): Server => ({
-    command: process.execPath,
-    args: [
-      '-e',
-      "require('node:child_process').spawnSync('/usr/bin/vim', ['-c', 'q'], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 5000 }); setTimeout(() => {}, 3000)",
-    ],
-    env,
-    timeout_ms: 6_000,
-  })
+  const server = (env: Record<string, string>): Server => runsAtStart('/usr/bin/vim', ['-c', 'q'], env)
   const plugin = `call writefile(['W/vim plugin, written by the block, sourced on the host by vim'], ${JSON.stringify(marker)}, 'a')\n`
   const out = runEngine(
     base,

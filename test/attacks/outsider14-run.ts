@@ -42,6 +42,26 @@ export function landed(marker: string): string {
 
 export type Server = { command: string; args: string[]; env: Record<string, string>; timeout_ms: number }
 
+// A stdio server that runs one host program at its start (its output to a pipe, at most 5 s), as a real
+// server's own tools do, and then stays up long enough to be connected.
+export function runsAtStart(
+  program: string,
+  args: string[],
+  env: Record<string, string>,
+  options: { cwd?: string } = {},
+): Server {
+  const spawnOptions = { stdio: ['ignore', 'pipe', 'pipe'], timeout: 5000, ...options }
+  return {
+    command: process.execPath,
+    args: [
+      '-e',
+      `require('node:child_process').spawnSync(${JSON.stringify(program)}, ${JSON.stringify(args)}, ${JSON.stringify(spawnOptions)}); setTimeout(() => {}, 3000)`,
+    ],
+    env,
+    timeout_ms: 6_000,
+  }
+}
+
 // The block's lines that try each named server: "<name> ok ..." or "<name> refused <code> <message>".
 export function connectEach(names: string[]): string[] {
   return [
