@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs'
+import { readdirSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { sandboxWrittenParts } from '../util/home-parts.js'
 import { within } from '../util/path-within.js'
@@ -48,32 +48,93 @@ function sandboxPartHolding(place: string, home: string): string | undefined {
 
 // The root or vis-home part a shell's pathname expansion of `place` may reach, if any: a value a
 // shell runs (LESSOPEN's `|/tm?/W/lesspipe.sh %s`, GIT_SSH_COMMAND, EDITOR, `bash -c` args) globs
-// each word, so `/tm?/W/x` is /tmp/W/x to it while its text lies in no root. A pattern whose leading
-// components match a place's components names something in that place (fifteenth outsider pass); a
-// pattern that only reaches an ancestor names no file inside it.
-// The components are compared from `/`, so a pattern behind a link (every host has /proc/self/root,
-// a link to `/`: `/proc/self/root/tm?/W/x`) is also compared with its pattern-free prefix resolved
-// first, as the shell's globbing follows it (sixteenth outsider pass).
-function globReaching(place: string, home: string, places: WritablePlaces): string | undefined {
+// each word, so `/tm?/W/x` is /tmp/W/x to it while its text lies in no root. Read two ways:
+// - By components, from `/`: a pattern whose leading components match a target's components names
+//   something in that target (fifteenth outsider pass), whether or not it exists yet; a pattern that
+//   only reaches an ancestor names no file inside it. A pattern behind a link (every host has
+//   /proc/self/root, a link to `/`: `/proc/self/root/tm?/W/x`) is also compared with its pattern-free
+//   prefix resolved first, as the shell's globbing follows it (sixteenth outsider pass).
+// - As the shell expands it, on the host's folders: every existing path the pattern's leading
+//   components match, each judged by its real path, so a match that is a link outside every root
+//   leading into one (`/srv/l?nk/tools/x` with /srv/link -> W) is caught where the components are not.
+//   A pattern matching more than GLOB_PATHS existing paths is refused as a form this check cannot
+//   compute.
+function globVerdict(place: string, home: string, places: WritablePlaces): WordVerdict | undefined {
   if (!/[*?[]/.test(place)) return undefined
   const components = place.split('/').filter((c) => c !== '')
   const first = components.findIndex((c) => /[*?[]/.test(c))
   const prefix = realish(`/${components.slice(0, first).join('/')}`)
   const behind = [...prefix.split('/').filter((c) => c !== ''), ...components.slice(first)]
-  const targets = [...places.roots, ...[resolve(home), realish(home)].flatMap(sandboxWrittenParts)]
+  const parts = [resolve(home), realish(home)].flatMap(sandboxWrittenParts)
+  const targets = [...places.roots, ...parts]
   for (const pattern of [components, behind])
     for (const target of targets) {
-      const parts = resolve(target)
+      const steps = resolve(target)
         .split('/')
         .filter((c) => c !== '')
-      if (pattern.length < parts.length) continue
-      const reaches = parts.every((part, i) => {
+      if (pattern.length < steps.length) continue
+      const reaches = steps.every((step, i) => {
         const match = globMatcher(pattern[i] ?? '')
-        return match === undefined || match(part)
+        return match === undefined || match(step)
       })
-      if (reaches) return target
+      if (reaches) return { kind: 'pattern', place, reaches: target }
     }
+  const expanded = expansionReaching(
+    components,
+    (real) => places.holding(real) ?? parts.find((w) => within(real, w)),
+  )
+  if (expanded === TOO_WIDE)
+    return { kind: 'unbounded', form: `${place} (a pattern matching more than ${GLOB_PATHS} existing paths)` }
+  return expanded === undefined ? undefined : { kind: 'pattern', place, reaches: expanded }
+}
+
+// The most existing paths expansionReaching reads for one pattern; past it, TOO_WIDE.
+export const GLOB_PATHS = 4096
+const TOO_WIDE = Symbol('too wide')
+
+// Expands `components` (a path from `/`, some of them patterns) over the existing folders as a shell
+// does, one component at a time, and returns what `sandboxes` says of the first matched path whose
+// real path a sandbox writes. Stops at the last pattern: what follows it names files inside a match,
+// whose real path lies below the match's (unless a later component is a link, made by whoever wrote
+// the match: judged by the caller's literal readings when it lies in no root).
+function expansionReaching(
+  components: readonly string[],
+  sandboxes: (real: string) => string | undefined,
+): string | typeof TOO_WIDE | undefined {
+  let last = -1
+  components.forEach((c, i) => {
+    if (/[*?[]/.test(c)) last = i
+  })
+  let paths = ['/']
+  let read = 0
+  for (let i = 0; i <= last && paths.length > 0; i++) {
+    const component = components[i] as string
+    // A pattern this check cannot match (extglob, too many stars) is taken to match every entry.
+    const match = /[*?[]/.test(component) ? (globMatcher(component) ?? (() => true)) : undefined
+    const next: string[] = []
+    for (const dir of paths) {
+      const names = match === undefined ? [component] : entriesOf(dir).filter((name) => match(name))
+      for (const name of names) {
+        const path = dir === '/' ? `/${name}` : `${dir}/${name}`
+        if (match !== undefined && ++read > GLOB_PATHS) return TOO_WIDE
+        const real = realish(path)
+        const reached = sandboxes(real)
+        if (reached !== undefined) return reached
+        next.push(path)
+      }
+    }
+    paths = next
+  }
   return undefined
+}
+
+// A folder's entries, none when it cannot be read (a shell's pattern then matches nothing there).
+function entriesOf(dir: string): string[] {
+  try {
+    return readdirSync(dir)
+  } catch {
+    return []
+  }
 }
 
 // The words of `value` an option parser may read as a path after clustered short switches: getopt
@@ -118,8 +179,8 @@ export function judgeWord(
       const unknown = named.unresolved[0]
       if (strict && unknown !== undefined) return { kind: 'unresolved', word: unknown }
       for (const place of named.paths) {
-        const reaches = globReaching(place, home, places)
-        if (reaches !== undefined) return { kind: 'pattern', place, reaches }
+        const globbed = globVerdict(place, home, places)
+        if (globbed !== undefined) return globbed
         if (ownedByHome(place, home)) continue
         const part = sandboxPartHolding(place, home)
         const root = places.holding(place)

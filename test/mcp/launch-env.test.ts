@@ -15,6 +15,7 @@ import { createEngine, type Engine } from '../../src/engine/index.js'
 import { StdioServerSchema } from '../../src/mcp-client/config.js'
 import { ServerConnection } from '../../src/mcp-client/connection.js'
 import { placesIn } from '../../src/mcp-client/env-spellings.js'
+import { GLOB_PATHS } from '../../src/mcp-client/judge-word.js'
 import { checkServerEnv } from '../../src/mcp-client/server-env.js'
 import { VisError } from '../../src/util/errors.js'
 import { python, stdioFixture, tempDir } from './helpers.js'
@@ -626,4 +627,39 @@ test('a place in the vis home is exempt by both spellings and outside its outbox
   )
   assert.match(withOptions(`--require ${join(home, 'logs', 'worker-7.log')}`), /env\.NODE_OPTIONS .*logs/)
   assert.equal(withOptions(`--require=${serverDir}/hook.js`), 'allowed')
+})
+
+// A pattern is also expanded over the host's folders as a shell would: a match that is a link outside
+// every root leading into one reaches the root, though no component of the pattern names it; a pattern
+// matching more existing paths than the check reads is refused as a form it cannot compute.
+test('a pattern whose match is a link into a root is refused, and one matching too many paths too', async () => {
+  await engine.createSession({ roots: [root] })
+  const links = join(outside, 'globbed-links')
+  mkdirSync(join(links, 'elsewhere'), { recursive: true })
+  symlinkSync(root, join(links, 'link-in'))
+  symlinkSync(join(links, 'elsewhere'), join(links, 'link-out'))
+  const check = (value: string) =>
+    checkServerEnv(
+      's',
+      { LESSOPEN: value },
+      serverDir,
+      home,
+      (why) => new VisError('mcp.launch-denied', why, {}),
+    )
+  assert.throws(
+    () => check(`|${links}/link-i?/tools/lesspipe.sh %s`),
+    new RegExp(`its env\\.LESSOPEN .* holds a shell pattern .* may expand to a path in ${root}`),
+  )
+  assert.throws(() => check(`|${links}/*/tools/lesspipe.sh %s`), /holds a shell pattern/)
+  // The same pattern matching only the link that leads elsewhere passes.
+  check(`|${links}/link-o?t/tools/lesspipe.sh %s`)
+  const wide = join(outside, 'globbed-wide')
+  mkdirSync(wide)
+  for (let i = 0; i <= GLOB_PATHS; i++) mkdirSync(join(wide, `d${i}`))
+  assert.throws(
+    () => check(`|${wide}/d*/lesspipe.sh %s`),
+    new RegExp(
+      `holds the shell form ${wide}/d\\*/lesspipe\\.sh \\(a pattern matching more than ${GLOB_PATHS} existing paths\\)`,
+    ),
+  )
 })
