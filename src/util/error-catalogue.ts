@@ -330,6 +330,10 @@ export const ERROR_CATALOGUE = {
   ),
   'mcp.invalid-cursor': fail(400, 'A resources/list cursor the server did not give; list again without one.'),
   // /mcp at its bound of live MCP sessions with none idle to close (src/mcp/server/transport-http.ts).
+  'mcp.client-sessions-full': retry(
+    429,
+    'This MCP client keeps as many live sessions as it may and every one is running a block; reuse or reset one.',
+  ),
   'mcp.sessions-full': retry(
     503,
     'The server holds as many MCP sessions as it keeps and all are busy; initialize again after Retry-After.',

@@ -28,19 +28,32 @@ export async function runBlockForClient(
   policy: McpServePolicy,
   extra: ToolCallExtra,
 ): Promise<CallToolResult> {
-  const { id, replaced } = await sessions.ensure(req.label, policy)
-  const note = replaced ? restartNote(replaced.roots, policy.roots) : undefined
+  const done = sessions.busy(req.label)
   try {
-    return await runIn(engine, id, req, extra, note)
-  } catch (err) {
-    if (!(err instanceof VisError && err.code === 'worker.retired')) throw err
-    await sessions.reset(req.label, id)
-    const fresh = await sessions.ensure(req.label, policy)
-    const why = err.message.replace(/; close it and create a new session\.?$/, '')
-    const dead = `(${why}. This block ran in a fresh session: globals of earlier blocks are gone)`
-    return await runIn(engine, fresh.id, req, extra, dead)
+    const { id, replaced, evicted } = await sessions.ensure(req.label, policy)
+    const note = replaced
+      ? restartNote(replaced.roots, policy.roots)
+      : evicted
+        ? evictedNote(sessions.maxLive)
+        : undefined
+    try {
+      return await runIn(engine, id, req, extra, note)
+    } catch (err) {
+      if (!(err instanceof VisError && err.code === 'worker.retired')) throw err
+      await sessions.reset(req.label, id)
+      const fresh = await sessions.ensure(req.label, policy)
+      const why = err.message.replace(/; close it and create a new session\.?$/, '')
+      const dead = `(${why}. This block ran in a fresh session: globals of earlier blocks are gone)`
+      return await runIn(engine, fresh.id, req, extra, dead)
+    }
+  } finally {
+    done()
   }
 }
+
+const evictedNote = (max: number) =>
+  `(This session was closed while unused, to keep at most ${max} live sessions for this client. This block ` +
+  'ran in a fresh session: globals of earlier blocks are gone; the old transcript is still a resource)'
 
 async function runIn(
   engine: Engine,

@@ -2,8 +2,17 @@ import { randomUUID } from 'node:crypto'
 import { checkRootPaths } from '../../confinement/root-guard.js'
 import type { Engine } from '../../engine/engine.js'
 import type { McpServePolicy } from '../../engine/mcp-config.js'
+import { VisError } from '../../util/errors.js'
 
 export const DEFAULT_LABEL = 'default'
+
+// The most live sessions (each a worker process, ~60 MB) one MCP client keeps by label. A model
+// that names a new label for each call would otherwise start a worker per call and keep them all
+// until the client goes away; at the bound the label used least recently that runs no block is
+// closed (its transcript kept; its next block starts a fresh session and says so), and when every
+// one runs a block the new label is refused (`mcp.client-sessions-full`).
+export const DEFAULT_MAX_CLIENT_SESSIONS = 16
+const MAX_EVICTED_REMEMBERED = 1000
 
 // A label's session, and what it was started with.
 export type Ensured = {
@@ -11,6 +20,8 @@ export type Ensured = {
   // The session this label had before, closed because the client's roots changed since it
   // started (a running interpreter's jail cannot be narrowed in place).
   replaced?: { id: string; roots: string[] }
+  // This label's session was closed to keep the client within its bound of live sessions.
+  evicted?: true
 }
 
 // The vis sessions one MCP client has used, by the label it gave (`session` argument; none
@@ -20,6 +31,12 @@ export class ClientSessions {
   private readonly byLabel = new Map<string, string>()
   private readonly rootsOf = new Map<string, string[]>()
   private readonly creating = new Map<string, Promise<string>>()
+  // When each label was last asked for, and how many blocks each runs now (never closed for room).
+  private readonly lastUsed = new Map<string, number>()
+  private readonly running = new Map<string, number>()
+  private used = 0
+  // Labels whose session was closed for room, until their next block says so.
+  private readonly evicted = new Set<string>()
   // Every engine session this client ever created (resets included): its resources.
   readonly created: string[] = []
   // Names this MCP session in the resources/list cursors it is given (resources.ts): a cursor
@@ -35,13 +52,29 @@ export class ClientSessions {
     // The server roots' identities at its start: checked again when a session is created, and
     // held for a session root that is one of them.
     private readonly serverPins?: Readonly<Record<string, string>>,
+    readonly maxLive = DEFAULT_MAX_CLIENT_SESSIONS,
   ) {}
+
+  // Marks a block of `label` running until the returned function is called: its session is not
+  // closed to make room meanwhile.
+  busy(label: string = DEFAULT_LABEL): () => void {
+    this.running.set(label, (this.running.get(label) ?? 0) + 1)
+    let done = false
+    return () => {
+      if (done) return
+      done = true
+      const n = (this.running.get(label) ?? 1) - 1
+      if (n > 0) this.running.set(label, n)
+      else this.running.delete(label)
+    }
+  }
 
   // The label's session, created on first use with the client's policy. One started with other
   // roots than the policy's now is closed and started afresh: a client that narrowed its roots
   // must not keep a session that still sees the wider ones.
   async ensure(label: string | undefined, policy: McpServePolicy): Promise<Ensured> {
     label ??= DEFAULT_LABEL
+    this.lastUsed.set(label, ++this.used)
     const have = this.byLabel.get(label)
     const had = have === undefined ? undefined : this.rootsOf.get(have)
     if (have !== undefined && had !== undefined && sameRoots(had, policy.roots)) return { id: have }
@@ -49,7 +82,34 @@ export class ClientSessions {
       await this.reset(label)
       return { id: await this.create(label, policy), replaced: { id: have, roots: had ?? [] } }
     }
-    return { id: await this.create(label, policy) }
+    const id = await this.create(label, policy)
+    if (!this.evicted.delete(label)) return { id }
+    return { id, evicted: true }
+  }
+
+  // Closes the least recently used label that runs no block while this client is at its bound.
+  private async makeRoom(label: string): Promise<void> {
+    while (this.byLabel.size + this.creating.size > this.maxLive) {
+      let oldest: string | undefined
+      for (const l of this.byLabel.keys()) {
+        if (l === label || this.running.has(l)) continue
+        if (oldest === undefined || (this.lastUsed.get(l) ?? 0) < (this.lastUsed.get(oldest) ?? 0)) oldest = l
+      }
+      if (oldest === undefined)
+        throw new VisError(
+          'mcp.client-sessions-full',
+          `This client already keeps ${this.maxLive} live sessions and every one is running a block, so session ` +
+            `${JSON.stringify(label)} cannot start now; use one of your sessions, close one with session_reset, ` +
+            'or try again when a block ends.',
+          { sessionId: 'mcp', op: 'python_execution', label, maxSessions: this.maxLive },
+        )
+      await this.reset(oldest)
+      this.lastUsed.delete(oldest)
+      this.evicted.add(oldest)
+      // Remembered for the note only: a client naming endless labels keeps a bounded set.
+      if (this.evicted.size > MAX_EVICTED_REMEMBERED)
+        this.evicted.delete(this.evicted.values().next().value as string)
+    }
   }
 
   private create(label: string, policy: McpServePolicy): Promise<string> {
@@ -60,6 +120,7 @@ export class ClientSessions {
     if (!p) {
       const name = label
       p = Promise.resolve()
+        .then(() => this.makeRoom(name))
         .then(() => {
           if (this.serverPins)
             checkRootPaths(
