@@ -344,7 +344,10 @@ export const ERROR_CATALOGUE = {
   ),
   // resources/read of an attachment while the server's attachment reads hold all they may and as
   // many wait (src/mcp/server/read-gate.ts).
-  'mcp.resource-busy': retry(503, 'The server is reading as many attachments as it may at once; read again later.'),
+  'mcp.resource-busy': retry(
+    503,
+    'The server is reading as many attachments as it may at once; read again later.',
+  ),
   'mcp.timeout': retry(500, 'An MCP server did not answer in time.'),
   'mcp.tool-error': fail(500, 'An MCP server tool reported an error.'),
   'mcp.unknown-server': fail(500, 'No MCP server has that name.'),
