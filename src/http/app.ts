@@ -145,6 +145,9 @@ export function createApp(engine: Engine, options: AppOptions = {}): Hono {
       headers: res.headers,
     })
   })
-  mountMcp(app, engine, { policy: options.mcp ?? McpServePolicySchema.parse({}) })
+  mountMcp(app, engine, {
+    policy: options.mcp ?? McpServePolicySchema.parse({}),
+    maxAnswerBytes: ctx.sse.maxQueuedBytes,
+  })
   return app
 }

@@ -339,6 +339,19 @@ export const ERROR_CATALOGUE = {
     'The server holds as many MCP sessions as it keeps and all are busy; initialize again after Retry-After.',
   ),
   'mcp.resource-not-found': fail(500, "No MCP resource has that URI among the client's sessions."),
+  // resources/read of an attachment whose answer would pass what one answer may carry (the /mcp
+  // event stream's bound); the message names the HTTP URL that serves it whole
+  // (src/mcp/server/resources.ts).
+  'mcp.resource-too-large': fail(
+    413,
+    'The attachment is too large for one resources/read answer; fetch it whole from the HTTP attachment URL the message names.',
+  ),
+  // resources/read of an attachment while the server's attachment reads hold all they may and as
+  // many wait (src/mcp/server/read-gate.ts).
+  'mcp.resource-busy': retry(
+    503,
+    'The server is reading as many attachments as it may at once; read again later.',
+  ),
   'mcp.timeout': retry(500, 'An MCP server did not answer in time.'),
   'mcp.tool-error': fail(500, 'An MCP server tool reported an error.'),
   'mcp.unknown-server': fail(500, 'No MCP server has that name.'),

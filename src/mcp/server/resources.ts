@@ -8,11 +8,13 @@ import {
 } from '../../engine/schemas.js'
 import {
   exportTranscriptPage,
+  jsonBytes,
   renderMarkdown,
   SESSION_PAGE_BYTES,
   type TranscriptPage,
 } from '../../persistence/index.js'
 import { VisError } from '../../util/errors.js'
+import { attachmentReads, type ReadGate } from './read-gate.js'
 import type { ClientSessions } from './sessions.js'
 
 // Each session a client created is readable as resources: its transcript (Markdown, as
@@ -125,7 +127,56 @@ export function listResources(
   return { resources: out }
 }
 
-export function readResource(engine: Engine, sessions: ClientSessions, uri: string): ReadResourceResult {
+// What one resources/read answer may come to, in bytes as sent: the bound of the event stream a
+// /mcp POST is answered on (src/http/sse.ts DEFAULT_MAX_QUEUED_BYTES; `vis serve` passes its own
+// configured bound), past which `boundedStream` closes the connection and the client learns
+// nothing. The stdio server keeps the same bound, so a resource reads alike over both.
+export const RESOURCE_ANSWER_BYTES = 16 * 2 ** 20
+// Room kept in an answer for what surrounds the resource's text (the JSON-RPC envelope, the
+// event's `event:`/`data:` lines), beyond the URI, media type and id measured for each answer.
+const ENVELOPE_SLACK = 256
+
+export type ReadOptions = {
+  // The most one answer may come to (RESOURCE_ANSWER_BYTES unless the server says otherwise).
+  answerBytes?: number
+  // The request's id, echoed in its answer (a client may make it long).
+  requestId?: string | number
+  // The request's cancellation: a read waiting for room is dropped.
+  signal?: AbortSignal
+  // The gate a read reserves its bytes at (the process's own unless a test gives one).
+  gate?: ReadGate
+}
+
+// A read's answer, and what gives back the bytes it reserved (call it once the answer has been
+// handed to the transport: server.ts).
+export type ReadAnswer = { result: ReadResourceResult; release: () => void }
+
+const noRelease = () => undefined
+
+// The bytes of an answer around its resource's text or base64 (measured with an empty one).
+const envelopeBytes = (uri: string, mimeType: string, requestId: string | number | undefined) =>
+  Buffer.byteLength(
+    JSON.stringify({
+      result: { contents: [{ uri, mimeType, blob: '' }] },
+      jsonrpc: '2.0',
+      id: requestId ?? 0,
+    }),
+  ) + ENVELOPE_SLACK
+const base64Bytes = (n: number) => Math.ceil(n / 3) * 4
+const isText = (mimeType: string) => mimeType.startsWith('text/') || mimeType === 'application/json'
+
+// What a read holds at its peak, for the gate: the file, then (text) its decoded string, and the
+// answer four times over (the base64 or text in the result, the SDK's JSON-RPC text, the event
+// string it is flattened into, and its bytes), the answer at most `answerBytes`.
+export const readCost = (size: number, text: boolean, answerBytes: number) =>
+  text ? 3 * size + 4 * Math.min(answerBytes, 6 * size + 2) : size + 4 * base64Bytes(size)
+
+export async function readResource(
+  engine: Engine,
+  sessions: ClientSessions,
+  uri: string,
+  options: ReadOptions = {},
+): Promise<ReadAnswer> {
   const m = URI.exec(uri)
   const sessionId = m ? decodeURIComponent(m[1]!) : undefined
   // Another client's session reads exactly like one that does not exist.
@@ -141,14 +192,70 @@ export function readResource(engine: Engine, sessions: ClientSessions, uri: stri
       maxBytes: SESSION_PAGE_BYTES,
     })
     const text = pageNote(sessionId, page) + renderMarkdown(page.transcript)
-    return { contents: [{ uri, mimeType: 'text/markdown', text }] }
+    return { result: { contents: [{ uri, mimeType: 'text/markdown', text }] }, release: noRelease }
   }
-  const { attachment, data } = engine.attachment(sessionId, decodeURIComponent(m[4]!))
-  const mimeType = attachment.media_type
-  if (mimeType.startsWith('text/') || mimeType === 'application/json') {
-    return { contents: [{ uri, mimeType, text: data.toString('utf8') }] }
+  const attachmentId = decodeURIComponent(m[4]!)
+  const answerBytes = options.answerBytes ?? RESOURCE_ANSWER_BYTES
+  // Judged by the stored size, before a byte is read (seventeenth outsider pass): a 20 MiB
+  // attachment was answered as 27 MB of base64 in one message, past the event stream's bound,
+  // and the client saw its connection closed with no word of why.
+  // The ownership check engine.attachment makes (the session's own blocks only), made here so the
+  // block row is read once and the size judged before the bytes are.
+  const meta = engine.store.attachments.get(attachmentId)
+  if (!meta || engine.store.blocks.get(meta.blockId)?.sessionId !== sessionId) {
+    throw new VisError('attachment.not-found', `No attachment ${attachmentId} in session ${sessionId}.`, {
+      sessionId,
+      attachmentId,
+    })
   }
-  return { contents: [{ uri, mimeType, blob: data.toString('base64') }] }
+  const mimeType = meta.mediaType
+  const text = isText(mimeType)
+  const envelope = envelopeBytes(uri, mimeType, options.requestId)
+  // The smallest answer it could be: its bytes as they are (text of plain characters), or base64.
+  const least = envelope + (text ? meta.size : base64Bytes(meta.size))
+  if (least > answerBytes) throw tooLarge(uri, sessionId, attachmentId, meta.size, least, answerBytes)
+  const release = await (options.gate ?? attachmentReads).take(
+    readCost(meta.size, text, answerBytes),
+    options.signal,
+  )
+  try {
+    // Checked against the recorded size as it is read (db.blob-corrupt otherwise).
+    const { data } = engine.store.attachments.read(attachmentId)
+    if (text) {
+      const body = data.toString('utf8')
+      // Text is sent as JSON: a control character is six bytes there. Past the bound as text, it
+      // goes as base64 (4/3 of its size) when that fits, and is refused when neither does.
+      const asText = envelope + jsonBytes(body)
+      if (asText <= answerBytes) return { result: { contents: [{ uri, mimeType, text: body }] }, release }
+      const asBase64 = envelope + base64Bytes(data.byteLength)
+      if (asBase64 > answerBytes) {
+        throw tooLarge(uri, sessionId, attachmentId, data.byteLength, Math.min(asText, asBase64), answerBytes)
+      }
+    }
+    return { result: { contents: [{ uri, mimeType, blob: data.toString('base64') }] }, release }
+  } catch (err) {
+    release()
+    throw err
+  }
+}
+
+// Refuses an attachment no single answer can carry, naming where it is read whole: the HTTP
+// API's attachment route (of `vis serve`, which serves the same store), which streams it.
+function tooLarge(
+  uri: string,
+  sessionId: string,
+  attachmentId: string,
+  size: number,
+  answer: number,
+  answerBytes: number,
+): VisError {
+  const url = `/v1/sessions/${encodeURIComponent(sessionId)}/attachments/${encodeURIComponent(attachmentId)}`
+  return new VisError(
+    'mcp.resource-too-large',
+    `Attachment ${uri} is ${size} bytes, ${answer} bytes as one resources/read answer, past the ` +
+      `${answerBytes} bytes one answer may carry; fetch it whole over HTTP: GET ${url}.`,
+    { uri, size, answerBytes: answer, maxAnswerBytes: answerBytes, url },
+  )
 }
 
 // Said above a transcript that is not the whole session: which blocks it shows, which were cut,

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import {
   CallToolRequestSchema,
   ErrorCode,
@@ -40,6 +41,12 @@ const ROOTS_TIMEOUT_MS = 10_000
 
 type Extra = Parameters<Parameters<Server['setRequestHandler']>[1]>[1]
 
+export type McpServerOptions = {
+  // The most one resources/read answer may come to (resources.ts RESOURCE_ANSWER_BYTES unless
+  // set: /mcp gives its event streams' bound).
+  resourceAnswerBytes?: number
+}
+
 export type VisMcpServer = {
   server: Server
   // Tool calls being served now (a block can run long after its request was answered with a stream).
@@ -70,6 +77,7 @@ export function createVisMcpServer(
   policy: McpServePolicy,
   label: string,
   pins = pinServeRoots(policy.roots),
+  options: McpServerOptions = {},
 ): VisMcpServer {
   const server = new Server(
     { name: 'vis', title: 'vis: confined, stateful Python', version },
@@ -143,19 +151,71 @@ export function createVisMcpServer(
       },
     ],
   }))
-  server.setRequestHandler(ReadResourceRequestSchema, (req) => {
+  // What an attachment read reserved (read-gate.ts), by request id, given back once its answer
+  // has been handed to the transport (below), or when the request is cancelled (the SDK then
+  // sends nothing). A batch may repeat an id: each id keeps its reads in order.
+  const held = new Map<string | number, Array<() => void>>()
+  const handedOn = (id: string | number) => {
+    const list = held.get(id)
+    const release = list?.shift()
+    if (list?.length === 0) held.delete(id)
+    release?.()
+  }
+  const hold = (id: string | number, release: () => void, signal: AbortSignal) => {
+    const list = held.get(id) ?? []
+    list.push(release)
+    held.set(id, list)
+    signal.addEventListener(
+      'abort',
+      () => {
+        const i = list.indexOf(release)
+        if (i >= 0) list.splice(i, 1)
+        if (list.length === 0 && held.get(id) === list) held.delete(id)
+        release()
+      },
+      { once: true },
+    )
+  }
+  // Every response the server sends passes here: once the transport has it (an event stream's
+  // bytes enqueued for `boundedStream`, a line written to stdout), the read's reservation ends.
+  const connect = server.connect.bind(server)
+  server.connect = async (transport: Transport) => {
+    const send = transport.send.bind(transport)
+    transport.send = async (message, options) => {
+      try {
+        await send(message, options)
+      } finally {
+        if ('id' in message && !('method' in message) && message.id !== undefined) handedOn(message.id)
+      }
+    }
+    return connect(transport)
+  }
+  server.setRequestHandler(ReadResourceRequestSchema, async (req, extra) => {
     try {
-      return readResource(engine, sessions, req.params.uri)
+      const { result, release } = await readResource(engine, sessions, req.params.uri, {
+        answerBytes: options.resourceAnswerBytes,
+        requestId: extra.requestId,
+        signal: extra.signal,
+      })
+      if (extra.signal.aborted) release()
+      else hold(extra.requestId, release, extra.signal)
+      return result
     } catch (err) {
       const missing = err instanceof VisError && /not-found$/.test(err.code)
       throw new McpError(missing ? RESOURCE_NOT_FOUND : ErrorCode.InvalidParams, errorMessage(err), {
         uri: req.params.uri,
+        // The catalogued code and what it came with (a refused read names its size, the bound and
+        // the HTTP URL that serves it whole).
+        ...(err instanceof VisError ? { ...err.context, code: err.code } : {}),
       })
     }
   })
   let closing: Promise<void> | undefined
   const close = () => {
     closing ??= (async () => {
+      // No answer is sent after this: what reads still hold goes back.
+      for (const list of held.values()) for (const release of list.splice(0)) release()
+      held.clear()
       await sessions.closeAll()
       await tools.close()
       await server.close().catch(() => undefined)

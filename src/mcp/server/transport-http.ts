@@ -37,6 +37,9 @@ export type McpHttpOptions = {
   idleMs?: number
   unusedIdleMs?: number
   maxSessions?: number
+  // The bound of the event stream a POST is answered on (app.ts: the server's `maxQueuedBytes`):
+  // one resources/read answer must fit it (resources.ts).
+  maxAnswerBytes?: number
 }
 
 const jsonRpcError = (
@@ -127,7 +130,9 @@ export function mountMcp(
       }
       opening++
       reserved = true
-      const mcp = createVisMcpServer(engine, options.policy, 'http', pins)
+      const mcp = createVisMcpServer(engine, options.policy, 'http', pins, {
+        resourceAnswerBytes: options.maxAnswerBytes,
+      })
       // Registered once the initialize request has made the session id, not before.
       let created: Entry | undefined
       const transport = new WebStandardStreamableHTTPServerTransport({
