@@ -71,7 +71,9 @@ class Reader {
     }
     this.seen.add(real)
     if (++this.files > MAX_FILES)
-      throw new Unfit(`HOME's configuration names more than ${MAX_FILES} files (${path} and after were not read)`)
+      throw new Unfit(
+        `HOME's configuration names more than ${MAX_FILES} files (${path} and after were not read)`,
+      )
     if (size > MAX_BYTES) throw new Unfit(`${path} is larger than ${MAX_BYTES} bytes and was not read`)
     try {
       const fd = openSync(path, 'r')
@@ -229,7 +231,9 @@ function userSite(r: Reader, lib: string): void {
         const line = raw.trimEnd()
         if (line.trim() === '' || line.startsWith('#')) continue
         if (/^import[ \t]/.test(line))
-          throw new Unfit(`${path} runs code at every python start (an import line), which may read a session root`)
+          throw new Unfit(
+            `${path} runs code at every python start (an import line), which may read a session root`,
+          )
         const p = resolve(site, line)
         const why = r.judge(p)
         if (why !== undefined) throw new Unfit(`${path} puts ${p} on python's path: ${why}`)

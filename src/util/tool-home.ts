@@ -1,10 +1,10 @@
 import {
   type Dirent,
-  type Stats,
   lstatSync,
   mkdirSync,
   readdirSync,
   readlinkSync,
+  type Stats,
   statSync,
   writeFileSync,
 } from 'node:fs'
@@ -55,7 +55,9 @@ export function homeInRoot(home: string, places: WritablePlaces): string | undef
 // configuration of every git and bash a server runs (fifteenth outsider pass: ~/.gitconfig ->
 // ~/dotfiles/gitconfig, whose core.fsmonitor git ran on the host). Why such an entry is, lies in or
 // leads into a root, if one does. Asked at a server's start and again only when the roots change
-// (launch.ts placesStamp): the roots are compared by path, and only links are read and resolved.
+// (launch.ts placesStamp): the roots are compared by path, links read and resolved, regular files
+// stat'ed for hard links, and the files that run code by design read for what they name
+// (home-includes.ts, within its own bounds).
 function configPlaceInRoot(home: string, real: string, places: WritablePlaces): string | undefined {
   // No root open anywhere: nothing to lead into, and no listing read.
   if (places.roots.length === 0) return undefined
@@ -122,7 +124,8 @@ export function folderInRoot(dir: string, places: WritablePlaces, walk = true): 
 // How a folder is read for links: folders down to `depth` more levels, passing over folders named in
 // `skipNames` or lying at a path (from the folder) in `skipPaths`; `dotOnlyAtTop`: of the folder's own
 // entries only dot ones count (HOME: ~/project may be a link to a root), and a dot link to a folder
-// is read as that folder (~/.config -> ~/dotfiles/config). `label` names the folder in a refusal.
+// is read as that folder (~/.config -> ~/dotfiles/config) whatever `depth` is; deeper, a link to a
+// folder is read as one while `depth` allows. `label` names the folder in a refusal.
 type Walk = {
   depth: number
   skipNames: ReadonlySet<string>
@@ -158,7 +161,8 @@ function linkBelow(dir: string, places: WritablePlaces, walk: Walk): string | un
       const top = level === 0 && walk.dotOnlyAtTop === true
       if (top && !e.name.startsWith('.')) continue
       const path = join(d, e.name)
-      const deeper = level < walk.depth && !walk.skipNames.has(e.name) && !walk.skipPaths?.has(relative(dir, path))
+      const deeper =
+        level < walk.depth && !walk.skipNames.has(e.name) && !walk.skipPaths?.has(relative(dir, path))
       if (e.isSymbolicLink()) {
         const why = linkInRoot(path, places)
         if (why !== undefined) return why
@@ -174,13 +178,8 @@ function linkBelow(dir: string, places: WritablePlaces, walk: Walk): string | un
           if (why !== undefined) return why
         }
       } else if (e.isDirectory()) {
-        if (deeper) {
-          const real = realish(path)
-          if (!seen.has(real)) {
-            seen.add(real)
-            queue.push([path, level + 1])
-          }
-        }
+        // A folder reached by no link is reached once; only links can lead back (seen).
+        if (deeper) queue.push([path, level + 1])
       } else if (e.isFile() && devices.size > 0) {
         const why = hardLinkInRoot(path, devices)
         if (why !== undefined) return why
@@ -219,12 +218,15 @@ function hardLinkInRoot(path: string, devices: ReadonlySet<number>): string | un
 // known_hosts and keys in the password database's home (getpwuid(uid)->pw_dir), never $HOME, so a
 // private HOME does not cover it (sixteenth outsider pass: git over ssh, rsync and scp in a server
 // read the block's ~/.ssh/config under a root at ~). Only ~/.ssh is read there, so only it is judged:
-// held by a root (a root at the home itself), holding one, or holding a link into one.
+// held by a root (a root at the home itself), holding one, or holding a link into one, and what its
+// config and the files it `Include`s name (seventeenth outsider pass: home-includes.ts).
 export function sshHomeInRoot(passwdHome: string, places: WritablePlaces): string | undefined {
   const ssh = join(passwdHome, '.ssh')
   return (
     folderInRoot(ssh, places) ??
-    (places.roots.length === 0 ? undefined : sshIncludesInRoot(ssh, passwdHome, (p) => placeInRoot(p, places)))
+    (places.roots.length === 0
+      ? undefined
+      : sshIncludesInRoot(ssh, passwdHome, (p) => placeInRoot(p, places)))
   )
 }
 

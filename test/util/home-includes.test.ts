@@ -35,10 +35,16 @@ const site = (home: string): string => join(home, '.local', 'lib', 'python3.11',
 test('dotfiles that source, include and name places outside every root keep HOME', () => {
   const { home, dotfiles } = layout('vis-home-inc-ok-')
   writeFileSync(join(dotfiles, 'bash_profile'), 'export EDITOR=vi\n')
-  writeFileSync(join(home, '.bash_profile'), '# mine\n. ~/dotfiles/bash_profile\n[ -f ~/.bashrc ] && source "$HOME/.bashrc"\n')
+  writeFileSync(
+    join(home, '.bash_profile'),
+    '# mine\n. ~/dotfiles/bash_profile\n[ -f ~/.bashrc ] && source "$HOME/.bashrc"\n',
+  )
   writeFileSync(join(home, '.bashrc'), 'export PATH="$HOME/.local/bin:/usr/bin"\n')
   writeFileSync(join(dotfiles, 'gitconfig'), '[user]\n\tname = Person\n')
-  writeFileSync(join(home, '.gitconfig'), '[include]\n\tpath = ~/dotfiles/gitconfig\n[includeIf "gitdir:~/w/"]\n\tpath = dotfiles/gitconfig\n')
+  writeFileSync(
+    join(home, '.gitconfig'),
+    '[include]\n\tpath = ~/dotfiles/gitconfig\n[includeIf "gitdir:~/w/"]\n\tpath = dotfiles/gitconfig\n',
+  )
   mkdirSync(site(home), { recursive: true })
   mkdirSync(join(home, 'proj', 'src'), { recursive: true })
   writeFileSync(join(site(home), '_proj.pth'), `${join(home, 'proj', 'src')}\n`)
@@ -54,7 +60,7 @@ test('dotfiles that source, include and name places outside every root keep HOME
   assert.equal(sshHomeInRoot(home, writablePlaces()), undefined)
 })
 
-test("each form naming a place in a root makes HOME unfit, and says which file named it", () => {
+test('each form naming a place in a root makes HOME unfit, and says which file named it', () => {
   const cases: [string, RegExp, (l: { home: string; dotfiles: string; root: string }) => void][] = [
     [
       '.bash_profile sourcing a root file',
@@ -98,7 +104,10 @@ test("each form naming a place in a root makes HOME unfit, and says which file n
       /an import line/,
       ({ home }) => {
         mkdirSync(site(home), { recursive: true })
-        writeFileSync(join(site(home), '__editable__.pth'), 'import __editable___finder; __editable___finder.install()\n')
+        writeFileSync(
+          join(site(home), '__editable__.pth'),
+          'import __editable___finder; __editable___finder.install()\n',
+        )
       },
     ],
     [
