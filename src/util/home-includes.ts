@@ -1,4 +1,4 @@
-import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs'
+import { closeSync, constants, openSync, readdirSync, readSync, statSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { placesIn } from '../mcp-client/env-spellings.js'
 import { realish } from './real-path.js'
@@ -76,7 +76,8 @@ class Reader {
       )
     if (size > MAX_BYTES) throw new Unfit(`${path} is larger than ${MAX_BYTES} bytes and was not read`)
     try {
-      const fd = openSync(path, 'r')
+      // Non-blocking: a file swapped for a FIFO after the stat does not hang the judgement.
+      const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK)
       try {
         const buf = Buffer.alloc(MAX_BYTES + 1)
         const n = readSync(fd, buf, 0, buf.length, 0)
