@@ -73,7 +73,8 @@ function privateHomeDir(visHome: string, places: WritablePlaces): string {
 
 // Why a server that would inherit the host's HOME (mcp.json gives it none) must get the private one
 // instead, if it must (an mcp.json HOME is judged the same way by explicitHomeUnfit, and refused): the whole judgement of util/tool-home.ts's homeInRoot (HOME, the places npx, uvx
-// and pip read, and every dotfile and ~/.config entry, links followed). Asked at every start and again
+// and pip read, and every dotfile and ~/.config entry, links followed at any depth, hard links, and
+// what shell start files, git config, user-site .pth files and ssh config name: home-includes.ts). Asked at every start and again
 // before each call of a running server (launch.ts judgeRunning): a root opened later at ~/.config or on
 // a dotfiles folder changes the answer for a server already running.
 export function hostHomeInRoot(env: Record<string, string>, places: WritablePlaces): string | undefined {
@@ -132,7 +133,8 @@ function passwdHome(): string | undefined {
 
 // Why a server must not start with the HOME places it would have, if it must not (asked at every start
 // and again before each call of a running server, launch.ts): an mcp.json `env.HOME` is judged as the
-// inherited one is (util/tool-home.ts homeInRoot: its dotfiles and ~/.config entries, links followed),
+// inherited one is (util/tool-home.ts homeInRoot: its dotfiles and ~/.config entries, links followed,
+// and what its configuration files name),
 // and an `XDG_CONFIG_HOME`/`XDG_DATA_HOME`/`XDG_CACHE_HOME` as the folder it names and the links below
 // it (sixteenth outsider pass: hostHomeInRoot passed any explicit HOME, and server-env.ts judged these
 // values as one path each, so `HOME=<real home>` with ~/.gitconfig -> <root>/gitconfig, or

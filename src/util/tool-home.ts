@@ -4,10 +4,12 @@ import {
   mkdirSync,
   readdirSync,
   readlinkSync,
+  type Stats,
   statSync,
   writeFileSync,
 } from 'node:fs'
 import { dirname, join, relative, resolve, sep } from 'node:path'
+import { includesInRoot, sshIncludesInRoot } from './home-includes.js'
 import { rootHolding } from './host-programs.js'
 import { within } from './path-within.js'
 import { realish } from './real-path.js'
@@ -53,7 +55,9 @@ export function homeInRoot(home: string, places: WritablePlaces): string | undef
 // configuration of every git and bash a server runs (fifteenth outsider pass: ~/.gitconfig ->
 // ~/dotfiles/gitconfig, whose core.fsmonitor git ran on the host). Why such an entry is, lies in or
 // leads into a root, if one does. Asked at a server's start and again only when the roots change
-// (launch.ts placesStamp): the roots are compared by path, and only links are read and resolved.
+// (launch.ts placesStamp): the roots are compared by path, links read and resolved, regular files
+// stat'ed for hard links, and the files that run code by design read for what they name
+// (home-includes.ts, within its own bounds).
 function configPlaceInRoot(home: string, real: string, places: WritablePlaces): string | undefined {
   // No root open anywhere: nothing to lead into, and no listing read.
   if (places.roots.length === 0) return undefined
@@ -79,8 +83,21 @@ function configPlaceInRoot(home: string, real: string, places: WritablePlaces): 
       depth: 0,
       skipNames: new Set(),
       label: `the entries of ${join(home, 'bin')}`,
-    })
+    }) ??
+    // What the files that run code by design name by their content (home-includes.ts).
+    includesInRoot(home, (p) => placeInRoot(p, places))
   )
+}
+
+// Why the place `path` (a configuration file named it) is, lies in or leads into a root, if it does:
+// by its path, and by where it leads through links (a dangling one too, as linkTarget reads it).
+function placeInRoot(path: string, places: WritablePlaces): string | undefined {
+  const root = places.holding(path)
+  if (root !== undefined) return inRoot(path, root)
+  const target = linkTarget(path)
+  const via = places.holding(target)
+  if (via !== undefined) return `it leads to ${target}, which lies in the session root ${via}`
+  return undefined
 }
 
 // Why the folder `dir` a program reads configuration, data or code from (an mcp.json
@@ -107,7 +124,8 @@ export function folderInRoot(dir: string, places: WritablePlaces, walk = true): 
 // How a folder is read for links: folders down to `depth` more levels, passing over folders named in
 // `skipNames` or lying at a path (from the folder) in `skipPaths`; `dotOnlyAtTop`: of the folder's own
 // entries only dot ones count (HOME: ~/project may be a link to a root), and a dot link to a folder
-// is read as that folder (~/.config -> ~/dotfiles/config). `label` names the folder in a refusal.
+// is read as that folder (~/.config -> ~/dotfiles/config) whatever `depth` is; deeper, a link to a
+// folder is read as one while `depth` allows. `label` names the folder in a refusal.
 type Walk = {
   depth: number
   skipNames: ReadonlySet<string>
@@ -117,9 +135,16 @@ type Walk = {
 }
 
 // Why a link below `dir` lies in or leads into a root, if one does; past WALK_ENTRIES entries, unfit
-// (a link not read may lead into one).
+// (a link not read may lead into one). Every link to a folder is read as that folder, at any depth
+// (seventeenth outsider pass: ~/.config/git -> ~/dotfiles/git, whose `config` links into a root, was
+// judged only by where it leads): the folder it leads to lies outside every root (linkInRoot), and is
+// read within the same depth and entry bounds, once by its real path (a link back up is no cycle). A
+// regular file with more than one name on a root's device may be a hard link of a root's file
+// (hardLinkInRoot).
 function linkBelow(dir: string, places: WritablePlaces, walk: Walk): string | undefined {
   const queue: [dir: string, depth: number][] = [[dir, 0]]
+  const seen = new Set<string>([realish(dir)])
+  const devices = rootDevices(places)
   let read = 0
   for (let at = 0; at < queue.length; at++) {
     const [d, level] = queue[at]!
@@ -136,16 +161,56 @@ function linkBelow(dir: string, places: WritablePlaces, walk: Walk): string | un
       const top = level === 0 && walk.dotOnlyAtTop === true
       if (top && !e.name.startsWith('.')) continue
       const path = join(d, e.name)
+      const deeper =
+        level < walk.depth && !walk.skipNames.has(e.name) && !walk.skipPaths?.has(relative(dir, path))
       if (e.isSymbolicLink()) {
         const why = linkInRoot(path, places)
         if (why !== undefined) return why
-        if (top && isFolder(path)) queue.push([path, 1])
-      } else if (e.isDirectory() && level < walk.depth && !walk.skipNames.has(e.name)) {
-        if (!walk.skipPaths?.has(relative(dir, path))) queue.push([path, level + 1])
+        // A link to a folder at the top is read even with depth 0 (~/.config -> ~/dotfiles/config).
+        if ((deeper || top) && isFolder(path)) {
+          const real = realish(path)
+          if (!seen.has(real)) {
+            seen.add(real)
+            queue.push([path, level + 1])
+          }
+        } else if (devices.size > 0) {
+          const why = hardLinkInRoot(path, devices)
+          if (why !== undefined) return why
+        }
+      } else if (e.isDirectory()) {
+        // A folder reached by no link is reached once; only links can lead back (seen).
+        if (deeper) queue.push([path, level + 1])
+      } else if (e.isFile() && devices.size > 0) {
+        const why = hardLinkInRoot(path, devices)
+        if (why !== undefined) return why
       }
     }
   }
   return undefined
+}
+
+// The devices the roots lie on: a hard link of a root's file lies on its root's device.
+function rootDevices(places: WritablePlaces): Set<number> {
+  const out = new Set<number>()
+  for (const r of places.roots) {
+    const st = statOrNot(r)
+    if (st !== undefined) out.add(st.dev)
+  }
+  return out
+}
+
+// Why the regular file at `path` (followed, so a link's file too) may be a root's file under another
+// name, if it may: a hard link is an ordinary file to every check of paths and links (seventeenth
+// outsider pass: `ln ~/dotfiles/gitconfig ~/.gitconfig`, a session on ~/dotfiles rewrote it in place
+// and the host's git ran its core.fsmonitor). Whether the other name lies in a root would take a walk
+// of every root (a project tree, any size) at each judgement; a file with more than one name on a
+// root's device is judged unfit instead, which costs one stat per file. Hard-linked files are rare
+// among configuration; a tool that links its own files (uv's hardlink mode under ~/.local/share/uv)
+// makes such a HOME private to servers while a root on that device is open.
+function hardLinkInRoot(path: string, devices: ReadonlySet<number>): string | undefined {
+  const st = statOrNot(path)
+  if (st === undefined || !st.isFile() || st.nlink < 2 || !devices.has(st.dev)) return undefined
+  return `${path} has ${st.nlink} names (hard links) on the device of a session root, and one may lie in the root`
 }
 
 // Why OpenSSH, run by a tool the host runs, would read what a sandbox wrote, if it would: ssh finds
@@ -153,9 +218,16 @@ function linkBelow(dir: string, places: WritablePlaces, walk: Walk): string | un
 // known_hosts and keys in the password database's home (getpwuid(uid)->pw_dir), never $HOME, so a
 // private HOME does not cover it (sixteenth outsider pass: git over ssh, rsync and scp in a server
 // read the block's ~/.ssh/config under a root at ~). Only ~/.ssh is read there, so only it is judged:
-// held by a root (a root at the home itself), holding one, or holding a link into one.
+// held by a root (a root at the home itself), holding one, or holding a link into one, and what its
+// config and the files it `Include`s name (seventeenth outsider pass: home-includes.ts).
 export function sshHomeInRoot(passwdHome: string, places: WritablePlaces): string | undefined {
-  return folderInRoot(join(passwdHome, '.ssh'), places)
+  const ssh = join(passwdHome, '.ssh')
+  return (
+    folderInRoot(ssh, places) ??
+    (places.roots.length === 0
+      ? undefined
+      : sshIncludesInRoot(ssh, passwdHome, (p) => placeInRoot(p, places)))
+  )
 }
 
 // How deep below HOME, and how many entries in all, the dot folders are read for links. A sandbox
@@ -193,6 +265,14 @@ function linkInRoot(link: string, places: WritablePlaces): string | undefined {
   for (const r of places.roots)
     if (within(r, target)) return `the session root ${r} lies in ${target}, which ${link} links to`
   return undefined
+}
+
+function statOrNot(path: string): Stats | undefined {
+  try {
+    return statSync(path)
+  } catch {
+    return undefined
+  }
 }
 
 function isFolder(path: string): boolean {
