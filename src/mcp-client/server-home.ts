@@ -3,8 +3,9 @@ import { userInfo } from 'node:os'
 import { join, resolve } from 'node:path'
 import { userDefaultHome } from '../util/home-registry.js'
 import { makeHostStateDir } from '../util/host-state-dirs.js'
-import { folderInRoot, homeInRoot, privateHomeEnv, sshHomeInRoot } from '../util/tool-home.js'
+import { folderInRoot, homeInRoot, placeInRoot, privateHomeEnv, sshHomeInRoot } from '../util/tool-home.js'
 import { type WritablePlaces, writablePlaces } from '../util/writable-roots.js'
+import { includesInRoot, sshIncludesInRoot } from './home-includes.js'
 
 export { inRoot } from '../util/tool-home.js'
 
@@ -71,6 +72,29 @@ function privateHomeDir(visHome: string, places: WritablePlaces): string {
   return hostPrivateFolder('vis-mcp-home-')
 }
 
+// Why `home` is no HOME for a program the host runs, if it is not: its shape (util/tool-home.ts
+// homeInRoot: where it lies, its dot folders' links at any depth, hard links) and what the files that
+// run code by design name by their content (home-includes.ts: shell start files, git config, user-site
+// .pth files). The content is read only while a root is open: with none, nothing can be led into.
+export function homeUnfit(home: string, places: WritablePlaces): string | undefined {
+  return (
+    homeInRoot(home, places) ??
+    (places.roots.length === 0 ? undefined : includesInRoot(home, (p) => placeInRoot(p, places)))
+  )
+}
+
+// The same for the password database's home, where ssh reads ~/.ssh: the folder's shape
+// (sshHomeInRoot) and what its config and the files it `Include`s name.
+export function sshUnfit(passwdHome: string, places: WritablePlaces): string | undefined {
+  const ssh = join(passwdHome, '.ssh')
+  return (
+    sshHomeInRoot(passwdHome, places) ??
+    (places.roots.length === 0
+      ? undefined
+      : sshIncludesInRoot(ssh, passwdHome, (p) => placeInRoot(p, places)))
+  )
+}
+
 // Why a server that would inherit the host's HOME (mcp.json gives it none) must get the private one
 // instead, if it must (an mcp.json HOME is judged the same way by explicitHomeUnfit, and refused): the whole judgement of util/tool-home.ts's homeInRoot (HOME, the places npx, uvx
 // and pip read, and every dotfile and ~/.config entry, links followed at any depth, hard links, and
@@ -80,7 +104,7 @@ function privateHomeDir(visHome: string, places: WritablePlaces): string {
 export function hostHomeInRoot(env: Record<string, string>, places: WritablePlaces): string | undefined {
   const host = process.env.HOME
   if (env.HOME !== undefined || host === undefined || host === '') return undefined
-  return homeInRoot(resolve(host), places)
+  return homeUnfit(resolve(host), places)
 }
 
 // The variables a server's environment gets for its HOME (none: the host's own HOME, inherited).
@@ -149,7 +173,7 @@ export function explicitHomeUnfit(
 ): string | undefined {
   const home = env.HOME
   if (home !== undefined && home !== '') {
-    const why = homeInRoot(resolve(cwd, home), places)
+    const why = homeUnfit(resolve(cwd, home), places)
     if (why !== undefined)
       return (
         `its env.HOME ${home} is no HOME for a program the host runs: ${why}, which a sandbox writes (git, ` +
@@ -171,7 +195,7 @@ export function explicitHomeUnfit(
   }
   const pw = passwdHome()
   if (pw !== undefined) {
-    const why = sshHomeInRoot(pw, places)
+    const why = sshUnfit(pw, places)
     if (why !== undefined)
       return (
         `ssh (which a server's git, rsync and scp run) reads ~/.ssh from the password database's home ${pw}, ` +

@@ -9,7 +9,6 @@ import {
   writeFileSync,
 } from 'node:fs'
 import { dirname, join, relative, resolve, sep } from 'node:path'
-import { includesInRoot, sshIncludesInRoot } from './home-includes.js'
 import { rootHolding } from './host-programs.js'
 import { within } from './path-within.js'
 import { realish } from './real-path.js'
@@ -57,7 +56,7 @@ export function homeInRoot(home: string, places: WritablePlaces): string | undef
 // leads into a root, if one does. Asked at a server's start and again only when the roots change
 // (launch.ts placesStamp): the roots are compared by path, links read and resolved, regular files
 // stat'ed for hard links, and the files that run code by design read for what they name
-// (home-includes.ts, within its own bounds).
+// (src/mcp-client/home-includes.ts, within its own bounds, asked by its callers after this).
 function configPlaceInRoot(home: string, real: string, places: WritablePlaces): string | undefined {
   // No root open anywhere: nothing to lead into, and no listing read.
   if (places.roots.length === 0) return undefined
@@ -83,15 +82,13 @@ function configPlaceInRoot(home: string, real: string, places: WritablePlaces): 
       depth: 0,
       skipNames: new Set(),
       label: `the entries of ${join(home, 'bin')}`,
-    }) ??
-    // What the files that run code by design name by their content (home-includes.ts).
-    includesInRoot(home, (p) => placeInRoot(p, places))
+    })
   )
 }
 
 // Why the place `path` (a configuration file named it) is, lies in or leads into a root, if it does:
 // by its path, and by where it leads through links (a dangling one too, as linkTarget reads it).
-function placeInRoot(path: string, places: WritablePlaces): string | undefined {
+export function placeInRoot(path: string, places: WritablePlaces): string | undefined {
   const root = places.holding(path)
   if (root !== undefined) return inRoot(path, root)
   const target = linkTarget(path)
@@ -219,15 +216,10 @@ function hardLinkInRoot(path: string, devices: ReadonlySet<number>): string | un
 // private HOME does not cover it (sixteenth outsider pass: git over ssh, rsync and scp in a server
 // read the block's ~/.ssh/config under a root at ~). Only ~/.ssh is read there, so only it is judged:
 // held by a root (a root at the home itself), holding one, or holding a link into one, and what its
-// config and the files it `Include`s name (seventeenth outsider pass: home-includes.ts).
+// config and the files it `Include`s name (seventeenth outsider pass: src/mcp-client/home-includes.ts, asked by the callers).
 export function sshHomeInRoot(passwdHome: string, places: WritablePlaces): string | undefined {
   const ssh = join(passwdHome, '.ssh')
-  return (
-    folderInRoot(ssh, places) ??
-    (places.roots.length === 0
-      ? undefined
-      : sshIncludesInRoot(ssh, passwdHome, (p) => placeInRoot(p, places)))
-  )
+  return folderInRoot(ssh, places)
 }
 
 // How deep below HOME, and how many entries in all, the dot folders are read for links. A sandbox

@@ -1,5 +1,5 @@
 // The HOME judgement's reading of what HOME's configuration names (seventeenth outsider pass:
-// src/util/home-includes.ts, src/util/tool-home.ts): a shell start file's `.`/`source`, a git config's
+// src/mcp-client/home-includes.ts, src/util/tool-home.ts): a shell start file's `.`/`source`, a git config's
 // [include] path, a user-site .pth line, an ssh config's Include that names a place in a root makes
 // HOME unfit, as do a link into a root inside a linked folder below a dot folder and a hard-linked
 // dotfile; the same files naming places outside every root keep HOME. Real folders, files and the real
@@ -8,8 +8,8 @@ import assert from 'node:assert/strict'
 import { linkSync, mkdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
+import { homeUnfit, sshUnfit } from '../../src/mcp-client/server-home.js'
 import { noteSessionRoot } from '../../src/util/host-programs.js'
-import { homeInRoot, sshHomeInRoot } from '../../src/util/tool-home.js'
 import { writablePlaces } from '../../src/util/writable-roots.js'
 import { tempDir } from '../distribution/helpers.js'
 
@@ -56,8 +56,8 @@ test('dotfiles that source, include and name places outside every root keep HOME
   mkdirSync(join(dotfiles, 'git', 'more'), { recursive: true })
   symlinkSync(join(dotfiles, 'git'), join(home, '.config', 'git'))
   symlinkSync(join(dotfiles, 'git'), join(dotfiles, 'git', 'more', 'up'))
-  assert.equal(homeInRoot(home, writablePlaces()), undefined)
-  assert.equal(sshHomeInRoot(home, writablePlaces()), undefined)
+  assert.equal(homeUnfit(home, writablePlaces()), undefined)
+  assert.equal(sshUnfit(home, writablePlaces()), undefined)
 })
 
 test('each form naming a place in a root makes HOME unfit, and says which file named it', () => {
@@ -139,7 +139,7 @@ test('each form naming a place in a root makes HOME unfit, and says which file n
   for (const [name, why, make] of cases) {
     const l = layout('vis-home-inc-bad-')
     make(l)
-    const got = homeInRoot(l.home, writablePlaces())
+    const got = homeUnfit(l.home, writablePlaces())
     assert.ok(got !== undefined, `${name}: HOME judged fit`)
     assert.match(got, why, `${name}: ${got}`)
   }
@@ -150,7 +150,7 @@ test("the password database home's ssh config including a root file refuses, one
   mkdirSync(join(home, '.ssh'))
   writeFileSync(join(dotfiles, 'ssh'), 'Host x\n')
   writeFileSync(join(home, '.ssh', 'config'), 'Include ~/dotfiles/ssh\n')
-  assert.equal(sshHomeInRoot(home, writablePlaces()), undefined)
+  assert.equal(sshUnfit(home, writablePlaces()), undefined)
   writeFileSync(join(dotfiles, 'ssh'), `Host x\n  ProxyCommand ${root}/proxy %h\n`)
-  assert.match(sshHomeInRoot(home, writablePlaces()) ?? '', /dotfiles\/ssh names/)
+  assert.match(sshUnfit(home, writablePlaces()) ?? '', /dotfiles\/ssh names/)
 })

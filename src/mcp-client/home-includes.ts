@@ -1,7 +1,7 @@
 import { closeSync, constants, openSync, readdirSync, readSync, statSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
-import { placesIn } from '../mcp-client/env-spellings.js'
-import { realish } from './real-path.js'
+import { realish } from '../util/real-path.js'
+import { placesIn } from './env-spellings.js'
 
 // What HOME's configuration files NAME, read by their content (seventeenth outsider pass). The HOME
 // walk (tool-home.ts) judges links; the other way dotfiles are kept in a folder is a plain file in HOME
