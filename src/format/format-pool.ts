@@ -53,6 +53,11 @@ function formatterThread(): Worker {
   w.unref()
   // Errors reach the call in flight through 'exit' (below); without a listener one would throw.
   w.on('error', () => undefined)
+  // A thread that ends between calls is not given the next one (it would wait LOAD_LIMIT_MS for a
+  // reply that never comes).
+  w.once('exit', () => {
+    if (thread === w) thread = undefined
+  })
   thread = w
   return w
 }
@@ -136,12 +141,14 @@ export async function formatOffThread(
 // formatting the batch's bound ended before it had `timeoutMs` of its own, and the codes after
 // it, are answered `busy` (not formatted now, not remembered as slow: the next view formats them);
 // only a code that had the whole bound to itself times out.
-// The bound counts a thread's start too, but for the batch's first code: a code whose output is
-// too large (or a trap, a timeout) ends the thread, and the next code waits for a fresh one to
-// start and load ruff (~200 ms), which is the batch's time as much as formatting is (seventeenth
-// outsider pass: 150 amplifying literals in one view were 150 restarts, ~31 s in one turn, and
-// another session's display waited past FORMAT_QUEUE_WAIT_MS). The first code's wait for the
-// thread is the turn's one start, under its own bound (LOAD_LIMIT_MS), as for a single code.
+// A turn starts the thread at most once, for its first code (under LOAD_LIMIT_MS, as a single
+// code's call): a code whose output is too large (or a trap, a timeout) ends the thread, and the
+// codes after it are answered `busy` too, not each sent to a fresh thread that starts and loads
+// ruff (~200 ms idle, seconds on a loaded host), uncounted (seventeenth outsider pass: 150
+// amplifying literals in one view were 150 restarts, ~31 s in one turn, and another session's
+// display waited past FORMAT_QUEUE_WAIT_MS). The next view formats them (the one that ended the
+// thread is remembered). A later code's time counts from its call, a thread's start included,
+// should the thread have gone between two codes some other way.
 export function formatBatchOffThread(
   items: ReadonlyArray<{ code: string; maxChars: number }>,
   timeoutMs: number,
@@ -169,8 +176,9 @@ async function formatBatch(
 ): Promise<FormatOutcome[]> {
   const out: FormatOutcome[] = []
   let left = timeoutMs
+  let ended = false
   for (const [i, { code, maxChars }] of items.entries()) {
-    if (left <= 0) {
+    if (left <= 0 || ended) {
       out.push({ busy: true })
       continue
     }
@@ -195,9 +203,15 @@ async function formatBatch(
     // while the thread was still starting (or with a start counted) is busy, not remembered.
     const ownBound = !withLoad && bound === timeoutMs && began !== undefined
     out.push('timeout' in outcome && !ownBound ? { busy: true } : outcome)
+    ended = endsThread(outcome)
   }
   return out
 }
+
+// The outcomes after which the thread is gone (formatOnce retires it) or never started.
+const endsThread = (o: FormatOutcome): boolean =>
+  'tooLarge' in o || 'failed' in o || 'timeout' in o || 'unavailable' in o
+
 
 // The next caller in turn gives its oldest call to the thread and goes to the back of the line
 // (a Map iterates in insertion order).
