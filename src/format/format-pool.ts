@@ -212,7 +212,6 @@ async function formatBatch(
 const endsThread = (o: FormatOutcome): boolean =>
   'tooLarge' in o || 'failed' in o || 'timeout' in o || 'unavailable' in o
 
-
 // The next caller in turn gives its oldest call to the thread and goes to the back of the line
 // (a Map iterates in insertion order).
 function serveNext(): void {

@@ -126,10 +126,19 @@ for (const backend of BACKENDS) {
       let before = 1e9
       for (let pages = 0; seen.length < ids.length; pages++) {
         assert.ok(pages < 12, 'paging ends')
-        const page = store.blocks.listSummaries(s.id, { beforePosition: before, limit: 1000, maxChars: 2000, maxBytes })
+        const page = store.blocks.listSummaries(s.id, {
+          beforePosition: before,
+          limit: 1000,
+          maxChars: 2000,
+          maxBytes,
+        })
         assert.ok(page.blocks.length >= 1 && page.blocks.length < 4, `${page.blocks.length} blocks in a page`)
         const positions = page.blocks.map((b) => b.position)
-        const listed = store.attachments.listByBlockPositions(s.id, Math.min(...positions), Math.max(...positions))
+        const listed = store.attachments.listByBlockPositions(
+          s.id,
+          Math.min(...positions),
+          Math.max(...positions),
+        )
         assert.equal(listed.length, 20 * page.blocks.length)
         const names = listed.reduce((n, a) => n + jsonBytes(a.name!) + jsonBytes(a.mediaType), 0)
         assert.ok(page.bytes >= names, `${page.bytes} bytes counted, ${names} of names and media types`)
