@@ -169,7 +169,8 @@ export function getSession(core: EngineCore, id: string, query: SessionDetailQue
 
 // What GET /v1/sessions/{id} answers: the session with its last blocks, each cut in the database
 // (listSummaries), so neither the read nor the answer grows with what the blocks printed.
-// Bounded in bytes as sent too (SESSION_PAGE_BYTES, listSummaries): `spareBytes` is what the
+// Bounded in bytes as sent too (SESSION_PAGE_BYTES, listSummaries, which counts the listed blocks'
+// attachments read below): `spareBytes` is what the
 // answer may still take, for the codes' display (`?format=display`: each code counts twice,
 // formatted code longer than its code takes from the spare).
 export function sessionSummary(core: EngineCore, id: string, query: SessionViewQuery): SessionDetail {

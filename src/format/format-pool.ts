@@ -53,6 +53,11 @@ function formatterThread(): Worker {
   w.unref()
   // Errors reach the call in flight through 'exit' (below); without a listener one would throw.
   w.on('error', () => undefined)
+  // A thread that ends between calls is not given the next one (it would wait LOAD_LIMIT_MS for a
+  // reply that never comes).
+  w.once('exit', () => {
+    if (thread === w) thread = undefined
+  })
   thread = w
   return w
 }
@@ -63,12 +68,14 @@ function retire(w: Worker): void {
 }
 
 // `onStarted`: told when ruff is loaded and the code's formatting begins (its time bound runs
-// from there).
+// from there). `withLoad`: the time bound runs from the call instead, a thread's start and ruff's
+// load included (a batch's later codes, formatBatch).
 function formatOnce(
   code: string,
   timeoutMs: number,
   maxChars: number,
   onStarted?: () => void,
+  withLoad = false,
 ): Promise<FormatOutcome> {
   const w = formatterThread()
   const id = ++seq
@@ -89,7 +96,7 @@ function formatOnce(
       if (r.id !== id) return
       if (r.started) {
         onStarted?.()
-        limit(timeoutMs)
+        if (!withLoad) limit(timeoutMs)
       } else if (r.ok !== undefined) done({ ok: r.ok }, false)
       // Too large: ruff built the whole amplified output in its WASM memory, which never shrinks
       // (55 KB of nested literal left the thread ~250 MiB larger): the thread is ended.
@@ -102,7 +109,7 @@ function formatOnce(
       done({ failed: `the formatter thread stopped (exit ${exitCode})` }, true)
     w.on('message', onMessage)
     w.on('exit', onExit)
-    limit(LOAD_LIMIT_MS)
+    limit(withLoad ? timeoutMs : LOAD_LIMIT_MS)
     w.postMessage({ id, code, maxChars } satisfies FormatRequest)
   })
 }
@@ -134,6 +141,14 @@ export async function formatOffThread(
 // formatting the batch's bound ended before it had `timeoutMs` of its own, and the codes after
 // it, are answered `busy` (not formatted now, not remembered as slow: the next view formats them);
 // only a code that had the whole bound to itself times out.
+// A turn starts the thread at most once, for its first code (under LOAD_LIMIT_MS, as a single
+// code's call): a code whose output is too large (or a trap, a timeout) ends the thread, and the
+// codes after it are answered `busy` too, not each sent to a fresh thread that starts and loads
+// ruff (~200 ms idle, seconds on a loaded host), uncounted (seventeenth outsider pass: 150
+// amplifying literals in one view were 150 restarts, ~31 s in one turn, and another session's
+// display waited past FORMAT_QUEUE_WAIT_MS). The next view formats them (the one that ended the
+// thread is remembered). A later code's time counts from its call, a thread's start included,
+// should the thread have gone between two codes some other way.
 export function formatBatchOffThread(
   items: ReadonlyArray<{ code: string; maxChars: number }>,
   timeoutMs: number,
@@ -161,23 +176,41 @@ async function formatBatch(
 ): Promise<FormatOutcome[]> {
   const out: FormatOutcome[] = []
   let left = timeoutMs
-  for (const { code, maxChars } of items) {
-    if (left <= 0) {
+  let ended = false
+  for (const [i, { code, maxChars }] of items.entries()) {
+    if (left <= 0 || ended) {
       out.push({ busy: true })
       continue
     }
     const bound = left
+    const withLoad = i > 0
+    const posted = performance.now()
     let began: number | undefined
     const outcome = await startCall(() =>
-      formatOnce(code, bound, maxChars, () => {
-        began = performance.now()
-      }),
+      formatOnce(
+        code,
+        bound,
+        maxChars,
+        () => {
+          began = performance.now()
+        },
+        withLoad,
+      ),
     )
-    if (began !== undefined) left -= performance.now() - began
-    out.push('timeout' in outcome && bound < timeoutMs ? { busy: true } : outcome)
+    const from = withLoad ? posted : began
+    if (from !== undefined) left -= performance.now() - from
+    // Slow itself only with the whole bound for its formatting alone: a code the bound ended
+    // while the thread was still starting (or with a start counted) is busy, not remembered.
+    const ownBound = !withLoad && bound === timeoutMs && began !== undefined
+    out.push('timeout' in outcome && !ownBound ? { busy: true } : outcome)
+    ended = endsThread(outcome)
   }
   return out
 }
+
+// The outcomes after which the thread is gone (formatOnce retires it) or never started.
+const endsThread = (o: FormatOutcome): boolean =>
+  'tooLarge' in o || 'failed' in o || 'timeout' in o || 'unavailable' in o
 
 // The next caller in turn gives its oldest call to the thread and goes to the back of the line
 // (a Map iterates in insertion order).

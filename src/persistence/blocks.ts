@@ -33,7 +33,8 @@ const SUMMARY_CHUNK = 8
 
 // What a summary row's fields weigh in the answer (json-bytes.ts): its texts as JSON strings
 // (a result, value or error is stored as JSON text: its JSON as a string is no smaller than
-// itself re-encoded), the code twice with its display, and the ids, times and names around them.
+// itself re-encoded), the code twice with its display, and the ids, times and names around them,
+// and the block's attachments as the page lists them (ATTACHMENT_BYTES).
 const SUMMARY_ROW_BYTES = 1024
 function summaryBytes(row: Record<string, unknown>, display: boolean): number {
   const text = (v: unknown) => (typeof v === 'string' ? jsonBytes(v) : 0)
@@ -44,9 +45,25 @@ function summaryBytes(row: Record<string, unknown>, display: boolean): number {
     text(row.stdout) +
     text(row.result) +
     text(row.value) +
-    text(row.error)
+    text(row.error) +
+    Number(row.attachment_bytes ?? 0)
   )
 }
+
+// What a block's attachments weigh in a page, summed in SQL from their rows (no name is read):
+// each page lists them all with the block (the session view's `attachments`, their ids, names,
+// media types, sizes, checksums and URLs; a transcript's Markdown line each, the name in a code
+// span, the media type escaped), up to 1000 a block, named by the sandbox (seventeenth outsider
+// pass: 10 blocks of 1000 names of 400 U+0001 made the 4 MiB view 26 MiB and a transcript page
+// past MCP's 16 MiB, none of it counted). A name's or media type's byte in UTF-8 is at most six
+// bytes of either (a control character's `\u0001`; a code span's backtick fences, an escaped
+// character's backslash in JSON, are fewer), and ATTACHMENT_ROW_BYTES covers the rest of one
+// (ids of up to 200 characters, the session's id in its URL, the keys and numbers). Bytes, not
+// characters: SQLite's length() of text stops at a NUL.
+const ATTACHMENT_ROW_BYTES = 768
+const ATTACHMENT_BYTES = `(SELECT count(*) * ${ATTACHMENT_ROW_BYTES}
+    + 6 * coalesce(sum(octet_length(a.media_type) + coalesce(octet_length(a.name), 0)), 0)
+  FROM attachments a WHERE a.block_id = blocks.id)`
 
 const BlockRowSchema = z.object({
   id: z.string(),
@@ -332,7 +349,8 @@ export class BlocksRepo {
   // code and stdout to their first `maxChars` characters, a result or value longer than that
   // left out (null), an error replaced by CUT_ERROR, so a view of a session costs the same whatever its blocks printed.
   // And bounded in bytes as sent (json-bytes.ts): blocks are read newest first, a few at a time,
-  // and listed while their fields' JSON stays within `maxBytes` (the newest always), so neither the
+  // and listed while their fields' JSON and their attachments as listed (ATTACHMENT_BYTES: the
+  // caller reads those for the listed blocks) stay within `maxBytes` (the newest always), so neither the
   // read nor the answer of `?limit=1000` grows past it (sixteenth outsider pass: 720 blocks of
   // control characters, six bytes each in JSON, answered past V8's longest string); `before`
   // counts the blocks left out, for the next page. `display`: the answer also carries each code
@@ -351,7 +369,8 @@ export class BlocksRepo {
          CASE WHEN length(value) > ? THEN NULL ELSE value END AS value,
          CASE WHEN length(error) > ? THEN ? ELSE error END AS error,
          (length(code) > ? OR length(stdout) > ? OR length(result) > ? OR length(value) > ?
-           OR length(error) > ?) AS cut
+           OR length(error) > ?) AS cut,
+         ${ATTACHMENT_BYTES} AS attachment_bytes
        FROM blocks WHERE session_id = ? AND position < ? ORDER BY position DESC LIMIT ?`,
     )
     const picked: Array<Record<string, unknown>> = []
@@ -376,7 +395,7 @@ export class BlocksRepo {
       cursor = Number(rows.at(-1)!.position)
     }
     const cut = new Set<string>()
-    const blocks = picked.reverse().map(({ cut: wasCut, ...row }) => {
+    const blocks = picked.reverse().map(({ cut: wasCut, attachment_bytes: _, ...row }) => {
       if (wasCut === 1 || wasCut === true) cut.add(row.id as string)
       return parseBlockRow(row)
     })

@@ -7,9 +7,11 @@
 // The most a page of a session's blocks (the session view, GET /v1/sessions/{id}; a transcript
 // resource, MCP) holds of its blocks' fields, measured by jsonBytes: blocks are listed, newest
 // first, until the next would pass it, and the answer says how many earlier blocks there are, so
-// a client pages on. Ordinary blocks (a few KB) fill `?limit=1000` well within it; one block at
-// the field bound (five fields of 65 536 control characters, and its display) is ~2.3 MiB and
-// always fits.
+// a client pages on. A block's attachments count too (blocks.ts ATTACHMENT_BYTES). Ordinary
+// blocks (a few KB) fill `?limit=1000` well within it; one block at the field bound (five fields
+// of 65 536 control characters, and its display) is ~2.3 MiB and always fits. The newest block is
+// listed whatever it weighs: with 1000 attachments of the longest names (1000 control characters)
+// and media types it is ~10 MiB, within MCP's 16 MiB answer.
 export const SESSION_PAGE_BYTES = 4 * 2 ** 20
 
 // The bytes of JSON.stringify(text) in UTF-8, counted without building it (the JSON of a field

@@ -113,7 +113,9 @@ export function exportTranscript(store: Store, sessionId: string): Transcript {
 // characters (a longer result or value left out, a longer error replaced by a note), so neither
 // the read nor the text grows with what the sandbox printed (MCP's transcript resource); and
 // only as many as fit `maxBytes` of JSON (json-bytes.ts, the session view's bound: a control
-// character is six bytes of the JSON-RPC answer; sixteenth outsider pass: 37 MiB a read).
+// character is six bytes of the JSON-RPC answer; sixteenth outsider pass: 37 MiB a read), the
+// blocks' attachments counted as their Markdown lines (blocks.ts ATTACHMENT_BYTES: seventeenth
+// outsider pass, 1000 names a block of control characters made one page past MCP's 16 MiB).
 // `cut`: the positions of the blocks something was cut from; `before`: how many blocks precede.
 export type TranscriptPage = { transcript: Transcript; cut: number[]; before: number; total: number }
 

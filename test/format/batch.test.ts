@@ -40,3 +40,33 @@ test("a batch's codes share one time bound; those it cut short are formatted by 
   assert.deepEqual(alone[0], { code: late, status: 'verbatim', reason: 'timeout' })
   assert.deepEqual(await f.formatManyOffLoop([], 's3'), [])
 })
+
+// Seventeenth outsider pass: a code whose output passes its bound ends the thread (tooLarge); the
+// codes after it in the batch are not each given a fresh thread (a start and a load of ruff each,
+// uncounted, one turn of many restarts): they are answered as written, and the next batch formats
+// them.
+const nested = (name: string, depth: number) => `${name} = ${'[a, '.repeat(depth)}1${']'.repeat(depth)}\n`
+
+test('a batch ends at the first code that ends the thread; the next batch formats the rest', async () => {
+  const f = new PythonFormatter()
+  const codes = [...Array.from({ length: 40 }, (_, i) => nested(`w${i}`, 120)), 'a  =  1']
+  const r = await f.formatManyOffLoop(codes, 'amplifying')
+  assert.equal(r[0]!.reason, 'too-large', JSON.stringify(r[0]).slice(0, 200))
+  assert.deepEqual(
+    r.slice(1).map((x) => x.reason),
+    codes.slice(1).map(() => 'busy'),
+  )
+  // The one that ended the thread is remembered; the others were not, and are formatted now, one
+  // restart a batch.
+  const next = await f.formatManyOffLoop([codes[0]!, codes[1]!, 'a  =  1'], 'amplifying')
+  assert.equal(next[0], r[0])
+  assert.deepEqual(
+    next.map((x) => x.reason),
+    ['too-large', 'too-large', 'busy'],
+  )
+  const ordinary = await f.formatManyOffLoop(['a  =  1', 'b  =  [1,2]'], 'amplifying')
+  assert.deepEqual(
+    ordinary.map((x) => x.code),
+    ['a = 1\n', 'b = [1, 2]\n'],
+  )
+})

@@ -100,5 +100,53 @@ for (const backend of BACKENDS) {
       )
       assert.equal(one.before, ids.length - 1)
     })
+
+    // Seventeenth outsider pass: a page lists each block's attachments (the session view, a
+    // transcript's Markdown), names the sandbox chose, and their bytes were not counted.
+    test("a page's bytes count its blocks' attachments, names of control characters six bytes each", () => {
+      const store = openTempStore({}, backend)
+      const s = store.sessions.create({ title: 'attachments' })
+      const ids: string[] = []
+      // A NUL first: SQLite's length() of text stops there, the bytes do not.
+      const name = (i: number, j: number) => `\0${'\x01'.repeat(200)}-${i}-${j}`
+      for (let i = 0; i < 12; i++) {
+        const { block } = store.blocks.start({ sessionId: s.id, code: `x = ${i}` })
+        const attachments = Array.from({ length: 20 }, (_, j) => ({
+          mediaType: 'text/plain',
+          name: name(i, j),
+          data: Buffer.from('x'),
+        }))
+        store.blocks.finish(block.id, { stdout: '', durationMs: 1, attachments })
+        ids.push(block.id)
+      }
+      // Each block's names alone are 20 x ~1200 bytes of JSON: a page of 64 KiB holds two or three
+      // blocks, though their fields are a few bytes.
+      const maxBytes = 64 * 1024
+      const seen: string[] = []
+      let before = 1e9
+      for (let pages = 0; seen.length < ids.length; pages++) {
+        assert.ok(pages < 12, 'paging ends')
+        const page = store.blocks.listSummaries(s.id, {
+          beforePosition: before,
+          limit: 1000,
+          maxChars: 2000,
+          maxBytes,
+        })
+        assert.ok(page.blocks.length >= 1 && page.blocks.length < 4, `${page.blocks.length} blocks in a page`)
+        const positions = page.blocks.map((b) => b.position)
+        const listed = store.attachments.listByBlockPositions(
+          s.id,
+          Math.min(...positions),
+          Math.max(...positions),
+        )
+        assert.equal(listed.length, 20 * page.blocks.length)
+        const names = listed.reduce((n, a) => n + jsonBytes(a.name!) + jsonBytes(a.mediaType), 0)
+        assert.ok(page.bytes >= names, `${page.bytes} bytes counted, ${names} of names and media types`)
+        assert.ok(page.bytes <= maxBytes || page.blocks.length === 1, `${page.bytes} bytes`)
+        seen.unshift(...page.blocks.map((b) => b.id))
+        before = page.blocks[0]!.position
+      }
+      assert.deepEqual(seen, ids)
+    })
   })
 }
