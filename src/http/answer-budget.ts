@@ -9,10 +9,13 @@ import type { BudgetedStream, SseBudget } from './sse-budget.js'
 // unsent bytes are charged to the server's one budget (sse-budget.ts, shared with the event
 // streams: one server-wide number), grouped by the session the URL names (the same group as that
 // session's streams, so its bound covers both), from the moment they are written until the socket
-// has handed them to the kernel. An answer is always written (it is bounded by the block and
-// attachment caps): to make room, the connections holding the most are closed first, the oldest
-// on a tie, exactly as a stalled event-stream reader is dropped. A client that reads holds its
-// answer for as long as the kernel takes to send it, so stalled ones cannot push it out for long.
+// has handed them to the kernel. To make room, the stalled connections holding the most are closed
+// first, the oldest on a tie, exactly as a stalled event-stream reader is dropped. Seventeenth
+// pass: a large answer was charged whole until its last byte, so a client reading a 30 MiB
+// attachment on a slow link held as much as one that stopped, and was closed first. Its charge is
+// now what is still queued (fed in pieces, below), and a connection whose socket took a piece
+// lately is draining: not closed for its session's bound (sse-budget.ts); the answer asking is
+// refused instead.
 //
 // An answer is held once: a string body is turned into one Buffer before it is written (Node would
 // otherwise keep the string and make its own copy of it for the socket).
@@ -190,7 +193,14 @@ export function budgetAnswer(res: ServerResponse, budget: SseBudget, group: stri
   }
 
   // Chunks waiting for the one being fed in pieces (order kept).
-  type Item = { chunk: unknown; encoding: unknown; cb: Cb | undefined; n: number; last: boolean; whole: number }
+  type Item = {
+    chunk: unknown
+    encoding: unknown
+    cb: Cb | undefined
+    n: number
+    last: boolean
+    whole: number
+  }
   const queue: Item[] = []
   let feeding = false
   let owesDrain = false
