@@ -9,10 +9,13 @@ import type { BudgetedStream, SseBudget } from './sse-budget.js'
 // unsent bytes are charged to the server's one budget (sse-budget.ts, shared with the event
 // streams: one server-wide number), grouped by the session the URL names (the same group as that
 // session's streams, so its bound covers both), from the moment they are written until the socket
-// has handed them to the kernel. An answer is always written (it is bounded by the block and
-// attachment caps): to make room, the connections holding the most are closed first, the oldest
-// on a tie, exactly as a stalled event-stream reader is dropped. A client that reads holds its
-// answer for as long as the kernel takes to send it, so stalled ones cannot push it out for long.
+// has handed them to the kernel. To make room, the stalled connections holding the most are closed
+// first, the oldest on a tie, exactly as a stalled event-stream reader is dropped. Seventeenth
+// pass: a large answer was charged whole until its last byte, so a client reading a 30 MiB
+// attachment on a slow link held as much as one that stopped, and was closed first. Its charge is
+// now what is still queued (fed in pieces, below), and a connection whose socket took a piece
+// lately is draining: not closed for its session's bound (sse-budget.ts); the answer asking is
+// refused instead.
 //
 // An answer is held once: a string body is turned into one Buffer before it is written (Node would
 // otherwise keep the string and make its own copy of it for the socket).
@@ -39,7 +42,7 @@ export class AnswerCharge {
     group: string,
     private readonly res: ServerResponse,
   ) {
-    this.me = { sessionId: group, bytes: 0, drop: () => this.drop() }
+    this.me = { sessionId: group, bytes: 0, drop: () => this.drop(), progressedAt: Date.now() }
     const end = () => this.end()
     res.once('finish', end)
     res.once('close', end)
@@ -49,21 +52,27 @@ export class AnswerCharge {
     return this.gone
   }
 
-  // Charges n bytes. `force`: an answer's bytes, charged after closing the connections holding
-  // more to make room, whatever is left (true). Otherwise false when they do not fit even so:
-  // the caller drops this connection.
+  // Charges n bytes. `force`: charged after closing the connections holding more to make room,
+  // whatever is left (true). Otherwise false when they do not fit even so: the caller drops this
+  // connection.
   take(n: number, force: boolean): boolean {
     if (this.gone) return false
     if (n <= 0) return true
     if (!this.registered) {
       this.registered = true
+      // Its clock starts with its first bytes: a connection that never reads is stalled once
+      // the window passed, whenever it was opened.
+      this.me.progressedAt = Date.now()
       this.budget.register(this.me)
     }
     return this.budget.take(this.me, n, force)
   }
 
+  // The socket took n bytes: they are no longer held, and the client is reading.
   release(n: number): void {
-    if (!this.gone) this.budget.release(this.me, Math.min(n, this.me.bytes))
+    if (this.gone) return
+    this.me.progressedAt = Date.now()
+    this.budget.release(this.me, Math.min(n, this.me.bytes))
   }
 
   // Runs once the connection is closed or the answer finished (at once if it already is).
@@ -89,13 +98,29 @@ export class AnswerCharge {
 const charges = new WeakMap<ServerResponse, AnswerCharge>()
 export const answerCharge = (res: ServerResponse): AnswerCharge | undefined => charges.get(res)
 
-const SESSION_PATH = /^\/v1\/sessions\/([^/?#]+)/
+const SESSION_PATH = /^\/v1\/sessions\/([^/]+)/
+
+// The path the router sees: @hono/node-server parses an absolute-form target (`GET http://host/v1/
+// sessions/A/... HTTP/1.1`, RFC 9112 §3.2.2) as that URL, and any other as `http://<Host><target>`,
+// dot segments resolved. The group is taken from the same parse (seventeenth outsider pass: the
+// raw target in absolute form, or with `/../`, named no session or another one, and its answer
+// escaped its session's share).
+function routedPath(target: string): string | undefined {
+  try {
+    if (/^https?:\/\//i.test(target)) return new URL(target).pathname
+    // A fixed authority: the Host header cannot change the path, and `//x/...` stays a path.
+    if (target.startsWith('/')) return new URL(`http://h${target}`).pathname
+  } catch {
+    // Not a URL the router takes either (it answers 400).
+  }
+  return undefined
+}
 
 // The group an answer is charged to: the session its URL names (with that session's event
 // streams), an MCP session's own, or a group of its own.
 let anonymous = 0
 export function answerGroup(req: IncomingMessage): string {
-  const m = SESSION_PATH.exec(req.url ?? '')
+  const m = SESSION_PATH.exec(routedPath(req.url ?? '') ?? '')
   if (m) {
     try {
       return decodeURIComponent(m[1]!)
@@ -111,8 +136,17 @@ export function answerGroup(req: IncomingMessage): string {
 
 type Cb = (err?: Error | null) => void
 
+// A large chunk goes to the socket in pieces of this size, one after the other: its charge is
+// what is still queued here (released piece by piece as the client reads, not all at the end),
+// and each piece the socket takes is progress (sse-budget.ts: a draining holder keeps its place).
+export const PIECE_BYTES = 256 * 1024
+
 // Charges every byte written to `res` until the socket has taken it (the write's callback; the
-// end's bytes until 'finish').
+// end's bytes until 'finish'). A chunk larger than a piece is queued here and fed to the socket
+// piece by piece; once what is left of it is half what it was, it is copied out, so the memory
+// it pins follows its charge (at most about twice it) rather than staying whole to the last byte.
+// Bytes that do not fit the budget (sse-budget.ts: the holders in the way are draining) close the
+// connection once its head is out: the client sees a truncated answer, not a misleading one.
 export function budgetAnswer(res: ServerResponse, budget: SseBudget, group: string): AnswerCharge {
   const charge = new AnswerCharge(budget, group, res)
   charges.set(res, charge)
@@ -140,20 +174,117 @@ export function budgetAnswer(res: ServerResponse, budget: SseBudget, group: stri
           : 0
     return { chunk, encoding, cb: cb as Cb | undefined, n }
   }
-  const charged = (n: number) => n > 0 && !selfBudgeted.has(res) && charge.take(n, true)
+
+  // The head goes out (its status was decided), then the connection closes.
+  let refused = false
+  const refuse = (cb: Cb | undefined) => {
+    refused = true
+    queue.length = 0
+    if (cb) process.nextTick(cb, new Error('answer past the server budget'))
+    if (charge.ended) return
+    try {
+      res.flushHeaders()
+    } catch {
+      // No head to send: the connection closes all the same.
+    }
+    const sock = res.socket
+    if (sock && !sock.destroyed && sock.writableLength > 0) sock.write(Buffer.alloc(0), () => charge.drop())
+    else charge.drop()
+  }
+
+  // Chunks waiting for the one being fed in pieces (order kept).
+  type Item = {
+    chunk: unknown
+    encoding: unknown
+    cb: Cb | undefined
+    n: number
+    last: boolean
+    whole: number
+  }
+  const queue: Item[] = []
+  let feeding = false
+  let owesDrain = false
+  const feed = (): void => {
+    const item = queue[0]
+    if (!item || refused || charge.ended) {
+      feeding = false
+      if (!item && owesDrain && !charge.ended) {
+        owesDrain = false
+        res.emit('drain')
+      }
+      return
+    }
+    feeding = true
+    const buf = item.chunk
+    if (item.n > 0 && buf instanceof Uint8Array && buf.byteLength > PIECE_BYTES) {
+      const piece = buf.subarray(0, PIECE_BYTES)
+      let rest = buf.subarray(PIECE_BYTES)
+      if (rest.byteLength * 2 <= item.whole) {
+        rest = Buffer.from(rest)
+        item.whole = rest.byteLength
+      }
+      item.chunk = rest
+      item.n -= piece.byteLength
+      write(piece, (err?: Error | null) => {
+        charge.release(piece.byteLength)
+        if (err) refuse(item.cb)
+        else feed()
+      })
+      return
+    }
+    queue.shift()
+    if (item.last) {
+      feeding = false
+      // Released when the answer finishes or the connection closes (AnswerCharge).
+      end(item.chunk, item.encoding, item.cb)
+      return
+    }
+    write(item.chunk, item.encoding, (err?: Error | null) => {
+      charge.release(item.n)
+      item.cb?.(err)
+      if (err) refuse(undefined)
+      else feed()
+    })
+  }
+  const enqueue = (item: Omit<Item, 'whole'>) => {
+    queue.push({ ...item, whole: item.n })
+    if (!feeding) feed()
+  }
+
   ;(res as { write: unknown }).write = (...args: unknown[]) => {
     const { chunk, encoding, cb, n } = split(args)
-    if (!charged(n)) return write(chunk, encoding, cb)
-    return write(chunk, encoding, (err?: Error | null) => {
-      charge.release(n)
-      cb?.(err)
-    })
+    if (refused) {
+      if (cb) process.nextTick(cb, new Error('answer past the server budget'))
+      return false
+    }
+    const charged = n > 0 && !selfBudgeted.has(res)
+    if (charged && !charge.take(n, false)) {
+      refuse(cb)
+      return false
+    }
+    if (!feeding && (!charged || n <= PIECE_BYTES)) {
+      if (!charged) return write(chunk, encoding, cb)
+      return write(chunk, encoding, (err?: Error | null) => {
+        charge.release(n)
+        cb?.(err)
+      })
+    }
+    // Behind a chunk being fed: the writer waits for 'drain' (emitted once the queue is out).
+    owesDrain = true
+    enqueue({ chunk, encoding, cb, n: charged ? n : 0, last: false })
+    return false
   }
   ;(res as { end: unknown }).end = (...args: unknown[]) => {
     const { chunk, encoding, cb, n } = split(args)
-    // Released when the answer finishes or the connection closes (AnswerCharge).
-    charged(n)
-    return end(chunk, encoding, cb)
+    if (refused) return res
+    const charged = n > 0 && !selfBudgeted.has(res)
+    if (charged && !charge.take(n, false)) {
+      refuse(cb)
+      return res
+    }
+    if (!feeding && (!charged || n <= PIECE_BYTES)) return end(chunk, encoding, cb)
+    enqueue({ chunk, encoding, cb, n: charged ? n : 0, last: true })
+    return res
   }
   return charge
 }

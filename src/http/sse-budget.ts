@@ -14,13 +14,26 @@
 export const DEFAULT_MAX_QUEUED_BYTES_TOTAL = 64 * 1024 * 1024
 export const DEFAULT_MAX_QUEUED_BYTES_PER_SESSION = 32 * 1024 * 1024
 
+// A holder that handed bytes to its socket this recently is draining: its client reads (a plain
+// answer's reader, answer-budget.ts). Within its session's share, a draining holder is not closed
+// to make room; one that made no progress for this long is stalled, and is (seventeenth outsider
+// pass: a client reading a 30 MiB attachment on a slow link was closed for 6 that read the head).
+export const DRAINING_WINDOW_MS = 10_000
+
 export type BudgetedStream = {
   readonly sessionId: string
   // What this stream has queued and not yet handed to its socket (kept by the budget).
   bytes: number
   // Ends the stream as one past its own bound is ended; releases its bytes (release()).
   drop(): void
+  // When it last handed bytes to its socket (Date.now()), for holders that track it (plain
+  // answers); a holder without it is never draining (event streams: a reader that keeps up holds
+  // almost nothing, so the stream holding the most is the one behind).
+  progressedAt?: number
 }
+
+const draining = (s: BudgetedStream, now: number): boolean =>
+  s.progressedAt !== undefined && now - s.progressedAt < DRAINING_WINDOW_MS
 
 export class SseBudget {
   private total = 0
@@ -62,15 +75,19 @@ export class SseBudget {
   // replay's one frame to a stream with nothing queued, so that a reconnect always makes progress
   // (its size is bounded by the block caps). It still drops the streams furthest behind first, or
   // each new stalled reader would add one frame past the bound.
+  // A draining holder (progressedAt) is not dropped for its own session's bound: the one asking
+  // does not fit instead. For the server's bound it is, once no stalled holder is left, if its
+  // session holds more than the asking one would: a session's readers keep its share, not more.
   take(stream: BudgetedStream, n: number, force = false): boolean {
+    const now = Date.now()
     while ((this.sessionBytes.get(stream.sessionId) ?? 0) + n > this.maxSessionBytes) {
-      if (!this.evict(stream, this.bySession.get(stream.sessionId))) {
+      if (!this.evict(stream, this.bySession.get(stream.sessionId), now, false)) {
         if (force) break
         return false
       }
     }
     while (this.total + n > this.maxBytes) {
-      if (!this.evictServerWide(stream)) {
+      if (!this.evictServerWide(stream, n, now)) {
         if (force) break
         return false
       }
@@ -94,19 +111,35 @@ export class SseBudget {
   // For the server's bound, the session holding the most gives up its stream furthest behind
   // first: many stalled streams of one session (or a few sessions) each holding a little must not
   // push out another session's single reader that holds more than any one of them.
-  private evictServerWide(asking: BudgetedStream): boolean {
+  // Stalled holders go first, then the draining ones of sessions holding more than the asking
+  // session would.
+  private evictServerWide(asking: BudgetedStream, n: number, now: number): boolean {
     const heaviest = [...this.sessionBytes.entries()].sort((a, b) => b[1] - a[1])
     for (const [sessionId] of heaviest) {
-      if (this.evict(asking, this.bySession.get(sessionId))) return true
+      if (this.evict(asking, this.bySession.get(sessionId), now, false)) return true
+    }
+    const asks = (this.sessionBytes.get(asking.sessionId) ?? 0) + n
+    for (const [sessionId, bytes] of heaviest) {
+      if (sessionId === asking.sessionId || bytes <= asks) continue
+      if (this.evict(asking, this.bySession.get(sessionId), now, true)) return true
     }
     return false
   }
 
-  // Drops the stream of `among` holding the most, unless that is `asking` itself (or none holds
-  // anything): then nothing is dropped and the caller's frame does not fit.
-  private evict(asking: BudgetedStream, among: Iterable<BudgetedStream> | undefined): boolean {
+  // Drops the stream of `among` holding the most (of the stalled ones, unless `drainingToo`),
+  // unless that is `asking` itself (or none holds anything): then nothing is dropped and the
+  // caller's frame does not fit.
+  private evict(
+    asking: BudgetedStream,
+    among: Iterable<BudgetedStream> | undefined,
+    now: number,
+    drainingToo: boolean,
+  ): boolean {
     let worst: BudgetedStream | undefined
-    for (const s of among ?? []) if (!worst || s.bytes > worst.bytes) worst = s
+    for (const s of among ?? []) {
+      if (s !== asking && !drainingToo && draining(s, now)) continue
+      if (!worst || s.bytes > worst.bytes) worst = s
+    }
     if (!worst || worst === asking || worst.bytes === 0 || worst.bytes <= asking.bytes) return false
     worst.drop()
     // drop() unregisters it; should it not have, its bytes are let go here so the loop ends.
