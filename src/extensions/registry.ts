@@ -131,7 +131,13 @@ export class ExtensionRegistry {
       const refusedNow = specs[i]!.notRead !== undefined
       if (refusedNow) {
         // Not even the version loaded before: its package's helpers are read from the same place.
-        problems.push({ key: src.key, path: src.path, scope: src.scope, reason: r.ok ? '' : r.error, code: 'ext.source-writable' })
+        problems.push({
+          key: src.key,
+          path: src.path,
+          scope: src.scope,
+          reason: r.ok ? '' : r.error,
+          code: 'ext.source-writable',
+        })
         this.loud(src.path, r.ok ? '' : r.error)
       } else if (r.ok) {
         ext = { ...src, manifest: r.manifest, sha: r.sha, source: r.source, loadedAt: now }
@@ -173,7 +179,13 @@ export class ExtensionRegistry {
       aliases.set(ext.manifest.alias, ext.key)
     })
     for (const f of discovery.refused) {
-      problems.push({ key: f.key, path: f.path, scope: f.scope, reason: f.reason, code: 'ext.source-writable' })
+      problems.push({
+        key: f.key,
+        path: f.path,
+        scope: f.scope,
+        reason: f.reason,
+        code: 'ext.source-writable',
+      })
       this.loud(f.path, f.reason)
     }
     if (discovery.blocked) {

@@ -161,8 +161,7 @@ export function readHomeFile(
     // What was opened, wherever the links led at the moment of opening.
     const opened = readlinkSync(`/proc/self/fd/${fd}`)
     const place = writerOf(opened, places, home)
-    if (place !== undefined)
-      refuse(exposureText({ path, place, via: opened }), { place })
+    if (place !== undefined) refuse(exposureText({ path, place, via: opened }), { place })
     const body = readFd(fd, maxBytes)
     if (body === undefined) refuse(`it is larger than ${maxBytes} bytes`)
     return body!.toString('utf8')
