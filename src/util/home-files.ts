@@ -8,7 +8,7 @@ import {
   readlinkSync,
   readSync,
 } from 'node:fs'
-import { dirname, join, relative, resolve, sep } from 'node:path'
+import { basename, dirname, join, relative, resolve, sep } from 'node:path'
 import type { ErrorCode } from './error-catalogue.js'
 import { VisError } from './errors.js'
 import { sandboxWrittenParts } from './home-parts.js'
@@ -39,13 +39,18 @@ const MAX_HOPS = 40
 const MAX_CONFIG_BYTES = 16 * 1024 * 1024
 
 // Where a sandbox may write `path` (by its written path, its real path or its parent's real path),
-// if anywhere: a writable root, or a sandbox-written part of a vis home.
+// if anywhere: a writable root, or a sandbox-written part of a vis home. A place in this home
+// itself is not a root's to write even when a root holds the home (a session on ~ with ~/.vis):
+// every jail masks the home, and openHome refused it otherwise; only its sandbox-written parts
+// count there. `path` itself, not where it leads when it is a link: callers judge each hop.
 function writerOf(path: string, places: WritablePlaces, home: string): string | undefined {
-  const root = places.holding(path)
+  const at = join(realish(dirname(path)), basename(path))
+  const realHome = realish(home)
+  if (within(at, realHome)) return sandboxWrittenParts(realHome).find((part) => within(at, part))
+  const root = places.holding(at)
   if (root !== undefined) return root
-  const real = realish(path)
   for (const h of new Set([home, ...registeredHomes()].map(realish)))
-    for (const part of sandboxWrittenParts(h)) if (within(real, part) || within(path, part)) return part
+    for (const part of sandboxWrittenParts(h)) if (within(at, part)) return part
   return undefined
 }
 

@@ -117,3 +117,26 @@ test('an extension file or package linked into a session root is not discovered,
   assert.deepEqual(d.refused.map((r) => r.key).sort(), ['inroot_ext', 'mixed', 'pkg'])
   for (const r of d.refused) assert.match(r.reason, new RegExp(`${root}.*sandbox can write`))
 })
+
+test("a home inside a session root (masked in every jail) keeps its own files; its outbox is still the sandbox's", () => {
+  const home = join(root, 'h-inside')
+  mkdirSync(join(home, 'outbox', 'w1'), { recursive: true })
+  writeFileSync(join(home, 'mcp.json'), JSON.stringify(server))
+  assert.deepEqual(Object.keys(loadMcpConfig(home).servers), ['notes'])
+  rmSync(join(home, 'mcp.json'))
+  writeFileSync(join(home, 'outbox', 'w1', 'mcp.json'), JSON.stringify(server))
+  symlinkSync(join(home, 'outbox', 'w1', 'mcp.json'), join(home, 'mcp.json'))
+  assert.equal(
+    codeOf(() => loadMcpConfig(home)),
+    'home.file-writable',
+  )
+  const dir = join(home, 'extensions')
+  mkdirSync(dir)
+  writeFileSync(join(dir, 'own_ext.py'), 'x = 1\n')
+  const d = discoverExtensions({ home })
+  assert.deepEqual(
+    d.sources.map((s) => s.key),
+    ['own_ext'],
+  )
+  assert.deepEqual(d.refused, [])
+})
