@@ -1,8 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { z } from 'zod'
 import { SessionModeSchema } from '../confinement/modes.js'
 import { VisError } from '../util/errors.js'
+import { readHomeFile } from '../util/home-files.js'
 import { openHome } from '../util/home-guard.js'
 import { ownValue } from '../util/own-key.js'
 import { issuesText } from '../util/zod-issues.js'
@@ -218,10 +218,12 @@ export function loadAgentConfig(
   const home = openHome(opts.home, 'agent.config')
   const path = join(home, 'agent.json')
   let file: AgentConfigFile = AgentConfigFileSchema.parse({})
-  if (existsSync(path)) {
+  // Nor from a file the home links to where a sandbox writes (home-files.ts).
+  const text = readHomeFile(home, path, 'home.file-writable', 'agent.config')
+  if (text !== undefined) {
     let raw: unknown
     try {
-      raw = JSON.parse(readFileSync(path, 'utf8'))
+      raw = JSON.parse(text)
     } catch (err) {
       throw new VisError('agent.config-invalid', `${path} is not JSON: ${(err as Error).message}`, { path })
     }

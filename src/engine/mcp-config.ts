@@ -1,8 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { z } from 'zod'
 import { McpServersSchema } from '../mcp-client/config.js'
 import { VisError } from '../util/errors.js'
+import { readHomeFile } from '../util/home-files.js'
 import { openHome } from '../util/home-guard.js'
 import { issuesText } from '../util/zod-issues.js'
 import { SessionPolicySchema } from './schemas.js'
@@ -42,11 +42,14 @@ export const CONFIG_FILE = 'mcp.json'
 
 export function loadMcpConfig(home?: string): McpConfig {
   // The servers in it start on this host: never from a home a running sandbox can write.
-  const path = join(openHome(home, 'mcp.config'), CONFIG_FILE)
-  if (!existsSync(path)) return McpConfigSchema.parse({})
+  const h = openHome(home, 'mcp.config')
+  const path = join(h, CONFIG_FILE)
+  // Nor from a file the home links to where a sandbox writes (home-files.ts).
+  const text = readHomeFile(h, path, 'home.file-writable', 'mcp.config')
+  if (text === undefined) return McpConfigSchema.parse({})
   let raw: unknown
   try {
-    raw = JSON.parse(readFileSync(path, 'utf8'))
+    raw = JSON.parse(text)
   } catch (err) {
     throw new VisError('mcp.config', `${path} is not valid JSON: ${(err as Error).message}`, { path })
   }

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs'
 import { basename, join, resolve } from 'node:path'
 import { visHome } from '../util/home.js'
+import { exposureText, extensionEntryExposure } from '../util/home-files.js'
 import { openHome } from '../util/home-guard.js'
 import { projectTrust, untrustedReason } from './trust.js'
 
@@ -27,6 +28,9 @@ export type Discovery = {
   // The project's extension folder when it did not load because no person trusted its content as
   // it is now (trust.ts): nothing of it is discovered, not even on sys.path.
   blocked?: { dir: string; reason: string }
+  // Entries of the home's extension folder left out because a sandbox can write what they are
+  // (a link into a session's root: home-files.ts), each with why; warned as ext.source-writable.
+  refused: { key: string; path: string; scope: ExtensionScope; reason: string }[]
 }
 
 export function extensionDirs(opts: { home?: string; project?: string }): {
@@ -41,6 +45,34 @@ export function extensionDirs(opts: { home?: string; project?: string }): {
 
 function isTestFile(name: string): boolean {
   return /^test_.*\.py$/.test(name) || /_test\.py$/.test(name) || name === 'conftest.py'
+}
+
+// The home's own extension folder is masked in every jail, but an entry in it may be a link (a
+// module developed in a project and linked in): where it leads is not masked, and a block there
+// would rewrite what the host imports next, unconfined (seventeenth outsider pass). Each entry, a
+// package with everything in it, is judged where it really is; one a sandbox can write is left
+// out. The registry judges the file again as it reads it (registry.ts), so no swap after this look
+// is imported. Every entry counts, not only extensions: helpers in the folder are on sys.path.
+function refusedEntries(home: string, dir: string, scope: ExtensionScope): Discovery['refused'] {
+  let names: string[]
+  try {
+    names = readdirSync(dir).sort()
+  } catch {
+    return []
+  }
+  const out: Discovery['refused'] = []
+  for (const name of names) {
+    const full = join(dir, name)
+    const e = extensionEntryExposure(home, full)
+    if (e === undefined) continue
+    out.push({
+      key: name.endsWith('.py') ? basename(name, '.py') : name,
+      path: full,
+      scope,
+      reason: `not loaded: ${exposureText(e)}; code a block writes there would run on this host unconfined. Copy it into ${dir} instead of linking it`,
+    })
+  }
+  return out
 }
 
 function scan(dir: string, scope: ExtensionScope): ExtensionSource[] {
@@ -78,7 +110,10 @@ export function discoverExtensions(opts: { home?: string; project?: string }): D
   // sessions may write after it was hashed.
   const usable = trust?.state === 'trusted' ? trust.copy : undefined
   const project = usable ? scan(usable, 'project') : []
-  const global = scan(d.global, 'global')
+  const home = visHome(opts.home)
+  const refused = refusedEntries(home, d.global, 'global')
+  const left = new Set(refused.map((r) => r.path))
+  const global = scan(d.global, 'global').filter((s) => !left.has(s.kind === 'package' ? s.dir : s.path))
   const taken = new Set(project.map((s) => s.key))
   const dirs = [usable, d.global].filter((x): x is string => x !== undefined && existsSync(x))
   const blocked =
@@ -89,6 +124,7 @@ export function discoverExtensions(opts: { home?: string; project?: string }): D
     dirs,
     sources: [...global.filter((s) => !taken.has(s.key)), ...project],
     shadowed: global.filter((s) => taken.has(s.key)),
+    refused,
     ...(blocked ? { blocked } : {}),
   }
 }

@@ -3,6 +3,8 @@ import type { Store } from '../persistence/store.js'
 import type { Json, Tool, ToolContext } from '../tools/types.js'
 import { VisError } from '../util/errors.js'
 import { visHome } from '../util/home.js'
+import { readHomeFile } from '../util/home-files.js'
+import { realish } from '../util/real-path.js'
 import { type Discovery, discoverExtensions, type ExtensionSource, extensionDirs } from './discover.js'
 import { type ExtensionManifest, HookAnswer, LoadResult } from './manifest.js'
 import { exposedDirs, jailMasks } from './masks.js'
@@ -11,6 +13,8 @@ import { type DraftNamespaces, type RealiseSpec, SessionWorkers } from './sessio
 import { pythonReason, type TrustedWorker } from './trusted-worker.js'
 
 const MODULE = 'vis_ext.extensions'
+// An extension's registering file larger than this is not loaded.
+const MAX_SOURCE_BYTES = 16 * 1024 * 1024
 
 // Importing an extension file is work, but a file that never finishes must not stall startup.
 export const DEFAULT_LOAD_TIMEOUT_MS = 30_000
@@ -32,7 +36,7 @@ export type ExtensionWarning = {
   // A reload failed and the version loaded before keeps working.
   keptPrevious?: boolean
   // Set when the warning has a catalogued code (the project folder not trusted).
-  code?: 'ext.project-untrusted'
+  code?: 'ext.project-untrusted' | 'ext.source-writable'
 }
 
 export type RegistryOptions = {
@@ -64,7 +68,7 @@ export class ExtensionRegistry {
   private readonly python: string | undefined
   private loaded = new Map<string, LoadedExtension>()
   private problems: ExtensionWarning[] = []
-  private discovery: Discovery = { dirs: [], sources: [], shadowed: [] }
+  private discovery: Discovery = { dirs: [], sources: [], shadowed: [], refused: [] }
   private readonly sessions: SessionWorkers
   private reloading: Promise<void> | undefined
   private readonly loadTimeoutMs: number
@@ -104,6 +108,8 @@ export class ExtensionRegistry {
       kind: s.kind,
       path: s.path,
       dir: s.dir,
+      ...this.readSource(s.path),
+      refused: this.refusedPaths(discovery),
     }))
     const results = await exclusive(() => this.loadEach(discovery.dirs, specs))
     const next = new Map<string, LoadedExtension>()
@@ -122,7 +128,18 @@ export class ExtensionRegistry {
           ...(keptPrevious ? { keptPrevious } : {}),
         })
       let ext: LoadedExtension | undefined
-      if (r.ok) {
+      const refusedNow = specs[i]!.notRead !== undefined
+      if (refusedNow) {
+        // Not even the version loaded before: its package's helpers are read from the same place.
+        problems.push({
+          key: src.key,
+          path: src.path,
+          scope: src.scope,
+          reason: r.ok ? '' : r.error,
+          code: 'ext.source-writable',
+        })
+        this.loud(src.path, r.ok ? '' : r.error)
+      } else if (r.ok) {
         ext = { ...src, manifest: r.manifest, sha: r.sha, source: r.source, loadedAt: now }
       } else {
         const prev = this.loaded.get(src.key)
@@ -161,6 +178,16 @@ export class ExtensionRegistry {
       names.set(ext.manifest.name, ext.key)
       aliases.set(ext.manifest.alias, ext.key)
     })
+    for (const f of discovery.refused) {
+      problems.push({
+        key: f.key,
+        path: f.path,
+        scope: f.scope,
+        reason: f.reason,
+        code: 'ext.source-writable',
+      })
+      this.loud(f.path, f.reason)
+    }
     if (discovery.blocked) {
       problems.unshift({
         key: '.vis/extensions',
@@ -177,10 +204,35 @@ export class ExtensionRegistry {
 
   // One file at a time, each within a bound: a file that never finishes importing is retired
   // with its worker and reported, and the rest load in a fresh one.
-  private async loadEach(dirs: string[], specs: RealiseSpecBase[]): Promise<LoadResult[]> {
+  // The registering file's text, read by the host and judged on the open file (home-files.ts): the
+  // worker executes exactly these bytes, so a link turned into a session's root after discovery
+  // looked is refused here, not imported. `notRead` says why it was not read.
+  private readSource(path: string): { source?: string; notRead?: string } {
+    try {
+      const source = readHomeFile(this.home, path, 'ext.source-writable', 'ext.load', MAX_SOURCE_BYTES)
+      return source === undefined ? {} : { source }
+    } catch (err) {
+      if (err instanceof VisError && err.code === 'ext.source-writable') return { notRead: err.message }
+      return {}
+    }
+  }
+
+  // Said on stderr as well as in the warnings: the person linked it there and expects it to load.
+  private loud(path: string, reason: string): void {
+    process.stderr.write(`vis: extension ${path} skipped (ext.source-writable): ${reason}\n`)
+  }
+
+  private async loadEach(
+    dirs: string[],
+    specs: (RealiseSpecBase & { source?: string; notRead?: string })[],
+  ): Promise<LoadResult[]> {
     const out: LoadResult[] = []
     let worker: TrustedWorker | undefined
-    for (const spec of specs) {
+    for (const { notRead, ...spec } of specs) {
+      if (notRead !== undefined) {
+        out.push({ ok: false, error: notRead })
+        continue
+      }
       if (!worker?.alive) {
         worker = await registrationWorker(this.home, this.python)
         await worker.call(MODULE, 'prepare', [dirs])
@@ -241,7 +293,12 @@ export class ExtensionRegistry {
       dir: ext.dir,
       source: ext.source,
       sha: ext.sha,
+      refused: this.refusedPaths(this.discovery),
     }
+  }
+
+  private refusedPaths(d: Discovery): string[] {
+    return [...new Set(d.refused.flatMap((f) => [f.path, realish(f.path)]))]
   }
 
   // Runs vis_ext.extensions.<fn>(key, ...) in the session's worker at the current version.

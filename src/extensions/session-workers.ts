@@ -16,6 +16,9 @@ export type RealiseSpec = {
   dir: string
   source: string
   sha: string
+  // Paths (written and real) of the home's extension entries left out as sandbox-writable: the
+  // worker refuses to import a helper from them (vis_ext/extensions.py).
+  refused?: string[]
 }
 
 // One session's trusted worker: started on the first call into any extension, it realises

@@ -7,7 +7,6 @@ import {
   mkdtempSync,
   opendirSync,
   openSync,
-  readFileSync,
   readSync,
   realpathSync,
   renameSync,
@@ -19,6 +18,7 @@ import { dirname, join, relative, resolve } from 'node:path'
 import { z } from 'zod'
 import { VisError } from '../util/errors.js'
 import { visHome } from '../util/home.js'
+import { readHomeFile } from '../util/home-files.js'
 import { openHome } from '../util/home-guard.js'
 
 // A project's extensions run on the host, unconfined, for whoever starts vis in the project. The
@@ -183,12 +183,16 @@ function copyIfTrusted(
 }
 
 function readTrust(home: string): TrustFile {
-  let text: string
+  let text: string | undefined
   try {
-    text = readFileSync(trustPath(home), 'utf8')
-  } catch {
-    return { version: 1, projects: {} }
+    // A record a sandbox can write (the file, or trust/, linked into a session's root) would trust
+    // what that sandbox planted: refused, home.file-writable (home-files.ts).
+    text = readHomeFile(home, trustPath(home), 'home.file-writable', 'ext.trust')
+  } catch (err) {
+    if (err instanceof VisError) throw err
+    text = undefined
   }
+  if (text === undefined) return { version: 1, projects: {} }
   const parsed = TrustFile.safeParse(JSON.parse(text))
   // A damaged record trusts nothing: each project asks again.
   return parsed.success ? parsed.data : { version: 1, projects: {} }
@@ -204,7 +208,10 @@ export function projectTrust(home: string | undefined, project: string, dir: str
   let record: TrustFile['projects'][string] | undefined
   try {
     record = readTrust(visHome(home)).projects[projectKey(project)]
-  } catch {}
+  } catch (err) {
+    // Trusts nothing, and says why: the folder's warning names the trust file that was refused.
+    if (err instanceof VisError) return { state: 'unreadable', dir, reason: err.message }
+  }
   let digest: FolderDigest
   let copy: string | undefined
   try {

@@ -258,6 +258,10 @@ export const ERROR_CATALOGUE = {
   // A root inside an extension directory: the policy asked for cannot be jailed safely.
   'ext.dirs-exposed': fail(400, "A session's roots would expose an extension directory to the sandbox."),
   'ext.gone': fail(500, 'The extension is no longer loaded.'),
+  'ext.source-writable': fail(
+    409,
+    "An entry of the vis home's extensions folder leads where a sandbox can write (a link into a session's root); it was not loaded.",
+  ),
   'ext.hook-failed': fail(500, "An extension's before- or after-hook failed."),
   'ext.hook-not-approved': fail(
     403,
@@ -281,6 +285,10 @@ export const ERROR_CATALOGUE = {
   'home.unwritable': fail(500, 'The vis home cannot be written.'),
   // A home made or opened inside a root of a running session's jail, which does not mask it
   // (src/util/home-guard.ts): that sandbox could plant what the host runs from the home.
+  'home.file-writable': fail(
+    409,
+    "A configuration file of the vis home (mcp.json, agent.json, trust/projects.json) leads where a sandbox can write (a link into a session's root); it was not read.",
+  ),
   'home.inside-live-session-root': fail(
     409,
     'The vis home lies inside a root of a running session that can write it; stop that session or choose a VIS_HOME outside its roots.',

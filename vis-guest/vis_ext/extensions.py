@@ -42,6 +42,44 @@ def _purge(root, keep_prefix="_vis_ext_"):
 
 _path_dirs = []
 
+# Entries of the vis home's extension folder the host left out because a sandbox can write what
+# they are (a link into a session's root): not extensions, and not importable as helpers either,
+# though their folder is on sys.path. Paths as written and real; the host sends them with each spec.
+_refused = []
+
+
+class _RefusedFinder:
+    """Refuses an import that would read a module from a refused entry, before any other finder."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if not _refused:
+            return None
+        import importlib.machinery
+
+        found = importlib.machinery.PathFinder.find_spec(name, path)
+        if found is None:
+            return None
+        where = [found.origin] if found.origin else []
+        where += list(found.submodule_search_locations or [])
+        for w in where:
+            for p in (os.path.abspath(w), os.path.realpath(w)):
+                if any(_under(p, r) for r in _refused):
+                    raise ImportError(
+                        f"{name} ({w}) is not imported: it leads where a sandbox can write (ext.source-writable)"
+                    )
+        return None
+
+    @staticmethod
+    def invalidate_caches():
+        return None
+
+
+def _use_refused(spec):
+    _refused[:] = list(spec.get("refused") or [])
+    if _refused and not any(f is _RefusedFinder for f in sys.meta_path):
+        sys.meta_path.insert(0, _RefusedFinder)
+
 
 def _use_dirs(dirs):
     """Extension directories on sys.path (project first), so packages beside a file import.
@@ -114,6 +152,7 @@ def _module_for(spec):
 
 def _realise(spec):
     key = spec["key"]
+    _use_refused(spec)
     source = spec.get("source")
     if source is None:
         with open(spec["path"], encoding="utf-8") as f:
