@@ -198,8 +198,8 @@ export function judgeWord(
               kind: 'place',
               place,
               where:
-                `${place}, a folder holding the session root ${held} (a program reads fixed places below a ` +
-                "folder it is given: vim's $VIM/vimfiles, GOPATH's src, npm's prefix lib/node_modules)",
+                `${place} (a folder a program reads fixed places below: vim's $VIM/vimfiles, GOPATH's src, ` +
+                `npm's prefix lib/node_modules) holds the session root ${held}`,
             }
           continue
         }

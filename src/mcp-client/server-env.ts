@@ -23,6 +23,8 @@ import { judgeWord, refusal } from './judge-word.js'
 // judged like any other's; only those refusals are spared.
 const SECRET_NAME = /(PASSWORD|PASSWD|PASSPHRASE|_PWD|TOKEN|SECRET|API_?KEY)$/i
 
+const HOME_FOLDERS = new Set(['HOME', 'XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'XDG_CACHE_HOME'])
+
 // The folders an env value may name though a root lies below them, as nearly every configuration's
 // do: `/`, the home (the server's and the user's) and the folders above it (a root is most often a
 // project in ~), and the server's cwd (judged in launch.ts; a value `.` or a word read as relative
@@ -61,10 +63,11 @@ export function checkServerEnv(
     if (name === 'PATH') continue
     // The shared judgement of a word (judge-word.ts), which args go through too. A folder holding a
     // root is refused in a value (VIM=P with a root P/vimfiles: vim sources P/vimfiles/plugin;
-    // seventeenth outsider pass), but not in HOME (judged as a HOME: server-home.ts explicitHomeUnfit).
+    // seventeenth outsider pass), but not in HOME and the XDG folders, judged as such after this
+    // (server-home.ts explicitHomeUnfit: a HOME may hold a project, an XDG folder may not).
     const verdict = judgeWord(value, [cwd], home, places, vars, {
       spareShellForms: SECRET_NAME.test(name),
-      ...(name === 'HOME' ? {} : { holdsRoot: { exempt } }),
+      ...(HOME_FOLDERS.has(name) ? {} : { holdsRoot: { exempt } }),
     })
     if (verdict !== undefined)
       throw refuse(
