@@ -119,7 +119,8 @@ export function parameterReading(
         const target = value
         value = ownValue(env, target)
         if (value === undefined && !NO_PATH_VARS.has(target)) return unbounded(notGiven(target))
-      } else return unbounded(`an indirection through ${head}, whose value ${value} is no plain variable name`)
+      } else
+        return unbounded(`an indirection through ${head}, whose value ${value} is no plain variable name`)
     }
   }
   const known = value !== undefined
