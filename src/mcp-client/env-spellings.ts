@@ -36,11 +36,19 @@ export function placesIn(
   vars: Record<string, string | undefined>,
   hostHome: string = homedir(),
 ): NamedPlaces {
-  const envs = [vars]
-  if (vars.HOME !== hostHome) envs.push({ ...vars, HOME: hostHome })
+  // A shell sets PWD to its working directory (and OLDPWD, after a `cd`, to the one before): `cwd`,
+  // the server's or a folder the args change to (folderBases), not a variable the server is not
+  // given (seventeenth outsider pass: `. "$PWD/notes/env.sh"` with the cwd above a root `notes` was
+  // read as /notes/env.sh). A PWD the server is given is read too: a program that is no shell keeps it.
+  const here = resolve(cwd)
+  const envs: Record<string, string | undefined>[] = [{ ...vars, PWD: here, OLDPWD: here }]
+  if (vars.PWD !== undefined || vars.OLDPWD !== undefined)
+    envs.push({ ...vars, PWD: vars.PWD ?? here, OLDPWD: vars.OLDPWD ?? here })
+  if (vars.HOME !== hostHome) for (const env of [...envs]) envs.push({ ...env, HOME: hostHome })
   const paths = new Set<string>()
   const unresolved = new Set<string>()
   const unbounded = new Set<string>()
+  for (const token of linkerTokens(value)) unbounded.add(token)
   for (const env of envs)
     for (const joined of continuations(value))
       for (const text of expansions(joined, env, unbounded))
@@ -50,6 +58,43 @@ export function placesIn(
   const commands = continuations(value).some((v) => COMMAND.test(v)) ? [value] : []
   return { paths: [...paths], unresolved: [...unresolved], commands, unbounded: [...unbounded] }
 }
+
+// The dynamic linker's own tokens (`man ld.so`, "Dynamic string tokens") in `value`: ld.so replaces
+// `$ORIGIN` (the folder of the program being run, by its real path), `$LIB` and `$PLATFORM` (the
+// system's library folder and platform) in LD_PRELOAD, LD_LIBRARY_PATH, LD_AUDIT and its own
+// `--preload`/`--library-path`. Read as shell variables they were unset, so
+// `LD_PRELOAD=$ORIGIN/../work/lib/x.so` named /work/lib/x.so and <cwd>/$ORIGIN/..., while ld.so loaded
+// <program's folder>/../work/lib/x.so, in a root beside the server's folder (seventeenth outsider pass).
+// Which program's folder cannot be known (the server and every program it starts, each with its own),
+// so the tokens are refused as forms this check cannot compute, in any value, even when the server is
+// given a variable of that name (ld.so reads the token, not the variable).
+const LINKER_TOKEN = /\$(?:\{(ORIGIN|LIB|PLATFORM)\}|(ORIGIN|LIB|PLATFORM)(?![A-Za-z0-9_]))/g
+
+function linkerTokens(value: string): string[] {
+  const out = new Set<string>()
+  for (const text of [value, ansiC(value), ...continuations(value)])
+    for (const m of text.matchAll(LINKER_TOKEN))
+      out.add(
+        `${m[0]} (the dynamic linker's token for ${m[1] === 'ORIGIN' || m[2] === 'ORIGIN' ? "the running program's folder" : 'a system library folder'}, which differs for every program the server runs)`,
+      )
+  return [...out]
+}
+
+// The bare words of `value` (no `/`), read every way placesIn reads it, that a program may run by name:
+// a shell given the args (`sh -c 'tool'`), npx, git's `core.editor`, a tool's `EDITOR=tool`. Each is
+// looked up on the server's PATH by the caller (judge-word.ts), whose folders lie outside every root
+// (launch.ts cleanPath) while an entry in one may be a link into a root (seventeenth outsider pass:
+// `<D>/tool -> W/bin/tool`, refused as mcp.json's `command` but run by `sh -c 'tool'`).
+export function programNames(value: string, vars: Record<string, string | undefined>): string[] {
+  const out = new Set<string>()
+  for (const joined of continuations(value))
+    for (const text of expansions(joined, vars, new Set()))
+      for (const word of [...wordsIn(text), ...text.split(/[\s"'`;|&<>(){}=,:$]+/)])
+        if (PROGRAM_NAME.test(word) && word !== '.' && word !== '..') out.add(word)
+  return [...out]
+}
+
+const PROGRAM_NAME = /^[^/\s*?[~$-][^/\s*?[]{0,254}$/
 
 // `value` as written and, when it holds a backslash before a newline, joined as a shell joins it: sh
 // removes `\<newline>` before reading anything else, inside double quotes too (POSIX 2.2.1), so less's
@@ -319,8 +364,19 @@ function wordsIn(value: string): string[] {
   // the file whose words the program reads as its options; attached to an option too (`-J@/w/x`,
   // `--data=@/w/x`), which the option split above has already cut off.
   for (const w of [...out]) if (w.startsWith('@') && w.length > 1) out.add(w.slice(1))
+  // A dotted name is also a module path: `python3 -m notes.server` runs <sys.path entry>/notes/server.py
+  // (with `-m` the cwd is sys.path[0]) after notes/__init__.py, and `uvicorn notes.app:app`,
+  // `FLASK_APP=notes.server` likewise; read as a file, `notes.server` named no root `notes`
+  // (seventeenth outsider pass). So each dotted prefix, dots made `/`, is a reading of its own.
+  for (const w of [...out])
+    if (DOTTED.test(w)) {
+      const parts = w.split('.')
+      for (let i = 1; i <= parts.length; i++) out.add(parts.slice(0, i).join('/'))
+    }
   return [...out]
 }
+
+const DOTTED = /^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$/
 
 // The words a shell (and Node's NODE_OPTIONS parser) makes of `text`: split at unquoted whitespace,
 // quotes and backslash escapes removed, so `--require "/w/my work/x.js"` and `/w/my\ work` keep

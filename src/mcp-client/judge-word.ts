@@ -1,10 +1,11 @@
 import { readdirSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { sandboxWrittenParts } from '../util/home-parts.js'
+import { absoluteEntries, programsOn } from '../util/host-programs.js'
 import { within } from '../util/path-within.js'
 import { realish } from '../util/real-path.js'
 import type { WritablePlaces } from '../util/writable-roots.js'
-import { placesIn } from './env-spellings.js'
+import { placesIn, programNames } from './env-spellings.js'
 import { inRoot } from './server-home.js'
 import { globMatcher } from './shell-parameter.js'
 
@@ -160,16 +161,22 @@ function clusteredReadings(value: string): string[] {
 // for `~` and `$NAME`; `home` the vis home. `spareShellForms`: a secret's value (server-env.ts
 // SECRET_NAME) is random text no tool runs through a shell, so its `$(...)`, unbounded forms and
 // `~user` are not refused; the places it names still are.
+// `holdsRoot`: a place the word names that HOLDS a root is refused too, unless `holdsRoot` exempts it
+// (server-env.ts: an env value, which programs read fixed places below: vim's $VIM/vimfiles,
+// GOPATH's src and bin, PYTHONUSERBASE's site-packages, npm's prefix lib/node_modules, CARGO_HOME's
+// config.toml; seventeenth outsider pass).
 export function judgeWord(
   value: string,
   cwds: readonly string[],
   home: string,
   places: WritablePlaces,
   vars: Record<string, string | undefined>,
-  opts: { spareShellForms?: boolean } = {},
+  opts: { spareShellForms?: boolean; holdsRoot?: { exempt: (place: string) => boolean } } = {},
 ): WordVerdict | undefined {
   const strict = opts.spareShellForms !== true
   const texts = [value, ...clusteredReadings(value)]
+  const program = programVerdict(texts, home, places, vars)
+  if (program !== undefined) return program
   for (const cwd of cwds)
     for (const text of texts) {
       const named = placesIn(text, cwd, vars)
@@ -184,7 +191,18 @@ export function judgeWord(
         if (ownedByHome(place, home)) continue
         const part = sandboxPartHolding(place, home)
         const root = places.holding(place)
-        if (part === undefined && root === undefined) continue
+        if (part === undefined && root === undefined) {
+          const held = opts.holdsRoot === undefined ? undefined : rootInside(place, places)
+          if (held !== undefined && opts.holdsRoot?.exempt(place) !== true)
+            return {
+              kind: 'place',
+              place,
+              where:
+                `${place} (a folder a program reads fixed places below: vim's $VIM/vimfiles, GOPATH's src, ` +
+                `npm's prefix lib/node_modules) holds the session root ${held}`,
+            }
+          continue
+        }
         const where =
           root !== undefined
             ? inRoot(place, root)
@@ -192,6 +210,42 @@ export function judgeWord(
         return { kind: 'place', place, where }
       }
     }
+  return undefined
+}
+
+// The root lying inside the folder `place` (by its written or real path), if any.
+function rootInside(place: string, places: WritablePlaces): string | undefined {
+  const spellings = new Set([resolve(place), realish(place)])
+  return places.roots.find((r) => [...spellings].some((d) => r !== d && within(r, d)))
+}
+
+// The first program a word of `texts` runs by name (programNames) found on the server's PATH whose
+// file lies in a root or the vis home's sandbox-written parts, by its path or its real path: a PATH
+// folder outside every root may hold a link into one (`npm link`, `ln -s ~/proj/bin/tool
+// /usr/local/bin/`), refused as mcp.json's `command` and so here, where a shell given the args or a
+// tool reading the value runs it by name (seventeenth outsider pass). Only PATH's folders outside every
+// root are searched: the others are passed over for the server (launch.ts cleanPath).
+function programVerdict(
+  texts: readonly string[],
+  home: string,
+  places: WritablePlaces,
+  vars: Record<string, string | undefined>,
+): WordVerdict | undefined {
+  const dirs = absoluteEntries((vars.PATH ?? '').split(':')).filter((d) => places.holding(d) === undefined)
+  if (dirs.length === 0) return undefined
+  for (const text of texts)
+    for (const name of programNames(text, vars))
+      for (const program of programsOn(name, dirs)) {
+        if (ownedByHome(program, home)) continue
+        const root = places.holding(program)
+        const part = sandboxPartHolding(program, home)
+        if (root === undefined && part === undefined) continue
+        const where =
+          root !== undefined
+            ? inRoot(program, root)
+            : `${program} lies in ${part} (the vis home's outboxes, drafts, blobs or logs)`
+        return { kind: 'place', place: program, where: `the program ${name}, found on PATH as ${where}` }
+      }
   return undefined
 }
 

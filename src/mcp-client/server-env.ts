@@ -1,3 +1,6 @@
+import { homedir } from 'node:os'
+import { dirname, resolve } from 'node:path'
+import { realish } from '../util/real-path.js'
 import { type WritablePlaces, writablePlaces } from '../util/writable-roots.js'
 import { judgeWord, refusal } from './judge-word.js'
 
@@ -20,6 +23,27 @@ import { judgeWord, refusal } from './judge-word.js'
 // judged like any other's; only those refusals are spared.
 const SECRET_NAME = /(PASSWORD|PASSWD|PASSPHRASE|_PWD|TOKEN|SECRET|API_?KEY)$/i
 
+const HOME_FOLDERS = new Set(['HOME', 'XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'XDG_CACHE_HOME'])
+
+// The folders an env value may name though a root lies below them, as nearly every configuration's
+// do: `/`, the home (the server's and the user's) and the folders above it (a root is most often a
+// project in ~), and the server's cwd (judged in launch.ts; a value `.` or a word read as relative
+// names it). A variable naming one of these (GOPATH=$HOME) still reaches a root below it; such a root
+// is a folder the person chose to open a session on, rarely at the fixed places a program reads.
+function commonHolders(cwd: string, vars: Record<string, string | undefined>): (place: string) => boolean {
+  const homes = [homedir(), vars.HOME].filter((h): h is string => h !== undefined && h !== '')
+  const spelled = new Set<string>(['/', resolve(cwd), realish(cwd)])
+  for (const h of homes)
+    for (let d of [resolve(h), realish(h)])
+      for (;;) {
+        spelled.add(d)
+        const up = dirname(d)
+        if (up === d) break
+        d = up
+      }
+  return (place) => spelled.has(resolve(place)) || spelled.has(realish(place))
+}
+
 // Throws `refuse(why)` for the first mcp.json env variable (PATH aside) that names a place a sandbox
 // writes, by any reading of its value (env-spellings.ts; `vars` is the env the
 // server gets, for its variables and ~): inside a writable root (judged by the path as written, its real path
@@ -34,10 +58,17 @@ export function checkServerEnv(
   places: WritablePlaces = writablePlaces(),
   vars: Record<string, string | undefined> = { ...process.env, ...env },
 ): void {
+  const exempt = commonHolders(cwd, vars)
   for (const [name, value] of Object.entries(env)) {
     if (name === 'PATH') continue
-    // The shared judgement of a word (judge-word.ts), which args go through too.
-    const verdict = judgeWord(value, [cwd], home, places, vars, { spareShellForms: SECRET_NAME.test(name) })
+    // The shared judgement of a word (judge-word.ts), which args go through too. A folder holding a
+    // root is refused in a value (VIM=P with a root P/vimfiles: vim sources P/vimfiles/plugin;
+    // seventeenth outsider pass), but not in HOME and the XDG folders, judged as such after this
+    // (server-home.ts explicitHomeUnfit: a HOME may hold a project, an XDG folder may not).
+    const verdict = judgeWord(value, [cwd], home, places, vars, {
+      spareShellForms: SECRET_NAME.test(name),
+      ...(HOME_FOLDERS.has(name) ? {} : { holdsRoot: { exempt } }),
+    })
     if (verdict !== undefined)
       throw refuse(
         refusal(

@@ -18,6 +18,40 @@ const SPECIAL = /^[$?#!-]/
 // The server's arguments ($0 is its script or -c name) and `$_` (the path it was started by): a
 // data folder in a root may be an argument (SECURITY.md: data folders go in `args`).
 const POSITIONAL = /^(?:[0-9]+|[@*])/
+// Variables a shell sets itself to a number, a host or platform name or a separator, never a path, read
+// (given or not) as before: as written and empty.
+const NO_PATH_VARS = new Set([
+  'RANDOM',
+  'SRANDOM',
+  'SECONDS',
+  'EPOCHSECONDS',
+  'EPOCHREALTIME',
+  'LINENO',
+  'BASHPID',
+  'PPID',
+  'UID',
+  'EUID',
+  'SHLVL',
+  'HOSTNAME',
+  'HOSTTYPE',
+  'OSTYPE',
+  'MACHTYPE',
+  'BASH_VERSION',
+  'BASH_SUBSHELL',
+  'HISTCMD',
+  'IFS',
+  'OPTIND',
+  'COLUMNS',
+  'LINES',
+])
+
+// Why `${NAME}` of a variable the server is not given is refused, and what to write instead.
+function notGiven(name: string): string {
+  return (
+    `${name} is no variable the server is given: a login shell's profile or the program itself may set it ` +
+    `to any folder; give ${name} in mcp.json's env, or write the path itself`
+  )
+}
 const DEFAULT_OP = /^(:?[-=+?])([\s\S]*)$/
 const INTEGER = /^\s*\(?\s*([-+]?)\s*([0-9]+)\s*\)?\s*$/
 
@@ -57,6 +91,14 @@ export function parameterReading(
   let op = s.slice(head.length)
   if (POSITIONAL.test(head) || head === '_')
     return unbounded("the server's arguments, which this check does not see")
+  // A variable the server is not given has a value this check cannot know (seventeenth outsider pass):
+  // a login shell (`bash -lc`, as mcp.json guides start servers for nvm's PATH) exports what the
+  // person's ~/.profile sets (`WORK=$HOME/work`), and a program sets its own; read as unset (empty, or
+  // kept as written) `. "$WORK/mcp/env.sh"` named /mcp/env.sh while bash sourced W/mcp/env.sh. So it
+  // is refused as a form this check cannot compute, every form of it (`${WORK:-/x}`, `${WORK%/}`) too,
+  // except the shell's own variables whose values are no path (NO_PATH_VARS).
+  if (!SPECIAL.test(head) && ownValue(env, head) === undefined && !NO_PATH_VARS.has(head))
+    return unbounded(notGiven(head))
   let value = SPECIAL.test(head) ? undefined : ownValue(env, head)
   // An environment variable is a scalar: [0], [@] and [*] are its value, another index nothing; an
   // index that is not a number is arithmetic on names.
@@ -73,8 +115,12 @@ export function parameterReading(
   }
   if (indirect) {
     if (value !== undefined) {
-      if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(value) && value !== '_') value = ownValue(env, value)
-      else return unbounded(`an indirection through ${head}, whose value ${value} is no plain variable name`)
+      if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(value) && value !== '_') {
+        const target = value
+        value = ownValue(env, target)
+        if (value === undefined && !NO_PATH_VARS.has(target)) return unbounded(notGiven(target))
+      } else
+        return unbounded(`an indirection through ${head}, whose value ${value} is no plain variable name`)
     }
   }
   const known = value !== undefined

@@ -60,9 +60,14 @@ test('a git subcommand named after an Object member is not a reading one', () =>
   assert.equal(gitReadsOnly(['branch', '--list']), true)
 })
 
-test('an mcp.json variable named after an Object member is read as unset (both ways)', () => {
-  const { paths } = placesIn('$constructor/w/x', '/cwd', { HOME: '/h' }, '/h')
-  assert.ok(paths.includes('/w/x'), JSON.stringify(paths))
+// Since the seventeenth outsider pass a variable the server is not given is reported (refused by the
+// caller), not read as empty: Object.prototype's function would have made it a given one.
+test('an mcp.json variable named after an Object member is one the server is not given', () => {
+  const { unbounded } = placesIn('$constructor/w/x', '/cwd', { HOME: '/h' }, '/h')
+  assert.ok(
+    unbounded.some((u) => u.includes('constructor is no variable the server is given')),
+    JSON.stringify(unbounded),
+  )
   assert.ok(placesIn('$HOME/y', '/cwd', { HOME: '/h' }, '/h').paths.includes('/h/y'))
 })
 

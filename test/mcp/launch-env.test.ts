@@ -245,17 +245,36 @@ test("~, $NAME and npm's braced variables are read as the server's tools expand 
   has('$A/src', '/w/src', vars)
   has(`${v('A?')}/src`, '/w/src', vars)
   has('/o:$B', '/w/list', vars)
-  // A variable the server will not have: as written, and empty.
-  has(`${v('NOPE')}/w/src`, `/cwd/${v('NOPE')}/w/src`, vars)
-  has(`${v('NOPE')}/w/src`, '/w/src', vars)
-  has('$NOPE/w', '/w', vars)
+  // A variable the server will not have (seventeenth outsider pass): a login shell's profile may set
+  // it to any folder, so it is reported as a form this check cannot compute, not read as empty.
+  for (const value of [`${v('NOPE')}/w/src`, '$NOPE/w', v('NOPE:-/w'), v('NOPE%/')])
+    assert.ok(
+      named(value, vars).unbounded.some((u) => /NOPE is no variable the server is given/.test(u)),
+      `${value}: ${named(value, vars).unbounded}`,
+    )
+  // The shell sets PWD (and OLDPWD) to its working folder: the cwd, not a variable it is not given.
+  has('$PWD/notes/env.sh', '/cwd/notes/env.sh', vars)
+  has(`${v('OLDPWD')}/x`, '/cwd/x', vars)
+  assert.deepEqual(named('$PWD/x', vars).unbounded, [])
+  // ld.so's tokens name a program's folder, whichever program runs: reported, even when given.
+  for (const value of ['$ORIGIN/../lib/x.so', `${v('ORIGIN')}/x`, '/x/$LIB/y', `/${v('PLATFORM')}`])
+    assert.ok(
+      named(value, { ...vars, ORIGIN: '/o', LIB: '/l', PLATFORM: 'p' }).unbounded.some((u) =>
+        u.includes("dynamic linker's token"),
+      ),
+      value,
+    )
+  // A dotted name is read as module paths too (`python3 -m notes.server`).
+  has('notes.server', '/cwd/notes', vars)
+  has('notes.server:app', '/cwd/notes/server', vars)
   // Another user's home cannot be located: reported, for the caller to refuse.
   assert.deepEqual(named('~bob/lib').unresolved, ['~bob/lib'])
   assert.deepEqual(named('~/lib:/x').unresolved, [])
 })
 
 test("a shell's parameter forms, command substitutions, @argfiles and `..` after links are read as their programs read them", () => {
-  const vars = { HOME: '/h', A: '/a' }
+  // NOPE and NADA given empty: a variable the server is not given at all is refused (above).
+  const vars = { HOME: '/h', A: '/a', NOPE: '', NADA: '' }
   // The word a shell substitutes for an unset (or, with +, a set) NAME, in every form and nested.
   for (const op of [':-', ':=', ':+', ':?', '-', '=', '+', '?'])
     has(v(`NOPE${op}/w/env.sh`), '/w/env.sh', vars)
@@ -309,8 +328,7 @@ test("every bash parameter form is computed from NAME's value; the unbounded one
   exact(v('!N') + '/i', '/a/b/c/i')
   exact(v('A[0]') + '/j', '/a/b/c/j')
   // The form as written stays a reading too (a tool that does not expand it).
-  exact(v('NOPE%/') + '/x', `/cwd/${v('NOPE%/')}/x`)
-  exact(v('NOPE%/') + '/x', '/x')
+  exact(v('A%/') + '/x', `/cwd/${v('A%/')}/x`)
   // What this check cannot bound: the server's arguments, arithmetic on names, @P and @E, extglob.
   for (const [value, why] of [
     ['$1/x', "the server's arguments"],
@@ -352,13 +370,18 @@ test("a shell's control characters part a value: less's `|prog %s`, `||`, `|-`, 
   has('/{w,z}/ssh -F x', '/w/ssh')
   has('/w{1..3}/s', '/w2/s')
   has("$'\\057w\\057x'", '/w/x')
-  has(`${v("NOPE:-$'\\x2fw/y'")}`, '/w/y')
-  has(`${v('X:=/w')}/a:${v('X')}/b`, '/w/b')
+  has(`${v("NOPE:-$'\\x2fw/y'")}`, '/w/y', { NOPE: '' })
+  // `${X:=/w}` of a variable the server is not given is refused (seventeenth outsider pass).
+  assert.ok(named(`${v('X:=/w')}/a:${v('X')}/b`).unbounded.length > 0)
   // Forms nested deeper than are read, and brace expansions too large to list, are reported.
   let deep = '/w/deep'
-  for (let i = 0; i < 70; i++) deep = v(`N${i}:-${deep}`)
+  const given: Record<string, string> = {}
+  for (let i = 0; i < 70; i++) {
+    deep = v(`N${i}:-${deep}`)
+    given[`N${i}`] = ''
+  }
   assert.ok(
-    named(deep).unbounded.some((u) => u.includes('nested more than')),
+    named(deep, given).unbounded.some((u) => u.includes('nested more than')),
     'deep nesting',
   )
   assert.ok(
@@ -375,7 +398,7 @@ test('env spellings into a root are refused; the same spellings outside every ro
   await engine.createSession({ roots: [root] })
   const H = dirname(root)
   const rel = basename(root)
-  const vars = { HOME: H, WHERE: root, ELSEWHERE: outside }
+  const vars = { HOME: H, WHERE: root, ELSEWHERE: outside, NOTES_ENV: '' }
   const check = (value: string, name = 'npm_config_prefix') => {
     try {
       checkServerEnv(
@@ -399,7 +422,6 @@ test('env spellings into a root are refused; the same spellings outside every ro
     `$HOME/${rel}/npm-global`,
     `${v('WHERE')}/npm-global`,
     '$WHERE',
-    `$UNSET${root}/x`,
   ])
     assert.match(
       check(value),
@@ -443,6 +465,20 @@ test('env spellings into a root are refused; the same spellings outside every ro
       new RegExp(`its env\\.${name} ${root}/?[^ ]* lies in the session root ${root}`),
       value,
     )
+  // Seventeenth outsider pass: a variable the server is not given (a login shell's profile may set it) is
+  // refused, whatever it would name, and ld.so's $ORIGIN.
+  for (const value of [`$UNSET${root}/x`, v('UNSET?'), v(`UNSET:-${outside}/env.sh`), `$UNSET/x`])
+    assert.match(
+      check(value, 'BASH_ENV'),
+      /holds the shell form .*UNSET is no variable the server is given.*give UNSET in mcp\.json's env/,
+      value,
+    )
+  assert.match(
+    check('$ORIGIN/../lib/x.so', 'LD_PRELOAD'),
+    /holds the shell form \$ORIGIN \(the dynamic linker's token/,
+  )
+  // The folder holding the root here is HOME's, which commonly holds a project: not refused for that.
+  assert.equal(check(dirname(root), 'VIM'), 'allowed')
   assert.match(
     check(`$(echo ${outside})/env.sh`, 'BASH_ENV'),
     /its env\.BASH_ENV holds a command substitution .* cannot be judged/,
@@ -470,9 +506,8 @@ test('env spellings into a root are refused; the same spellings outside every ro
     '$ELSEWHERE',
     `${outside}/my dir`,
     '-Ilib',
-    `${v('UNSET?')}`,
     // The same forms naming places outside every root still pass.
-    v(`NOTES_ENV:-${outside}/env.sh`),
+    v(`ELSEWHERE:-${outside}/env.sh`),
     `@${outside}/java.args`,
     `${outside}/a/../b`,
     `../${basename(outside)}/lib`,
