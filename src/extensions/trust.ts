@@ -7,7 +7,6 @@ import {
   mkdtempSync,
   opendirSync,
   openSync,
-  readSync,
   realpathSync,
   renameSync,
   rmSync,
@@ -20,6 +19,7 @@ import { VisError } from '../util/errors.js'
 import { visHome } from '../util/home.js'
 import { readHomeFile } from '../util/home-files.js'
 import { openHome } from '../util/home-guard.js'
+import { readBounded } from '../util/read-bounded.js'
 
 // A project's extensions run on the host, unconfined, for whoever starts vis in the project. The
 // project folder is also a place sessions work in: a block of any session whose roots hold it
@@ -132,20 +132,6 @@ function namesOf(d: string, room: number): string[] | undefined {
     return names.sort()
   } finally {
     dir.closeSync()
-  }
-}
-
-// The file's bytes, read until its end but never more than `room` (undefined past it).
-function readBounded(fd: number, room: number): Buffer | undefined {
-  const chunks: Buffer[] = []
-  let total = 0
-  for (;;) {
-    const chunk = Buffer.allocUnsafe(Math.min(1024 * 1024, room - total + 1))
-    const n = readSync(fd, chunk, 0, chunk.length, null)
-    if (n === 0) return Buffer.concat(chunks, total)
-    total += n
-    if (total > room) return undefined
-    chunks.push(n === chunk.length ? chunk : chunk.subarray(0, n))
   }
 }
 

@@ -1,19 +1,11 @@
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  lstatSync,
-  opendirSync,
-  openSync,
-  readlinkSync,
-  readSync,
-} from 'node:fs'
+import { closeSync, constants, fstatSync, lstatSync, opendirSync, openSync, readlinkSync } from 'node:fs'
 import { basename, dirname, join, relative, resolve, sep } from 'node:path'
 import type { ErrorCode } from './error-catalogue.js'
 import { VisError } from './errors.js'
 import { sandboxWrittenParts } from './home-parts.js'
 import { registeredHomes } from './home-registry.js'
 import { within } from './path-within.js'
+import { readBounded } from './read-bounded.js'
 import { realish } from './real-path.js'
 import { type WritablePlaces, writablePlaces } from './writable-roots.js'
 
@@ -117,20 +109,6 @@ export function exposureText(e: Exposure): string {
   return `${e.path} leads into ${e.place}${via}, which a sandbox can write`
 }
 
-// The file's bytes through `fd`, never more than `room` (undefined past it).
-function readFd(fd: number, room: number): Buffer | undefined {
-  const chunks: Buffer[] = []
-  let total = 0
-  for (;;) {
-    const chunk = Buffer.allocUnsafe(Math.min(1024 * 1024, room - total + 1))
-    const n = readSync(fd, chunk, 0, chunk.length, null)
-    if (n === 0) return Buffer.concat(chunks, total)
-    total += n
-    if (total > room) return undefined
-    chunks.push(n === chunk.length ? chunk : chunk.subarray(0, n))
-  }
-}
-
 // A file of the vis home the host uses as configuration or code, as text; undefined when there is
 // none. Refused, `code`, when a link on the way or the file it opened lies where a sandbox writes:
 // judged on the open file itself (its real path through /proc/self/fd), so what is checked is what
@@ -167,7 +145,7 @@ export function readHomeFile(
     const opened = readlinkSync(`/proc/self/fd/${fd}`)
     const place = writerOf(opened, places, home)
     if (place !== undefined) refuse(exposureText({ path, place, via: opened }), { place })
-    const body = readFd(fd, maxBytes)
+    const body = readBounded(fd, maxBytes)
     if (body === undefined) refuse(`it is larger than ${maxBytes} bytes`)
     return body!.toString('utf8')
   } finally {
