@@ -189,9 +189,8 @@ export function judgeWord(
         const globbed = globVerdict(place, home, places)
         if (globbed !== undefined) return globbed
         if (ownedByHome(place, home)) continue
-        const part = sandboxPartHolding(place, home)
-        const root = places.holding(place)
-        if (part === undefined && root === undefined) {
+        const where = sandboxWhere(place, home, places)
+        if (where === undefined) {
           const held = opts.holdsRoot === undefined ? undefined : rootInside(place, places)
           if (held !== undefined && opts.holdsRoot?.exempt(place) !== true)
             return {
@@ -203,14 +202,21 @@ export function judgeWord(
             }
           continue
         }
-        const where =
-          root !== undefined
-            ? inRoot(place, root)
-            : `${place} lies in ${part} (the vis home's outboxes, drafts, blobs or logs)`
         return { kind: 'place', place, where }
       }
     }
   return undefined
+}
+
+// Where a sandbox writes `place`, said for a refusal: the root holding it, else the vis home's
+// sandbox-written part holding it; undefined when neither does.
+function sandboxWhere(place: string, home: string, places: WritablePlaces): string | undefined {
+  const root = places.holding(place)
+  if (root !== undefined) return inRoot(place, root)
+  const part = sandboxPartHolding(place, home)
+  return part === undefined
+    ? undefined
+    : `${place} lies in ${part} (the vis home's outboxes, drafts, blobs or logs)`
 }
 
 // The root lying inside the folder `place` (by its written or real path), if any.
@@ -237,13 +243,8 @@ function programVerdict(
     for (const name of programNames(text, vars))
       for (const program of programsOn(name, dirs)) {
         if (ownedByHome(program, home)) continue
-        const root = places.holding(program)
-        const part = sandboxPartHolding(program, home)
-        if (root === undefined && part === undefined) continue
-        const where =
-          root !== undefined
-            ? inRoot(program, root)
-            : `${program} lies in ${part} (the vis home's outboxes, drafts, blobs or logs)`
+        const where = sandboxWhere(program, home, places)
+        if (where === undefined) continue
         return { kind: 'place', place: program, where: `the program ${name}, found on PATH as ${where}` }
       }
   return undefined

@@ -216,10 +216,10 @@ function hardLinkInRoot(path: string, devices: ReadonlySet<number>): string | un
 // private HOME does not cover it (sixteenth outsider pass: git over ssh, rsync and scp in a server
 // read the block's ~/.ssh/config under a root at ~). Only ~/.ssh is read there, so only it is judged:
 // held by a root (a root at the home itself), holding one, or holding a link into one, and what its
-// config and the files it `Include`s name (seventeenth outsider pass: src/mcp-client/home-includes.ts, asked by the callers).
+// config and the files it `Include`s name (seventeenth outsider pass: read by
+// src/mcp-client/home-includes.ts, asked by the callers).
 export function sshHomeInRoot(passwdHome: string, places: WritablePlaces): string | undefined {
-  const ssh = join(passwdHome, '.ssh')
-  return folderInRoot(ssh, places)
+  return folderInRoot(join(passwdHome, '.ssh'), places)
 }
 
 // How deep below HOME, and how many entries in all, the dot folders are read for links. A sandbox
