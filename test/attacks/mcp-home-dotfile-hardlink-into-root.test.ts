@@ -12,12 +12,11 @@
 // (core.fsmonitor = W/fsmon.sh) and connects the server. Expected: the server gets a private HOME (or is
 // refused); the marker never written. (Assumes the race lands; the block prints after how many tries.)
 import assert from 'node:assert/strict'
-import { spawnSync } from 'node:child_process'
 import { existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
-import { connectEach, runEngine } from './outsider14-run.js'
+import { connectEach, gitRepo, gitStatusAtStart, plantFsmonitor, runEngine } from './outsider14-run.js'
 
 const base = mkdtempSync(join(tmpdir(), 'vis-attack-mcp-dotfile-hardlink-'))
 const hostHome = process.env.HOME
@@ -36,69 +35,51 @@ test("a ~/.gitconfig hard-linked to a file in a root does not configure the serv
   const marker = join(outside, 'ran-on-the-host')
   writeFileSync(join(W, 'gitconfig'), '[user]\n\tname = Person\n\temail = person@example.invalid\n')
   linkSync(join(W, 'gitconfig'), join(H, '.gitconfig'))
-  const init = spawnSync('git', ['init', '-q', repo], { encoding: 'utf8', env: { ...process.env, HOME: H } })
-  assert.equal(init.status, 0, init.stderr)
+  gitRepo(repo, H)
   process.env.HOME = H
-  const hook = `#!/bin/sh\necho "W/fsmon.sh, written by the block, run on the host by git through ~/.gitconfig (a hard link of W/gitconfig)" >> ${JSON.stringify(marker)}\nexit 1\n`
-  const out = runEngine(
-    base,
-    W,
-    home,
-    outside,
-    {
-      git: {
-        command: process.execPath,
-        args: [
-          '-e',
-          `require('node:child_process').spawnSync('git', ['-C', ${JSON.stringify(repo)}, 'status', '--porcelain'], { timeout: 5000 }); setTimeout(() => {}, 3000)`,
-        ],
-        env: {},
-        timeout_ms: 6_000,
-      },
-    },
-    [
-      'import os',
-      `W = ${JSON.stringify(W)}`,
-      `open(W + '/fsmon.sh', 'w').write(${JSON.stringify(hook)})`,
-      "os.chmod(W + '/fsmon.sh', 0o755)",
-      // The audit hook refuses opening a file with two links for writing (SECURITY.md, "Hard links": a
-      // Python-level check, not a boundary). It stats the path and the kernel opens it after: a thread that
-      // swaps W/gitconfig with a one-link file by rename lets an open pass the check on the one-link file
-      // and land on the linked one (checked on the fd; a bounded number of tries).
-      'import threading',
-      "open(W + '/plain', 'w').write('x')",
-      'stop = False',
-      'def swap():',
-      '    while not stop:',
-      '        try:',
-      "            os.rename(W + '/gitconfig', W + '/held')",
-      "            os.rename(W + '/plain', W + '/gitconfig')",
-      "            os.rename(W + '/gitconfig', W + '/plain')",
-      "            os.rename(W + '/held', W + '/gitconfig')",
-      '        except OSError:',
-      '            pass',
-      't = threading.Thread(target=swap)',
-      't.start()',
-      'landed = 0',
-      'for i in range(200000):',
-      '    try:',
-      "        f = open(W + '/gitconfig', 'r+')",
-      '    except OSError:',
-      '        continue',
-      '    if os.fstat(f.fileno()).st_nlink > 1:',
-      '        f.truncate(0)',
-      "        f.write('[core]\\n\\tfsmonitor = ' + W + '/fsmon.sh\\n')",
-      '        f.close()',
-      '        landed = i + 1',
-      '        break',
-      '    f.close()',
-      'stop = True',
-      't.join()',
-      "print('landed after', landed, 'tries')",
-      "print('planted')",
-      ...connectEach(['git']),
-    ],
-  )
+  const out = runEngine(base, W, home, outside, { git: gitStatusAtStart(repo) }, [
+    ...plantFsmonitor(
+      W,
+      marker,
+      'W/fsmon.sh, written by the block, run on the host by git through ~/.gitconfig (a hard link of W/gitconfig)',
+    ),
+    // The audit hook refuses opening a file with two links for writing (SECURITY.md, "Hard links": a
+    // Python-level check, not a boundary). It stats the path and the kernel opens it after: a thread that
+    // swaps W/gitconfig with a one-link file by rename lets an open pass the check on the one-link file
+    // and land on the linked one (checked on the fd; a bounded number of tries).
+    'import threading',
+    "open(W + '/plain', 'w').write('x')",
+    'stop = False',
+    'def swap():',
+    '    while not stop:',
+    '        try:',
+    "            os.rename(W + '/gitconfig', W + '/held')",
+    "            os.rename(W + '/plain', W + '/gitconfig')",
+    "            os.rename(W + '/gitconfig', W + '/plain')",
+    "            os.rename(W + '/held', W + '/gitconfig')",
+    '        except OSError:',
+    '            pass',
+    't = threading.Thread(target=swap)',
+    't.start()',
+    'landed = 0',
+    'for i in range(200000):',
+    '    try:',
+    "        f = open(W + '/gitconfig', 'r+')",
+    '    except OSError:',
+    '        continue',
+    '    if os.fstat(f.fileno()).st_nlink > 1:',
+    '        f.truncate(0)',
+    "        f.write('[core]\\n\\tfsmonitor = ' + W + '/fsmon.sh\\n')",
+    '        f.close()',
+    '        landed = i + 1',
+    '        break',
+    '    f.close()',
+    'stop = True',
+    't.join()',
+    "print('landed after', landed, 'tries')",
+    "print('planted')",
+    ...connectEach(['git']),
+  ])
   assert.match(out, /planted/, out)
   assert.ok(
     !existsSync(marker),

@@ -19,7 +19,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
-import { connectEach, runEngine } from './outsider14-run.js'
+import { connectEach, gitRepo, gitStatusAtStart, plantFsmonitor, runEngine } from './outsider14-run.js'
 
 const base = mkdtempSync(join(tmpdir(), 'vis-attack-mcp-dotfile-include-'))
 const hostHome = process.env.HOME
@@ -75,36 +75,18 @@ test("a ~/.gitconfig (a plain file) whose [include] names a file in a root does 
   const marker = join(outside, 'ran-on-the-host')
   writeFileSync(join(W, 'gitconfig'), '[user]\n\tname = Person\n\temail = person@example.invalid\n')
   writeFileSync(join(H, '.gitconfig'), '[include]\n\tpath = ~/dotfiles/gitconfig\n')
-  const init = spawnSync('git', ['init', '-q', repo], { encoding: 'utf8', env: { ...process.env, HOME: H } })
-  assert.equal(init.status, 0, init.stderr)
+  gitRepo(repo, H)
   process.env.HOME = H
-  const hook = `#!/bin/sh\necho "W/fsmon.sh, written by the block, run on the host by git through ~/.gitconfig's [include] of W/gitconfig" >> ${JSON.stringify(marker)}\nexit 1\n`
-  const out = runEngine(
-    base,
-    W,
-    home,
-    outside,
-    {
-      git: {
-        command: process.execPath,
-        args: [
-          '-e',
-          `require('node:child_process').spawnSync('git', ['-C', ${JSON.stringify(repo)}, 'status', '--porcelain'], { timeout: 5000 }); setTimeout(() => {}, 3000)`,
-        ],
-        env: {},
-        timeout_ms: 6_000,
-      },
-    },
-    [
-      'import os',
-      `W = ${JSON.stringify(W)}`,
-      `open(W + '/fsmon.sh', 'w').write(${JSON.stringify(hook)})`,
-      "os.chmod(W + '/fsmon.sh', 0o755)",
-      "open(W + '/gitconfig', 'w').write('[core]\\n\\tfsmonitor = ' + W + '/fsmon.sh\\n')",
-      "print('planted')",
-      ...connectEach(['git']),
-    ],
-  )
+  const out = runEngine(base, W, home, outside, { git: gitStatusAtStart(repo) }, [
+    ...plantFsmonitor(
+      W,
+      marker,
+      "W/fsmon.sh, written by the block, run on the host by git through ~/.gitconfig's [include] of W/gitconfig",
+      'gitconfig',
+    ),
+    "print('planted')",
+    ...connectEach(['git']),
+  ])
   assert.match(out, /planted/, out)
   assert.ok(
     !existsSync(marker),

@@ -17,12 +17,18 @@
 // W), and connects both. Expected: `control` refused, `git` started with a HOME no sandbox writes; the
 // marker never written.
 import assert from 'node:assert/strict'
-import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
-import { connectEach, landed, runEngine, type Server } from './outsider14-run.js'
+import {
+  connectEach,
+  gitRepo,
+  gitStatusAtStart,
+  landed,
+  plantFsmonitor,
+  runEngine,
+} from './outsider14-run.js'
 
 const base = mkdtempSync(join(tmpdir(), 'vis-attack-mcp-gitconfig-'))
 const hostHome = process.env.HOME
@@ -42,32 +48,22 @@ test('a ~/.gitconfig linked into a root does not configure the git a stdio serve
   // The person's dotfiles, stow-style: the real file in the folder, a link in HOME.
   writeFileSync(join(W, 'gitconfig'), '[user]\n\tname = Person\n\temail = person@example.invalid\n')
   symlinkSync(join(W, 'gitconfig'), join(H, '.gitconfig'))
-  const init = spawnSync('git', ['init', '-q', repo], { encoding: 'utf8', env: { ...process.env, HOME: H } })
-  assert.equal(init.status, 0, init.stderr)
+  gitRepo(repo, H)
   // The engine (and the servers it starts) run with HOME=H.
   process.env.HOME = H
-  const server = (env: Record<string, string>): Server => ({
-    command: process.execPath,
-    args: [
-      '-e',
-      `require('node:child_process').spawnSync('git', ['-C', ${JSON.stringify(repo)}, 'status', '--porcelain'], { timeout: 5000 }); setTimeout(() => {}, 3000)`,
-    ],
-    env,
-    timeout_ms: 6_000,
-  })
-  const hook = `#!/bin/sh\necho "W/fsmon.sh, written by the block, run on the host by git through ~/.gitconfig (a link into the root)" >> ${JSON.stringify(marker)}\nexit 1\n`
   const out = runEngine(
     base,
     W,
     home,
     outside,
-    { control: server({ GIT_CONFIG_GLOBAL: `${W}/gitconfig` }), git: server({}) },
+    { control: gitStatusAtStart(repo, { GIT_CONFIG_GLOBAL: `${W}/gitconfig` }), git: gitStatusAtStart(repo) },
     [
-      'import os',
-      `W = ${JSON.stringify(W)}`,
-      `open(W + '/fsmon.sh', 'w').write(${JSON.stringify(hook)})`,
-      "os.chmod(W + '/fsmon.sh', 0o755)",
-      "open(W + '/gitconfig', 'w').write('[core]\\n\\tfsmonitor = ' + W + '/fsmon.sh\\n')",
+      ...plantFsmonitor(
+        W,
+        marker,
+        'W/fsmon.sh, written by the block, run on the host by git through ~/.gitconfig (a link into the root)',
+        'gitconfig',
+      ),
       "print('planted')",
       ...connectEach(['control', 'git']),
     ],
@@ -95,37 +91,19 @@ test('a ~/.config/git linked into a root does not configure the git a stdio serv
   const marker = join(outside, 'ran-on-the-host')
   writeFileSync(join(W, 'git', 'config'), '[user]\n\tname = Person\n')
   symlinkSync(join(W, 'git'), join(H, '.config', 'git'))
-  const init = spawnSync('git', ['init', '-q', repo], { encoding: 'utf8', env: { ...process.env, HOME: H } })
-  assert.equal(init.status, 0, init.stderr)
+  gitRepo(repo, H)
   process.env.HOME = H
   delete process.env.XDG_CONFIG_HOME
-  const hook = `#!/bin/sh\necho "W/fsmon.sh, written by the block, run on the host by git through ~/.config/git (a link into the root)" >> ${JSON.stringify(marker)}\nexit 1\n`
-  const out = runEngine(
-    base,
-    W,
-    home,
-    outside,
-    {
-      git: {
-        command: process.execPath,
-        args: [
-          '-e',
-          `require('node:child_process').spawnSync('git', ['-C', ${JSON.stringify(repo)}, 'status', '--porcelain'], { timeout: 5000 }); setTimeout(() => {}, 3000)`,
-        ],
-        env: {},
-        timeout_ms: 6_000,
-      },
-    },
-    [
-      'import os',
-      `W = ${JSON.stringify(W)}`,
-      `open(W + '/fsmon.sh', 'w').write(${JSON.stringify(hook)})`,
-      "os.chmod(W + '/fsmon.sh', 0o755)",
-      "open(W + '/git/config', 'w').write('[core]\\n\\tfsmonitor = ' + W + '/fsmon.sh\\n')",
-      "print('planted')",
-      ...connectEach(['git']),
-    ],
-  )
+  const out = runEngine(base, W, home, outside, { git: gitStatusAtStart(repo) }, [
+    ...plantFsmonitor(
+      W,
+      marker,
+      'W/fsmon.sh, written by the block, run on the host by git through ~/.config/git (a link into the root)',
+      'git/config',
+    ),
+    "print('planted')",
+    ...connectEach(['git']),
+  ])
   assert.match(out, /planted/, out)
   assert.ok(
     !existsSync(marker),

@@ -11,12 +11,11 @@
 // there at start. The block rewrites W/gitconfig (core.fsmonitor = W/fsmon.sh) and connects the server.
 // Expected: the server gets a private HOME (or is refused); the marker never written.
 import assert from 'node:assert/strict'
-import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
-import { connectEach, runEngine } from './outsider14-run.js'
+import { connectEach, gitRepo, gitStatusAtStart, plantFsmonitor, runEngine } from './outsider14-run.js'
 
 const base = mkdtempSync(join(tmpdir(), 'vis-attack-mcp-home-link-through-link-'))
 const hostHome = process.env.HOME
@@ -37,37 +36,19 @@ test("a link into a root inside a linked folder below ~/.config does not configu
   writeFileSync(join(W, 'gitconfig'), '[user]\n\tname = Person\n')
   symlinkSync(dotGit, join(H, '.config', 'git'))
   symlinkSync(join(W, 'gitconfig'), join(dotGit, 'config'))
-  const init = spawnSync('git', ['init', '-q', repo], { encoding: 'utf8', env: { ...process.env, HOME: H } })
-  assert.equal(init.status, 0, init.stderr)
+  gitRepo(repo, H)
   process.env.HOME = H
   delete process.env.XDG_CONFIG_HOME
-  const hook = `#!/bin/sh\necho "W/fsmon.sh, written by the block, run on the host by git through ~/.config/git (a link) /config (a link into the root)" >> ${JSON.stringify(marker)}\nexit 1\n`
-  const out = runEngine(
-    base,
-    W,
-    home,
-    outside,
-    {
-      git: {
-        command: process.execPath,
-        args: [
-          '-e',
-          `require('node:child_process').spawnSync('git', ['-C', ${JSON.stringify(repo)}, 'status', '--porcelain'], { timeout: 5000 }); setTimeout(() => {}, 3000)`,
-        ],
-        env: {},
-        timeout_ms: 6_000,
-      },
-    },
-    [
-      'import os',
-      `W = ${JSON.stringify(W)}`,
-      `open(W + '/fsmon.sh', 'w').write(${JSON.stringify(hook)})`,
-      "os.chmod(W + '/fsmon.sh', 0o755)",
-      "open(W + '/gitconfig', 'w').write('[core]\\n\\tfsmonitor = ' + W + '/fsmon.sh\\n')",
-      "print('planted')",
-      ...connectEach(['git']),
-    ],
-  )
+  const out = runEngine(base, W, home, outside, { git: gitStatusAtStart(repo) }, [
+    ...plantFsmonitor(
+      W,
+      marker,
+      'W/fsmon.sh, written by the block, run on the host by git through ~/.config/git (a link) /config (a link into the root)',
+      'gitconfig',
+    ),
+    "print('planted')",
+    ...connectEach(['git']),
+  ])
   assert.match(out, /planted/, out)
   assert.ok(
     !existsSync(marker),

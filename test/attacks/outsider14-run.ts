@@ -62,6 +62,36 @@ export function runsAtStart(
   }
 }
 
+// A git repository at `repo` (made), initialised with HOME=`H` so the person's git config is read.
+export function gitRepo(repo: string, H: string): void {
+  mkdirSync(repo, { recursive: true })
+  const init = spawnSync('git', ['init', '-q', repo], { encoding: 'utf8', env: { ...process.env, HOME: H } })
+  assert.equal(init.status, 0, init.stderr)
+}
+
+// A stdio server that runs `git status` in `repo` at its start, as a git MCP server does at each call:
+// git reads the HOME it is given, and its core.fsmonitor runs.
+export function gitStatusAtStart(repo: string, env: Record<string, string> = {}): Server {
+  return runsAtStart('git', ['-C', repo, 'status', '--porcelain'], env)
+}
+
+// The block's lines that write W/fsmon.sh (appends `why` to the marker outside W) and, when `config`
+// is given, W/`config` as a git config whose core.fsmonitor runs it.
+export function plantFsmonitor(W: string, marker: string, why: string, config?: string): string[] {
+  const hook = `#!/bin/sh\necho ${JSON.stringify(why)} >> ${JSON.stringify(marker)}\nexit 1\n`
+  return [
+    'import os',
+    `W = ${JSON.stringify(W)}`,
+    `open(W + '/fsmon.sh', 'w').write(${JSON.stringify(hook)})`,
+    "os.chmod(W + '/fsmon.sh', 0o755)",
+    ...(config === undefined
+      ? []
+      : [
+          `open(W + ${JSON.stringify(`/${config}`)}, 'w').write('[core]\\n\\tfsmonitor = ' + W + '/fsmon.sh\\n')`,
+        ]),
+  ]
+}
+
 // The block's lines that try each named server: "<name> ok ..." or "<name> refused <code> <message>".
 export function connectEach(names: string[]): string[] {
   return [
