@@ -17,77 +17,16 @@
 // Both directions: the stalled connections may be closed, the reading one must get every byte.
 import assert from 'node:assert/strict'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { connect, type Socket } from 'node:net'
+import type { Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { startServer } from '../../src/http/index.js'
 import { client, python } from '../http/helpers.js'
+import { slowReader, stalledGet } from './fixtures/host-memory.js'
 
 const TOKEN = 'attack17b-evicts-reading-client-0123456789'
 const STALLED = 6
-
-function request(port: number, path: string): Socket {
-  const sock = connect({ host: '127.0.0.1', port })
-  sock.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${TOKEN}\r\n\r\n`)
-  return sock
-}
-
-// Reads the head, then `first` bytes of the body, then pauses (the kernel's window fills).
-function startReading(sock: Socket, first: number) {
-  const state = { head: '', body: 0, length: -1, closed: false }
-  let buf = Buffer.alloc(0)
-  let paused: (() => void) | undefined
-  const reachedFirst = new Promise<void>((resolve, reject) => {
-    paused = resolve
-    sock.on('error', reject)
-  })
-  sock.on('data', (d: Buffer) => {
-    if (state.length < 0) {
-      buf = Buffer.concat([buf, d])
-      const end = buf.indexOf('\r\n\r\n')
-      if (end < 0) return
-      state.head = buf.subarray(0, end).toString('latin1')
-      const m = /content-length:\s*(\d+)/i.exec(state.head)
-      state.length = m ? Number(m[1]) : Number.POSITIVE_INFINITY
-      state.body = buf.length - end - 4
-    } else state.body += d.length
-    if (paused && state.body >= first) {
-      sock.pause()
-      const p = paused
-      paused = undefined
-      p()
-    }
-  })
-  const ended = new Promise<void>((resolve) => {
-    sock.on('close', () => {
-      state.closed = true
-      resolve()
-    })
-    sock.on('data', () => {
-      if (state.length >= 0 && state.body >= state.length) resolve()
-    })
-  })
-  return { state, reachedFirst, ended }
-}
-
-function stalledGet(port: number, path: string): Promise<Socket> {
-  const sock = request(port, path)
-  return new Promise<Socket>((resolve, reject) => {
-    let head = ''
-    sock.on('error', () => undefined)
-    const onData = (d: Buffer) => {
-      head += d.toString('latin1')
-      if (head.includes('\r\n\r\n')) {
-        sock.off('data', onData)
-        sock.pause()
-        if (!/^HTTP\/1\.1 200 /.test(head)) reject(new Error(`refused: ${head.slice(0, 200)}`))
-        else resolve(sock)
-      }
-    }
-    sock.on('data', onData)
-  })
-}
 
 test('a client still reading a large answer is not closed to make room for clients that stopped reading', async () => {
   const home = mkdtempSync(join(tmpdir(), 'vis-attack17b-evict-home-'))
@@ -109,14 +48,14 @@ test('a client still reading a large answer is not closed to make room for clien
     const port = Number(new URL(server.url).port)
 
     // The honest client: reads the head and its first MiB, then its link is slow.
-    const honest = request(port, path)
+    const reading = slowReader(port, path, TOKEN, 2 ** 20)
+    const honest = reading.sock
     sockets.push(honest)
-    const reading = startReading(honest, 2 ** 20)
     await reading.reachedFirst
     assert.match(reading.state.head, /^HTTP\/1\.1 200 /)
 
     // The attacker: connections that ask for the same block and read only the head.
-    for (let i = 0; i < STALLED; i++) sockets.push(await stalledGet(port, path))
+    for (let i = 0; i < STALLED; i++) sockets.push(await stalledGet(port, path, TOKEN))
 
     // The honest client reads on, to the end of its answer or until its connection closes.
     honest.resume()

@@ -17,74 +17,16 @@
 // closed part way through.
 import assert from 'node:assert/strict'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { connect, type Socket } from 'node:net'
+import type { Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { startServer } from '../../src/http/index.js'
 import { client, python } from '../http/helpers.js'
+import { slowReader, stalledGet } from './fixtures/host-memory.js'
 
 const TOKEN = 'attack17b-absolute-url-group-0123456789'
 const STALLED = 8
-
-function request(port: number, target: string): Socket {
-  const sock = connect({ host: '127.0.0.1', port })
-  sock.on('error', () => undefined)
-  sock.write(`GET ${target} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${TOKEN}\r\n\r\n`)
-  return sock
-}
-
-// Reads the head, then `first` bytes of the body, then pauses until resumed; `ended` once the
-// whole body came or the connection closed.
-function startReading(sock: Socket, first: number) {
-  const state = { head: '', body: 0, length: -1 }
-  let buf = Buffer.alloc(0)
-  let paused: (() => void) | undefined
-  const reachedFirst = new Promise<void>((resolve) => {
-    paused = resolve
-  })
-  let done: (() => void) | undefined
-  const ended = new Promise<void>((resolve) => {
-    done = resolve
-  })
-  sock.on('close', () => done?.())
-  sock.on('data', (d: Buffer) => {
-    if (state.length < 0) {
-      buf = Buffer.concat([buf, d])
-      const end = buf.indexOf('\r\n\r\n')
-      if (end < 0) return
-      state.head = buf.subarray(0, end).toString('latin1')
-      const m = /content-length:\s*(\d+)/i.exec(state.head)
-      state.length = m ? Number(m[1]) : Number.POSITIVE_INFINITY
-      state.body = buf.length - end - 4
-    } else state.body += d.length
-    if (state.body >= state.length) done?.()
-    if (paused && state.body >= first) {
-      sock.pause()
-      const p = paused
-      paused = undefined
-      p()
-    }
-  })
-  return { state, reachedFirst, ended }
-}
-
-function stalledGet(port: number, target: string): Promise<Socket> {
-  const sock = request(port, target)
-  return new Promise<Socket>((resolve, reject) => {
-    let head = ''
-    const onData = (d: Buffer) => {
-      head += d.toString('latin1')
-      if (head.includes('\r\n\r\n')) {
-        sock.off('data', onData)
-        sock.pause()
-        if (!/^HTTP\/1\.1 200 /.test(head)) reject(new Error(`refused: ${head.slice(0, 200)}`))
-        else resolve(sock)
-      }
-    }
-    sock.on('data', onData)
-  })
-}
 
 test("absolute-form request targets do not move a session's answers out of its share of the budget", async () => {
   const home = mkdtempSync(join(tmpdir(), 'vis-attack17b-absurl-home-'))
@@ -113,12 +55,12 @@ test("absolute-form request targets do not move a session's answers out of its s
 
     const round = async (target: string) => {
       const mine: Socket[] = []
-      const victim = request(port, victimPath)
+      const reading = slowReader(port, victimPath, TOKEN, 2 ** 20)
+      const victim = reading.sock
       mine.push(victim)
-      const reading = startReading(victim, 2 ** 20)
       await reading.reachedFirst
       assert.match(reading.state.head, /^HTTP\/1\.1 200 /)
-      for (let i = 0; i < STALLED; i++) mine.push(await stalledGet(port, target))
+      for (let i = 0; i < STALLED; i++) mine.push(await stalledGet(port, target, TOKEN))
       victim.resume()
       await reading.ended
       sockets.push(...mine)

@@ -24,28 +24,10 @@ import { test } from 'node:test'
 import { startServer } from '../../src/http/index.js'
 import { DEFAULT_MAX_QUEUED_BYTES_TOTAL } from '../../src/http/sse-budget.js'
 import { client, python } from '../http/helpers.js'
-import {
-  buffersAndHeapHeld,
-  collect,
-  rawRequest,
-  settledPeak,
-  stalledRequest,
-} from './fixtures/host-memory.js'
+import { buffersAndHeapHeld, collect, settledPeak, stalledGet } from './fixtures/host-memory.js'
 
 const TOKEN = 'attack16b-block-get-stalled-token-0123456789'
 const CONNECTIONS = 24
-
-async function stalledGet(port: number, path: string): Promise<Socket> {
-  const { sock, head } = await stalledRequest(
-    port,
-    rawRequest('GET', path, port, { authorization: `Bearer ${TOKEN}` }),
-  )
-  if (!/^HTTP\/1\.1 200 /.test(head)) {
-    sock.destroy()
-    throw new Error(`refused: ${head.slice(0, 200)}`)
-  }
-  return sock
-}
 
 test("clients that stop reading a block's answer do not make the server hold it once per connection", async () => {
   const home = mkdtempSync(join(tmpdir(), 'vis-attack-block-get-home-'))
@@ -70,7 +52,7 @@ test("clients that stop reading a block's answer do not make the server hold it 
     const port = Number(new URL(server.url).port)
     collect()
     const base = buffersAndHeapHeld()
-    for (let i = 0; i < CONNECTIONS; i++) stalled.push(await stalledGet(port, path))
+    for (let i = 0; i < CONNECTIONS; i++) stalled.push(await stalledGet(port, path, TOKEN))
     // Wait until what the server holds stops growing.
     const peak = await settledPeak(base, buffersAndHeapHeld)
     const mib = Math.round(peak / 2 ** 20)
