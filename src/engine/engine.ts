@@ -5,7 +5,7 @@ import type { Store } from '../persistence/index.js'
 import type { JsonValue } from '../persistence/json.js'
 import type { Session } from '../sessions/session.js'
 import type { SessionOptions } from '../sessions/session-factory.js'
-import { readAttachment } from './attachment-read.js'
+import { type AttachmentPieces, openAttachment, readAttachment } from './attachment-read.js'
 import {
   cancelBlock,
   exclusive,
@@ -232,6 +232,11 @@ export class Engine {
 
   attachment(sessionId: string, attachmentId: string): { attachment: AttachmentView; data: Buffer } {
     return readAttachment(this.core, sessionId, attachmentId)
+  }
+
+  // The same attachment read piece by piece, for an answer (close it when done).
+  attachmentPieces(sessionId: string, attachmentId: string): AttachmentPieces {
+    return openAttachment(this.core, sessionId, attachmentId)
   }
 
   // ---- workers (session-worker.ts) ----

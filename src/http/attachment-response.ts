@@ -1,3 +1,4 @@
+import type { AttachmentPieces } from '../engine/attachment-read.js'
 import type { AttachmentView } from '../engine/schemas.js'
 import { isRasterType, rasterType } from '../util/raster-type.js'
 
@@ -16,8 +17,13 @@ const MEDIA_TYPE = /^[\w.+-]+\/[\w.+-]+(?:\s*;\s*[\w.+-]+=(?:[\w.+-]+|"[^"\\\r\n
 
 export const ATTACHMENT_CSP = 'sandbox'
 
-export function attachmentHeaders(attachment: AttachmentView, data: Uint8Array): Record<string, string> {
-  const raster = rasterType(data)
+// `head`: the attachment's first bytes (its format is judged by them); `size`: all its bytes.
+export function attachmentHeaders(
+  attachment: AttachmentView,
+  head: Uint8Array,
+  size: number,
+): Record<string, string> {
+  const raster = rasterType(head)
   const filename = attachment.name ? `; filename*=UTF-8''${encodeURIComponent(attachment.name)}` : ''
   // A raster type the bytes are not (HTML claimed as image/png) is a lie, not a type: plain bytes.
   const claimed = attachment.media_type.split(';')[0]!.trim().toLowerCase()
@@ -25,10 +31,34 @@ export function attachmentHeaders(attachment: AttachmentView, data: Uint8Array):
   const stored = lie ? 'application/octet-stream' : attachment.media_type
   return {
     'Content-Type': raster ?? stored,
-    'Content-Length': String(data.byteLength),
+    'Content-Length': String(size),
     'Content-Disposition': `${raster ? 'inline' : 'attachment'}${filename}`,
     'Content-Security-Policy': ATTACHMENT_CSP,
     'X-Content-Type-Options': 'nosniff',
     ETag: `"${attachment.sha256}"`,
   }
+}
+
+// The attachment's bytes as a response body, read a piece at a time as the socket takes them (the
+// node adapter waits for 'drain' between pieces); the file is let go at the end, or when the client
+// goes (the adapter cancels the body), or at once for an answer without a body (HEAD).
+export function attachmentBody(pieces: AttachmentPieces): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        try {
+          const piece = await pieces.next()
+          if (piece === undefined) controller.close()
+          else controller.enqueue(piece)
+        } catch (err) {
+          pieces.close()
+          controller.error(err)
+        }
+      },
+      cancel() {
+        pieces.close()
+      },
+    },
+    { highWaterMark: 0 },
+  )
 }

@@ -23,7 +23,7 @@ import {
 } from '../engine/schemas.js'
 import { VisError } from '../util/errors.js'
 import { budgetsItself } from './answer-budget.js'
-import { attachmentHeaders } from './attachment-response.js'
+import { attachmentBody, attachmentHeaders } from './attachment-response.js'
 import { addCodeDisplay, getBlockRoute, prefersAsyncHeader, runBlockRoute } from './block-route.js'
 import { DRAFT_ROUTES } from './draft-routes.js'
 import { err } from './errors.js'
@@ -351,10 +351,13 @@ export const ROUTES: RouteSpec[] = [
       404: NOT_FOUND,
     },
     handler(c, { engine }) {
-      const { attachment, data } = engine.attachment(c.req.param('id')!, c.req.param('aid')!)
-      // The stored bytes themselves, not a copy (up to 32 MiB each, held until the client reads them).
-      const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
-      return new Response(bytes, { status: 200, headers: attachmentHeaders(attachment, data) })
+      const pieces = engine.attachmentPieces(c.req.param('id')!, c.req.param('aid')!)
+      const headers = attachmentHeaders(pieces.attachment, pieces.head, pieces.size)
+      if (c.req.method === 'HEAD') {
+        pieces.close()
+        return new Response(null, { status: 200, headers })
+      }
+      return new Response(attachmentBody(pieces), { status: 200, headers })
     },
   },
   {

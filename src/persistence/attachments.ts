@@ -1,3 +1,4 @@
+import { closeSync } from 'node:fs'
 import { z } from 'zod'
 import { VisError } from '../util/errors.js'
 import { type BlobStore, sha256Hex } from './blob-store.js'
@@ -210,6 +211,35 @@ export class AttachmentsRepo {
 
   // The bytes, from the row or the file store, checked against the recorded size.
   read(id: string): { attachment: Attachment; data: Buffer } {
+    const { row, attachment } = this.stored(id)
+    const data = row.data ?? this.blobs.read(row.storage_uri!)
+    this.sized(attachment, data.byteLength)
+    return { attachment, data }
+  }
+
+  // The bytes for an answer that sends them piece by piece: those stored in the row, or the blob
+  // store's file opened and checked (its fd, which the caller closes); sizes checked as read() does.
+  open(id: string): { attachment: Attachment; data: Buffer } | { attachment: Attachment; fd: number } {
+    const { row, attachment } = this.stored(id)
+    if (row.data !== null) {
+      this.sized(attachment, row.data.byteLength)
+      return { attachment, data: row.data }
+    }
+    const { fd, size } = this.blobs.openChecked(row.storage_uri!)
+    try {
+      this.sized(attachment, size)
+    } catch (err) {
+      closeSync(fd)
+      throw err
+    }
+    return { attachment, fd }
+  }
+
+  // The row's bytes or blob URI, with its metadata; not found is an error.
+  private stored(id: string): {
+    row: { data: Buffer | null; storage_uri: string | null }
+    attachment: Attachment
+  } {
     const row = this.ctx.sql.get('SELECT data, storage_uri FROM attachments WHERE id = ?').get(id) as
       | { data: Buffer | null; storage_uri: string | null }
       | undefined
@@ -217,17 +247,19 @@ export class AttachmentsRepo {
     if (!row || !attachment) {
       throw new VisError('db.attachment-not-found', `No attachment with id ${id}.`, { attachmentId: id })
     }
-    const data = row.data ?? this.blobs.read(row.storage_uri!)
-    if (data.byteLength !== attachment.size) {
-      throw new VisError(
-        'db.blob-corrupt',
-        `Attachment ${id} has ${data.byteLength} bytes, expected ${attachment.size}.`,
-        {
-          attachmentId: id,
-        },
-      )
-    }
-    return { attachment, data }
+    return { row, attachment }
+  }
+
+  // Throws when `size` is not the recorded size.
+  private sized(attachment: Attachment, size: number): void {
+    if (size === attachment.size) return
+    throw new VisError(
+      'db.blob-corrupt',
+      `Attachment ${attachment.id} has ${size} bytes, expected ${attachment.size}.`,
+      {
+        attachmentId: attachment.id,
+      },
+    )
   }
 
   // Removes store files no attachment row references (after session deletes, or writes whose

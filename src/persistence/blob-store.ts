@@ -2,11 +2,13 @@ import { createHash, randomBytes } from 'node:crypto'
 import {
   closeSync,
   existsSync,
+  fstatSync,
   fsyncSync,
   mkdirSync,
   openSync,
   readdirSync,
   readFileSync,
+  readSync,
   renameSync,
   statSync,
   unlinkSync,
@@ -111,6 +113,45 @@ export class BlobStore {
       })
     }
     return data
+  }
+
+  // The file of `uri` opened and checked against its name (read through once, a MiB at a time), for
+  // an answer that sends it piece by piece: an attachment served to a slow client is not held whole
+  // while it drains. The fd stays valid if the file is swept meanwhile; the caller closes it.
+  openChecked(uri: string): { fd: number; size: number } {
+    const hex = BlobStore.hexOf(uri)
+    const file = this.pathOf(hex)
+    let fd: number
+    try {
+      fd = openSync(file, 'r')
+    } catch (err) {
+      throw new VisError(
+        'db.blob-missing',
+        `The attachment file ${file} is missing.`,
+        { path: file, uri },
+        { cause: err },
+      )
+    }
+    try {
+      const size = fstatSync(fd).size
+      const hash = createHash('sha256')
+      const buf = Buffer.allocUnsafe(Math.max(1, Math.min(size, 2 ** 20)))
+      let at = 0
+      for (let n = 1; at < size && n > 0; at += n) {
+        n = readSync(fd, buf, 0, Math.min(buf.byteLength, size - at), at)
+        hash.update(buf.subarray(0, n))
+      }
+      if (at !== size || hash.digest('hex') !== hex) {
+        throw new VisError('db.blob-corrupt', `The attachment file ${file} does not match its checksum.`, {
+          path: file,
+          uri,
+        })
+      }
+      return { fd, size }
+    } catch (err) {
+      closeSync(fd)
+      throw err
+    }
   }
 
   // Deletes files no row references, and temp files a crashed writer left behind. Only files
