@@ -1,8 +1,10 @@
 // Plain answers share the server's budget with the event streams (src/http/answer-budget.ts,
-// sixteenth outsider pass): an attachment (served whole at once, up to 32 MiB) asked for on many
-// connections that read the head and stop makes the server close the ones holding the most once
-// the session's share of the budget is full, instead of holding a copy per connection. The
-// connections it keeps get every byte when they read, and so does a client that reads at once.
+// sixteenth outsider pass): an answer built in memory (a stored block with ~0.8 MB of output that
+// JSON escapes six times over) asked for on many connections that read the head and stop makes the
+// server close the ones holding the most once the session's share of the budget is full, instead
+// of holding a copy per connection. The connections it keeps get every byte when they read, and so
+// does a client that reads at once. (Attachments are read from their file a piece at a time, so
+// they no longer fill the budget: test/http/attachment-streamed.test.ts.)
 import assert from 'node:assert/strict'
 import { connect, type Socket } from 'node:net'
 import { test } from 'node:test'
@@ -13,8 +15,8 @@ import { tempHome, testServer, waitFor } from './helpers.js'
 
 const TOKEN = 'answer-budget-token-0123456789abcdef'
 const CONNECTIONS = 24
-// 5 MiB of every byte value.
-const SIZE = 256 * 20_480
+// Characters of output JSON writes as \u0001: about 4.6 MiB of answer.
+const CHARS = 800_000
 
 setFlagsFromString('--expose-gc')
 const collect = runInNewContext('gc') as () => void
@@ -59,24 +61,29 @@ function stalledGet(port: number, path: string): Promise<Stalled> {
   })
 }
 
-test('connections that stop reading an attachment are closed past the budget; readers get it whole', async () => {
+test('connections that stop reading a large block answer are closed past the budget; readers get it whole', async () => {
   const { home } = tempHome('http-answer-budget')
   const { server, call } = await testServer({ home, pool: { size: 0 }, extensions: false, token: TOKEN })
   const stalled: Stalled[] = []
   try {
     const s = (await call('POST', '/v1/sessions', {})).body
     const ran = await call('POST', `/v1/sessions/${s.id}/blocks`, {
-      code: `vis_attach_bytes(bytes(range(256)) * ${SIZE / 256}, 'big.bin')`,
+      code: `print('\\x01' * ${CHARS})`,
     })
     assert.equal(ran.status, 200, ran.text.slice(0, 300))
     assert.equal(ran.body.error, null, JSON.stringify(ran.body.error))
-    const path = ran.body.attachments[0].url as string
-    const expected = Buffer.alloc(SIZE)
-    for (let i = 0; i < SIZE; i++) expected[i] = i % 256
+    const path = `/v1/sessions/${s.id}/blocks/${ran.body.id}`
     // A client that reads gets every byte.
     const whole = await fetch(server.url + path, { headers: { authorization: `Bearer ${TOKEN}` } })
     assert.equal(whole.status, 200)
-    assert.ok(Buffer.from(await whole.arrayBuffer()).equals(expected), 'a reading client got the bytes')
+    const expected = Buffer.from(await whole.arrayBuffer())
+    const SIZE = expected.byteLength
+    assert.ok(SIZE > 4 * 2 ** 20, `the block's answer is ${SIZE} bytes`)
+    assert.equal(
+      JSON.parse(expected.toString('utf8')).stdout.length,
+      CHARS + 1,
+      'a reading client got the block',
+    )
 
     const port = Number(new URL(server.url).port)
     collect()
@@ -90,11 +97,11 @@ test('connections that stop reading an attachment are closed past the budget; re
     const mib = Math.round(peak / 2 ** 20)
     assert.ok(
       peak < DEFAULT_MAX_QUEUED_BYTES_TOTAL,
-      `${CONNECTIONS} stalled readers of a ${SIZE >> 20} MiB attachment made the server hold ${mib} MiB`,
+      `${CONNECTIONS} stalled readers of a ${SIZE >> 20} MiB block answer made the server hold ${mib} MiB`,
     )
 
     // Now every one of them reads: the ones the server kept get the attachment whole, the ones it
-    // closed to make room end short (and there are some: 24 × 5 MiB is past the session's share).
+    // closed to make room end short (and there are some: 24 × 4.6 MiB is past the session's share).
     for (const r of stalled) r.socket.resume()
     await waitFor(() => stalled.every((r) => r.closed() || r.bytes() >= SIZE), 60_000, 'every reader to end')
     const cut = stalled.filter((r) => r.bytes() < SIZE).length
