@@ -83,7 +83,9 @@ test('the registry skips an extension or helper hard-linked to a file in a sessi
   // Named by a root on the file's device (the first test's root shares it).
   assert.match(
     byKey('hard_ext')?.reason ?? '',
-    new RegExp(`hard links\\) on the device of the session root ${realpathSync(base)}/root.*sandbox can write`),
+    new RegExp(
+      `hard links\\) on the device of the session root ${realpathSync(base)}/root.*sandbox can write`,
+    ),
   )
   assert.equal(byKey('_hhelper')?.code, 'ext.source-writable')
   assert.match(byKey('uses_hhelper_ext')?.reason ?? '', /ImportError.*_hhelper.*ext\.source-writable/)
