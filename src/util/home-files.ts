@@ -1,4 +1,14 @@
-import { closeSync, constants, fstatSync, lstatSync, opendirSync, openSync, readlinkSync } from 'node:fs'
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  opendirSync,
+  openSync,
+  readlinkSync,
+  type Stats,
+  statSync,
+} from 'node:fs'
 import { basename, dirname, join, relative, resolve, sep } from 'node:path'
 import type { ErrorCode } from './error-catalogue.js'
 import { VisError } from './errors.js'
@@ -24,6 +34,10 @@ import { type WritablePlaces, writablePlaces } from './writable-roots.js'
 //   trust/projects.json  which project extension folders load (extensions/trust.ts)
 //   extensions/*         trusted code, scanned and loaded by extensions/discover.ts and registry.ts
 // (prompts/*.md are read with no link followed at all: agent/read-text.ts.)
+// A HARD link is neither a link on the way nor a real path elsewhere (eighteenth outsider pass:
+// `ln W/mcp.json ~/.vis/mcp.json`, a session on W rewrote it in place and a second engine started
+// the block's server on the host): a file with more than one name on a root's device is refused
+// too, by hardLinkExposure, as the HOME walk judges one (tool-home.ts hardLinkInRoot).
 
 // Links followed from one path before giving up (the kernel's own limit is 40).
 const MAX_HOPS = 40
@@ -73,7 +87,58 @@ function linksOnTheWay(home: string, path: string): string[] {
   return out
 }
 
-export type Exposure = { path: string; place: string; via?: string }
+// `why`, when set, says how `place` decides what `path` holds in place of "leads into".
+export type Exposure = { path: string; place: string; via?: string; why?: string }
+
+// The session root whose device holds the regular file `st` describes when that file has more than
+// one name (hard links), if one does. Another name of it may lie in that root, where a block
+// rewrites it in place: the audit hook's refusal to open a many-link file for writing is a check
+// before the kernel's open, which a block passes by swapping the name (eighteenth outsider pass).
+// Whether the other name lies in the root would take a walk of every root (a project tree, any
+// size) at each read; one stat of each root is cheap, and a person's vis configuration is rarely
+// hard-linked (the fix is a copy, or a symbolic link to a place outside every root). Roots only:
+// the sandbox-written parts of a home are files the host or a block made there, never another
+// name of the person's configuration.
+function hardLinkedRoot(st: Stats, places: WritablePlaces): string | undefined {
+  if (!st.isFile() || st.nlink < 2) return undefined
+  for (const r of places.roots) {
+    let dev: number
+    try {
+      dev = statSync(r).dev
+    } catch {
+      continue
+    }
+    if (dev === st.dev) return r
+  }
+  return undefined
+}
+
+// The hard-link judgement of `path` (its file: `st`, or stat'ed through any links) as an exposure,
+// if it is one. Shared by every reader of the home's files (readHomeFile, on the open file) and the
+// extension entries (extensionEntryExposure, on each file of a package).
+export function hardLinkExposure(
+  path: string,
+  places: WritablePlaces,
+  st?: Stats,
+  via?: string,
+): Exposure | undefined {
+  let s = st
+  if (s === undefined) {
+    try {
+      s = statSync(path)
+    } catch {
+      return undefined
+    }
+  }
+  const root = hardLinkedRoot(s, places)
+  if (root === undefined) return undefined
+  return {
+    path,
+    place: root,
+    ...(via !== undefined ? { via } : {}),
+    why: `has ${s.nlink} names (hard links) on the device of the session root ${root}, and another name may lie in that root`,
+  }
+}
 
 // Whether anything a sandbox may write decides what `path` (below `home`) holds: a link on the way
 // lying in a writable place, or its real path lying in one.
@@ -92,7 +157,8 @@ export function homeEntryExposure(
   }
   const real = realish(path)
   const place = writerOf(real, places, home)
-  return place === undefined ? undefined : { path, place, ...(real !== resolve(path) ? { via: real } : {}) }
+  if (place !== undefined) return { path, place, ...(real !== resolve(path) ? { via: real } : {}) }
+  return hardLinkExposure(path, places)
 }
 
 function readlinkSafe(p: string): string {
@@ -106,6 +172,7 @@ function readlinkSafe(p: string): string {
 // What `path` is, as a sentence naming where a sandbox writes it.
 export function exposureText(e: Exposure): string {
   const via = e.via === undefined ? '' : ` (through ${e.via})`
+  if (e.why !== undefined) return `${e.path}${via} ${e.why}, which a sandbox can write`
   return `${e.path} leads into ${e.place}${via}, which a sandbox can write`
 }
 
@@ -140,11 +207,15 @@ export function readHomeFile(
     throw err
   }
   try {
-    if (!fstatSync(fd).isFile()) refuse('it is not a regular file')
+    const st = fstatSync(fd)
+    if (!st.isFile()) refuse('it is not a regular file')
     // What was opened, wherever the links led at the moment of opening.
     const opened = readlinkSync(`/proc/self/fd/${fd}`)
     const place = writerOf(opened, places, home)
     if (place !== undefined) refuse(exposureText({ path, place, via: opened }), { place })
+    // The open file's own count of names: a hard link made after the look above is seen here.
+    const hard = hardLinkExposure(path, places, st)
+    if (hard !== undefined) refuse(exposureText(hard), { place: hard.place, links: st.nlink })
     const body = readBounded(fd, maxBytes)
     if (body === undefined) refuse(`it is larger than ${maxBytes} bytes`)
     return body!.toString('utf8')
@@ -195,6 +266,9 @@ export function extensionEntryExposure(home: string, path: string): Exposure | u
       const full = join(d, name)
       const place = writerOf(full, places, home) ?? writerOf(realish(full), places, home)
       if (place !== undefined) return { path, place, via: full }
+      const st = statOrNot(full)
+      const hard = st === undefined ? undefined : hardLinkExposure(path, places, st, full)
+      if (hard !== undefined) return hard
       let isDir = false
       try {
         isDir = lstatSync(realish(full)).isDirectory()
@@ -209,4 +283,12 @@ export function extensionEntryExposure(home: string, path: string): Exposure | u
     return undefined
   }
   return walk(path, 0)
+}
+
+function statOrNot(path: string): Stats | undefined {
+  try {
+    return statSync(path)
+  } catch {
+    return undefined
+  }
 }

@@ -25,7 +25,7 @@ test('npm pack reads no .npmrc of a workspace root above the package, and still 
   chmodSync(join(R, 'sh.sh'), 0o755)
   writeFileSync(
     join(pkg, 'package.json'),
-    '{"name":"p","version":"1.0.0","scripts":{"prepack":"echo ordinary > prepack.txt"}}\n',
+    '{"name":"p","version":"1.0.0","scripts":{"prepack":"echo ordinary > prepack.txt","postpack":"echo \\"$npm_lifecycle_event\\" > postpack.txt"}}\n',
   )
   // npm run by `npm test` hands its children npm_config_local_prefix: as from a person's shell, none.
   const saved = Object.entries(process.env).filter(([k]) => /^npm_/i.test(k))
@@ -43,6 +43,12 @@ test('npm pack reads no .npmrc of a workspace root above the package, and still 
     readFileSync(join(pkg, 'prepack.txt'), 'utf8').trim(),
     'ordinary',
     'prepack ran through the usual shell',
+  )
+  // vis runs the lifecycle scripts itself (npm pack --ignore-scripts), in npm's order, as npm would.
+  assert.equal(
+    readFileSync(join(pkg, 'postpack.txt'), 'utf8').trim(),
+    'postpack',
+    'postpack ran after the pack',
   )
   assert.ok(existsSync(join(out, 'p-1.0.0.tgz')))
 })

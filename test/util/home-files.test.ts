@@ -1,8 +1,10 @@
 // The vis home's own files judged where they really are (src/util/home-files.ts; seventeenth
 // outsider pass): a config file or extension entry linked into a session root is refused with a
-// code naming it, one linked elsewhere or kept in the home works as before.
+// code naming it, one linked elsewhere or kept in the home works as before. A HARD link of a
+// root's file (eighteenth outsider pass) is refused too: a file with more than one name on a
+// root's device, whichever of the home's files it is.
 import assert from 'node:assert/strict'
-import { mkdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { linkSync, mkdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
 import { loadAgentConfig } from '../../src/agent/config.js'
@@ -139,4 +141,86 @@ test("a home inside a session root (masked in every jail) keeps its own files; i
     ['own_ext'],
   )
   assert.deepEqual(d.refused, [])
+})
+
+// `ln ROOT/file HOME/file`: one inode under two names, its real path in the home. Each of the
+// home's files is refused while it has another name on the root's device; made a copy again
+// (one name), it loads as before.
+const hardLinked = (home: string, name: string, text: string): string => {
+  const inRoot = join(root, `${home.split('/').pop()}-${name.replaceAll('/', '-')}`)
+  writeFileSync(inRoot, text)
+  mkdirSync(join(home, name, '..'), { recursive: true })
+  linkSync(inRoot, join(home, name))
+  return inRoot
+}
+// The root's name removed: the home's file has one name again.
+const unlinked = (inRoot: string): void => rmSync(inRoot)
+
+test('mcp.json hard-linked to a file in a session root is refused, naming the root; with one name it loads', () => {
+  const home = join(base, 'h-mcp-hard')
+  mkdirSync(home)
+  const other = hardLinked(home, 'mcp.json', JSON.stringify(server))
+  try {
+    loadMcpConfig(home)
+    assert.fail('loaded an mcp.json hard-linked to a file a sandbox can write')
+  } catch (err) {
+    assert.ok(err instanceof VisError && err.code === 'home.file-writable', String(err))
+    assert.match(err.message, /mcp\.json.*2 names \(hard links\)/)
+    assert.match(err.message, new RegExp(`${root}.*sandbox can write`))
+  }
+  unlinked(other)
+  assert.deepEqual(Object.keys(loadMcpConfig(home).servers), ['notes'])
+})
+
+test('agent.json hard-linked to a file in a session root is refused; with one name it loads', () => {
+  const home = join(base, 'h-agent-hard')
+  mkdirSync(home)
+  const other = hardLinked(home, 'agent.json', '{}')
+  assert.equal(
+    codeOf(() => loadAgentConfig({ home })),
+    'home.file-writable',
+  )
+  unlinked(other)
+  assert.equal(
+    codeOf(() => loadAgentConfig({ home })),
+    undefined,
+  )
+})
+
+test('trust/projects.json hard-linked to a file in a session root trusts nothing and says why', () => {
+  const home = join(base, 'h-trust-hard')
+  const project = join(base, 'proj-trust-hard')
+  const exts = join(project, '.vis', 'extensions')
+  mkdirSync(home)
+  mkdirSync(exts, { recursive: true })
+  writeFileSync(join(exts, 'x.py'), 'x = 1\n')
+  const other = hardLinked(home, 'trust/projects.json', '{"version": 1, "projects": {}}')
+  const t = projectTrust(home, project, exts)
+  assert.equal(t.state, 'unreadable')
+  assert.match(t.state === 'unreadable' ? t.reason : '', /projects\.json.*hard links.*sandbox can write/)
+  unlinked(other)
+  assert.notEqual(projectTrust(home, project, exts).state, 'unreadable')
+})
+
+test('an extension file, or a file inside a package, hard-linked to a file in a session root is not discovered', () => {
+  const home = join(base, 'h-ext-hard')
+  const dir = join(home, 'extensions')
+  mkdirSync(dir, { recursive: true })
+  const file = hardLinked(home, 'extensions/hard_ext.py', 'x = 1\n')
+  mkdirSync(join(dir, 'pkg'))
+  writeFileSync(join(dir, 'pkg', 'extension.py'), 'x = 1\n')
+  const helper = hardLinked(home, 'extensions/pkg/helper.py', 'y = 2\n')
+  writeFileSync(join(dir, 'own_ext.py'), 'x = 1\n')
+  const d = discoverExtensions({ home })
+  assert.deepEqual(
+    d.sources.map((s) => s.key),
+    ['own_ext'],
+  )
+  assert.deepEqual(d.refused.map((r) => r.key).sort(), ['hard_ext', 'pkg'])
+  for (const r of d.refused) assert.match(r.reason, new RegExp(`hard links.*${root}.*sandbox can write`))
+  unlinked(file)
+  unlinked(helper)
+  const again = discoverExtensions({ home })
+  assert.deepEqual(again.sources.map((s) => s.key).sort(), ['hard_ext', 'own_ext', 'pkg'])
+  assert.deepEqual(again.refused, [])
 })
