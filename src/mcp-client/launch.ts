@@ -210,7 +210,7 @@ function checkInstall(
   if (why !== undefined)
     throw refuse(
       `MCP server ${server}: its install leads into a session root: ${why}, which a sandbox writes, and the ` +
-        'server loads it (python imports what a .pth names, git reads a worktree\'s repository, Node requires ' +
+        "server loads it (python imports what a .pth names, git reads a worktree's repository, Node requires " +
         'what node_modules links); install the server and what it loads outside every root, or close the ' +
         'session on that root first',
     )

@@ -1,5 +1,14 @@
 import { spawnSync } from 'node:child_process'
-import { closeSync, constants, lstatSync, openSync, readdirSync, readSync, statSync } from 'node:fs'
+import {
+  closeSync,
+  constants,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readSync,
+  type Stats,
+  statSync,
+} from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 import { within } from '../util/path-within.js'
 import { realish } from '../util/real-path.js'
@@ -30,6 +39,23 @@ const GITFILE_BYTES = 4096 // a `.git` file or a `commondir`: one line
 const ASK_MS = 5_000 // asking the interpreter where its site-packages are
 
 class Refused extends Error {}
+
+// stat and lstat, undefined on any error (a link loop, a name too long, a folder not readable): such a
+// place is read as missing, as git and Node pass over what they cannot open.
+function stat(path: string): Stats | undefined {
+  try {
+    return statSync(path)
+  } catch {
+    return undefined
+  }
+}
+function lstat(path: string): Stats | undefined {
+  try {
+    return lstatSync(path)
+  } catch {
+    return undefined
+  }
+}
 
 // Why `place` is, lies in or leads into a root, if it does; `folder` also when a root lies inside it.
 function judged(place: string, places: WritablePlaces, folder = false): string | undefined {
@@ -68,7 +94,7 @@ class Reading {
   links(dir: string, what: string): void {
     for (const name of this.listing(dir)) {
       const path = join(dir, name)
-      if (!lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink()) continue
+      if (!lstat(path)?.isSymbolicLink()) continue
       const why = judged(path, this.places)
       if (why !== undefined) throw new Refused(`${path} (${what}): ${why}`)
     }
@@ -77,7 +103,7 @@ class Reading {
   // A regular file's text, at most `max` bytes (past it: refused when `whole`, else cut), undefined
   // when it is none. Opened non-blocking: a FIFO put there does not hang the judgement.
   text(path: string, max: number, whole: boolean): string | undefined {
-    const st = statSync(path, { throwIfNoEntry: false })
+    const st = stat(path)
     if (st === undefined || !st.isFile()) return undefined
     if (whole && st.size > max) throw new Refused(`${path} is larger than ${max} bytes and was not read`)
     try {
@@ -104,7 +130,9 @@ class Reading {
       if (!this.folders.has(d)) {
         this.folders.add(d)
         if (this.folders.size > MAX_FOLDERS)
-          throw new Refused(`its args name more than ${MAX_FOLDERS} folders, too many to judge what they load`)
+          throw new Refused(
+            `its args name more than ${MAX_FOLDERS} folders, too many to judge what they load`,
+          )
         out.push(d)
       }
       if (dirname(d) === d) break
@@ -124,7 +152,7 @@ function isPython(command: string): boolean {
 // The venv a `bin/python` belongs to (pyvenv.cfg beside it or one folder up, where python looks).
 function venvOf(command: string): string | undefined {
   for (const d of [dirname(command), dirname(dirname(command))])
-    if (statSync(join(d, 'pyvenv.cfg'), { throwIfNoEntry: false })?.isFile()) return d
+    if (stat(join(d, 'pyvenv.cfg'))?.isFile()) return d
   return undefined
 }
 
@@ -158,7 +186,7 @@ const ASK =
   'print("\\n".join(site.getsitepackages([sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix])))'
 
 function askedSites(command: string, cwd: string, env: Record<string, string | undefined>): string[] {
-  const st = statSync(realish(command), { throwIfNoEntry: false })
+  const st = stat(realish(command))
   const key = `${command}\0${realish(command)}\0${st?.mtimeMs ?? ''}\0${cwd}`
   const known = asked.get(key)
   if (known !== undefined) return known
@@ -170,8 +198,7 @@ function askedSites(command: string, cwd: string, env: Record<string, string | u
     maxBuffer: 64 * 1024,
     stdio: ['ignore', 'pipe', 'ignore'],
   })
-  const sites =
-    r.status === 0 ? r.stdout.split('\n').filter((l) => l.startsWith('/')) : []
+  const sites = r.status === 0 ? r.stdout.split('\n').filter((l) => l.startsWith('/')) : []
   if (r.status === 0) asked.set(key, sites)
   return sites
 }
@@ -184,7 +211,7 @@ function pythonSites(command: string, cwd: string, env: Record<string, string | 
   if (venv !== undefined) for (const s of sitesUnder(venv)) sites.add(s)
   for (const s of sitesUnder(dirname(dirname(realish(command))))) sites.add(s)
   for (const s of askedSites(command, cwd, env)) sites.add(s)
-  return [...sites].filter((s) => statSync(s, { throwIfNoEntry: false })?.isDirectory() === true)
+  return [...sites].filter((s) => stat(s)?.isDirectory() === true)
 }
 
 // Absolute or `~` paths written as string literals in python text (an import line of a `.pth`, the
@@ -200,7 +227,12 @@ function literalPaths(text: string): string[] {
 // importable package); an `import` line runs code at every start, judged by the paths it and the modules
 // it imports from the site write as literals (this check runs no code). Links in the site are judged too
 // (`site-packages/proj -> W/src/proj`, a `.pth` linked into a root).
-function pythonInstall(r: Reading, command: string, cwd: string, env: Record<string, string | undefined>): void {
+function pythonInstall(
+  r: Reading,
+  command: string,
+  cwd: string,
+  env: Record<string, string | undefined>,
+): void {
   for (const site of pythonSites(command, cwd, env)) {
     const siteWhy = judged(site, r.places)
     if (siteWhy !== undefined) throw new Refused(`its python's site folder ${site}: ${siteWhy}`)
@@ -209,7 +241,9 @@ function pythonInstall(r: Reading, command: string, cwd: string, env: Record<str
       if (!f.endsWith('.pth')) continue
       const pth = join(site, f)
       if (++r.pthFiles > MAX_PTH_FILES)
-        throw new Refused(`its python's site folders hold more than ${MAX_PTH_FILES} .pth files (${pth} was not read)`)
+        throw new Refused(
+          `its python's site folders hold more than ${MAX_PTH_FILES} .pth files (${pth} was not read)`,
+        )
       const text = r.text(pth, MAX_BYTES, true)
       if (text === undefined) continue
       for (const raw of text.split('\n')) {
@@ -256,12 +290,12 @@ function importLine(r: Reading, site: string, pth: string, line: string): void {
 function gitInstall(r: Reading, folders: readonly string[]): void {
   for (const d of folders) {
     const dotGit = join(d, '.git')
-    const st = lstatSync(dotGit, { throwIfNoEntry: false })
+    const st = lstat(dotGit)
     if (st === undefined) continue
     const why = judged(dotGit, r.places)
     if (why !== undefined) throw new Refused(`${dotGit}, which git reads in ${d}: ${why}`)
     let gitDir = dotGit
-    if (!statSync(dotGit, { throwIfNoEntry: false })?.isDirectory()) {
+    if (!stat(dotGit)?.isDirectory()) {
       const text = r.text(dotGit, GITFILE_BYTES, false)
       const m = text === undefined ? null : /^gitdir:[ \t]*(.+?)[ \t]*$/m.exec(text)
       if (m === null) continue
@@ -299,7 +333,7 @@ function gitInstall(r: Reading, folders: readonly string[]): void {
 function nodeInstall(r: Reading, folders: readonly string[]): void {
   for (const d of folders) {
     const nm = join(d, 'node_modules')
-    if (lstatSync(nm, { throwIfNoEntry: false }) === undefined) continue
+    if (lstat(nm) === undefined) continue
     const why = judged(nm, r.places)
     if (why !== undefined) throw new Refused(`${nm}, where Node resolves modules for ${d}: ${why}`)
     const what = `Node resolves modules from it for ${d}`
@@ -324,7 +358,7 @@ function installFolders(
   for (const base of bases)
     for (const arg of args)
       for (const p of placesIn(arg, base, vars).paths)
-        if (statSync(p, { throwIfNoEntry: false })?.isFile()) {
+        if (stat(p)?.isFile()) {
           out.add(dirname(p))
           out.add(dirname(realish(p)))
         }

@@ -85,7 +85,10 @@ test("the server's python: a .pth naming a root's folder is refused, an ordinary
   unlinkSync(pth)
   assert.equal(launch({ command: python, args: [] }), 'started')
   symlinkSync(join(root, 'src'), join(site, 'proj'))
-  assert.match(launch({ command: python, args: [] }), new RegExp(`${site}/proj .*lies in the session root ${root}`))
+  assert.match(
+    launch({ command: python, args: [] }),
+    new RegExp(`${site}/proj .*lies in the session root ${root}`),
+  )
   unlinkSync(join(site, 'proj'))
   assert.equal(launch({ command: python, args: [] }), 'started')
 })
@@ -110,7 +113,9 @@ test("a worktree whose .git file names a root's repository is refused; an ordina
   git('-C', root, 'commit', '-qm', 'one')
   const wt = join(outside, 'wt')
   git('-C', root, 'worktree', 'add', '-q', wt)
-  const why = new RegExp(`${wt}/\\.git names the git folder ${root}/\\.git/worktrees/wt .*lies in the session root ${root}`)
+  const why = new RegExp(
+    `${wt}/\\.git names the git folder ${root}/\\.git/worktrees/wt .*lies in the session root ${root}`,
+  )
   assert.match(launch({ command: 'git', args: ['-C', wt, 'status'] }), why)
   // From the cwd, and from a folder below the worktree (git discovers the .git file above it).
   assert.match(launch({ command: 'git', args: ['status'], cwd: wt }), why)
@@ -118,7 +123,7 @@ test("a worktree whose .git file names a root's repository is refused; an ordina
   assert.match(launch({ command: 'git', args: ['-C', join(wt, 'sub'), 'status'] }), why)
 })
 
-test("node_modules links into a root are refused; links outside every root start", () => {
+test('node_modules links into a root are refused; links outside every root start', () => {
   const srv = join(outside, 'srv')
   const nm = join(srv, 'node_modules')
   mkdirSync(join(nm, '@scope'), { recursive: true })
