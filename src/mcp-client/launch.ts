@@ -9,6 +9,7 @@ import { kernelReadings } from './env-spellings.js'
 import { folderBases, judgeWord, MAX_BASES, refusal } from './judge-word.js'
 import { checkServerEnv } from './server-env.js'
 import { explicitHomeUnfit, hostHomeInRoot, hostPrivateFolder, inRoot, serverHomeEnv } from './server-home.js'
+import { installInRoot } from './server-install.js'
 
 // Where and what the host starts for a stdio MCP server. The server runs on the host, as the user,
 // outside every jail, so nothing a sandbox wrote may choose the code it runs:
@@ -190,7 +191,29 @@ export function stdioLaunch(
   const unfit = explicitHomeUnfit(config.env, cwd, places)
   if (unfit !== undefined) throw denied(`MCP server ${server}: ${unfit}`)
   checkArgs(server, config.args ?? [], cwd, home, vars, places, denied)
+  checkInstall(server, command, config.args ?? [], cwd, vars, places, denied)
   return { command, cwd, env }
+}
+
+// Throws `refuse(why)` when what the server's own install loads leads into a root (server-install.ts:
+// its python's `.pth` files, a `.git` file of a worktree, links in `node_modules`; eighteenth outsider pass).
+function checkInstall(
+  server: string,
+  command: string,
+  args: readonly string[],
+  cwd: string,
+  vars: Record<string, string | undefined>,
+  places: WritablePlaces,
+  refuse: (why: string) => Error,
+): void {
+  const why = installInRoot(command, args, cwd, vars, places)
+  if (why !== undefined)
+    throw refuse(
+      `MCP server ${server}: its install leads into a session root: ${why}, which a sandbox writes, and the ` +
+        "server loads it (python imports what a .pth names, git reads a worktree's repository, Node requires " +
+        'what node_modules links); install the server and what it loads outside every root, or close the ' +
+        'session on that root first',
+    )
 }
 
 // Judges a running stdio server again, against the places sandboxes write NOW: a server lives for its
@@ -258,6 +281,7 @@ function judgeRunning(
   const unfit = explicitHomeUnfit(config.env, launch.cwd, places)
   if (unfit !== undefined) throw denied(`MCP server ${server}: ${unfit}`)
   checkArgs(server, config.args ?? [], launch.cwd, home, vars, places, denied)
+  checkInstall(server, launch.command, config.args ?? [], launch.cwd, vars, places, denied)
 }
 
 // Modification times closer to now than this may still change within the same clock tick (the
