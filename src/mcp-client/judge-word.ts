@@ -91,16 +91,17 @@ function globVerdict(place: string, home: string, places: WritablePlaces): WordV
 
 // The most existing paths expansionReaching reads for one pattern; past it, TOO_WIDE.
 export const GLOB_PATHS = 4096
-const TOO_WIDE = Symbol('too wide')
+export const TOO_WIDE = Symbol('too wide')
 
 // Expands `components` (a path from `/`, some of them patterns) over the existing folders as a shell
 // does, one component at a time, and returns what `sandboxes` says of the first matched path whose
 // real path a sandbox writes. Stops at the last pattern: what follows it names files inside a match,
 // whose real path lies below the match's (unless a later component is a link, made by whoever wrote
-// the match: judged by the caller's literal readings when it lies in no root).
-function expansionReaching(
+// the match: judged by the caller's literal readings when it lies in no root). `sandboxes` is also given
+// the matched path as expanded (home-includes.ts collects the matches a start file sources).
+export function expansionReaching(
   components: readonly string[],
-  sandboxes: (real: string) => string | undefined,
+  sandboxes: (real: string, path: string) => string | undefined,
 ): string | typeof TOO_WIDE | undefined {
   let last = -1
   components.forEach((c, i) => {
@@ -119,7 +120,7 @@ function expansionReaching(
         const path = dir === '/' ? `/${name}` : `${dir}/${name}`
         if (match !== undefined && ++read > GLOB_PATHS) return TOO_WIDE
         const real = realish(path)
-        const reached = sandboxes(real)
+        const reached = sandboxes(real, path)
         if (reached !== undefined) return reached
         next.push(path)
       }
@@ -219,8 +220,9 @@ function sandboxWhere(place: string, home: string, places: WritablePlaces): stri
     : `${place} lies in ${part} (the vis home's outboxes, drafts, blobs or logs)`
 }
 
-// The root lying inside the folder `place` (by its written or real path), if any.
-function rootInside(place: string, places: WritablePlaces): string | undefined {
+// The root lying inside the folder `place` (by its written or real path), if any (home-includes.ts
+// applies it to a user-site .pth line, as it is applied here to PYTHONPATH).
+export function rootInside(place: string, places: WritablePlaces): string | undefined {
   const spellings = new Set([resolve(place), realish(place)])
   return places.roots.find((r) => [...spellings].some((d) => r !== d && within(r, d)))
 }

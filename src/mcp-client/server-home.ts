@@ -5,7 +5,8 @@ import { userDefaultHome } from '../util/home-registry.js'
 import { makeHostStateDir } from '../util/host-state-dirs.js'
 import { folderInRoot, homeInRoot, placeInRoot, privateHomeEnv, sshHomeInRoot } from '../util/tool-home.js'
 import { type WritablePlaces, writablePlaces } from '../util/writable-roots.js'
-import { includesInRoot, sshIncludesInRoot } from './home-includes.js'
+import { gitIncludesInRoot, includesInRoot, sshIncludesInRoot } from './home-includes.js'
+import { rootInside } from './judge-word.js'
 
 export { inRoot } from '../util/tool-home.js'
 
@@ -79,7 +80,13 @@ function privateHomeDir(visHome: string, places: WritablePlaces): string {
 export function homeUnfit(home: string, places: WritablePlaces): string | undefined {
   return (
     homeInRoot(home, places) ??
-    (places.roots.length === 0 ? undefined : includesInRoot(home, (p) => placeInRoot(p, places)))
+    (places.roots.length === 0
+      ? undefined
+      : includesInRoot(
+          home,
+          (p) => placeInRoot(p, places),
+          (p) => rootInside(p, places),
+        ))
   )
 }
 
@@ -185,7 +192,17 @@ export function explicitHomeUnfit(
   for (const [name, walk] of XDG_FOLDERS) {
     const value = env[name]
     if (value === undefined || value === '') continue
-    const why = folderInRoot(resolve(cwd, value), places, walk)
+    const dir = resolve(cwd, value)
+    const why =
+      folderInRoot(dir, places, walk) ??
+      // git reads $XDG_CONFIG_HOME/git/config instead of ~/.config/git/config: its content is read as
+      // HOME's is (eighteenth outsider pass: a plain file there `[include]`d a root's gitconfig, whose
+      // core.fsmonitor the server's git ran). `~` in it is the HOME the server gets.
+      (name === 'XDG_CONFIG_HOME' && places.roots.length > 0
+        ? gitIncludesInRoot(join(dir, 'git', 'config'), resolve(cwd, home || process.env.HOME || cwd), (p) =>
+            placeInRoot(p, places),
+          )
+        : undefined)
     if (why !== undefined)
       return (
         `its env.${name} ${value}: ${why}, which a sandbox writes, and the server's tools read their ` +
