@@ -312,13 +312,14 @@ export function folderBases(
 }
 
 // Whether `arg`, run by a shell, may change to HOME: a `cd` (or `pushd`/`popd`) with no operand
-// after its options, or with one that may expand to nothing (`cd $DIR` with DIR unset, `cd ""`).
+// after its options (a redirection `cd >/dev/null` is none), or with one that may expand to nothing
+// (`cd $DIR` with DIR unset, `cd ""`).
 // Read on the text as written, as a word at any position: a word `cd` that is no command only adds
 // HOME as a base, which refuses nothing unless a relative word names a root's file from HOME.
 function changesToHome(arg: string): boolean {
   for (const m of arg.matchAll(CHANGE_DIR)) {
     const operand = m[1] ?? ''
-    if (/^(?:$|[;&|)}\n`#]|["']?\$|""|'')/.test(operand)) return true
+    if (/^(?:$|[;&|)}\n`#<>]|[0-9][<>]|["']?\$|""|'')/.test(operand)) return true
   }
   return false
 }
