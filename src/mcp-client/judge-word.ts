@@ -324,7 +324,8 @@ function changesToHome(arg: string): boolean {
   return false
 }
 
-const CHANGE_DIR = /(?:^|[\s;&|(){}!`"'])(?:cd|pushd|popd)(?=$|[\s;&|(){}`"'])(?:[ \t]+-[LPe@]+)*(?:[ \t]+--)?[ \t]*([\s\S]{0,2})/g
+const CHANGE_DIR =
+  /(?:^|[\s;&|(){}!`"'])(?:cd|pushd|popd)(?=$|[\s;&|(){}`"'])(?:[ \t]+-[LPe@]+)*(?:[ \t]+--)?[ \t]*([\s\S]{0,2})/g
 
 function isFolder(path: string): boolean {
   try {

@@ -26,7 +26,13 @@ const H = join(base, 'home')
 const root = join(H, 'work')
 const visHome = join(base, 'vis-home')
 const outside = join(base, 'outside')
-for (const d of [visHome, join(root, 'tools'), join(outside, 'dir'), join(outside, 'other'), join(H, 'other')])
+for (const d of [
+  visHome,
+  join(root, 'tools'),
+  join(outside, 'dir'),
+  join(outside, 'other'),
+  join(H, 'other'),
+])
   mkdirSync(d, { recursive: true })
 symlinkSync(root, join(outside, 'dir', 'link'))
 symlinkSync(join(outside, 'other'), join(outside, 'dir', 'elsewhere'))
@@ -80,13 +86,23 @@ test('relative cd chains are followed past two steps', () => {
 })
 
 test("module and relative words are read against the folders mcp.json's env values name", () => {
-  for (const env of [{ PYTHONPATH: H }, { PYTHONPATH: `/usr/lib:${H}` }, { NODE_PATH: H }, { CDPATH: H }])
+  const refused: Record<string, string>[] = [
+    { PYTHONPATH: H },
+    { PYTHONPATH: `/usr/lib:${H}` },
+    { NODE_PATH: H },
+    { CDPATH: H },
+  ]
+  for (const env of refused)
     assert.match(
       launch({ command: '/bin/sh', args: ['-m', 'work.tool'], env }),
       /names .*lies in the session root/,
       JSON.stringify(env),
     )
-  for (const env of [{ PYTHONPATH: outside }, { PYTHONPATH: H, NODE_ENV: 'production' }])
+  const started: Record<string, string>[] = [
+    { PYTHONPATH: outside },
+    { PYTHONPATH: H, NODE_ENV: 'production' },
+  ]
+  for (const env of started)
     assert.equal(launch({ args: ['-m', 'other.tool'], env }), 'started', JSON.stringify(env))
 })
 
