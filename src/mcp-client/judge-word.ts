@@ -1,11 +1,12 @@
 import { readdirSync, statSync } from 'node:fs'
-import { resolve } from 'node:path'
+import { homedir } from 'node:os'
+import { isAbsolute, resolve } from 'node:path'
 import { sandboxWrittenParts } from '../util/home-parts.js'
 import { absoluteEntries, programsOn } from '../util/host-programs.js'
 import { within } from '../util/path-within.js'
 import { realish } from '../util/real-path.js'
 import type { WritablePlaces } from '../util/writable-roots.js'
-import { placesIn, programNames } from './env-spellings.js'
+import { kernelReadings, placesIn, programNames } from './env-spellings.js'
 import { inRoot } from './server-home.js'
 import { globMatcher } from './shell-parameter.js'
 
@@ -95,9 +96,11 @@ export const TOO_WIDE = Symbol('too wide')
 
 // Expands `components` (a path from `/`, some of them patterns) over the existing folders as a shell
 // does, one component at a time, and returns what `sandboxes` says of the first matched path whose
-// real path a sandbox writes. Stops at the last pattern: what follows it names files inside a match,
-// whose real path lies below the match's (unless a later component is a link, made by whoever wrote
-// the match: judged by the caller's literal readings when it lies in no root). `sandboxes` is also given
+// real path a sandbox writes. Past the last pattern no folder is read: the remaining components are
+// appended to each match and the whole path judged by its real path (and as the kernel reads a `..`
+// in them), since a later component may be a link outside every root into one (`<out>/d?r/link/x`
+// with <out>/dir/link -> W; eighteenth outsider pass: the caller's literal readings still hold the
+// pattern, so they resolve nothing, and the expansion stopped at `d?r`). `sandboxes` is also given
 // the matched path as expanded (home-includes.ts collects the matches a start file sources).
 export function expansionReaching(
   components: readonly string[],
@@ -127,6 +130,13 @@ export function expansionReaching(
     }
     paths = next
   }
+  const rest = components.slice(last + 1)
+  if (rest.length > 0)
+    for (const match of paths)
+      for (const reading of kernelReadings('/', [match, ...rest].join('/'))) {
+        const reached = sandboxes(realish(reading), reading)
+        if (reached !== undefined) return reached
+      }
   return undefined
 }
 
@@ -256,35 +266,68 @@ function programVerdict(
 // are refused (a relative word read against a folder not judged may lie in a root).
 export const MAX_BASES = 256
 
-// The folders a relative word of the args may be read from: the server's cwd and every existing folder
-// any reading of any argument names, and those named relatively from them in turn (two steps). The
-// program the args start often changes folder first (`bash -c "cd /home/me/projects && . myproj/x"`,
-// `uv --directory D run x.py`, `git -C D`, `make -C D`, `npm --prefix D`), and the relative word then
-// names a file under that folder, a root's parent no root holds (sixteenth outsider pass). Only a
-// folder that exists can be changed to, and a root inside a folder makes that folder exist. Returns
-// undefined past MAX_BASES.
+// The folders a relative word of the args may be read from: the server's cwd, every existing folder
+// any reading of any argument or mcp.json env value (PATH aside: launch.ts cleans it) names, and those
+// named relatively from them in turn, to a fixed point. The program the args start often changes
+// folder first (`bash -c "cd /home/me/projects && . myproj/x"`, `uv --directory D run x.py`, `git -C
+// D`, `make -C D`, `npm --prefix D`), and the relative word then names a file under that folder, a
+// root's parent no root holds (sixteenth outsider pass). Eighteenth outsider pass:
+// - a chain of relative `cd`s (`cd B && cd x && cd y && . work/x`) was followed two steps only;
+// - a bare `cd` (or `pushd`/`popd`, or `cd $EMPTY`) goes to HOME, which no argument names, so the
+//   server's HOME and the user's are bases whenever the args hold one (changesToHome). `cd -`,
+//   `$OLDPWD` and `~-` lead to a folder changed to before, a base already (placesIn reads PWD and
+//   OLDPWD as each base), and `~+`/`~-` are refused as words no HOME resolves;
+// - an env value's folders are where a program reads module and relative names (`PYTHONPATH=$HOME`
+//   with `python3 -m work.tool` imports ~/work/tool.py; NODE_PATH, CDPATH, PERL5LIB...), and an env
+//   value may name HOME and the folders above it though they hold a root (server-env.ts
+//   commonHolders), so the args' words are read against each such folder too.
+// Only a folder that exists can be changed to, and a root inside a folder makes that folder exist.
+// Returns undefined past MAX_BASES.
 export function folderBases(
   args: readonly string[],
   cwd: string,
   vars: Record<string, string | undefined>,
+  env: Readonly<Record<string, string>> = {},
 ): string[] | undefined {
-  const bases = new Set([resolve(cwd)])
-  let from = [resolve(cwd)]
-  for (let step = 0; step < 2 && from.length > 0; step++) {
-    const found: string[] = []
-    for (const base of from)
-      for (const arg of args)
+  const texts = [...args, ...Object.entries(env).flatMap(([name, value]) => (name === 'PATH' ? [] : [value]))]
+  const bases = new Set<string>()
+  let from: string[] = []
+  const add = (p: string): boolean => {
+    if (bases.has(p) || !isFolder(p)) return true
+    bases.add(p)
+    from.push(p)
+    return bases.size <= MAX_BASES
+  }
+  add(resolve(cwd))
+  if (args.some(changesToHome))
+    for (const h of [vars.HOME, homedir()])
+      if (h !== undefined && h !== '' && isAbsolute(h)) for (const p of [resolve(h), realish(h)]) add(p)
+  while (from.length > 0) {
+    const current = from
+    from = []
+    for (const base of current)
+      for (const arg of texts)
         for (const text of [arg, ...clusteredReadings(arg)])
-          for (const p of placesIn(text, base, vars).paths) {
-            if (bases.has(p) || !isFolder(p)) continue
-            bases.add(p)
-            found.push(p)
-            if (bases.size > MAX_BASES) return undefined
-          }
-    from = found
+          for (const p of placesIn(text, base, vars).paths) if (!add(p)) return undefined
   }
   return [...bases]
 }
+
+// Whether `arg`, run by a shell, may change to HOME: a `cd` (or `pushd`/`popd`) with no operand
+// after its options (a redirection `cd >/dev/null` is none), or with one that may expand to nothing
+// (`cd $DIR` with DIR unset, `cd ""`).
+// Read on the text as written, as a word at any position: a word `cd` that is no command only adds
+// HOME as a base, which refuses nothing unless a relative word names a root's file from HOME.
+function changesToHome(arg: string): boolean {
+  for (const m of arg.matchAll(CHANGE_DIR)) {
+    const operand = m[1] ?? ''
+    if (/^(?:$|[;&|)}\n`#<>]|[0-9][<>]|["']?\$|""|'')/.test(operand)) return true
+  }
+  return false
+}
+
+const CHANGE_DIR =
+  /(?:^|[\s;&|(){}!`"'])(?:cd|pushd|popd)(?=$|[\s;&|(){}`"'])(?:[ \t]+-[LPe@]+)*(?:[ \t]+--)?[ \t]*([\s\S]{0,2})/g
 
 function isFolder(path: string): boolean {
   try {

@@ -100,11 +100,14 @@ function cleanPath(value: string | undefined, places: WritablePlaces): { dirs: s
 // Since the sixteenth outsider pass each argument goes through the same judgement as an env value
 // (judge-word.ts: shell patterns, `~user`, `$(...)` and forms this check cannot compute are refused
 // here too, and clustered switches `-wI<W>/lib` are read), and a relative argument is read against
-// every folder the args name as well as the cwd (folderBases: `bash -c "cd <W's parent> && . W/x"`).
+// every folder the args name as well as the cwd (folderBases: `bash -c "cd <W's parent> && . W/x"`),
+// and, since the eighteenth outsider pass, against HOME after a bare `cd` and every folder mcp.json's
+// `env` values name (`env`: `PYTHONPATH=$HOME` with `-m work.tool` imports ~/work/tool.py).
 // `vars` is the environment the server gets, for the `~` and `$NAME` readings; `home` the vis home.
 function checkArgs(
   server: string,
   args: readonly string[],
+  env: Readonly<Record<string, string>>,
   cwd: string,
   home: string,
   vars: Record<string, string | undefined>,
@@ -112,10 +115,10 @@ function checkArgs(
   refuse: (why: string) => Error,
 ): void {
   if (args.length === 0) return
-  const bases = folderBases(args, cwd, vars)
+  const bases = folderBases(args, cwd, vars, env)
   if (bases === undefined)
     throw refuse(
-      `MCP server ${server}: its args name more than ${MAX_BASES} folders, against each of which a relative ` +
+      `MCP server ${server}: its args and env name more than ${MAX_BASES} folders, against each of which a relative ` +
         'argument may be read (a program the args start may change to any of them first), too many to judge; ' +
         'start the server from a script outside every root',
     )
@@ -190,7 +193,7 @@ export function stdioLaunch(
   // After the env's own judgement, which names an env.HOME lying in a root as such.
   const unfit = explicitHomeUnfit(config.env, cwd, places)
   if (unfit !== undefined) throw denied(`MCP server ${server}: ${unfit}`)
-  checkArgs(server, config.args ?? [], cwd, home, vars, places, denied)
+  checkArgs(server, config.args ?? [], config.env, cwd, home, vars, places, denied)
   checkInstall(server, command, config.args ?? [], cwd, vars, places, denied)
   return { command, cwd, env }
 }
@@ -280,7 +283,7 @@ function judgeRunning(
   checkServerEnv(server, config.env, launch.cwd, home, denied, places, vars)
   const unfit = explicitHomeUnfit(config.env, launch.cwd, places)
   if (unfit !== undefined) throw denied(`MCP server ${server}: ${unfit}`)
-  checkArgs(server, config.args ?? [], launch.cwd, home, vars, places, denied)
+  checkArgs(server, config.args ?? [], config.env, launch.cwd, home, vars, places, denied)
   checkInstall(server, launch.command, config.args ?? [], launch.cwd, vars, places, denied)
 }
 
