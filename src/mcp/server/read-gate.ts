@@ -38,6 +38,11 @@ export class ReadGate {
     return this.held
   }
 
+  // Bytes the waiting reads would reserve (for tests: a read is seen queued, not guessed by time).
+  get waitingBytes(): number {
+    return this.waitingCost
+  }
+
   // Reserves `cost` bytes, waiting for room; resolves to the function that gives them back (once,
   // whenever called again). A request cancelled while it waits is refused and leaves the queue.
   async take(cost: number, signal?: AbortSignal): Promise<() => void> {
