@@ -3,7 +3,8 @@
 // pages were answered ungated, `test/attacks/mcp-transcript-read-batch-peak-memory.test.ts`).
 // Here, through a real `/mcp` in this process: with the gate full a transcript read waits its
 // turn and is answered once room is given back; with the waiting room full it is refused,
-// mcp.resource-busy; its reservation ends once its answer is handed on. And the page's weight,
+// mcp.resource-busy; its reservation ends once its answer is handed on; the page built is the one
+// weighed (a block finished while the read waited is left to the next read). And the page's weight,
 // judged from SQL before the page is read, is no less than the answer it becomes.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
@@ -36,7 +37,7 @@ test('a transcript read reserves at the read gate: it waits, is refused past the
 
     // The weight judged before the read is no less than the answer's text as JSON.
     const whole = (await c.readResource({ uri })).contents[0] as { text: string }
-    const bound = transcriptPageBound(server.engine.store, sessionId, {
+    const { bytes: bound } = transcriptPageBound(server.engine.store, sessionId, {
       beforePosition: BLOCK_POSITION_MAX,
       limit: SESSION_VIEW_DEFAULT_BLOCKS,
       maxChars: SESSION_VIEW_BLOCK_CHARS,
@@ -51,10 +52,23 @@ test('a transcript read reserves at the read gate: it waits, is refused past the
     const waiting = c.readResource({ uri })
     await waitFor('the transcript read queued at the gate', () => resourceReads.waitingBytes > 0)
     assert.equal(resourceReads.waitingBytes, transcriptCost(bound))
+    // A block finished while it waits is not in the page it reserved for (built unreserved, it
+    // could be any size): the next read shows it.
+    const later = (await c.callTool(
+      { name: 'python_execution', arguments: { code: `print('later' * 3)` } },
+      undefined,
+      {
+        timeout: 120_000,
+      },
+    )) as CallToolResult
+    assert.equal(later.isError, false, textOf(later).slice(0, 200))
     held.shift()!()
     const answered = (await waiting).contents[0] as { text: string }
-    assert.equal(answered.text, whole.text)
+    assert.ok(answered.text.includes('#### Block 1 '), answered.text.slice(0, 300))
+    assert.ok(!answered.text.includes('laterlaterlater'), 'the block finished after the weighing is not read')
     assert.equal(resourceReads.reserved, 0)
+    const next = ((await c.readResource({ uri })).contents[0] as { text: string }).text
+    assert.ok(next.includes('laterlaterlater'), next.slice(0, 300))
 
     // The gate full and as much waiting as may: refused, retryable, without being read.
     held.push(await resourceReads.take(resourceReads.bound))
@@ -70,7 +84,7 @@ test('a transcript read reserves at the read gate: it waits, is refused past the
     await assert.rejects(queued)
     held.shift()!()
     // And the room back, it reads again.
-    assert.equal(((await c.readResource({ uri })).contents[0] as { text: string }).text, whole.text)
+    assert.equal(((await c.readResource({ uri })).contents[0] as { text: string }).text, next)
   } finally {
     for (const release of held) release()
     await close()

@@ -214,7 +214,8 @@ function transcriptPlan(
   uri: string,
   beforeParam: string | undefined,
 ): ReadPlan {
-  const before = beforeParam === undefined ? BLOCK_POSITION_MAX : Math.min(Number(beforeParam), BLOCK_POSITION_MAX)
+  const before =
+    beforeParam === undefined ? BLOCK_POSITION_MAX : Math.min(Number(beforeParam), BLOCK_POSITION_MAX)
   const options = {
     beforePosition: before,
     limit: SESSION_VIEW_DEFAULT_BLOCKS,
@@ -223,9 +224,11 @@ function transcriptPlan(
   }
   const page = transcriptPageBound(engine.store, sessionId, options)
   return {
-    cost: transcriptCost(page),
+    cost: transcriptCost(page.bytes),
     build: () => {
-      const read = exportTranscriptPage(engine.store, sessionId, options)
+      // The page read is the one weighed: a block finished since (while this read waited at the
+      // gate) is left to the next read, or it would be built unreserved.
+      const read = exportTranscriptPage(engine.store, sessionId, { ...options, beforePosition: page.below })
       const text = pageNote(sessionId, read) + renderMarkdown(read.transcript)
       return { contents: [{ uri, mimeType: 'text/markdown', text }] }
     },
@@ -254,7 +257,7 @@ const ROW_BYTES = 2048
 const ATTACHMENT_ROW_BYTES = 768
 const PAGE_SLACK = 64 * 1024
 const CUT_ERROR_BYTES = 256
-const weighSql = `SELECT
+const weighSql = `SELECT position,
     octet_length(substr(code, 1, ?)) + octet_length(substr(stdout, 1, ?))
       + CASE WHEN length(result) > ? THEN 0 ELSE coalesce(octet_length(result), 0) END
       + CASE WHEN length(value) > ? THEN 0 ELSE coalesce(octet_length(value), 0) END
@@ -264,16 +267,19 @@ const weighSql = `SELECT
       FROM attachments a WHERE a.block_id = blocks.id) AS attachment_bytes
   FROM blocks WHERE session_id = ? AND position < ? ORDER BY position DESC LIMIT ?`
 
+// `below`: the page's `beforePosition` held to the blocks weighed (past the newest of them; none
+// when there were none: positions start at 1).
 export function transcriptPageBound(
   store: Engine['store'],
   sessionId: string,
   options: { beforePosition: number; limit: number; maxChars: number; maxBytes: number },
-): number {
+): { bytes: number; below: number } {
   const c = options.maxChars
   const rows = store.db
     .prepare(weighSql)
     .all(c, c, c, c, c, sessionId, options.beforePosition, options.limit) as Array<{
     text_bytes: number | string | null
+    position: number | string
     attachment_bytes: number | string | null
   }>
   let sum = 0
@@ -283,7 +289,10 @@ export function transcriptPageBound(
     if (i === 0) newest = weight
     sum += weight
   }
-  return PAGE_SLACK + Math.min(sum, Math.max(options.maxBytes, newest))
+  return {
+    bytes: PAGE_SLACK + Math.min(sum, Math.max(options.maxBytes, newest)),
+    below: rows.length === 0 ? 1 : Math.min(options.beforePosition, Number(rows[0]!.position) + 1),
+  }
 }
 
 // An attachment, judged by its stored size before a byte is read (seventeenth outsider pass): a
@@ -325,7 +334,14 @@ function attachmentPlan(
         if (asText <= answerBytes) return { contents: [{ uri, mimeType, text: body }] }
         const asBase64 = envelope + base64Bytes(data.byteLength)
         if (asBase64 > answerBytes) {
-          throw tooLarge(uri, sessionId, attachmentId, data.byteLength, Math.min(asText, asBase64), answerBytes)
+          throw tooLarge(
+            uri,
+            sessionId,
+            attachmentId,
+            data.byteLength,
+            Math.min(asText, asBase64),
+            answerBytes,
+          )
         }
       }
       return { contents: [{ uri, mimeType, blob: data.toString('base64') }] }
