@@ -354,11 +354,11 @@ export const ERROR_CATALOGUE = {
     413,
     'The attachment is too large for one resources/read answer; fetch it whole from the HTTP attachment URL the message names.',
   ),
-  // resources/read of an attachment while the server's attachment reads hold all they may and as
-  // many wait (src/mcp/server/read-gate.ts).
+  // resources/read (of any resource: an attachment, a transcript page) while the server's resource
+  // reads hold all they may and as many wait (src/mcp/server/read-gate.ts).
   'mcp.resource-busy': retry(
     503,
-    'The server is reading as many attachments as it may at once; read again later.',
+    'The server is reading as many resources as it may at once; read again later.',
   ),
   'mcp.timeout': retry(500, 'An MCP server did not answer in time.'),
   'mcp.tool-error': fail(500, 'An MCP server tool reported an error.'),

@@ -1,15 +1,17 @@
 import { VisError } from '../../util/errors.js'
 
-// What attachment reads may hold at once, server-wide (seventeenth outsider pass). A
-// `resources/read` of an attachment builds its whole answer (the file, its base64, the SDK's
-// JSON-RPC text and its bytes) before the event stream's bound (`boundedStream`,
-// src/http/answer-budget.ts) sees any of it, and a POST's batch of up to 100 requests runs every
-// handler before one answer is written: 24 reads of one 30 MiB attachment in a 4 KB POST raised
-// the server's peak memory by 2 GB. So each read reserves what it will build (`readCost`) before
-// it reads, and gives it back once its answer has been handed to the transport (server.ts); a
-// read that does not fit waits its turn, in order, and past what may wait it is refused
-// (mcp.resource-busy, retryable). The gate is one for the process: POSTs of every MCP session,
-// and the stdio server, share it.
+// What resource reads may hold at once, server-wide (seventeenth outsider pass). A
+// `resources/read` builds its whole answer (an attachment's file and base64, a transcript page's
+// rows and Markdown, then the SDK's JSON-RPC text and its bytes) before the event stream's bound
+// (`boundedStream`, src/http/answer-budget.ts) sees any of it, and a POST's batch of up to 100
+// requests runs every handler before one answer is written: 24 reads of one 30 MiB attachment in
+// a 4 KB POST raised the server's peak memory by 2 GB, and (eighteenth pass) 100 reads of one
+// ~4 MiB transcript page by ~400 MiB, transcripts having been left out of the gate. So every
+// read, whatever its kind, reserves what it will build (resources.ts `readResource`: one path)
+// before it builds, and gives it back once its answer has been handed to the transport
+// (server.ts); a read that does not fit waits its turn, in order, and past what may wait it is
+// refused (mcp.resource-busy, retryable). The gate is one for the process: POSTs of every MCP
+// session, and the stdio server, share it.
 
 // Reserved by the reads running at once. A read bigger than this still runs when nothing else is
 // reserved (one at the largest an answer may be, resources.ts, comes to ~100 MiB), so every read
@@ -36,6 +38,11 @@ export class ReadGate {
     return this.held
   }
 
+  // Bytes the waiting reads would reserve (for tests: a read is seen queued, not guessed by time).
+  get waitingBytes(): number {
+    return this.waitingCost
+  }
+
   // Reserves `cost` bytes, waiting for room; resolves to the function that gives them back (once,
   // whenever called again). A request cancelled while it waits is refused and leaves the queue.
   async take(cost: number, signal?: AbortSignal): Promise<() => void> {
@@ -44,7 +51,7 @@ export class ReadGate {
     if (this.waitingCost + cost > this.waitBound) {
       throw new VisError(
         'mcp.resource-busy',
-        `The server is reading as many attachments as it holds at once (${mib(this.bound)} MiB reserved, ` +
+        `The server is reading as many resources as it holds at once (${mib(this.bound)} MiB reserved, ` +
           `${mib(this.waitBound)} MiB waiting); read this one again later, or fewer at a time.`,
         { reservedBytes: this.held, waitingBytes: this.waitingCost },
       )
@@ -102,5 +109,5 @@ const mib = (n: number) => Math.round(n / 2 ** 20)
 const cancelled = () =>
   new VisError('mcp.resource-busy', 'The read was cancelled while it waited for room.', { cancelled: true })
 
-// The one gate of this process.
-export const attachmentReads = new ReadGate()
+// The one gate of this process, for every kind of resource.
+export const resourceReads = new ReadGate()

@@ -14,7 +14,7 @@ import {
   type TranscriptPage,
 } from '../../persistence/index.js'
 import { VisError } from '../../util/errors.js'
-import { attachmentReads, type ReadGate } from './read-gate.js'
+import { type ReadGate, resourceReads } from './read-gate.js'
 import type { ClientSessions } from './sessions.js'
 
 // Each session a client created is readable as resources: its transcript (Markdown, as
@@ -151,7 +151,12 @@ export type ReadOptions = {
 // handed to the transport: server.ts).
 export type ReadAnswer = { result: ReadResourceResult; release: () => void }
 
-const noRelease = () => undefined
+// One read of one kind, judged before a byte of its answer is built: what it will hold at its
+// peak (`cost`, for the gate) and how to build it once that is reserved. Every kind is read
+// through the one path below (readResource), so no kind is left out of the gate (eighteenth
+// outsider pass: transcripts were answered ungated, and a batch of 100 reads of a ~4 MiB page
+// raised the server's peak memory by ~400 MiB).
+type ReadPlan = { cost: number; build: () => ReadResourceResult }
 
 // The bytes of an answer around its resource's text or base64 (measured with an empty one).
 const envelopeBytes = (uri: string, mimeType: string, requestId: string | number | undefined) =>
@@ -165,11 +170,16 @@ const envelopeBytes = (uri: string, mimeType: string, requestId: string | number
 const base64Bytes = (n: number) => Math.ceil(n / 3) * 4
 const isText = (mimeType: string) => mimeType.startsWith('text/') || mimeType === 'application/json'
 
-// What a read holds at its peak, for the gate: the file, then (text) its decoded string, and the
-// answer four times over (the base64 or text in the result, the SDK's JSON-RPC text, the event
-// string it is flattened into, and its bytes), the answer at most `answerBytes`.
+// The copies of its answer every read makes on the way out: the text or base64 in the result,
+// the SDK's JSON-RPC text, the event string it is flattened into, and its bytes.
+const ANSWER_COPIES = 4
+
+// What an attachment read holds at its peak, for the gate: the file, then (text) its decoded
+// string, and the answer ANSWER_COPIES times over, the answer at most `answerBytes`.
 export const readCost = (size: number, text: boolean, answerBytes: number) =>
-  text ? 3 * size + 4 * Math.min(answerBytes, 6 * size + 2) : size + 4 * base64Bytes(size)
+  text
+    ? 3 * size + ANSWER_COPIES * Math.min(answerBytes, 6 * size + 2)
+    : size + ANSWER_COPIES * base64Bytes(size)
 
 export async function readResource(
   engine: Engine,
@@ -183,22 +193,119 @@ export async function readResource(
   if (!m || sessionId === undefined || !sessions.owns(sessionId)) {
     throw new VisError('mcp.resource-not-found', `No resource ${uri} among this client's sessions.`, { uri })
   }
-  if (m[2]!.startsWith('transcript')) {
-    const before = m[3] === undefined ? BLOCK_POSITION_MAX : Math.min(Number(m[3]), BLOCK_POSITION_MAX)
-    const page = exportTranscriptPage(engine.store, sessionId, {
-      beforePosition: before,
-      limit: SESSION_VIEW_DEFAULT_BLOCKS,
-      maxChars: SESSION_VIEW_BLOCK_CHARS,
-      maxBytes: SESSION_PAGE_BYTES,
-    })
-    const text = pageNote(sessionId, page) + renderMarkdown(page.transcript)
-    return { result: { contents: [{ uri, mimeType: 'text/markdown', text }] }, release: noRelease }
-  }
-  const attachmentId = decodeURIComponent(m[4]!)
   const answerBytes = options.answerBytes ?? RESOURCE_ANSWER_BYTES
-  // Judged by the stored size, before a byte is read (seventeenth outsider pass): a 20 MiB
-  // attachment was answered as 27 MB of base64 in one message, past the event stream's bound,
-  // and the client saw its connection closed with no word of why.
+  const plan = m[2]!.startsWith('transcript')
+    ? transcriptPlan(engine, sessionId, uri, m[3])
+    : attachmentPlan(engine, sessionId, uri, decodeURIComponent(m[4]!), answerBytes, options.requestId)
+  const release = await (options.gate ?? resourceReads).take(plan.cost, options.signal)
+  try {
+    return { result: plan.build(), release }
+  } catch (err) {
+    release()
+    throw err
+  }
+}
+
+// A transcript page (`?before=N`: the blocks before position N), weighed from SQL before it is
+// read (transcriptPageBound) and reserved as its rows, its Markdown and the answer's copies.
+function transcriptPlan(
+  engine: Engine,
+  sessionId: string,
+  uri: string,
+  beforeParam: string | undefined,
+): ReadPlan {
+  const before =
+    beforeParam === undefined ? BLOCK_POSITION_MAX : Math.min(Number(beforeParam), BLOCK_POSITION_MAX)
+  const options = {
+    beforePosition: before,
+    limit: SESSION_VIEW_DEFAULT_BLOCKS,
+    maxChars: SESSION_VIEW_BLOCK_CHARS,
+    maxBytes: SESSION_PAGE_BYTES,
+  }
+  const page = transcriptPageBound(engine.store, sessionId, options)
+  return {
+    cost: transcriptCost(page.bytes),
+    build: () => {
+      // The page read is the one weighed: a block finished since (while this read waited at the
+      // gate) is left to the next read, or it would be built unreserved.
+      const read = exportTranscriptPage(engine.store, sessionId, { ...options, beforePosition: page.below })
+      const text = pageNote(sessionId, read) + renderMarkdown(read.transcript)
+      return { contents: [{ uri, mimeType: 'text/markdown', text }] }
+    },
+  }
+}
+
+// What a transcript read holds at its peak: the page's rows as strings (two bytes a character at
+// worst, and a character is at least a byte of the page's JSON), its Markdown, which is the
+// result's text (the same again), and the answer's other copies (the SDK's JSON-RPC text, the
+// event string, its bytes), each about the page's JSON. Not held to what one answer may carry:
+// a page past it is built whole before the stream's bound closes the connection.
+export const transcriptCost = (pageBytes: number) => 2 * 2 * pageBytes + (ANSWER_COPIES - 1) * pageBytes
+
+// What a page can weigh as JSON, read from SQL without reading a block's text into this process:
+// listSummaries (src/persistence/blocks.ts) lists the newest blocks while their fields' JSON
+// (json-bytes.ts) stays within `maxBytes`, the newest whatever it weighs, from fields cut to
+// `maxChars` characters (a longer result or value left out, a longer error replaced by a short
+// note). A field's JSON is at most six bytes for each of its bytes in UTF-8 (a control
+// character's `\u0001`; every other character is as many bytes or fewer), so each block is
+// weighed as six times its cut fields' bytes, its attachments as listSummaries weighs them (a
+// row each and six bytes a byte of their names and media types), and ROW_BYTES for its heading,
+// fences and times; the page is then at most the sum over the blocks it may list, and at most
+// `maxBytes` unless only the newest fits. PAGE_SLACK covers the session's heading, the page note
+// and the turns shown with the blocks.
+const ROW_BYTES = 2048
+const ATTACHMENT_ROW_BYTES = 768
+const PAGE_SLACK = 64 * 1024
+const CUT_ERROR_BYTES = 256
+const weighSql = `SELECT position,
+    octet_length(substr(code, 1, ?)) + octet_length(substr(stdout, 1, ?))
+      + CASE WHEN length(result) > ? THEN 0 ELSE coalesce(octet_length(result), 0) END
+      + CASE WHEN length(value) > ? THEN 0 ELSE coalesce(octet_length(value), 0) END
+      + CASE WHEN length(error) > ? THEN ${CUT_ERROR_BYTES} ELSE coalesce(octet_length(error), 0) END AS text_bytes,
+    (SELECT count(*) * ${ATTACHMENT_ROW_BYTES}
+        + 6 * coalesce(sum(octet_length(a.media_type) + coalesce(octet_length(a.name), 0)), 0)
+      FROM attachments a WHERE a.block_id = blocks.id) AS attachment_bytes
+  FROM blocks WHERE session_id = ? AND position < ? ORDER BY position DESC LIMIT ?`
+
+// `below`: the page's `beforePosition` held to the blocks weighed (past the newest of them; none
+// when there were none: positions start at 1).
+export function transcriptPageBound(
+  store: Engine['store'],
+  sessionId: string,
+  options: { beforePosition: number; limit: number; maxChars: number; maxBytes: number },
+): { bytes: number; below: number } {
+  const c = options.maxChars
+  const rows = store.db
+    .prepare(weighSql)
+    .all(c, c, c, c, c, sessionId, options.beforePosition, options.limit) as Array<{
+    text_bytes: number | string | null
+    position: number | string
+    attachment_bytes: number | string | null
+  }>
+  let sum = 0
+  let newest = 0
+  for (const [i, r] of rows.entries()) {
+    const weight = ROW_BYTES + 6 * Number(r.text_bytes ?? 0) + Number(r.attachment_bytes ?? 0)
+    if (i === 0) newest = weight
+    sum += weight
+  }
+  return {
+    bytes: PAGE_SLACK + Math.min(sum, Math.max(options.maxBytes, newest)),
+    below: rows.length === 0 ? 1 : Math.min(options.beforePosition, Number(rows[0]!.position) + 1),
+  }
+}
+
+// An attachment, judged by its stored size before a byte is read (seventeenth outsider pass): a
+// 20 MiB attachment was answered as 27 MB of base64 in one message, past the event stream's
+// bound, and the client saw its connection closed with no word of why.
+function attachmentPlan(
+  engine: Engine,
+  sessionId: string,
+  uri: string,
+  attachmentId: string,
+  answerBytes: number,
+  requestId: string | number | undefined,
+): ReadPlan {
   // The ownership check engine.attachment makes (the session's own blocks only), made here so the
   // block row is read once and the size judged before the bytes are.
   const meta = engine.store.attachments.get(attachmentId)
@@ -210,32 +317,35 @@ export async function readResource(
   }
   const mimeType = meta.mediaType
   const text = isText(mimeType)
-  const envelope = envelopeBytes(uri, mimeType, options.requestId)
+  const envelope = envelopeBytes(uri, mimeType, requestId)
   // The smallest answer it could be: its bytes as they are (text of plain characters), or base64.
   const least = envelope + (text ? meta.size : base64Bytes(meta.size))
   if (least > answerBytes) throw tooLarge(uri, sessionId, attachmentId, meta.size, least, answerBytes)
-  const release = await (options.gate ?? attachmentReads).take(
-    readCost(meta.size, text, answerBytes),
-    options.signal,
-  )
-  try {
-    // Checked against the recorded size as it is read (db.blob-corrupt otherwise).
-    const { data } = engine.store.attachments.read(attachmentId)
-    if (text) {
-      const body = data.toString('utf8')
-      // Text is sent as JSON: a control character is six bytes there. Past the bound as text, it
-      // goes as base64 (4/3 of its size) when that fits, and is refused when neither does.
-      const asText = envelope + jsonBytes(body)
-      if (asText <= answerBytes) return { result: { contents: [{ uri, mimeType, text: body }] }, release }
-      const asBase64 = envelope + base64Bytes(data.byteLength)
-      if (asBase64 > answerBytes) {
-        throw tooLarge(uri, sessionId, attachmentId, data.byteLength, Math.min(asText, asBase64), answerBytes)
+  return {
+    cost: readCost(meta.size, text, answerBytes),
+    build: () => {
+      // Checked against the recorded size as it is read (db.blob-corrupt otherwise).
+      const { data } = engine.store.attachments.read(attachmentId)
+      if (text) {
+        const body = data.toString('utf8')
+        // Text is sent as JSON: a control character is six bytes there. Past the bound as text, it
+        // goes as base64 (4/3 of its size) when that fits, and is refused when neither does.
+        const asText = envelope + jsonBytes(body)
+        if (asText <= answerBytes) return { contents: [{ uri, mimeType, text: body }] }
+        const asBase64 = envelope + base64Bytes(data.byteLength)
+        if (asBase64 > answerBytes) {
+          throw tooLarge(
+            uri,
+            sessionId,
+            attachmentId,
+            data.byteLength,
+            Math.min(asText, asBase64),
+            answerBytes,
+          )
+        }
       }
-    }
-    return { result: { contents: [{ uri, mimeType, blob: data.toString('base64') }] }, release }
-  } catch (err) {
-    release()
-    throw err
+      return { contents: [{ uri, mimeType, blob: data.toString('base64') }] }
+    },
   }
 }
 

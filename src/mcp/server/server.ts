@@ -151,7 +151,7 @@ export function createVisMcpServer(
       },
     ],
   }))
-  // What an attachment read reserved (read-gate.ts), by request id, given back once its answer
+  // What a resource read reserved (read-gate.ts; every kind), by request id, given back once its answer
   // has been handed to the transport (below), or when the request is cancelled (the SDK then
   // sends nothing). A batch may repeat an id: each id keeps its reads in order.
   const held = new Map<string | number, Array<() => void>>()
