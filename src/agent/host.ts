@@ -27,6 +27,7 @@ import { AgentSession } from './session.js'
 import { SubLoopConfigSchema, SubLoops, type TurnParent } from './sub-loop.js'
 import { expandTemplate } from './templates.js'
 import { modelRef } from './transcript.js'
+import { pageTurns } from './turn-page.js'
 import { type CostedUsage, costed } from './usage.js'
 
 export type TurnOptions = {
@@ -264,6 +265,41 @@ export class Agent {
     const ids = new Set(stored.map((t) => t.id))
     const waiting = [...(this.sessions.get(sessionId)?.queued.values() ?? [])].filter((t) => !ids.has(t.id))
     return [...stored, ...waiting]
+  }
+
+  // One page of the session's turns as GET /v1/sessions/{id}/turns lists them (turn-page.ts):
+  // the newest that fit SESSION_PAGE_BYTES (below position `before`, and at most `limit`),
+  // oldest first, each clipped; the queued turns behind them on the first page only.
+  // `before`: how many earlier turns were left out; `nextBefore`: the position to ask below.
+  listTurnsPage(
+    sessionId: string,
+    q: { before?: number; limit: number },
+  ): { turns: TurnView[]; before: number; nextBefore: number | null } {
+    this.engine.sessionView(sessionId)
+    const records = this.records
+    const queued = q.before === undefined ? [...(this.sessions.get(sessionId)?.queued.values() ?? [])] : []
+    const limit = q.limit
+    const newestFirst = function* (): Generator<TurnView> {
+      let n = 0
+      const seen = new Set<string>()
+      const stored = records.turnsNewestFirst(sessionId, q.before ?? Number.MAX_SAFE_INTEGER)
+      const waiting = queued.filter((t) => !records.turn(t.id)).reverse()
+      for (const t of waiting) {
+        if (n++ >= limit) return
+        seen.add(t.id)
+        yield t
+      }
+      for (const t of stored) {
+        if (seen.has(t.id)) continue
+        if (n++ >= limit) return
+        yield t
+      }
+    }
+    const page = pageTurns(newestFirst())
+    const oldest = page.turns.find((t) => t.status !== 'queued')
+    const below = oldest ? oldest.position : (q.before ?? Number.MAX_SAFE_INTEGER)
+    const before = records.countTurnsBefore(sessionId, below)
+    return { turns: page.turns, before, nextBefore: before > 0 ? below : null }
   }
 
   journal(sessionId: string, turnId: string): ToolCallView[] {

@@ -288,6 +288,32 @@ export class AgentRecords {
     return { ...sum, cost_usd: priced ? Math.round((sum.cost_usd ?? 0) * 1e8) / 1e8 : null }
   }
 
+  // The session's stored turns below position `before`, newest first, read a few at a time: a
+  // page of turns (turn-page.ts) stops reading once it is full.
+  *turnsNewestFirst(sessionId: string, before: number): Generator<TurnView> {
+    let cursor = before
+    for (;;) {
+      const rows = this.db
+        .prepare(
+          'SELECT id, position FROM turns WHERE session_id = ? AND position < ? ORDER BY position DESC LIMIT 8',
+        )
+        .all(sessionId, cursor) as { id: string; position: number }[]
+      for (const r of rows) {
+        const t = this.turn(r.id)
+        if (t) yield t
+      }
+      if (rows.length < 8) return
+      cursor = rows.at(-1)!.position
+    }
+  }
+
+  countTurnsBefore(sessionId: string, before: number): number {
+    const row = this.db
+      .prepare('SELECT count(*) AS n FROM turns WHERE session_id = ? AND position < ?')
+      .get(sessionId, before) as { n: number | string }
+    return Number(row.n)
+  }
+
   turnIds(sessionId: string): string[] {
     return (
       this.db.prepare('SELECT id FROM turns WHERE session_id = ? ORDER BY position').all(sessionId) as {
