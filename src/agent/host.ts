@@ -2,6 +2,7 @@ import type { Engine } from '../engine/engine.js'
 import type { EventType } from '../engine/schemas.js'
 import { newId } from '../persistence/ids.js'
 import type { JsonValue } from '../persistence/json.js'
+import { fitBytes, SESSION_PAGE_BYTES } from '../persistence/json-bytes.js'
 import { skillsOf } from '../skills/session-skills.js'
 import { VisError } from '../util/errors.js'
 import { TURN_EVENT_NAMES } from '../util/event-names.js'
@@ -305,6 +306,31 @@ export class Agent {
   journal(sessionId: string, turnId: string): ToolCallView[] {
     this.records.requireTurn(sessionId, turnId)
     return this.records.toolCalls(turnId)
+  }
+
+  // A page of the turn's journal / the session's approvals as HTTP lists them: from `offset`, in
+  // order, no more than fit SESSION_PAGE_BYTES as JSON (fitBytes); `nextOffset` when some were
+  // left out (eighteenth outsider pass: a list built whole has no bound but the rows).
+  journalPage(
+    sessionId: string,
+    turnId: string,
+    offset: number,
+  ): { calls: ToolCallView[]; nextOffset?: number } {
+    this.records.requireTurn(sessionId, turnId)
+    const page = fitBytes(this.records.toolCallsFrom(turnId, offset), SESSION_PAGE_BYTES)
+    return page.full ? { calls: page.items, nextOffset: offset + page.items.length } : { calls: page.items }
+  }
+
+  approvalsPage(
+    sessionId: string,
+    status: ApprovalView['status'] | undefined,
+    offset: number,
+  ): { approvals: ApprovalView[]; nextOffset?: number } {
+    this.engine.sessionView(sessionId)
+    const page = fitBytes(this.records.approvalsFrom(sessionId, status, offset), SESSION_PAGE_BYTES)
+    return page.full
+      ? { approvals: page.items, nextOffset: offset + page.items.length }
+      : { approvals: page.items }
   }
 
   listApprovals(sessionId: string, status?: ApprovalView['status']): ApprovalView[] {

@@ -404,6 +404,32 @@ export class AgentRecords {
     }
   }
 
+  // The session's approvals from the `offset`th on, oldest first, read a few at a time: a page
+  // (fitBytes) stops reading once it is full.
+  *approvalsFrom(
+    sessionId: string,
+    status: ApprovalView['status'] | undefined,
+    offset: number,
+  ): Generator<ApprovalView> {
+    for (let at = offset; ; at += 8) {
+      const rows = (
+        status
+          ? this.db
+              .prepare(
+                'SELECT id FROM approvals WHERE session_id = ? AND status = ? ORDER BY created_at, id LIMIT 8 OFFSET ?',
+              )
+              .all(sessionId, status, at)
+          : this.db
+              .prepare(
+                'SELECT id FROM approvals WHERE session_id = ? ORDER BY created_at, id LIMIT 8 OFFSET ?',
+              )
+              .all(sessionId, at)
+      ) as { id: string }[]
+      for (const r of rows) yield this.approval(r.id)!
+      if (rows.length < 8) return
+    }
+  }
+
   approvals(sessionId: string, status?: ApprovalView['status']): ApprovalView[] {
     const rows = (
       status
@@ -453,12 +479,27 @@ export class AgentRecords {
   }
 
   toolCalls(turnId: string): ToolCallView[] {
+    return [...this.toolCallsFrom(turnId, 0, Number.MAX_SAFE_INTEGER)]
+  }
+
+  // The turn's journal from its `offset`th call on, in order, read a few at a time (`chunk`): a
+  // page (fitBytes) stops reading once it is full.
+  *toolCallsFrom(turnId: string, offset: number, chunk = 64): Generator<ToolCallView> {
+    for (let at = offset; ; at += chunk) {
+      const rows = this.toolCallRows(turnId, at, chunk)
+      yield* rows
+      if (rows.length < chunk) return
+    }
+  }
+
+  private toolCallRows(turnId: string, offset: number, limit: number): ToolCallView[] {
     return this.db
       .prepare(
         `SELECT c.*, a.status AS a_status, a.decided_by AS a_by FROM tool_calls c
-         LEFT JOIN approvals a ON a.id = c.approval_id WHERE c.turn_id = ? ORDER BY c.created_at, c.rowid`,
+         LEFT JOIN approvals a ON a.id = c.approval_id WHERE c.turn_id = ? ORDER BY c.created_at, c.rowid
+         LIMIT ? OFFSET ?`,
       )
-      .all(turnId)
+      .all(turnId, limit, offset)
       .map((r) => {
         const c = CallRow.parse(r)
         return {

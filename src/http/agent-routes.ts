@@ -9,7 +9,7 @@ import {
   TurnViewSchema,
   UsageViewSchema,
 } from '../agent/schemas.js'
-import { BLOCK_POSITION_MAX } from '../engine/schemas.js'
+import { BLOCK_POSITION_MAX, MAX_LIST_OFFSET } from '../engine/schemas.js'
 import { VisError } from '../util/errors.js'
 import { err } from './errors.js'
 import { onHangup } from './hangup.js'
@@ -42,9 +42,27 @@ const TurnListQuerySchema = z
     limit: z.coerce.number().int().min(1).max(1000).default(100).describe('How many turns at most.'),
   })
   .strict()
+// The approvals and a turn's journal are paged the same way: from `offset`, no more than fit
+// 4 MiB of JSON (fitBytes), `next_offset` when some were left out.
+const Offset = z.coerce
+  .number()
+  .int()
+  .min(0)
+  .max(MAX_LIST_OFFSET)
+  .default(0)
+  .describe('Skip this many (the previous page: its `next_offset`).')
+const NextOffset = z
+  .number()
+  .int()
+  .optional()
+  .describe('Present when not all fit 4 MiB of JSON: the `offset` that lists the rest.')
 const ApprovalsQuerySchema = z
-  .object({ status: ApprovalViewSchema.shape.status.optional().describe('Only approvals in this state.') })
+  .object({
+    status: ApprovalViewSchema.shape.status.optional().describe('Only approvals in this state.'),
+    offset: Offset,
+  })
   .strict()
+const JournalQuerySchema = z.object({ offset: Offset }).strict()
 
 const AgentInfoSchema = z.object({
   model: z
@@ -208,12 +226,22 @@ export const AGENT_ROUTES: RouteSpec[] = [
     operationId: 'turnJournal',
     summary:
       'Every tool call of the turn: tool, argument digest, duration, result size, and the approval with who gave it.',
+    query: JournalQuerySchema,
     responses: {
-      200: { description: 'The calls, in order.', schema: z.object({ calls: z.array(ToolCallViewSchema) }) },
+      200: {
+        description: 'The calls, in order.',
+        schema: z.object({ calls: z.array(ToolCallViewSchema), next_offset: NextOffset }),
+      },
+      400: INVALID,
       404: NOT_FOUND,
     },
     handler(c, { engine }) {
-      return c.json({ calls: agentFor(engine).journal(c.req.param('id')!, c.req.param('turnId')!) })
+      const q = readQuery(c, JournalQuerySchema)
+      const page = agentFor(engine).journalPage(c.req.param('id')!, c.req.param('turnId')!, q.offset)
+      return c.json({
+        calls: page.calls,
+        ...(page.nextOffset !== undefined ? { next_offset: page.nextOffset } : {}),
+      })
     },
   },
   {
@@ -224,13 +252,20 @@ export const AGENT_ROUTES: RouteSpec[] = [
       "The session's approvals (tool calls waiting for a person, and decided ones); `?status=pending`.",
     query: ApprovalsQuerySchema,
     responses: {
-      200: { description: 'The approvals.', schema: z.object({ approvals: z.array(ApprovalViewSchema) }) },
+      200: {
+        description: 'The approvals, oldest first.',
+        schema: z.object({ approvals: z.array(ApprovalViewSchema), next_offset: NextOffset }),
+      },
       400: INVALID,
       404: NOT_FOUND,
     },
     handler(c, { engine }) {
       const q = readQuery(c, ApprovalsQuerySchema)
-      return c.json({ approvals: agentFor(engine).listApprovals(c.req.param('id')!, q.status) })
+      const page = agentFor(engine).approvalsPage(c.req.param('id')!, q.status, q.offset)
+      return c.json({
+        approvals: page.approvals,
+        ...(page.nextOffset !== undefined ? { next_offset: page.nextOffset } : {}),
+      })
     },
   },
   {
