@@ -1,5 +1,5 @@
 import type { Engine } from '../engine/engine.js'
-import type { EventType } from '../engine/schemas.js'
+import { BLOCK_POSITION_MAX, type EventType } from '../engine/schemas.js'
 import { newId } from '../persistence/ids.js'
 import type { JsonValue } from '../persistence/json.js'
 import { fitBytes, SESSION_PAGE_BYTES } from '../persistence/json-bytes.js'
@@ -283,7 +283,7 @@ export class Agent {
     const newestFirst = function* (): Generator<TurnView> {
       let n = 0
       const seen = new Set<string>()
-      const stored = records.turnsNewestFirst(sessionId, q.before ?? Number.MAX_SAFE_INTEGER)
+      const stored = records.turnsNewestFirst(sessionId, q.before ?? BLOCK_POSITION_MAX)
       const waiting = queued.filter((t) => !records.turn(t.id)).reverse()
       for (const t of waiting) {
         if (n++ >= limit) return
@@ -298,7 +298,9 @@ export class Agent {
     }
     const page = pageTurns(newestFirst())
     const oldest = page.turns.find((t) => t.status !== 'queued')
-    const below = oldest ? oldest.position : (q.before ?? Number.MAX_SAFE_INTEGER)
+    // A `before` a client can send back (positions are 32-bit, as a block's): with only queued
+    // turns listed, every stored turn is still to come.
+    const below = oldest ? oldest.position : (q.before ?? BLOCK_POSITION_MAX)
     const before = records.countTurnsBefore(sessionId, below)
     return { turns: page.turns, before, nextBefore: before > 0 ? below : null }
   }
