@@ -9,10 +9,14 @@ const list = { pages: 1, sessions: [], more: false }
 async function fetchPages() {
   const all = []
   let more = false
+  let offset = 0
   for (let i = 0; i < list.pages; i++) {
-    const { sessions } = await api('GET', `/v1/sessions?state=all&limit=${PAGE}&offset=${i * PAGE}`)
-    all.push(...sessions)
-    more = sessions.length === PAGE
+    // A page holds fewer than PAGE when they would pass 4 MiB of JSON: `next_offset` says where
+    // the rest start.
+    const page = await api('GET', `/v1/sessions?state=all&limit=${PAGE}&offset=${offset}`)
+    all.push(...page.sessions)
+    offset = page.next_offset ?? offset + page.sessions.length
+    more = page.next_offset !== undefined || page.sessions.length === PAGE
     if (!more) break
   }
   list.sessions = all

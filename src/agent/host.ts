@@ -1,7 +1,8 @@
 import type { Engine } from '../engine/engine.js'
-import type { EventType } from '../engine/schemas.js'
+import { BLOCK_POSITION_MAX, type EventType } from '../engine/schemas.js'
 import { newId } from '../persistence/ids.js'
 import type { JsonValue } from '../persistence/json.js'
+import { fitBytes, SESSION_PAGE_BYTES } from '../persistence/json-bytes.js'
 import { skillsOf } from '../skills/session-skills.js'
 import { VisError } from '../util/errors.js'
 import { TURN_EVENT_NAMES } from '../util/event-names.js'
@@ -27,6 +28,7 @@ import { AgentSession } from './session.js'
 import { SubLoopConfigSchema, SubLoops, type TurnParent } from './sub-loop.js'
 import { expandTemplate } from './templates.js'
 import { modelRef } from './transcript.js'
+import { pageTurns } from './turn-page.js'
 import { type CostedUsage, costed } from './usage.js'
 
 export type TurnOptions = {
@@ -266,9 +268,71 @@ export class Agent {
     return [...stored, ...waiting]
   }
 
+  // One page of the session's turns as GET /v1/sessions/{id}/turns lists them (turn-page.ts):
+  // the newest that fit SESSION_PAGE_BYTES (below position `before`, and at most `limit`),
+  // oldest first, each clipped; the queued turns behind them on the first page only.
+  // `before`: how many earlier turns were left out; `nextBefore`: the position to ask below.
+  listTurnsPage(
+    sessionId: string,
+    q: { before?: number; limit: number },
+  ): { turns: TurnView[]; before: number; nextBefore: number | null } {
+    this.engine.sessionView(sessionId)
+    const records = this.records
+    const queued = q.before === undefined ? [...(this.sessions.get(sessionId)?.queued.values() ?? [])] : []
+    const limit = q.limit
+    const newestFirst = function* (): Generator<TurnView> {
+      let n = 0
+      const seen = new Set<string>()
+      const stored = records.turnsNewestFirst(sessionId, q.before ?? BLOCK_POSITION_MAX)
+      const waiting = queued.filter((t) => !records.turn(t.id)).reverse()
+      for (const t of waiting) {
+        if (n++ >= limit) return
+        seen.add(t.id)
+        yield t
+      }
+      for (const t of stored) {
+        if (seen.has(t.id)) continue
+        if (n++ >= limit) return
+        yield t
+      }
+    }
+    const page = pageTurns(newestFirst())
+    const oldest = page.turns.find((t) => t.status !== 'queued')
+    // A `before` a client can send back (positions are 32-bit, as a block's): with only queued
+    // turns listed, every stored turn is still to come.
+    const below = oldest ? oldest.position : (q.before ?? BLOCK_POSITION_MAX)
+    const before = records.countTurnsBefore(sessionId, below)
+    return { turns: page.turns, before, nextBefore: before > 0 ? below : null }
+  }
+
   journal(sessionId: string, turnId: string): ToolCallView[] {
     this.records.requireTurn(sessionId, turnId)
     return this.records.toolCalls(turnId)
+  }
+
+  // A page of the turn's journal / the session's approvals as HTTP lists them: from `offset`, in
+  // order, no more than fit SESSION_PAGE_BYTES as JSON (fitBytes); `nextOffset` when some were
+  // left out (eighteenth outsider pass: a list built whole has no bound but the rows).
+  journalPage(
+    sessionId: string,
+    turnId: string,
+    offset: number,
+  ): { calls: ToolCallView[]; nextOffset?: number } {
+    this.records.requireTurn(sessionId, turnId)
+    const page = fitBytes(this.records.toolCallsFrom(turnId, offset), SESSION_PAGE_BYTES)
+    return page.full ? { calls: page.items, nextOffset: offset + page.items.length } : { calls: page.items }
+  }
+
+  approvalsPage(
+    sessionId: string,
+    status: ApprovalView['status'] | undefined,
+    offset: number,
+  ): { approvals: ApprovalView[]; nextOffset?: number } {
+    this.engine.sessionView(sessionId)
+    const page = fitBytes(this.records.approvalsFrom(sessionId, status, offset), SESSION_PAGE_BYTES)
+    return page.full
+      ? { approvals: page.items, nextOffset: offset + page.items.length }
+      : { approvals: page.items }
   }
 
   listApprovals(sessionId: string, status?: ApprovalView['status']): ApprovalView[] {

@@ -288,6 +288,32 @@ export class AgentRecords {
     return { ...sum, cost_usd: priced ? Math.round((sum.cost_usd ?? 0) * 1e8) / 1e8 : null }
   }
 
+  // The session's stored turns below position `before`, newest first, read a few at a time: a
+  // page of turns (turn-page.ts) stops reading once it is full.
+  *turnsNewestFirst(sessionId: string, before: number): Generator<TurnView> {
+    let cursor = before
+    for (;;) {
+      const rows = this.db
+        .prepare(
+          'SELECT id, position FROM turns WHERE session_id = ? AND position < ? ORDER BY position DESC LIMIT 8',
+        )
+        .all(sessionId, cursor) as { id: string; position: number }[]
+      for (const r of rows) {
+        const t = this.turn(r.id)
+        if (t) yield t
+      }
+      if (rows.length < 8) return
+      cursor = rows.at(-1)!.position
+    }
+  }
+
+  countTurnsBefore(sessionId: string, before: number): number {
+    const row = this.db
+      .prepare('SELECT count(*) AS n FROM turns WHERE session_id = ? AND position < ?')
+      .get(sessionId, before) as { n: number | string }
+    return Number(row.n)
+  }
+
   turnIds(sessionId: string): string[] {
     return (
       this.db.prepare('SELECT id FROM turns WHERE session_id = ? ORDER BY position').all(sessionId) as {
@@ -378,6 +404,32 @@ export class AgentRecords {
     }
   }
 
+  // The session's approvals from the `offset`th on, oldest first, read a few at a time: a page
+  // (fitBytes) stops reading once it is full.
+  *approvalsFrom(
+    sessionId: string,
+    status: ApprovalView['status'] | undefined,
+    offset: number,
+  ): Generator<ApprovalView> {
+    for (let at = offset; ; at += 8) {
+      const rows = (
+        status
+          ? this.db
+              .prepare(
+                'SELECT id FROM approvals WHERE session_id = ? AND status = ? ORDER BY created_at, id LIMIT 8 OFFSET ?',
+              )
+              .all(sessionId, status, at)
+          : this.db
+              .prepare(
+                'SELECT id FROM approvals WHERE session_id = ? ORDER BY created_at, id LIMIT 8 OFFSET ?',
+              )
+              .all(sessionId, at)
+      ) as { id: string }[]
+      for (const r of rows) yield this.approval(r.id)!
+      if (rows.length < 8) return
+    }
+  }
+
   approvals(sessionId: string, status?: ApprovalView['status']): ApprovalView[] {
     const rows = (
       status
@@ -427,12 +479,27 @@ export class AgentRecords {
   }
 
   toolCalls(turnId: string): ToolCallView[] {
+    return [...this.toolCallsFrom(turnId, 0, Number.MAX_SAFE_INTEGER)]
+  }
+
+  // The turn's journal from its `offset`th call on, in order, read a few at a time (`chunk`): a
+  // page (fitBytes) stops reading once it is full.
+  *toolCallsFrom(turnId: string, offset: number, chunk = 64): Generator<ToolCallView> {
+    for (let at = offset; ; at += chunk) {
+      const rows = this.toolCallRows(turnId, at, chunk)
+      yield* rows
+      if (rows.length < chunk) return
+    }
+  }
+
+  private toolCallRows(turnId: string, offset: number, limit: number): ToolCallView[] {
     return this.db
       .prepare(
         `SELECT c.*, a.status AS a_status, a.decided_by AS a_by FROM tool_calls c
-         LEFT JOIN approvals a ON a.id = c.approval_id WHERE c.turn_id = ? ORDER BY c.created_at, c.rowid`,
+         LEFT JOIN approvals a ON a.id = c.approval_id WHERE c.turn_id = ? ORDER BY c.created_at, c.rowid
+         LIMIT ? OFFSET ?`,
       )
-      .all(turnId)
+      .all(turnId, limit, offset)
       .map((r) => {
         const c = CallRow.parse(r)
         return {

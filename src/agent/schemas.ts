@@ -74,6 +74,13 @@ export const TurnViewSchema = z.object({
   tree_usage: UsageViewSchema.nullable().describe(
     "This turn's usage with its children's (recursively); cost null when one of them had no price.",
   ),
+  truncated: z
+    .literal(true)
+    .optional()
+    .describe(
+      'In a list of turns only: something was cut from this copy (a text past 65 536 characters, earlier ' +
+        'iterations or tool calls past its share, children past 1000). GET the turn for all of it.',
+    ),
 })
 export type TurnView = z.infer<typeof TurnViewSchema>
 

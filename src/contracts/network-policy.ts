@@ -68,14 +68,28 @@ const EntryText = z
 
 const Glob = z.string().min(1).max(300)
 
+// A rule's lists are capped too (eighteenth outsider pass: one rule of unbounded `paths` made a
+// 1 MiB policy, listed whole with its session); a session's whole policy is bounded in bytes
+// (MAX_POLICY_BYTES, checked when a session is created: policy.too-large).
+export const MAX_RULE_METHODS = 64
+export const MAX_RULE_PATHS = 4096
+
 // A per-host rule: access 'read-only' = GET/HEAD/OPTIONS; 'none' refuses the host like
 // a deny entry; methods and paths narrow what plain HTTP through the proxy may do.
 export const NetworkRuleSchema = z
   .object({
     host: EntryText,
     access: z.enum(['read-only', 'full', 'none']).default('full'),
-    methods: z.array(z.string().regex(/^([A-Za-z]+|\*)$/)).optional(),
-    paths: z.array(Glob).optional(),
+    methods: z
+      .array(
+        z
+          .string()
+          .max(32)
+          .regex(/^([A-Za-z]+|\*)$/),
+      )
+      .max(MAX_RULE_METHODS)
+      .optional(),
+    paths: z.array(Glob).max(MAX_RULE_PATHS).optional(),
   })
   .strict()
 

@@ -46,6 +46,7 @@ import {
   createSession,
   getSession,
   listSessions,
+  listSessionsPage,
   ownedElsewhere,
   sessionPage,
   sessionResources,
@@ -146,6 +147,11 @@ export class Engine {
 
   listSessions(query: ListSessionsQuery = {}): SessionView[] {
     return listSessions(this.core, query)
+  }
+
+  // A page of sessions bounded in bytes as sent (GET /v1/sessions).
+  listSessionsPage(query: ListSessionsQuery = {}): { sessions: SessionView[]; next_offset?: number } {
+    return listSessionsPage(this.core, query)
   }
 
   // With format 'display' each block also carries its code formatted for people; the stored

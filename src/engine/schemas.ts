@@ -229,7 +229,16 @@ export const SessionViewQuerySchema = SessionDetailQuerySchema.extend({
 }).strict()
 export type SessionViewQuery = z.input<typeof SessionViewQuerySchema>
 
-export const SessionListSchema = z.object({ sessions: z.array(SessionViewSchema) })
+export const SessionListSchema = z.object({
+  sessions: z.array(SessionViewSchema),
+  next_offset: z
+    .number()
+    .int()
+    .optional()
+    .describe(
+      'Present when fewer sessions than `limit` fit 4 MiB of JSON and more may follow: the `offset` that lists them.',
+    ),
+})
 
 export const InterruptResultSchema = z.object({
   landed: z.boolean().describe('A running block received the interrupt.'),

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { formatPythonForDisplay } from '../format/index.js'
-import { SESSION_PAGE_BYTES } from '../persistence/json-bytes.js'
+import { fitBytes, jsonValueBytes, SESSION_PAGE_BYTES } from '../persistence/json-bytes.js'
 import type { Session } from '../sessions/session.js'
 import { normalizePolicy, type WorkerPolicy } from '../sessions/session-policy.js'
 import { VisError } from '../util/errors.js'
@@ -59,7 +59,26 @@ export async function createSession(
     id,
     opts.pins ? { verify: opts.pins } : {},
   )
+  assertPolicySize(policy, id)
   return openSession(core, id, v.title ?? null, policy, policy.pins ?? {})
+}
+
+// The most a session's policy (roots, network rules, shell, mode) weighs as JSON. Every session
+// view and every entry of the session list carries it whole: unbounded, one POST made a list
+// entry of any size (eighteenth outsider pass: 36 policies of 1 MiB made the session list 34 MiB).
+// At most a quarter of a page (SESSION_PAGE_BYTES), so a page always holds a session.
+export const MAX_POLICY_BYTES = 2 ** 20
+
+function assertPolicySize(policy: WorkerPolicy, id: string): void {
+  const { within: _w, pins: _p, ...shown } = policy
+  const bytes = jsonValueBytes(shown)
+  if (bytes > MAX_POLICY_BYTES) {
+    throw new VisError(
+      'policy.too-large',
+      `The session's policy is ${bytes} bytes of JSON; at most ${MAX_POLICY_BYTES} are allowed (fewer network rules, paths or roots).`,
+      { sessionId: id },
+    )
+  }
 }
 
 // A sub_loop child of a session this process runs: the parent's network and shell, and roots
@@ -146,6 +165,32 @@ async function openSession(
 export function listSessions(core: EngineCore, query: ListSessionsQuery): SessionView[] {
   const q = ListSessionsQuerySchema.parse(query)
   return core.store.sessions.list(q).map((s) => viewOf(core, s))
+}
+
+// What GET /v1/sessions answers: the sessions of `limit` (newest first, from `offset`) that fit
+// SESSION_PAGE_BYTES as JSON (each carries its policy, MAX_POLICY_BYTES at most), read a few at a
+// time so neither the read nor the answer grows past it; `next_offset` when the bound left some
+// out (eighteenth outsider pass: the list was bounded by count only).
+export function listSessionsPage(
+  core: EngineCore,
+  query: ListSessionsQuery,
+): { sessions: SessionView[]; next_offset?: number } {
+  const q = ListSessionsQuerySchema.parse(query)
+  const views = function* (): Generator<SessionView> {
+    let offset = q.offset
+    let left = q.limit
+    while (left > 0) {
+      const rows = core.store.sessions.list({ state: q.state, limit: Math.min(8, left), offset })
+      for (const s of rows) yield viewOf(core, s)
+      if (rows.length < Math.min(8, left)) return
+      offset += rows.length
+      left -= rows.length
+    }
+  }
+  const page = fitBytes(views(), SESSION_PAGE_BYTES)
+  return page.full
+    ? { sessions: page.items, next_offset: q.offset + page.items.length }
+    : { sessions: page.items }
 }
 
 // With format 'display' each block also carries its code formatted for people; the stored

@@ -9,16 +9,60 @@ import {
   TurnViewSchema,
   UsageViewSchema,
 } from '../agent/schemas.js'
+import { BLOCK_POSITION_MAX, MAX_LIST_OFFSET } from '../engine/schemas.js'
 import { VisError } from '../util/errors.js'
 import { err } from './errors.js'
 import { onHangup } from './hangup.js'
 import { INVALID, NOT_FOUND, prefersAsync, type RouteSpec, readBody, readQuery } from './routes.js'
 
 const TurnResultSchema = TurnViewSchema.extend({ session_usage: UsageViewSchema })
-const TurnListSchema = z.object({ turns: z.array(TurnViewSchema), usage: UsageViewSchema })
-const ApprovalsQuerySchema = z
-  .object({ status: ApprovalViewSchema.shape.status.optional().describe('Only approvals in this state.') })
+const TurnListSchema = z.object({
+  turns: z.array(TurnViewSchema),
+  usage: UsageViewSchema,
+  turns_before: z
+    .number()
+    .int()
+    .describe('How many earlier turns are not listed. Ask for them with `?before=<next_before>`.'),
+  next_before: z
+    .number()
+    .int()
+    .nullable()
+    .describe('The `before` that lists the earlier turns; null when there are none.'),
+})
+// Positions are 32-bit integers in PostgreSQL (as a block's, engine/schemas.ts).
+const TurnListQuerySchema = z
+  .object({
+    before: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(BLOCK_POSITION_MAX)
+      .optional()
+      .describe('List only turns whose position is below this (the previous page: `next_before`).'),
+    limit: z.coerce.number().int().min(1).max(1000).default(100).describe('How many turns at most.'),
+  })
   .strict()
+// The approvals and a turn's journal are paged the same way: from `offset`, no more than fit
+// 4 MiB of JSON (fitBytes), `next_offset` when some were left out.
+const Offset = z.coerce
+  .number()
+  .int()
+  .min(0)
+  .max(MAX_LIST_OFFSET)
+  .default(0)
+  .describe('Skip this many (the previous page: its `next_offset`).')
+const NextOffset = z
+  .number()
+  .int()
+  .optional()
+  .describe('Present when not all fit 4 MiB of JSON: the `offset` that lists the rest.')
+const ApprovalsQuerySchema = z
+  .object({
+    status: ApprovalViewSchema.shape.status.optional().describe('Only approvals in this state.'),
+    offset: Offset,
+  })
+  .strict()
+const JournalQuerySchema = z.object({ offset: Offset }).strict()
 
 const AgentInfoSchema = z.object({
   model: z
@@ -123,12 +167,24 @@ export const AGENT_ROUTES: RouteSpec[] = [
     method: 'get',
     path: '/v1/sessions/:id/turns',
     operationId: 'listTurns',
-    summary: "The session's turns, oldest first, with the session's total usage.",
-    responses: { 200: { description: 'The turns.', schema: TurnListSchema }, 404: NOT_FOUND },
+    summary:
+      "The session's last turns (`?limit=`, default 100; earlier ones with `?before=`), oldest first, with the " +
+      "session's total usage. Each text is cut to 65 536 characters and a turn's iterations to its share " +
+      '(`truncated`: GET the turn for all of it), and no more turns than fit 4 MiB of JSON (`turns_before` ' +
+      'counts the rest). Queued turns come last, on the first page.',
+    query: TurnListQuerySchema,
+    responses: { 200: { description: 'The turns.', schema: TurnListSchema }, 400: INVALID, 404: NOT_FOUND },
     handler(c, { engine }) {
       const id = c.req.param('id')!
+      const q = readQuery(c, TurnListQuerySchema)
       const agent = agentFor(engine)
-      return c.json({ turns: agent.listTurns(id), usage: agent.sessionUsage(id) })
+      const page = agent.listTurnsPage(id, q)
+      return c.json({
+        turns: page.turns,
+        usage: agent.sessionUsage(id),
+        turns_before: page.before,
+        next_before: page.nextBefore,
+      })
     },
   },
   {
@@ -170,12 +226,22 @@ export const AGENT_ROUTES: RouteSpec[] = [
     operationId: 'turnJournal',
     summary:
       'Every tool call of the turn: tool, argument digest, duration, result size, and the approval with who gave it.',
+    query: JournalQuerySchema,
     responses: {
-      200: { description: 'The calls, in order.', schema: z.object({ calls: z.array(ToolCallViewSchema) }) },
+      200: {
+        description: 'The calls, in order.',
+        schema: z.object({ calls: z.array(ToolCallViewSchema), next_offset: NextOffset }),
+      },
+      400: INVALID,
       404: NOT_FOUND,
     },
     handler(c, { engine }) {
-      return c.json({ calls: agentFor(engine).journal(c.req.param('id')!, c.req.param('turnId')!) })
+      const q = readQuery(c, JournalQuerySchema)
+      const page = agentFor(engine).journalPage(c.req.param('id')!, c.req.param('turnId')!, q.offset)
+      return c.json({
+        calls: page.calls,
+        ...(page.nextOffset !== undefined ? { next_offset: page.nextOffset } : {}),
+      })
     },
   },
   {
@@ -186,13 +252,20 @@ export const AGENT_ROUTES: RouteSpec[] = [
       "The session's approvals (tool calls waiting for a person, and decided ones); `?status=pending`.",
     query: ApprovalsQuerySchema,
     responses: {
-      200: { description: 'The approvals.', schema: z.object({ approvals: z.array(ApprovalViewSchema) }) },
+      200: {
+        description: 'The approvals, oldest first.',
+        schema: z.object({ approvals: z.array(ApprovalViewSchema), next_offset: NextOffset }),
+      },
       400: INVALID,
       404: NOT_FOUND,
     },
     handler(c, { engine }) {
       const q = readQuery(c, ApprovalsQuerySchema)
-      return c.json({ approvals: agentFor(engine).listApprovals(c.req.param('id')!, q.status) })
+      const page = agentFor(engine).approvalsPage(c.req.param('id')!, q.status, q.offset)
+      return c.json({
+        approvals: page.approvals,
+        ...(page.nextOffset !== undefined ? { next_offset: page.nextOffset } : {}),
+      })
     },
   },
   {

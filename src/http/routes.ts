@@ -143,11 +143,13 @@ export const ROUTES: RouteSpec[] = [
     method: 'get',
     path: '/v1/sessions',
     operationId: 'listSessions',
-    summary: 'List sessions, newest first.',
+    summary:
+      'List sessions, newest first: `?limit=` of them from `?offset=`, no more than fit 4 MiB of JSON ' +
+      '(`next_offset` then says where the rest start).',
     query: ListSessionsQuerySchema,
     responses: { 200: { description: 'The sessions.', schema: SessionListSchema }, 400: INVALID },
     handler(c, { engine }) {
-      return c.json({ sessions: engine.listSessions(readQuery(c, ListSessionsQuerySchema)) })
+      return c.json(engine.listSessionsPage(readQuery(c, ListSessionsQuerySchema)))
     },
   },
   {

@@ -36,3 +36,38 @@ export function jsonBytes(text: string): number {
   }
   return n
 }
+
+// The bytes of a value's JSON in UTF-8 (built: only for a value already clipped to a bound).
+export function jsonValueBytes(value: unknown): number {
+  return Buffer.byteLength(JSON.stringify(value) ?? 'null')
+}
+
+// One page of a list the server answers whole (the turns, the sessions, the approvals, the
+// journal, a turn's children): items are taken in the order given (newest first, for a list
+// that pages backwards) while their JSON stays within `maxBytes`, the first always (so a page
+// always moves on; each caller bounds one item below the page). The items are pulled one at a
+// time, so a list past the bound is never built whole (eighteenth outsider pass: six turns of
+// model text made one 68 MiB answer, 36 sessions of 1 MiB policies a 34 MiB one). `full`: an
+// item was left out for want of room.
+export function fitBytes<T>(
+  items: Iterable<T>,
+  maxBytes: number,
+  weigh: (item: T) => number = jsonValueBytes,
+): { items: T[]; bytes: number; full: boolean } {
+  const out: T[] = []
+  let bytes = 0
+  for (const item of items) {
+    const w = weigh(item)
+    if (out.length > 0 && bytes + w > maxBytes) return { items: out, bytes, full: true }
+    bytes += w
+    out.push(item)
+  }
+  return { items: out, bytes, full: false }
+}
+
+// A text cut to `max` characters (never inside a surrogate pair), as a page shows it.
+export function clipText(text: string, max: number): string {
+  if (text.length <= max) return text
+  const end = text.charCodeAt(max - 1) >= 0xd800 && text.charCodeAt(max - 1) <= 0xdbff ? max - 1 : max
+  return text.slice(0, end)
+}

@@ -378,6 +378,11 @@ export const ERROR_CATALOGUE = {
   'native.version-mismatch': fail(500, 'The native addon was built for another Python.'),
   'native.wire': fail(500, 'Wire mode is already on.'),
 
+  // Every session view and list entry carries the policy whole (session-lifecycle.ts MAX_POLICY_BYTES).
+  'policy.too-large': fail(
+    400,
+    "The session's policy is past 1 MiB of JSON (its network rules' paths, its roots): give fewer.",
+  ),
   // The root's path names another directory than at the session's creation (root-guard.ts).
   'policy.root-changed': fail(409, 'A root is no longer the directory it was when the session was created.'),
   // The host keeps its jails' shared files in its temp directory (util/host-state-dirs.ts);
