@@ -12,9 +12,9 @@
 // is the largest answer a route builds in memory: a block GET, ~7 MB of JSON (1M escaped control
 // characters and a 1M-character value); the kernel takes ~3.7 MB of it at once, and each trickling
 // reader then pins the ~3.3 MB rest. Against the default 64 MiB that is about 19 attacker sessions
-// (each must hold no more than V's one answer asks for); the server here is given 18 MiB (9 MiB a
-// session), the same rule at a quarter of the size: four attacker sessions, one trickling reader
-// each (64 KiB a second), hold ~13 of the 18 MiB, and V's 7 MB answer does not fit.
+// (each must hold no more than V's one answer asks for); the server here is given 17 MiB (9 MiB a
+// session), the same rule at about a quarter of the size: four attacker sessions, one trickling reader
+// each (32 KiB a second: a piece every ~8 s), hold ~12.7 of the 17 MiB, and V's 7 MB answer does not fit.
 // Allowed direction first: V's client gets its block whole. Then the attacker's readers trickle
 // past the draining window; V's client asks again and must get every byte.
 import assert from 'node:assert/strict'
