@@ -74,7 +74,8 @@ test('trickling readers of other sessions do not lock a session out of its answe
       assert.match(r.state.head, /^HTTP\/1\.1 200 /)
     }
     await until(
-      () => `the trickling readers to hold most of the budget past the draining window (${budget.queuedBytes}; ${readers.map((r) => `${r.state.read}${r.state.closed ? ' closed' : ''}`).join(', ')})`,
+      () =>
+        `the trickling readers to hold most of the budget past the draining window (${budget.queuedBytes}; ${readers.map((r) => `${r.state.read}${r.state.closed ? ' closed' : ''}`).join(', ')})`,
       () =>
         Date.now() - started > DRAINING_WINDOW_MS * 1.5 &&
         readers.every((r) => r.state.read > 0 && !r.state.closed) &&
