@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { BudgetedStream, SseBudget } from './sse-budget.js'
+import { type BudgetedStream, DRAINING_WINDOW_MS, type SseBudget } from './sse-budget.js'
 
 // What the server holds for a client that stops reading, beyond the event streams (sixteenth
 // outsider pass). A plain answer (a block of 1 MiB of output, JSON-escaped to ~6 MB; an
@@ -36,13 +36,24 @@ export class AnswerCharge {
   private registered = false
   private gone = false
   private readonly onGone: Array<() => void> = []
+  // What its socket took lately: [when, bytes], oldest first, none older than DRAINING_WINDOW_MS
+  // (a piece at most every few milliseconds: a short list). Its rate decides whether it drains.
+  private readonly took: Array<[number, number]> = []
+  private startedAt = Date.now()
+  private tookAny = false
 
   constructor(
     private readonly budget: SseBudget,
     group: string,
     private readonly res: ServerResponse,
   ) {
-    this.me = { sessionId: group, bytes: 0, drop: () => this.drop(), progressedAt: Date.now() }
+    this.me = {
+      sessionId: group,
+      bytes: 0,
+      drop: () => this.drop(),
+      progressedAt: Date.now(),
+      rate: (now) => this.rate(now),
+    }
     const end = () => this.end()
     res.once('finish', end)
     res.once('close', end)
@@ -63,22 +74,44 @@ export class AnswerCharge {
       // Its clock starts with its first bytes: a connection that never reads is stalled once
       // the window passed, whenever it was opened.
       this.me.progressedAt = Date.now()
+      this.startedAt = this.me.progressedAt
       this.budget.register(this.me)
     }
     return this.budget.take(this.me, n, force)
   }
 
-  // The socket took n bytes: they are no longer held, and the client is reading.
+  // n bytes are no longer held (the socket took them, or a reader of ours handed them on).
   release(n: number): void {
     if (this.gone) return
     this.me.progressedAt = Date.now()
     this.budget.release(this.me, Math.min(n, this.me.bytes))
   }
 
-  // The socket took bytes that are still held (a piece of a buffer kept for the rest): the client
-  // is reading, nothing is released.
-  progressed(): void {
-    if (!this.gone) this.me.progressedAt = Date.now()
+  // The socket took n bytes (released or not: a piece of a buffer kept for the rest): the client
+  // is reading, at the rate these samples tell.
+  progressed(n: number): void {
+    if (this.gone) return
+    const now = Date.now()
+    this.me.progressedAt = now
+    this.tookAny = true
+    this.took.push([now, n])
+    this.forget(now)
+  }
+
+  private forget(now: number): void {
+    while (this.took.length > 0 && now - this.took[0]![0] >= DRAINING_WINDOW_MS) this.took.shift()
+  }
+
+  // Bytes a second the socket took over the last window (over its life, at least a second, while
+  // younger). Before its socket took anything, during its first window, it has had no chance to
+  // be read: not judged yet (Infinity); past it, a client that read nothing is stalled.
+  private rate(now: number): number {
+    this.forget(now)
+    let sum = 0
+    for (const [, n] of this.took) sum += n
+    if (sum === 0) return !this.tookAny && now - this.startedAt < DRAINING_WINDOW_MS ? Infinity : 0
+    const span = Math.max(1000, Math.min(DRAINING_WINDOW_MS, now - this.startedAt))
+    return (sum * 1000) / span
   }
 
   // Runs once the connection is closed or the answer finished (at once if it already is).
@@ -239,8 +272,8 @@ export function budgetAnswer(res: ServerResponse, budget: SseBudget, group: stri
       item.chunk = rest
       item.n -= piece.byteLength
       write(piece, (err?: Error | null) => {
+        charge.progressed(piece.byteLength)
         if (freed > 0) charge.release(freed)
-        else charge.progressed()
         if (err) refuse(item.cb)
         else feed()
       })
@@ -255,6 +288,7 @@ export function budgetAnswer(res: ServerResponse, budget: SseBudget, group: stri
     }
     write(item.chunk, item.encoding, (err?: Error | null) => {
       // The last of a chunk fed in pieces holds its whole buffer (or the copy) until now.
+      charge.progressed(item.n)
       charge.release(Math.max(item.n, item.whole))
       item.cb?.(err)
       if (err) refuse(undefined)
@@ -280,6 +314,7 @@ export function budgetAnswer(res: ServerResponse, budget: SseBudget, group: stri
     if (!feeding && (!charged || n <= PIECE_BYTES)) {
       if (!charged) return write(chunk, encoding, cb)
       return write(chunk, encoding, (err?: Error | null) => {
+        charge.progressed(n)
         charge.release(n)
         cb?.(err)
       })

@@ -20,6 +20,23 @@ export const DEFAULT_MAX_QUEUED_BYTES_PER_SESSION = 32 * 1024 * 1024
 // pass: a client reading a 30 MiB attachment on a slow link was closed for 6 that read the head).
 export const DRAINING_WINDOW_MS = 10_000
 
+// Progress alone is not draining (eighteenth outsider pass): a reader that took one 256 KiB piece
+// every few seconds stayed "draining" for minutes while it pinned a whole answer, and two such
+// readers of two sessions held 56 of the server's 64 MiB and locked every other session out. A
+// holder that tracks its rate is draining only if, at the rate its socket took bytes over the last
+// window, it would hand what it holds to the kernel within this long: a slower reader of a large
+// answer is stalled (closed when room is needed; it may ask again), a reader that keeps up is not.
+export const DRAINING_WITHIN_MS = 20_000
+
+// What a holder may hold and still push a draining one of its own session out (eighteenth outsider
+// pass): one download of a session filled its share, and the session's event stream, which keeps
+// up and holds almost nothing, was dropped for its next frame, and the block's POST answer was cut
+// after its head. An event stream with less than this queued (a reader that keeps up; the frame
+// it asks for is bounded by the block caps), and an answer whose whole charge stays under it,
+// takes the room from the draining holders of its session (the largest first). A fraction of the
+// session's share, so that a large answer asked while another is read is still the one refused.
+export const smallShare = (maxSessionBytes: number): number => Math.floor(maxSessionBytes / 32)
+
 export type BudgetedStream = {
   readonly sessionId: string
   // What this stream has queued and not yet handed to its socket (kept by the budget).
@@ -30,10 +47,15 @@ export type BudgetedStream = {
   // answers); a holder without it is never draining (event streams: a reader that keeps up holds
   // almost nothing, so the stream holding the most is the one behind).
   progressedAt?: number
+  // Bytes per second its socket took lately (DRAINING_WITHIN_MS), for holders that track it (plain
+  // answers: Infinity while a new answer has had no chance to be read yet).
+  rate?(now: number): number
 }
 
 const draining = (s: BudgetedStream, now: number): boolean =>
-  s.progressedAt !== undefined && now - s.progressedAt < DRAINING_WINDOW_MS
+  s.progressedAt !== undefined &&
+  now - s.progressedAt < DRAINING_WINDOW_MS &&
+  (s.rate === undefined || s.bytes <= (s.rate(now) * DRAINING_WITHIN_MS) / 1000)
 
 export class SseBudget {
   private total = 0
@@ -75,16 +97,18 @@ export class SseBudget {
   // replay's one frame to a stream with nothing queued, so that a reconnect always makes progress
   // (its size is bounded by the block caps). It still drops the streams furthest behind first, or
   // each new stalled reader would add one frame past the bound.
-  // A draining holder (progressedAt) is not dropped for its own session's bound: the one asking
-  // does not fit instead. For the server's bound it is, once no stalled holder is left, if its
+  // A draining holder (progressedAt, at a rate that empties it soon) is not dropped for its own
+  // session's bound: the one asking does not fit instead, unless it is small (a stream that keeps
+  // up, a small answer: smallShare), which takes the room from the largest draining holder. For the server's bound it is, once no stalled holder is left, if its
   // session holds more than the asking one would: a session's readers keep its share, not more.
   take(stream: BudgetedStream, n: number, force = false): boolean {
     const now = Date.now()
     while ((this.sessionBytes.get(stream.sessionId) ?? 0) + n > this.maxSessionBytes) {
-      if (!this.evict(stream, this.bySession.get(stream.sessionId), now, false)) {
-        if (force) break
-        return false
-      }
+      const among = this.bySession.get(stream.sessionId)
+      if (this.evict(stream, among, now, false)) continue
+      if (this.small(stream, n) && this.evict(stream, among, now, true)) continue
+      if (force) break
+      return false
     }
     while (this.total + n > this.maxBytes) {
       if (!this.evictServerWide(stream, n, now)) {
@@ -96,6 +120,13 @@ export class SseBudget {
     this.total += n
     this.sessionBytes.set(stream.sessionId, (this.sessionBytes.get(stream.sessionId) ?? 0) + n)
     return true
+  }
+
+  // An event stream that keeps up (little queued), or an answer small on the whole: its session's
+  // draining holders give it room (smallShare).
+  private small(stream: BudgetedStream, n: number): boolean {
+    const small = smallShare(this.maxSessionBytes)
+    return stream.progressedAt === undefined ? stream.bytes <= small : stream.bytes + n <= small
   }
 
   // The stream handed n queued bytes to its socket.
