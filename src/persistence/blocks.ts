@@ -61,7 +61,8 @@ function summaryBytes(row: Record<string, unknown>, display: boolean): number {
 // (ids of up to 200 characters, the session's id in its URL, the keys and numbers). Bytes, not
 // characters: SQLite's length() of text stops at a NUL.
 const ATTACHMENT_ROW_BYTES = 768
-const ATTACHMENT_BYTES = `(SELECT count(*) * ${ATTACHMENT_ROW_BYTES}
+// One SQL expression, also used by the MCP transcript's weighing (src/mcp/server/resources.ts).
+export const ATTACHMENT_BYTES = `(SELECT count(*) * ${ATTACHMENT_ROW_BYTES}
     + 6 * coalesce(sum(octet_length(a.media_type) + coalesce(octet_length(a.name), 0)), 0)
   FROM attachments a WHERE a.block_id = blocks.id)`
 

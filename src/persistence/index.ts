@@ -3,6 +3,7 @@
 export { type Attachment, type AttachmentInput, AttachmentSchema, AttachmentsRepo } from './attachments.js'
 export { BlobStore } from './blob-store.js'
 export {
+  ATTACHMENT_BYTES,
   type Block,
   type BlockError,
   BlockErrorSchema,

@@ -7,6 +7,7 @@ import {
   SESSION_VIEW_DEFAULT_BLOCKS,
 } from '../../engine/schemas.js'
 import {
+  ATTACHMENT_BYTES,
   exportTranscriptPage,
   jsonBytes,
   renderMarkdown,
@@ -254,7 +255,6 @@ export const transcriptCost = (pageBytes: number) => 2 * 2 * pageBytes + (ANSWER
 // `maxBytes` unless only the newest fits. PAGE_SLACK covers the session's heading, the page note
 // and the turns shown with the blocks.
 const ROW_BYTES = 2048
-const ATTACHMENT_ROW_BYTES = 768
 const PAGE_SLACK = 64 * 1024
 const CUT_ERROR_BYTES = 256
 const weighSql = `SELECT position,
@@ -262,9 +262,7 @@ const weighSql = `SELECT position,
       + CASE WHEN length(result) > ? THEN 0 ELSE coalesce(octet_length(result), 0) END
       + CASE WHEN length(value) > ? THEN 0 ELSE coalesce(octet_length(value), 0) END
       + CASE WHEN length(error) > ? THEN ${CUT_ERROR_BYTES} ELSE coalesce(octet_length(error), 0) END AS text_bytes,
-    (SELECT count(*) * ${ATTACHMENT_ROW_BYTES}
-        + 6 * coalesce(sum(octet_length(a.media_type) + coalesce(octet_length(a.name), 0)), 0)
-      FROM attachments a WHERE a.block_id = blocks.id) AS attachment_bytes
+    ${ATTACHMENT_BYTES} AS attachment_bytes
   FROM blocks WHERE session_id = ? AND position < ? ORDER BY position DESC LIMIT ?`
 
 // `below`: the page's `beforePosition` held to the blocks weighed (past the newest of them; none
